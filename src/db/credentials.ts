@@ -1,0 +1,63 @@
+import type { ExtractionRule, InboundCredential } from '../domain/records.js';
+import type { Db } from './knex.js';
+import { toCredential, type CredentialRow } from './rows.js';
+
+export interface CredentialSpec {
+  source: string;
+  username: string;
+  passwordHash: string;
+  eventIdRule: ExtractionRule | null;
+  eventTypeRule: ExtractionRule | null;
+  resourceName: string | null;
+}
+
+export function createCredentialRepository(db: Db) {
+  return {
+    async findBySource(source: string): Promise<InboundCredential | undefined> {
+      const row = await db<CredentialRow>('webhook_inbound_credential').where({ source }).first();
+      return row ? toCredential(row) : undefined;
+    },
+
+    async list(): Promise<InboundCredential[]> {
+      const rows = await db<CredentialRow>('webhook_inbound_credential').orderBy('created_at', 'desc');
+      return rows.map(toCredential);
+    },
+
+    /**
+     * Create or update the credential owned by a resource. A source already owned by another
+     * resource is a conflict the caller reports (unique violation, code 23505).
+     */
+    async upsertByResourceUid(resourceUid: string, spec: CredentialSpec): Promise<InboundCredential> {
+      const values = {
+        source: spec.source,
+        username: spec.username,
+        password_hash: spec.passwordHash,
+        event_id_rule: spec.eventIdRule === null ? null : JSON.stringify(spec.eventIdRule),
+        event_type_rule: spec.eventTypeRule === null ? null : JSON.stringify(spec.eventTypeRule),
+        resource_name: spec.resourceName,
+      };
+      const rows: unknown[] = await db('webhook_inbound_credential')
+        .insert({ ...values, resource_uid: resourceUid })
+        .onConflict('resource_uid')
+        .merge({ ...values, updated_at: db.fn.now() })
+        .returning('*');
+      const row = rows[0];
+      if (!row) throw new Error('upsert returned no row');
+      return toCredential(row as CredentialRow);
+    },
+
+    async deleteByResourceUid(resourceUid: string): Promise<boolean> {
+      const n = await db('webhook_inbound_credential').where({ resource_uid: resourceUid }).delete();
+      return n > 0;
+    },
+
+    async resourceUids(prefix: string): Promise<string[]> {
+      const rows = await db<CredentialRow>('webhook_inbound_credential')
+        .select('resource_uid')
+        .where('resource_uid', 'like', `${prefix}%`);
+      return rows.map((r) => r.resource_uid).filter((u): u is string => u !== null);
+    },
+  };
+}
+
+export type CredentialRepository = ReturnType<typeof createCredentialRepository>;

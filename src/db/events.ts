@@ -1,0 +1,85 @@
+import type { WebhookEvent } from '../domain/records.js';
+import type { EventStatus } from '../domain/statuses.js';
+import type { Db } from './knex.js';
+import { toEvent, type EventRow } from './rows.js';
+
+export interface NewEvent {
+  source: string;
+  externalEventId: string | null;
+  eventType: string | null;
+  payload: Buffer;
+  contentType: string | null;
+  headers: Record<string, string>;
+}
+
+export interface InsertedEvent {
+  id: string;
+  duplicate: boolean;
+  /** null while the event id has not reached the topic yet */
+  publishedAt: Date | null;
+}
+
+export function createEventRepository(db: Db) {
+  return {
+    /**
+     * Inserts the event unless (source, external id) exists already. Concurrent identical
+     * requests race on the partial unique index; exactly one wins and the rest see a duplicate.
+     */
+    async insertOrGetDuplicate(e: NewEvent): Promise<InsertedEvent> {
+      const inserted = await db.raw<{ rows: Array<{ id: string }> }>(
+        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers)
+         VALUES (?, ?, ?, ?, ?, ?::jsonb)
+         ON CONFLICT (source, external_event_id) WHERE external_event_id IS NOT NULL DO NOTHING
+         RETURNING id`,
+        [e.source, e.externalEventId, e.eventType, e.payload, e.contentType, JSON.stringify(e.headers)],
+      );
+      const row = inserted.rows[0];
+      if (row) return { id: row.id, duplicate: false, publishedAt: null };
+      const existing = await db<EventRow>('webhook_event')
+        .select('id', 'published_at')
+        .where({ source: e.source, external_event_id: e.externalEventId })
+        .first();
+      if (!existing) throw new Error('duplicate event vanished between insert and select');
+      return { id: existing.id, duplicate: true, publishedAt: existing.published_at };
+    },
+
+    async markPublished(id: string): Promise<void> {
+      await db('webhook_event')
+        .where({ id })
+        .whereNull('published_at')
+        .update({ published_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
+    async setWorkflowId(id: string, workflowId: string): Promise<void> {
+      await db('webhook_event').where({ id }).update({ workflow_id: workflowId, updated_at: db.fn.now() });
+    },
+
+    /** Accepted events whose publish failed and was not retried by the sender. */
+    async findUnpublished(olderThanMs: number, limit: number): Promise<string[]> {
+      const rows = await db<EventRow>('webhook_event')
+        .select('id')
+        .whereNull('published_at')
+        .where('received_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [olderThanMs]))
+        .orderBy('received_at')
+        .limit(limit);
+      return rows.map((r) => r.id);
+    },
+
+    async get(id: string): Promise<WebhookEvent | undefined> {
+      const row = await db<EventRow>('webhook_event').where({ id }).first();
+      return row ? toEvent(row) : undefined;
+    },
+
+    async setStatus(id: string, status: EventStatus): Promise<void> {
+      await db('webhook_event')
+        .where({ id })
+        .update({
+          status,
+          completed_at: status === 'RECEIVED' ? null : db.fn.now(),
+          updated_at: db.fn.now(),
+        });
+    },
+  };
+}
+
+export type EventRepository = ReturnType<typeof createEventRepository>;

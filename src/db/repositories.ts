@@ -1,0 +1,16 @@
+import { createCredentialRepository } from './credentials.js';
+import { createDeliveryRepository } from './deliveries.js';
+import { createEndpointRepository } from './endpoints.js';
+import { createEventRepository } from './events.js';
+import type { Db } from './knex.js';
+
+export function createRepositories(db: Db) {
+  return {
+    credentials: createCredentialRepository(db),
+    endpoints: createEndpointRepository(db),
+    events: createEventRepository(db),
+    deliveries: createDeliveryRepository(db),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

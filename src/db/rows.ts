@@ -1,0 +1,128 @@
+import type { Delivery, Endpoint, ExtractionRule, InboundCredential, WebhookEvent } from '../domain/records.js';
+import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
+
+// Row shapes as pg returns them, and their mapping to domain records.
+
+export interface CredentialRow {
+  id: string;
+  source: string;
+  username: string;
+  password_hash: string;
+  event_id_rule: ExtractionRule | null;
+  event_type_rule: ExtractionRule | null;
+  resource_uid: string | null;
+  resource_name: string | null;
+  updated_at: Date;
+}
+
+export const toCredential = (r: CredentialRow): InboundCredential => ({
+  id: r.id,
+  source: r.source,
+  username: r.username,
+  passwordHash: r.password_hash,
+  eventIdRule: r.event_id_rule,
+  eventTypeRule: r.event_type_rule,
+  resourceUid: r.resource_uid,
+  resourceName: r.resource_name,
+  updatedAt: r.updated_at,
+});
+
+export interface EndpointRow {
+  id: string;
+  name: string;
+  source: string;
+  event_type: string | null;
+  url: string;
+  method: HttpMethod;
+  auth_type: AuthType;
+  auth_username: string | null;
+  auth_secret: string | null;
+  signing_secret: string | null;
+  custom_headers: Record<string, string>;
+  max_attempts: number;
+  timeout_seconds: number;
+  retry_on_status: number[];
+  active: boolean;
+  resource_uid: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toEndpoint = (r: EndpointRow): Endpoint => ({
+  id: r.id,
+  name: r.name,
+  source: r.source,
+  eventType: r.event_type,
+  url: r.url,
+  method: r.method,
+  authType: r.auth_type,
+  authUsername: r.auth_username,
+  authSecret: r.auth_secret,
+  signingSecret: r.signing_secret,
+  customHeaders: r.custom_headers,
+  maxAttempts: r.max_attempts,
+  timeoutSeconds: r.timeout_seconds,
+  retryOnStatus: r.retry_on_status,
+  active: r.active,
+  resourceUid: r.resource_uid,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface EventRow {
+  id: string;
+  source: string;
+  external_event_id: string | null;
+  event_type: string | null;
+  payload: Buffer;
+  content_type: string | null;
+  headers: Record<string, string>;
+  status: EventStatus;
+  workflow_id: string | null;
+  published_at: Date | null;
+  received_at: Date;
+  completed_at: Date | null;
+}
+
+export const toEvent = (r: EventRow): WebhookEvent => ({
+  id: r.id,
+  source: r.source,
+  externalEventId: r.external_event_id,
+  eventType: r.event_type,
+  payload: r.payload,
+  contentType: r.content_type,
+  headers: r.headers,
+  status: r.status,
+  workflowId: r.workflow_id,
+  publishedAt: r.published_at,
+  receivedAt: r.received_at,
+  completedAt: r.completed_at,
+});
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_response_status: number | null;
+  last_response_body: string | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+}
+
+export const toDelivery = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  eventId: r.event_id,
+  endpointId: r.endpoint_id,
+  status: r.status,
+  attempts: r.attempts,
+  lastResponseStatus: r.last_response_status,
+  lastResponseBody: r.last_response_body,
+  lastError: r.last_error,
+  lastAttemptAt: r.last_attempt_at,
+  completedAt: r.completed_at,
+  createdAt: r.created_at,
+});

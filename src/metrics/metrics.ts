@@ -1,0 +1,76 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from 'prom-client';
+
+/**
+ * Every metric of the service, on one registry per process. A process that does not use a
+ * metric still exposes it at zero, so dashboards and alerts never see "no data".
+ */
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'webhook_fanout_' });
+  const registers = [registry];
+
+  return {
+    registry,
+    inboundRequests: new Counter({
+      name: 'webhook_fanout_inbound_requests_total',
+      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, unauthorized, invalid, too_large, unavailable, error)',
+      labelNames: ['source', 'outcome'] as const,
+      registers,
+    }),
+    publishFailures: new Counter({
+      name: 'webhook_fanout_publish_failures_total',
+      help: 'Failed publishes of an event id to the topic',
+      registers,
+    }),
+    republished: new Counter({
+      name: 'webhook_fanout_republished_total',
+      help: 'Events re-published by the sweeper or by a sender retry after an earlier publish failed',
+      labelNames: ['via'] as const,
+      registers,
+    }),
+    queueMessages: new Counter({
+      name: 'webhook_fanout_queue_messages_total',
+      help: 'Queue messages handled by the consumer, by outcome (started, already_started, invalid, error)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    workflowsStarted: new Counter({
+      name: 'webhook_fanout_workflows_started_total',
+      help: 'WebhookFanoutWorkflow executions started by the consumer',
+      registers,
+    }),
+    deliveryAttempts: new Counter({
+      name: 'webhook_fanout_delivery_attempts_total',
+      help: 'Outbound delivery attempts by outcome (success, retryable, permanent) and status class (2xx, 4xx, 5xx, timeout, network, refused)',
+      labelNames: ['outcome', 'status_class'] as const,
+      registers,
+    }),
+    deliveryDuration: new Histogram({
+      name: 'webhook_fanout_delivery_duration_seconds',
+      help: 'Duration of one outbound delivery attempt',
+      labelNames: ['outcome'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    }),
+    eventsFinished: new Counter({
+      name: 'webhook_fanout_events_finished_total',
+      help: 'Events that reached a final status',
+      labelNames: ['status'] as const,
+      registers,
+    }),
+    eventEndToEnd: new Histogram({
+      name: 'webhook_fanout_event_end_to_end_seconds',
+      help: 'From receipt of an event to its final status',
+      labelNames: ['status'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600],
+      registers,
+    }),
+    unpublishedEvents: new Gauge({
+      name: 'webhook_fanout_unpublished_events',
+      help: 'Accepted events not yet published, as last seen by the sweeper',
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateLatest } from '../src/db/migrate.js';
+import { createTestDatabase, type TestDatabase } from './support/db.js';
+
+describe('migration 052', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  it('creates the four tables, is recorded, and is idempotent', async () => {
+    const tables = await t.db.raw<{ rows: Array<{ table_name: string }> }>(
+      `select table_name from information_schema.tables where table_schema = 'public' and table_name like 'webhook_%' order by 1`,
+    );
+    expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'webhook_delivery',
+      'webhook_endpoint',
+      'webhook_event',
+      'webhook_inbound_credential',
+    ]);
+    const recorded = await t.db('knex_migrations').select('name');
+    expect(recorded.map((r: { name: string }) => r.name)).toEqual(['052-add-webhook-fanout-tables.sql']);
+    expect(await migrateLatest(t.db)).toEqual([]);
+  });
+
+  it('rejects statuses, auth types and methods outside the allowed sets', async () => {
+    await expect(
+      t.db('webhook_event').insert({ source: 's', payload: Buffer.from('{}'), status: 'DONE' }),
+    ).rejects.toThrow(/webhook_event_status_chk/);
+    await expect(
+      t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'DIGEST' }),
+    ).rejects.toThrow(/webhook_endpoint_auth_type_chk/);
+    await expect(
+      t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', method: 'GET' }),
+    ).rejects.toThrow(/webhook_endpoint_method_chk/);
+    await expect(
+      t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'HMAC' }),
+    ).rejects.toThrow(/webhook_endpoint_hmac_chk/);
+  });
+
+  it('allows one event per (source, external id) but any number without an external id', async () => {
+    const ev = { source: 'stripe', payload: Buffer.from('{}') };
+    await t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' });
+    await expect(t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' })).rejects.toThrow(
+      /webhook_event_source_external_id_uq/,
+    );
+    await t.db('webhook_event').insert({ ...ev, source: 'github', external_event_id: 'evt_1' });
+    await t.db('webhook_event').insert(ev);
+    await t.db('webhook_event').insert(ev);
+    const [{ n }] = await t.db('webhook_event').where({ source: 'stripe' }).count({ n: '*' });
+    expect(Number(n)).toBe(3);
+  });
+});

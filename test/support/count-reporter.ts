@@ -1,0 +1,26 @@
+import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * Prints the plain closing line CI reads: "N passed, N failed". Skipped and todo tests count
+ * as failed (a skipped test is not a passing one), and so does a file that failed to load.
+ */
+export default class CountReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    let passed = 0;
+    let failed = 0;
+    for (const mod of testModules) {
+      let tests = 0;
+      for (const t of mod.children.allTests()) {
+        tests++;
+        const state = t.result().state;
+        if (state === 'passed') passed++;
+        else failed++;
+      }
+      if (tests === 0 || mod.state() === 'failed') {
+        if (tests === 0) failed++;
+        else if ([...mod.children.allTests()].every((t) => t.result().state === 'passed')) failed++;
+      }
+    }
+    process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+  }
+}
