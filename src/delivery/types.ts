@@ -1,0 +1,53 @@
+import type { AuthType, HttpMethod } from '../domain/statuses.js';
+
+/** Everything one outbound attempt needs; built by the deliver activity from the rows it loads. */
+export interface OutboundRequest {
+  url: string;
+  method: HttpMethod;
+  /** the stored raw body, sent byte-for-byte */
+  body: Buffer;
+  /** the original Content-Type of the inbound request */
+  contentType: string | null;
+  auth: {
+    type: AuthType;
+    username: string | null;
+    /** BASIC password or BEARER token */
+    secret: string | null;
+    /** HMAC signing secret */
+    signingSecret: string | null;
+  };
+  customHeaders: Record<string, string>;
+  timeoutMs: number;
+  /** 4xx codes the endpoint opted in to retrying */
+  retryOnStatus: readonly number[];
+  meta: {
+    eventId: string;
+    source: string;
+    eventType: string | null;
+    deliveryId: string;
+    attempt: number;
+  };
+}
+
+/** status class label for metrics */
+export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked';
+
+/**
+ * The outcome of one attempt. "permanent" is never retried (4xx, redirect, blocked address,
+ * invalid request); "retryable" is (5xx, timeout, connection error, opted-in 4xx).
+ */
+export type DeliveryOutcome =
+  | { kind: 'success'; status: number; body: string; durationMs: number; statusClass: StatusClass }
+  | {
+      kind: 'permanent' | 'retryable';
+      status: number | null;
+      body: string | null;
+      /** one line, never containing a secret */
+      error: string;
+      /** from Retry-After on an opted-in 4xx or a 5xx/429 */
+      retryAfterMs?: number;
+      durationMs: number;
+      statusClass: StatusClass;
+    };
+
+export type Send = (req: OutboundRequest) => Promise<DeliveryOutcome>;
