@@ -48,7 +48,7 @@ describe('migration 052', () => {
     await t.db('webhook_event').insert({ ...ev, source: 'github', external_event_id: 'evt_1' });
     await t.db('webhook_event').insert(ev);
     await t.db('webhook_event').insert(ev);
-    const [{ n }] = await t.db('webhook_event').where({ source: 'stripe' }).count({ n: '*' });
-    expect(Number(n)).toBe(3);
+    const rows = await t.db('webhook_event').where({ source: 'stripe' }).count({ n: '*' });
+    expect(Number(rows[0]?.n)).toBe(3);
   });
 });
