@@ -1,0 +1,90 @@
+/**
+ * Reads environment variables into typed values, collecting every problem so a misconfigured
+ * process says at once everything that is wrong, then refuses to start.
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export function createEnvReader(env: Env) {
+  const problems: string[] = [];
+  const raw = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+
+  return {
+    problems,
+    str(name: string, fallback?: string): string {
+      const v = raw(name) ?? fallback;
+      if (v === undefined) {
+        problems.push(`${name} is required`);
+        return '';
+      }
+      return v;
+    },
+    optional(name: string): string | undefined {
+      return raw(name);
+    },
+    url(name: string, fallback?: string): string {
+      const v = raw(name) ?? fallback;
+      if (v === undefined) {
+        problems.push(`${name} is required`);
+        return '';
+      }
+      try {
+        new URL(v);
+      } catch {
+        problems.push(`${name} must be a URL, got "${redactUrl(v)}"`);
+      }
+      return v;
+    },
+    int(name: string, fallback: number, min: number, max: number): number {
+      const v = raw(name);
+      if (v === undefined) return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        problems.push(`${name} must be an integer between ${min} and ${max}, got "${v}"`);
+        return fallback;
+      }
+      return n;
+    },
+    num(name: string, fallback: number, min: number, max: number): number {
+      const v = raw(name);
+      if (v === undefined) return fallback;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < min || n > max) {
+        problems.push(`${name} must be a number between ${min} and ${max}, got "${v}"`);
+        return fallback;
+      }
+      return n;
+    },
+    bool(name: string, fallback: boolean): boolean {
+      const v = raw(name);
+      if (v === undefined) return fallback;
+      if (/^(1|true|yes|on)$/i.test(v)) return true;
+      if (/^(0|false|no|off)$/i.test(v)) return false;
+      problems.push(`${name} must be true or false, got "${v}"`);
+      return fallback;
+    },
+    list(name: string): string[] {
+      const v = raw(name);
+      return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    },
+    done(): void {
+      if (problems.length > 0) throw new ConfigError(problems);
+    },
+  };
+}
+
+export type EnvReader = ReturnType<typeof createEnvReader>;
+
+/** Never echo a password embedded in a URL back into an error message. */
+export function redactUrl(v: string): string {
+  return v.replace(/\/\/([^:/@]+):([^@]*)@/, '//$1:***@');
+}

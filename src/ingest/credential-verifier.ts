@@ -1,0 +1,104 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import bcrypt from 'bcrypt';
+import type { CredentialRepository } from '../db/credentials.js';
+import type { InboundCredential } from '../domain/records.js';
+import type { BasicCredentials } from './basic-auth.js';
+
+const SOURCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** A small LRU on Map insertion order. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, v: V): void {
+    if (this.max <= 0) return;
+    this.map.delete(key);
+    this.map.set(key, v);
+    if (this.map.size > this.max) {
+      const oldest = this.map.keys().next().value;
+      if (oldest !== undefined) this.map.delete(oldest);
+    }
+  }
+}
+
+export interface CredentialVerifier {
+  /** The source's credential when the Basic credentials match it, else undefined. */
+  verify(source: string, presented: BasicCredentials | undefined): Promise<InboundCredential | undefined>;
+}
+
+export interface VerifierOptions {
+  credentials: Pick<CredentialRepository, 'findBySource'>;
+  /** entries of verified (source, username, password, hash); 0 disables the cache */
+  cacheSize?: number;
+  /** how long a credential row is reused before Postgres is asked again (rotation latency) */
+  rowTtlMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Inbound Basic auth. bcrypt runs only on a cache miss; the cache key is a keyed hash (HMAC with a
+ * per-process random key) of source, username, password AND the stored hash, so a rotated
+ * credential misses the cache by construction and no plaintext password is kept in memory.
+ * An unknown source still pays one bcrypt comparison against a dummy hash, so it answers like a
+ * wrong password, in the same time.
+ */
+export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
+  const cacheKey = randomBytes(32);
+  const verified = new Lru<true>(opts.cacheSize ?? 1000);
+  const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
+  const rowTtlMs = opts.rowTtlMs ?? 2000;
+  const now = opts.now ?? Date.now;
+  // same cost as the hashes we store (bcrypt default 10 rounds used by the operator and dev mode)
+  const dummyHash = bcrypt.hashSync(randomBytes(16).toString('hex'), 10);
+
+  const loadRow = async (source: string): Promise<InboundCredential | undefined> => {
+    // a name no credential can have is not worth a query (and NUL bytes are not valid text)
+    if (!SOURCE_PATTERN.test(source)) return undefined;
+    const cached = rows.get(source);
+    if (cached && now() - cached.at < rowTtlMs) return cached.row ?? undefined;
+    const row = await opts.credentials.findBySource(source);
+    rows.set(source, { at: now(), row: row ?? null });
+    return row;
+  };
+
+  const sameString = (a: string, b: string): boolean => {
+    // compare digests so the comparison is constant-time whatever the lengths
+    const da = createHmac('sha256', cacheKey).update(a).digest();
+    const db = createHmac('sha256', cacheKey).update(b).digest();
+    return timingSafeEqual(da, db);
+  };
+
+  return {
+    async verify(source, presented) {
+      if (presented === undefined) return undefined;
+      const row = await loadRow(source);
+      if (row === undefined) {
+        await bcrypt.compare(presented.password, dummyHash);
+        return undefined;
+      }
+      const key = createHmac('sha256', cacheKey)
+        .update(source)
+        .update('\0')
+        .update(presented.username)
+        .update('\0')
+        .update(presented.password)
+        .update('\0')
+        .update(row.passwordHash)
+        .digest('base64');
+      if (verified.get(key)) return row;
+      const userOk = sameString(presented.username, row.username);
+      const passOk = await bcrypt.compare(presented.password, row.passwordHash);
+      if (!(userOk && passOk)) return undefined;
+      verified.set(key, true);
+      return row;
+    },
+  };
+}

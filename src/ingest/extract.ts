@@ -1,0 +1,52 @@
+import type { ExtractionRule } from '../domain/records.js';
+
+const DEFAULT_ID: ExtractionRule[] = [{ jsonPath: 'id' }, { header: 'webhook-id' }, { header: 'x-event-id' }];
+const DEFAULT_TYPE: ExtractionRule[] = [{ jsonPath: 'type' }, { header: 'x-event-type' }];
+export const MAX_IDENTIFIER_LENGTH = 255;
+
+function fromJson(body: unknown, path: string): string | undefined {
+  let cur: unknown = body;
+  for (const part of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  if (typeof cur === 'string' && cur !== '') return cur;
+  if (typeof cur === 'number' && Number.isFinite(cur)) return String(cur);
+  return undefined;
+}
+
+function firstMatch(
+  rules: ExtractionRule[],
+  json: unknown,
+  headers: Record<string, string>,
+): string | undefined {
+  for (const rule of rules) {
+    if (rule.jsonPath !== undefined && json !== undefined) {
+      const v = fromJson(json, rule.jsonPath);
+      if (v !== undefined) return v;
+    }
+    if (rule.header !== undefined) {
+      const v = headers[rule.header.toLowerCase()];
+      if (v !== undefined && v !== '') return v;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * External event id and event type, by the source's rules or the defaults of design.md:
+ * JSON body fields `id` / `type`, then headers Webhook-Id / X-Event-Id and X-Event-Type.
+ * `json` is the parsed body, or undefined when the body is not JSON.
+ */
+export function extractIdentity(
+  json: unknown,
+  headers: Record<string, string>,
+  rules: { eventId: ExtractionRule | null; eventType: ExtractionRule | null },
+): { externalEventId: string | null; eventType: string | null } {
+  const idRules = rules.eventId ? [rules.eventId] : DEFAULT_ID;
+  const typeRules = rules.eventType ? [rules.eventType] : DEFAULT_TYPE;
+  return {
+    externalEventId: firstMatch(idRules, json, headers) ?? null,
+    eventType: firstMatch(typeRules, json, headers) ?? null,
+  };
+}

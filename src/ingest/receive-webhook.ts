@@ -1,0 +1,116 @@
+import type { EventRepository } from '../db/events.js';
+import { permanent, transient } from '../domain/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { EventPublisher } from '../transport/publisher.js';
+import type { BasicCredentials } from './basic-auth.js';
+import type { CredentialVerifier } from './credential-verifier.js';
+import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
+
+export interface InboundRequest {
+  source: string;
+  credentials: BasicCredentials | undefined;
+  body: Buffer;
+  contentType: string | null;
+  /** lower-case names, credentials already removed */
+  headers: Record<string, string>;
+}
+
+export interface ReceiveResult {
+  eventId: string;
+  duplicate: boolean;
+}
+
+export class Unauthorized extends Error {
+  constructor() {
+    super('missing or invalid credentials for this source');
+  }
+}
+
+const isJson = (contentType: string | null): boolean =>
+  contentType !== null && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType);
+
+/**
+ * The inbound use case: verify, parse identity, persist (idempotently), publish, answer.
+ * 200 means persisted AND published; a failed publish leaves the row unpublished for the
+ * sender's retry (a duplicate that re-publishes) or the sweeper.
+ */
+export function createReceiveWebhook(deps: {
+  verifier: CredentialVerifier;
+  events: Pick<EventRepository, 'insertOrGetDuplicate' | 'markPublished'>;
+  publisher: EventPublisher;
+  metrics: Metrics;
+  logger: Logger;
+}) {
+  const publish = async (eventId: string): Promise<void> => {
+    try {
+      await deps.publisher.publish(eventId);
+    } catch (err) {
+      deps.metrics.publishFailures.inc();
+      throw transient('publish_failed', 'the event was stored but could not be queued; retry later', err);
+    }
+    try {
+      await deps.events.markPublished(eventId);
+    } catch (err) {
+      // published already; the sweeper may publish it again, which the workflow id makes harmless
+      deps.logger.warn({ eventId, err: String(err) }, 'could not mark event published');
+    }
+  };
+
+  return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
+    // an impossible source name is an unknown source to the verifier: same answer, same bcrypt cost
+    let credential;
+    try {
+      credential = await deps.verifier.verify(req.source, req.credentials);
+    } catch (err) {
+      throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+    }
+    if (!credential) throw new Unauthorized();
+
+    if (req.body.length === 0) throw permanent('empty_body', 'the request body is empty');
+    let json: unknown;
+    if (isJson(req.contentType)) {
+      try {
+        json = JSON.parse(req.body.toString('utf8'));
+      } catch {
+        throw permanent('invalid_json', 'the body is declared as JSON but is not valid JSON');
+      }
+    }
+    const identity = extractIdentity(json, req.headers, {
+      eventId: credential.eventIdRule,
+      eventType: credential.eventTypeRule,
+    });
+    if ((identity.externalEventId?.length ?? 0) > MAX_IDENTIFIER_LENGTH) {
+      throw permanent('invalid_event_id', `the event id is longer than ${MAX_IDENTIFIER_LENGTH} characters`);
+    }
+    if ((identity.eventType?.length ?? 0) > MAX_IDENTIFIER_LENGTH) {
+      throw permanent('invalid_event_type', `the event type is longer than ${MAX_IDENTIFIER_LENGTH} characters`);
+    }
+
+    let stored;
+    try {
+      stored = await deps.events.insertOrGetDuplicate({
+        source: credential.source,
+        externalEventId: identity.externalEventId,
+        eventType: identity.eventType,
+        payload: req.body,
+        contentType: req.contentType,
+        headers: req.headers,
+      });
+    } catch (err) {
+      throw transient('database_unavailable', 'the event could not be stored; retry later', err);
+    }
+
+    if (stored.duplicate) {
+      if (stored.publishedAt === null) {
+        await publish(stored.id);
+        deps.metrics.republished.inc({ via: 'sender_retry' });
+      }
+      return { eventId: stored.id, duplicate: true };
+    }
+    await publish(stored.id);
+    return { eventId: stored.id, duplicate: false };
+  };
+}
+
+export type ReceiveWebhook = ReturnType<typeof createReceiveWebhook>;

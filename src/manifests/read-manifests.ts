@@ -1,0 +1,89 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { parseAllDocuments } from 'yaml';
+import {
+  API_GROUP,
+  API_VERSION,
+  InboundCredentialSpec,
+  WebhookEndpointSpec,
+  type InboundCredentialResource,
+  type SecretResource,
+  type WebhookEndpointResource,
+} from '../resources/schema.js';
+
+export interface ManifestSet {
+  endpoints: WebhookEndpointResource[];
+  credentials: InboundCredentialResource[];
+  /** "namespace/name" -> decoded key/value pairs */
+  secrets: Map<string, Record<string, string>>;
+  /** one line per rejected document: file, index, reason */
+  errors: string[];
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function validate(schema: TSchema, spec: unknown): string | undefined {
+  const first = Value.Errors(schema, spec).First();
+  return first ? `spec${first.path.replace(/\//g, '.')}: ${first.message}` : undefined;
+}
+
+/**
+ * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
+ * empty documents skipped, Secrets with base64 `data` or plain `stringData`. Unknown kinds are
+ * ignored; invalid documents are reported and left out (the rest still loads).
+ */
+export async function readManifests(dir: string): Promise<ManifestSet> {
+  const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), errors: [] };
+  const files = (await readdir(dir, { recursive: true }))
+    .filter((f) => /\.(ya?ml|json)$/i.test(f))
+    .sort();
+  for (const file of files) {
+    const text = await readFile(path.join(dir, file), 'utf8');
+    const docs = parseAllDocuments(text);
+    const list = Array.isArray(docs) ? docs : [docs];
+    list.forEach((doc, i) => {
+      const where = `${file}#${i + 1}`;
+      if (doc.errors.length > 0) {
+        set.errors.push(`${where}: YAML error: ${doc.errors[0]?.message.split('\n')[0] ?? 'unparsable'}`);
+        return;
+      }
+      const obj: unknown = doc.toJS();
+      if (obj === null || obj === undefined) return;
+      if (!isRecord(obj) || !isRecord(obj.metadata) || typeof obj.metadata.name !== 'string') {
+        set.errors.push(`${where}: not a Kubernetes object (kind and metadata.name required)`);
+        return;
+      }
+      const metadata = { name: obj.metadata.name, namespace: typeof obj.metadata.namespace === 'string' ? obj.metadata.namespace : 'default' };
+      const kind = obj.kind;
+      if (kind === 'Secret') {
+        const values: Record<string, string> = {};
+        if (isRecord(obj.data)) for (const [k, v] of Object.entries(obj.data)) values[k] = Buffer.from(String(v), 'base64').toString('utf8');
+        if (isRecord(obj.stringData)) for (const [k, v] of Object.entries(obj.stringData)) values[k] = String(v);
+        set.secrets.set(`${metadata.namespace}/${metadata.name}`, values);
+        return;
+      }
+      if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential') return;
+      if (obj.apiVersion !== `${API_GROUP}/${API_VERSION}`) {
+        set.errors.push(`${where}: ${kind} ${metadata.name}: apiVersion must be ${API_GROUP}/${API_VERSION}`);
+        return;
+      }
+      const schema = kind === 'WebhookEndpoint' ? WebhookEndpointSpec : InboundCredentialSpec;
+      const spec = Value.Default(schema, structuredClone(obj.spec ?? {}));
+      const problem = validate(schema, spec);
+      if (problem) {
+        set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
+        return;
+      }
+      if (kind === 'WebhookEndpoint') {
+        set.endpoints.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookEndpointSpec });
+      } else {
+        set.credentials.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as InboundCredentialSpec });
+      }
+    });
+  }
+  return set;
+}
+
+export type { SecretResource };

@@ -1,0 +1,71 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export type ReadinessCheck = () => Promise<boolean>;
+
+export interface ManagementServer {
+  port: number;
+  close(): Promise<void>;
+  /** flips /readyz to 503 at the start of shutdown, so load balancers drain first */
+  setShuttingDown(): void;
+}
+
+/**
+ * /metrics, /healthz and /readyz on MANAGEMENT_PORT, apart from the public port so that
+ * an Ingress never exposes them. healthz = the process runs; readyz = every named check passes.
+ */
+export async function startManagementServer(opts: {
+  port: number;
+  host?: string;
+  registry: Registry;
+  checks: Record<string, ReadinessCheck>;
+}): Promise<ManagementServer> {
+  let shuttingDown = false;
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/metrics') {
+      opts.registry
+        .metrics()
+        .then((body) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(body))
+        .catch(() => res.writeHead(500).end());
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    if (path === '/readyz') {
+      const names = Object.keys(opts.checks);
+      Promise.all(names.map((n) => opts.checks[n]!().catch(() => false)))
+        .then((results) => {
+          const checks = Object.fromEntries(names.map((n, i) => [n, results[i] ? 'ok' : 'failing']));
+          const ready = !shuttingDown && results.every(Boolean);
+          res
+            .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ status: ready ? 'ready' : shuttingDown ? 'shutting_down' : 'not_ready', checks }));
+        })
+        .catch(() => res.writeHead(500).end());
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"not_found"}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    setShuttingDown() {
+      shuttingDown = true;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+// The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
+// manifests with these schemas, and the CRDs are generated from them.
+
+export const API_GROUP = 'webhookfanout.io';
+export const API_VERSION = 'v1alpha1';
+export const SOURCE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+
+export const SecretKeyRef = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'name of a Secret in the same namespace' }),
+    key: Type.String({ minLength: 1, maxLength: 253, description: 'key within the Secret' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ExtractionRule = Type.Object(
+  {
+    jsonPath: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'dot path into a JSON body, e.g. data.id' })),
+    header: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'request header name' })),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookEndpointSpec = Type.Object(
+  {
+    source: Type.String({ pattern: SOURCE_PATTERN, description: 'inbound source this endpoint listens to' }),
+    eventType: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'only this event type; absent = every event of the source' }),
+    ),
+    url: Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'http(s) URL to deliver to' }),
+    method: Type.Optional(
+      Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], { default: 'POST' }),
+    ),
+    auth: Type.Optional(
+      Type.Object(
+        {
+          type: Type.Union([Type.Literal('NONE'), Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('HMAC')], {
+            default: 'NONE',
+          }),
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
+          secretRef: Type.Optional(SecretKeyRef),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    customHeaders: Type.Optional(
+      Type.Record(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), Type.String({ maxLength: 4096 })),
+    ),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 5 })),
+    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, default: 10 })),
+    retryOnStatus: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), { maxItems: 20, description: '4xx codes to retry, e.g. 408, 429' }),
+    ),
+    active: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
+
+export const InboundCredentialSpec = Type.Object(
+  {
+    source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
+    username: Type.String({ minLength: 1, maxLength: 255 }),
+    passwordSecretRef: SecretKeyRef,
+    eventIdFrom: Type.Optional(ExtractionRule),
+    eventTypeFrom: Type.Optional(ExtractionRule),
+  },
+  { additionalProperties: false },
+);
+export type InboundCredentialSpec = Static<typeof InboundCredentialSpec>;
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+}
+
+export interface Resource<K extends string, S> {
+  apiVersion: string;
+  kind: K;
+  metadata: ObjectMeta;
+  spec: S;
+}
+
+export type WebhookEndpointResource = Resource<'WebhookEndpoint', WebhookEndpointSpec>;
+export type InboundCredentialResource = Resource<'InboundCredential', InboundCredentialSpec>;
+
+export interface SecretResource {
+  apiVersion: 'v1';
+  kind: 'Secret';
+  metadata: ObjectMeta;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}

@@ -1,0 +1,134 @@
+import bcrypt from 'bcrypt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/knex.js';
+import { createRepositories } from '../../src/db/repositories.js';
+import { freePort } from '../../src/dev/ports.js';
+import { buildIngestApp } from '../../src/ingest/app.js';
+import { createCredentialVerifier } from '../../src/ingest/credential-verifier.js';
+import { createReceiveWebhook } from '../../src/ingest/receive-webhook.js';
+import { createSweeper } from '../../src/ingest/sweeper.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createSnsPublisher } from '../../src/transport/publisher.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { basic, http } from '../support/http.js';
+import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
+
+const AUTH = basic('u', 'p4ss');
+const post = (h: IngestHarness, body: string) =>
+  http(`${h.url}/api/webhooks/shop`, { headers: { authorization: AUTH, 'content-type': 'application/json' }, body });
+
+describe('when the topic is unavailable', () => {
+  let t: TestDatabase;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    h = await startIngestHarness({ db: t.db });
+    await addCredential(h.repos, 'shop', 'u', 'p4ss');
+  });
+  afterAll(async () => {
+    await h?.close();
+    await t?.destroy();
+  });
+
+  it('answers 503 with Retry-After, keeps the event, and the sender retry or the sweeper publishes it later', async () => {
+    await h.stopTopic();
+    const failed = await post(h, '{"id":"order-1","type":"order.created"}');
+    expect(failed.status).toBe(503);
+    expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
+    expect(failed.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(failed.json()).toMatchObject({ status: 503, code: 'publish_failed' });
+    const second = await post(h, '{"id":"order-2","type":"order.created"}');
+    expect(second.status).toBe(503);
+
+    // both accepted rows are kept, unpublished
+    const rows = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']).orderBy('external_event_id');
+    expect(rows.map((r: { published_at: Date | null }) => r.published_at)).toEqual([null, null]);
+
+    await h.restartTopic();
+    // the sender retries order-1: a duplicate that re-publishes the stored event
+    const retried = await post(h, '{"id":"order-1","type":"order.created"}');
+    expect(retried.status).toBe(200);
+    expect(retried.json()).toEqual({ eventId: rows[0].id, duplicate: true });
+
+    // nobody retries order-2: the sweeper publishes it
+    const sweeper = createSweeper({
+      events: h.repos.events,
+      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
+      metrics: h.metrics,
+      logger: createLogger({ level: 'silent' }),
+      intervalMs: 1000,
+      minAgeMs: 0,
+    });
+    expect(await sweeper.sweepOnce()).toBe(1);
+    expect(await sweeper.sweepOnce()).toBe(0);
+
+    const queued = await h.queuedEventIds();
+    expect(queued.sort()).toEqual([rows[0].id, rows[1].id].sort());
+    const after = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']);
+    expect(after.every((r: { published_at: Date | null }) => r.published_at !== null)).toBe(true);
+    expect(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_publish_failures_total')).toMatch(/ 2$/m);
+  });
+});
+
+describe('when Postgres is unavailable', () => {
+  it('answers 503 with Retry-After and no detail of the failure', async () => {
+    const deadDb = createDb({ url: `postgres://postgres:secretpw@127.0.0.1:${await freePort()}/none` });
+    const repos = createRepositories(deadDb);
+    const metrics = createMetrics({ defaultMetrics: false });
+    const logger = createLogger({ level: 'silent' });
+    const app = await buildIngestApp({
+      receiveWebhook: createReceiveWebhook({
+        verifier: createCredentialVerifier({ credentials: repos.credentials }),
+        events: repos.events,
+        publisher: { publish: async () => {} },
+        metrics,
+        logger,
+      }),
+      metrics,
+      logger,
+      bodyLimitBytes: 1024 * 1024,
+    });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/webhooks/shop',
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      payload: '{"id":"x"}',
+    });
+    expect(res.statusCode).toBe(503);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.body).not.toContain('secretpw');
+    expect(res.body).not.toContain('ECONNREFUSED');
+    await app.close();
+    await deadDb.destroy();
+  });
+});
+
+describe('credential rotation', () => {
+  let t: TestDatabase;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    h = await startIngestHarness({ db: t.db, rowTtlMs: 200 });
+    await addCredential(h.repos, 'shop', 'u', 'p4ss');
+  });
+  afterAll(async () => {
+    await h?.close();
+    await t?.destroy();
+  });
+
+  it('stops accepting a cached password soon after the stored hash changes', async () => {
+    expect((await post(h, '{"a":1}')).status).toBe(200);
+    expect((await post(h, '{"a":2}')).status).toBe(200); // served from the verified cache
+    await t.db('webhook_inbound_credential')
+      .where({ source: 'shop' })
+      .update({ password_hash: await bcrypt.hash('new-pass', 10) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await post(h, '{"a":3}')).status).toBe(401);
+    const res = await http(`${h.url}/api/webhooks/shop`, {
+      headers: { authorization: basic('u', 'new-pass'), 'content-type': 'application/json' },
+      body: '{"a":4}',
+    });
+    expect(res.status).toBe(200);
+  });
+});
