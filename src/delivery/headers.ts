@@ -1,0 +1,125 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { permanent } from '../domain/errors.js';
+import { signBody } from './signature.js';
+import type { OutboundRequest } from './types.js';
+
+export const USER_AGENT = 'webhook-fanout/0.1';
+export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+/** Headers the service sets itself; a custom header with one of these names is ignored. */
+const SERVICE_HEADERS = [
+  'authorization',
+  'x-webhook-signature',
+  'x-webhook-event-id',
+  'x-webhook-source',
+  'x-webhook-event-type',
+  'x-webhook-delivery-id',
+  'x-webhook-attempt',
+  // the body is the stored bytes, so its type is the stored one
+  'content-type',
+];
+
+/** Hop-by-hop and framing headers: the HTTP client owns them, a static value would corrupt the request. */
+const TRANSPORT_HEADERS = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+];
+
+const RESERVED = new Set([...SERVICE_HEADERS, ...TRANSPORT_HEADERS]);
+
+/** True when a custom header of this name would be ignored (case-insensitive); the operator can warn on it. */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED.has(name.toLowerCase());
+}
+
+/**
+ * The full outbound header set of one attempt. Throws a permanent AppError for a configuration
+ * that cannot produce a valid request (missing credential, invalid custom header); messages name
+ * the header, never its value.
+ */
+export function buildHeaders(req: OutboundRequest): Record<string, string> {
+  // keyed by lower-case name so "X-Foo" and "x-foo" cannot both be sent
+  const out = new Map<string, [string, string]>();
+  const set = (name: string, value: string): void => {
+    out.set(name.toLowerCase(), [name, value]);
+  };
+
+  for (const [name, raw] of Object.entries(req.customHeaders)) {
+    if (isReservedHeader(name)) continue;
+    const value = String(raw);
+    checkHeader(name, value, 'custom header');
+    set(name, value);
+  }
+
+  set('User-Agent', USER_AGENT);
+  const contentType = req.contentType ?? DEFAULT_CONTENT_TYPE;
+  checkHeader('Content-Type', contentType, 'stored content type');
+  set('Content-Type', contentType);
+
+  const auth = authHeader(req);
+  if (auth) set(auth[0], auth[1]);
+
+  set('X-Webhook-Event-Id', headerSafe(req.meta.eventId));
+  set('X-Webhook-Source', headerSafe(req.meta.source));
+  if (req.meta.eventType !== null) set('X-Webhook-Event-Type', headerSafe(req.meta.eventType));
+  set('X-Webhook-Delivery-Id', headerSafe(req.meta.deliveryId));
+  set('X-Webhook-Attempt', String(req.meta.attempt));
+
+  return Object.fromEntries(out.values());
+}
+
+function authHeader(req: OutboundRequest): [string, string] | null {
+  const { auth } = req;
+  switch (auth.type) {
+    case 'NONE':
+      return null;
+    case 'BASIC': {
+      if (auth.username === null || auth.secret === null) {
+        throw permanent('invalid_endpoint_auth', 'BASIC auth needs a username and a password');
+      }
+      return ['Authorization', `Basic ${Buffer.from(`${auth.username}:${auth.secret}`, 'utf8').toString('base64')}`];
+    }
+    case 'BEARER': {
+      if (auth.secret === null || auth.secret === '') {
+        throw permanent('invalid_endpoint_auth', 'BEARER auth needs a token');
+      }
+      const value = `Bearer ${auth.secret}`;
+      checkHeader('Authorization', value, 'BEARER token');
+      return ['Authorization', value];
+    }
+    case 'HMAC': {
+      if (auth.signingSecret === null || auth.signingSecret === '') {
+        throw permanent('invalid_endpoint_auth', 'HMAC auth needs a signing secret');
+      }
+      return ['X-Webhook-Signature', signBody(req.body, auth.signingSecret)];
+    }
+  }
+}
+
+function checkHeader(name: string, value: string, what: string): void {
+  try {
+    validateHeaderName(name);
+  } catch {
+    throw permanent('invalid_header', `${what} ${JSON.stringify(name.slice(0, 64))} has an invalid name`);
+  }
+  try {
+    validateHeaderValue(name, value);
+  } catch {
+    // the value may be a secret: name the header only
+    throw permanent('invalid_header', `${what} ${JSON.stringify(name)} has a value with characters not allowed in a header`);
+  }
+}
+
+/** Event types and ids come from third parties: percent-encode anything beyond printable ASCII so a header stays valid. */
+function headerSafe(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
+}

@@ -1,0 +1,13 @@
+export type { DeliveryOutcome, OutboundRequest, Send, StatusClass } from './types.js';
+export { signBody } from './signature.js';
+export { buildHeaders, isReservedHeader, USER_AGENT, DEFAULT_CONTENT_TYPE } from './headers.js';
+export { createAddressPolicy, parseCidr, DEFAULT_DENIED_CIDRS } from './address-policy.js';
+export type { AddressPolicy, AddressPolicyOptions, Cidr } from './address-policy.js';
+export { BlockedAddressError, createGuardedLookup, checkLiteralHost, systemResolve } from './guarded-lookup.js';
+export type { Resolve } from './guarded-lookup.js';
+export { classifyResponse, classifyError } from './classify.js';
+export type { ResponseFacts, ErrorContext } from './classify.js';
+export { parseRetryAfter, MAX_RETRY_AFTER_MS } from './retry-after.js';
+export { readBodyPrefix } from './response-body.js';
+export { createSender } from './sender.js';
+export type { Sender, SenderOptions } from './sender.js';

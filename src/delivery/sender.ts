@@ -1,0 +1,124 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import { isAppError } from '../domain/errors.js';
+import { DELIVERY_LIMITS } from '../domain/records.js';
+import type { AddressPolicy } from './address-policy.js';
+import { classifyError, classifyResponse } from './classify.js';
+import { checkLiteralHost, createGuardedLookup } from './guarded-lookup.js';
+import type { Resolve } from './guarded-lookup.js';
+import { buildHeaders } from './headers.js';
+import { readBodyPrefix } from './response-body.js';
+import type { DeliveryOutcome, Send } from './types.js';
+
+export interface SenderOptions {
+  addressPolicy: AddressPolicy;
+  agentOptions?: {
+    /** max connections per origin (default unlimited) */
+    connections?: number;
+    /** idle keep-alive socket lifetime in ms (default 4000) */
+    keepAliveTimeout?: number;
+  };
+  /** DNS resolution; defaults to the system resolver (dns.lookup) */
+  resolve?: Resolve;
+  /** epoch ms, for Retry-After HTTP-dates */
+  now?: () => number;
+}
+
+export interface Sender {
+  send: Send;
+  /** closes pooled connections; in-flight attempts finish first */
+  close(): Promise<void>;
+}
+
+/**
+ * One attempt per call: sends, classifies, never throws for a delivery failure. Redirects are
+ * not followed (undici's request() does not without a redirect interceptor).
+ */
+export function createSender(opts: SenderOptions): Sender {
+  const { addressPolicy } = opts;
+  const now = opts.now ?? Date.now;
+  const agent = new Agent({
+    connections: opts.agentOptions?.connections ?? null,
+    keepAliveTimeout: opts.agentOptions?.keepAliveTimeout ?? 4_000,
+    // every new connection resolves through the policy, whatever the attempt
+    connect: { lookup: createGuardedLookup(addressPolicy, opts.resolve) },
+  });
+
+  const send: Send = async (req) => {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    const invalid = (error: string): DeliveryOutcome => ({
+      kind: 'permanent',
+      status: null,
+      body: null,
+      error,
+      durationMs: elapsed(),
+      statusClass: 'network',
+    });
+
+    let target: URL;
+    try {
+      target = new URL(req.url);
+    } catch {
+      // the URL may carry credentials: do not echo it
+      return invalid('invalid request: endpoint url is not a valid URL');
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      return invalid(`invalid request: unsupported url scheme ${JSON.stringify(target.protocol)}`);
+    }
+    if (target.username !== '' || target.password !== '') {
+      return invalid('invalid request: credentials in the endpoint url are not supported, use the auth settings');
+    }
+    // an IP literal never goes through lookup, so it is checked here
+    const blocked = checkLiteralHost(addressPolicy, target.hostname);
+    if (blocked) return classifyError(blocked, { durationMs: elapsed(), timeoutMs: req.timeoutMs });
+
+    let headers: Record<string, string>;
+    try {
+      headers = buildHeaders(req);
+    } catch (err) {
+      if (isAppError(err) && err.kind === 'permanent') return invalid(`invalid request: ${err.message}`);
+      throw err;
+    }
+
+    // one deadline for connect + headers + body; the undici timeouts are the same bound, per phase
+    const signal = AbortSignal.timeout(req.timeoutMs);
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await request(target, {
+        dispatcher: agent,
+        method: req.method,
+        headers,
+        body: req.body,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+        signal,
+      });
+    } catch (err) {
+      return classifyError(err, { durationMs: elapsed(), timeoutMs: req.timeoutMs });
+    }
+
+    const read = await readBodyPrefix(response.body, DELIVERY_LIMITS.responseBodyBytes);
+    if (read.error !== undefined) {
+      return classifyError(read.error, {
+        durationMs: elapsed(),
+        timeoutMs: req.timeoutMs,
+        status: response.statusCode,
+        body: read.text,
+      });
+    }
+    return classifyResponse({
+      status: response.statusCode,
+      headers: response.headers,
+      body: read.text,
+      durationMs: elapsed(),
+      retryOnStatus: req.retryOnStatus,
+      now: now(),
+    });
+  };
+
+  return {
+    send,
+    close: () => agent.close(),
+  };
+}
