@@ -1,0 +1,47 @@
+import type { Repositories } from '../db/repositories.js';
+import type { Send } from '../delivery/types.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { BackoffSettings } from './types.js';
+
+/** Logging the activities need; a pino logger fits, tests may pass nothing. */
+export type ActivityLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
+
+export interface ActivityDeps {
+  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries'>;
+  send: Send;
+  metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd'>;
+  logger?: ActivityLogger;
+  /** delivery retry backoff; DEFAULT_BACKOFF when omitted */
+  backoff?: BackoffSettings;
+  /** clock in epoch ms, for end-to-end timing */
+  now?: () => number;
+}
+
+/** design.md: exponential backoff from 1 s, coefficient 2, capped at 10 min. */
+export const DEFAULT_BACKOFF: BackoffSettings = {
+  initialIntervalMs: 1_000,
+  backoffCoefficient: 2,
+  maximumIntervalMs: 600_000,
+};
+
+/** Temporal rejects such a retry policy at schedule time; fail at start-up instead. */
+export function validateBackoff(b: BackoffSettings): BackoffSettings {
+  if (!(b.initialIntervalMs > 0)) throw new Error('backoff.initialIntervalMs must be > 0');
+  if (!(b.backoffCoefficient >= 1)) throw new Error('backoff.backoffCoefficient must be >= 1');
+  if (!(b.maximumIntervalMs >= b.initialIntervalMs)) {
+    throw new Error('backoff.maximumIntervalMs must be >= backoff.initialIntervalMs');
+  }
+  return b;
+}
+
+/** The policy's delay after a given (1-based) failed attempt, for comparing with Retry-After. */
+export function backoffDelayMs(b: BackoffSettings, attempt: number): number {
+  return Math.min(b.initialIntervalMs * b.backoffCoefficient ** Math.max(0, attempt - 1), b.maximumIntervalMs);
+}
+
+export const noopLogger: ActivityLogger = {
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};

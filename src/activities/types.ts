@@ -1,0 +1,61 @@
+import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
+
+// The activity contract between the workflow and the activity implementations. Types only:
+// the workflow bundle imports this file, so it must never gain runtime Node.js code.
+
+/** Exponential backoff of delivery retries, global for all endpoints. */
+export interface BackoffSettings {
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs: number;
+}
+
+export interface FanoutInput {
+  eventId: string;
+  /** replay: deliver only these (PENDING) deliveries instead of matching endpoints */
+  deliveryIds?: string[];
+}
+
+export type PrepareInput = FanoutInput;
+
+/** One delivery the workflow will run, with what its retry policy is built from. */
+export interface PlannedDelivery {
+  deliveryId: string;
+  endpointId: string;
+  maxAttempts: number;
+  timeoutSeconds: number;
+}
+
+export interface PrepareResult {
+  deliveries: PlannedDelivery[];
+  backoff: BackoffSettings;
+}
+
+export interface DeliverInput {
+  deliveryId: string;
+  /** the endpoint's max_attempts when prepared; the same number bounds the activity's retries */
+  maxAttempts: number;
+}
+
+export interface DeliverResult {
+  status: DeliveryStatus;
+}
+
+/** A delivery whose activity ended without settling its row (timeout, lost worker, DB error). */
+export interface UnsettledDelivery {
+  deliveryId: string;
+  reason: string;
+}
+
+export interface FinishEventInput {
+  eventId: string;
+  unsettled?: UnsettledDelivery[];
+}
+
+export type FinalEventStatus = Exclude<EventStatus, 'RECEIVED'>;
+
+export interface FanoutActivities {
+  prepare(input: PrepareInput): Promise<PrepareResult>;
+  deliver(input: DeliverInput): Promise<DeliverResult>;
+  finishEvent(input: FinishEventInput): Promise<FinalEventStatus>;
+}

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+
+export interface ReplayRequest {
+  eventId: string;
+  /** deliveries already reopened to PENDING (deliveries.reopenFailed) */
+  deliveryIds: string[];
+  /** default WEBHOOKS */
+  taskQueue?: string;
+}
+
+export interface ReplayStarted {
+  workflowId: string;
+  runId: string;
+}
+
+/**
+ * Re-delivers reopened deliveries with a run of its own: the event's fanout id (= event id) is
+ * taken for good, so each replay gets a fresh, unique workflow id.
+ */
+export async function startReplay(client: Client, req: ReplayRequest): Promise<ReplayStarted> {
+  const workflowId = `${req.eventId}:replay:${randomUUID()}`;
+  const handle = await client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
+    taskQueue: req.taskQueue ?? TASK_QUEUE,
+    workflowId,
+    args: [{ eventId: req.eventId, deliveryIds: req.deliveryIds }],
+  });
+  return { workflowId, runId: handle.firstExecutionRunId };
+}

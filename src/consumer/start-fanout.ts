@@ -1,0 +1,47 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { EventRepository } from '../db/events.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+
+export interface FanoutStarterDeps {
+  client: Client;
+  /** default WEBHOOKS */
+  taskQueue?: string;
+  metrics?: Pick<Metrics, 'workflowsStarted'>;
+  /** records workflow_id on the event when given */
+  events?: Pick<EventRepository, 'setWorkflowId'>;
+}
+
+export type StartResult = 'started' | 'already_started';
+
+export type FanoutStarter = (eventId: string) => Promise<StartResult>;
+
+/**
+ * Starts the fanout of one event with workflow id = event id. A redelivered queue message finds
+ * the workflow already there (running or closed) and counts as handled, so an event is fanned out
+ * at most once through the queue; replays use their own workflow ids.
+ */
+export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
+  const taskQueue = deps.taskQueue ?? TASK_QUEUE;
+  return async function startFanout(eventId: string): Promise<StartResult> {
+    let result: StartResult;
+    try {
+      await deps.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId: eventId,
+        args: [{ eventId }],
+        // closed runs too: a second fanout would re-send every delivery
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+      result = 'started';
+      deps.metrics?.workflowsStarted.inc();
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      result = 'already_started';
+    }
+    // Also when already started: the first consumer may have died between start and this write.
+    await deps.events?.setWorkflowId(eventId, eventId);
+    return result;
+  };
+}

@@ -1,0 +1,57 @@
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import type {
+  BackoffSettings,
+  FanoutActivities,
+  FanoutInput,
+  FinalEventStatus,
+  PlannedDelivery,
+  UnsettledDelivery,
+} from '../activities/types.js';
+
+/**
+ * Bookkeeping activities (database only). Retried without an attempt limit: a Postgres outage must
+ * delay an event, never lose it; permanent problems are thrown as non-retryable by the activity.
+ */
+const { prepare, finishEvent } = proxyActivities<Pick<FanoutActivities, 'prepare' | 'finishEvent'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
+const DELIVER_MARGIN_MS = 30_000;
+
+/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
+function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
+  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>({
+    startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS,
+    retry: {
+      maximumAttempts: d.maxAttempts,
+      initialInterval: backoff.initialIntervalMs,
+      backoffCoefficient: backoff.backoffCoefficient,
+      maximumInterval: backoff.maximumIntervalMs,
+    },
+  });
+  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts });
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Fans one received event out to its endpoints: prepare (routing + PENDING rows), every delivery
+ * concurrently, then the event's final status. With deliveryIds it replays just those deliveries.
+ */
+export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEventStatus> {
+  const plan = await prepare(input);
+  const results = await Promise.allSettled(plan.deliveries.map((d) => deliverWithPolicy(d, plan.backoff)));
+  // A delivery that failed normally is already FAILED in its row; finishEvent settles any other
+  // (e.g. the last attempt timed out) so no row stays PENDING once its workflow is done.
+  const unsettled: UnsettledDelivery[] = [];
+  results.forEach((r, i) => {
+    const d = plan.deliveries[i];
+    if (r.status === 'rejected' && d) unsettled.push({ deliveryId: d.deliveryId, reason: reasonOf(r.reason) });
+  });
+  return finishEvent({ eventId: input.eventId, unsettled });
+}

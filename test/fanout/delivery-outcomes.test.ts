@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { refusedUrl, startReceiver, type Receiver } from './support/receiver.js';
+
+// One endpoint per test: each row of the delivery state table, end to end through a real
+// workflow, the real sender and a real HTTP receiver.
+describe('delivery outcomes', () => {
+  let h: FanoutHarness;
+  const receivers: Receiver[] = [];
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const r = await startReceiver(...args);
+    receivers.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    h = await startFanoutHarness();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await h?.close();
+  });
+
+  it('2xx: SUCCESS after one attempt, the stored body sent byte-for-byte with the X-Webhook headers', async () => {
+    const r = await receiver([{ status: 202, body: 'accepted' }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url });
+    const payload = '{"id":"evt_1", "type":"payment.succeeded"}';
+    const eventId = await addEvent(h.repos, { source, eventType: 'payment.succeeded', payload });
+
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'SUCCESS', attempts: 1, lastResponseStatus: 202, lastResponseBody: 'accepted', lastError: null });
+    expect(r.requests).toHaveLength(1);
+    const req = r.requests[0]!;
+    expect(req.method).toBe('POST');
+    expect(req.body.toString()).toBe(payload);
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['x-webhook-event-id']).toBe(eventId);
+    expect(req.headers['x-webhook-delivery-id']).toBe(d.id);
+    expect(req.headers['x-webhook-source']).toBe(source);
+    expect(req.headers['x-webhook-event-type']).toBe('payment.succeeded');
+    expect(req.headers['x-webhook-attempt']).toBe('1');
+    const event = await h.repos.events.get(eventId);
+    expect(event).toMatchObject({ status: 'COMPLETED', workflowId: eventId });
+    expect(event?.completedAt).toBeInstanceOf(Date);
+  });
+
+  it('4xx: FAILED after exactly one attempt, not retried', async () => {
+    const r = await receiver([{ status: 422, body: 'bad contract' }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 5 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+
+    expect(r.requests).toHaveLength(1);
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 1, lastResponseStatus: 422, lastResponseBody: 'bad contract' });
+    expect(d.lastError).toBeTruthy();
+  });
+
+  it('5xx: retried up to max_attempts, then FAILED with the last response recorded', async () => {
+    const r = await receiver([{ status: 500, body: 'boom' }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 3 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+
+    expect(r.requests.map((q) => q.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 3, lastResponseStatus: 500, lastResponseBody: 'boom' });
+    expect(d.lastError).toBeTruthy();
+    expect(d.completedAt).toBeInstanceOf(Date);
+
+    const attempts = await h.metrics.deliveryAttempts.get();
+    const retryable5xx = attempts.values.find((v) => v.labels.outcome === 'retryable' && v.labels.status_class === '5xx');
+    expect(retryable5xx?.value).toBeGreaterThanOrEqual(3);
+  });
+
+  it('5xx then 2xx: SUCCESS with attempts=2', async () => {
+    const r = await receiver([{ status: 503, body: 'busy' }, { status: 200, body: 'fine' }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 3 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    expect(r.requests).toHaveLength(2);
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'SUCCESS', attempts: 2, lastResponseStatus: 200, lastResponseBody: 'fine', lastError: null });
+  });
+
+  it('timeout: retried, and succeeds once the endpoint answers in time', async () => {
+    const r = await receiver([{ status: 200, delayMs: 2_500 }, { status: 200, body: 'quick' }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url, timeoutSeconds: 1, maxAttempts: 3 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    expect(r.requests).toHaveLength(2);
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'SUCCESS', attempts: 2, lastResponseStatus: 200 });
+  });
+
+  it('timeout on every attempt: FAILED after max_attempts with no response status', async () => {
+    const r = await receiver([{ status: 200, delayMs: 2_500 }]);
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url, timeoutSeconds: 1, maxAttempts: 2 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+
+    expect(r.requests).toHaveLength(2);
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 2, lastResponseStatus: null });
+    expect(d.lastError).toMatch(/time/i);
+  });
+
+  it('connection refused: retried up to max_attempts, then FAILED', async () => {
+    const source = uniqueSource();
+    const endpointId = await addEndpoint(h.repos, { source, url: await refusedUrl(), maxAttempts: 3 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 3, lastResponseStatus: null, lastResponseBody: null });
+    expect(d.lastError).toBeTruthy();
+    const attempts = await h.metrics.deliveryAttempts.get();
+    const refused = attempts.values.find((v) => v.labels.outcome === 'retryable' && v.labels.status_class === 'refused');
+    expect(refused?.value).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reads the endpoint fresh on every attempt: a rotated secret applies to the next retry', async () => {
+    const source = uniqueSource();
+    let endpointId = '';
+    const r = await receiver(async (n) => {
+      if (n > 0) return { status: 200 };
+      await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ auth_secret: 'rotated-token' });
+      return { status: 500 };
+    });
+    endpointId = await addEndpoint(h.repos, { source, url: r.url, authType: 'BEARER', authSecret: 'old-token' });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    expect(r.requests.map((q) => q.headers.authorization)).toEqual(['Bearer old-token', 'Bearer rotated-token']);
+  });
+});

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplay } from '../../src/consumer/replay.js';
+import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { startReceiver, type Receiver } from './support/receiver.js';
+
+describe('starter, concurrency and replay', () => {
+  let h: FanoutHarness;
+  const receivers: Receiver[] = [];
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const r = await startReceiver(...args);
+    receivers.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    h = await startFanoutHarness();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await h?.close();
+  });
+
+  it('starting the same event twice runs one fanout: already_started, one request per endpoint', async () => {
+    const source = uniqueSource();
+    const a = await receiver();
+    const b = await receiver();
+    await addEndpoint(h.repos, { source, url: a.url });
+    await addEndpoint(h.repos, { source, eventType: 't', url: b.url });
+    const eventId = await addEvent(h.repos, { source, eventType: 't' });
+    const startedBefore = (await h.metrics.workflowsStarted.get()).values[0]?.value ?? 0;
+
+    expect(await h.start(eventId)).toBe('started');
+    expect(await h.start(eventId)).toBe('already_started');
+    expect(await h.client.workflow.getHandle(eventId).result()).toBe('COMPLETED');
+    // also after the first run closed: a redelivered queue message must not fan out again
+    expect(await h.start(eventId)).toBe('already_started');
+
+    expect(a.requests).toHaveLength(1);
+    expect(b.requests).toHaveLength(1);
+    expect((await h.repos.events.get(eventId))?.workflowId).toBe(eventId);
+    expect((await h.metrics.workflowsStarted.get()).values[0]?.value).toBe(startedBefore + 1);
+  });
+
+  it('delivers to all endpoints concurrently', async () => {
+    const source = uniqueSource();
+    const slow = await Promise.all([1, 2, 3].map(() => receiver([{ status: 200, delayMs: 500 }])));
+    for (const r of slow) await addEndpoint(h.repos, { source, url: r.url });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    const requests = slow.flatMap((r) => r.requests);
+    expect(requests).toHaveLength(3);
+    const lastStart = Math.max(...requests.map((q) => q.startedAt));
+    const firstFinish = Math.min(...requests.map((q) => q.finishedAt ?? Infinity));
+    // every request was in flight before any was answered
+    expect(lastStart).toBeLessThan(firstFinish);
+  });
+
+  it('replay: a reopened FAILED delivery gets exactly one new attempt and the event is recomputed', async () => {
+    const source = uniqueSource();
+    const ok = await receiver([{ status: 200 }]);
+    const flaky = await receiver([{ status: 500, body: 'down' }]);
+    const okId = await addEndpoint(h.repos, { source, url: ok.url });
+    const flakyId = await addEndpoint(h.repos, { source, url: flaky.url, maxAttempts: 2 });
+    const eventId = await addEvent(h.repos, { source });
+
+    expect(await h.runFanout(eventId)).toBe('PARTIAL');
+    const failed = await deliveryOf(h.repos, eventId, flakyId);
+    expect(failed).toMatchObject({ status: 'FAILED', attempts: 2 });
+
+    flaky.setScript([{ status: 200, body: 'back' }]);
+    expect(await h.repos.deliveries.reopenFailed(failed.id)).toBe(true);
+    const { workflowId } = await startReplay(h.client, { eventId, deliveryIds: [failed.id], taskQueue: h.taskQueue });
+    expect(workflowId).not.toBe(eventId);
+    expect(workflowId.startsWith(`${eventId}:replay:`)).toBe(true);
+    expect(await h.client.workflow.getHandle(workflowId).result()).toBe('COMPLETED');
+
+    expect(flaky.requests).toHaveLength(3);
+    expect(flaky.requests[2]?.headers['x-webhook-attempt']).toBe('1');
+    expect(ok.requests).toHaveLength(1);
+    expect(await deliveryOf(h.repos, eventId, flakyId)).toMatchObject({
+      status: 'SUCCESS',
+      attempts: 3,
+      lastResponseStatus: 200,
+      lastResponseBody: 'back',
+      lastError: null,
+    });
+    expect((await deliveryOf(h.repos, eventId, okId)).attempts).toBe(1);
+    expect((await h.repos.events.get(eventId))?.status).toBe('COMPLETED');
+  });
+
+  it('replay skips a delivery that is not PENDING (not reopened) and sends nothing', async () => {
+    const source = uniqueSource();
+    const r = await receiver([{ status: 400 }]);
+    const endpointId = await addEndpoint(h.repos, { source, url: r.url });
+    const eventId = await addEvent(h.repos, { source });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    const d = await deliveryOf(h.repos, eventId, endpointId);
+
+    const { workflowId } = await startReplay(h.client, { eventId, deliveryIds: [d.id], taskQueue: h.taskQueue });
+    expect(await h.client.workflow.getHandle(workflowId).result()).toBe('FAILED');
+    expect(r.requests).toHaveLength(1);
+  });
+});
