@@ -1,0 +1,194 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import pino from 'pino';
+import { describeError } from '../domain/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { createMessageDeleter } from './message-deleter.js';
+import { decodeEventMessage } from './event-message.js';
+
+/**
+ * Handles one event id. Resolving means "done, delete the message"; throwing leaves the message
+ * for SQS to redeliver after the visibility timeout (and to dead-letter after maxReceiveCount).
+ * A returned string labels the `queueMessages` metric (e.g. 'started', 'already_started').
+ */
+export type EventHandler = (eventId: string) => Promise<void | string>;
+
+export interface QueueConsumerOptions {
+  sqs: SQSClient;
+  queueUrl: string;
+  handle: EventHandler;
+  logger?: Logger;
+  metrics?: Pick<Metrics, 'queueMessages'>;
+  /** messages per ReceiveMessage, 1..10 */
+  batchSize?: number;
+  /** long-poll wait, 0..20 s */
+  waitTimeSeconds?: number;
+  /** most handlers in flight at once; defaults to batchSize */
+  concurrency?: number;
+  /** per-receive visibility timeout; absent = the queue's own */
+  visibilityTimeoutSeconds?: number;
+  /** how long stop() waits for in-flight handlers before giving up on them */
+  shutdownTimeoutMs?: number;
+  /** backoff after failed receives: doubles from initialMs up to maxMs */
+  backoff?: { initialMs?: number; maxMs?: number };
+}
+
+export interface QueueConsumer {
+  start(): void;
+  /** Stops polling, waits (bounded) for in-flight handlers and their deletes, then resolves. */
+  stop(): Promise<void>;
+  /** true from start() until stop() has resolved */
+  readonly running: boolean;
+}
+
+export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
+  const { sqs, queueUrl, handle, metrics } = opts;
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const batchSize = clamp(opts.batchSize ?? 10, 1, 10);
+  const waitTimeSeconds = clamp(opts.waitTimeSeconds ?? 20, 0, 20);
+  const concurrency = Math.max(1, opts.concurrency ?? batchSize);
+  const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 25_000;
+  const backoffInitialMs = opts.backoff?.initialMs ?? 1_000;
+  const backoffMaxMs = opts.backoff?.maxMs ?? 30_000;
+  const deleter = createMessageDeleter({ sqs, queueUrl, logger });
+
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let stopping = false;
+  let abort = new AbortController();
+  let loopDone: Promise<void> = Promise.resolve();
+  let stopped: Promise<void> | undefined;
+  let wakeLoop: (() => void) | undefined;
+
+  const count = (outcome: string): void => {
+    metrics?.queueMessages.inc({ outcome });
+  };
+
+  async function processMessage(message: Message): Promise<void> {
+    const receiveCount = message.Attributes?.ApproximateReceiveCount;
+    const eventId = decodeEventMessage(message.Body);
+    if (eventId === undefined) {
+      // not deleted on purpose: after maxReceiveCount receives SQS moves it to the DLQ for inspection
+      count('invalid');
+      logger.warn(
+        { messageId: message.MessageId, receiveCount, bodyPrefix: message.Body?.slice(0, 200) },
+        'queue message is not {"eventId": <uuid>}; leaving it for the dead-letter queue',
+      );
+      return;
+    }
+    let outcome: void | string;
+    try {
+      outcome = await handle(eventId);
+    } catch (err) {
+      count('error');
+      logger.warn(
+        { eventId, messageId: message.MessageId, receiveCount, err: describeError(err) },
+        'handling queue message failed; it will be redelivered after the visibility timeout',
+      );
+      return;
+    }
+    count(typeof outcome === 'string' ? outcome : 'handled');
+    if (message.ReceiptHandle !== undefined) {
+      await deleter.delete({ id: message.MessageId ?? eventId, receiptHandle: message.ReceiptHandle });
+    }
+  }
+
+  function dispatch(message: Message): void {
+    const p: Promise<void> = processMessage(message)
+      .catch((err: unknown) => logger.error({ err: describeError(err) }, 'unexpected error processing a queue message'))
+      .finally(() => {
+        inFlight.delete(p);
+        wakeLoop?.();
+      });
+    inFlight.add(p);
+  }
+
+  async function waitForSlot(): Promise<void> {
+    while (!stopping && inFlight.size >= concurrency) {
+      await new Promise<void>((resolve) => {
+        wakeLoop = resolve;
+      });
+      wakeLoop = undefined;
+    }
+  }
+
+  async function loop(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!stopping) {
+      await waitForSlot();
+      if (stopping) break;
+      let messages: Message[];
+      try {
+        const res = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: Math.min(batchSize, concurrency - inFlight.size),
+            WaitTimeSeconds: waitTimeSeconds,
+            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+            ...(opts.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: opts.visibilityTimeoutSeconds } : {}),
+          }),
+          { abortSignal: signal },
+        );
+        messages = res.Messages ?? [];
+        failures = 0;
+      } catch (err) {
+        if (stopping) break;
+        failures += 1;
+        const delayMs = Math.min(backoffMaxMs, backoffInitialMs * 2 ** Math.min(failures - 1, 16));
+        logger.warn({ err: describeError(err), failures, retryInMs: delayMs }, 'receiving from the queue failed');
+        // the process keeps running: the queue coming back is the normal way out of this
+        await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+        continue;
+      }
+      // messages already received are handled even if stop() came meanwhile: they are in flight
+      for (const message of messages) dispatch(message);
+    }
+  }
+
+  return {
+    get running() {
+      return running;
+    },
+    start() {
+      if (running) return;
+      running = true;
+      stopping = false;
+      stopped = undefined;
+      abort = new AbortController();
+      loopDone = loop(abort.signal).catch((err: unknown) => {
+        logger.error({ err: describeError(err) }, 'queue consumer loop ended unexpectedly');
+      });
+    },
+    stop() {
+      if (!running) return Promise.resolve();
+      if (stopped !== undefined) return stopped;
+      stopping = true;
+      abort.abort(); // ends the in-flight long poll now instead of up to 20 s later
+      wakeLoop?.();
+      stopped = (async () => {
+        await loopDone;
+        const pending = inFlight.size;
+        if (pending > 0) {
+          const timer = new AbortController();
+          const drained = Promise.allSettled([...inFlight]).then(() => true);
+          const timeout = sleep(shutdownTimeoutMs, false, { signal: timer.signal }).catch(() => false);
+          const finished = await Promise.race([drained, timeout]);
+          timer.abort();
+          if (!finished) {
+            logger.warn(
+              { stillRunning: inFlight.size },
+              'queue consumer stopped with handlers still running; their messages will be redelivered',
+            );
+          }
+        }
+        running = false;
+      })();
+      return stopped;
+    },
+  };
+}
+
+function clamp(n: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.floor(n)));
+}

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  GetSubscriptionAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  ListTopicsCommand,
+} from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import {
+  createAwsClients,
+  createQueueConsumer,
+  createSnsPublisher,
+  ensureTopology,
+  type AwsClients,
+  type QueueConsumer,
+  type Topology,
+} from '../../src/transport/index.js';
+import { BACKENDS, type Backend } from './backends.js';
+import {
+  captureLogger,
+  deferred,
+  queueDepth,
+  queueMessagesCount,
+  receiveOne,
+  uniqueSuffix,
+  waitFor,
+} from './helpers.js';
+
+/**
+ * One contract, two independent SNS/SQS implementations: what passes on both is what we rely on
+ * from AWS. Each test gets its own topic and queues.
+ */
+describe.each(BACKENDS)('transport contract on $name', (kind) => {
+  let backend: Backend;
+  let clients: AwsClients;
+  const consumers: QueueConsumer[] = [];
+
+  beforeAll(async () => {
+    backend = await kind.start();
+    clients = createAwsClients({ region: 'us-east-1', endpoint: backend.endpoint, env: {} });
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(consumers.map((c) => c.stop()));
+    clients?.sns.destroy();
+    clients?.sqs.destroy();
+    await backend?.stop();
+  });
+
+  /** a fresh topic -> queue -> DLQ with a 1 s visibility timeout, so redelivery is quick */
+  async function freshTopology(): Promise<Topology> {
+    const s = uniqueSuffix();
+    return ensureTopology(clients, {
+      topicName: `events-${s}`,
+      queueName: `events-${s}`,
+      dlqName: `webhook-fanout-dlq-${s}`,
+      visibilityTimeoutSeconds: 1,
+    });
+  }
+
+  function consumer(opts: Omit<Parameters<typeof createQueueConsumer>[0], 'sqs'>): QueueConsumer {
+    const c = createQueueConsumer({ sqs: clients.sqs, ...opts });
+    consumers.push(c);
+    return c;
+  }
+
+  it('ensureTopology creates topic, queue, DLQ, redrive, policy and one raw subscription, idempotently', async () => {
+    // the default names: this backend is private to this suite
+    const first = await ensureTopology(clients);
+    const second = await ensureTopology(clients);
+    expect(second).toEqual(first);
+    expect(first.dlqUrl).toMatch(/\/webhook-fanout-dlq$/);
+    expect(first.dlqArn).toMatch(/:webhook-fanout-dlq$/);
+    expect(first.queueUrl).toMatch(/\/webhook-fanout-events$/);
+    expect(first.queueArn).toMatch(/:webhook-fanout-events$/);
+    expect(first.topicArn).toMatch(/^arn:aws:sns:us-east-1:\d+:webhook-fanout-events$/);
+
+    const topics = await clients.sns.send(new ListTopicsCommand({}));
+    expect(topics.Topics?.filter((t) => t.TopicArn === first.topicArn)).toHaveLength(1);
+
+    const attrs = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: first.queueUrl, AttributeNames: ['All'] }),
+    );
+    const redrive = JSON.parse(attrs.Attributes?.RedrivePolicy ?? '{}') as Record<string, unknown>;
+    expect(redrive.deadLetterTargetArn).toBe(first.dlqArn);
+    expect(Number(redrive.maxReceiveCount)).toBe(5);
+    expect(attrs.Attributes?.VisibilityTimeout).toBe('30');
+    const policy = JSON.parse(attrs.Attributes?.Policy ?? '{}') as {
+      Statement: { Action: string; Resource: string; Condition: { ArnEquals: Record<string, string> } }[];
+    };
+    expect(policy.Statement[0]?.Action).toBe('sqs:SendMessage');
+    expect(policy.Statement[0]?.Resource).toBe(first.queueArn);
+    expect(policy.Statement[0]?.Condition.ArnEquals['aws:SourceArn']).toBe(first.topicArn);
+
+    const subs = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: first.topicArn }));
+    const sqsSubs = subs.Subscriptions?.filter((s) => s.Protocol === 'sqs') ?? [];
+    expect(sqsSubs).toHaveLength(1);
+    expect(sqsSubs[0]?.Endpoint).toBe(first.queueArn);
+    const subAttrs = await clients.sns.send(
+      new GetSubscriptionAttributesCommand({ SubscriptionArn: sqsSubs[0]?.SubscriptionArn }),
+    );
+    expect(subAttrs.Attributes?.RawMessageDelivery).toBe('true');
+  });
+
+  it('publish delivers the raw {"eventId"} body to the queue, not the SNS envelope', async () => {
+    const topo = await freshTopology();
+    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const eventId = randomUUID();
+    await publisher.publish(eventId);
+    const message = await receiveOne(clients.sqs, topo.queueUrl);
+    expect(message?.Body).toBe(JSON.stringify({ eventId }));
+  });
+
+  it('the consumer hands the event id to handle() and deletes the message after success', async () => {
+    const topo = await freshTopology();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    const seen: string[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      metrics,
+      handle: async (eventId) => {
+        seen.push(eventId);
+        return 'started';
+      },
+    });
+    c.start();
+    expect(c.running).toBe(true);
+    for (const id of ids) await publisher.publish(id);
+    await waitFor(() => (seen.length >= ids.length ? true : undefined), 'three handled events');
+    await c.stop();
+    expect(c.running).toBe(false);
+    expect([...seen].sort()).toEqual([...ids].sort());
+    expect(await queueMessagesCount(metrics, 'started')).toBe(3);
+    // deleted, not merely invisible: after the 1 s visibility timeout nothing comes back either
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+    await sleep(1_200);
+    expect(await receiveOne(clients.sqs, topo.queueUrl, 1)).toBeUndefined();
+  });
+
+  it('a handler that throws leaves the message, which is redelivered after the visibility timeout', async () => {
+    const topo = await freshTopology();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const eventId = randomUUID();
+    const calls: number[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      metrics,
+      handle: async (id) => {
+        expect(id).toBe(eventId);
+        calls.push(Date.now());
+        if (calls.length === 1) throw new Error('temporal unavailable');
+      },
+    });
+    c.start();
+    await publisher.publish(eventId);
+    await waitFor(() => (calls.length >= 2 ? true : undefined), 'the redelivery');
+    await c.stop();
+    expect(calls).toHaveLength(2);
+    const [first = 0, second = 0] = calls;
+    expect(second - first).toBeGreaterThanOrEqual(900);
+    expect(await queueMessagesCount(metrics, 'error')).toBe(1);
+    expect(await queueMessagesCount(metrics, 'handled')).toBe(1);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+  });
+
+  it('a poison message is never deleted and lands in the DLQ after exactly 5 receives', async () => {
+    const topo = await freshTopology();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const { logger, records } = captureLogger();
+    const handled: string[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      metrics,
+      logger,
+      waitTimeSeconds: 1,
+      handle: async (id) => {
+        handled.push(id);
+      },
+    });
+    const sent = await clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: '{"eventId":"not-a-uuid"}' }),
+    );
+    c.start();
+    const dead = await waitFor(() => receiveOne(clients.sqs, topo.dlqUrl, 1), 'the poison message in the DLQ', 20_000);
+    await c.stop();
+    expect(dead.MessageId).toBe(sent.MessageId);
+    expect(dead.Body).toBe('{"eventId":"not-a-uuid"}');
+    expect(await queueMessagesCount(metrics, 'invalid')).toBe(5);
+    const warnings = records.filter((r) => r.messageId === sent.MessageId);
+    expect(warnings.map((r) => Number(r.receiveCount))).toEqual([1, 2, 3, 4, 5]);
+    expect(handled).toEqual([]);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+  });
+
+  it('stop() lets the in-flight handler finish and delete its message, then receives no more', async () => {
+    const topo = await freshTopology();
+    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const started = deferred();
+    const release = deferred();
+    const seen: string[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      handle: async (id) => {
+        seen.push(id);
+        started.resolve();
+        await release.promise;
+      },
+    });
+    c.start();
+    const first = randomUUID();
+    await publisher.publish(first);
+    await started.promise;
+
+    let stopped = false;
+    const stopping = c.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(300);
+    expect(stopped).toBe(false); // still waiting for the handler
+    const releasedAt = Date.now();
+    release.resolve();
+    await stopping;
+    // the 20 s long poll was aborted, not waited out
+    expect(Date.now() - releasedAt).toBeLessThan(2_000);
+    expect(c.running).toBe(false);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+
+    // nothing polls any more: a new message stays visible and unhandled
+    await publisher.publish(randomUUID());
+    await sleep(1_500);
+    expect(seen).toEqual([first]);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 1, notVisible: 0 });
+  });
+});
