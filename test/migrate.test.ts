@@ -52,3 +52,20 @@ describe('migration 052', () => {
     expect(Number(rows[0]?.n)).toBe(3);
   });
 });
+
+describe('migration 052 check constraints survive knex', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  it('accepts http and https endpoint URLs and refuses other schemes', async () => {
+    const base = { name: 'e', source: 's' };
+    await t.db('webhook_endpoint').insert({ ...base, url: 'http://receiver.svc:8080/hook' });
+    await t.db('webhook_endpoint').insert({ ...base, url: 'https://example.com/hook' });
+    await expect(t.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' })).rejects.toThrow(
+      /webhook_endpoint_url_chk/,
+    );
+  });
+});

@@ -23,7 +23,8 @@ class SqlMigrationSource implements Knex.MigrationSource<string> {
     const sql = await readFile(path.join(this.dir, migration), 'utf8');
     return {
       up: async (knex: Knex) => {
-        await knex.raw(sql);
+        // knex reads "?" as a binding placeholder even without bindings; "\\?" is its escape
+        await knex.raw(sql.replace(/\?/g, '\\?'));
       },
       down: async () => {
         throw new Error(`${migration} has no down migration; restore from backup instead`);

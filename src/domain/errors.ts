@@ -47,7 +47,9 @@ export function isAppError(err: unknown): err is AppError {
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return `${err.message}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
+    // knex prefixes driver errors with the full SQL text: keep only the reason after it
+    const message = /^(insert|update|delete|select|with)\b[\s\S]* - ([^]*)$/i.exec(err.message)?.[2] ?? err.message;
+    return `${message}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
   }
   return String(err).replace(/\s+/g, ' ').slice(0, 500);
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { isAppError } from '../domain/errors.js';
 import { installProblemHandlers, problem, sendProblem } from '../http/problem.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -31,9 +31,10 @@ export interface IngestAppDeps {
 export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // one log line per request would dominate the cost of ingest; metrics count them instead
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     // ids for log correlation; never trust a caller-supplied one blindly
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,

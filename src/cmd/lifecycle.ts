@@ -1,0 +1,79 @@
+import type { Registry } from 'prom-client';
+import type { Logger } from '../observability/logger.js';
+import { startManagementServer, type ReadinessCheck } from '../observability/management-server.js';
+import type { RunningProcess } from '../processes/ingest-process.js';
+
+export interface ServiceRun {
+  /** resolves once the service stopped (signal or fatal error) */
+  done: Promise<void>;
+  /** begin the graceful shutdown programmatically */
+  shutdown(reason: string): Promise<void>;
+}
+
+/**
+ * The life of one long-running process: management endpoints first (so probes answer while it
+ * starts), then the parts, then SIGINT/SIGTERM -> readyz 503 -> parts stopped in reverse order
+ * -> cleanup, all bounded by shutdownTimeoutMs, after which the process exits anyway.
+ */
+export async function runService(opts: {
+  name: string;
+  logger: Logger;
+  managementPort: number;
+  registry: Registry;
+  checks: Record<string, ReadinessCheck>;
+  start: () => Promise<RunningProcess[]>;
+  /** released after the parts stopped: connections, embedded servers */
+  cleanup?: () => Promise<void>;
+  shutdownTimeoutMs?: number;
+  exitOnStop?: boolean;
+}): Promise<ServiceRun> {
+  const { logger } = opts;
+  const management = await startManagementServer({
+    port: opts.managementPort,
+    registry: opts.registry,
+    checks: opts.checks,
+  });
+  let parts: RunningProcess[] = [];
+  let stopping: Promise<void> | undefined;
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((r) => (resolveDone = r));
+
+  const shutdown = (reason: string, exitCode = 0): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ reason }, `${opts.name}: shutting down`);
+      management.setShuttingDown();
+      const timeoutMs = opts.shutdownTimeoutMs ?? 30_000;
+      const force = setTimeout(() => {
+        logger.error(`${opts.name}: shutdown took longer than ${timeoutMs} ms, exiting`);
+        process.exit(1);
+      }, timeoutMs);
+      force.unref();
+      for (const part of [...parts].reverse()) {
+        await part.stop().catch((err: unknown) => logger.error({ err }, 'error while stopping'));
+      }
+      await opts.cleanup?.().catch((err: unknown) => logger.error({ err }, 'error during cleanup'));
+      await management.close();
+      clearTimeout(force);
+      logger.info(`${opts.name}: stopped`);
+      resolveDone();
+      if (opts.exitOnStop ?? true) process.exit(exitCode);
+    })();
+    return stopping;
+  };
+
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('unhandledRejection', (err) => {
+    logger.error({ err }, 'unhandled rejection');
+    void shutdown('unhandledRejection', 1);
+  });
+
+  try {
+    parts = await opts.start();
+  } catch (err) {
+    logger.error({ err }, `${opts.name}: failed to start`);
+    await shutdown('start failed', 1);
+  }
+  logger.info({ managementPort: management.port }, `${opts.name}: started; /metrics, /healthz, /readyz on port ${management.port}`);
+  return { done, shutdown: (reason) => shutdown(reason) };
+}

@@ -1,0 +1,17 @@
+import { loadMigrateConfig } from '../config/config.js';
+import { createDb } from '../db/knex.js';
+import { migrateLatest } from '../db/migrate.js';
+import { createLogger } from '../observability/logger.js';
+
+/** Composition root: `webhook-fanout migrate` (idempotent; knex records and locks). */
+export async function main(env: NodeJS.ProcessEnv): Promise<void> {
+  const cfg = loadMigrateConfig(env);
+  const logger = createLogger({ level: cfg.logLevel, name: 'migrate' });
+  const db = createDb({ url: cfg.databaseUrl, poolMax: 2 });
+  try {
+    const applied = await migrateLatest(db);
+    logger.info({ applied }, applied.length === 0 ? 'schema up to date' : `applied ${applied.length} migration(s)`);
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,50 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { Repositories } from '../db/repositories.js';
+import type { Logger } from '../observability/logger.js';
+import { readManifests } from './read-manifests.js';
+import { syncManifests, type SyncReport } from './sync-manifests.js';
+
+/** Loads a folder of manifests into Postgres now, and again whenever a file in it changes. */
+export async function watchManifests(deps: {
+  dir: string;
+  repos: Repositories;
+  logger: Logger;
+  debounceMs?: number;
+  onSync?: (r: SyncReport) => void;
+}): Promise<{ initial: SyncReport; close(): Promise<void> }> {
+  const sync = async (): Promise<SyncReport> => {
+    const report = await syncManifests(deps.repos, await readManifests(deps.dir), deps.logger);
+    deps.onSync?.(report);
+    return report;
+  };
+  const initial = await sync();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(deps.dir, { recursive: true }, () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        running = running
+          .then(sync)
+          .then((r) =>
+            deps.logger.info(
+              { endpoints: r.endpoints, credentials: r.credentials, removed: r.removed, rejected: r.errors.length },
+              'manifests reloaded',
+            ),
+          )
+          .catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'manifest reload failed'));
+      }, deps.debounceMs ?? 300);
+    });
+  } catch (err) {
+    deps.logger.warn({ err: String(err) }, 'cannot watch the manifest folder; changes need a restart');
+  }
+  return {
+    initial,
+    async close() {
+      clearTimeout(timer);
+      watcher?.close();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { NativeConnection } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { BackoffConfig } from '../config/config.js';
+import type { Repositories } from '../db/repositories.js';
+import { createAddressPolicy } from '../delivery/address-policy.js';
+import { createSender } from '../delivery/sender.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { createFanoutWorker } from '../worker/worker.js';
+import type { RunningProcess } from './ingest-process.js';
+
+/** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */
+export async function startWorkerProcess(deps: {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  repos: Repositories;
+  metrics: Metrics;
+  logger: Logger;
+  backoff: BackoffConfig;
+  outboundDenyCidrs: string[];
+  outboundAllowCidrs: string[];
+  maxConcurrentActivities: number;
+}): Promise<RunningProcess & { running: Promise<void> }> {
+  const sender = createSender({
+    addressPolicy: createAddressPolicy({ deny: deps.outboundDenyCidrs, allow: deps.outboundAllowCidrs }),
+  });
+  const worker = await createFanoutWorker({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    activities: createActivities({
+      repos: deps.repos,
+      send: sender.send,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      backoff: deps.backoff,
+    }),
+    maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities,
+  });
+  const running = worker.run();
+  return {
+    running,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await sender.close();
+    },
+  };
+}
