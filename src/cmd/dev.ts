@@ -16,6 +16,7 @@ import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { watchManifests } from '../manifests/watch-manifests.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
+import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { startConsumerProcess } from '../processes/consumer-process.js';
 import { startIngestProcess, type RunningProcess } from '../processes/ingest-process.js';
 import { startWorkerProcess } from '../processes/worker-process.js';
@@ -52,6 +53,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
   r.done();
 
   const logger = createLogger({ level: logLevel, name: 'dev' });
+  installTemporalRuntime(logger);
   const metrics = createMetrics();
   await mkdir(dataDir, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];

@@ -61,8 +61,9 @@ export async function runService(opts: {
     return stopping;
   };
 
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // `on`, not `once`: a second Ctrl-C must not fall through to the default handler mid-shutdown
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('unhandledRejection', (err) => {
     logger.error({ err }, 'unhandled rejection');
     void shutdown('unhandledRejection', 1);

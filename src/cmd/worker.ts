@@ -4,6 +4,7 @@ import { createDb, pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
+import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { startWorkerProcess } from '../processes/worker-process.js';
 import { runService } from './lifecycle.js';
 
@@ -11,6 +12,7 @@ import { runService } from './lifecycle.js';
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadWorkerConfig(env);
   const logger = createLogger({ level: cfg.logLevel, name: 'worker' });
+  installTemporalRuntime(logger);
   const metrics = createMetrics();
   const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });

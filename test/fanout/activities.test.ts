@@ -19,7 +19,7 @@ import type { OutboundRequest, Send } from '../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { TestDatabase } from '../support/db.js';
 import { addEndpoint, addEvent, createFanoutTestDatabase, uniqueSource } from './support/harness.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
 
 // The activities one by one, in an activity context with a chosen attempt number: the edges a
 // whole workflow run cannot reach deterministically (Retry-After, a lost last attempt, races).

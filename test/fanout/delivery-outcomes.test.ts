@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { refusedUrl, startReceiver, type Receiver } from './support/receiver.js';
+import { refusedUrl, startReceiver, type Receiver } from '../support/receiver.js';
 
 // One endpoint per test: each row of the delivery state table, end to end through a real
 // workflow, the real sender and a real HTTP receiver.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
 
 describe('routing and event outcome', () => {
   let h: FanoutHarness;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplay } from '../../src/consumer/replay.js';
 import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
 
 describe('starter, concurrency and replay', () => {
   let h: FanoutHarness;

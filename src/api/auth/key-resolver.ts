@@ -1,0 +1,121 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import buildGetJwks from 'get-jwks';
+import { transient } from '../../domain/errors.js';
+import { InvalidToken } from './invalid-token.js';
+
+export interface KeyResolverOptions {
+  /** AUTH_URL: the key set is `${authUrl}/.well-known/jwks.json` */
+  authUrl: string;
+  /** how long a fetched key is trusted before it is fetched again (default 10 min) */
+  cacheTtlMs?: number;
+  /** key-set fetches for kids not in the cache: this many at once, refilled one per refillMs */
+  refetchBurst?: number;
+  refetchRefillMs?: number;
+  /** a kid the key set did not have is not looked up again for this long (default 30 s) */
+  unknownKidBackoffMs?: number;
+  /** a key-set fetch slower than this counts as the identity provider being unavailable */
+  fetchTimeoutMs?: number;
+  now?: () => number;
+}
+
+export interface KeyResolver {
+  /** the PEM public key for a token header's (alg, kid); InvalidToken or a transient AppError */
+  publicKey(header: { alg?: unknown; kid?: unknown }): Promise<string>;
+}
+
+/** Only asymmetric algorithms: HS* with the public key as secret, or none, are classic forgeries. */
+export const ALLOWED_ALGORITHMS = ['RS256', 'ES256'] as const;
+type Algorithm = (typeof ALLOWED_ALGORITHMS)[number];
+const isAllowedAlgorithm = (alg: unknown): alg is Algorithm => (ALLOWED_ALGORITHMS as readonly unknown[]).includes(alg);
+
+/**
+ * Public keys from the identity provider's key set, cached by (alg, kid) by get-jwks. A token with
+ * a kid not in the cache triggers a fetch (how a key rotation is picked up without a restart), but
+ * rate-limited: random kids must not turn every request into a request to the identity provider.
+ */
+export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
+  const now = opts.now ?? Date.now;
+  const domain = `${opts.authUrl.replace(/\/+$/, '')}/`;
+  const jwks = buildGetJwks({ ttl: opts.cacheTtlMs ?? 600_000, max: 100, jwksPath: '.well-known/jwks.json' });
+  const burst = opts.refetchBurst ?? 10;
+  const refillMs = opts.refetchRefillMs ?? 6_000;
+  const backoffMs = opts.unknownKidBackoffMs ?? 30_000;
+  const timeoutMs = opts.fetchTimeoutMs ?? 5_000;
+
+  let tokens = burst;
+  let refilledAt = now();
+  const takeFetchToken = (): boolean => {
+    const t = now();
+    const refill = Math.floor((t - refilledAt) / refillMs);
+    if (refill > 0) {
+      tokens = Math.min(burst, tokens + refill);
+      refilledAt += refill * refillMs;
+    }
+    if (tokens === 0) return false;
+    tokens--;
+    return true;
+  };
+  // kids the key set did not contain, until when they are not looked up again (bounded)
+  const missing = new Map<string, number>();
+  const rememberMissing = (kid: string) => {
+    if (missing.size >= 1000) missing.delete(missing.keys().next().value as string);
+    missing.set(kid, now() + backoffMs);
+  };
+
+  return {
+    async publicKey(header) {
+      const { alg, kid } = header;
+      if (!isAllowedAlgorithm(alg)) throw new InvalidToken(`algorithm ${String(alg).slice(0, 20)} is not accepted`);
+      if (typeof kid !== 'string' || kid === '' || kid.length > 200) throw new InvalidToken('the token names no key (kid)');
+
+      const cacheKey = jwks.generateCacheKey(alg, kid, domain);
+      if (jwks.cache.get(cacheKey) === undefined) {
+        const until = missing.get(kid);
+        if (until !== undefined && until > now()) throw new InvalidToken('unknown signing key');
+        if (!takeFetchToken()) throw new InvalidToken('unknown signing key (key set refresh is rate-limited)');
+      }
+
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`key set fetch took longer than ${timeoutMs} ms`)), timeoutMs);
+      });
+      let jwk: buildGetJwks.JWK;
+      try {
+        jwk = await Promise.race([jwks.getJwk({ domain, alg, kid }), timeout]);
+        missing.delete(kid);
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'JWK_NOT_FOUND') {
+          rememberMissing(kid);
+          throw new InvalidToken('unknown signing key');
+        }
+        // a stuck or failed fetch must not stay cached as the answer for this kid
+        jwks.cache.delete(cacheKey);
+        throw transient('identity_provider_unavailable', 'the identity provider key set could not be fetched', err);
+      } finally {
+        clearTimeout(timer);
+      }
+      return toPem(jwk, alg);
+    },
+  };
+}
+
+const KEY_TYPE: Record<Algorithm, { kty: string; crv?: string }> = {
+  RS256: { kty: 'RSA' },
+  ES256: { kty: 'EC', crv: 'P-256' },
+};
+
+/** The published key as PEM, if it is a signing key of the token's algorithm. */
+function toPem(jwk: Record<string, unknown>, alg: Algorithm): string {
+  const want = KEY_TYPE[alg];
+  if (jwk.kty !== want.kty || (want.crv !== undefined && jwk.crv !== want.crv) || (jwk.use !== undefined && jwk.use !== 'sig')) {
+    throw new InvalidToken('the signing key does not match the token algorithm');
+  }
+  try {
+    // only the public members: a key set must never make us hold private material
+    const { kty, n, e, crv, x, y } = jwk as Record<string, string | undefined>;
+    const pub: JsonWebKey = kty === 'RSA' ? { kty, n, e } : { kty, crv, x, y };
+    return createPublicKey({ key: pub, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+  } catch {
+    throw new InvalidToken('the signing key is unusable');
+  }
+}

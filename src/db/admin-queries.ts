@@ -1,0 +1,214 @@
+import type { Knex } from 'knex';
+import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
+import type { ExtractionRule } from '../domain/records.js';
+import type { Db } from './knex.js';
+import type { DeliveryRow, EventRow } from './rows.js';
+
+// Read queries of the admin API: filtered listings, newest first, keyset-paginated on
+// (timestamp DESC, id DESC), which the migration's (…, created/received_at DESC, id DESC) indexes serve.
+
+/** Position after which a page starts: the last row's timestamp (microseconds, UTC text) and id. */
+export interface PageAfter {
+  ts: string;
+  id: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** position of the last item when more rows follow, else null */
+  next: PageAfter | null;
+}
+
+export interface TimeRange {
+  /** inclusive */
+  from?: Date;
+  /** exclusive */
+  to?: Date;
+}
+
+export interface EventFilter extends TimeRange {
+  source?: string;
+  status?: EventStatus;
+  type?: string;
+}
+
+export interface DeliveryFilter extends TimeRange {
+  status?: DeliveryStatus;
+  source?: string;
+  endpointId?: string;
+  eventId?: string;
+}
+
+/** An event without its payload bytes (a page of 200 could otherwise weigh 200 MiB). */
+export interface EventSummaryRow extends Omit<EventRow, 'payload' | 'headers'> {
+  payload_size: number;
+  page_ts: string;
+}
+
+export interface DeliveryListRow extends DeliveryRow {
+  source: string;
+  page_ts: string;
+}
+
+/** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
+export interface EndpointViewRow {
+  id: string;
+  name: string;
+  source: string;
+  event_type: string | null;
+  url: string;
+  method: HttpMethod;
+  auth_type: AuthType;
+  auth_username: string | null;
+  auth_secret_set: boolean;
+  signing_secret_set: boolean;
+  custom_header_names: string[];
+  max_attempts: number;
+  timeout_seconds: number;
+  retry_on_status: number[];
+  active: boolean;
+  resource_uid: string | null;
+  created_at: Date;
+  updated_at: Date;
+  page_ts: string;
+}
+
+/** An inbound credential without its password hash, which is never selected. */
+export interface CredentialViewRow {
+  id: string;
+  source: string;
+  username: string;
+  event_id_rule: ExtractionRule | null;
+  event_type_rule: ExtractionRule | null;
+  resource_uid: string | null;
+  resource_name: string | null;
+  created_at: Date;
+  updated_at: Date;
+  page_ts: string;
+}
+
+/** Microsecond UTC text of a timestamptz column: a JS Date would drop the microseconds and break keyset order. */
+const pageTs = (db: Db, column: string) =>
+  db.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_ts`);
+
+function applyRange(q: Knex.QueryBuilder, column: string, r: TimeRange): void {
+  if (r.from) q.where(column, '>=', r.from);
+  if (r.to) q.where(column, '<', r.to);
+}
+
+async function page<R extends { id: string; page_ts: string }>(
+  db: Db,
+  q: Knex.QueryBuilder,
+  tsColumn: string,
+  idColumn: string,
+  limit: number,
+  after: PageAfter | undefined,
+): Promise<Page<R>> {
+  if (after) q.whereRaw(`(${tsColumn}, ${idColumn}) < (?::timestamptz, ?::uuid)`, [after.ts, after.id]);
+  const rows = (await q.orderBy([{ column: tsColumn, order: 'desc' }, { column: idColumn, order: 'desc' }]).limit(limit + 1)) as R[];
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next: rows.length > limit && last ? { ts: last.page_ts, id: last.id } : null };
+}
+
+export function createAdminQueries(db: Db) {
+  return {
+    async listEvents(f: EventFilter, limit: number, after?: PageAfter): Promise<Page<EventSummaryRow>> {
+      const q = db('webhook_event as e').select(
+        'e.id',
+        'e.source',
+        'e.external_event_id',
+        'e.event_type',
+        'e.content_type',
+        'e.status',
+        'e.workflow_id',
+        'e.published_at',
+        'e.received_at',
+        'e.completed_at',
+        db.raw('octet_length(e.payload) AS payload_size'),
+        pageTs(db, 'e.received_at'),
+      );
+      if (f.source !== undefined) q.where('e.source', f.source);
+      if (f.status !== undefined) q.where('e.status', f.status);
+      if (f.type !== undefined) q.where('e.event_type', f.type);
+      applyRange(q, 'e.received_at', f);
+      return page<EventSummaryRow>(db, q, 'e.received_at', 'e.id', limit, after);
+    },
+
+    async listDeliveries(f: DeliveryFilter, limit: number, after?: PageAfter): Promise<Page<DeliveryListRow>> {
+      const q = db('webhook_delivery as d')
+        .join('webhook_event as e', 'e.id', 'd.event_id')
+        .select('d.*', 'e.source', pageTs(db, 'd.created_at'));
+      if (f.status !== undefined) q.where('d.status', f.status);
+      if (f.source !== undefined) q.where('e.source', f.source);
+      if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
+      if (f.eventId !== undefined) q.where('d.event_id', f.eventId);
+      applyRange(q, 'd.created_at', f);
+      return page<DeliveryListRow>(db, q, 'd.created_at', 'd.id', limit, after);
+    },
+
+    async getDelivery(id: string): Promise<DeliveryListRow | undefined> {
+      const row = (await db('webhook_delivery as d')
+        .join('webhook_event as e', 'e.id', 'd.event_id')
+        .select('d.*', 'e.source', pageTs(db, 'd.created_at'))
+        .where('d.id', id)
+        .first()) as DeliveryListRow | undefined;
+      return row;
+    },
+
+    async deliveriesOfEvent(eventId: string): Promise<DeliveryListRow[]> {
+      return (await db('webhook_delivery as d')
+        .join('webhook_event as e', 'e.id', 'd.event_id')
+        .select('d.*', 'e.source', pageTs(db, 'd.created_at'))
+        .where('d.event_id', eventId)
+        .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])) as DeliveryListRow[];
+    },
+
+    async listEndpoints(f: { source?: string; active?: boolean }, limit: number, after?: PageAfter): Promise<Page<EndpointViewRow>> {
+      const q = db('webhook_endpoint as p').select(
+        'p.id',
+        'p.name',
+        'p.source',
+        'p.event_type',
+        'p.url',
+        'p.method',
+        'p.auth_type',
+        'p.auth_username',
+        db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
+        db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
+        // header values may be credentials (API keys): their names only
+        db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
+        'p.max_attempts',
+        'p.timeout_seconds',
+        'p.retry_on_status',
+        'p.active',
+        'p.resource_uid',
+        'p.created_at',
+        'p.updated_at',
+        pageTs(db, 'p.created_at'),
+      );
+      if (f.source !== undefined) q.where('p.source', f.source);
+      if (f.active !== undefined) q.where('p.active', f.active);
+      return page<EndpointViewRow>(db, q, 'p.created_at', 'p.id', limit, after);
+    },
+
+    async listCredentials(f: { source?: string }, limit: number, after?: PageAfter): Promise<Page<CredentialViewRow>> {
+      const q = db('webhook_inbound_credential as c').select(
+        'c.id',
+        'c.source',
+        'c.username',
+        'c.event_id_rule',
+        'c.event_type_rule',
+        'c.resource_uid',
+        'c.resource_name',
+        'c.created_at',
+        'c.updated_at',
+        pageTs(db, 'c.created_at'),
+      );
+      if (f.source !== undefined) q.where('c.source', f.source);
+      return page<CredentialViewRow>(db, q, 'c.created_at', 'c.id', limit, after);
+    },
+  };
+}
+
+export type AdminQueries = ReturnType<typeof createAdminQueries>;

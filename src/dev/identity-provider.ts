@@ -1,0 +1,236 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import Provider, { errors, type JsonWebKey, type ProviderToken } from 'oidc-provider';
+import { PERMISSIONS } from '../api/auth/permissions.js';
+
+/**
+ * A local OpenID provider standing in for Auth0 in dev mode and tests (oidc-provider, over real
+ * HTTP): the client-credentials grant at /oauth/token taking the specification's JSON body, JWT
+ * access tokens (RS256) for one audience, the key set at /.well-known/jwks.json.
+ */
+
+export interface DevClient {
+  clientId: string;
+  clientSecret: string;
+  /** API permissions granted to this client (a subset of read:webhooks replay:webhooks) */
+  permissions: string[];
+}
+
+export interface IdentityProviderOptions {
+  /** the API audience identifier; oidc-provider wants an absolute URI (e.g. https://webhook-fanout.local/api) */
+  audience: string;
+  clients: DevClient[];
+  /** 0 (default) = any free port */
+  port?: number;
+  host?: string;
+  /** keep the signing key here so tokens survive a restart (dev mode); without it a key per start */
+  keysFile?: string;
+  tokenTtlSeconds?: number;
+}
+
+export interface IdentityProvider {
+  /** base address, i.e. AUTH_URL (no trailing slash) */
+  url: string;
+  /** the `iss` of its tokens: `${url}/`, as Auth0 does */
+  issuer: string;
+  audience: string;
+  /** kid of the key tokens are signed with now */
+  currentKid(): string;
+  /**
+   * Signs with a new key from now on; the previous key stays published so tokens already issued
+   * keep verifying. No restart: the HTTP server keeps its port, the provider behind it is replaced.
+   */
+  rotateKey(): string;
+  close(): Promise<void>;
+}
+
+const TOKEN_PATH = '/oauth/token';
+const JWKS_PATH = '/.well-known/jwks.json';
+// form bodies oidc-provider reads itself; the JSON adapter below refuses more than this too
+const MAX_JSON_BODY = 16 * 1024;
+
+function newSigningKey(): JsonWebKey {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+}
+
+async function loadOrCreateKeys(keysFile: string | undefined): Promise<JsonWebKey[]> {
+  if (keysFile) {
+    try {
+      const stored = JSON.parse(await readFile(keysFile, 'utf8')) as { keys?: JsonWebKey[] };
+      if (Array.isArray(stored.keys) && stored.keys.length > 0) return stored.keys;
+    } catch {
+      // absent or unreadable: a new key below
+    }
+  }
+  const keys = [newSigningKey()];
+  if (keysFile) {
+    await mkdir(path.dirname(keysFile), { recursive: true });
+    await writeFile(keysFile, JSON.stringify({ keys }), { mode: 0o600 });
+  }
+  return keys;
+}
+
+function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: JsonWebKey[]): Provider {
+  const ttl = opts.tokenTtlSeconds ?? 86_400;
+  const permissionsOf = new Map(opts.clients.map((c) => [c.clientId, c.permissions]));
+  const provider = new Provider(issuer, {
+    clients: opts.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_post',
+    })),
+    // the first key signs; the others are published for tokens signed before a rotation
+    jwks: { keys },
+    routes: { jwks: JWKS_PATH, token: TOKEN_PATH },
+    scopes: [...PERMISSIONS],
+    ttl: { ClientCredentials: ttl },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: false },
+      revocation: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => opts.audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, resource: string, client: { clientId: string }) => {
+          if (resource !== opts.audience) throw new errors.InvalidTarget(`unknown audience ${resource}`);
+          return {
+            // what this client may be granted for the API; the grant narrows the request to it
+            scope: (permissionsOf.get(client.clientId) ?? []).join(' '),
+            audience: opts.audience,
+            accessTokenTTL: ttl,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    // Auth0 style: the granted permissions as an array claim next to `scope`
+    extraTokenClaims: async (_ctx: unknown, token: ProviderToken) => ({
+      permissions: (token.scope ?? '').split(' ').filter((s) => s !== ''),
+    }),
+  });
+  return provider;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+async function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The specification's token request is JSON ({client_id, client_secret, audience, grant_type});
+ * oidc-provider reads a form. The JSON body becomes the equivalent form (audience -> resource,
+ * and, without a scope, every API permission, which the grant narrows to the client's own).
+ */
+async function jsonToFormRequest(req: IncomingMessage, res: ServerResponse): Promise<IncomingMessage | undefined> {
+  const raw = await readLimited(req, MAX_JSON_BODY);
+  let body: unknown;
+  try {
+    body = raw === undefined ? undefined : JSON.parse(raw.toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    sendJson(res, 400, { error: 'invalid_request', error_description: 'the body must be a JSON object' });
+    return undefined;
+  }
+  const form = new URLSearchParams();
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value !== 'string') {
+      sendJson(res, 400, { error: 'invalid_request', error_description: `${key} must be a string` });
+      return undefined;
+    }
+    form.set(key === 'audience' ? 'resource' : key, value);
+  }
+  if (!form.has('scope')) form.set('scope', PERMISSIONS.join(' '));
+  const encoded = Buffer.from(form.toString());
+
+  // a fresh request on the same socket, carrying the form body
+  const forwarded = new IncomingMessage(req.socket);
+  forwarded.method = req.method ?? 'POST';
+  forwarded.url = req.url ?? TOKEN_PATH;
+  forwarded.httpVersion = req.httpVersion;
+  forwarded.headers = {
+    ...req.headers,
+    'content-type': 'application/x-www-form-urlencoded',
+    'content-length': String(encoded.length),
+  };
+  delete forwarded.headers['transfer-encoding'];
+  forwarded.push(encoded);
+  forwarded.push(null);
+  // whole, so that destroying it after the body was read does not destroy the shared socket
+  forwarded.complete = true;
+  return forwarded;
+}
+
+export async function startIdentityProvider(opts: IdentityProviderOptions): Promise<IdentityProvider> {
+  let keys = await loadOrCreateKeys(opts.keysFile);
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let issuer = '';
+
+  const server = createServer((req, res) => {
+    const route = (req.url ?? '').split('?')[0];
+    const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+    if (req.method === 'POST' && route === TOKEN_PATH && isJson) {
+      jsonToFormRequest(req, res)
+        .then((forwarded) => forwarded && handler?.(forwarded, res))
+        .catch(() => {
+          if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
+          else res.end();
+        });
+      return;
+    }
+    handler?.(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = opts.host === undefined || opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host;
+  const url = `http://${host}:${port}`;
+  issuer = `${url}/`;
+
+  const install = () => {
+    handler = buildProvider(issuer, opts, keys).callback();
+  };
+  install();
+
+  return {
+    url,
+    issuer,
+    audience: opts.audience,
+    currentKid: () => String(keys[0]?.kid),
+    rotateKey() {
+      const fresh = newSigningKey();
+      // the new key signs; the previous one stays published for tokens already out there
+      keys = [fresh, ...keys.slice(0, 1)];
+      install();
+      return String(fresh.kid);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

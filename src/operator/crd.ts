@@ -1,0 +1,286 @@
+import type { TSchema } from '@sinclair/typebox';
+import { stringify } from 'yaml';
+import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+
+/**
+ * The CustomResourceDefinitions, generated from the TypeBox specs of src/resources/schema.ts (the
+ * one source of truth for dev mode, the operator and the CRDs). What JSON Schema says the same way
+ * in OpenAPI v3 is copied; what it says otherwise is translated so that the result is a structural
+ * schema: unions of literals become enums, a record with a key pattern becomes additionalProperties
+ * plus a CEL rule on the keys, additionalProperties: false is dropped (the API server prunes unknown
+ * fields instead). The CRD-only additions (CEL rules, bounds that keep CEL cost estimates finite,
+ * list types) live in EXTRAS below, by field path.
+ *
+ * scripts/kube/gen-crds.ts writes crds/*.yaml from this; a test checks the committed files match.
+ */
+
+export type OpenApiSchema = Record<string, unknown>;
+
+interface CelRule {
+  rule: string;
+  message: string;
+  fieldPath?: string;
+  reason?: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueDuplicate';
+}
+
+const HEADER_TOKEN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+/** CRD-only additions by dotted path from the spec root ("" = the spec itself). */
+const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
+  '': { description: 'Where and how to re-deliver the events of one inbound source.' },
+  url: {
+    'x-kubernetes-validations': [
+      {
+        rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+        message: 'url must be an absolute http:// or https:// URL with a host',
+      },
+    ] satisfies CelRule[],
+  },
+  method: { description: 'HTTP method of the outbound request' },
+  auth: {
+    description: 'outbound authentication: NONE, BASIC (username + password), BEARER (token) or HMAC (signing secret)',
+    'x-kubernetes-validations': [
+      {
+        rule: "self.type != 'BASIC' || has(self.username)",
+        message: 'auth.username is required when auth.type is BASIC',
+        fieldPath: '.username',
+        reason: 'FieldValueRequired',
+      },
+      {
+        rule: "self.type == 'NONE' || has(self.secretRef)",
+        message: 'auth.secretRef is required when auth.type is BASIC, BEARER or HMAC',
+        fieldPath: '.secretRef',
+        reason: 'FieldValueRequired',
+      },
+    ] satisfies CelRule[],
+  },
+  'auth.type': { description: 'NONE, BASIC, BEARER or HMAC' },
+  'auth.secretRef': { description: 'the password (BASIC), token (BEARER) or signing secret (HMAC)' },
+  customHeaders: {
+    description: 'static headers added to every request; they can not replace the auth or signature headers',
+    maxProperties: 64,
+    'x-kubernetes-validations': [
+      {
+        rule: `self.all(k, size(k) <= 256 && k.matches("${HEADER_TOKEN}"))`,
+        message: 'customHeaders names must be HTTP header names (RFC 9110 tokens) of at most 256 characters',
+      },
+    ] satisfies CelRule[],
+  },
+  maxAttempts: { description: 'maximum delivery attempts, 1..50' },
+  timeoutSeconds: { description: 'per-request timeout in seconds, 1..120' },
+  retryOnStatus: { 'x-kubernetes-list-type': 'set' },
+  active: { description: 'false keeps the endpoint configured but routes nothing to it' },
+};
+
+const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
+  'x-kubernetes-validations': [
+    { rule: 'has(self.jsonPath) || has(self.header)', message: 'set jsonPath, header or both' },
+  ] satisfies CelRule[],
+};
+
+const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
+  '': { description: 'The HTTP Basic credential that inbound calls of one source must present.' },
+  username: { description: 'HTTP Basic username the sender presents' },
+  passwordSecretRef: {
+    description: 'the password, or a bcrypt hash of it ($2a$, $2b$ or $2y$); only a bcrypt hash reaches the database',
+  },
+  eventIdFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id' },
+  eventTypeFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the event type is read; default: body type, then X-Event-Type' },
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** JSON Schema keywords that mean the same in a CRD's OpenAPI v3 schema. */
+const COPIED = [
+  'type',
+  'description',
+  'format',
+  'default',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+] as const;
+
+function convert(schema: TSchema, path: string, extras: Record<string, OpenApiSchema>): OpenApiSchema {
+  const s = schema as unknown as Record<string, unknown>;
+  const out: OpenApiSchema = {};
+
+  if (Array.isArray(s.anyOf)) {
+    const members = s.anyOf as Record<string, unknown>[];
+    if (!members.every((m) => m.const !== undefined)) throw new Error(`${path || 'spec'}: only unions of literals translate to a CRD`);
+    const types = new Set(members.map((m) => m.type));
+    if (types.size !== 1) throw new Error(`${path || 'spec'}: a union of literals must share one type`);
+    out.type = [...types][0];
+    out.enum = members.map((m) => m.const);
+  }
+  for (const k of COPIED) if (s[k] !== undefined) out[k] = structuredClone(s[k]);
+
+  if (isRecord(s.properties)) {
+    const props: Record<string, OpenApiSchema> = {};
+    for (const [name, child] of Object.entries(s.properties)) {
+      props[name] = convert(child as TSchema, path === '' ? name : `${path}.${name}`, extras);
+    }
+    out.properties = props;
+    if (Array.isArray(s.required) && s.required.length > 0) out.required = [...(s.required as string[])];
+  }
+  if (isRecord(s.patternProperties)) {
+    const entries = Object.entries(s.patternProperties);
+    if (entries.length !== 1) throw new Error(`${path}: only one key pattern translates to a CRD`);
+    const [, valueSchema] = entries[0]!;
+    out.additionalProperties = convert(valueSchema as TSchema, `${path}.*`, extras);
+  }
+  if (isRecord(s.items)) out.items = convert(s.items as TSchema, `${path}[]`, extras);
+  if (out.type === undefined) throw new Error(`${path || 'spec'}: every node of a structural schema needs a type`);
+
+  const extra = extras[path];
+  if (extra) Object.assign(out, structuredClone(extra));
+  return out;
+}
+
+function conditionsSchema(): OpenApiSchema {
+  return {
+    type: 'array',
+    description: 'latest observations; Ready says whether Postgres holds what the spec asks for',
+    maxItems: 8,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+    items: {
+      type: 'object',
+      required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+      properties: {
+        type: { type: 'string', maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' },
+        status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+        observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+        lastTransitionTime: { type: 'string', format: 'date-time' },
+        reason: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' },
+        message: { type: 'string', maxLength: 32768 },
+      },
+    },
+  };
+}
+
+function statusSchema(idField: string, idDescription: string): OpenApiSchema {
+  return {
+    type: 'object',
+    properties: {
+      observedGeneration: { type: 'integer', format: 'int64', description: 'the generation the operator last reconciled' },
+      [idField]: { type: 'string', description: idDescription },
+      conditions: conditionsSchema(),
+    },
+  };
+}
+
+const READY = '.status.conditions[?(@.type=="Ready")]';
+
+interface KindDef {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  spec: TSchema;
+  extras: Record<string, OpenApiSchema>;
+  status: OpenApiSchema;
+  columns: { name: string; type: string; jsonPath: string; priority?: number; description?: string }[];
+}
+
+const KINDS: KindDef[] = [
+  {
+    kind: 'WebhookEndpoint',
+    plural: 'webhookendpoints',
+    singular: 'webhookendpoint',
+    shortNames: ['whe'],
+    spec: WebhookEndpointSpec,
+    extras: ENDPOINT_EXTRAS,
+    status: statusSchema('endpointId', 'id of the webhook_endpoint row (deliveries and the admin API name it)'),
+    columns: [
+      { name: 'Source', type: 'string', jsonPath: '.spec.source' },
+      { name: 'Event Type', type: 'string', jsonPath: '.spec.eventType', description: 'empty = every event of the source' },
+      { name: 'URL', type: 'string', jsonPath: '.spec.url' },
+      { name: 'Auth', type: 'string', jsonPath: '.spec.auth.type', priority: 1 },
+      { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
+      { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
+      { name: 'Reason', type: 'string', jsonPath: `${READY}.reason`, priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  },
+  {
+    kind: 'InboundCredential',
+    plural: 'inboundcredentials',
+    singular: 'inboundcredential',
+    shortNames: ['ic'],
+    spec: InboundCredentialSpec,
+    extras: CREDENTIAL_EXTRAS,
+    status: statusSchema('credentialId', 'id of the webhook_inbound_credential row'),
+    columns: [
+      { name: 'Source', type: 'string', jsonPath: '.spec.source' },
+      { name: 'Username', type: 'string', jsonPath: '.spec.username' },
+      { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
+      { name: 'Reason', type: 'string', jsonPath: `${READY}.reason` },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  },
+];
+
+export function buildCrd(def: KindDef): OpenApiSchema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${def.plural}.${API_GROUP}`,
+      labels: { 'app.kubernetes.io/name': 'webhook-fanout', 'app.kubernetes.io/component': 'crd' },
+    },
+    spec: {
+      group: API_GROUP,
+      scope: 'Namespaced',
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: def.shortNames,
+        categories: ['webhookfanout'],
+      },
+      versions: [
+        {
+          name: API_VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: def.columns,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: convert(def.spec, '', def.extras).description,
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: convert(def.spec, '', def.extras),
+                status: def.status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export const CRD_FILES = KINDS.map((def) => ({ file: `${API_GROUP}_${def.plural}.yaml`, crd: buildCrd(def) }));
+
+const HEADER = '# Generated by scripts/kube/gen-crds.ts from src/resources/schema.ts and src/operator/crd.ts. Do not edit.\n';
+
+/** The YAML text of each CRD file, exactly as committed under crds/. */
+export function renderCrdFiles(): { file: string; text: string }[] {
+  return CRD_FILES.map(({ file, crd }) => ({ file, text: `${HEADER}${stringify(crd, { lineWidth: 0 })}` }));
+}

@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/dev/ports.js';
+import { basic, http } from '../support/http.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { eventually } from '../support/stack.js';
+
+const manifests = (receiverUrl: string) => `
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {password: dev-pass, token: dev-token}
+---
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata: {name: acme}
+spec:
+  source: acme
+  username: acme
+  passwordSecretRef: {name: creds, key: password}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: sink}
+spec:
+  source: acme
+  url: ${receiverUrl}/sink
+  auth: {type: BEARER, secretRef: {name: creds, key: token}}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: plain}
+spec:
+  source: acme
+  eventType: only.this
+  url: ${receiverUrl}/plain
+`;
+
+/** `npm start` as a user runs it: the CLI in a child process, on its own embedded dependencies. */
+describe('dev mode (webhook-fanout dev)', () => {
+  let dir: string;
+  let receiver: Receiver;
+  let child: ChildProcess;
+  let output = '';
+  let port: number;
+  let mgmt: number;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'wf-dev-'));
+    // mkdtemp makes it 0700; as root, embedded Postgres runs as the "postgres" user and must reach it
+    await chmod(dir, 0o755);
+    receiver = await startReceiver();
+    await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url));
+    port = await freePort();
+    mgmt = await freePort();
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cmd/cli.ts', 'dev', '--config-dir', dir, '--data-dir', path.join(dir, 'data')],
+      { env: { ...process.env, PORT: String(port), MANAGEMENT_PORT: String(mgmt), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    await eventually(async () => {
+      if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+      return output.includes('dev mode is running');
+    }, 90_000).catch((err: unknown) => {
+      throw new Error(`dev mode did not start: ${String(err)}\n${output}`);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await receiver?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints where it listens and which manifests it loaded', () => {
+    expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
+    expect(output).toContain(`http://localhost:${mgmt}/metrics`);
+    expect(output).toMatch(/2 endpoint\(s\), 1 credential\(s\)/);
+  });
+
+  it('delivers a webhook to the endpoints of the manifests', async () => {
+    const res = await http(`http://127.0.0.1:${port}/api/webhooks/acme`, {
+      headers: { authorization: basic('acme', 'dev-pass'), 'content-type': 'application/json' },
+      body: '{"id":"dev-1","type":"any.type"}',
+    });
+    expect(res.status).toBe(200);
+    await eventually(async () => receiver.requests.length >= 1, 30_000);
+    expect(receiver.requests[0]!.path).toMatch(/\/sink$/);
+    expect(receiver.requests[0]!.headers.authorization).toBe('Bearer dev-token');
+    const ready = await http(`http://127.0.0.1:${mgmt}/readyz`, { method: 'GET' });
+    expect(ready.status).toBe(200);
+    const metrics = await http(`http://127.0.0.1:${mgmt}/metrics`, { method: 'GET' });
+    expect(metrics.text).toMatch(/webhook_fanout_inbound_requests_total\{source="acme",outcome="accepted"\} 1/);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('stops everything it started on SIGTERM within 30 s', async () => {
+    const started = Date.now();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    const code = await exited;
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    // its embedded Postgres and Temporal dev server are gone with it
+    const { execSync } = await import('node:child_process');
+    const leftovers = execSync(`ps -eo args | grep -F '${dir}' | grep -v grep || true`).toString().trim();
+    expect(leftovers).toBe('');
+  }, 40_000);
+});

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { startFauxqs } from 'fauxqs';
+import { inject } from 'vitest';
+import { createRepositories, type Repositories } from '../../src/db/repositories.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { startConsumerProcess } from '../../src/processes/consumer-process.js';
+import { startIngestProcess, type RunningProcess } from '../../src/processes/ingest-process.js';
+import { startWorkerProcess } from '../../src/processes/worker-process.js';
+import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
+import { createSnsPublisher } from '../../src/transport/publisher.js';
+import { ensureTopology, type Topology } from '../../src/transport/topology.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+/**
+ * The whole runtime path wired as the processes wire it: ingest, consumer and worker on a fresh
+ * Postgres database, fauxqs over HTTP and the shared Temporal dev server (own task queue).
+ */
+export interface Stack {
+  url: string;
+  t: TestDatabase;
+  repos: Repositories;
+  metrics: Metrics;
+  aws: AwsClients;
+  topology: Topology;
+  client: Client;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(opts: { backoffInitialMs?: number; visibilityTimeoutSeconds?: number } = {}): Promise<Stack> {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already in this worker process
+  }
+  const t = await createTestDatabase();
+  const repos = createRepositories(t.db);
+  const metrics = createMetrics({ defaultMetrics: false });
+  const logger = createLogger({ level: 'silent' });
+  const fauxqs = await startFauxqs({ port: 0, logger: false });
+  const aws = createAwsClients({ region: 'us-east-1', endpoint: fauxqs.address });
+  const suffix = randomUUID().slice(0, 8);
+  const topology = await ensureTopology(aws, {
+    topicName: `events-${suffix}`,
+    queueName: `events-${suffix}`,
+    dlqName: `dlq-${suffix}`,
+    visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
+  });
+  const address = inject('temporalAddress');
+  const native = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+  const taskQueue = `e2e-${suffix}`;
+
+  const parts: RunningProcess[] = [];
+  parts.push(
+    await startWorkerProcess({
+      connection: native,
+      namespace: 'default',
+      taskQueue,
+      repos,
+      metrics,
+      logger,
+      backoff: { initialIntervalMs: opts.backoffInitialMs ?? 100, backoffCoefficient: 2, maximumIntervalMs: 1000 },
+      outboundDenyCidrs: [],
+      outboundAllowCidrs: [],
+      maxConcurrentActivities: 50,
+    }),
+  );
+  parts.push(
+    startConsumerProcess({
+      sqs: aws.sqs,
+      queueUrl: topology.queueUrl,
+      client,
+      taskQueue,
+      repos,
+      metrics,
+      logger,
+      concurrency: 10,
+      waitTimeSeconds: 1,
+    }),
+  );
+  const ingest = await startIngestProcess({
+    repos,
+    publisher: createSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+    metrics,
+    logger,
+    port: 0,
+    host: '127.0.0.1',
+    bodyLimitBytes: 1024 * 1024,
+    credentialCacheSize: 100,
+    sweepIntervalMs: 60_000,
+    sweepMinAgeMs: 60_000,
+  });
+  parts.push(ingest);
+
+  return {
+    url: ingest.url,
+    t,
+    repos,
+    metrics,
+    aws,
+    topology,
+    client,
+    taskQueue,
+    async close() {
+      for (const p of parts.reverse()) await p.stop();
+      await connection.close();
+      await native.close();
+      aws.sns.destroy();
+      aws.sqs.destroy();
+      await fauxqs.stop();
+      await t.destroy();
+    },
+  };
+}
+
+/** Polls until fn returns a truthy value or the deadline passes. */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
