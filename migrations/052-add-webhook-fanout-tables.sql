@@ -75,6 +75,9 @@ CREATE UNIQUE INDEX webhook_event_source_external_id_uq
   ON webhook_event (source, external_event_id) WHERE external_event_id IS NOT NULL;
 -- the sweeper's scan for accepted-but-unpublished events
 CREATE INDEX webhook_event_unpublished_idx ON webhook_event (received_at) WHERE published_at IS NULL;
+-- ... and for published events whose workflow never started (e.g. their message dead-lettered
+-- while Temporal was down)
+CREATE INDEX webhook_event_unstarted_idx ON webhook_event (published_at) WHERE workflow_id IS NULL;
 -- admin listings, newest first, by source / status
 CREATE INDEX webhook_event_received_idx ON webhook_event (received_at DESC, id DESC);
 CREATE INDEX webhook_event_source_received_idx ON webhook_event (source, received_at DESC, id DESC);

@@ -33,6 +33,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         credentialCacheSize: cfg.credentialCacheSize,
         sweepIntervalMs: cfg.sweepIntervalMs,
         sweepMinAgeMs: cfg.sweepMinAgeMs,
+        sweepUnstartedAfterMs: cfg.sweepUnstartedAfterMs,
       }),
     ],
     cleanup: async () => {

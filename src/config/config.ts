@@ -31,6 +31,7 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   credentialCacheSize: number;
   sweepIntervalMs: number;
   sweepMinAgeMs: number;
+  sweepUnstartedAfterMs: number;
 }
 
 export interface ConsumerConfig extends CommonConfig, DatabaseConfig {
@@ -97,6 +98,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE', 1000, 0, 1_000_000),
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
+    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', 600, 10, 604_800) * 1000,
   };
   r.done();
   return cfg;

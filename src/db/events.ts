@@ -65,6 +65,21 @@ export function createEventRepository(db: Db) {
       return rows.map((r) => r.id);
     },
 
+    /**
+     * Published events no consumer has started a workflow for: their message was lost or
+     * dead-lettered (e.g. Temporal was down for longer than the queue's receive budget).
+     */
+    async findUnstarted(publishedBeforeMs: number, limit: number): Promise<string[]> {
+      const rows = await db<EventRow>('webhook_event')
+        .select('id')
+        .whereNull('workflow_id')
+        .where('published_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [publishedBeforeMs]))
+        .where({ status: 'RECEIVED' })
+        .orderBy('published_at')
+        .limit(limit);
+      return rows.map((r) => r.id);
+    },
+
     async get(id: string): Promise<WebhookEvent | undefined> {
       const row = await db<EventRow>('webhook_event').where({ id }).first();
       return row ? toEvent(row) : undefined;

@@ -24,13 +24,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     republished: new Counter({
       name: 'webhook_fanout_republished_total',
-      help: 'Events re-published by the sweeper or by a sender retry after an earlier publish failed',
+      help: 'Events re-published: after a failed publish (sender_retry, sweeper) or for lack of a workflow (sweeper_unstarted)',
       labelNames: ['via'] as const,
       registers,
     }),
     queueMessages: new Counter({
       name: 'webhook_fanout_queue_messages_total',
-      help: 'Queue messages handled by the consumer, by outcome (started, already_started, invalid, error)',
+      help: 'Queue messages handled by the consumer, by outcome (started, already_started, handled, invalid, error)',
       labelNames: ['outcome'] as const,
       registers,
     }),

@@ -29,6 +29,7 @@ export async function startIngestProcess(deps: {
   credentialCacheSize: number;
   sweepIntervalMs: number;
   sweepMinAgeMs: number;
+  sweepUnstartedAfterMs?: number;
   register?: (app: FastifyInstance) => Promise<void> | void;
 }): Promise<IngestProcess> {
   const receiveWebhook = createReceiveWebhook({
@@ -52,6 +53,7 @@ export async function startIngestProcess(deps: {
     logger: deps.logger,
     intervalMs: deps.sweepIntervalMs,
     minAgeMs: deps.sweepMinAgeMs,
+    ...(deps.sweepUnstartedAfterMs === undefined ? {} : { unstartedAfterMs: deps.sweepUnstartedAfterMs }),
   });
   await app.listen({ port: deps.port, host: deps.host });
   sweeper.start();

@@ -1,3 +1,4 @@
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
@@ -68,6 +69,43 @@ describe('when the topic is unavailable', () => {
     const after = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']);
     expect(after.every((r: { published_at: Date | null }) => r.published_at !== null)).toBe(true);
     expect(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_publish_failures_total')).toMatch(/ 2$/m);
+  });
+});
+
+describe('the sweeper and events whose workflow never started', () => {
+  let t: TestDatabase;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    h = await startIngestHarness({ db: t.db });
+    await addCredential(h.repos, 'shop', 'u', 'p4ss');
+  });
+  afterAll(async () => {
+    await h?.close();
+    await t?.destroy();
+  });
+
+  it('re-publishes a published event that still has no workflow after the grace period, and leaves started ones alone', async () => {
+    const stuck = (await post(h, '{"id":"stuck-1"}').then((r) => r.json())) as { eventId: string };
+    const started = (await post(h, '{"id":"started-1"}').then((r) => r.json())) as { eventId: string };
+    await h.repos.events.setWorkflowId(started.eventId, started.eventId);
+    // both messages were consumed (say the stuck one was dead-lettered while Temporal was down)
+    await h.aws.sqs.send(new PurgeQueueCommand({ QueueUrl: h.topology.queueUrl }));
+    expect(await h.queuedEventIds()).toEqual([]);
+
+    const sweeper = createSweeper({
+      events: h.repos.events,
+      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
+      metrics: h.metrics,
+      logger: createLogger({ level: 'silent' }),
+      intervalMs: 1000,
+      minAgeMs: 0,
+      unstartedAfterMs: 60_000,
+    });
+    expect(await sweeper.sweepOnce()).toBe(0); // still within the grace period
+    await t.db('webhook_event').update({ published_at: t.db.raw(`now() - interval '2 minutes'`) });
+    expect(await sweeper.sweepOnce()).toBe(1);
+    expect(await h.queuedEventIds()).toEqual([stuck.eventId]);
   });
 });
 
