@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+const run = promisify(execFile);
+
+/** The CLI as an operator runs it: a child process, configuration from the environment. */
+async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('webhook-fanout CLI', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.raw('drop table webhook_delivery, webhook_event, webhook_endpoint, webhook_inbound_credential, knex_migrations, knex_migrations_lock');
+  });
+  afterAll(async () => t?.destroy());
+
+  it('migrate applies 052 once and records it; a second run changes nothing', async () => {
+    const first = await cli(['migrate'], { DATABASE_URL: t.url, LOG_LEVEL: 'info' });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('applied 1 migration');
+    const second = await cli(['migrate'], { DATABASE_URL: t.url, LOG_LEVEL: 'info' });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('schema up to date');
+    const recorded = await t.db('knex_migrations').select('name');
+    expect(recorded).toEqual([{ name: '052-add-webhook-fanout-tables.sql' }]);
+  });
+
+  it('refuses to start with a message naming every configuration problem', async () => {
+    const res = await cli(['ingest'], {
+      DATABASE_URL: 'not a url with password hunter2',
+      PORT: '99999',
+      INBOUND_BODY_LIMIT_BYTES: 'lots',
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('invalid configuration');
+    expect(res.stderr).toContain('DATABASE_URL must be a URL');
+    expect(res.stderr).toContain('PORT must be an integer between 0 and 65535');
+    expect(res.stderr).toContain('INBOUND_BODY_LIMIT_BYTES must be an integer');
+    expect(res.stderr).toContain('TOPIC_ARN is required');
+  });
+
+  it('does not echo a password embedded in DATABASE_URL', async () => {
+    const res = await cli(['migrate'], { DATABASE_URL: 'postgres://u:hunter2@:not-a-port/db' });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr + res.stdout).not.toContain('hunter2');
+  });
+
+  it('answers an unknown command with usage and exit code 2', async () => {
+    const res = await cli(['frobnicate'], {});
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown command "frobnicate"');
+    expect(res.stderr).toContain('usage: webhook-fanout <command>');
+  });
+});
