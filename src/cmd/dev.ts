@@ -5,11 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startFauxqs } from 'fauxqs';
-import { loadBackoff } from '../config/config.js';
+import { adminApiRegistration } from '../api/admin-api-registration.js';
+import { loadAdminApiConfig, loadBackoff, type AdminApiConfig } from '../config/config.js';
 import { createEnvReader } from '../config/env-reader.js';
 import { createDb, pingDb, type Db } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
 import { createRepositories } from '../db/repositories.js';
+import { startDevIdentityProvider } from '../dev/dev-idp.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/ports.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
@@ -50,6 +52,11 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
   const externalTemporal = r.optional('TEMPORAL_ADDRESS');
   const namespace = r.str('TEMPORAL_NAMESPACE', 'default');
   const externalAws = r.optional('AWS_ENDPOINT_URL');
+  // admin API: a real identity provider when AUTH_URL is set, else a local one (dev-idp.ts)
+  const adminEnabled = r.bool('ADMIN_API_ENABLED', true);
+  const externalAuth = adminEnabled && r.optional('AUTH_URL') !== undefined ? loadAdminApiConfig(r) : null;
+  const devAuthPort = r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535);
+  const devAudience = r.optional('AUTH_AUDIENCE');
   r.done();
 
   const logger = createLogger({ level: logLevel, name: 'dev' });
@@ -106,6 +113,19 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       cleanups.push(() => connection.close());
       const client = new Client({ connection, namespace });
 
+      let adminApi: AdminApiConfig | null = externalAuth;
+      let tokenRecipe: (apiUrl: string) => string[] = () => [];
+      if (adminEnabled && !adminApi) {
+        const idp = await startDevIdentityProvider({
+          dataDir,
+          ...(devAuthPort === undefined ? {} : { port: devAuthPort }),
+          ...(devAudience ? { audience: devAudience } : {}),
+        });
+        cleanups.push(() => idp.close());
+        adminApi = idp.config;
+        tokenRecipe = idp.recipe;
+      }
+
       const parts: RunningProcess[] = [];
       parts.push(
         await startWorkerProcess({
@@ -144,6 +164,9 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         credentialCacheSize: 1000,
         sweepIntervalMs: 10_000,
         sweepMinAgeMs: 10_000,
+        ...(adminApi
+          ? { register: adminApiRegistration({ db, repos, temporal: { client, taskQueue: 'WEBHOOKS' }, auth: adminApi, logger }) }
+          : {}),
       });
       parts.push(ingest);
 
@@ -158,6 +181,11 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           `  postgres          ${externalDb ? 'DATABASE_URL' : pgUrl.replace(/:[^:@/]+@/, ':***@')}`,
           `  temporal          ${temporalAddress} (namespace ${namespace}, task queue WEBHOOKS)`,
           `  sns/sqs           ${awsEndpoint}`,
+          ...(adminApi === null
+            ? ['  admin API         disabled (ADMIN_API_ENABLED=false)']
+            : externalAuth
+              ? [`  admin API         ${ingest.url}/api/events  (JWT from ${externalAuth.authUrl}, audience ${externalAuth.audience})`]
+              : tokenRecipe(ingest.url)),
           '',
           '  try:',
           `    curl -u example:example-password -H 'content-type: application/json' \\`,

@@ -1,3 +1,5 @@
+import { Client, Connection } from '@temporalio/client';
+import { adminApiRegistration } from '../api/admin-api-registration.js';
 import { loadIngestConfig } from '../config/config.js';
 import { createDb, pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
@@ -15,6 +17,20 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const metrics = createMetrics();
   const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
   const aws = createAwsClients({ region: cfg.aws.region, ...(cfg.aws.endpoint ? { endpoint: cfg.aws.endpoint } : {}) });
+  const repos = createRepositories(db);
+  // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without Temporal
+  const temporal = cfg.adminApi ? Connection.lazy({ address: cfg.temporal.address }) : undefined;
+  const register =
+    cfg.adminApi && temporal
+      ? adminApiRegistration({
+          db,
+          repos,
+          temporal: { client: new Client({ connection: temporal, namespace: cfg.temporal.namespace }), taskQueue: cfg.temporal.taskQueue },
+          auth: cfg.adminApi,
+          logger,
+        })
+      : undefined;
+  if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
   await runService({
     name: 'ingest',
     logger,
@@ -23,7 +39,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     checks: { postgres: () => pingDb(db) },
     start: async () => [
       await startIngestProcess({
-        repos: createRepositories(db),
+        repos,
         publisher: createSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
         metrics,
         logger,
@@ -34,9 +50,11 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         sweepIntervalMs: cfg.sweepIntervalMs,
         sweepMinAgeMs: cfg.sweepMinAgeMs,
         sweepUnstartedAfterMs: cfg.sweepUnstartedAfterMs,
+        ...(register ? { register } : {}),
       }),
     ],
     cleanup: async () => {
+      await temporal?.close();
       await db.destroy();
       aws.sns.destroy();
       aws.sqs.destroy();

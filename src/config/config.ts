@@ -1,4 +1,4 @@
-import { createEnvReader, type Env, type EnvReader } from './env-reader.js';
+import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 
 export interface CommonConfig {
   logLevel: string;
@@ -22,7 +22,22 @@ export interface TemporalConfig {
   taskQueue: string;
 }
 
+/** The admin API's token verification (design.md: Authentication). */
+export interface AdminApiConfig {
+  /** the identity provider's base address, without a trailing slash */
+  authUrl: string;
+  audience: string;
+  /** exact `iss` of its tokens; default `${AUTH_URL}/` as Auth0 issues them */
+  issuer: string;
+  clockToleranceSeconds: number;
+  jwksCacheTtlSeconds: number;
+}
+
 export interface IngestConfig extends CommonConfig, DatabaseConfig {
+  /** null when ADMIN_API_ENABLED=false */
+  adminApi: AdminApiConfig | null;
+  /** replays start workflow runs; connected lazily so inbound traffic never waits on Temporal */
+  temporal: TemporalConfig;
   port: number;
   host: string;
   aws: AwsConfig;
@@ -56,6 +71,23 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   maxConcurrentActivities: number;
 }
 
+export interface OperatorConfig extends CommonConfig, DatabaseConfig {
+  /** WATCH_NAMESPACE: comma-separated namespaces; empty = every namespace */
+  watchNamespaces: string[];
+  workers: number;
+  resyncPeriodMs: number;
+  /** this replica's name in the Lease and in Events (POD_NAME, else HOSTNAME) */
+  identity: string | undefined;
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    leaseName: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+}
+
 export interface TransportSetupConfig extends CommonConfig {
   aws: AwsConfig;
   topicName: string;
@@ -85,11 +117,35 @@ const temporal = (r: EnvReader): TemporalConfig => ({
   taskQueue: r.str('TEMPORAL_TASK_QUEUE', 'WEBHOOKS'),
 });
 
+/**
+ * AUTH_URL and AUTH_AUDIENCE are required: an admin API must never come up unauthenticated or
+ * accepting any audience. Returns null when the admin API is explicitly disabled.
+ */
+export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
+  if (!r.bool('ADMIN_API_ENABLED', true)) return null;
+  const hint = 'required for the admin API (set ADMIN_API_ENABLED=false to run without it)';
+  const authUrl = r.optional('AUTH_URL');
+  const audience = r.optional('AUTH_AUDIENCE');
+  if (authUrl === undefined) r.problems.push(`AUTH_URL (the identity provider's base address, e.g. https://tenant.auth0.com) is ${hint}`);
+  else if (!/^https?:\/\/[^/]/i.test(authUrl) || !URL.canParse(authUrl)) r.problems.push(`AUTH_URL must be an http(s) URL, got "${redactUrl(authUrl)}"`);
+  if (audience === undefined) r.problems.push(`AUTH_AUDIENCE (the API audience identifier tokens are issued for) is ${hint}`);
+  const base = (authUrl ?? '').replace(/\/+$/, '');
+  return {
+    authUrl: base,
+    audience: audience ?? '',
+    issuer: r.str('AUTH_ISSUER', `${base}/`),
+    clockToleranceSeconds: r.int('AUTH_CLOCK_TOLERANCE_SECONDS', 30, 0, 300),
+    jwksCacheTtlSeconds: r.int('AUTH_JWKS_CACHE_TTL_SECONDS', 600, 10, 86_400),
+  };
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
   const cfg: IngestConfig = {
     ...common(r),
     ...database(r),
+    adminApi: loadAdminApiConfig(r),
+    temporal: temporal(r),
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
     aws: aws(r),
@@ -138,6 +194,35 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1, 10_000),
   };
+  r.done();
+  return cfg;
+}
+
+/** `webhook-fanout operator`. The cluster comes from KUBECONFIG, else the in-cluster ServiceAccount. */
+export function loadOperatorConfig(env: Env): OperatorConfig {
+  const r = createEnvReader(env);
+  const cfg: OperatorConfig = {
+    ...common(r),
+    ...database(r),
+    watchNamespaces: r.list('WATCH_NAMESPACE'),
+    workers: r.int('OPERATOR_WORKERS', 2, 1, 64),
+    resyncPeriodMs: r.int('OPERATOR_RESYNC_SECONDS', 300, 5, 86_400) * 1000,
+    identity: r.optional('POD_NAME') ?? r.optional('HOSTNAME'),
+    leaderElection: {
+      enabled: r.bool('LEADER_ELECTION', true),
+      namespace: r.optional('LEADER_ELECTION_NAMESPACE') ?? r.optional('POD_NAMESPACE') ?? 'default',
+      leaseName: r.str('LEADER_ELECTION_LEASE_NAME', 'webhook-fanout-operator'),
+      leaseDurationMs: r.num('LEADER_ELECTION_LEASE_DURATION_SECONDS', 15, 1, 3600) * 1000,
+      renewDeadlineMs: r.num('LEADER_ELECTION_RENEW_DEADLINE_SECONDS', 10, 0.5, 3600) * 1000,
+      retryPeriodMs: r.num('LEADER_ELECTION_RETRY_PERIOD_SECONDS', 2, 0.1, 600) * 1000,
+    },
+  };
+  const le = cfg.leaderElection;
+  if (!(le.leaseDurationMs > le.renewDeadlineMs && le.renewDeadlineMs > le.retryPeriodMs)) {
+    r.problems.push(
+      'LEADER_ELECTION_LEASE_DURATION_SECONDS must be greater than LEADER_ELECTION_RENEW_DEADLINE_SECONDS, which must be greater than LEADER_ELECTION_RETRY_PERIOD_SECONDS',
+    );
+  }
   r.done();
   return cfg;
 }

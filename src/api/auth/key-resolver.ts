@@ -55,12 +55,10 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
     tokens--;
     return true;
   };
-  // kids the key set did not contain, until when they are not looked up again (bounded)
+  // (alg, kid) the key set did not contain -> until when they are not looked up again
   const missing = new Map<string, number>();
-  const rememberMissing = (kid: string) => {
-    if (missing.size >= 1000) missing.delete(missing.keys().next().value as string);
-    missing.set(kid, now() + backoffMs);
-  };
+  // (alg, kid) the key set did contain
+  const resolved = new Map<string, true>();
 
   return {
     async publicKey(header) {
@@ -69,8 +67,11 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
       if (typeof kid !== 'string' || kid === '' || kid.length > 200) throw new InvalidToken('the token names no key (kid)');
 
       const cacheKey = jwks.generateCacheKey(alg, kid, domain);
-      if (jwks.cache.get(cacheKey) === undefined) {
-        const until = missing.get(kid);
+      // A key that resolved before and merely expired from the cache is a refresh, never
+      // throttled: forged tokens (made-up kids, or a real kid with another alg) must not be able
+      // to lock real tokens out. Everything else is an unknown key, looked up at a limited rate.
+      if (jwks.cache.get(cacheKey) === undefined && !resolved.has(cacheKey)) {
+        const until = missing.get(cacheKey);
         if (until !== undefined && until > now()) throw new InvalidToken('unknown signing key');
         if (!takeFetchToken()) throw new InvalidToken('unknown signing key (key set refresh is rate-limited)');
       }
@@ -82,10 +83,11 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
       let jwk: buildGetJwks.JWK;
       try {
         jwk = await Promise.race([jwks.getJwk({ domain, alg, kid }), timeout]);
-        missing.delete(kid);
+        missing.delete(cacheKey);
+        remember(resolved, cacheKey, true);
       } catch (err) {
         if ((err as { code?: unknown }).code === 'JWK_NOT_FOUND') {
-          rememberMissing(kid);
+          remember(missing, cacheKey, now() + backoffMs);
           throw new InvalidToken('unknown signing key');
         }
         // a stuck or failed fetch must not stay cached as the answer for this kid
@@ -97,6 +99,13 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
       return toPem(jwk, alg);
     },
   };
+}
+
+/** Bounded, oldest dropped first: attacker-chosen kids must not grow memory. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= 1000) map.delete(map.keys().next().value as string);
+  map.set(key, value);
 }
 
 const KEY_TYPE: Record<Algorithm, { kty: string; crv?: string }> = {

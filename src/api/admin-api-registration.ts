@@ -1,0 +1,46 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { AdminApiConfig } from '../config/config.js';
+import { createAdminQueries } from '../db/admin-queries.js';
+import type { Db } from '../db/knex.js';
+import { createReplayQueries } from '../db/replay-queries.js';
+import type { Repositories } from '../db/repositories.js';
+import type { Logger } from '../observability/logger.js';
+import { registerAdminApi } from './admin-api.js';
+import { createKeyResolver } from './auth/key-resolver.js';
+import { createTokenVerifier } from './auth/token-verifier.js';
+import { createReplayService } from './replay-service.js';
+import { bindStartReplay } from './start-replay.js';
+
+/** Wires the admin API from configuration, for the ingest server's `register` hook. */
+export function adminApiRegistration(deps: {
+  db: Db;
+  repos: Pick<Repositories, 'events' | 'deliveries'>;
+  temporal: { client: Client; taskQueue: string };
+  auth: AdminApiConfig;
+  logger: Logger;
+}): (app: FastifyInstance) => Promise<void> {
+  const verifyToken = createTokenVerifier({
+    keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
+    issuer: deps.auth.issuer,
+    audience: deps.auth.audience,
+    clockToleranceMs: deps.auth.clockToleranceSeconds * 1000,
+  });
+  const replay = createReplayService({
+    deliveries: deps.repos.deliveries,
+    events: deps.repos.events,
+    replays: createReplayQueries(deps.db),
+    startReplay: bindStartReplay(deps.temporal.client, deps.temporal.taskQueue),
+    logger: deps.logger,
+  });
+  return (app) =>
+    registerAdminApi(app, {
+      verifyToken,
+      queries: createAdminQueries(deps.db),
+      events: deps.repos.events,
+      replay,
+      logger: deps.logger,
+      authUrl: deps.auth.authUrl,
+      audience: deps.auth.audience,
+    });
+}

@@ -1,0 +1,53 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AdminQueries } from '../db/admin-queries.js';
+import type { EventRepository } from '../db/events.js';
+import type { Logger } from '../observability/logger.js';
+import { createBearerAuth } from './auth/bearer-auth.js';
+import type { VerifyToken } from './auth/token-verifier.js';
+import { openApiOptions } from './openapi.js';
+import type { ReplayService } from './replay-service.js';
+import { registerConfigurationRoutes } from './routes/configuration.js';
+import { registerDeliveryRoutes } from './routes/deliveries.js';
+import { registerEventRoutes } from './routes/events.js';
+
+export interface AdminApiDeps {
+  verifyToken: VerifyToken;
+  queries: AdminQueries;
+  events: Pick<EventRepository, 'get'>;
+  replay: ReplayService;
+  logger: Logger;
+  /** shown in the OpenAPI description: where to get a token */
+  authUrl?: string;
+  audience?: string;
+}
+
+/**
+ * The admin API on an existing fastify app (the ingest server's `register` hook): OpenAPI at
+ * /api/openapi.json, docs at /api/docs, and the JWT-protected routes.
+ */
+export async function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
+  // on the root instance, before the routes, so that it sees every route registered after it
+  await app.register(swagger, openApiOptions({ authUrl: deps.authUrl, audience: deps.audience }));
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(async (scope) => {
+    // TypeBox validation: an unknown query parameter is a 400, not silently dropped (a typo in a
+    // filter would otherwise list everything)
+    scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+    scope.decorateRequest('principal', null);
+    const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+    const routeDeps = {
+      auth: createBearerAuth({ verifyToken: deps.verifyToken, logger: deps.logger }),
+      queries: deps.queries,
+      events: deps.events,
+      replay: deps.replay,
+    };
+    registerEventRoutes(api, routeDeps);
+    registerDeliveryRoutes(api, routeDeps);
+    registerConfigurationRoutes(api, routeDeps);
+  });
+}

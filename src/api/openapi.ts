@@ -1,0 +1,98 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+
+// The OpenAPI 3.1 document: generated from the admin routes' schemas, plus the inbound webhook
+// route, which is registered before the swagger plugin (raw-body parsing of its own) and is
+// therefore described here by hand.
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+type Paths = NonNullable<NonNullable<FastifyDynamicSwaggerOptions['openapi']>['paths']>;
+
+const inboundWebhook: Paths[string] = {
+  post: {
+    tags: ['inbound'],
+    summary: 'Receive a webhook from a third party',
+    description:
+      'HTTP Basic credentials of the source. The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and ' +
+      'published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id ' +
+      'and `duplicate: true`. The external id and type are read per source, by default from the JSON body fields `id` and ' +
+      '`type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`.',
+    security: [{ basicAuth: [] }],
+    parameters: [
+      { name: 'source', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } },
+    ],
+    requestBody: {
+      required: false,
+      content: { '*/*': { schema: { description: 'the third party payload, any content type' } } },
+    },
+    responses: {
+      200: {
+        description: 'Persisted and published (or a duplicate of an earlier event)',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['eventId', 'duplicate'],
+              properties: { eventId: { type: 'string', format: 'uuid' }, duplicate: { type: 'boolean' } },
+            },
+          },
+        },
+      },
+      400: problemResponse('A body that claims JSON and is not'),
+      401: problemResponse('Missing or bad credentials, or an unknown source (WWW-Authenticate: Basic realm="webhooks")'),
+      413: problemResponse('Body larger than the limit'),
+      503: problemResponse('Postgres or the topic is unavailable; retry after Retry-After (the sender retrying is safe)'),
+    },
+  },
+};
+
+export function openApiOptions(opts: { authUrl?: string; audience?: string }): FastifyDynamicSwaggerOptions {
+  const tokenHelp = opts.authUrl
+    ? `\n\nGet a token: \`POST ${opts.authUrl}/oauth/token\` with JSON \`{"client_id", "client_secret", ` +
+      `"audience": "${opts.audience ?? '<AUTH_AUDIENCE>'}", "grant_type": "client_credentials"}\`.`
+    : '';
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'webhook-fanout',
+        version: '1',
+        description:
+          'Inbound webhooks (HTTP Basic per source) and the admin API (JWT bearer tokens of the identity provider, ' +
+          'permissions `read:webhooks` and `replay:webhooks` in the `permissions` or `scope` claim). Errors are ' +
+          'RFC 9457 application/problem+json. Lists answer `{"items": [...], "nextCursor": ...}`, newest first.' +
+          tokenHelp,
+      },
+      tags: [
+        { name: 'events', description: 'Received events' },
+        { name: 'deliveries', description: 'One delivery per (event, endpoint)' },
+        { name: 'replay', description: 'Deliver FAILED deliveries again' },
+        { name: 'configuration', description: 'Endpoints and inbound credentials as reconciled (read only)' },
+        { name: 'inbound', description: 'The third parties\u2019 entry point' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          basicAuth: { type: 'http', scheme: 'basic' },
+        },
+        schemas: {
+          Problem: {
+            type: 'object',
+            required: ['type', 'title', 'status', 'code'],
+            properties: {
+              type: { type: 'string' },
+              title: { type: 'string' },
+              status: { type: 'integer' },
+              detail: { type: 'string' },
+              code: { type: 'string' },
+            },
+          },
+        },
+      },
+      paths: { '/api/webhooks/{source}': inboundWebhook },
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { DeliveryRepository } from '../db/deliveries.js';
+import type { EventRepository } from '../db/events.js';
+import type { FailedDeliveryFilter, ReplayQueries } from '../db/replay-queries.js';
+import { describeError, permanent, transient } from '../domain/errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { BulkReplayResult, ReplayStarted } from './schemas.js';
+
+/** startReplay bound to a Temporal client and task queue. */
+export type StartReplay = (req: { eventId: string; deliveryIds: string[] }) => Promise<{ workflowId: string }>;
+
+export interface ReplayServiceDeps {
+  deliveries: Pick<DeliveryRepository, 'get' | 'reopenFailed'>;
+  events: Pick<EventRepository, 'get'>;
+  replays: ReplayQueries;
+  startReplay: StartReplay;
+  logger: Logger;
+  /** replay runs started at once by a bulk replay */
+  startConcurrency?: number;
+}
+
+export interface ReplayService {
+  replayDelivery(id: string, actor: string): Promise<ReplayStarted>;
+  replayEvent(eventId: string, actor: string): Promise<ReplayStarted>;
+  replayMatching(f: FailedDeliveryFilter, limit: number, dryRun: boolean, actor: string): Promise<BulkReplayResult>;
+}
+
+/**
+ * Replay = FAILED rows back to PENDING, then a new workflow run (its own id) that delivers them
+ * again and recomputes the event's status. Reopening first is what makes a replay exclusive: of
+ * two concurrent replays of one delivery exactly one reopens it, the other gets 409. If the run
+ * cannot be started the rows go back to FAILED, so nothing is left PENDING with no run behind it.
+ */
+export function createReplayService(deps: ReplayServiceDeps): ReplayService {
+  const { logger } = deps;
+
+  const start = async (eventId: string, deliveryIds: string[], actor: string): Promise<ReplayStarted> => {
+    try {
+      const { workflowId } = await deps.startReplay({ eventId, deliveryIds });
+      logger.info({ eventId, deliveryIds, workflowId, actor }, 'replay started');
+      return { eventId, workflowId, deliveryIds };
+    } catch (err) {
+      const reverted = await deps.replays.revertReopened(deliveryIds);
+      logger.warn({ eventId, deliveryIds, reverted, err: describeError(err) }, 'replay could not be started; deliveries left FAILED');
+      throw transient('replay_unavailable', 'the replay could not be started (workflow service unavailable); the deliveries stay FAILED', err);
+    }
+  };
+
+  return {
+    async replayDelivery(id, actor) {
+      const d = await deps.deliveries.get(id);
+      if (!d) throw permanent('not_found', `no delivery ${id}`, 404);
+      if (!(await deps.deliveries.reopenFailed(id))) {
+        const now = (await deps.deliveries.get(id))?.status ?? d.status;
+        throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`, 409);
+      }
+      return start(d.eventId, [id], actor);
+    },
+
+    async replayEvent(eventId, actor) {
+      if (!(await deps.events.get(eventId))) throw permanent('not_found', `no event ${eventId}`, 404);
+      const ids = await deps.replays.reopenFailedOfEvent(eventId);
+      if (ids.length === 0) throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`, 409);
+      return start(eventId, ids, actor);
+    },
+
+    async replayMatching(f, limit, dryRun, actor) {
+      const matched = await deps.replays.countFailed(f);
+      if (dryRun) return { dryRun, matched, limit, replayed: Math.min(matched, limit), replays: [], failed: [] };
+
+      const reopened = await deps.replays.reopenFailedMatching(f, limit);
+      const byEvent = new Map<string, string[]>();
+      for (const r of reopened) byEvent.set(r.eventId, [...(byEvent.get(r.eventId) ?? []), r.id]);
+
+      // one run per event, a few started at a time
+      const result: BulkReplayResult = { dryRun, matched, limit, replayed: 0, replays: [], failed: [] };
+      const queue = [...byEvent.entries()];
+      const worker = async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const [eventId, deliveryIds] = next;
+          try {
+            result.replays.push(await start(eventId, deliveryIds, actor));
+            result.replayed += deliveryIds.length;
+          } catch (err) {
+            result.failed.push({ eventId, deliveryIds, error: describeError(err) });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(deps.startConcurrency ?? 8, queue.length) }, worker));
+      if (result.replays.length === 0 && result.failed.length > 0) {
+        throw transient('replay_unavailable', 'no replay could be started (workflow service unavailable); the deliveries stay FAILED');
+      }
+      return result;
+    },
+  };
+}

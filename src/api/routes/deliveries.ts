@@ -1,0 +1,130 @@
+import { permanent } from '../../domain/errors.js';
+import { READ, REPLAY } from '../auth/permissions.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import {
+  authErrors,
+  BULK_REPLAY_LIMIT,
+  BulkReplayBody,
+  BulkReplayResultSchema,
+  conflict,
+  described,
+  DeliveryListQuery,
+  DeliveryReplaySchema,
+  DeliverySchema,
+  IdParams,
+  listOf,
+  notFound,
+  PAGE_SIZE,
+} from '../schemas.js';
+import { deliveryView } from '../views.js';
+import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+
+const security = [{ bearerAuth: [] }];
+
+export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): void {
+  app.get(
+    '/api/deliveries',
+    {
+      onRequest: deps.auth(READ),
+      schema: {
+        tags: ['deliveries'],
+        summary: 'List deliveries, newest first',
+        description: "Requires read:webhooks. Filters combine with AND; source is the event's; time filters apply to createdAt.",
+        security,
+        querystring: DeliveryListQuery,
+        response: { 200: described(listOf(DeliverySchema), 'A page of deliveries'), ...authErrors },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const page = await deps.queries.listDeliveries(
+        {
+          status: q.status,
+          source: q.source,
+          endpointId: q.endpointId,
+          eventId: q.eventId,
+          from: dateOrUndefined(q.from),
+          to: dateOrUndefined(q.to),
+        },
+        q.limit ?? PAGE_SIZE.default,
+        decodeCursor(q.cursor),
+      );
+      return { items: page.items.map(deliveryView), nextCursor: encodeCursor(page.next) };
+    },
+  );
+
+  app.get(
+    '/api/deliveries/:id',
+    {
+      onRequest: deps.auth(READ),
+      schema: {
+        tags: ['deliveries'],
+        summary: 'One delivery',
+        description: 'Requires read:webhooks.',
+        security,
+        params: IdParams,
+        response: { 200: described(DeliverySchema, 'The delivery'), ...authErrors, ...notFound },
+      },
+    },
+    async (req) => {
+      const row = await deps.queries.getDelivery(req.params.id);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      return deliveryView(row);
+    },
+  );
+
+  app.post(
+    '/api/deliveries/:id/replay',
+    {
+      onRequest: deps.auth(REPLAY),
+      schema: {
+        tags: ['replay'],
+        summary: 'Replay a FAILED delivery',
+        description:
+          'Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run ' +
+          "(its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED.",
+        security,
+        params: IdParams,
+        response: { 202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The delivery is not FAILED') },
+      },
+    },
+    async (req, reply) => {
+      const replay = await deps.replay.replayDelivery(req.params.id, actorOf(req));
+      const row = await deps.queries.getDelivery(req.params.id);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      return reply.code(202).send({ delivery: deliveryView(row), replay });
+    },
+  );
+
+  app.post(
+    '/api/deliveries/replay',
+    {
+      onRequest: deps.auth(REPLAY),
+      schema: {
+        tags: ['replay'],
+        summary: 'Replay FAILED deliveries matching filters (bulk, capped)',
+        description:
+          `Requires replay:webhooks. At most \`limit\` (default ${BULK_REPLAY_LIMIT.default}, max ${BULK_REPLAY_LIMIT.max}) ` +
+          'matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. ' +
+          'Call again to continue while `matched` exceeds `replayed`.',
+        security,
+        body: BulkReplayBody,
+        response: {
+          200: described(BulkReplayResultSchema, 'Dry run: what would be replayed'),
+          202: described(BulkReplayResultSchema, 'Reopened to PENDING; replay runs were started'),
+          ...authErrors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const result = await deps.replay.replayMatching(
+        { source: b.source, endpointId: b.endpointId, eventType: b.eventType, from: dateOrUndefined(b.from), to: dateOrUndefined(b.to) },
+        b.limit ?? BULK_REPLAY_LIMIT.default,
+        b.dryRun ?? false,
+        actorOf(req),
+      );
+      return reply.code(result.dryRun ? 200 : 202).send(result);
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance, FastifyBaseLogger, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AdminQueries } from '../../db/admin-queries.js';
+import type { EventRepository } from '../../db/events.js';
+import type { BearerAuth } from '../auth/bearer-auth.js';
+import type { ReplayService } from '../replay-service.js';
+
+export interface AdminRouteDeps {
+  auth: BearerAuth;
+  queries: AdminQueries;
+  events: Pick<EventRepository, 'get'>;
+  replay: ReplayService;
+}
+
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** The caller named in replay logs. */
+export const actorOf = (req: { principal: { subject: string } | null }): string => req.principal?.subject ?? 'unknown';
+
+export const dateOrUndefined = (v: string | undefined): Date | undefined => (v === undefined ? undefined : new Date(v));

@@ -1,0 +1,87 @@
+import { READ, REPLAY } from '../auth/permissions.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { permanent } from '../../domain/errors.js';
+import {
+  authErrors,
+  conflict,
+  described,
+  EventDetailSchema,
+  EventListQuery,
+  EventSummarySchema,
+  IdParams,
+  listOf,
+  notFound,
+  PAGE_SIZE,
+  ReplayStartedSchema,
+} from '../schemas.js';
+import { eventDetailView, eventSummaryView } from '../views.js';
+import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+
+const security = [{ bearerAuth: [] }];
+
+export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
+  app.get(
+    '/api/events',
+    {
+      onRequest: deps.auth(READ),
+      schema: {
+        tags: ['events'],
+        summary: 'List received events, newest first',
+        description: 'Requires read:webhooks. Filters combine with AND; time filters apply to receivedAt.',
+        security,
+        querystring: EventListQuery,
+        response: { 200: described(listOf(EventSummarySchema), 'A page of events (without payloads)'), ...authErrors },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const page = await deps.queries.listEvents(
+        { source: q.source, status: q.status, type: q.type, from: dateOrUndefined(q.from), to: dateOrUndefined(q.to) },
+        q.limit ?? PAGE_SIZE.default,
+        decodeCursor(q.cursor),
+      );
+      return { items: page.items.map(eventSummaryView), nextCursor: encodeCursor(page.next) };
+    },
+  );
+
+  app.get(
+    '/api/events/:id',
+    {
+      onRequest: deps.auth(READ),
+      schema: {
+        tags: ['events'],
+        summary: 'One event with its payload and deliveries',
+        description: 'Requires read:webhooks.',
+        security,
+        params: IdParams,
+        response: { 200: described(EventDetailSchema, 'The event, its payload and its deliveries'), ...authErrors, ...notFound },
+      },
+    },
+    async (req) => {
+      const event = await deps.events.get(req.params.id);
+      if (!event) throw permanent('not_found', `no event ${req.params.id}`, 404);
+      return eventDetailView(event, await deps.queries.deliveriesOfEvent(event.id));
+    },
+  );
+
+  app.post(
+    '/api/events/:id/replay',
+    {
+      onRequest: deps.auth(REPLAY),
+      schema: {
+        tags: ['replay'],
+        summary: "Replay the event's FAILED deliveries",
+        description:
+          'Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new ' +
+          "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery.",
+        security,
+        params: IdParams,
+        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery') },
+      },
+    },
+    async (req, reply) => {
+      const started = await deps.replay.replayEvent(req.params.id, actorOf(req));
+      return reply.code(202).send(started);
+    },
+  );
+}

@@ -1,0 +1,231 @@
+import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
+
+// Route schemas of the admin API: they validate requests, shape responses (fields not listed are
+// never serialized) and generate the OpenAPI document.
+
+const StringEnum = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+
+export const PAGE_SIZE = { default: 50, max: 200 } as const;
+export const BULK_REPLAY_LIMIT = { default: 100, max: 1000 } as const;
+
+// ---- errors ---------------------------------------------------------------------------------
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI naming the problem kind' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.Optional(Type.String()),
+    code: Type.String({ description: 'stable machine-readable reason, e.g. invalid_token, not_replayable' }),
+  },
+  { title: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
+);
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
+
+/** Error answers every authenticated route can give. */
+export const authErrors = {
+  400: problem('Invalid parameters, filters or cursor'),
+  401: problem('Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token")'),
+  403: problem('Valid token without the required permission (error="insufficient_scope")'),
+  503: problem('A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After'),
+};
+/** A success response with the description the OpenAPI document shows for it. */
+export const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
+
+export const notFound = { 404: problem('No resource with this id') };
+export const conflict = (description: string) => ({ 409: problem(description) });
+
+// ---- parameters ------------------------------------------------------------------------------
+
+const pageParams = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_SIZE.max, description: `page size, default ${PAGE_SIZE.default}` })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'opaque: the nextCursor of the previous page' })),
+};
+const timeParams = (column: string) => ({
+  from: Type.Optional(Timestamp(`only those with ${column} at or after this instant (RFC 3339, with offset)`)),
+  to: Type.Optional(Timestamp(`only those with ${column} before this instant (RFC 3339, with offset)`)),
+});
+const SourceParam = Type.String({ minLength: 1, maxLength: 64 });
+
+export const IdParams = Type.Object({ id: Uuid() }, { additionalProperties: false });
+
+export const EventListQuery = Type.Object(
+  {
+    source: Type.Optional(SourceParam),
+    status: Type.Optional(StringEnum(EVENT_STATUSES)),
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'event type' })),
+    ...timeParams('receivedAt'),
+    ...pageParams,
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryListQuery = Type.Object(
+  {
+    status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+    source: Type.Optional(SourceParam),
+    endpointId: Type.Optional(Uuid()),
+    eventId: Type.Optional(Uuid()),
+    ...timeParams('createdAt'),
+    ...pageParams,
+  },
+  { additionalProperties: false },
+);
+
+export const EndpointListQuery = Type.Object(
+  { source: Type.Optional(SourceParam), active: Type.Optional(Type.Boolean()), ...pageParams },
+  { additionalProperties: false },
+);
+
+export const CredentialListQuery = Type.Object({ source: Type.Optional(SourceParam), ...pageParams }, { additionalProperties: false });
+
+export const BulkReplayBody = Type.Object(
+  {
+    source: Type.Optional(SourceParam),
+    endpointId: Type.Optional(Uuid()),
+    eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...timeParams('the delivery createdAt'),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: BULK_REPLAY_LIMIT.max,
+        description: `at most this many deliveries, newest first (default ${BULK_REPLAY_LIMIT.default})`,
+      }),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ description: 'only count what would be replayed (default false)' })),
+  },
+  { additionalProperties: false, description: 'FAILED deliveries matching every given filter are replayed' },
+);
+
+// ---- resources -------------------------------------------------------------------------------
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Uuid(),
+    eventId: Uuid(),
+    endpointId: Uuid(),
+    source: Type.String(),
+    status: StringEnum(DELIVERY_STATUSES),
+    attempts: Type.Integer(),
+    lastResponseStatus: Nullable(Type.Integer()),
+    lastResponseBody: Nullable(Type.String({ description: 'first 4 KiB' })),
+    lastError: Nullable(Type.String()),
+    lastAttemptAt: Nullable(Timestamp()),
+    completedAt: Nullable(Timestamp()),
+    createdAt: Timestamp(),
+  },
+  { title: 'Delivery' },
+);
+
+const eventFields = {
+  id: Uuid(),
+  source: Type.String(),
+  externalEventId: Nullable(Type.String()),
+  type: Nullable(Type.String()),
+  status: StringEnum(EVENT_STATUSES),
+  contentType: Nullable(Type.String()),
+  payloadSize: Type.Integer({ description: 'bytes' }),
+  workflowId: Nullable(Type.String()),
+  receivedAt: Timestamp(),
+  publishedAt: Nullable(Timestamp()),
+  completedAt: Nullable(Timestamp()),
+};
+
+export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });
+
+export const EventDetailSchema = Type.Object(
+  {
+    ...eventFields,
+    headers: Type.Record(Type.String(), Type.String(), { description: 'request headers as received, minus credentials' }),
+    payload: Type.String({ description: 'the raw body: text when it is valid UTF-8, else base64' }),
+    payloadEncoding: StringEnum(['utf8', 'base64'] as const),
+    deliveries: Type.Array(DeliverySchema),
+  },
+  { title: 'EventDetail' },
+);
+
+export const EndpointSchema = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    source: Type.String(),
+    eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
+    url: Type.String({ description: 'a password in the URL is shown as ***' }),
+    method: StringEnum(HTTP_METHODS),
+    auth: Type.Object({
+      type: StringEnum(AUTH_TYPES),
+      username: Nullable(Type.String({ description: 'BASIC only' })),
+      secretSet: Type.Boolean({ description: 'whether the password, token or signing secret of this type is set (it is never shown)' }),
+    }),
+    customHeaderNames: Type.Array(Type.String(), { description: 'names only: values may be credentials' }),
+    maxAttempts: Type.Integer(),
+    timeoutSeconds: Type.Integer(),
+    retryOnStatus: Type.Array(Type.Integer()),
+    active: Type.Boolean(),
+    managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { title: 'Endpoint' },
+);
+
+const ExtractionRuleSchema = Nullable(
+  Type.Object({ jsonPath: Type.Optional(Type.String()), header: Type.Optional(Type.String()) }, { additionalProperties: false }),
+);
+
+export const CredentialSchema = Type.Object(
+  {
+    id: Uuid(),
+    source: Type.String(),
+    username: Type.String(),
+    eventIdRule: ExtractionRuleSchema,
+    eventTypeRule: ExtractionRuleSchema,
+    managedBy: Nullable(Type.String()),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { title: 'InboundCredential', description: 'never includes the password or its hash' },
+);
+
+export const listOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    items: Type.Array(item),
+    nextCursor: Nullable(Type.String({ description: 'pass as cursor for the next page; null on the last page' })),
+  });
+
+export const ReplayStartedSchema = Type.Object({
+  eventId: Uuid(),
+  workflowId: Type.String({ description: 'the replay run: its own workflow id, not the event id' }),
+  deliveryIds: Type.Array(Uuid()),
+});
+
+export const DeliveryReplaySchema = Type.Object({ delivery: DeliverySchema, replay: ReplayStartedSchema });
+
+export const BulkReplayResultSchema = Type.Object({
+  dryRun: Type.Boolean(),
+  matched: Type.Integer({ description: 'FAILED deliveries matching the filters (before this replay)' }),
+  limit: Type.Integer(),
+  replayed: Type.Integer({ description: 'deliveries reopened and handed to a replay run (dry run: would be)' }),
+  replays: Type.Array(ReplayStartedSchema),
+  failed: Type.Array(
+    Type.Object({ eventId: Uuid(), deliveryIds: Type.Array(Uuid()), error: Type.String() }),
+    { description: 'replay runs that could not be started; those deliveries stay FAILED' },
+  ),
+});
+
+export type Delivery = Static<typeof DeliverySchema>;
+export type EventSummary = Static<typeof EventSummarySchema>;
+export type EventDetail = Static<typeof EventDetailSchema>;
+export type EndpointView = Static<typeof EndpointSchema>;
+export type CredentialView = Static<typeof CredentialSchema>;
+export type ReplayStarted = Static<typeof ReplayStartedSchema>;
+export type BulkReplayResult = Static<typeof BulkReplayResultSchema>;

@@ -1,0 +1,102 @@
+import type { CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryRow } from '../db/admin-queries.js';
+import { redactUrl } from '../config/env-reader.js';
+import type { WebhookEvent } from '../domain/records.js';
+import type { CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
+
+// Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+// resource_uid is "manifest:<ns>/<name>" in dev mode or a custom resource's uid; name it, not the uid
+const managedBy = (resourceUid: string | null, resourceName: string | null = null): string | null =>
+  resourceName ?? (resourceUid?.startsWith('manifest:') ? resourceUid.slice('manifest:'.length) : resourceUid);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The raw body as text when it is valid UTF-8, else base64, and which one it is. */
+export function payloadView(payload: Buffer): { payload: string; payloadEncoding: 'utf8' | 'base64' } {
+  try {
+    return { payload: utf8.decode(payload), payloadEncoding: 'utf8' };
+  } catch {
+    return { payload: payload.toString('base64'), payloadEncoding: 'base64' };
+  }
+}
+
+export const deliveryView = (r: DeliveryListRow): Delivery => ({
+  id: r.id,
+  eventId: r.event_id,
+  endpointId: r.endpoint_id,
+  source: r.source,
+  status: r.status,
+  attempts: r.attempts,
+  lastResponseStatus: r.last_response_status,
+  lastResponseBody: r.last_response_body,
+  lastError: r.last_error,
+  lastAttemptAt: iso(r.last_attempt_at),
+  completedAt: iso(r.completed_at),
+  createdAt: r.created_at.toISOString(),
+});
+
+export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
+  id: r.id,
+  source: r.source,
+  externalEventId: r.external_event_id,
+  type: r.event_type,
+  status: r.status,
+  contentType: r.content_type,
+  payloadSize: r.payload_size,
+  workflowId: r.workflow_id,
+  receivedAt: r.received_at.toISOString(),
+  publishedAt: iso(r.published_at),
+  completedAt: iso(r.completed_at),
+});
+
+export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]): EventDetail => ({
+  id: e.id,
+  source: e.source,
+  externalEventId: e.externalEventId,
+  type: e.eventType,
+  status: e.status,
+  contentType: e.contentType,
+  payloadSize: e.payload.length,
+  workflowId: e.workflowId,
+  receivedAt: e.receivedAt.toISOString(),
+  publishedAt: iso(e.publishedAt),
+  completedAt: iso(e.completedAt),
+  headers: e.headers,
+  ...payloadView(e.payload),
+  deliveries: deliveries.map(deliveryView),
+});
+
+export const endpointView = (r: EndpointViewRow): EndpointView => ({
+  id: r.id,
+  name: r.name,
+  source: r.source,
+  eventType: r.event_type,
+  url: redactUrl(r.url),
+  method: r.method,
+  auth: {
+    type: r.auth_type,
+    username: r.auth_type === 'BASIC' ? r.auth_username : null,
+    secretSet: r.auth_type === 'HMAC' ? r.signing_secret_set : r.auth_type === 'NONE' ? false : r.auth_secret_set,
+  },
+  customHeaderNames: r.custom_header_names,
+  maxAttempts: r.max_attempts,
+  timeoutSeconds: r.timeout_seconds,
+  retryOnStatus: r.retry_on_status,
+  active: r.active,
+  managedBy: managedBy(r.resource_uid),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export const credentialView = (r: CredentialViewRow): CredentialView => ({
+  id: r.id,
+  source: r.source,
+  username: r.username,
+  eventIdRule: r.event_id_rule,
+  eventTypeRule: r.event_type_rule,
+  managedBy: managedBy(r.resource_uid, r.resource_name),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { loadIngestConfig } from '../../src/config/config.js';
+import { ConfigError } from '../../src/config/env-reader.js';
+
+const BASE = { DATABASE_URL: 'postgres://u:p@localhost/db', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };
+
+describe('ingest configuration of the admin API', () => {
+  it('refuses to start without AUTH_URL and AUTH_AUDIENCE, naming both and the way out', () => {
+    let err: unknown;
+    try {
+      loadIngestConfig(BASE);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as ConfigError).message;
+    expect(message).toContain('AUTH_URL');
+    expect(message).toContain('AUTH_AUDIENCE');
+    expect(message).toContain('ADMIN_API_ENABLED=false');
+    expect(() => loadIngestConfig({ ...BASE, AUTH_URL: 'https://tenant.auth0.com' })).toThrow(/AUTH_AUDIENCE/);
+    expect(() => loadIngestConfig({ ...BASE, AUTH_URL: 'tenant.auth0.com', AUTH_AUDIENCE: 'https://api' })).toThrow(/AUTH_URL must be an http\(s\) URL/);
+  });
+
+  it('runs without the admin API only when explicitly disabled', () => {
+    expect(loadIngestConfig({ ...BASE, ADMIN_API_ENABLED: 'false' }).adminApi).toBeNull();
+    expect(() => loadIngestConfig({ ...BASE, ADMIN_API_ENABLED: 'maybe' })).toThrow(/ADMIN_API_ENABLED/);
+  });
+
+  it('defaults the issuer to AUTH_URL with one trailing slash, as Auth0 issues it', () => {
+    const cfg = loadIngestConfig({ ...BASE, AUTH_URL: 'https://tenant.auth0.com/', AUTH_AUDIENCE: 'https://api.example.com' });
+    expect(cfg.adminApi).toEqual({
+      authUrl: 'https://tenant.auth0.com',
+      audience: 'https://api.example.com',
+      issuer: 'https://tenant.auth0.com/',
+      clockToleranceSeconds: 30,
+      jwksCacheTtlSeconds: 600,
+    });
+    const custom = loadIngestConfig({ ...BASE, AUTH_URL: 'https://idp', AUTH_AUDIENCE: 'a', AUTH_ISSUER: 'https://issuer.example' });
+    expect(custom.adminApi?.issuer).toBe('https://issuer.example');
+  });
+});

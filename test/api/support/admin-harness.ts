@@ -1,0 +1,120 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { adminApiRegistration } from '../../../src/api/admin-api-registration.js';
+import type { AdminApiConfig } from '../../../src/config/config.js';
+import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/identity-provider.js';
+import { transient } from '../../../src/domain/errors.js';
+import { buildIngestApp } from '../../../src/ingest/app.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { startFanoutHarness, type FanoutHarness } from '../../fanout/support/harness.js';
+import { http, type HttpResult } from '../../support/http.js';
+import { ecKey, rsaKey, type SigningKey } from './tokens.js';
+
+export const AUDIENCE = 'https://webhook-fanout.test/api';
+
+export const CLIENTS = {
+  admin: { clientId: 'admin-client', clientSecret: 'admin-secret', permissions: ['read:webhooks', 'replay:webhooks'] },
+  reader: { clientId: 'reader-client', clientSecret: 'reader-secret', permissions: ['read:webhooks'] },
+  nobody: { clientId: 'nobody-client', clientSecret: 'nobody-secret', permissions: [] },
+} as const;
+
+export type ClientName = keyof typeof CLIENTS;
+
+/**
+ * The admin API as production wires it (adminApiRegistration on the ingest server, real socket),
+ * against a real identity provider over HTTP, a fresh Postgres database, and a Temporal worker on
+ * a task queue of this file's own (replays run for real).
+ */
+export interface AdminHarness {
+  url: string;
+  idp: IdentityProvider;
+  /** the key the identity provider signs with at start (the test holds it too, to forge claims) */
+  idpKey: SigningKey;
+  /** an EC key the identity provider publishes (it signs with the RSA one) */
+  idpEcKey: SigningKey;
+  fanout: FanoutHarness;
+  auth: AdminApiConfig;
+  app: FastifyInstance;
+  /** the specification's client-credentials request: POST JSON to {AUTH_URL}/oauth/token */
+  token(client?: ClientName): Promise<string>;
+  get(pathAndQuery: string, token?: string): Promise<HttpResult>;
+  post(pathAndQuery: string, token?: string, body?: unknown): Promise<HttpResult>;
+  close(): Promise<void>;
+}
+
+export async function requestToken(authUrl: string, client: { clientId: string; clientSecret: string }, audience = AUDIENCE) {
+  return http(`${authUrl}/oauth/token`, {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: client.clientId, client_secret: client.clientSecret, audience, grant_type: 'client_credentials' }),
+  });
+}
+
+export async function startAdminHarness(opts: { authOverrides?: Partial<AdminApiConfig> } = {}): Promise<AdminHarness> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'admin-api-'));
+  const idpKey = rsaKey();
+  const idpEcKey = ecKey();
+  // the provider reads its keys from this file, so the test knows the private keys
+  await writeFile(path.join(dir, 'keys.json'), JSON.stringify({ keys: [idpKey.jwk, idpEcKey.jwk] }));
+  const idp = await startIdentityProvider({ audience: AUDIENCE, clients: Object.values(CLIENTS), keysFile: path.join(dir, 'keys.json') });
+  const fanout = await startFanoutHarness();
+  const logger = createLogger({ level: 'silent' });
+  const auth: AdminApiConfig = {
+    authUrl: idp.url,
+    audience: AUDIENCE,
+    issuer: idp.issuer,
+    clockToleranceSeconds: 30,
+    jwksCacheTtlSeconds: 600,
+    ...opts.authOverrides,
+  };
+  const app = await buildIngestApp({
+    // the inbound route is covered by test/ingest; these tests never call it
+    receiveWebhook: async () => {
+      throw transient('not_wired', 'inbound is not wired in the admin API tests');
+    },
+    metrics: createMetrics({ defaultMetrics: false }),
+    logger,
+    bodyLimitBytes: 1024 * 1024,
+    register: adminApiRegistration({
+      db: fanout.database.db,
+      repos: fanout.repos,
+      temporal: { client: fanout.client, taskQueue: fanout.taskQueue },
+      auth,
+      logger,
+    }),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const bearer = (token?: string): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
+
+  return {
+    url,
+    idp,
+    idpKey,
+    idpEcKey,
+    fanout,
+    auth,
+    app,
+    async token(client = 'admin') {
+      const res = await requestToken(idp.url, CLIENTS[client]);
+      if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
+      return (res.json() as { access_token: string }).access_token;
+    },
+    get: (p, token) => http(`${url}${p}`, { method: 'GET', headers: bearer(token) }),
+    post: (p, token, body) =>
+      http(`${url}${p}`, {
+        method: 'POST',
+        headers: { ...bearer(token), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    async close() {
+      await app.close();
+      await idp.close();
+      await fanout.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
