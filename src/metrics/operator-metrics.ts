@@ -43,10 +43,10 @@ export function createOperatorMetrics(registry: Registry) {
       labelNames: ['resource'] as const,
       registers,
     }),
-    driftRepairs: new Counter({
-      name: 'webhook_fanout_operator_drift_repairs_total',
-      help: 'Postgres rows rewritten, deactivated or deleted because they differed from the custom resources, by kind',
-      labelNames: ['kind'] as const,
+    rowWrites: new Counter({
+      name: 'webhook_fanout_operator_row_writes_total',
+      help: 'Postgres rows written by the operator, by kind and action (created, updated, deactivated, deleted); updates of a Ready resource at the same generation are Secret rotations or repaired drift',
+      labelNames: ['kind', 'action'] as const,
       registers,
     }),
     isLeader: new Gauge({

@@ -99,7 +99,7 @@ export function createKubeApi(kc: KubeConfig, opts: { timeoutMs?: number; userAg
       // paginated, so a large namespace never arrives as one huge response
       const items: T[] = [];
       let cont: string | undefined;
-      let resourceVersion = '';
+      let resourceVersion: string;
       do {
         const sep = path.includes('?') ? '&' : '?';
         const page: KubeList<T> = await call(HttpMethod.GET, `${path}${sep}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);

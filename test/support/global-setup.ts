@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres.js';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import { startKubeBroker } from './kube-broker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -8,15 +9,18 @@ declare module 'vitest' {
     pgAdminUrl: string;
     /** host:port of the shared Temporal dev server (in memory) */
     temporalAddress: string;
+    /** where test files ask for the shared Kubernetes control plane, started on first request (test/support/kube-shared.ts) */
+    kubeBrokerUrl: string;
   }
 }
 
 /** One real Postgres and one real Temporal dev server for the whole run: both start in seconds. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [pg, temporal] = await Promise.all([startEmbeddedPostgres(), startTemporalDevServer()]);
+  const [pg, temporal, kube] = await Promise.all([startEmbeddedPostgres(), startTemporalDevServer(), startKubeBroker()]);
   project.provide('pgAdminUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
+  project.provide('kubeBrokerUrl', kube.url);
   return async () => {
-    await Promise.allSettled([temporal.stop(), pg.stop()]);
+    await Promise.allSettled([temporal.stop(), pg.stop(), kube.stop()]);
   };
 }

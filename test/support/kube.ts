@@ -122,7 +122,7 @@ async function stopProc(p: Proc | undefined, timeoutMs = 10_000): Promise<void> 
 
 async function waitReady(server: string, token: string, dispatcher: Agent, proc: Proc, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let last = '';
+  let last: string;
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`kube-apiserver exited during start:\n${proc.output()}`);
     try {

@@ -1,0 +1,251 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { describeError } from '../domain/errors.js';
+import type { OperatorMetrics } from '../metrics/operator-metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { EventRecorder } from './events.js';
+import { createInformer, type ResourceInformer } from './informer.js';
+import type { KubeApi, KubeObject } from './kube-api.js';
+import { createReconciler, type ReconcileResult } from './reconciler.js';
+import {
+  collectionPath,
+  keyOf,
+  readyCondition,
+  secretsPath,
+  type InboundCredentialObject,
+  type KindName,
+  type SecretObject,
+  type WebhookEndpointObject,
+} from './resources.js';
+import type { OperatorStore } from './store.js';
+import { WorkQueue } from './work-queue.js';
+
+/**
+ * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
+ * cluster-wide), which only enqueue keys; workers that reconcile the latest state of a key; a
+ * periodic resync that re-enqueues every resource (repairing drift in Postgres) and garbage-collects
+ * rows whose resource is gone without its finalizer having run.
+ */
+export interface ControllerOptions {
+  kc: KubeConfig;
+  api: KubeApi;
+  store: OperatorStore;
+  recorder: EventRecorder;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  /** undefined = every namespace */
+  namespaces: string[] | undefined;
+  workers: number;
+  resyncPeriodMs: number;
+  backoff?: { baseDelayMs: number; maxDelayMs: number };
+}
+
+export interface Controller {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** true once every informer listed and the first reconciles were queued */
+  synced(): boolean;
+  /** re-enqueues everything and collects orphan rows now (what the resync timer does) */
+  resync(): Promise<void>;
+  /** keys waiting or being reconciled */
+  pending(): number;
+  informers: { endpoints: ResourceInformer<WebhookEndpointObject>[]; credentials: ResourceInformer<InboundCredentialObject>[]; secrets: ResourceInformer<SecretObject>[] };
+}
+
+/** What an update must change to be worth a reconcile; status-only writes (ours) change none of it. */
+const signature = (o: KubeObject & { spec?: unknown }): string =>
+  JSON.stringify([o.metadata.generation, o.metadata.deletionTimestamp ?? null, o.metadata.finalizers ?? [], o.spec ?? null]);
+
+export function createController(o: ControllerOptions): Controller {
+  const { logger, metrics } = o;
+  const scopes: (string | undefined)[] = o.namespaces && o.namespaces.length > 0 ? o.namespaces : [undefined];
+  const queue = new WorkQueue({
+    baseDelayMs: o.backoff?.baseDelayMs ?? 500,
+    maxDelayMs: o.backoff?.maxDelayMs ?? 5 * 60_000,
+    onDepth: (d) => metrics.queueDepth.set(d),
+  });
+  const enqueue = (key: string, trigger: string) => {
+    if (queue.add(key)) metrics.queueAdds.inc({ trigger });
+  };
+
+  const mk = <T extends KubeObject>(path: string, resource: string) =>
+    createInformer<T>({
+      kc: o.kc,
+      api: o.api,
+      path,
+      resource,
+      logger,
+      onRestart: () => metrics.informerRestarts.inc({ resource: resource.split('/')[0] }),
+    });
+  const scopeName = (ns: string | undefined) => ns ?? '*';
+  const informers = {
+    endpoints: scopes.map((ns) => mk<WebhookEndpointObject>(collectionPath('WebhookEndpoint', ns), `webhookendpoints/${scopeName(ns)}`)),
+    credentials: scopes.map((ns) => mk<InboundCredentialObject>(collectionPath('InboundCredential', ns), `inboundcredentials/${scopeName(ns)}`)),
+    secrets: scopes.map((ns) => mk<SecretObject>(secretsPath(ns), `secrets/${scopeName(ns)}`)),
+  };
+  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets];
+
+  const endpoints = () => informers.endpoints.flatMap((i) => i.list());
+  const credentials = () => informers.credentials.flatMap((i) => i.list());
+  const watchesNamespace = (ns: string) => scopes.includes(undefined) || scopes.includes(ns);
+  const informerFor = <T extends KubeObject>(list: ResourceInformer<T>[], ns: string) =>
+    list[scopes.includes(undefined) ? 0 : scopes.indexOf(ns)];
+
+  const reconciler = createReconciler({
+    api: o.api,
+    store: o.store,
+    secret: (ns, name) => informerFor(informers.secrets, ns)?.get(name, ns),
+    credentials,
+    watchesNamespace,
+    enqueue,
+    recorder: o.recorder,
+    metrics,
+    logger,
+  });
+
+  // ---- event handlers: they only enqueue keys
+  const seen = new Map<string, string>();
+  const onResource = (kind: KindName) => ({
+    add: (obj: KubeObject & { spec?: unknown }) => {
+      const key = keyOf(kind, obj.metadata.namespace ?? 'default', obj.metadata.name);
+      seen.set(key, signature(obj));
+      enqueue(key, 'event');
+      if (kind === 'InboundCredential') enqueueConflicted();
+    },
+    update: (obj: KubeObject & { spec?: unknown }) => {
+      const key = keyOf(kind, obj.metadata.namespace ?? 'default', obj.metadata.name);
+      const sig = signature(obj);
+      if (seen.get(key) === sig) return;
+      seen.set(key, sig);
+      enqueue(key, 'event');
+      if (kind === 'InboundCredential') enqueueConflicted();
+    },
+    delete: (obj: KubeObject) => {
+      const key = keyOf(kind, obj.metadata.namespace ?? 'default', obj.metadata.name);
+      seen.delete(key);
+      enqueue(key, 'event');
+      if (kind === 'InboundCredential') enqueueConflicted();
+    },
+  });
+  /** credentials waiting for their source (SourceConflict) get another look when any credential changes */
+  const enqueueConflicted = () => {
+    for (const c of credentials()) {
+      if (readyCondition(c)?.reason === 'SourceConflict') enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'peer');
+    }
+  };
+  const onSecret = (secret: KubeObject) => {
+    const ns = secret.metadata.namespace ?? 'default';
+    const name = secret.metadata.name;
+    for (const e of endpoints()) {
+      if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name) enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
+    }
+    for (const c of credentials()) {
+      if ((c.metadata.namespace ?? 'default') === ns && c.spec.passwordSecretRef?.name === name) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
+    }
+  };
+  for (const i of informers.endpoints) {
+    const h = onResource('WebhookEndpoint');
+    i.on('add', h.add);
+    i.on('update', h.update);
+    i.on('delete', h.delete);
+  }
+  for (const i of informers.credentials) {
+    const h = onResource('InboundCredential');
+    i.on('add', h.add);
+    i.on('update', h.update);
+    i.on('delete', h.delete);
+  }
+  for (const i of informers.secrets) {
+    i.on('add', onSecret);
+    i.on('update', onSecret);
+    i.on('delete', onSecret);
+  }
+
+  // ---- workers
+  async function work(): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      const kind = key.split('/')[0] ?? 'unknown';
+      const end = metrics.reconcileDuration.startTimer({ kind });
+      let result: ReconcileResult | 'error';
+      try {
+        result = await reconciler.reconcile(key);
+        queue.forget(key);
+      } catch (err) {
+        result = 'error';
+        const reason = errorReason(err);
+        metrics.reconcileErrors.inc({ kind, reason });
+        const delay = queue.addRateLimited(key);
+        metrics.queueAdds.inc({ trigger: 'retry' });
+        logger.warn({ key, err: describeError(err), retryInMs: delay }, 'reconcile failed; retrying with backoff');
+      }
+      end();
+      metrics.reconciles.inc({ kind, result });
+      queue.done(key);
+    }
+  }
+
+  // ---- resync and garbage collection
+  async function collectOrphans(): Promise<void> {
+    const live = new Set([...endpoints(), ...credentials()].map((r) => r.metadata.uid));
+    const mine = (resourceName: string) => watchesNamespace(resourceName.split('/')[0] ?? '');
+    for (const row of await o.store.ownedActiveEndpoints()) {
+      if (!live.has(row.uid) && mine(row.resourceName) && (await o.store.repos.endpoints.deactivateByResourceUid(row.uid))) {
+        metrics.rowWrites.inc({ kind: 'WebhookEndpoint', action: 'deactivated' });
+        logger.info({ resource: row.resourceName, uid: row.uid }, 'deactivated the endpoint row of a resource that no longer exists');
+      }
+    }
+    for (const row of await o.store.ownedCredentials()) {
+      if (!live.has(row.uid) && mine(row.resourceName) && (await o.store.repos.credentials.deleteByResourceUid(row.uid))) {
+        metrics.rowWrites.inc({ kind: 'InboundCredential', action: 'deleted' });
+        logger.info({ resource: row.resourceName, uid: row.uid }, 'deleted the credential row of a resource that no longer exists');
+      }
+    }
+  }
+
+  async function resync(): Promise<void> {
+    for (const e of endpoints()) enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'resync');
+    for (const c of credentials()) enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'resync');
+    if (all.every((i) => i.hasSynced())) await collectOrphans();
+  }
+
+  let workers: Promise<void>[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let isSynced = false;
+
+  return {
+    informers,
+    synced: () => isSynced,
+    pending: () => queue.depth + queue.busy,
+    resync,
+    async start() {
+      await Promise.all(all.map((i) => i.start()));
+      isSynced = true;
+      logger.info({ namespaces: o.namespaces ?? 'all' }, 'informers synced; reconciling');
+      workers = Array.from({ length: o.workers }, () => work());
+      await collectOrphans().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'orphan collection failed'));
+      timer = setInterval(() => {
+        resync().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'resync failed'));
+      }, o.resyncPeriodMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(all.map((i) => i.stop().catch(() => {})));
+      queue.shutDown();
+      await Promise.all(workers);
+      workers = [];
+    },
+  };
+}
+
+function errorReason(err: unknown): string {
+  if (typeof err === 'object' && err !== null) {
+    const e = err as { name?: string; statusCode?: number; code?: unknown };
+    if (e.name === 'KubeApiError') return e.statusCode === 409 ? 'conflict' : 'kube_api';
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return 'postgres';
+    if (typeof e.code === 'string' && /^E[A-Z]+/.test(e.code)) return 'network';
+  }
+  return 'other';
+}
+

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Db } from '../db/knex.js';
+import type { OperatorMetrics } from '../metrics/operator-metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { createController, type Controller } from './controller.js';
+import { createEventRecorder } from './events.js';
+import { createKubeApi, type KubeApi } from './kube-api.js';
+import { createLeaderElector, type LeaderElector } from './leader-election.js';
+import { createOperatorStore } from './store.js';
+
+export interface LeaderElectionSettings {
+  enabled: boolean;
+  namespace: string;
+  leaseName: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export interface OperatorOptions {
+  kc: KubeConfig;
+  db: Db;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  /** undefined or empty = every namespace */
+  namespaces?: string[] | undefined;
+  workers?: number;
+  resyncPeriodMs?: number;
+  /** this replica's name in the Lease and in Events; default hostname + random suffix */
+  identity?: string;
+  leaderElection?: Partial<LeaderElectionSettings>;
+  backoff?: { baseDelayMs: number; maxDelayMs: number };
+}
+
+export interface RunningOperator {
+  identity: string;
+  isLeader(): boolean;
+  /** the controller while this replica leads (undefined on a standby) */
+  controller(): Controller | undefined;
+  /** true on a standby, and on the leader once its informers synced */
+  ready(): boolean;
+  /** stops reconciling, then releases the Lease (graceful shutdown) */
+  stop(): Promise<void>;
+  api: KubeApi;
+}
+
+export const LEADER_ELECTION_DEFAULTS: LeaderElectionSettings = {
+  enabled: true,
+  namespace: 'default',
+  leaseName: 'webhook-fanout-operator',
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+/**
+ * The operator: campaigns for the Lease; the leader runs the controller (informers, work queue,
+ * reconcilers, resync); losing the Lease stops the controller and the replica campaigns again.
+ * Without leader election (a single replica, or tests) the controller runs at once.
+ */
+export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
+  const identity = opts.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`;
+  const le = { ...LEADER_ELECTION_DEFAULTS, ...opts.leaderElection };
+  const logger = opts.logger.child({ identity });
+  const api = createKubeApi(opts.kc, { userAgent: 'webhook-fanout-operator' });
+  const store = createOperatorStore(opts.db);
+  const recorder = createEventRecorder({ api, component: 'webhook-fanout-operator', host: identity, logger });
+  const { metrics } = opts;
+
+  let current: Controller | undefined;
+  let transition: Promise<void> = Promise.resolve();
+  const makeController = () =>
+    createController({
+      kc: opts.kc,
+      api,
+      store,
+      recorder,
+      metrics,
+      logger,
+      namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
+      workers: opts.workers ?? 2,
+      resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
+      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+    });
+  // start and stop are serialized, so a quick lose-and-win never runs two controllers
+  const startController = () => {
+    transition = transition.then(async () => {
+      if (current) return;
+      const c = makeController();
+      current = c;
+      metrics.isLeader.set(1);
+      try {
+        await c.start();
+      } catch (err) {
+        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'controller failed to start');
+      }
+    });
+    return transition;
+  };
+  const stopController = () => {
+    transition = transition.then(async () => {
+      const c = current;
+      current = undefined;
+      metrics.isLeader.set(0);
+      await c?.stop();
+    });
+    return transition;
+  };
+
+  let elector: LeaderElector | undefined;
+  if (le.enabled) {
+    elector = createLeaderElector({
+      api,
+      namespace: le.namespace,
+      name: le.leaseName,
+      identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      logger,
+      onStartedLeading: () => {
+        metrics.leaderTransitions.inc();
+        // not awaited: renewing the lease must not wait for the informers' first list
+        void startController();
+      },
+      onStoppedLeading: () => stopController(),
+      onNewLeader: (holder) => logger.info({ leader: holder }, 'another replica leads'),
+    });
+    void elector.run();
+  } else {
+    metrics.leaderTransitions.inc();
+    void startController();
+  }
+
+  return {
+    identity,
+    api,
+    isLeader: () => (elector ? elector.isLeader() : true),
+    controller: () => current,
+    ready: () => current === undefined || current.synced(),
+    async stop() {
+      if (elector) await elector.stop();
+      await stopController();
+      await transition;
+    },
+  };
+}

@@ -1,0 +1,281 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { CredentialSpec } from '../db/credentials.js';
+import type { EndpointSpec } from '../db/endpoints.js';
+import type { InboundCredential } from '../domain/records.js';
+import { describeError, isAppError, permanent } from '../domain/errors.js';
+import type { OperatorMetrics } from '../metrics/operator-metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
+import type { EventRecorder } from './events.js';
+import { isNotFound, type KubeApi } from './kube-api.js';
+import {
+  FINALIZER,
+  createdBefore,
+  desiredStatus,
+  keyOf,
+  objectPath,
+  parseKey,
+  readyCondition,
+  sameStatus,
+  type AnyCustomResource,
+  type InboundCredentialObject,
+  type KindName,
+  type ResourceStatus,
+  type SecretObject,
+  type WebhookEndpointObject,
+} from './resources.js';
+import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
+
+/**
+ * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being
+ * deleted? run the cleanup the finalizer holds it for, then release it -> make sure the
+ * finalizer is there -> sync Postgres -> write the Ready condition with observedGeneration.
+ * A spec or Secret problem is not an error: it ends as Ready=False with a reason, a Warning
+ * Event, and nothing written. Anything else (Postgres or the API server unavailable) is thrown,
+ * and the controller retries the key with backoff.
+ */
+export type ReconcileResult = 'synced' | 'unchanged' | 'not_ready' | 'deleted' | 'gone';
+
+export interface ReconcilerDeps {
+  api: KubeApi;
+  store: OperatorStore;
+  /** a Secret from the informer cache */
+  secret(namespace: string, name: string): SecretObject | undefined;
+  /** every InboundCredential the operator watches (informer cache) */
+  credentials(): readonly InboundCredentialObject[];
+  /** whether rows of resources in this namespace belong to this operator (WATCH_NAMESPACE) */
+  watchesNamespace(namespace: string): boolean;
+  enqueue(key: string, trigger: string): void;
+  recorder: EventRecorder;
+  metrics: OperatorMetrics;
+  logger: Logger;
+}
+
+interface Outcome {
+  result: 'synced' | 'unchanged' | 'not_ready';
+  ready: { status: 'True' | 'False'; reason: string; message: string };
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId'>;
+}
+
+const REASONS: Record<string, string> = {
+  secret_not_found: 'SecretNotFound',
+  secret_missing: 'SecretKeyNotFound',
+  secret_empty: 'SecretKeyEmpty',
+  invalid_spec: 'InvalidSpec',
+};
+
+function specProblem(schema: TSchema, spec: unknown): string | undefined {
+  const first = Value.Errors(schema, spec).First();
+  return first ? `spec${first.path.replace(/\//g, '.')}: ${first.message}` : undefined;
+}
+
+const isUniqueViolation = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+
+export function createReconciler(deps: ReconcilerDeps) {
+  const { api, store, metrics, logger } = deps;
+  /** uid -> secret version + stored hash, so an unchanged password is not bcrypt-compared again */
+  const hashMemo = new Map<string, { secretVersion: string; hash: string }>();
+
+  const resolver: SecretResolver = async (namespace, name, key) => {
+    const secret = deps.secret(namespace, name);
+    if (!secret) throw permanent('secret_not_found', `Secret ${namespace}/${name} not found`);
+    const b64 = secret.data?.[key];
+    return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+  };
+
+  function notReady(err: unknown, ids: Outcome['ids'], keptRow: boolean): Outcome {
+    if (!isAppError(err) || err.kind !== 'permanent') throw err;
+    const reason = REASONS[err.code] ?? 'InvalidSpec';
+    const kept = keptRow ? '; the row written for the last good configuration stays in effect' : '; nothing was written';
+    return { result: 'not_ready', ready: { status: 'False', reason, message: `${err.message}${kept}` }, ids };
+  }
+
+  async function syncEndpoint(obj: WebhookEndpointObject): Promise<Outcome> {
+    const existing = await store.endpointByUid(obj.metadata.uid);
+    const ids = existing ? { endpointId: existing.id } : {};
+    const problem = specProblem(WebhookEndpointSpec, obj.spec);
+    if (problem) return notReady(permanent('invalid_spec', problem), ids, existing !== undefined);
+    let row: EndpointSpec;
+    try {
+      row = await endpointRow(obj, resolver);
+    } catch (err) {
+      return notReady(err, ids, existing !== undefined);
+    }
+    if (existing && endpointMatches(existing, row)) {
+      return { result: 'unchanged', ready: readyTrue(`webhook_endpoint ${existing.id} matches the spec`), ids };
+    }
+    const saved = await store.repos.endpoints.upsertByResourceUid(obj.metadata.uid, row);
+    metrics.rowWrites.inc({ kind: 'WebhookEndpoint', action: existing ? 'updated' : 'created' });
+    return { result: 'synced', ready: readyTrue(`webhook_endpoint ${saved.id} matches the spec`), ids: { endpointId: saved.id } };
+  }
+
+  async function syncCredential(obj: InboundCredentialObject): Promise<Outcome> {
+    const uid = obj.metadata.uid;
+    const problem = specProblem(InboundCredentialSpec, obj.spec);
+    const existing = await store.credentialByUid(uid);
+    if (problem) return notReady(permanent('invalid_spec', problem), existing ? { credentialId: existing.id } : {}, existing !== undefined);
+
+    // One credential per source: the earliest resource keeps it, the later ones are not Ready.
+    const earlier = deps
+      .credentials()
+      .filter((c) => c.metadata.uid !== uid && !c.metadata.deletionTimestamp && c.spec.source === obj.spec.source)
+      .find((c) => createdBefore(c, obj));
+    if (earlier) {
+      if (existing && (await store.repos.credentials.deleteByResourceUid(uid))) {
+        metrics.rowWrites.inc({ kind: 'InboundCredential', action: 'deleted' });
+      }
+      return {
+        result: 'not_ready',
+        ready: {
+          status: 'False',
+          reason: 'SourceConflict',
+          message: `source "${obj.spec.source}" is already configured by InboundCredential ${earlier.metadata.namespace}/${earlier.metadata.name}, created earlier; one source has one credential`,
+        },
+        ids: {},
+      };
+    }
+
+    const secretRef = obj.spec.passwordSecretRef;
+    const secret = deps.secret(obj.metadata.namespace ?? 'default', secretRef.name);
+    const secretVersion = `${secret?.metadata.uid ?? ''}@${secret?.metadata.resourceVersion ?? ''}/${secretRef.key}`;
+    // The same Secret version as when the stored hash was last checked: hand credentialRow the
+    // hash itself (a hash in the Secret is stored as it is), which skips a bcrypt compare.
+    const memo = hashMemo.get(uid);
+    const memoHit = existing !== undefined && memo?.secretVersion === secretVersion && memo.hash === existing.passwordHash;
+    const storedHash = existing?.passwordHash;
+    const source: SecretResolver = memoHit ? async () => storedHash : resolver;
+    let row: CredentialSpec;
+    try {
+      row = await credentialRow(obj, source, existing?.passwordHash);
+    } catch (err) {
+      return notReady(err, existing ? { credentialId: existing.id } : {}, existing !== undefined);
+    }
+    if (existing && credentialMatches(existing, row)) {
+      hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
+      return { result: 'unchanged', ready: readyTrue(`webhook_inbound_credential ${existing.id} matches the spec`), ids: { credentialId: existing.id } };
+    }
+    let saved;
+    try {
+      saved = await store.repos.credentials.upsertByResourceUid(uid, row);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const taken = await takeOver(obj, row);
+      if ('conflict' in taken) {
+        return { result: 'not_ready', ready: { status: 'False', reason: 'SourceConflict', message: taken.conflict }, ids: {} };
+      }
+      saved = taken.saved;
+    }
+    hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
+    metrics.rowWrites.inc({ kind: 'InboundCredential', action: existing ? 'updated' : 'created' });
+    return { result: 'synced', ready: readyTrue(`webhook_inbound_credential ${saved.id} matches the spec`), ids: { credentialId: saved.id } };
+  }
+
+  /** The source's row belongs to someone else: take it over from an orphan or a later resource. */
+  async function takeOver(obj: InboundCredentialObject, row: CredentialSpec): Promise<{ conflict: string } | { saved: InboundCredential }> {
+    const holder = await store.repos.credentials.findBySource(row.source);
+    if (!holder) throw new Error('unique violation on the source, but no row holds it: retrying');
+    const ownerUid = holder.resourceUid;
+    const ownerName = holder.resourceName ?? 'an unmanaged row';
+    const ownerNs = holder.resourceName?.split('/')[0] ?? '';
+    const live = deps.credentials().find((c) => c.metadata.uid === ownerUid);
+    const orphan = ownerUid !== null && !ownerUid.startsWith('manifest:') && !live && deps.watchesNamespace(ownerNs);
+    const loser = live !== undefined && createdBefore(obj, live);
+    if (!ownerUid || (!orphan && !loser)) {
+      return {
+        conflict: `source "${row.source}" already has a credential in the database, owned by ${ownerName}, which this operator does not manage`,
+      };
+    }
+    const saved = await store.takeOverCredential(ownerUid, obj.metadata.uid, row);
+    if (live) deps.enqueue(keyOf('InboundCredential', live.metadata.namespace ?? 'default', live.metadata.name), 'peer');
+    logger.info({ source: row.source, from: ownerName }, 'took over the credential row of the source');
+    return { saved };
+  }
+
+  const readyTrue = (message: string) => ({ status: 'True' as const, reason: 'Synced', message });
+
+  async function cleanup(kind: KindName, obj: AnyCustomResource): Promise<void> {
+    if (kind === 'WebhookEndpoint') {
+      if (await store.repos.endpoints.deactivateByResourceUid(obj.metadata.uid)) {
+        metrics.rowWrites.inc({ kind, action: 'deactivated' });
+      }
+    } else {
+      hashMemo.delete(obj.metadata.uid);
+      if (await store.repos.credentials.deleteByResourceUid(obj.metadata.uid)) metrics.rowWrites.inc({ kind, action: 'deleted' });
+      // a later resource for the same source may now take it
+      const source = (obj as InboundCredentialObject).spec.source;
+      for (const c of deps.credentials()) {
+        if (c.metadata.uid !== obj.metadata.uid && c.spec.source === source) {
+          deps.enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'peer');
+        }
+      }
+    }
+  }
+
+  /** Merge patch with the resourceVersion read: a concurrent change answers 409 and is retried. */
+  async function setFinalizers(kind: KindName, obj: AnyCustomResource, finalizers: string[]): Promise<AnyCustomResource> {
+    return api.patch<AnyCustomResource>(objectPath(kind, obj.metadata.namespace ?? 'default', obj.metadata.name), {
+      metadata: { resourceVersion: obj.metadata.resourceVersion, finalizers },
+    });
+  }
+
+  async function writeStatus(kind: KindName, obj: AnyCustomResource, outcome: Outcome): Promise<boolean> {
+    const status = desiredStatus(obj, outcome.ready, outcome.ids);
+    if (sameStatus(obj.status, status)) return false;
+    const previous = readyCondition(obj);
+    await api.patch(`${objectPath(kind, obj.metadata.namespace ?? 'default', obj.metadata.name)}/status`, {
+      status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null },
+    });
+    const changed =
+      !previous || previous.status !== outcome.ready.status || previous.reason !== outcome.ready.reason || previous.message !== outcome.ready.message;
+    if (outcome.ready.status === 'False' && changed) {
+      await deps.recorder.warning(obj, outcome.ready.reason, outcome.ready.message);
+    }
+    return true;
+  }
+
+  async function reconcile(key: string): Promise<ReconcileResult> {
+    const { kind, namespace, name } = parseKey(key);
+    let obj: AnyCustomResource;
+    try {
+      obj = await api.get<AnyCustomResource>(objectPath(kind, namespace, name));
+    } catch (err) {
+      if (isNotFound(err)) return 'gone';
+      throw err;
+    }
+    const finalizers = obj.metadata.finalizers ?? [];
+    if (obj.metadata.deletionTimestamp) {
+      if (!finalizers.includes(FINALIZER)) return 'gone';
+      await cleanup(kind, obj);
+      await setFinalizers(
+        kind,
+        obj,
+        finalizers.filter((f) => f !== FINALIZER),
+      );
+      logger.info({ key }, 'resource deleted: rows cleaned up, finalizer removed');
+      return 'deleted';
+    }
+    if (!finalizers.includes(FINALIZER)) obj = await setFinalizers(kind, obj, [...finalizers, FINALIZER]);
+
+    let outcome: Outcome;
+    try {
+      outcome = kind === 'WebhookEndpoint' ? await syncEndpoint(obj as WebhookEndpointObject) : await syncCredential(obj as InboundCredentialObject);
+    } catch (err) {
+      await deps.recorder.warning(obj, 'SyncFailed', `could not sync to Postgres, retrying: ${describeError(err)}`);
+      throw err;
+    }
+    const wroteStatus = await writeStatus(kind, obj, outcome);
+    if (outcome.result === 'not_ready') {
+      logger.info({ key, reason: outcome.ready.reason, message: outcome.ready.message }, 'resource not ready');
+    } else if (outcome.result === 'synced' || wroteStatus) {
+      logger.info({ key, result: outcome.result }, 'resource reconciled');
+    }
+    return outcome.result;
+  }
+
+  return { reconcile };
+}
+
+export type Reconciler = ReturnType<typeof createReconciler>;

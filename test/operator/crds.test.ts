@@ -1,0 +1,131 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderCrdFiles } from '../../src/operator/crd.js';
+import { kubectl, KubectlError, type KubeConnection } from '../support/kube.js';
+import { apply, createNamespace, customObjects, eventually, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('generated CRDs', () => {
+  it('the committed crds/*.yaml are what scripts/kube/gen-crds.ts generates from src/resources/schema.ts', async () => {
+    const files = renderCrdFiles();
+    expect(files.map((f) => f.file).sort()).toEqual(['webhookfanout.io_inboundcredentials.yaml', 'webhookfanout.io_webhookendpoints.yaml']);
+    for (const { file, text } of files) {
+      expect(await readFile(path.join(ROOT, 'crds', file), 'utf8'), `crds/${file} is stale: run npx tsx scripts/kube/gen-crds.ts`).toBe(text);
+    }
+  });
+
+  it('carry the schema of src/resources/schema.ts: defaults, bounds, enums, status subresource, names', () => {
+    const [endpoint, credential] = renderCrdFiles().map((f) => parse(f.text) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const v = endpoint!.spec.versions[0];
+    const spec = v.schema.openAPIV3Schema.properties.spec;
+    expect(endpoint!.spec.names).toMatchObject({ kind: 'WebhookEndpoint', shortNames: ['whe'] });
+    expect(credential!.spec.names).toMatchObject({ kind: 'InboundCredential', shortNames: ['ic'] });
+    expect(v.subresources).toEqual({ status: {} });
+    expect(spec.required).toEqual(['source', 'url']);
+    expect(spec.properties.method).toEqual({ type: 'string', enum: ['POST', 'PUT', 'PATCH'], default: 'POST', description: 'HTTP method of the outbound request' });
+    expect(spec.properties.maxAttempts).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 5 });
+    expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
+    expect(spec.properties.auth.properties.type).toMatchObject({ enum: ['NONE', 'BASIC', 'BEARER', 'HMAC'], default: 'NONE' });
+    expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
+    expect(JSON.stringify(spec)).not.toContain('"additionalProperties":false');
+  });
+});
+
+describe('against kube-apiserver', () => {
+  let conn: KubeConnection;
+  let ns: string;
+  let tdb: TestDatabase;
+  let op: TestOperator;
+
+  beforeAll(async () => {
+    [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
+    ns = await createNamespace(conn, 'crd');
+    op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
+    await settled(op);
+  });
+  afterAll(async () => {
+    await op?.stop();
+    await tdb?.destroy();
+  });
+
+  it('accepts the CRDs with kubectl apply (structural schemas, CEL rules that compile within the cost budget)', async () => {
+    const out = await kubectl(conn, ['apply', '--server-side', '--force-conflicts', '-f', path.join(ROOT, 'crds')]);
+    expect(out).toMatch(/webhookendpoints\.webhookfanout\.io serverside-applied/);
+    const crd = JSON.parse(await kubectl(conn, ['get', 'crd', 'webhookendpoints.webhookfanout.io', '-o', 'json'])) as {
+      status: { conditions: { type: string; status: string }[] };
+    };
+    expect(crd.status.conditions).toEqual(
+      expect.arrayContaining([
+        { type: 'Established', status: 'True', reason: expect.any(String), message: expect.any(String), lastTransitionTime: expect.any(String) },
+        expect.objectContaining({ type: 'NamesAccepted', status: 'True' }),
+      ]),
+    );
+    expect(crd.status.conditions.find((c) => c.type === 'NonStructuralSchema')).toBeUndefined();
+    // the short names and the category resolve
+    const resources = await kubectl(conn, ['api-resources', '--api-group=webhookfanout.io', '-o', 'wide']);
+    expect(resources).toMatch(/webhookendpoints\s+whe\s+webhookfanout\.io\/v1alpha1\s+true\s+WebhookEndpoint\s+.*webhookfanout/);
+    expect(resources).toMatch(/inboundcredentials\s+ic\s+webhookfanout\.io\/v1alpha1\s+true\s+InboundCredential/);
+    await kubectl(conn, ['get', 'whe,ic', '-n', ns]);
+    await kubectl(conn, ['get', 'webhookfanout', '-n', ns]);
+  });
+
+  it('applies the defaults of the schema', async () => {
+    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: defaults}\nspec: {source: s, url: "http://x.example/h", auth: {}}\n`);
+    const o = await customObjects(conn).get('WebhookEndpoint', ns, 'defaults');
+    expect(o?.spec).toEqual({ source: 's', url: 'http://x.example/h', method: 'POST', maxAttempts: 5, timeoutSeconds: 10, active: true, auth: { type: 'NONE' } });
+  });
+
+  const rejected: [string, string, RegExp][] = [
+    ['BASIC without a username', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, secretRef: {name: a, key: b}}}`, /auth\.username is required when auth\.type is BASIC/],
+    ['BASIC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, username: u}}`, /auth\.secretRef is required when auth\.type is BASIC, BEARER or HMAC/],
+    ['BEARER without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BEARER}}`, /auth\.secretRef is required/],
+    ['HMAC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: HMAC}}`, /auth\.secretRef is required/],
+    ['an ftp url', `spec: {source: s, url: "ftp://files.example/x"}`, /spec\.url/],
+    ['an http url without a host', `spec: {source: s, url: "http:///nohost"}`, /url must be an absolute http:\/\/ or https:\/\/ URL with a host/],
+    ['an unknown auth type', `spec: {source: s, url: "http://x/h", auth: {type: DIGEST}}`, /Unsupported value: "DIGEST"/],
+    ['an unknown method', `spec: {source: s, url: "http://x/h", method: GET}`, /Unsupported value: "GET"/],
+    ['maxAttempts 0', `spec: {source: s, url: "http://x/h", maxAttempts: 0}`, /spec\.maxAttempts: Invalid value: 0: spec\.maxAttempts in body should be greater than or equal to 1/],
+    ['timeoutSeconds 121', `spec: {source: s, url: "http://x/h", timeoutSeconds: 121}`, /spec\.timeoutSeconds.*less than or equal to 120/],
+    ['a bad source', `spec: {source: "-bad source", url: "http://x/h"}`, /spec\.source.*should match/],
+    ['a header name that is not a token', `spec: {source: s, url: "http://x/h", customHeaders: {"Bad Header": v}}`, /customHeaders names must be HTTP header names/],
+    ['a retryOnStatus outside 4xx', `spec: {source: s, url: "http://x/h", retryOnStatus: [503]}`, /less than or equal to 499/],
+    ['a missing url', `spec: {source: s}`, /spec\.url: Required value/],
+  ];
+  it.each(rejected)('rejects a WebhookEndpoint with %s, before anything reaches Postgres', async (_what, spec, message) => {
+    const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
+    const err = await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: ${name}}\n${spec}\n`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(KubectlError);
+    expect((err as KubectlError).stderr).toMatch(message);
+    expect(await customObjects(conn).get('WebhookEndpoint', ns, name)).toBeUndefined();
+  });
+
+  it('rejects an InboundCredential without a passwordSecretRef, or with an empty extraction rule (client-node create)', async () => {
+    const crs = customObjects(conn);
+    await expect(crs.create('InboundCredential', ns, 'no-secret', { source: 's', username: 'u' })).rejects.toMatchObject({ code: 422 });
+    const err = await crs
+      .create('InboundCredential', ns, 'empty-rule', { source: 's', username: 'u', passwordSecretRef: { name: 'a', key: 'b' }, eventIdFrom: {} })
+      .catch((e: unknown) => e as { code: number; body: string });
+    expect(err).toMatchObject({ code: 422 });
+    expect(String((err as { body: unknown }).body)).toContain('set jsonPath, header or both');
+  });
+
+  it('nothing rejected reached Postgres; the accepted resource did', async () => {
+    await settled(op);
+    const o = await eventually(async () => {
+      const r = await customObjects(conn).get('WebhookEndpoint', ns, 'defaults');
+      return r?.status?.endpointId ? r : undefined;
+    });
+    const rows = await tdb.db('webhook_endpoint').select('name');
+    expect(rows).toEqual([{ name: `${ns}/defaults` }]);
+    expect(await tdb.db('webhook_inbound_credential').count('* as n')).toEqual([{ n: 0 }]);
+    expect(o.status?.endpointId).toBeDefined();
+  });
+});

@@ -1,0 +1,307 @@
+import bcrypt from 'bcrypt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeConnection } from '../support/kube.js';
+import { kubectl } from '../support/kube.js';
+import {
+  apply,
+  counter,
+  createNamespace,
+  customObjects,
+  eventually,
+  ready,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+
+/**
+ * The operator against a real kube-apiserver and a real Postgres, running as the least-privilege
+ * ServiceAccount user of deploy/rbac: resources applied with kubectl and @kubernetes/client-node
+ * end as rows keyed by their uid, with status conditions, finalizers, Events and Secret rotation.
+ */
+let conn: KubeConnection;
+let tdb: TestDatabase;
+let store: OperatorStore;
+let ns: string;
+let op: TestOperator;
+
+const secretYaml = (name: string, data: Record<string, string>) =>
+  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
+    .join('\n')}\n`;
+
+beforeAll(async () => {
+  [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
+  store = createOperatorStore(tdb.db);
+  ns = await createNamespace(conn, 'op');
+  op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
+  await settled(op);
+});
+
+afterAll(async () => {
+  await op?.stop();
+  await tdb?.destroy();
+});
+
+describe('WebhookEndpoint', () => {
+  it('becomes a webhook_endpoint row keyed by its uid, with the Secret resolved, a finalizer and a Ready condition', async () => {
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('orders-token', { token: 's3cr3t-token' })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: orders
+spec:
+  source: stripe
+  eventType: payment.succeeded
+  url: http://orders.internal:8080/hooks
+  auth:
+    type: BEARER
+    secretRef: { name: orders-token, key: token }
+  customHeaders:
+    X-Team: payments
+`,
+    );
+    const crs = customObjects(conn);
+    const cr = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'orders');
+      return ready(o)?.status === 'True' ? o : undefined;
+    }, { what: 'orders Ready' });
+    expect(cr.metadata.finalizers).toContain('webhookfanout.io/finalizer');
+    expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
+    expect(ready(cr)).toMatchObject({ reason: 'Synced', observedGeneration: cr.metadata.generation });
+
+    const row = await store.endpointByUid(cr.metadata.uid);
+    expect(row).toMatchObject({
+      id: cr.status?.endpointId,
+      name: `${ns}/orders`,
+      source: 'stripe',
+      eventType: 'payment.succeeded',
+      url: 'http://orders.internal:8080/hooks',
+      method: 'POST',
+      authType: 'BEARER',
+      authSecret: 's3cr3t-token',
+      customHeaders: { 'X-Team': 'payments' },
+      maxAttempts: 5,
+      timeoutSeconds: 10,
+      active: true,
+    });
+
+    const table = await kubectl(conn, ['get', 'webhookendpoints', '-n', ns]);
+    expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+READY\s+AGE/);
+    expect(table).toMatch(/orders\s+stripe\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+True/);
+  });
+
+  it('follows a spec change (new generation) and reports the observedGeneration', async () => {
+    const crs = customObjects(conn);
+    const before = await crs.get('WebhookEndpoint', ns, 'orders');
+    await kubectl(conn, ['patch', 'whe', 'orders', '-n', ns, '--type=merge', '-p', '{"spec":{"maxAttempts":9,"method":"PUT"}}']);
+    const cr = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'orders');
+      return o && o.status?.observedGeneration === o.metadata.generation && o.metadata.generation > (before?.metadata.generation ?? 0) ? o : undefined;
+    }, { what: 'observedGeneration to follow' });
+    const row = await store.endpointByUid(cr.metadata.uid);
+    expect(row).toMatchObject({ id: before?.status?.endpointId, maxAttempts: 9, method: 'PUT' });
+    expect(ready(cr)).toMatchObject({ status: 'True', observedGeneration: cr.metadata.generation });
+  });
+
+  it('rotates the secret: a changed Secret updates the row within seconds', async () => {
+    const crs = customObjects(conn);
+    const cr = await crs.get('WebhookEndpoint', ns, 'orders');
+    const t0 = Date.now();
+    await apply(conn, ns, secretYaml('orders-token', { token: 'rotated-token' }));
+    await eventually(async () => (await store.endpointByUid(cr!.metadata.uid))?.authSecret === 'rotated-token', { what: 'rotated token in the row' });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('reports a missing Secret as not Ready with a Warning Event, writes nothing, and recovers when it appears', async () => {
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: signed
+spec:
+  source: github
+  url: https://ci.example.com/hook
+  auth: { type: HMAC, secretRef: { name: signing, key: hmac } }
+`,
+    );
+    const crs = customObjects(conn);
+    const cr = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'signed');
+      return ready(o)?.status === 'False' ? o : undefined;
+    }, { what: 'signed not Ready' });
+    expect(ready(cr)).toMatchObject({ reason: 'SecretNotFound', observedGeneration: cr.metadata.generation });
+    expect(ready(cr)?.message).toContain(`Secret ${ns}/signing not found`);
+    expect(await store.endpointByUid(cr.metadata.uid)).toBeUndefined();
+    const events = await eventually(async () => {
+      const out = await kubectl(conn, ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=signed,type=Warning', '-o', 'json']);
+      const items = (JSON.parse(out) as { items: { reason: string; message: string }[] }).items;
+      return items.length > 0 ? items : undefined;
+    }, { what: 'a Warning Event' });
+    expect(events[0]?.reason).toBe('SecretNotFound');
+
+    // a Secret without the key: still not Ready, with the precise reason
+    await apply(conn, ns, secretYaml('signing', { other: 'x' }));
+    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'signed'))?.reason === 'SecretKeyNotFound', { what: 'SecretKeyNotFound' });
+    expect(await store.endpointByUid(cr.metadata.uid)).toBeUndefined();
+
+    await apply(conn, ns, secretYaml('signing', { hmac: 'whsec_123' }));
+    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'signed'))?.status === 'True', { what: 'signed Ready' });
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ authType: 'HMAC', signingSecret: 'whsec_123', authSecret: null });
+  });
+
+  it('deactivates the row on delete (deliveries reference it) and lets the resource go', async () => {
+    const crs = customObjects(conn);
+    const cr = await crs.get('WebhookEndpoint', ns, 'signed');
+    await kubectl(conn, ['delete', 'webhookendpoint', 'signed', '-n', ns, '--wait=true', '--timeout=20s']);
+    expect(await crs.get('WebhookEndpoint', ns, 'signed')).toBeUndefined();
+    const row = await store.endpointByUid(cr!.metadata.uid);
+    expect(row).toMatchObject({ active: false, signingSecret: 'whsec_123' });
+  });
+});
+
+describe('InboundCredential', () => {
+  it('stores only a bcrypt hash of a password, and a bcrypt hash in the Secret as it is', async () => {
+    const hash = await bcrypt.hash('already-hashed', 4);
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('stripe-inbound', { password: 'pa55word' })}---
+${secretYaml('shopify-inbound', { password: hash })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata:
+  name: stripe
+spec:
+  source: stripe
+  username: stripe-sender
+  passwordSecretRef: { name: stripe-inbound, key: password }
+  eventIdFrom: { jsonPath: data.id }
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata:
+  name: shopify
+spec:
+  source: shopify
+  username: shop
+  passwordSecretRef: { name: shopify-inbound, key: password }
+`,
+    );
+    const crs = customObjects(conn);
+    const stripe = await eventually(async () => {
+      const o = await crs.get('InboundCredential', ns, 'stripe');
+      return ready(o)?.status === 'True' ? o : undefined;
+    }, { what: 'stripe Ready' });
+    const row = await store.credentialByUid(stripe.metadata.uid);
+    expect(row).toMatchObject({ id: stripe.status?.credentialId, source: 'stripe', username: 'stripe-sender', eventIdRule: { jsonPath: 'data.id' }, resourceName: `${ns}/stripe` });
+    expect(row?.passwordHash).toMatch(/^\$2[aby]\$/);
+    expect(await bcrypt.compare('pa55word', row!.passwordHash)).toBe(true);
+
+    const shopify = await eventually(async () => {
+      const o = await crs.get('InboundCredential', ns, 'shopify');
+      return ready(o)?.status === 'True' ? o : undefined;
+    }, { what: 'shopify Ready' });
+    expect((await store.credentialByUid(shopify.metadata.uid))?.passwordHash).toBe(hash);
+  });
+
+  it('rotates the password: the new one verifies, the old one no longer does', async () => {
+    const crs = customObjects(conn);
+    const stripe = await crs.get('InboundCredential', ns, 'stripe');
+    await apply(conn, ns, secretYaml('stripe-inbound', { password: 'n3w-pa55word' }));
+    const row = await eventually(async () => {
+      const r = await store.credentialByUid(stripe!.metadata.uid);
+      return r && (await bcrypt.compare('n3w-pa55word', r.passwordHash)) ? r : undefined;
+    }, { what: 'the new password hash' });
+    expect(await bcrypt.compare('pa55word', row.passwordHash)).toBe(false);
+  });
+
+  it('a second credential for a source is not Ready (SourceConflict), and takes over once the first is deleted', async () => {
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('stripe-2', { password: 'second' })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata:
+  name: stripe-second
+spec:
+  source: stripe
+  username: other
+  passwordSecretRef: { name: stripe-2, key: password }
+`,
+    );
+    const crs = customObjects(conn);
+    const second = await eventually(async () => {
+      const o = await crs.get('InboundCredential', ns, 'stripe-second');
+      return ready(o)?.status === 'False' ? o : undefined;
+    }, { what: 'stripe-second not Ready' });
+    expect(ready(second)?.reason).toBe('SourceConflict');
+    expect(ready(second)?.message).toContain(`InboundCredential ${ns}/stripe`);
+    expect(await store.credentialByUid(second.metadata.uid)).toBeUndefined();
+    const table = await kubectl(conn, ['get', 'ic', '-n', ns]);
+    expect(table).toMatch(/stripe-second\s+stripe\s+other\s+False\s+SourceConflict/);
+
+    const first = await crs.get('InboundCredential', ns, 'stripe');
+    await crs.delete('InboundCredential', ns, 'stripe');
+    await eventually(async () => (await crs.get('InboundCredential', ns, 'stripe')) === undefined, { what: 'stripe deleted' });
+    expect(await store.credentialByUid(first!.metadata.uid)).toBeUndefined();
+    await eventually(async () => ready(await crs.get('InboundCredential', ns, 'stripe-second'))?.status === 'True', { what: 'stripe-second Ready' });
+    const row = await store.credentialByUid(second.metadata.uid);
+    expect(row).toMatchObject({ source: 'stripe', username: 'other' });
+    expect(await bcrypt.compare('second', row!.passwordHash)).toBe(true);
+  });
+});
+
+describe('failures', () => {
+  it('retries with backoff while Postgres fails, with a SyncFailed Event, and converges once it works again', async () => {
+    await tdb.db.raw('ALTER TABLE webhook_endpoint RENAME TO webhook_endpoint_away');
+    try {
+      await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: s, url: "http://later.example/h"}\n`);
+      await eventually(async () => (await counter(op.registry, 'webhook_fanout_operator_reconcile_errors_total', { kind: 'WebhookEndpoint', reason: 'postgres' })) >= 2, {
+        what: 'retried errors',
+      });
+      const events = await kubectl(conn, ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=later,reason=SyncFailed', '-o', 'jsonpath={.items[*].message}']);
+      expect(events).toContain('could not sync to Postgres, retrying');
+    } finally {
+      await tdb.db.raw('ALTER TABLE webhook_endpoint_away RENAME TO webhook_endpoint');
+    }
+    const crs = customObjects(conn);
+    const later = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'later');
+      return ready(o)?.status === 'True' ? o : undefined;
+    }, { what: 'later Ready after the failure', timeoutMs: 30_000 });
+    expect(await store.endpointByUid(later.metadata.uid)).toMatchObject({ url: 'http://later.example/h' });
+  });
+});
+
+describe('drift and metrics', () => {
+  it('a resync repairs rows changed behind its back and collects rows of resources that are gone', async () => {
+    const crs = customObjects(conn);
+    const orders = await crs.get('WebhookEndpoint', ns, 'orders');
+    await tdb.db('webhook_endpoint').where({ resource_uid: orders!.metadata.uid }).update({ url: 'http://tampered/', active: false });
+    await tdb.db('webhook_endpoint').insert({ name: `${ns}/ghost`, source: 'stripe', url: 'http://ghost/', resource_uid: 'ghost-uid', active: true });
+    await op.controller()!.resync();
+    await settled(op);
+    await eventually(async () => (await store.endpointByUid(orders!.metadata.uid))?.url === 'http://orders.internal:8080/hooks', { what: 'repaired url' });
+    expect(await store.endpointByUid(orders!.metadata.uid)).toMatchObject({ active: true });
+    expect(await store.endpointByUid('ghost-uid')).toMatchObject({ active: false });
+  });
+
+  it('counts reconciles, results and durations', async () => {
+    expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'WebhookEndpoint', result: 'synced' })).toBeGreaterThan(0);
+    expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'InboundCredential', result: 'not_ready' })).toBeGreaterThan(0);
+    expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { result: 'deleted' })).toBeGreaterThan(0);
+    const text = await op.registry.metrics();
+    expect(text).toContain('webhook_fanout_operator_reconcile_duration_seconds_bucket');
+    expect(text).toMatch(/webhook_fanout_operator_row_writes_total\{kind="WebhookEndpoint",action="updated"\} [1-9]/);
+  });
+});
