@@ -1,0 +1,78 @@
+# syntax=docker/dockerfile:1.7
+# One image for every process of webhook-fanout: the entrypoint is the CLI
+# (`webhook-fanout <ingest|consumer|worker|operator|migrate|setup-transport>`), the Helm chart picks
+# the command per Deployment. Runs as a non-root user on a read-only root filesystem: the only
+# writable path it needs is /tmp (HOME points there), mounted as an emptyDir by the chart.
+#
+#   docker build -t webhook-fanout:dev .
+#   docker run --rm --read-only --tmpfs /tmp webhook-fanout:dev --help
+#
+# Build arguments: NODE_IMAGE (pin it by digest in CI: node:24-bookworm-slim@sha256:...),
+# VERSION, REVISION, CREATED, SOURCE (OCI labels).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# ---- build: all dependencies, compile TypeScript to dist/ -------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+COPY package.json package-lock.json ./
+# install scripts run (package.json "allowScripts": bcrypt, protobufjs, @swc/core, ...); the
+# native packages ship prebuilt binaries for linux-x64/arm64 glibc, so no compiler is needed
+RUN --mount=type=cache,target=/root/.npm npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && chmod 0755 dist/src/cmd/cli.js \
+ && test -f dist/src/cmd/cli.js && test -f dist/src/workflows/index.js
+
+# ---- deps: production dependencies only -------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev \
+ && npm cache clean --force \
+ && rm -rf /root/.npm
+
+# ---- runtime ----------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=unknown
+ARG SOURCE=https://github.com/webhook-fanout/webhook-fanout
+LABEL org.opencontainers.image.title="webhook-fanout" \
+      org.opencontainers.image.description="Kubernetes-native webhook fanout: receives third-party webhooks and durably re-delivers each to every configured downstream endpoint." \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
+
+# HOME and TMPDIR in /tmp: with a read-only root filesystem nothing else is writable.
+ENV NODE_ENV=production \
+    HOME=/tmp \
+    TMPDIR=/tmp \
+    npm_config_cache=/tmp/.npm \
+    npm_config_update_notifier=false \
+    NODE_OPTIONS=--enable-source-maps \
+    PORT=8080 \
+    MANAGEMENT_PORT=9090
+
+WORKDIR /app
+# owned by root and not writable by the runtime user: the application can not modify itself
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+# migrations are SQL files read at run time by `webhook-fanout migrate`; the compiled
+# src/db/migrate.js resolves them from dist/, the sources from the package root: serve both
+COPY migrations ./migrations
+RUN ln -s ../migrations dist/migrations \
+ && ln -s /app/dist/src/cmd/cli.js /usr/local/bin/webhook-fanout
+
+# the "node" user of the base image (uid/gid 1000), numeric so runAsNonRoot can verify it
+USER 1000:1000
+# 8080: ingest and admin API (PORT); 9090: /metrics, /healthz, /readyz (MANAGEMENT_PORT)
+EXPOSE 8080 9090
+ENTRYPOINT ["node", "/app/dist/src/cmd/cli.js"]
+CMD ["--help"]

@@ -1,0 +1,434 @@
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import {
+  loadConsumerConfig,
+  loadIngestConfig,
+  loadMigrateConfig,
+  loadOperatorConfig,
+  loadTransportSetupConfig,
+  loadWorkerConfig,
+} from '../../src/config/config.js';
+import { ConfigError, type Env } from '../../src/config/env-reader.js';
+import {
+  CHART_DIR,
+  NAMESPACE,
+  REPO_ROOT,
+  VALUE_SETS,
+  allContainers,
+  deploymentSpec,
+  find,
+  helmTemplateError,
+  one,
+  podSpecs,
+  render,
+  run,
+  toolPath,
+  type Container,
+  type K8sObject,
+} from './support/chart.js';
+
+/**
+ * What a platform engineer checks in a chart before installing it: helm lint --strict, and the
+ * rendered manifests of every value set (defaults, minimal, full, the examples) for inline
+ * secrets, the restricted security context, probes, hooks, RBAC and configuration that the
+ * processes actually read.
+ */
+
+const rendered: Record<string, K8sObject[]> = {};
+
+beforeAll(async () => {
+  for (const [name, values] of Object.entries(VALUE_SETS)) rendered[name] = await render({ values });
+});
+
+const each = Object.keys(VALUE_SETS);
+
+/** What each process reads from its environment: its config loader run against a recording env. */
+const LOADERS: Record<string, (env: Env) => unknown> = {
+  ingest: loadIngestConfig,
+  consumer: loadConsumerConfig,
+  worker: loadWorkerConfig,
+  operator: loadOperatorConfig,
+  migrate: loadMigrateConfig,
+  'setup-transport': loadTransportSetupConfig,
+};
+/** read by the AWS SDK's credential chain, not by the config loader */
+const SDK_ENV = new Set(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
+/** the full values' extraEnv: the user's own variables */
+const USER_EXTRA_ENV = new Set(['NODE_EXTRA_CA_CERTS', 'SENTRY_DSN']);
+
+function namesRead(command: string): Set<string> {
+  const seen = new Set<string>();
+  const env = new Proxy({} as Env, {
+    get(_t, key) {
+      if (typeof key === 'string') seen.add(key);
+      return undefined;
+    },
+  });
+  try {
+    LOADERS[command]!(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+  }
+  return seen;
+}
+
+/** The container's env as the process would see it: secrets and downward API replaced by plausible values. */
+function effectiveEnv(c: Container, namespace: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) out[e.name] = e.value;
+    else if (e.valueFrom?.secretKeyRef) out[e.name] = e.name === 'DATABASE_URL' ? 'postgres://user:secret@postgres:5432/webhooks' : 'from-a-secret';
+    else if (e.valueFrom?.fieldRef) out[e.name] = e.valueFrom.fieldRef.fieldPath === 'metadata.namespace' ? namespace : 'pod-0';
+  }
+  return out;
+}
+
+const commandOf = (c: Container): string | undefined => c.args?.[0];
+const appContainers = (objs: K8sObject[]) =>
+  podSpecs(objs).flatMap((p) => p.spec.containers.filter((c) => commandOf(c) !== undefined && c.command === undefined).map((c) => ({ owner: p, c })));
+
+describe('helm lint --strict', () => {
+  it.each(each)('passes with %s values', async (name) => {
+    const r = await run(toolPath('helm'), ['lint', '--strict', CHART_DIR, ...VALUE_SETS[name]!.flatMap((f) => ['-f', path.join(CHART_DIR, f)])]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('0 chart(s) failed');
+  });
+
+  it('keeps names within 63 characters with a long release name', async () => {
+    const release = 'a-release-name-of-fifty-three-characters-for-testing';
+    const objs = await render({ release, values: VALUE_SETS.full });
+    for (const o of await render({ release })) objs.push(o);
+    for (const o of objs) expect(o.metadata.name.length, o.metadata.name).toBeLessThanOrEqual(63);
+    for (const o of objs) for (const v of Object.values(o.metadata.labels ?? {})) expect(String(v).length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe('the chart CRDs', () => {
+  it('are identical to the repository crds/ (copy them again after scripts/kube/gen-crds.ts)', async () => {
+    const repo = (await readdir(path.join(REPO_ROOT, 'crds'))).filter((f) => f.endsWith('.yaml')).sort();
+    const chart = (await readdir(path.join(CHART_DIR, 'crds'))).filter((f) => f.endsWith('.yaml')).sort();
+    expect(chart).toEqual(repo);
+    for (const f of repo) {
+      const a = await readFile(path.join(REPO_ROOT, 'crds', f), 'utf8');
+      const b = await readFile(path.join(CHART_DIR, 'crds', f), 'utf8');
+      expect(b, `charts/webhook-fanout/crds/${f} differs from crds/${f}: cp crds/*.yaml charts/webhook-fanout/crds/`).toBe(a);
+    }
+  });
+
+  it('are rendered only with --include-crds (helm installs crds/ once and never upgrades them)', async () => {
+    expect(find(rendered.default!, 'CustomResourceDefinition')).toHaveLength(0);
+    const withCrds = await render({ includeCrds: true });
+    expect(find(withCrds, 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual([
+      'inboundcredentials.webhookfanout.io',
+      'webhookendpoints.webhookfanout.io',
+    ]);
+  });
+});
+
+describe.each(each)('rendered with %s values', (set) => {
+  const objs = () => rendered[set]!;
+
+  it('contains no Secret and no secret value inline', () => {
+    expect(find(objs(), 'Secret')).toEqual([]);
+    const text = JSON.stringify(objs());
+    expect(text).not.toMatch(/postgres(ql)?:\/\/[^"@/]+:[^"@/]+@/); // a URL with a password
+    expect(text).not.toMatch(/-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+    for (const { object, spec } of podSpecs(objs())) {
+      for (const c of allContainers(spec)) {
+        for (const e of c.env ?? []) {
+          if (/DATABASE_URL|PASSWORD|SECRET|TOKEN|ACCESS_KEY|PRIVATE|DSN|CREDENTIAL(?!_CACHE)/.test(e.name)) {
+            expect(e.value, `${object.kind}/${object.metadata.name} ${c.name} env ${e.name} must come from a Secret`).toBeUndefined();
+            expect(e.valueFrom?.secretKeyRef, `${object.kind}/${object.metadata.name} ${c.name} env ${e.name}`).toBeDefined();
+          }
+        }
+      }
+    }
+  });
+
+  it('runs every pod under the restricted Pod Security Standard with a read-only root filesystem', () => {
+    const pods = podSpecs(objs());
+    expect(pods.length).toBeGreaterThan(0);
+    for (const { object, spec } of pods) {
+      const where = `${object.kind}/${object.metadata.name}`;
+      expect(spec.securityContext?.runAsNonRoot, where).toBe(true);
+      expect(spec.securityContext?.runAsUser, where).not.toBe(0);
+      expect(spec.securityContext?.seccompProfile?.type, where).toBe('RuntimeDefault');
+      expect(spec.hostNetwork ?? false, where).toBe(false);
+      expect(spec.hostPID ?? false, where).toBe(false);
+      expect(spec.hostIPC ?? false, where).toBe(false);
+      expect(spec.enableServiceLinks, `${where}: no service-link variables in the environment`).toBe(false);
+      const tmp = spec.volumes?.find((v) => v.name === 'tmp');
+      expect(tmp?.emptyDir, `${where}: /tmp is an emptyDir`).toBeDefined();
+      for (const c of allContainers(spec)) {
+        const sc = c.securityContext;
+        expect(sc?.readOnlyRootFilesystem, `${where} ${c.name}`).toBe(true);
+        expect(sc?.allowPrivilegeEscalation, `${where} ${c.name}`).toBe(false);
+        expect(sc?.privileged ?? false, `${where} ${c.name}`).toBe(false);
+        expect(sc?.capabilities?.drop, `${where} ${c.name}`).toContain('ALL');
+        expect(sc?.capabilities?.add ?? [], `${where} ${c.name}`).toEqual([]);
+        expect(c.volumeMounts?.find((m) => m.mountPath === '/tmp')?.name, `${where} ${c.name} mounts /tmp`).toBe('tmp');
+        expect(c.resources?.requests?.cpu, `${where} ${c.name} cpu request`).toBeDefined();
+        expect(c.resources?.requests?.memory, `${where} ${c.name} memory request`).toBeDefined();
+        expect(c.resources?.limits?.memory, `${where} ${c.name} memory limit`).toBeDefined();
+        expect(c.image, `${where} ${c.name}`).not.toMatch(/:latest$|^[^:@]+$/);
+      }
+    }
+  });
+
+  it('gives API access to the operator only', () => {
+    for (const { object, spec, labels } of podSpecs(objs())) {
+      const component = labels['app.kubernetes.io/component'];
+      expect(spec.automountServiceAccountToken, `${object.kind}/${object.metadata.name}`).toBe(component === 'operator');
+    }
+    for (const sa of find(objs(), 'ServiceAccount')) {
+      const component = sa.metadata.labels?.['app.kubernetes.io/component'];
+      expect((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken, sa.metadata.name).toBe(component === 'operator');
+    }
+    // every RoleBinding / ClusterRoleBinding binds the operator's ServiceAccount and nothing else
+    for (const b of [...find(objs(), 'RoleBinding'), ...find(objs(), 'ClusterRoleBinding')]) {
+      const subjects = (b as unknown as { subjects: { kind: string; name: string }[] }).subjects;
+      expect(subjects.map((s) => s.kind)).toEqual(['ServiceAccount']);
+      expect(subjects[0]!.name).toMatch(/-operator$/);
+    }
+  });
+
+  it('probes /healthz and /readyz on the management port and exposes it for /metrics', () => {
+    for (const d of find(objs(), 'Deployment')) {
+      const c = deploymentSpec(d).template.spec.containers[0]!;
+      const port = c.ports?.find((p) => p.name === 'management');
+      expect(port?.containerPort, d.metadata.name).toBe(9090);
+      expect(c.startupProbe?.httpGet, d.metadata.name).toEqual({ path: '/healthz', port: 'management' });
+      expect(c.livenessProbe?.httpGet, d.metadata.name).toEqual({ path: '/healthz', port: 'management' });
+      expect(c.readinessProbe?.httpGet, d.metadata.name).toEqual({ path: '/readyz', port: 'management' });
+      expect(effectiveEnv(c, NAMESPACE).MANAGEMENT_PORT).toBe('9090');
+    }
+  });
+
+  it('runs commands the CLI has, with an environment each process reads and accepts', async () => {
+    const cli = await readFile(path.join(REPO_ROOT, 'src/cmd/cli.ts'), 'utf8');
+    const commands = new Set([...cli.matchAll(/^\s+'?([a-z-]+)'?: \(\) => import\(/gm)].map((m) => m[1]));
+    const apps = appContainers(objs());
+    expect(apps.length).toBeGreaterThan(0);
+    for (const { owner, c } of apps) {
+      const command = commandOf(c)!;
+      const where = `${owner.object.kind}/${owner.object.metadata.name}`;
+      expect(commands, `${where} runs "${command}"`).toContain(command);
+      const read = namesRead(command);
+      for (const e of c.env ?? []) {
+        if (SDK_ENV.has(e.name)) continue;
+        if (USER_EXTRA_ENV.has(e.name)) continue;
+        expect(read, `${where}: env ${e.name} is not read by \`webhook-fanout ${command}\``).toContain(e.name);
+      }
+      const env = effectiveEnv(c, NAMESPACE);
+      const problems = (() => {
+        try {
+          LOADERS[command]!(env);
+          return [];
+        } catch (err) {
+          if (err instanceof ConfigError) return err.problems;
+          throw err;
+        }
+      })();
+      if (set === 'default') {
+        // the defaults can not know where SNS/SQS are: only those two are missing (NOTES.txt warns)
+        for (const p of problems) expect(p, where).toMatch(/^(TOPIC_ARN|QUEUE_URL) is required/);
+      } else {
+        expect(problems, `${where}: the rendered env is not a valid configuration`).toEqual([]);
+      }
+    }
+  });
+
+  it('labels every object the helm create way and selects pods by component', () => {
+    for (const o of objs()) {
+      const l = o.metadata.labels ?? {};
+      expect(l['app.kubernetes.io/name'], `${o.kind}/${o.metadata.name}`).toBe('webhook-fanout');
+      expect(l['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe('webhook-fanout');
+      expect(l['app.kubernetes.io/managed-by'], `${o.kind}/${o.metadata.name}`).toBe('Helm');
+      expect(l['helm.sh/chart'], `${o.kind}/${o.metadata.name}`).toMatch(/^webhook-fanout-\d+\.\d+\.\d+/);
+    }
+    for (const d of find(objs(), 'Deployment')) {
+      const s = deploymentSpec(d);
+      expect(Object.keys(s.selector.matchLabels).sort()).toEqual(['app.kubernetes.io/component', 'app.kubernetes.io/instance', 'app.kubernetes.io/name']);
+      for (const [k, v] of Object.entries(s.selector.matchLabels)) expect(s.template.metadata.labels[k]).toBe(v);
+    }
+  });
+
+  it('covers each Deployment with a PodDisruptionBudget, Service and HPA that select its pods', () => {
+    const deployments = find(objs(), 'Deployment');
+    const podsOf = (selector: Record<string, string>) =>
+      deployments.filter((d) => Object.entries(selector).every(([k, v]) => deploymentSpec(d).template.metadata.labels[k] === v));
+    for (const pdb of find(objs(), 'PodDisruptionBudget')) {
+      const sel = (pdb.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+      expect(podsOf(sel).map((d) => d.metadata.name), pdb.metadata.name).toEqual([pdb.metadata.name]);
+    }
+    for (const svc of find(objs(), 'Service')) {
+      const sel = (svc.spec as { selector: Record<string, string> }).selector;
+      expect(podsOf(sel), svc.metadata.name).toHaveLength(1);
+    }
+    for (const hpa of find(objs(), 'HorizontalPodAutoscaler')) {
+      const target = (hpa.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef;
+      const d = one(objs(), 'Deployment', target.name);
+      expect(deploymentSpec(d).replicas, `${d.metadata.name} leaves replicas to its HPA`).toBeUndefined();
+      expect(['ingest', 'worker']).toContain(d.metadata.labels?.['app.kubernetes.io/component']);
+    }
+    if (!['minimal', 'example-dev'].includes(set)) {
+      for (const d of deployments) expect(podsOf(deploymentSpec(d).selector.matchLabels)).toHaveLength(1);
+      expect(find(objs(), 'PodDisruptionBudget').map((p) => p.metadata.name).sort()).toEqual(deployments.map((d) => d.metadata.name).sort());
+    }
+  });
+
+  it('runs the migration as a pre-install/pre-upgrade hook, before anything else, with its ServiceAccount', () => {
+    const jobs = find(objs(), 'Job');
+    const migrate = jobs.find((j) => j.metadata.labels?.['app.kubernetes.io/component'] === 'migrate');
+    if (set === 'minimal') {
+      expect(migrate).toBeUndefined();
+      return;
+    }
+    expect(migrate).toBeDefined();
+    const a = migrate!.metadata.annotations ?? {};
+    expect(a['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(a['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
+    const spec = (migrate!.spec as { template: { spec: { serviceAccountName: string; restartPolicy: string; containers: Container[] } } }).template.spec;
+    expect(spec.restartPolicy).toBe('Never');
+    expect(spec.containers[0]!.args).toEqual(['migrate']);
+    const sa = one(objs(), 'ServiceAccount', spec.serviceAccountName);
+    expect(sa.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(Number(sa.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(Number(a['helm.sh/hook-weight']));
+    // every hook Job is a pre-install/pre-upgrade hook with a hook ServiceAccount
+    for (const j of jobs) expect(j.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+  });
+
+  it('has a ServiceMonitor only when enabled, selecting the metrics Services', () => {
+    const monitors = find(objs(), 'ServiceMonitor');
+    const enabled = ['full', 'example-aws'].includes(set);
+    expect(monitors).toHaveLength(enabled ? 1 : 0);
+    if (!enabled) return;
+    const sel = (monitors[0]!.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    const selected = find(objs(), 'Service').filter((s) => Object.entries(sel).every(([k, v]) => s.metadata.labels?.[k] === v));
+    expect(selected.map((s) => s.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(['consumer', 'ingest', 'operator', 'worker']);
+    for (const s of selected) expect((s.spec as { ports: { name: string; port: number }[] }).ports).toEqual([expect.objectContaining({ name: 'metrics', port: 9090 })]);
+  });
+
+  it('has a helm test Pod that posts a webhook to the ingest Service', () => {
+    const tests = find(objs(), 'Pod');
+    if (set === 'minimal') {
+      expect(tests).toHaveLength(0);
+      return;
+    }
+    expect(tests).toHaveLength(1);
+    const pod = tests[0]!;
+    expect(pod.metadata.annotations?.['helm.sh/hook']).toBe('test');
+    const c = (pod.spec as { containers: Container[] }).containers[0]!;
+    const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e]));
+    const ingest = find(objs(), 'Service').find((s) => s.metadata.labels?.['app.kubernetes.io/component'] === 'ingest' && !s.metadata.name.endsWith('-metrics'))!;
+    const port = (ingest.spec as { ports: { port: number }[] }).ports[0]!.port;
+    expect(env.INGEST_URL?.value).toBe(`http://${ingest.metadata.name}.${NAMESPACE}.svc:${port}`);
+    expect(c.args?.[0]).toContain('/api/webhooks/');
+    expect(env.TEST_PASSWORD?.valueFrom?.secretKeyRef !== undefined).toBe(set === 'full');
+  });
+});
+
+describe('specific values', () => {
+  it('gives the operator leader election, its identity and two replicas by default', () => {
+    const d = one(rendered.default!, 'Deployment', 'webhook-fanout-operator');
+    expect(deploymentSpec(d).replicas).toBe(2);
+    const c = deploymentSpec(d).template.spec.containers[0]!;
+    expect(c.args).toEqual(['operator']);
+    const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e]));
+    expect(env.LEADER_ELECTION?.value).toBe('true');
+    expect(env.LEADER_ELECTION_LEASE_NAME?.value).toBe('webhook-fanout-operator');
+    expect(env.POD_NAME?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(env.POD_NAMESPACE?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.namespace');
+    expect(env.WATCH_NAMESPACE).toBeUndefined();
+    // the operator's ServiceAccount is the identity test/support/kube.ts gives the operator
+    expect(deploymentSpec(d).template.spec.serviceAccountName).toBe('webhook-fanout-operator');
+  });
+
+  it('grants the operator exactly the rules of deploy/rbac/', async () => {
+    const rulesOf = async (file: string, kind: string) => {
+      const docs = (await readFile(path.join(REPO_ROOT, 'deploy/rbac', file), 'utf8')).split(/^---$/m).map((d) => parse(d) as K8sObject | null);
+      return docs.filter((d): d is K8sObject => d?.kind === kind);
+    };
+    const norm = (rules: unknown) => JSON.stringify(rules);
+    const [clusterRole] = await rulesOf('cluster_role.yaml', 'ClusterRole');
+    const [leaderRole] = await rulesOf('leader_election_role.yaml', 'Role');
+    const userRoles = await rulesOf('user_roles.yaml', 'ClusterRole');
+    const objs = rendered.default!;
+    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-operator').rules)).toBe(norm(clusterRole!.rules));
+    expect(norm(one(objs, 'Role', 'webhook-fanout-operator-leader-election').rules)).toBe(norm(leaderRole!.rules));
+    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-edit').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
+    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-view').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
+    // the whole-cluster binding by default
+    const binding = one(objs, 'ClusterRoleBinding', 'webhook-fanout-operator') as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    expect(binding.roleRef.name).toBe('webhook-fanout-operator');
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'webhook-fanout-operator', namespace: NAMESPACE }]);
+  });
+
+  it('never grants wildcards, or writes to Secrets', () => {
+    for (const set of each) {
+      for (const r of [...find(rendered[set]!, 'ClusterRole'), ...find(rendered[set]!, 'Role')]) {
+        for (const rule of (r as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules) {
+          expect([...rule.verbs, ...rule.resources, ...rule.apiGroups], r.metadata.name).not.toContain('*');
+          if (rule.resources.includes('secrets')) expect(rule.verbs.sort()).toEqual(['get', 'list', 'watch']);
+        }
+      }
+    }
+  });
+
+  it('binds the operator per namespace with operator.watchNamespaces', () => {
+    const objs = rendered.full!;
+    expect(find(objs, 'ClusterRoleBinding')).toHaveLength(0);
+    const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === 'wf-operator');
+    expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    const env = deploymentSpec(one(objs, 'Deployment', 'wf-operator')).template.spec.containers[0]!.env!;
+    expect(env.find((e) => e.name === 'WATCH_NAMESPACE')?.value).toBe('team-a,team-b');
+  });
+
+  it('exposes the ingest by an Ingress only when enabled, on the inbound path by default', async () => {
+    expect(find(rendered.default!, 'Ingress')).toHaveLength(0);
+    const objs = await render({ set: ['ingest.ingress.enabled=true'] });
+    const ing = one(objs, 'Ingress', 'webhook-fanout-ingest') as unknown as { spec: { rules: { http: { paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] } };
+    expect(ing.spec.rules[0]!.http.paths).toEqual([
+      { path: '/api/webhooks', pathType: 'Prefix', backend: { service: { name: 'webhook-fanout-ingest', port: { name: 'http' } } } },
+    ]);
+    // the management port (metrics, probes) never sits behind the public Service
+    const svc = one(objs, 'Service', 'webhook-fanout-ingest') as unknown as { spec: { ports: { targetPort: string }[] } };
+    expect(svc.spec.ports.map((p) => p.targetPort)).toEqual(['http']);
+  });
+
+  it('annotates ServiceAccounts for IRSA and pins the image by digest', () => {
+    const objs = rendered.full!;
+    expect(one(objs, 'ServiceAccount', 'wf-ingest').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(/role\/webhook-fanout-ingest$/);
+    expect(one(objs, 'ServiceAccount', 'wf-consumer').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(/role\/webhook-fanout-consumer$/);
+    for (const { spec } of podSpecs(objs)) {
+      for (const c of allContainers(spec)) expect(c.image).toMatch(/^registry\.example\.com\/platform\/webhook-fanout@sha256:[0-9a-f]{64}$/);
+    }
+  });
+
+  it('refuses, by its values schema, a database URL or unknown keys in the values', async () => {
+    expect(await helmTemplateError({ set: ['database.url=postgres://u:p@db/x'] })).toMatch(/additional properties 'url' not allowed/);
+    expect(await helmTemplateError({ set: ['ingest.replicas=3'] })).toMatch(/additional properties 'replicas' not allowed/);
+    expect(await helmTemplateError({ set: ['database.existingSecret='] })).toMatch(/existingSecret/);
+  });
+
+  it('requires the identity provider when the admin API is enabled', async () => {
+    expect(await helmTemplateError({ set: ['adminApi.enabled=true'] })).toMatch(/adminApi\.auth\.url is required/);
+    const objs = await render({ set: ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api'] });
+    const env = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
+    expect(env.filter((e) => e.name.startsWith('AUTH_') || e.name === 'ADMIN_API_ENABLED')).toEqual([
+      { name: 'ADMIN_API_ENABLED', value: 'true' },
+      { name: 'AUTH_AUDIENCE', value: 'api' },
+      { name: 'AUTH_URL', value: 'https://idp.example.com' },
+    ]);
+  });
+
+  it('renders nothing for a disabled process', async () => {
+    const objs = await render({ set: ['worker.enabled=false', 'operator.enabled=false'] });
+    const components = new Set(objs.map((o) => o.metadata.labels?.['app.kubernetes.io/component']));
+    expect(components.has('worker')).toBe(false);
+    expect(components.has('operator')).toBe(false);
+    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['webhook-fanout-edit', 'webhook-fanout-view']);
+  });
+});
