@@ -17,8 +17,10 @@ WORKDIR /src
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
 # install scripts run (package.json "allowScripts": bcrypt, protobufjs, @swc/core, ...); the
-# native packages ship prebuilt binaries for linux-x64/arm64 glibc, so no compiler is needed
-RUN --mount=type=cache,target=/root/.npm npm ci
+# native packages ship prebuilt binaries for linux-x64/arm64 glibc, so no compiler is needed.
+# `npm install`, not `npm ci`: the lock file lacks other platforms' optional packages (the
+# registry it was made against has none), which `npm ci` refuses; versions still come from it.
+RUN --mount=type=cache,target=/root/.npm npm install --no-save
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build \
@@ -30,7 +32,7 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev \
+RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev \
  && npm cache clean --force \
  && rm -rf /root/.npm
 

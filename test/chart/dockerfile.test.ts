@@ -49,9 +49,9 @@ describe('Dockerfile', () => {
     const stages = text.split(/^FROM /m).slice(1);
     expect(stages.map((s) => s.split('\n')[0])).toEqual(['${NODE_IMAGE} AS build', '${NODE_IMAGE} AS deps', '${NODE_IMAGE} AS runtime']);
     const [build, deps, runtime] = stages as [string, string, string];
-    expect(build).toMatch(/RUN .*npm ci\s*$/m);
+    expect(build).toMatch(/RUN .*npm install --no-save\s*$/m);
     expect(build).toMatch(/npm run build/);
-    expect(deps).toMatch(/npm ci --omit=dev/);
+    expect(deps).toMatch(/npm install --no-save --omit=dev/);
     expect(runtime).toMatch(/COPY --from=deps \/app\/node_modules \.\/node_modules/);
     expect(runtime).toMatch(/COPY --from=build \/src\/dist \.\/dist/);
     expect(runtime).not.toMatch(/npm (ci|install)/);

@@ -1,0 +1,61 @@
+import { isIngestVariant, type IngestVariant } from './units/ingest-variants.js';
+
+export interface BenchConfig {
+  /** concurrent connections of the load generator, the same for ingest and baseline */
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  /** alternating baseline/ingest rounds; the figures are the medians */
+  rounds: number;
+  /** the duplicate-id run against ingest; 0 skips it */
+  duplicateDurationS: number;
+  e2eEvents1: number;
+  e2eEvents10: number;
+  e2eWarmupEvents: number;
+  /** rounds of the four e2e runs; the figures are the medians */
+  e2eRounds: number;
+  /** knex pool of every unit (production default DB_POOL_MAX = 10) */
+  dbPoolMax: number;
+  /** log level of the units (production default info) */
+  logLevel: string;
+  /** WORKER_MAX_CONCURRENT_ACTIVITIES, for the real and the bare worker alike */
+  maxConcurrentActivities: number;
+  /** CONSUMER_CONCURRENCY; the bare workflows are started with the same concurrency */
+  consumerConcurrency: number;
+  /** what-if variant of the ingest server (as-is unless asked) */
+  ingestVariant: IngestVariant;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function variant(raw: string | undefined): IngestVariant {
+  if (raw === undefined || raw === '') return 'as-is';
+  if (!isIngestVariant(raw)) throw new Error(`BENCH_INGEST_VARIANT must be one of as-is, no-publish, no-mark-published, batched`);
+  return raw;
+}
+
+/** Defaults keep the whole `npm run bench` under about five minutes on a 2-core machine. */
+export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  return {
+    connections: int(env, 'BENCH_CONNECTIONS', 50, 1),
+    durationS: int(env, 'BENCH_DURATION_S', 10, 1),
+    warmupS: int(env, 'BENCH_WARMUP_S', 3, 0),
+    rounds: int(env, 'BENCH_ROUNDS', 3, 1),
+    duplicateDurationS: int(env, 'BENCH_DUP_DURATION_S', 5, 0),
+    e2eEvents1: int(env, 'BENCH_E2E_EVENTS_1', 200, 1),
+    e2eEvents10: int(env, 'BENCH_E2E_EVENTS_10', 100, 1),
+    e2eWarmupEvents: int(env, 'BENCH_E2E_WARMUP_EVENTS', 20, 0),
+    e2eRounds: int(env, 'BENCH_E2E_ROUNDS', 2, 1),
+    dbPoolMax: int(env, 'BENCH_DB_POOL_MAX', 10, 1),
+    logLevel: env.BENCH_LOG_LEVEL ?? 'info',
+    maxConcurrentActivities: int(env, 'BENCH_MAX_CONCURRENT_ACTIVITIES', 100, 1),
+    consumerConcurrency: int(env, 'BENCH_CONSUMER_CONCURRENCY', 10, 1),
+    ingestVariant: variant(env.BENCH_INGEST_VARIANT),
+  };
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { createSnsPublisher } from '../src/transport/publisher.js';
+import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
+import type { BenchConfig } from './config.js';
+import { cpuUsage, type CpuSnapshot } from './cpu.js';
+import { countWhere, insertEvents, payloadOf, seedEndpoints } from './e2e-fixtures.js';
+import type { Infra } from './infra.js';
+import type { Receiver } from './receiver.js';
+import { mapLimit, median } from './stats.js';
+
+const RUN_TIMEOUT_MS = 180_000;
+const POLL_MS = 50;
+
+export interface E2eRun {
+  events: number;
+  deliveries: number;
+  /** first publish (or start) to the last delivery done */
+  seconds: number;
+  deliveriesPerS: number;
+  /** real path only: first publish to every event in its final status (finishEvent done) */
+  eventsDoneS?: number;
+  cpu: Record<string, number>;
+  foreignCpuS: number;
+}
+
+/** One path (real or bare) at one fan-out, over all rounds: medians, and CPU summed. */
+export interface E2ePath {
+  events: number;
+  deliveries: number;
+  seconds: number;
+  deliveriesPerS: number;
+  eventsDoneS?: number;
+  runs: E2eRun[];
+  /** over all rounds, like cpu */
+  totalDeliveries: number;
+  cpu: Record<string, number>;
+  foreignCpuS: number;
+}
+
+export interface E2eCase {
+  endpoints: number;
+  real: E2ePath;
+  bare: E2ePath;
+  ratio: number;
+}
+
+export interface E2eBenchDeps {
+  cfg: BenchConfig;
+  infra: Infra;
+  client: Client;
+  receiver: Receiver;
+  snapshot: () => CpuSnapshot;
+  log: (line: string) => void;
+  /** called between the warm-up and the measured rounds */
+  afterWarmup?: () => void;
+}
+
+/** Polls until done() or the timeout; returns the seconds since t0 at which done() held. */
+async function waitUntil(t0: number, what: string, done: () => Promise<boolean> | boolean): Promise<number> {
+  while (!(await done())) {
+    if (performance.now() - t0 > RUN_TIMEOUT_MS) throw new Error(`timed out after ${RUN_TIMEOUT_MS} ms waiting for ${what}`);
+    await sleep(POLL_MS);
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+/** Runs one measured run and adds the CPU each component spent meanwhile. */
+async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS'>>): Promise<E2eRun> {
+  const before = d.snapshot();
+  const r = await body();
+  const u = cpuUsage(before, d.snapshot());
+  return { ...r, cpu: u.groups, foreignCpuS: u.foreignS };
+}
+
+/**
+ * The real path: event ids published to SNS (as ingest does), the consumer starts one
+ * WebhookFanoutWorkflow per event, the worker prepares, delivers and finishes. Done when every
+ * delivery row is SUCCESS in Postgres; the time until every event is finished is noted too.
+ */
+export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2eRun> {
+  const source = `bench-e2e-${k}-${randomBytes(3).toString('hex')}`;
+  const endpointIds = await seedEndpoints(d.infra, source, k, d.receiver.url);
+  const eventIds = await insertEvents(d.infra, source, n);
+  const publisher = createSnsPublisher({ sns: d.infra.aws.sns, topicArn: d.infra.fanoutTopology.topicArn });
+  const expected = n * k;
+  return measured(d, async () => {
+    const t0 = performance.now();
+    await mapLimit(eventIds, 20, (id) => publisher.publish(id));
+    const seconds = await waitUntil(
+      t0,
+      `${expected} SUCCESS deliveries of ${source}`,
+      async () =>
+        (await countWhere(
+          d.infra,
+          `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND status = 'SUCCESS'`,
+          [endpointIds],
+        )) >= expected,
+    );
+    const eventsDoneS = await waitUntil(
+      t0,
+      `${n} finished events of ${source}`,
+      async () =>
+        (await countWhere(d.infra, `SELECT count(*)::int AS n FROM webhook_event WHERE source = ? AND status <> 'RECEIVED'`, [
+          source,
+        ])) >= n,
+    );
+    return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
+  });
+}
+
+/**
+ * The bare baseline: the same number of workflows of the same shape (k concurrent POST
+ * activities to the same receiver), started directly with the consumer's concurrency.
+ * Done when every workflow has completed.
+ */
+export async function runBare(d: E2eBenchDeps, k: number, n: number): Promise<E2eRun> {
+  const tag = `bare-${k}-${randomBytes(3).toString('hex')}`;
+  const urls = Array.from({ length: k }, (_, i) => `${d.receiver.url}/${tag}/${i}`);
+  const expected = n * k;
+  const receivedBefore = d.receiver.count();
+  return measured(d, async () => {
+    const t0 = performance.now();
+    const results: Array<Promise<number>> = [];
+    await mapLimit(
+      Array.from({ length: n }, (_, i) => i),
+      d.cfg.consumerConcurrency,
+      async (i) => {
+        const handle = await d.client.workflow.start<typeof BareFanoutWorkflow>('BareFanoutWorkflow', {
+          taskQueue: BARE_TASK_QUEUE,
+          workflowId: `${tag}-${i}`,
+          args: [{ urls, body: payloadOf(`${tag}-${i}`) }],
+        });
+        results.push(handle.result());
+      },
+    );
+    await Promise.all(results);
+    const seconds = (performance.now() - t0) / 1000;
+    const received = d.receiver.count() - receivedBefore;
+    if (received < expected) throw new Error(`bare run ${tag}: receiver saw ${received} of ${expected} requests`);
+    return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds };
+  });
+}
+
+function combine(runs: E2eRun[]): E2ePath {
+  const first = runs[0];
+  if (!first) throw new Error('no runs');
+  const cpu: Record<string, number> = {};
+  for (const r of runs) for (const [g, v] of Object.entries(r.cpu)) cpu[g] = (cpu[g] ?? 0) + v;
+  const done = runs.flatMap((r) => (r.eventsDoneS === undefined ? [] : [r.eventsDoneS]));
+  return {
+    events: first.events,
+    deliveries: first.deliveries,
+    seconds: median(runs.map((r) => r.seconds)),
+    deliveriesPerS: median(runs.map((r) => r.deliveriesPerS)),
+    ...(done.length > 0 ? { eventsDoneS: median(done) } : {}),
+    runs,
+    totalDeliveries: runs.reduce((a, r) => a + r.deliveries, 0),
+    cpu,
+    foreignCpuS: runs.reduce((a, r) => a + r.foreignCpuS, 0),
+  };
+}
+
+/**
+ * Warm-up, then `rounds` rounds of four runs (1 and 10 endpoints, real and bare), the order
+ * mirrored every other round (real, bare, bare, real / bare, real, real, bare) so drift on the
+ * machine hits both paths alike. Figures are medians over the rounds.
+ */
+export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ one: E2eCase; ten: E2eCase }> {
+  const { cfg, log } = d;
+  if (cfg.e2eWarmupEvents > 0) {
+    log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
+    await runReal(d, 1, cfg.e2eWarmupEvents);
+    await runBare(d, 1, cfg.e2eWarmupEvents);
+  }
+  d.afterWarmup?.();
+  const runs = { real1: [] as E2eRun[], bare1: [] as E2eRun[], real10: [] as E2eRun[], bare10: [] as E2eRun[] };
+  type Key = keyof typeof runs;
+  const plan: Record<Key, () => Promise<E2eRun>> = {
+    real1: () => runReal(d, 1, cfg.e2eEvents1),
+    bare1: () => runBare(d, 1, cfg.e2eEvents1),
+    real10: () => runReal(d, 10, cfg.e2eEvents10),
+    bare10: () => runBare(d, 10, cfg.e2eEvents10),
+  };
+  for (let round = 0; round < rounds; round++) {
+    const order: Key[] = round % 2 === 0 ? ['real1', 'bare1', 'bare10', 'real10'] : ['bare1', 'real1', 'real10', 'bare10'];
+    for (const key of order) {
+      const r = await plan[key]();
+      runs[key].push(r);
+      log(`e2e: round ${round + 1}/${rounds} ${key.padEnd(6)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`);
+    }
+  }
+  const caseOf = (endpoints: number, real: E2eRun[], bare: E2eRun[]): E2eCase => {
+    const r = combine(real);
+    const b = combine(bare);
+    return { endpoints, real: r, bare: b, ratio: r.deliveriesPerS / b.deliveriesPerS };
+  };
+  return { one: caseOf(1, runs.real1, runs.bare1), ten: caseOf(10, runs.real10, runs.bare10) };
+}

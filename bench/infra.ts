@@ -1,0 +1,85 @@
+import { startFauxqs } from 'fauxqs';
+import { createDb, type Db } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
+import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
+import { createAwsClients, type AwsClients } from '../src/transport/aws-clients.js';
+import { ensureTopology, type Topology } from '../src/transport/topology.js';
+import { BASELINE_TABLE_SQL } from './units/baseline.js';
+
+/** Topology of the ingest benchmark: nobody consumes it, so it never feeds the e2e runs. */
+export const INGEST_TOPOLOGY = {
+  topicName: 'bench-ingest-events',
+  queueName: 'bench-ingest-events',
+  dlqName: 'bench-ingest-dlq',
+} as const;
+
+export interface Infra {
+  pgUrl: string;
+  db: Db;
+  awsEndpoint: string;
+  aws: AwsClients;
+  ingestTopology: Topology;
+  fanoutTopology: Topology;
+  temporalAddress: string;
+  /** drops every queued message (the ingest queue fills up; nothing reads it) */
+  purgeQueues(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real dependencies, local: one embedded Postgres (fsync off, as in dev mode), fauxqs in
+ * this process, and the Temporal dev server with its state IN MEMORY (no SQLite file).
+ */
+export async function startInfra(): Promise<Infra> {
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async (): Promise<void> => {
+    for (const s of stops.reverse()) await s().catch((err: unknown) => console.error('cleanup step failed:', err));
+  };
+  try {
+    const [pgR, temporalR, fauxqsR] = await Promise.allSettled([
+      startEmbeddedPostgres(),
+      startTemporalDevServer(),
+      startFauxqs({ port: 0, logger: false }),
+    ]);
+    // whatever did start is stopped again if something else did not
+    if (pgR.status === 'fulfilled') stops.push(() => pgR.value.stop());
+    if (temporalR.status === 'fulfilled') stops.push(() => temporalR.value.stop());
+    if (fauxqsR.status === 'fulfilled') stops.push(() => fauxqsR.value.stop());
+    for (const r of [pgR, temporalR, fauxqsR]) if (r.status === 'rejected') throw r.reason;
+    const pg = settled(pgR);
+    const temporal = settled(temporalR);
+    const fauxqs = settled(fauxqsR);
+    const awsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
+    const db = createDb({ url: pg.url, poolMax: 4 });
+    stops.push(() => db.destroy());
+    await migrateLatest(db);
+    await db.raw(BASELINE_TABLE_SQL);
+    const aws = createAwsClients({ region: 'us-east-1', endpoint: awsEndpoint });
+    stops.push(async () => {
+      aws.sns.destroy();
+      aws.sqs.destroy();
+    });
+    const ingestTopology = await ensureTopology(aws, INGEST_TOPOLOGY);
+    const fanoutTopology = await ensureTopology(aws);
+    return {
+      pgUrl: pg.url,
+      db,
+      awsEndpoint,
+      aws,
+      ingestTopology,
+      fanoutTopology,
+      temporalAddress: temporal.address,
+      purgeQueues: () => fauxqs.reset(),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
+}

@@ -1,0 +1,177 @@
+import os from 'node:os';
+import type { BenchConfig } from './config.js';
+import type { E2eCase, E2ePath } from './e2e-bench.js';
+import type { IngestFigures, ServerFigures } from './ingest-bench.js';
+import { round } from './stats.js';
+
+export interface PeakRss {
+  ingest: number;
+  baseline: number;
+  worker: number;
+  consumer: number;
+  bareWorker: number;
+}
+
+export interface BenchResults {
+  cfg: BenchConfig;
+  ingest: IngestFigures;
+  e2e: { one: E2eCase; ten: E2eCase };
+  rss: PeakRss;
+}
+
+export const INGEST_TARGET = 0.6;
+export const E2E_TARGET = 0.8;
+
+export function machine(): { cpus: number; cpuModel: string; memGiB: number; node: string } {
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memGiB: round(os.totalmem() / 1024 ** 3, 1),
+    node: process.version,
+  };
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  '));
+}
+
+/** "ingest 0.31, postgres 0.22, ..." CPU per unit of work, largest first, noise left out. */
+function cpuPer(cpu: Record<string, number>, units: number, scale: number): string {
+  return Object.entries(cpu)
+    .filter(([, s]) => s >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([g, s]) => `${g} ${((s * scale) / units).toFixed(2)}`)
+    .join(', ');
+}
+
+/** CPU of every benchmark process per unit of work, in ms. */
+const cpuMsPer = (cpu: Record<string, number>, units: number): number =>
+  (Object.values(cpu).reduce((a, b) => a + b, 0) * 1000) / units;
+
+/**
+ * Baseline CPU per unit over real CPU per unit: the ratio the throughputs would have if only this
+ * benchmark used the machine. Steadier than the throughput ratio when others load the machine.
+ */
+export function cpuRatios(r: BenchResults): { ingest: number; e2e1: number; e2e10: number } {
+  const { ingest, e2e } = r;
+  const e2eRatio = (c: E2eCase): number =>
+    cpuMsPer(c.bare.cpu, c.bare.totalDeliveries) / cpuMsPer(c.real.cpu, c.real.totalDeliveries);
+  return {
+    ingest: cpuMsPer(ingest.baseline.cpu, ingest.baseline.ok) / cpuMsPer(ingest.ingest.cpu, ingest.ingest.ok),
+    e2e1: e2eRatio(e2e.one),
+    e2e10: e2eRatio(e2e.ten),
+  };
+}
+
+const f0 = (n: number): string => n.toFixed(0);
+const f1 = (n: number): string => n.toFixed(1);
+const f2 = (n: number): string => n.toFixed(2);
+
+function serverRow(name: string, f: ServerFigures, rssMb: number): string[] {
+  return [name, f0(f.rps), f1(f.p50Ms), f1(f.p99Ms), f0(rssMb), f0(f.ok), f0(f.failed)];
+}
+
+function e2eRow(name: string, r: E2ePath): string[] {
+  return [name, f0(r.events), f0(r.deliveries), f2(r.seconds), f0(r.deliveriesPerS), r.eventsDoneS === undefined ? '-' : f2(r.eventsDoneS)];
+}
+
+/** The human-readable part of the output. */
+export function renderTable(r: BenchResults): string {
+  const m = machine();
+  const { ingest, e2e, cfg } = r;
+  const cpu = cpuRatios(r);
+  const lines: string[] = [
+    '',
+    `webhook-fanout benchmark: ${m.cpus} cores (${m.cpuModel}), ${m.memGiB} GiB, Node ${m.node}`,
+    'Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: dev server, state in memory',
+    '',
+    `Inbound: ${cfg.connections} connections, ${cfg.rounds} alternating rounds of ${cfg.durationS} s per server, medians`,
+    ...table([
+      ['', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', '2xx', 'failed'],
+      serverRow('baseline (fastify + INSERT)', ingest.baseline, r.rss.baseline),
+      serverRow(
+        cfg.ingestVariant === 'as-is' ? 'ingest (Basic, idempotent, SNS)' : `ingest, what-if: ${cfg.ingestVariant}`,
+        ingest.ingest,
+        r.rss.ingest,
+      ),
+      ...(ingest.duplicate
+        ? [['ingest, duplicate id', f0(ingest.duplicate.rps), f1(ingest.duplicate.p50Ms), f1(ingest.duplicate.p99Ms), '', f0(ingest.duplicate.ok), f0(ingest.duplicate.non2xx + ingest.duplicate.errors)]]
+        : []),
+    ]),
+    `ratio ingest/baseline: ${f2(ingest.ratio)} (target >= ${INGEST_TARGET}); CPU-cost ratio ${f2(cpu.ingest)}`,
+    `CPU ms per request, baseline: ${cpuPer(ingest.baseline.cpu, ingest.baseline.ok, 1000)}`,
+    `CPU ms per request, ingest:   ${cpuPer(ingest.ingest.cpu, ingest.ingest.ok, 1000)}`,
+    `CPU s used by other processes on the machine meanwhile, all rounds: baseline ${f1(ingest.baseline.foreignCpuS)}, ingest ${f1(ingest.ingest.foreignCpuS)}`,
+    '',
+    `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts`,
+    ...table([
+      ['', 'events', 'deliveries', 's', 'deliveries/s', 'events done s'],
+      e2eRow('1 endpoint, real', e2e.one.real),
+      e2eRow('1 endpoint, bare workflow', e2e.one.bare),
+      e2eRow('10 endpoints, real', e2e.ten.real),
+      e2eRow('10 endpoints, bare workflow', e2e.ten.bare),
+    ]),
+    `ratio real/bare: 1 endpoint ${f2(e2e.one.ratio)}, 10 endpoints ${f2(e2e.ten.ratio)} (target >= ${E2E_TARGET}); ` +
+      `CPU-cost ratio: 1 endpoint ${f2(cpu.e2e1)}, 10 endpoints ${f2(cpu.e2e10)}`,
+  ];
+  for (const [name, c] of [['1', e2e.one], ['10', e2e.ten]] as const) {
+    lines.push(`CPU ms per delivery, ${name.padStart(2)} endpoint(s), real: ${cpuPer(c.real.cpu, c.real.totalDeliveries, 1000)}`);
+    lines.push(`${' '.repeat(35)}bare: ${cpuPer(c.bare.cpu, c.bare.totalDeliveries, 1000)}`);
+  }
+  const foreign = (c: E2eCase): string => `${f1(c.real.foreignCpuS)} / ${f1(c.bare.foreignCpuS)}`;
+  lines.push(
+    `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
+    `peak RSS MB: worker ${f0(r.rss.worker)}, consumer ${f0(r.rss.consumer)}, bare worker ${f0(r.rss.bareWorker)}`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The machine-readable summary: printed as the very last line. */
+export function summary(r: BenchResults): Record<string, number | string | boolean> {
+  const { ingest, e2e, cfg } = r;
+  const m = machine();
+  const cpu = cpuRatios(r);
+  return {
+    ingest_rps: round(ingest.ingest.rps),
+    ingest_p50_ms: round(ingest.ingest.p50Ms),
+    ingest_p99_ms: round(ingest.ingest.p99Ms),
+    baseline_rps: round(ingest.baseline.rps),
+    baseline_p50_ms: round(ingest.baseline.p50Ms),
+    baseline_p99_ms: round(ingest.baseline.p99Ms),
+    ratio: round(ingest.ratio, 3),
+    ...(ingest.duplicate
+      ? { ingest_duplicate_rps: round(ingest.duplicate.rps), ingest_duplicate_p99_ms: round(ingest.duplicate.p99Ms) }
+      : {}),
+    e2e_deliveries_per_s: round(e2e.ten.real.deliveriesPerS),
+    e2e_baseline_per_s: round(e2e.ten.bare.deliveriesPerS),
+    e2e_ratio: round(e2e.ten.ratio, 3),
+    e2e_1_deliveries_per_s: round(e2e.one.real.deliveriesPerS),
+    e2e_1_baseline_per_s: round(e2e.one.bare.deliveriesPerS),
+    e2e_1_ratio: round(e2e.one.ratio, 3),
+    e2e_10_deliveries_per_s: round(e2e.ten.real.deliveriesPerS),
+    e2e_10_baseline_per_s: round(e2e.ten.bare.deliveriesPerS),
+    e2e_10_ratio: round(e2e.ten.ratio, 3),
+    ingest_cpu_ratio: round(cpu.ingest, 3),
+    e2e_1_cpu_ratio: round(cpu.e2e1, 3),
+    e2e_10_cpu_ratio: round(cpu.e2e10, 3),
+    ingest_target_met: ingest.ratio >= INGEST_TARGET,
+    e2e_target_met: Math.min(e2e.one.ratio, e2e.ten.ratio) >= E2E_TARGET,
+    ingest_peak_rss_mb: round(r.rss.ingest, 0),
+    baseline_peak_rss_mb: round(r.rss.baseline, 0),
+    worker_peak_rss_mb: round(r.rss.worker, 0),
+    consumer_peak_rss_mb: round(r.rss.consumer, 0),
+    bare_worker_peak_rss_mb: round(r.rss.bareWorker, 0),
+    connections: cfg.connections,
+    duration_s: cfg.durationS,
+    rounds: cfg.rounds,
+    e2e_events_1: cfg.e2eEvents1,
+    e2e_events_10: cfg.e2eEvents10,
+    e2e_rounds: cfg.e2eRounds,
+    ingest_variant: cfg.ingestVariant,
+    temporal: 'dev-server-in-memory',
+    cpus: m.cpus,
+    node: m.node,
+  };
+}
