@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Delivery, Endpoint } from '../domain/records.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
@@ -23,6 +23,10 @@ export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
     if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} not found`, 'EventNotFound');
 
     if (input.deliveryIds === undefined) {
+      // the run that fans the event out records itself (the consumer no longer writes per start)
+      if (event.workflowId === null) {
+        await repos.events.setWorkflowId(event.id, Context.current().info.workflowExecution?.workflowId ?? event.id);
+      }
       const endpoints = await repos.endpoints.matchActive(event.source, event.eventType);
       const byId = new Map(endpoints.map((e) => [e.id, e]));
       const rows = await repos.deliveries.createPending(event.id, [...byId.keys()]);

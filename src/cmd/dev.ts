@@ -23,7 +23,7 @@ import { startConsumerProcess } from '../processes/consumer-process.js';
 import { startIngestProcess, type RunningProcess } from '../processes/ingest-process.js';
 import { startWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
-import { createSnsPublisher } from '../transport/publisher.js';
+import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
 import { ensureTopology } from '../transport/topology.js';
 import { runService } from './lifecycle.js';
 
@@ -155,7 +155,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       );
       const ingest = await startIngestProcess({
         repos,
-        publisher: createSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
         metrics,
         logger,
         port,

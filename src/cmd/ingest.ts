@@ -7,7 +7,7 @@ import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { startIngestProcess } from '../processes/ingest-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
-import { createSnsPublisher } from '../transport/publisher.js';
+import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
 import { runService } from './lifecycle.js';
 
 /** Composition root: `webhook-fanout ingest`. */
@@ -40,7 +40,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     start: async () => [
       await startIngestProcess({
         repos,
-        publisher: createSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
+        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
         metrics,
         logger,
         port: cfg.port,

@@ -40,8 +40,9 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       result = 'already_started';
     }
-    // Also when already started: the first consumer may have died between start and this write.
-    await deps.events?.setWorkflowId(eventId, eventId);
+    // prepare records the workflow id; when the run exists already but its prepare has not run
+    // yet (worker down), record it here so the sweeper stops re-publishing the event
+    if (result === 'already_started') await deps.events?.setWorkflowId(eventId, eventId);
     return result;
   };
 }

@@ -26,15 +26,18 @@ export function createEventRepository(db: Db) {
      * requests race on the partial unique index; exactly one wins and the rest see a duplicate.
      */
     async insertOrGetDuplicate(e: NewEvent): Promise<InsertedEvent> {
+      // published_at is set optimistically, saving an UPDATE per request: the caller publishes
+      // next and clears it (clearPublished) if that fails; were the process to die in between,
+      // the sweeper's "published but never started" scan re-publishes the event.
       const inserted = await db.raw<{ rows: Array<{ id: string }> }>(
-        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers)
-         VALUES (?, ?, ?, ?, ?, ?::jsonb)
+        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers, published_at)
+         VALUES (?, ?, ?, ?, ?, ?::jsonb, now())
          ON CONFLICT (source, external_event_id) WHERE external_event_id IS NOT NULL DO NOTHING
          RETURNING id`,
         [e.source, e.externalEventId, e.eventType, e.payload, e.contentType, JSON.stringify(e.headers)],
       );
       const row = inserted.rows[0];
-      if (row) return { id: row.id, duplicate: false, publishedAt: null };
+      if (row) return { id: row.id, duplicate: false, publishedAt: new Date() };
       const existing = await db<EventRow>('webhook_event')
         .select('id', 'published_at')
         .where({ source: e.source, external_event_id: e.externalEventId })
@@ -48,6 +51,11 @@ export function createEventRepository(db: Db) {
         .where({ id })
         .whereNull('published_at')
         .update({ published_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
+    /** The publish after insert failed: leave the event to the sender's retry or the sweeper. */
+    async clearPublished(id: string): Promise<void> {
+      await db('webhook_event').where({ id }).update({ published_at: null, updated_at: db.fn.now() });
     },
 
     async setWorkflowId(id: string, workflowId: string): Promise<void> {

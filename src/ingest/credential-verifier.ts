@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
 import type { InboundCredential } from '../domain/records.js';
@@ -51,7 +51,8 @@ export interface VerifierOptions {
  * wrong password, in the same time.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
-  const cacheKey = randomBytes(32);
+  // a KeyObject made once: an HMAC from a raw Buffer key re-imports it on every call
+  const cacheKey = createSecretKey(randomBytes(32));
   const verified = new Lru<true>(opts.cacheSize ?? 1000);
   const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
   const rowTtlMs = opts.rowTtlMs ?? 2000;

@@ -37,18 +37,26 @@ const isJson = (contentType: string | null): boolean =>
  */
 export function createReceiveWebhook(deps: {
   verifier: CredentialVerifier;
-  events: Pick<EventRepository, 'insertOrGetDuplicate' | 'markPublished'>;
+  events: Pick<EventRepository, 'insertOrGetDuplicate' | 'markPublished' | 'clearPublished'>;
   publisher: EventPublisher;
   metrics: Metrics;
   logger: Logger;
 }) {
-  const publish = async (eventId: string): Promise<void> => {
+  /** `marked`: the row already says published (a new event); otherwise mark it after publishing. */
+  const publish = async (eventId: string, marked: boolean): Promise<void> => {
     try {
       await deps.publisher.publish(eventId);
     } catch (err) {
       deps.metrics.publishFailures.inc();
+      if (marked) {
+        await deps.events.clearPublished(eventId).catch((clearErr: unknown) =>
+          // the sweeper's "published but never started" scan still finds it
+          deps.logger.warn({ eventId, err: String(clearErr) }, 'could not clear published_at after a failed publish'),
+        );
+      }
       throw transient('publish_failed', 'the event was stored but could not be queued; retry later', err);
     }
+    if (marked) return;
     try {
       await deps.events.markPublished(eventId);
     } catch (err) {
@@ -103,12 +111,12 @@ export function createReceiveWebhook(deps: {
 
     if (stored.duplicate) {
       if (stored.publishedAt === null) {
-        await publish(stored.id);
+        await publish(stored.id, false);
         deps.metrics.republished.inc({ via: 'sender_retry' });
       }
       return { eventId: stored.id, duplicate: true };
     }
-    await publish(stored.id);
+    await publish(stored.id, true);
     return { eventId: stored.id, duplicate: false };
   };
 }

@@ -11,7 +11,7 @@ import { createReceiveWebhook } from '../../src/ingest/receive-webhook.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
-import { createSnsPublisher } from '../../src/transport/publisher.js';
+import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
@@ -51,7 +51,7 @@ export async function startIngestHarness(opts: {
     cacheSize: opts.cacheSize ?? 1000,
     rowTtlMs: opts.rowTtlMs ?? 2000,
   });
-  const publisher = createSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
+  const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
   const receiveWebhook = createReceiveWebhook({ verifier, events: repos.events, publisher, metrics, logger });
   const app = await buildIngestApp({ receiveWebhook, metrics, logger, bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024 });
   await app.listen({ port: 0, host: '127.0.0.1' });
