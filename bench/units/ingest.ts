@@ -4,7 +4,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startIngestProcess } from '../../src/processes/ingest-process.js';
 import { createAwsClients } from '../../src/transport/aws-clients.js';
-import { createSnsPublisher } from '../../src/transport/publisher.js';
+import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
 import type { UnitConfig } from '../protocol.js';
 import { applyIngestVariant } from './ingest-variants.js';
 import type { Unit } from './unit.js';
@@ -18,7 +18,7 @@ export async function startIngestUnit(cfg: UnitConfig): Promise<Unit> {
   const aws = createAwsClients({ region: 'us-east-1', endpoint: cfg.awsEndpoint });
   const { repos, publisher } = applyIngestVariant(cfg.ingestVariant, {
     repos: createRepositories(db),
-    publisher: createSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
+    publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
     db,
     sns: aws.sns,
     topicArn: cfg.topicArn,

@@ -40,7 +40,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     start: async () => [
       await startIngestProcess({
         repos,
-        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn }),
+        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight }),
         metrics,
         logger,
         port: cfg.port,

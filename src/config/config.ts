@@ -47,6 +47,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   sweepIntervalMs: number;
   sweepMinAgeMs: number;
   sweepUnstartedAfterMs: number;
+  /** concurrent PublishBatch calls; ids queue behind them and leave batched */
+  publishMaxInFlight: number;
 }
 
 export interface ConsumerConfig extends CommonConfig, DatabaseConfig {
@@ -155,6 +157,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', 600, 10, 604_800) * 1000,
+    publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', 4, 1, 256),
   };
   r.done();
   return cfg;

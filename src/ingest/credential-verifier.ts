@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
 import type { InboundCredential } from '../domain/records.js';
@@ -44,15 +44,15 @@ export interface VerifierOptions {
 }
 
 /**
- * Inbound Basic auth. bcrypt runs only on a cache miss; the cache key is a keyed hash (HMAC with a
- * per-process random key) of source, username, password AND the stored hash, so a rotated
+ * Inbound Basic auth. bcrypt runs only on a cache miss; the cache key is a salted hash (SHA-256
+ * with a per-process random salt) of source, username, password AND the stored hash, so a rotated
  * credential misses the cache by construction and no plaintext password is kept in memory.
  * An unknown source still pays one bcrypt comparison against a dummy hash, so it answers like a
  * wrong password, in the same time.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
-  // a KeyObject made once: an HMAC from a raw Buffer key re-imports it on every call
-  const cacheKey = createSecretKey(randomBytes(32));
+  // per-process random salt: cache keys are useless outside this process and hold no password
+  const salt = randomBytes(32);
   const verified = new Lru<true>(opts.cacheSize ?? 1000);
   const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
   const rowTtlMs = opts.rowTtlMs ?? 2000;
@@ -72,8 +72,8 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
 
   const sameString = (a: string, b: string): boolean => {
     // compare digests so the comparison is constant-time whatever the lengths
-    const da = createHmac('sha256', cacheKey).update(a).digest();
-    const db = createHmac('sha256', cacheKey).update(b).digest();
+    const da = createHmac('sha256', salt).update(a).digest();
+    const db = createHmac('sha256', salt).update(b).digest();
     return timingSafeEqual(da, db);
   };
 
@@ -85,7 +85,9 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
         await bcrypt.compare(presented.password, dummyHash);
         return undefined;
       }
-      const key = createHmac('sha256', cacheKey)
+      // a salted hash, not an HMAC: it is computed on every request, and HMAC key handling cost more
+      const key = createHash('sha256')
+        .update(salt)
         .update(source)
         .update('\0')
         .update(presented.username)

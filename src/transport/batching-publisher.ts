@@ -13,12 +13,18 @@ interface Waiting {
 }
 
 /**
- * Publishes event ids in PublishBatch calls: the ids that arrive within one event-loop turn share
- * calls of up to 10. Each caller still waits for its own entry's result, so a 200 on the inbound
- * path keeps meaning "published". The SDK's per-call CPU cost dominated ingest; batching cuts it
- * by up to 10x under load and adds no latency when idle (one turn).
+ * Publishes event ids in PublishBatch calls of up to 10, with natural batching: while
+ * `maxInFlight` calls are outstanding, new ids queue and leave together in the next call. Idle,
+ * an id goes out at once (one event-loop turn); under load, calls fill up. Each caller still waits
+ * for its own entry's result, so a 200 on the inbound path keeps meaning "published". The SDK's
+ * per-call CPU cost dominated ingest. Throughput bound: maxInFlight x 10 ids per round trip.
  */
-export function createBatchingSnsPublisher(deps: { sns: SNSClient; topicArn: string }): EventPublisher & { flush(): Promise<void> } {
+export function createBatchingSnsPublisher(deps: {
+  sns: SNSClient;
+  topicArn: string;
+  maxInFlight?: number;
+}): EventPublisher & { flush(): Promise<void> } {
+  const maxInFlight = Math.max(1, deps.maxInFlight ?? 4);
   let pending: Waiting[] = [];
   let scheduled = false;
   const inFlight = new Set<Promise<void>>();
@@ -45,12 +51,14 @@ export function createBatchingSnsPublisher(deps: { sns: SNSClient; topicArn: str
 
   function run(): void {
     scheduled = false;
-    const all = pending;
-    pending = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH) {
-      const p = send(all.slice(i, i + MAX_BATCH));
+    while (pending.length > 0 && inFlight.size < maxInFlight) {
+      const p = send(pending.splice(0, MAX_BATCH));
       inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
+      void p.finally(() => {
+        inFlight.delete(p);
+        // a slot is free: whatever queued meanwhile leaves now, batched
+        if (pending.length > 0 && !scheduled) run();
+      });
     }
   }
 
@@ -66,8 +74,10 @@ export function createBatchingSnsPublisher(deps: { sns: SNSClient; topicArn: str
       });
     },
     async flush() {
-      if (scheduled) run();
-      await Promise.all([...inFlight]);
+      while (pending.length > 0 || inFlight.size > 0) {
+        if (scheduled || inFlight.size < maxInFlight) run();
+        await Promise.race([...inFlight]);
+      }
     },
   };
 }
