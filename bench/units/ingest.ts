@@ -24,6 +24,7 @@ export async function startIngestUnit(cfg: UnitConfig): Promise<Unit> {
     topicArn: cfg.topicArn,
   });
   const ingest = await startIngestProcess({
+    db,
     repos,
     publisher,
     metrics: createMetrics(),

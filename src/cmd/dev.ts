@@ -154,6 +154,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         }),
       );
       const ingest = await startIngestProcess({
+        db: liveDb,
         repos,
         publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
         metrics,

@@ -39,6 +39,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     checks: { postgres: () => pingDb(db) },
     start: async () => [
       await startIngestProcess({
+        db: db,
         repos,
         publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight }),
         metrics,

@@ -1,4 +1,4 @@
-import type { EventRepository } from '../db/events.js';
+import type { EventRepository, InsertedEvent, NewEvent } from '../db/events.js';
 import { permanent, transient } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -38,6 +38,8 @@ const isJson = (contentType: string | null): boolean =>
 export function createReceiveWebhook(deps: {
   verifier: CredentialVerifier;
   events: Pick<EventRepository, 'insertOrGetDuplicate' | 'markPublished' | 'clearPublished'>;
+  /** defaults to events.insertOrGetDuplicate; ingest passes the batching inserter */
+  insertEvent?: (e: NewEvent) => Promise<InsertedEvent>;
   publisher: EventPublisher;
   metrics: Metrics;
   logger: Logger;
@@ -64,6 +66,8 @@ export function createReceiveWebhook(deps: {
       deps.logger.warn({ eventId, err: String(err) }, 'could not mark event published');
     }
   };
+
+  const insertEvent = deps.insertEvent ?? ((e: NewEvent) => deps.events.insertOrGetDuplicate(e));
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
     // an impossible source name is an unknown source to the verifier: same answer, same bcrypt cost
@@ -94,10 +98,14 @@ export function createReceiveWebhook(deps: {
     if ((identity.eventType?.length ?? 0) > MAX_IDENTIFIER_LENGTH) {
       throw permanent('invalid_event_type', `the event type is longer than ${MAX_IDENTIFIER_LENGTH} characters`);
     }
+    // Postgres text can not hold NUL; refuse it here rather than fail the insert
+    if (identity.externalEventId?.includes('\0') || identity.eventType?.includes('\0')) {
+      throw permanent('invalid_event_id', 'the event id or type contains a NUL character');
+    }
 
     let stored;
     try {
-      stored = await deps.events.insertOrGetDuplicate({
+      stored = await insertEvent({
         source: credential.source,
         externalEventId: identity.externalEventId,
         eventType: identity.eventType,

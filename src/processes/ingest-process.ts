@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { createBatchingEventInserter } from '../db/event-inserter.js';
+import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
 import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
@@ -19,6 +21,7 @@ export interface IngestProcess extends RunningProcess {
 
 /** The public HTTP server (inbound webhooks, plus any routes `register` adds) and the sweeper. */
 export async function startIngestProcess(deps: {
+  db: Db;
   repos: Repositories;
   publisher: EventPublisher;
   metrics: Metrics;
@@ -35,6 +38,7 @@ export async function startIngestProcess(deps: {
   const receiveWebhook = createReceiveWebhook({
     verifier: createCredentialVerifier({ credentials: deps.repos.credentials, cacheSize: deps.credentialCacheSize }),
     events: deps.repos.events,
+    insertEvent: createBatchingEventInserter(deps.db, deps.repos.events),
     publisher: deps.publisher,
     metrics: deps.metrics,
     logger: deps.logger,

@@ -25,7 +25,7 @@ export function createBatchingSnsPublisher(deps: {
   maxInFlight?: number;
 }): EventPublisher & { flush(): Promise<void> } {
   const maxInFlight = Math.max(1, deps.maxInFlight ?? 4);
-  let pending: Waiting[] = [];
+  const pending: Waiting[] = [];
   let scheduled = false;
   const inFlight = new Set<Promise<void>>();
 

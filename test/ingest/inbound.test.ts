@@ -97,6 +97,26 @@ describe('POST /api/webhooks/{source}', () => {
     expect(queued.filter((id) => id === answers[0]!.eventId)).toHaveLength(1);
   });
 
+  it('stores 60 concurrent distinct events (several insert batches) with their own ids and bodies', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        http(`${h.url}/api/webhooks/stripe`, {
+          headers: { authorization: AUTH, 'content-type': 'application/json' },
+          body: JSON.stringify({ id: `batch-${i}`, type: 'bulk', n: i }),
+        }),
+      ),
+    );
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const rows = await t.db('webhook_event').where({ event_type: 'bulk' });
+    expect(rows).toHaveLength(60);
+    for (const [i, r] of results.entries()) {
+      const { eventId } = r.json() as { eventId: string };
+      const row = rows.find((x: { id: string }) => x.id === eventId);
+      expect(JSON.parse(row.payload.toString()).n).toBe(i);
+      expect(row.external_event_id).toBe(`batch-${i}`);
+    }
+  });
+
   it('keeps same-id events of different sources apart and never deduplicates events without an id', async () => {
     const a = await http(`${h.url}/api/webhooks/github`, {
       headers: { authorization: basic('gh', 'gh-pass'), 'content-type': 'application/json' },
@@ -227,6 +247,16 @@ describe('POST /api/webhooks/{source}', () => {
         body: '{"id":"after-huge"}',
       });
       expect(after.status).toBe(200);
+    });
+
+    it('400 for an event id with a NUL character (Postgres text can not hold it)', async () => {
+      const before = await count();
+      const res = await http(`${h.url}/api/webhooks/stripe`, {
+        headers: { authorization: AUTH, 'content-type': 'application/json' },
+        body: '{"id":"a\\u0000b"}',
+      });
+      expect(res.status).toBe(400);
+      expect(await count()).toBe(before);
     });
 
     it('400 for an event id longer than 255 characters', async () => {

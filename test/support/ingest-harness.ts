@@ -2,6 +2,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
 import type { FastifyInstance } from 'fastify';
 import { startFauxqs } from 'fauxqs';
+import { createBatchingEventInserter } from '../../src/db/event-inserter.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import type { Db } from '../../src/db/knex.js';
 import { freePort } from '../../src/dev/ports.js';
@@ -52,7 +53,9 @@ export async function startIngestHarness(opts: {
     rowTtlMs: opts.rowTtlMs ?? 2000,
   });
   const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
-  const receiveWebhook = createReceiveWebhook({ verifier, events: repos.events, publisher, metrics, logger });
+  // the inserter ingest uses: batched, so the concurrency tests exercise it
+  const insertEvent = createBatchingEventInserter(opts.db, repos.events);
+  const receiveWebhook = createReceiveWebhook({ verifier, events: repos.events, insertEvent, publisher, metrics, logger });
   const app = await buildIngestApp({ receiveWebhook, metrics, logger, bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024 });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -84,6 +84,7 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
     }),
   );
   const ingest = await startIngestProcess({
+    db: t.db,
     repos,
     publisher: createSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
     metrics,
