@@ -67,20 +67,14 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
 
   return async function deliver(input: DeliverInput): Promise<DeliverResult> {
     const attempt = Context.current().info.attempt;
-    const delivery = await repos.deliveries.get(input.deliveryId);
-    if (!delivery) {
+    // one round trip for the delivery, its endpoint (fresh: rotated secrets apply) and its event
+    const loaded = await repos.deliveries.loadAttempt(input.deliveryId);
+    if (!loaded) {
       throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} not found`, DELIVERY_FAILURE.missing);
     }
+    const { delivery, endpoint, event } = loaded;
     // Idempotent: a settled delivery (an earlier attempt finished but its completion was lost).
     if (delivery.status !== 'PENDING') return { status: delivery.status };
-
-    const [endpoint, event] = await Promise.all([
-      repos.endpoints.get(delivery.endpointId),
-      repos.events.get(delivery.eventId),
-    ]);
-    if (!endpoint || !event) {
-      throw ApplicationFailure.nonRetryable(`endpoint or event of delivery ${delivery.id} not found`, DELIVERY_FAILURE.missing);
-    }
     const log = { deliveryId: delivery.id, eventId: event.id, endpointId: endpoint.id, attempt };
 
     // A removed endpoint (deactivated row) is not called any more, even mid-retry.

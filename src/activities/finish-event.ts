@@ -11,7 +11,7 @@ type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLo
  */
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
   return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
-    const event = await repos.events.get(input.eventId);
+    const event = await repos.events.getMeta(input.eventId);
     if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} not found`, 'EventNotFound');
 
     // A delivery whose activity ended without settling its row (e.g. its last attempt timed out

@@ -19,7 +19,7 @@ const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
  */
 export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
-    const event = await repos.events.get(input.eventId);
+    const event = await repos.events.getMeta(input.eventId);
     if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} not found`, 'EventNotFound');
 
     if (input.deliveryIds === undefined) {

@@ -1,13 +1,28 @@
-import type { Delivery } from '../domain/records.js';
+import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
 import type { Db } from './knex.js';
-import { toDelivery, type DeliveryRow } from './rows.js';
+import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 
 export interface AttemptResult {
   status: DeliveryStatus;
   responseStatus: number | null;
   responseBody: string | null;
   error: string | null;
+}
+
+interface AttemptRow extends EventRow {
+  delivery: DeliveryRow;
+  endpoint: EndpointRow;
+}
+
+/** row_to_json renders timestamps as text; the domain records carry Dates. */
+function withDates<T extends object>(row: T, keys: ReadonlyArray<keyof T>): T {
+  const out = { ...row };
+  for (const k of keys) {
+    const v = out[k];
+    if (typeof v === 'string') (out as Record<keyof T, unknown>)[k] = new Date(v);
+  }
+  return out;
 }
 
 export function createDeliveryRepository(db: Db) {
@@ -25,6 +40,31 @@ export function createDeliveryRepository(db: Db) {
         .whereIn('endpoint_id', endpointIds as string[])
         .orderBy('created_at');
       return rows.map(toDelivery);
+    },
+
+    /**
+     * A delivery with its endpoint and event, in one round trip: what one attempt needs. The
+     * endpoint is read fresh on every attempt so rotated secrets apply to the next retry.
+     */
+    async loadAttempt(id: string): Promise<{ delivery: Delivery; endpoint: Endpoint; event: WebhookEvent } | undefined> {
+      const res = await db.raw<{ rows: AttemptRow[] }>(
+        `SELECT row_to_json(d) AS delivery, row_to_json(ep) AS endpoint,
+                ev.id, ev.source, ev.external_event_id, ev.event_type, ev.payload, ev.content_type, ev.headers,
+                ev.status, ev.workflow_id, ev.published_at, ev.received_at, ev.completed_at
+           FROM webhook_delivery d
+           JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+           JOIN webhook_event ev ON ev.id = d.event_id
+          WHERE d.id = ?`,
+        [id],
+      );
+      const row = res.rows[0];
+      if (!row) return undefined;
+      const { delivery, endpoint, ...event } = row;
+      return {
+        delivery: toDelivery(withDates(delivery, ['last_attempt_at', 'completed_at', 'created_at'])),
+        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at'])),
+        event: toEvent(event),
+      };
     },
 
     async get(id: string): Promise<Delivery | undefined> {

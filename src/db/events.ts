@@ -19,6 +19,20 @@ export interface InsertedEvent {
   publishedAt: Date | null;
 }
 
+const META_COLUMNS = [
+  'id',
+  'source',
+  'external_event_id',
+  'event_type',
+  'content_type',
+  'headers',
+  'status',
+  'workflow_id',
+  'published_at',
+  'received_at',
+  'completed_at',
+];
+
 export function createEventRepository(db: Db) {
   return {
     /**
@@ -86,6 +100,14 @@ export function createEventRepository(db: Db) {
         .orderBy('published_at')
         .limit(limit);
       return rows.map((r) => r.id);
+    },
+
+    /** The event without its payload, for bookkeeping that does not send it. */
+    async getMeta(id: string): Promise<Omit<WebhookEvent, 'payload'> | undefined> {
+      const row = (await db('webhook_event').select(META_COLUMNS).where({ id }).first()) as Omit<EventRow, 'payload'> | undefined;
+      if (!row) return undefined;
+      const { payload: _payload, ...meta } = toEvent({ ...row, payload: Buffer.alloc(0) });
+      return meta;
     },
 
     async get(id: string): Promise<WebhookEvent | undefined> {
