@@ -56,8 +56,8 @@ async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Prom
  * (built from the endpoint's max_attempts) schedules the next one.
  */
 export function createDeliver({ repos, send, metrics, logger, backoff }: DeliverDeps) {
-  // undefined when another run settled the row first; then that run's status is what counts
-  const record = (id: string, r: AttemptResult): Promise<Delivery | undefined> => repos.deliveries.recordAttempt(id, r);
+  // false when another run settled the row first; then that run's status is what counts
+  const record = (id: string, r: AttemptResult): Promise<boolean> => repos.deliveries.recordAttempt(id, r);
 
   async function currentStatus(id: string): Promise<DeliverResult> {
     const d = await repos.deliveries.get(id);
@@ -103,7 +103,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
         error: null,
       });
       if (!settled) return currentStatus(delivery.id);
-      logger.info(outcomeLog, 'delivery succeeded');
+      // per-delivery success is debug: the event's outcome is logged once by finishEvent
+      logger.debug(outcomeLog, 'delivery succeeded');
       return { status: 'SUCCESS' };
     }
 

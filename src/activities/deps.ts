@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import type { BackoffSettings } from './types.js';
 
 /** Logging the activities need; a pino logger fits, tests may pass nothing. */
-export type ActivityLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
+export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface ActivityDeps {
   repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries'>;
@@ -41,6 +41,7 @@ export function backoffDelayMs(b: BackoffSettings, attempt: number): number {
 }
 
 export const noopLogger: ActivityLogger = {
+  debug: () => {},
   info: () => {},
   warn: () => {},
   error: () => {},

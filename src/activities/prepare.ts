@@ -35,7 +35,7 @@ export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
         const e = byId.get(d.endpointId);
         return e ? [plan(d, e)] : [];
       });
-      logger.info({ eventId: event.id, matched: endpoints.length, pending: deliveries.length }, 'fanout prepared');
+      logger.debug({ eventId: event.id, matched: endpoints.length, pending: deliveries.length }, 'fanout prepared');
       return { deliveries, backoff };
     }
 

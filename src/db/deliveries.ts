@@ -82,9 +82,12 @@ export function createDeliveryRepository(db: Db) {
       return rows.map((r) => r.status);
     },
 
-    /** Records one attempt's outcome and counts it; a settled delivery is never reopened here. */
-    async recordAttempt(id: string, r: AttemptResult): Promise<Delivery | undefined> {
-      const rows: unknown[] = await db('webhook_delivery')
+    /**
+     * Records one attempt's outcome and counts it; a settled delivery is never reopened here.
+     * False when the row was no longer PENDING (another run settled it first).
+     */
+    async recordAttempt(id: string, r: AttemptResult): Promise<boolean> {
+      const n = await db('webhook_delivery')
         .where({ id, status: 'PENDING' })
         .update({
           status: r.status,
@@ -95,10 +98,8 @@ export function createDeliveryRepository(db: Db) {
           last_attempt_at: db.fn.now(),
           completed_at: r.status === 'PENDING' ? null : db.fn.now(),
           updated_at: db.fn.now(),
-        })
-        .returning('*');
-      const row = rows[0];
-      return row ? toDelivery(row as DeliveryRow) : undefined;
+        });
+      return n > 0;
     },
 
     /** Replay: a FAILED delivery goes back to PENDING. Returns false when it was not FAILED. */
