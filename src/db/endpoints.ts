@@ -1,24 +1,9 @@
 import type { Endpoint } from '../domain/records.js';
-import type { AuthType, HttpMethod } from '../domain/statuses.js';
 import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
-export interface EndpointSpec {
-  name: string;
-  source: string;
-  eventType: string | null;
-  url: string;
-  method: HttpMethod;
-  authType: AuthType;
-  authUsername: string | null;
-  authSecret: string | null;
-  signingSecret: string | null;
-  customHeaders: Record<string, string>;
-  maxAttempts: number;
-  timeoutSeconds: number;
-  retryOnStatus: number[];
-  active: boolean;
-}
+/** What a resource configures: an endpoint row without its identity and bookkeeping. */
+export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt'>;
 
 const toRow = (s: EndpointSpec) => ({
   name: s.name,

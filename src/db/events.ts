@@ -3,14 +3,7 @@ import type { EventStatus } from '../domain/statuses.js';
 import type { Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
-export interface NewEvent {
-  source: string;
-  externalEventId: string | null;
-  eventType: string | null;
-  payload: Buffer;
-  contentType: string | null;
-  headers: Record<string, string>;
-}
+export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'>;
 
 export interface InsertedEvent {
   id: string;

@@ -3,8 +3,11 @@ import { isAppError } from '../domain/errors.js';
 import { installProblemHandlers, problem, sendProblem } from '../http/problem.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
+import { SOURCE_PATTERN } from '../resources/schema.js';
 import { parseBasicAuth } from './basic-auth.js';
 import { Unauthorized, type ReceiveWebhook } from './receive-webhook.js';
+
+const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -53,7 +56,7 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
 
     inbound.post<{ Params: { source: string } }>('/api/webhooks/:source', async (req, reply) => {
       const source = req.params.source;
-      const label = /^[A-Za-z0-9._-]{1,64}$/.test(source) ? source : 'invalid';
+      const label = VALID_SOURCE.test(source) ? source : 'invalid';
       try {
         const result = await deps.receiveWebhook({
           source,

@@ -2,9 +2,10 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
 import type { InboundCredential } from '../domain/records.js';
+import { SOURCE_PATTERN } from '../resources/schema.js';
 import type { BasicCredentials } from './basic-auth.js';
 
-const SOURCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 
 /** A small LRU on Map insertion order. */
 class Lru<V> {
@@ -62,7 +63,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
 
   const loadRow = async (source: string): Promise<InboundCredential | undefined> => {
     // a name no credential can have is not worth a query (and NUL bytes are not valid text)
-    if (!SOURCE_PATTERN.test(source)) return undefined;
+    if (!VALID_SOURCE.test(source)) return undefined;
     const cached = rows.get(source);
     if (cached && now() - cached.at < rowTtlMs) return cached.row ?? undefined;
     const row = await opts.credentials.findBySource(source);
