@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
+import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
 import type { ExtractionRule } from '../domain/records.js';
 import type { Db } from './knex.js';
-import type { DeliveryRow, EventRow } from './rows.js';
+import type { DeliveryRow, EndpointRow, EventRow } from './rows.js';
 
 // Read queries of the admin API: filtered listings, newest first, keyset-paginated on
 // (timestamp DESC, id DESC), which the migration's (…, created/received_at DESC, id DESC) indexes serve.
@@ -51,27 +51,12 @@ export interface DeliveryListRow extends DeliveryRow {
 }
 
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
-export interface EndpointViewRow {
-  id: string;
-  name: string;
-  source: string;
-  event_type: string | null;
-  url: string;
-  method: HttpMethod;
-  auth_type: AuthType;
-  auth_username: string | null;
+export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'custom_headers'> & {
   auth_secret_set: boolean;
   signing_secret_set: boolean;
   custom_header_names: string[];
-  max_attempts: number;
-  timeout_seconds: number;
-  retry_on_status: number[];
-  active: boolean;
-  resource_uid: string | null;
-  created_at: Date;
-  updated_at: Date;
   page_ts: string;
-}
+};
 
 /** An inbound credential without its password hash, which is never selected. */
 export interface CredentialViewRow {

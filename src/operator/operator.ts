@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import type { OperatorConfig } from '../config/config.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -10,14 +11,8 @@ import { createKubeApi, type KubeApi } from './kube-api.js';
 import { createLeaderElector, type LeaderElector } from './leader-election.js';
 import { createOperatorStore } from './store.js';
 
-export interface LeaderElectionSettings {
-  enabled: boolean;
-  namespace: string;
-  leaseName: string;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
-}
+/** The Lease settings, as the operator's configuration reads them. */
+export type LeaderElectionSettings = OperatorConfig['leaderElection'];
 
 export interface OperatorOptions {
   kc: KubeConfig;

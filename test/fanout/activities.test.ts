@@ -17,8 +17,8 @@ import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createSender, type Sender } from '../../src/delivery/sender.js';
 import type { OutboundRequest, Send } from '../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
-import type { TestDatabase } from '../support/db.js';
-import { addEndpoint, addEvent, createFanoutTestDatabase, uniqueSource } from './support/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 // The activities one by one, in an activity context with a chosen attempt number: the edges a
@@ -53,7 +53,7 @@ describe('fanout activities', () => {
   };
 
   beforeAll(async () => {
-    database = await createFanoutTestDatabase();
+    database = await createTestDatabase();
     repos = createRepositories(database.db);
     metrics = createMetrics({ defaultMetrics: false });
     sender = createSender({ addressPolicy: createAddressPolicy() });

@@ -30,11 +30,6 @@ export interface FanoutHarness {
   close(): Promise<void>;
 }
 
-/** A fresh migrated database for one test file. */
-export async function createFanoutTestDatabase(): Promise<TestDatabase> {
-  return createTestDatabase();
-}
-
 let runtimeInstalled = false;
 
 /** Only errors from the SDK's own logging (it warns on every failed attempt); one Runtime per process. */
@@ -55,7 +50,7 @@ function quietRuntime(): void {
 export async function startFanoutHarness(opts: { backoff?: BackoffSettings; send?: Send } = {}): Promise<FanoutHarness> {
   quietRuntime();
   const address = inject('temporalAddress');
-  const database = await createFanoutTestDatabase();
+  const database = await createTestDatabase();
   const repos = createRepositories(database.db);
   const metrics = createMetrics({ defaultMetrics: false });
   const sender = createSender({ addressPolicy: createAddressPolicy() });
