@@ -21,6 +21,7 @@ export async function seedEndpoints(infra: Infra, source: string, k: number, rec
       authUsername: null,
       authSecret: null,
       signingSecret: null,
+      previousSigningSecret: null,
       customHeaders: {},
       maxAttempts: 5,
       timeoutSeconds: 10,

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
@@ -19,8 +20,11 @@ describe('migration 052', () => {
       'webhook_event',
       'webhook_inbound_credential',
     ]);
-    const recorded = await t.db('knex_migrations').select('name');
-    expect(recorded.map((r: { name: string }) => r.name)).toEqual(['052-add-webhook-fanout-tables.sql']);
+    // every .sql file of migrations/, in name order, starting with 052
+    const files = (await readdir(new URL('../migrations/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort();
+    expect(files[0]).toBe('052-add-webhook-fanout-tables.sql');
+    const recorded = await t.db('knex_migrations').select('name').orderBy('id');
+    expect(recorded.map((r: { name: string }) => r.name)).toEqual(files);
     expect(await migrateLatest(t.db)).toEqual([]);
   });
 
@@ -67,5 +71,28 @@ describe('migration 052 check constraints survive knex', () => {
     await expect(t.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' })).rejects.toThrow(
       /webhook_endpoint_url_chk/,
     );
+  });
+});
+
+describe('migration 053: STANDARD_WEBHOOKS', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  const key = `whsec_${Buffer.from('a-key-of-at-least-16-bytes').toString('base64')}`;
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+
+  it('accepts a whsec_ key and a previous key for STANDARD_WEBHOOKS', async () => {
+    await t.db('webhook_endpoint').insert({ ...base, auth_type: 'STANDARD_WEBHOOKS', signing_secret: key, previous_signing_secret: key });
+  });
+
+  it.each([
+    ['no key', { auth_type: 'STANDARD_WEBHOOKS' }, /webhook_endpoint_standard_webhooks_chk/],
+    ['a key without whsec_', { auth_type: 'STANDARD_WEBHOOKS', signing_secret: 'plain' }, /webhook_endpoint_standard_webhooks_chk/],
+    ['a previous key with HMAC', { auth_type: 'HMAC', signing_secret: 'k', previous_signing_secret: key }, /webhook_endpoint_previous_secret_chk/],
+  ])('refuses %s', async (_what, row, constraint) => {
+    await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
   });
 });

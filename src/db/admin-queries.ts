@@ -51,7 +51,7 @@ export interface DeliveryListRow extends DeliveryRow {
 }
 
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
-export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'custom_headers'> & {
+export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
   auth_secret_set: boolean;
   signing_secret_set: boolean;
   custom_header_names: string[];

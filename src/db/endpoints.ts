@@ -15,6 +15,7 @@ const toRow = (s: EndpointSpec) => ({
   auth_username: s.authUsername,
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,
+  previous_signing_secret: s.previousSigningSecret,
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,

@@ -38,6 +38,7 @@ export interface EndpointRow {
   auth_username: string | null;
   auth_secret: string | null;
   signing_secret: string | null;
+  previous_signing_secret: string | null;
   custom_headers: Record<string, string>;
   max_attempts: number;
   timeout_seconds: number;
@@ -59,6 +60,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   authUsername: r.auth_username,
   authSecret: r.auth_secret,
   signingSecret: r.signing_secret,
+  previousSigningSecret: r.previous_signing_secret,
   customHeaders: r.custom_headers,
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,

@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { permanent } from '../domain/errors.js';
-import { signBody } from './signature.js';
+import { signBody, standardWebhooksSignature } from './signature.js';
 import type { OutboundRequest } from './types.js';
 
 export const USER_AGENT = 'webhook-fanout/0.1';
@@ -15,6 +15,10 @@ const SERVICE_HEADERS = [
   'x-webhook-event-type',
   'x-webhook-delivery-id',
   'x-webhook-attempt',
+  // Standard Webhooks
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
   // the body is the stored bytes, so its type is the stored one
   'content-type',
 ];
@@ -46,7 +50,7 @@ export function isReservedHeader(name: string): boolean {
  * that cannot produce a valid request (missing credential, invalid custom header); messages name
  * the header, never its value.
  */
-export function buildHeaders(req: OutboundRequest): Record<string, string> {
+export function buildHeaders(req: OutboundRequest, now: () => number = Date.now): Record<string, string> {
   // keyed by lower-case name so "X-Foo" and "x-foo" cannot both be sent
   const out = new Map<string, [string, string]>();
   const set = (name: string, value: string): void => {
@@ -65,8 +69,7 @@ export function buildHeaders(req: OutboundRequest): Record<string, string> {
   checkHeader('Content-Type', contentType, 'stored content type');
   set('Content-Type', contentType);
 
-  const auth = authHeader(req);
-  if (auth) set(auth[0], auth[1]);
+  for (const [name, value] of authHeaders(req, now)) set(name, value);
 
   set('X-Webhook-Event-Id', headerSafe(req.meta.eventId));
   set('X-Webhook-Source', headerSafe(req.meta.source));
@@ -77,16 +80,16 @@ export function buildHeaders(req: OutboundRequest): Record<string, string> {
   return Object.fromEntries(out.values());
 }
 
-function authHeader(req: OutboundRequest): [string, string] | null {
+function authHeaders(req: OutboundRequest, now: () => number): [string, string][] {
   const { auth } = req;
   switch (auth.type) {
     case 'NONE':
-      return null;
+      return [];
     case 'BASIC': {
       if (auth.username === null || auth.secret === null) {
         throw permanent('invalid_endpoint_auth', 'BASIC auth needs a username and a password');
       }
-      return ['Authorization', `Basic ${Buffer.from(`${auth.username}:${auth.secret}`, 'utf8').toString('base64')}`];
+      return [['Authorization', `Basic ${Buffer.from(`${auth.username}:${auth.secret}`, 'utf8').toString('base64')}`]];
     }
     case 'BEARER': {
       if (auth.secret === null || auth.secret === '') {
@@ -94,13 +97,29 @@ function authHeader(req: OutboundRequest): [string, string] | null {
       }
       const value = `Bearer ${auth.secret}`;
       checkHeader('Authorization', value, 'BEARER token');
-      return ['Authorization', value];
+      return [['Authorization', value]];
     }
     case 'HMAC': {
       if (auth.signingSecret === null || auth.signingSecret === '') {
         throw permanent('invalid_endpoint_auth', 'HMAC auth needs a signing secret');
       }
-      return ['X-Webhook-Signature', signBody(req.body, auth.signingSecret)];
+      return [['X-Webhook-Signature', signBody(req.body, auth.signingSecret)]];
+    }
+    case 'STANDARD_WEBHOOKS': {
+      if (auth.signingSecret === null || auth.signingSecret === '') {
+        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS auth needs a whsec_ signing key');
+      }
+      // webhook-id is the event id: the same on every attempt and every endpoint, so a receiver
+      // can de-duplicate on it; the timestamp is this attempt's, so a receiver's tolerance window
+      // (5 minutes in the reference libraries) applies to each retry afresh
+      const id = headerSafe(req.meta.eventId);
+      const timestamp = Math.floor(now() / 1000);
+      const keys = [auth.signingSecret, ...(auth.previousSigningSecret ? [auth.previousSigningSecret] : [])];
+      return [
+        ['webhook-id', id],
+        ['webhook-timestamp', String(timestamp)],
+        ['webhook-signature', standardWebhooksSignature(id, timestamp, req.body, keys)],
+      ];
     }
   }
 }

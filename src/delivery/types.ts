@@ -13,8 +13,10 @@ export interface OutboundRequest {
     username: string | null;
     /** BASIC password or BEARER token */
     secret: string | null;
-    /** HMAC signing secret */
+    /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
     signingSecret: string | null;
+    /** STANDARD_WEBHOOKS: the previous key during a rotation (its signature is sent too) */
+    previousSigningSecret?: string | null;
   };
   customHeaders: Record<string, string>;
   timeoutMs: number;

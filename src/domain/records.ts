@@ -32,8 +32,10 @@ export interface Endpoint {
   authUsername: string | null;
   /** BASIC password or BEARER token */
   authSecret: string | null;
-  /** HMAC signing secret */
+  /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
   signingSecret: string | null;
+  /** STANDARD_WEBHOOKS only: the key being rotated out, still signed with until it is removed */
+  previousSigningSecret: string | null;
   customHeaders: Record<string, string>;
   maxAttempts: number;
   timeoutSeconds: number;

@@ -4,7 +4,7 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'SUCCESS', 'FAILED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER', 'HMAC'] as const;
+export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
 
 export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;

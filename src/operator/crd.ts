@@ -38,7 +38,8 @@ const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
   },
   method: { description: 'HTTP method of the outbound request' },
   auth: {
-    description: 'outbound authentication: NONE, BASIC (username + password), BEARER (token) or HMAC (signing secret)',
+    description:
+      'outbound authentication: NONE, BASIC (username + password), BEARER (token), HMAC (signing secret) or STANDARD_WEBHOOKS (whsec_ key)',
     'x-kubernetes-validations': [
       {
         rule: "self.type != 'BASIC' || has(self.username)",
@@ -48,14 +49,26 @@ const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
       },
       {
         rule: "self.type == 'NONE' || has(self.secretRef)",
-        message: 'auth.secretRef is required when auth.type is BASIC, BEARER or HMAC',
+        message: 'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS',
         fieldPath: '.secretRef',
         reason: 'FieldValueRequired',
       },
+      {
+        rule: "!has(self.previousSecretRef) || self.type == 'STANDARD_WEBHOOKS'",
+        message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS',
+        fieldPath: '.previousSecretRef',
+        reason: 'FieldValueForbidden',
+      },
     ] satisfies CelRule[],
   },
-  'auth.type': { description: 'NONE, BASIC, BEARER or HMAC' },
-  'auth.secretRef': { description: 'the password (BASIC), token (BEARER) or signing secret (HMAC)' },
+  'auth.type': { description: 'NONE, BASIC, BEARER, HMAC or STANDARD_WEBHOOKS' },
+  'auth.secretRef': {
+    description: 'the password (BASIC), token (BEARER), signing secret (HMAC) or whsec_<base64> key (STANDARD_WEBHOOKS)',
+  },
+  'auth.previousSecretRef': {
+    description:
+      'STANDARD_WEBHOOKS key rotation: the previous whsec_ key, signed with too (a second signature in webhook-signature) until removed',
+  },
   customHeaders: {
     description: 'static headers added to every request; they can not replace the auth or signature headers',
     maxProperties: 64,

@@ -63,6 +63,7 @@ const REASONS: Record<string, string> = {
   secret_not_found: 'SecretNotFound',
   secret_missing: 'SecretKeyNotFound',
   secret_empty: 'SecretKeyEmpty',
+  invalid_secret: 'InvalidSecret',
   invalid_spec: 'InvalidSpec',
 };
 

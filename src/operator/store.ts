@@ -73,6 +73,7 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.authUsername === spec.authUsername &&
     row.authSecret === spec.authSecret &&
     row.signingSecret === spec.signingSecret &&
+    row.previousSigningSecret === spec.previousSigningSecret &&
     sameJson(row.customHeaders, spec.customHeaders) &&
     row.maxAttempts === spec.maxAttempts &&
     row.timeoutSeconds === spec.timeoutSeconds &&

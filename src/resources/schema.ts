@@ -36,11 +36,19 @@ export const WebhookEndpointSpec = Type.Object(
     auth: Type.Optional(
       Type.Object(
         {
-          type: Type.Union([Type.Literal('NONE'), Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('HMAC')], {
-            default: 'NONE',
-          }),
+          type: Type.Union(
+            [
+              Type.Literal('NONE'),
+              Type.Literal('BASIC'),
+              Type.Literal('BEARER'),
+              Type.Literal('HMAC'),
+              Type.Literal('STANDARD_WEBHOOKS'),
+            ],
+            { default: 'NONE' },
+          ),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
           secretRef: Type.Optional(SecretKeyRef),
+          previousSecretRef: Type.Optional(SecretKeyRef),
         },
         { additionalProperties: false },
       ),

@@ -23,6 +23,20 @@ async function resolve(
   return value;
 }
 
+/**
+ * A Standard Webhooks key is `whsec_` + base64 of the key bytes (the prefix and form every
+ * Standard Webhooks library reads). Checked here so a malformed key is a Ready=False condition on
+ * the resource, not a failed delivery; the message never contains the value.
+ */
+function checkStandardWebhooksKey(value: string, what: string): string {
+  const key = value.trim();
+  const b64 = key.startsWith('whsec_') ? key.slice('whsec_'.length) : '';
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 16) {
+    throw permanent('invalid_secret', `${what}: a STANDARD_WEBHOOKS key must be whsec_ followed by the base64 of at least 16 bytes`);
+  }
+  return key;
+}
+
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
 export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver): Promise<EndpointSpec> {
   const ns = r.metadata.namespace ?? 'default';
@@ -30,12 +44,22 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   const auth = s.auth ?? { type: 'NONE' as const };
   let authSecret: string | null = null;
   let signingSecret: string | null = null;
+  let previousSigningSecret: string | null = null;
   if (auth.type === 'BASIC' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for BASIC');
+  if (auth.previousSecretRef && auth.type !== 'STANDARD_WEBHOOKS') {
+    throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS');
+  }
   if (auth.type !== 'NONE') {
     if (!auth.secretRef) throw permanent('invalid_spec', `auth.secretRef is required for ${auth.type}`);
     const value = await resolve(secrets, ns, auth.secretRef, 'auth.secretRef');
     if (auth.type === 'HMAC') signingSecret = value;
-    else authSecret = value;
+    else if (auth.type === 'STANDARD_WEBHOOKS') {
+      signingSecret = checkStandardWebhooksKey(value, 'auth.secretRef');
+      if (auth.previousSecretRef) {
+        const previous = await resolve(secrets, ns, auth.previousSecretRef, 'auth.previousSecretRef');
+        previousSigningSecret = checkStandardWebhooksKey(previous, 'auth.previousSecretRef');
+      }
+    } else authSecret = value;
   }
   return {
     name: `${ns}/${r.metadata.name}`,
@@ -47,6 +71,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     authUsername: auth.type === 'BASIC' ? (auth.username ?? null) : null,
     authSecret,
     signingSecret,
+    previousSigningSecret,
     customHeaders: s.customHeaders ?? {},
     maxAttempts: s.maxAttempts ?? DELIVERY_LIMITS.maxAttempts.default,
     timeoutSeconds: s.timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default,

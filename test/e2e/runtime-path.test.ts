@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import bcrypt from 'bcrypt';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointSpec } from '../../src/db/endpoints.js';
 import { basic, http } from '../support/http.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startReceiver, type Receiver, type RecordedRequest } from '../support/receiver.js';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 
 const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec => ({
@@ -16,6 +17,7 @@ const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): 
   authUsername: null,
   authSecret: null,
   signingSecret: null,
+  previousSigningSecret: null,
   customHeaders: {},
   maxAttempts: 3,
   timeoutSeconds: 2,
@@ -109,6 +111,58 @@ describe('inbound webhook to downstream deliveries, end to end', () => {
     expect(metrics).toMatch(/webhook_fanout_workflows_started_total [1-9]/);
     expect(metrics).toMatch(/webhook_fanout_delivery_attempts_total\{outcome="retryable",status_class="5xx"\} 1/);
     expect(metrics).toMatch(/webhook_fanout_event_end_to_end_seconds_count\{status="COMPLETED"\} [1-9]/);
+  });
+
+  it('STANDARD_WEBHOOKS: a receiver using the published verifier accepts the delivery, during a key rotation too', async () => {
+    const oldKey = `whsec_${Buffer.from('an-old-key-of-24-bytes!!').toString('base64')}`;
+    const newKey = `whsec_${Buffer.from('the-new-key-of-24-bytes!').toString('base64')}`;
+    // each answers 204 only when the published verifier accepts the request with the key it holds
+    const verifying = (key: string) => (_n: number, req: RecordedRequest) => {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      try {
+        new Webhook(key).verify(req.body, headers);
+        return { status: 204 };
+      } catch (err) {
+        return { status: 401, body: err instanceof Error ? err.message : 'invalid' };
+      }
+    };
+    const holdsOld = await startReceiver(verifying(oldKey));
+    const holdsNew = await startReceiver(verifying(newKey));
+    try {
+      await s.repos.credentials.upsertByResourceUid('test:sw', {
+        source: 'sw',
+        username: 'sw',
+        passwordHash: await bcrypt.hash('sw-pass', 4),
+        eventIdRule: null,
+        eventTypeRule: null,
+        resourceName: 'test/sw',
+      });
+      for (const [uid, r] of [['sw-old', holdsOld], ['sw-new', holdsNew]] as const) {
+        await s.repos.endpoints.upsertByResourceUid(uid, endpoint(uid, `${r.url}/hook`, {
+          source: 'sw',
+          authType: 'STANDARD_WEBHOOKS',
+          signingSecret: newKey,
+          previousSigningSecret: oldKey,
+        }));
+      }
+      const res = await http(`${s.url}/api/webhooks/sw`, {
+        headers: { authorization: basic('sw', 'sw-pass'), 'content-type': 'application/json' },
+        body: '{"id":"sw_1","type":"order.created","note":"Zoë €"}',
+      });
+      expect(res.status).toBe(200);
+      const { eventId } = res.json() as { eventId: string };
+      const event = await eventually(async () => {
+        const e = await s.repos.events.get(eventId);
+        return e && e.status !== 'RECEIVED' ? e : undefined;
+      });
+      expect(event.status).toBe('COMPLETED');
+      for (const r of [holdsOld, holdsNew]) {
+        expect(r.requests).toHaveLength(1);
+        expect(r.requests[0]!.headers['webhook-id']).toBe(eventId);
+      }
+    } finally {
+      await Promise.all([holdsOld.close(), holdsNew.close()]);
+    }
   });
 
   it('turns 20 concurrent identical webhooks into one event, one workflow, one request per endpoint', async () => {

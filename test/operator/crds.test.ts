@@ -30,7 +30,7 @@ describe('generated CRDs', () => {
     expect(spec.properties.method).toEqual({ type: 'string', enum: ['POST', 'PUT', 'PATCH'], default: 'POST', description: 'HTTP method of the outbound request' });
     expect(spec.properties.maxAttempts).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 5 });
     expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
-    expect(spec.properties.auth.properties.type).toMatchObject({ enum: ['NONE', 'BASIC', 'BEARER', 'HMAC'], default: 'NONE' });
+    expect(spec.properties.auth.properties.type).toMatchObject({ enum: ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'], default: 'NONE' });
     expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
     expect(JSON.stringify(spec)).not.toContain('"additionalProperties":false');
   });
@@ -82,7 +82,9 @@ describe('against kube-apiserver', () => {
 
   const rejected: [string, string, RegExp][] = [
     ['BASIC without a username', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, secretRef: {name: a, key: b}}}`, /auth\.username is required when auth\.type is BASIC/],
-    ['BASIC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, username: u}}`, /auth\.secretRef is required when auth\.type is BASIC, BEARER or HMAC/],
+    ['BASIC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, username: u}}`, /auth\.secretRef is required when auth\.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS/],
+    ['STANDARD_WEBHOOKS without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: STANDARD_WEBHOOKS}}`, /auth\.secretRef is required/],
+    ['a previousSecretRef with HMAC', `spec: {source: s, url: "http://x/h", auth: {type: HMAC, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`, /auth\.previousSecretRef is only used with auth\.type STANDARD_WEBHOOKS/],
     ['BEARER without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BEARER}}`, /auth\.secretRef is required/],
     ['HMAC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: HMAC}}`, /auth\.secretRef is required/],
     ['an ftp url', `spec: {source: s, url: "ftp://files.example/x"}`, /spec\.url/],

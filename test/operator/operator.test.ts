@@ -119,6 +119,54 @@ spec:
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
+  it('STANDARD_WEBHOOKS: the whsec_ key and the previous one during a rotation reach the row; a malformed key is not Ready', async () => {
+    const oldKey = `whsec_${Buffer.from('old-key-of-at-least-16').toString('base64')}`;
+    const newKey = `whsec_${Buffer.from('new-key-of-at-least-16').toString('base64')}`;
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('sw-keys', { current: newKey, previous: oldKey, bad: 'not-a-whsec-key' })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: standard
+spec:
+  source: shopify
+  url: https://receiver.example.com/hook
+  auth:
+    type: STANDARD_WEBHOOKS
+    secretRef: { name: sw-keys, key: current }
+    previousSecretRef: { name: sw-keys, key: previous }
+`,
+    );
+    const crs = customObjects(conn);
+    const cr = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'standard');
+      return ready(o)?.status === 'True' ? o : undefined;
+    }, { what: 'standard Ready' });
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
+      authType: 'STANDARD_WEBHOOKS',
+      signingSecret: newKey,
+      previousSigningSecret: oldKey,
+      authSecret: null,
+    });
+
+    // the rotation ends: the previous key is dropped from the spec and from the row
+    await kubectl(conn, ['patch', 'whe', 'standard', '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/spec/auth/previousSecretRef"}]']);
+    await eventually(async () => (await store.endpointByUid(cr.metadata.uid))?.previousSigningSecret === null, { what: 'previous key dropped' });
+
+    // a key that is not whsec_<base64>: not Ready, the row keeps the last good key, the message names no value
+    await kubectl(conn, ['patch', 'whe', 'standard', '-n', ns, '--type=merge', '-p', '{"spec":{"auth":{"secretRef":{"name":"sw-keys","key":"bad"}}}}']);
+    const bad = await eventually(async () => {
+      const o = await crs.get('WebhookEndpoint', ns, 'standard');
+      return ready(o)?.status === 'False' ? o : undefined;
+    }, { what: 'standard not Ready' });
+    expect(ready(bad)).toMatchObject({ reason: 'InvalidSecret' });
+    expect(ready(bad)?.message).toMatch(/whsec_/);
+    expect(ready(bad)?.message).not.toContain('not-a-whsec-key');
+    expect((await store.endpointByUid(cr.metadata.uid))?.signingSecret).toBe(newKey);
+  });
+
   it('reports a missing Secret as not Ready with a Warning Event, writes nothing, and recovers when it appears', async () => {
     await apply(
       conn,

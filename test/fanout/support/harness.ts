@@ -108,6 +108,7 @@ export async function addEndpoint(
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
     signingSecret: spec.signingSecret ?? null,
+    previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},
     maxAttempts: spec.maxAttempts ?? 3,
     timeoutSeconds: spec.timeoutSeconds ?? 5,
