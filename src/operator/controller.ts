@@ -2,9 +2,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import type { EventRecorder } from './events.js';
-import { createInformer, type ResourceInformer } from './informer.js';
-import type { KubeApi, KubeObject } from './kube-api.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import { createInformer, type ResourceInformer } from '../kube/informer.js';
+import type { KubeApi, KubeObject } from '../kube/api.js';
 import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
@@ -17,7 +17,7 @@ import {
   type WebhookEndpointObject,
 } from './resources.js';
 import type { OperatorStore } from './store.js';
-import { WorkQueue } from './work-queue.js';
+import { WorkQueue } from '../kube/work-queue.js';
 
 /**
  * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
@@ -93,6 +93,8 @@ export function createController(o: ControllerOptions): Controller {
   const reconciler = createReconciler({
     api: o.api,
     store: o.store,
+    cached: (kind, ns, name) =>
+      kind === 'WebhookEndpoint' ? informerFor(informers.endpoints, ns)?.get(name, ns) : informerFor(informers.credentials, ns)?.get(name, ns),
     secret: (ns, name) => informerFor(informers.secrets, ns)?.get(name, ns),
     credentials,
     watchesNamespace,

@@ -6,9 +6,9 @@ import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createController, type Controller } from './controller.js';
-import { createEventRecorder } from './events.js';
-import { createKubeApi, type KubeApi } from './kube-api.js';
-import { createLeaderElector, type LeaderElector } from './leader-election.js';
+import { createEventRecorder } from '../kube/event-recorder.js';
+import { createKubeApi, type KubeApi } from '../kube/api.js';
+import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
 import { createOperatorStore } from './store.js';
 
 /** The Lease settings, as the operator's configuration reads them. */

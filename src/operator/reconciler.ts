@@ -8,8 +8,8 @@ import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
-import type { EventRecorder } from './events.js';
-import { isNotFound, type KubeApi } from './kube-api.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import type { KubeApi } from '../kube/api.js';
 import {
   FINALIZER,
   createdBefore,
@@ -41,6 +41,12 @@ export type ReconcileResult = 'synced' | 'unchanged' | 'not_ready' | 'deleted' |
 export interface ReconcilerDeps {
   api: KubeApi;
   store: OperatorStore;
+  /**
+   * The resource as the informer cache has it (client-go's lister): reconcile reads no object from
+   * the API server. A cache behind our own last write makes a write with its resourceVersion
+   * answer 409, which requeues the key with backoff, as in controller-runtime.
+   */
+  cached(kind: KindName, namespace: string, name: string): AnyCustomResource | undefined;
   /** a Secret from the informer cache */
   secret(namespace: string, name: string): SecretObject | undefined;
   /** every InboundCredential the operator watches (informer cache) */
@@ -239,13 +245,8 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   async function reconcile(key: string): Promise<ReconcileResult> {
     const { kind, namespace, name } = parseKey(key);
-    let obj: AnyCustomResource;
-    try {
-      obj = await api.get<AnyCustomResource>(objectPath(kind, namespace, name));
-    } catch (err) {
-      if (isNotFound(err)) return 'gone';
-      throw err;
-    }
+    let obj = deps.cached(kind, namespace, name);
+    if (!obj) return 'gone';
     const finalizers = obj.metadata.finalizers ?? [];
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(FINALIZER)) return 'gone';

@@ -1,5 +1,5 @@
 import { API_GROUP, API_VERSION, type InboundCredentialSpec, type WebhookEndpointSpec } from '../resources/schema.js';
-import { rfc3339, type KubeObject } from './kube-api.js';
+import { rfc3339, type KubeObject } from '../kube/api.js';
 
 export const FINALIZER = `${API_GROUP}/finalizer`;
 export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;

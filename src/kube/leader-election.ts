@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import { isAlreadyExists, isConflict, isNotFound, microTime, type KubeApi } from './kube-api.js';
+import { isAlreadyExists, isConflict, isNotFound, microTime, type KubeApi } from './api.js';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, the algorithm of client-go's leaderelection:

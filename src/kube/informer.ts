@@ -1,6 +1,6 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.js';
-import type { KubeApi, KubeObject } from './kube-api.js';
+import type { KubeApi, KubeObject } from './api.js';
 
 /**
  * List and watch of one resource (in one namespace, or all) with a local cache, in the manner of
@@ -54,7 +54,7 @@ class GoneError extends Error {
   }
 }
 
-const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const cacheKey = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 export function createInformer<T extends KubeObject>(opts: InformerOptions): ResourceInformer<T> {
   const minBackoff = opts.minBackoffMs ?? 500;
@@ -82,7 +82,7 @@ export function createInformer<T extends KubeObject>(opts: InformerOptions): Res
   };
 
   function upsert(obj: T): void {
-    const key = keyOf(obj);
+    const key = cacheKey(obj);
     const old = cache.get(key);
     cache.set(key, obj);
     if (!old) emit('add', obj);
@@ -92,7 +92,7 @@ export function createInformer<T extends KubeObject>(opts: InformerOptions): Res
   async function relist(): Promise<void> {
     const list = await opts.api.list<T>(opts.path);
     const next = new Map<string, T>();
-    for (const item of list.items) next.set(keyOf(item), item);
+    for (const item of list.items) next.set(cacheKey(item), item);
     const previous = cache;
     cache = new Map(previous);
     for (const [key, old] of previous) {
@@ -140,7 +140,7 @@ export function createInformer<T extends KubeObject>(opts: InformerOptions): Res
                 upsert(obj);
                 break;
               case 'DELETED': {
-                const key = keyOf(obj);
+                const key = cacheKey(obj);
                 const old = cache.get(key);
                 cache.delete(key);
                 emit('delete', old ?? obj);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/operator/work-queue.js';
+import { WorkQueue } from '../../src/kube/work-queue.js';
 
 describe('WorkQueue', () => {
   it('holds a key once however often it is added', async () => {

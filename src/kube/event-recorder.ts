@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
-import { rfc3339, type KubeApi, type KubeObject } from './kube-api.js';
+import { rfc3339, type KubeApi, type KubeObject } from './api.js';
 
 /**
  * Kubernetes Events (core/v1) about the custom resources, as `kubectl describe` and
