@@ -18,7 +18,7 @@ export interface ActivityDeps {
   now?: () => number;
 }
 
-/** design.md: exponential backoff from 1 s, coefficient 2, capped at 10 min. */
+/** docs/decisions.md: exponential backoff from 1 s, coefficient 2, capped at 10 min. */
 export const DEFAULT_BACKOFF: BackoffSettings = {
   initialIntervalMs: 1_000,
   backoffCoefficient: 2,

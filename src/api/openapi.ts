@@ -1,4 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { SOURCE_PATTERN } from '../resources/schema.js';
 
 // The OpenAPI 3.1 document: generated from the admin routes' schemas, plus the inbound webhook
 // route, which is registered before the swagger plugin (raw-body parsing of its own) and is
@@ -22,7 +23,7 @@ const inboundWebhook: Paths[string] = {
       '`type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`.',
     security: [{ basicAuth: [] }],
     parameters: [
-      { name: 'source', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' } },
+      { name: 'source', in: 'path', required: true, schema: { type: 'string', pattern: SOURCE_PATTERN } },
     ],
     requestBody: {
       required: false,

@@ -2,6 +2,7 @@ import type { CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryR
 import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
 import type { CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
+import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -9,7 +10,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
 
 // resource_uid is "manifest:<ns>/<name>" in dev mode or a custom resource's uid; name it, not the uid
 const managedBy = (resourceUid: string | null, resourceName: string | null = null): string | null =>
-  resourceName ?? (resourceUid?.startsWith('manifest:') ? resourceUid.slice('manifest:'.length) : resourceUid);
+  resourceName ?? (resourceUid?.startsWith(MANIFEST_UID_PREFIX) ? resourceUid.slice(MANIFEST_UID_PREFIX.length) : resourceUid);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

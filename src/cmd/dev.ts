@@ -25,6 +25,7 @@ import { startWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
 import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
 import { ensureTopology } from '../transport/topology.js';
+import { TASK_QUEUE } from '../workflows/names.js';
 import { runService } from './lifecycle.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -131,7 +132,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         await startWorkerProcess({
           connection: nativeConnection,
           namespace,
-          taskQueue: 'WEBHOOKS',
+          taskQueue: TASK_QUEUE,
           repos,
           metrics,
           logger,
@@ -146,7 +147,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           sqs: aws.sqs,
           queueUrl: topology.queueUrl,
           client,
-          taskQueue: 'WEBHOOKS',
+          taskQueue: TASK_QUEUE,
           repos,
           metrics,
           logger,
@@ -166,7 +167,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         sweepIntervalMs: 10_000,
         sweepMinAgeMs: 10_000,
         ...(adminApi
-          ? { register: adminApiRegistration({ db, repos, temporal: { client, taskQueue: 'WEBHOOKS' }, auth: adminApi, logger }) }
+          ? { register: adminApiRegistration({ db, repos, temporal: { client, taskQueue: TASK_QUEUE }, auth: adminApi, logger }) }
           : {}),
       });
       parts.push(ingest);

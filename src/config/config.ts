@@ -1,4 +1,12 @@
+import type { BackoffSettings } from '../activities/types.js';
+import { DEFAULT_BACKOFF } from '../activities/deps.js';
+import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election.js';
+import { DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
+import { TASK_QUEUE } from '../workflows/names.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+
+/** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
+export const LEASE_NAME = 'webhook-fanout-operator';
 
 export interface CommonConfig {
   logLevel: string;
@@ -22,7 +30,7 @@ export interface TemporalConfig {
   taskQueue: string;
 }
 
-/** The admin API's token verification (design.md: Authentication). */
+/** The admin API's token verification (docs/decisions.md: Credentials). */
 export interface AdminApiConfig {
   /** the identity provider's base address, without a trailing slash */
   authUrl: string;
@@ -59,11 +67,8 @@ export interface ConsumerConfig extends CommonConfig, DatabaseConfig {
   visibilityTimeoutSeconds: number;
 }
 
-export interface BackoffConfig {
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maximumIntervalMs: number;
-}
+/** Delivery retry backoff: the workflow's BackoffSettings, one type. */
+export type BackoffConfig = BackoffSettings;
 
 export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   temporal: TemporalConfig;
@@ -116,7 +121,7 @@ const aws = (r: EnvReader): AwsConfig => ({
 const temporal = (r: EnvReader): TemporalConfig => ({
   address: r.str('TEMPORAL_ADDRESS', 'localhost:7233'),
   namespace: r.str('TEMPORAL_NAMESPACE', 'default'),
-  taskQueue: r.str('TEMPORAL_TASK_QUEUE', 'WEBHOOKS'),
+  taskQueue: r.str('TEMPORAL_TASK_QUEUE', TASK_QUEUE),
 });
 
 /**
@@ -172,7 +177,7 @@ export function loadConsumerConfig(env: Env): ConsumerConfig {
     queueUrl: r.url('QUEUE_URL'),
     temporal: temporal(r),
     concurrency: r.int('CONSUMER_CONCURRENCY', 10, 1, 10),
-    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', 30, 1, 43_200),
+    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
   };
   r.done();
   return cfg;
@@ -180,9 +185,9 @@ export function loadConsumerConfig(env: Env): ConsumerConfig {
 
 export function loadBackoff(r: EnvReader): BackoffConfig {
   return {
-    initialIntervalMs: r.int('DELIVERY_BACKOFF_INITIAL_MS', 1000, 10, 3_600_000),
-    backoffCoefficient: r.num('DELIVERY_BACKOFF_COEFFICIENT', 2, 1, 10),
-    maximumIntervalMs: r.int('DELIVERY_BACKOFF_MAX_MS', 600_000, 10, 86_400_000),
+    initialIntervalMs: r.int('DELIVERY_BACKOFF_INITIAL_MS', DEFAULT_BACKOFF.initialIntervalMs, 10, 3_600_000),
+    backoffCoefficient: r.num('DELIVERY_BACKOFF_COEFFICIENT', DEFAULT_BACKOFF.backoffCoefficient, 1, 10),
+    maximumIntervalMs: r.int('DELIVERY_BACKOFF_MAX_MS', DEFAULT_BACKOFF.maximumIntervalMs, 10, 86_400_000),
   };
 }
 
@@ -214,14 +219,13 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     leaderElection: {
       enabled: r.bool('LEADER_ELECTION', true),
       namespace: r.optional('LEADER_ELECTION_NAMESPACE') ?? r.optional('POD_NAMESPACE') ?? 'default',
-      leaseName: r.str('LEADER_ELECTION_LEASE_NAME', 'webhook-fanout-operator'),
-      leaseDurationMs: r.num('LEADER_ELECTION_LEASE_DURATION_SECONDS', 15, 1, 3600) * 1000,
-      renewDeadlineMs: r.num('LEADER_ELECTION_RENEW_DEADLINE_SECONDS', 10, 0.5, 3600) * 1000,
-      retryPeriodMs: r.num('LEADER_ELECTION_RETRY_PERIOD_SECONDS', 2, 0.1, 600) * 1000,
+      leaseName: r.str('LEADER_ELECTION_LEASE_NAME', LEASE_NAME),
+      leaseDurationMs: r.num('LEADER_ELECTION_LEASE_DURATION_SECONDS', LEADER_ELECTION_TIMING.leaseDurationMs / 1000, 1, 3600) * 1000,
+      renewDeadlineMs: r.num('LEADER_ELECTION_RENEW_DEADLINE_SECONDS', LEADER_ELECTION_TIMING.renewDeadlineMs / 1000, 0.5, 3600) * 1000,
+      retryPeriodMs: r.num('LEADER_ELECTION_RETRY_PERIOD_SECONDS', LEADER_ELECTION_TIMING.retryPeriodMs / 1000, 0.1, 600) * 1000,
     },
   };
-  const le = cfg.leaderElection;
-  if (!(le.leaseDurationMs > le.renewDeadlineMs && le.renewDeadlineMs > le.retryPeriodMs)) {
+  if (!validLeaderElectionTiming(cfg.leaderElection)) {
     r.problems.push(
       'LEADER_ELECTION_LEASE_DURATION_SECONDS must be greater than LEADER_ELECTION_RENEW_DEADLINE_SECONDS, which must be greater than LEADER_ELECTION_RETRY_PERIOD_SECONDS',
     );
@@ -235,10 +239,10 @@ export function loadTransportSetupConfig(env: Env): TransportSetupConfig {
   const cfg: TransportSetupConfig = {
     ...common(r),
     aws: aws(r),
-    topicName: r.str('TOPIC_NAME', 'webhook-fanout-events'),
-    queueName: r.str('QUEUE_NAME', 'webhook-fanout-events'),
-    dlqName: r.str('DLQ_NAME', 'webhook-fanout-dlq'),
-    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', 30, 1, 43_200),
+    topicName: r.str('TOPIC_NAME', DEFAULT_TOPOLOGY.topicName),
+    queueName: r.str('QUEUE_NAME', DEFAULT_TOPOLOGY.queueName),
+    dlqName: r.str('DLQ_NAME', DEFAULT_TOPOLOGY.dlqName),
+    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
   };
   r.done();
   return cfg;

@@ -76,7 +76,13 @@ export interface Delivery {
   createdAt: Date;
 }
 
-/** Delivery defaults and bounds (design.md). */
+/**
+ * resource_uid of rows that dev mode's manifest folder owns ("manifest:Kind/ns/name"), as opposed
+ * to a Kubernetes uid (the operator's) or null (rows made by hand): each owner collects only its own.
+ */
+export const MANIFEST_UID_PREFIX = 'manifest:';
+
+/** Delivery defaults and bounds (docs/decisions.md). */
 export const DELIVERY_LIMITS = {
   maxAttempts: { default: 5, min: 1, max: 50 },
   timeoutSeconds: { default: 10, min: 1, max: 120 },

@@ -11,7 +11,7 @@ export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 /**
- * The event's final status from its deliveries' outcomes (design.md):
+ * The event's final status from its deliveries' outcomes (docs/decisions.md):
  * COMPLETED when every delivery succeeded (also when none matched),
  * FAILED when every delivery failed, PARTIAL otherwise.
  */

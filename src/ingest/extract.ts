@@ -34,7 +34,7 @@ function firstMatch(
 }
 
 /**
- * External event id and event type, by the source's rules or the defaults of design.md:
+ * External event id and event type, by the source's rules or the defaults of docs/decisions.md:
  * JSON body fields `id` / `type`, then headers Webhook-Id / X-Event-Id and X-Event-Type.
  * `json` is the parsed body, or undefined when the body is not JSON.
  */

@@ -51,8 +51,15 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
+/** client-go's defaults scaled down for a small controller: 15 s lease, 10 s renew deadline, 2 s retry. */
+export const LEADER_ELECTION_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+
+/** A leader must give up (renewDeadline) before others may take over (leaseDuration), and retry within it. */
+export const validLeaderElectionTiming = (t: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number }): boolean =>
+  t.leaseDurationMs > t.renewDeadlineMs && t.renewDeadlineMs > t.retryPeriodMs;
+
 export function createLeaderElector(o: LeaderElectionOptions): LeaderElector {
-  if (!(o.leaseDurationMs > o.renewDeadlineMs && o.renewDeadlineMs > o.retryPeriodMs)) {
+  if (!validLeaderElectionTiming(o)) {
     throw new Error('leader election needs leaseDuration > renewDeadline > retryPeriod');
   }
   const path = `/apis/coordination.k8s.io/v1/namespaces/${o.namespace}/leases`;

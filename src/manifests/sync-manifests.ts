@@ -3,8 +3,8 @@ import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
+import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 
-export const MANIFEST_UID_PREFIX = 'manifest:';
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;
 
 export interface SyncReport {

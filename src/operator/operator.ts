@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { OperatorConfig } from '../config/config.js';
+import { LEASE_NAME, type OperatorConfig } from '../config/config.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -8,7 +8,7 @@ import type { Logger } from '../observability/logger.js';
 import { createController, type Controller } from './controller.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
 import { createKubeApi, type KubeApi } from '../kube/api.js';
-import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
+import { createLeaderElector, LEADER_ELECTION_TIMING, type LeaderElector } from '../kube/leader-election.js';
 import { createOperatorStore } from './store.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
@@ -44,10 +44,8 @@ export interface RunningOperator {
 export const LEADER_ELECTION_DEFAULTS: LeaderElectionSettings = {
   enabled: true,
   namespace: 'default',
-  leaseName: 'webhook-fanout-operator',
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
+  ...LEADER_ELECTION_TIMING,
+  leaseName: LEASE_NAME,
 };
 
 /**

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
-import type { InboundCredential } from '../domain/records.js';
+import { MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -188,7 +188,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     const ownerName = holder.resourceName ?? 'an unmanaged row';
     const ownerNs = holder.resourceName?.split('/')[0] ?? '';
     const live = deps.credentials().find((c) => c.metadata.uid === ownerUid);
-    const orphan = ownerUid !== null && !ownerUid.startsWith('manifest:') && !live && deps.watchesNamespace(ownerNs);
+    const orphan = ownerUid !== null && !ownerUid.startsWith(MANIFEST_UID_PREFIX) && !live && deps.watchesNamespace(ownerNs);
     const loser = live !== undefined && createdBefore(obj, live);
     if (!ownerUid || (!orphan && !loser)) {
       return {

@@ -4,7 +4,7 @@ import type { Db } from '../db/knex.js';
 import { createRepositories, type Repositories } from '../db/repositories.js';
 import { toCredential, toEndpoint, type CredentialRow, type EndpointRow } from '../db/rows.js';
 import type { Endpoint, InboundCredential } from '../domain/records.js';
-import { MANIFEST_UID_PREFIX } from '../manifests/sync-manifests.js';
+import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 
 /**
  * The operator's view of Postgres: the rows it owns are keyed by the custom resource's uid

@@ -32,13 +32,9 @@ export interface Topology {
   dlqArn: string;
 }
 
-export const DEFAULT_TOPOLOGY = {
-  topicName: 'webhook-fanout-events',
-  queueName: 'webhook-fanout-events',
-  dlqName: 'webhook-fanout-dlq',
-  maxReceiveCount: 5,
-  visibilityTimeoutSeconds: 30,
-} as const;
+import { DEFAULT_TOPOLOGY } from './topology-defaults.js';
+
+export { DEFAULT_TOPOLOGY };
 
 /**
  * Creates or converges topic -> queue -> DLQ. Safe to run on every start and from several
