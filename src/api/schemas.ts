@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import { ExtractionRule } from '../resources/schema.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
@@ -178,9 +179,7 @@ export const EndpointSchema = Type.Object(
   { title: 'Endpoint' },
 );
 
-const ExtractionRuleSchema = Nullable(
-  Type.Object({ jsonPath: Type.Optional(Type.String()), header: Type.Optional(Type.String()) }, { additionalProperties: false }),
-);
+const ExtractionRuleSchema = Nullable(ExtractionRule);
 
 export const CredentialSchema = Type.Object(
   {

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
 import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
 

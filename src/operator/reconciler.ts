@@ -1,5 +1,3 @@
-import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
@@ -27,6 +25,7 @@ import {
   type WebhookEndpointObject,
 } from './resources.js';
 import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
+import { specProblem } from '../resources/validate.js';
 
 /**
  * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being
@@ -73,10 +72,6 @@ const REASONS: Record<string, string> = {
   invalid_spec: 'InvalidSpec',
 };
 
-function specProblem(schema: TSchema, spec: unknown): string | undefined {
-  const first = Value.Errors(schema, spec).First();
-  return first ? `spec${first.path.replace(/\//g, '.')}: ${first.message}` : undefined;
-}
 
 const isUniqueViolation = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'typebox';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
