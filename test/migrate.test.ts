@@ -10,12 +10,13 @@ describe('migration 052', () => {
   });
   afterAll(async () => t.destroy());
 
-  it('creates the four tables, is recorded, and is idempotent', async () => {
+  it('creates the tables, is recorded, and is idempotent', async () => {
     const tables = await t.db.raw<{ rows: Array<{ table_name: string }> }>(
       `select table_name from information_schema.tables where table_schema = 'public' and table_name like 'webhook_%' order by 1`,
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       'webhook_delivery',
+      'webhook_delivery_attempt',
       'webhook_endpoint',
       'webhook_event',
       'webhook_inbound_credential',

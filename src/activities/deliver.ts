@@ -90,12 +90,15 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
         responseStatus: delivery.lastResponseStatus,
         responseBody: delivery.lastResponseBody,
         error: 'endpoint is no longer active',
+        startedAt: new Date(),
+        durationMs: null,
       });
       if (!settled) return currentStatus(delivery.id);
       logger.warn(log, 'delivery failed: endpoint deactivated');
       throw ApplicationFailure.nonRetryable('endpoint is no longer active', DELIVERY_FAILURE.permanent);
     }
 
+    const startedAt = new Date();
     const outcome = await sendSafely(send, buildRequest(delivery, endpoint, event, attempt));
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.deliveryDuration.observe({ outcome: outcome.kind }, outcome.durationMs / 1000);
@@ -107,6 +110,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
         responseStatus: outcome.status,
         responseBody: outcome.body,
         error: null,
+        startedAt,
+        durationMs: outcome.durationMs,
       });
       if (!settled) return currentStatus(delivery.id);
       // per-delivery success is debug: the event's outcome is logged once by finishEvent
@@ -121,6 +126,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       responseStatus: outcome.status,
       responseBody: outcome.body,
       error: outcome.error,
+      startedAt,
+      durationMs: outcome.durationMs,
     });
     if (!settled) return currentStatus(delivery.id);
 

@@ -24,6 +24,9 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
         responseStatus: d.lastResponseStatus,
         responseBody: d.lastResponseBody,
         error: `attempt did not complete: ${u.reason}`.slice(0, 500),
+        // the attempt that never reported: its start is not known here, its end is now
+        startedAt: new Date(),
+        durationMs: null,
       });
       logger.warn({ eventId: event.id, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
     }

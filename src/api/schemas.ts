@@ -123,8 +123,24 @@ export const DeliverySchema = Type.Object(
     lastAttemptAt: Nullable(Timestamp()),
     completedAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
+    attemptsUrl: Type.String({ description: 'path of this delivery\'s attempt log (GET /api/deliveries/{id}/attempts)' }),
   },
   { title: 'Delivery' },
+);
+
+export const ATTEMPT_OUTCOMES = ['SUCCESS', 'FAILED', 'RETRYING'] as const;
+
+export const AttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: '1-based; a replay continues the numbering' }),
+    outcome: StringEnum(ATTEMPT_OUTCOMES, 'RETRYING when another attempt follows'),
+    responseStatus: Nullable(Type.Integer()),
+    responseBody: Nullable(Type.String({ description: 'first 4 KiB of what the endpoint answered' })),
+    durationMs: Nullable(Type.Integer({ description: 'null when no request was made (e.g. the endpoint was removed)' })),
+    error: Nullable(Type.String({ description: 'one line; never a secret' })),
+    startedAt: Timestamp(),
+  },
+  { title: 'DeliveryAttempt' },
 );
 
 const eventFields = {
@@ -222,6 +238,7 @@ export const BulkReplayResultSchema = Type.Object({
 });
 
 export type Delivery = Static<typeof DeliverySchema>;
+export type Attempt = Static<typeof AttemptSchema>;
 export type EventSummary = Static<typeof EventSummarySchema>;
 export type EventDetail = Static<typeof EventDetailSchema>;
 export type EndpointView = Static<typeof EndpointSchema>;

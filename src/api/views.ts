@@ -1,7 +1,7 @@
-import type { CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryRow } from '../db/admin-queries.js';
+import type { AttemptRow, CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryRow } from '../db/admin-queries.js';
 import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
-import type { CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
+import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
 import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
@@ -36,6 +36,17 @@ export const deliveryView = (r: DeliveryListRow): Delivery => ({
   lastAttemptAt: iso(r.last_attempt_at),
   completedAt: iso(r.completed_at),
   createdAt: r.created_at.toISOString(),
+  attemptsUrl: `/api/deliveries/${r.id}/attempts`,
+});
+
+export const attemptView = (r: AttemptRow): Attempt => ({
+  attempt: r.attempt,
+  outcome: r.outcome,
+  responseStatus: r.response_status,
+  responseBody: r.response_body,
+  durationMs: r.duration_ms,
+  error: r.error,
+  startedAt: r.started_at.toISOString(),
 });
 
 export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({

@@ -50,6 +50,17 @@ export interface DeliveryListRow extends DeliveryRow {
   page_ts: string;
 }
 
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  outcome: 'SUCCESS' | 'FAILED' | 'RETRYING';
+  started_at: Date;
+  duration_ms: number | null;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+}
+
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
 export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
   auth_secret_set: boolean;
@@ -130,6 +141,11 @@ export function createAdminQueries(db: Db) {
       if (f.eventId !== undefined) q.where('d.event_id', f.eventId);
       applyRange(q, 'd.created_at', f);
       return page<DeliveryListRow>(db, q, 'd.created_at', 'd.id', limit, after);
+    },
+
+    /** The attempt log of one delivery, in attempt order (a delivery has at most a few dozen). */
+    async attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
+      return (await db('webhook_delivery_attempt').where({ delivery_id: deliveryId }).orderBy('attempt')) as AttemptRow[];
     },
 
     async getDelivery(id: string): Promise<DeliveryListRow | undefined> {

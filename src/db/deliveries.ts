@@ -8,6 +8,9 @@ export interface AttemptResult {
   responseStatus: number | null;
   responseBody: string | null;
   error: string | null;
+  /** when the attempt began, and how long the request took (null: no request was made) */
+  startedAt: Date;
+  durationMs: number | null;
 }
 
 interface AttemptRow extends EventRow {
@@ -86,20 +89,35 @@ export function createDeliveryRepository(db: Db) {
      * Records one attempt's outcome and counts it; a settled delivery is never reopened here.
      * False when the row was no longer PENDING (another run settled it first).
      */
+    /**
+     * Settles one attempt: the row's latest state and a line of the attempt log, in one statement
+     * (both or neither). False when the row was not PENDING: another run settled it first.
+     */
     async recordAttempt(id: string, r: AttemptResult): Promise<boolean> {
-      const n = await db('webhook_delivery')
-        .where({ id, status: 'PENDING' })
-        .update({
+      const res = await db.raw<{ rowCount: number }>(
+        `WITH updated AS (
+           UPDATE webhook_delivery
+              SET status = :status, attempts = attempts + 1,
+                  last_response_status = :responseStatus, last_response_body = :responseBody, last_error = :error,
+                  last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
+                  updated_at = now()
+            WHERE id = :id AND status = 'PENDING'
+        RETURNING id, attempts)
+         INSERT INTO webhook_delivery_attempt
+                (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
+         SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated`,
+        {
+          id,
           status: r.status,
-          attempts: db.raw('attempts + 1'),
-          last_response_status: r.responseStatus,
-          last_response_body: r.responseBody,
-          last_error: r.error,
-          last_attempt_at: db.fn.now(),
-          completed_at: r.status === 'PENDING' ? null : db.fn.now(),
-          updated_at: db.fn.now(),
-        });
-      return n > 0;
+          outcome: r.status === 'PENDING' ? 'RETRYING' : r.status,
+          responseStatus: r.responseStatus,
+          responseBody: r.responseBody,
+          error: r.error,
+          startedAt: r.startedAt,
+          durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
+        },
+      );
+      return res.rowCount > 0;
     },
 
     /** Replay: a FAILED delivery goes back to PENDING. Returns false when it was not FAILED. */

@@ -189,7 +189,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
     // endpoint b failed for every event
     const bRows = await db()('webhook_delivery').where({ endpoint_id: b });
     for (const r of bRows as Array<{ id: string }>) {
-      await h.fanout.repos.deliveries.recordAttempt(r.id, { status: 'FAILED', responseStatus: 500, responseBody: 'down', error: 'HTTP 500' });
+      await h.fanout.repos.deliveries.recordAttempt(r.id, { status: 'FAILED', responseStatus: 500, responseBody: 'down', error: 'HTTP 500', startedAt: new Date(), durationMs: 12 });
     }
 
     const list = async (q: string) => {

@@ -31,6 +31,7 @@ describe('OpenAPI document and docs page', () => {
         'POST /api/events/{id}/replay',
         'GET /api/deliveries',
         'GET /api/deliveries/{id}',
+        'GET /api/deliveries/{id}/attempts',
         'POST /api/deliveries/{id}/replay',
         'POST /api/deliveries/replay',
         'GET /api/endpoints',

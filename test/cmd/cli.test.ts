@@ -24,7 +24,8 @@ describe('webhook-fanout CLI', () => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase();
-    await t.db.raw('drop table webhook_delivery, webhook_event, webhook_endpoint, webhook_inbound_credential, knex_migrations, knex_migrations_lock');
+    // an empty database, as a new install finds it
+    await t.db.raw('drop schema public cascade; create schema public');
   });
   afterAll(async () => t?.destroy());
 

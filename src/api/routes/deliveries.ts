@@ -2,6 +2,7 @@ import { permanent } from '../../domain/errors.js';
 import { READ, REPLAY } from '../auth/permissions.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import {
+  AttemptSchema,
   authErrors,
   BULK_REPLAY_LIMIT,
   BulkReplayBody,
@@ -16,7 +17,7 @@ import {
   notFound,
   PAGE_SIZE,
 } from '../schemas.js';
-import { deliveryView } from '../views.js';
+import { attemptView, deliveryView } from '../views.js';
 import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
 
 const security = [{ bearerAuth: [] }];
@@ -70,6 +71,28 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       const row = await deps.queries.getDelivery(req.params.id);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
       return deliveryView(row);
+    },
+  );
+
+  app.get(
+    '/api/deliveries/:id/attempts',
+    {
+      onRequest: deps.auth(READ),
+      schema: {
+        tags: ['deliveries'],
+        summary: "A delivery's attempt log, in attempt order",
+        description:
+          'Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB ' +
+          'the endpoint answered, the error, and its outcome (RETRYING when another attempt followed). Never a request header.',
+        security,
+        params: IdParams,
+        response: { 200: described(listOf(AttemptSchema), 'The attempts (one page: nextCursor is null)'), ...authErrors, ...notFound },
+      },
+    },
+    async (req) => {
+      const [row, attempts] = await Promise.all([deps.queries.getDelivery(req.params.id), deps.queries.attemptsOf(req.params.id)]);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      return { items: attempts.map(attemptView), nextCursor: null };
     },
   );
 
