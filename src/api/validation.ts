@@ -78,8 +78,9 @@ export const strictValidatorCompiler: FastifySchemaCompiler<Schema> = (route) =>
       if ('error' in strict) return strict;
       value = strict.value;
     }
-    const result = typebox(value) as { value?: unknown; error?: unknown };
-    if (result.error !== undefined) return result;
+    const result = typebox(value);
+    // TypeBox's compiler always answers { value } or { error }, never a boolean or a promise
+    if (typeof result !== 'object' || !('value' in result) || result.error !== undefined) return result;
     return checkDateTimes(route.schema, part, result.value) ?? result;
   };
 };
