@@ -47,6 +47,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         port: cfg.port,
         host: cfg.host,
         bodyLimitBytes: cfg.bodyLimitBytes,
+        httpTimeouts: cfg.httpTimeouts,
         credentialCacheSize: cfg.credentialCacheSize,
         sweepIntervalMs: cfg.sweepIntervalMs,
         sweepMinAgeMs: cfg.sweepMinAgeMs,

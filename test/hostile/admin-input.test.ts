@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminHarness, type AdminHarness } from '../api/support/admin-harness.js';
+import { rawRequest } from './support/raw-http.js';
 
 // Hostile query strings and bodies on the admin API with a VALID token: each is the caller's
 // mistake, so a 400 problem+json naming the parameter, never a 500 (and never a query that
@@ -86,6 +87,19 @@ describe('hostile input on the admin API (valid token)', () => {
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     const problem = res.json() as { status: number; detail?: string };
     expect(problem.detail ?? '').toContain(param);
+  });
+
+  it('two Authorization headers, even two valid tokens, are a 400 problem+json (not "the first wins")', async () => {
+    const get = (auths: string[]) =>
+      rawRequest(h.url, ['GET /api/events HTTP/1.1', 'Host: localhost', ...auths.map((a) => `Authorization: ${a}`), '', ''].join('\r\n'));
+    const once = await get([`Bearer ${reader}`]);
+    expect(once.status).toBe(200);
+    for (const auths of [[`Bearer ${reader}`, `Bearer ${admin}`], [`Bearer ${admin}`, 'Bearer forged']]) {
+      const res = await get(auths);
+      expect(res.status, res.body).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect((JSON.parse(res.body) as { detail: string }).detail).toContain('authorization');
+    }
   });
 
   it('well-formed values still work: a real leap-free instant, limit 5, active=true, a round-tripped cursor', async () => {
