@@ -163,7 +163,7 @@ export const EndpointSchema = Type.Object(
     name: Type.String(),
     source: Type.String(),
     eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
-    url: Type.String({ description: 'a password in the URL is shown as ***' }),
+    url: Type.String({ description: 'credentials in the URL (refused in new configuration) are shown as ***' }),
     method: StringEnum(HTTP_METHODS),
     auth: Type.Object({
       type: StringEnum(AUTH_TYPES),

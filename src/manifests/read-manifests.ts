@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
-import type { TSchema } from '@sinclair/typebox';
 import { parseAllDocuments } from 'yaml';
 import {
   API_GROUP,
   API_VERSION,
   InboundCredentialSpec,
+  specProblem,
   WebhookEndpointSpec,
   type InboundCredentialResource,
   type SecretResource,
@@ -24,10 +24,6 @@ export interface ManifestSet {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function validate(schema: TSchema, spec: unknown): string | undefined {
-  const first = Value.Errors(schema, spec).First();
-  return first ? `spec${first.path.replace(/\//g, '.')}: ${first.message}` : undefined;
-}
 
 /**
  * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
@@ -71,7 +67,7 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
       }
       const schema = kind === 'WebhookEndpoint' ? WebhookEndpointSpec : InboundCredentialSpec;
       const spec = Value.Default(schema, structuredClone(obj.spec ?? {}));
-      const problem = validate(schema, spec);
+      const problem = specProblem(schema, spec);
       if (problem) {
         set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
         return;

@@ -1,12 +1,10 @@
-import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import type { InboundCredential } from '../domain/records.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { InboundCredentialSpec, specProblem, WebhookEndpointSpec } from '../resources/schema.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
 import type { EventRecorder } from './events.js';
 import { isNotFound, type KubeApi } from './kube-api.js';
@@ -66,10 +64,6 @@ const REASONS: Record<string, string> = {
   invalid_spec: 'InvalidSpec',
 };
 
-function specProblem(schema: TSchema, spec: unknown): string | undefined {
-  const first = Value.Errors(schema, spec).First();
-  return first ? `spec${first.path.replace(/\//g, '.')}: ${first.message}` : undefined;
-}
 
 const isUniqueViolation = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
