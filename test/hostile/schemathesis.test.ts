@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminHarness, type AdminHarness } from '../api/support/admin-harness.js';
@@ -16,9 +19,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCHEMATHESIS = `${ROOT}.cache/pytools/schemathesis-venv/bin/schemathesis`;
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
 
-function runSchemathesis(args: string[]): Promise<{ code: number | null; output: string }> {
+/** In a temporary directory: schemathesis keeps its example database in ./.schemathesis */
+function runSchemathesis(args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(SCHEMATHESIS, args, { env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' } });
+    const child = spawn(SCHEMATHESIS, args, { cwd, env: { ...process.env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' } });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -49,6 +53,7 @@ describe('schemathesis against /api/openapi.json', () => {
     expect(existsSync(SCHEMATHESIS), `${SCHEMATHESIS} is missing: run bash scripts/provision.sh`).toBe(true);
     const token = await h.token('admin');
     const started = Date.now();
+    const cwd = await mkdtemp(path.join(tmpdir(), 'schemathesis-'));
     const { code, output } = await runSchemathesis([
       'run',
       `${h.url}/api/openapi.json`,
@@ -78,7 +83,7 @@ describe('schemathesis against /api/openapi.json', () => {
       '15',
       '--warnings',
       'off',
-    ]);
+    ], cwd).finally(() => rm(cwd, { recursive: true, force: true }));
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     // the summary, and every failure's heading (a traceback may be long)
     const lines = output.split('\n');
