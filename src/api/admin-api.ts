@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AdminQueries } from '../db/admin-queries.js';
 import type { EventRepository } from '../db/events.js';
@@ -12,6 +12,7 @@ import type { ReplayService } from './replay-service.js';
 import { registerConfigurationRoutes } from './routes/configuration.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
 import { registerEventRoutes } from './routes/events.js';
+import { strictValidatorCompiler } from './validation.js';
 
 export interface AdminApiDeps {
   verifyToken: VerifyToken;
@@ -36,8 +37,8 @@ export async function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps)
 
   await app.register(async (scope) => {
     // TypeBox validation: an unknown query parameter is a 400, not silently dropped (a typo in a
-    // filter would otherwise list everything)
-    scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+    // filter would otherwise list everything); strict: nothing is coerced (see validation.ts)
+    scope.setValidatorCompiler(strictValidatorCompiler);
     scope.decorateRequest('principal', null);
     const api = scope.withTypeProvider<TypeBoxTypeProvider>();
     const routeDeps = {

@@ -1,5 +1,6 @@
 import type { PageAfter } from '../db/admin-queries.js';
 import { permanent } from '../domain/errors.js';
+import { isRepresentableDateTime } from './validation.js';
 
 // A page cursor is opaque to clients: base64url of the last row's (timestamp, id). Nothing in it
 // is trusted: it is parsed back strictly and only ever reaches SQL as bound parameters.
@@ -17,6 +18,7 @@ export function decodeCursor(cursor: string | undefined): PageAfter | undefined 
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid;
   const [ts, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   if (ts === undefined || id === undefined || rest.length > 0 || !TS.test(ts) || !UUID.test(id)) throw invalid;
-  if (Number.isNaN(Date.parse(ts))) throw invalid;
+  // February 30th, year 0 or a leap second would reach Postgres as an invalid date
+  if (!isRepresentableDateTime(ts)) throw invalid;
   return { ts, id };
 }

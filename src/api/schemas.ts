@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
-import { ExtractionRule } from '../resources/schema.js';
+import { ExtractionRule, SOURCE_PATTERN } from '../resources/schema.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
@@ -55,7 +55,10 @@ const timeParams = (column: string) => ({
   from: Type.Optional(Timestamp(`only those with ${column} at or after this instant (RFC 3339, with offset)`)),
   to: Type.Optional(Timestamp(`only those with ${column} before this instant (RFC 3339, with offset)`)),
 });
-const SourceParam = Type.String({ minLength: 1, maxLength: 64 });
+// Postgres text can not hold NUL: a filter with one would fail the query, so the schema refuses it
+const NO_NUL = '^[^\\u0000]*$';
+const SourceParam = Type.String({ pattern: SOURCE_PATTERN, description: 'a source name' });
+const TextParam = (description: string) => Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, description });
 
 export const IdParams = Type.Object({ id: Uuid() }, { additionalProperties: false });
 
@@ -63,7 +66,7 @@ export const EventListQuery = Type.Object(
   {
     source: Type.Optional(SourceParam),
     status: Type.Optional(StringEnum(EVENT_STATUSES)),
-    type: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'event type' })),
+    type: Type.Optional(TextParam('event type')),
     ...timeParams('receivedAt'),
     ...pageParams,
   },
@@ -93,7 +96,7 @@ export const BulkReplayBody = Type.Object(
   {
     source: Type.Optional(SourceParam),
     endpointId: Type.Optional(Uuid()),
-    eventType: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    eventType: Type.Optional(TextParam('event type')),
     ...timeParams('the delivery createdAt'),
     limit: Type.Optional(
       Type.Integer({
@@ -176,7 +179,7 @@ export const EndpointSchema = Type.Object(
     name: Type.String(),
     source: Type.String(),
     eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
-    url: Type.String({ description: 'a password in the URL is shown as ***' }),
+    url: Type.String({ description: 'credentials in the URL (refused in new configuration) are shown as ***' }),
     method: StringEnum(HTTP_METHODS),
     auth: Type.Object({
       type: StringEnum(AUTH_TYPES),

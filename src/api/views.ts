@@ -85,7 +85,8 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   name: r.name,
   source: r.source,
   eventType: r.event_type,
-  url: redactUrl(r.url),
+  // a username may be an API key too (Stripe-style key:): the whole userinfo is masked
+  url: redactUrl(r.url, false),
   method: r.method,
   auth: {
     type: r.auth_type,

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from '../config/env-reader.js';
+import { fatalLine } from '../observability/logger.js';
 
 const COMMANDS = {
   dev: () => import('./dev.js'),
@@ -39,10 +40,12 @@ async function run(): Promise<void> {
 }
 
 run().catch((err: unknown) => {
+  // one JSON line like every other log line, so that log pipelines parse start-up failures too
   if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
+    process.stderr.write(fatalLine(err.message, { problems: err.problems }));
     process.exit(2);
   }
-  process.stderr.write(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  const detail = err instanceof Error ? { err: { type: err.name, message: err.message, stack: err.stack } } : { err: String(err) };
+  process.stderr.write(fatalLine('failed to start', detail));
   process.exit(1);
 });

@@ -13,7 +13,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadConsumerConfig(env);
   const logger = createLogger({ level: cfg.logLevel, name: 'consumer' });
   const metrics = createMetrics();
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
+  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
   const aws = createAwsClients({ region: cfg.aws.region, ...(cfg.aws.endpoint ? { endpoint: cfg.aws.endpoint } : {}) });
   const connection = await Connection.connect({ address: cfg.temporal.address });
   const client = new Client({ connection, namespace: cfg.temporal.namespace });

@@ -71,6 +71,8 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
     name: 'webhook-fanout dev',
     logger,
     managementPort,
+    // like the public port: dev mode serves this machine only
+    managementHost: '127.0.0.1',
     registry: metrics.registry,
     checks: { postgres: async () => (db ? pingDb(db) : false) },
     start: async () => {
@@ -93,7 +95,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           }),
       ]);
 
-      db = createDb({ url: pgUrl, poolMax: 20 });
+      db = createDb({ url: pgUrl, poolMax: 20, logger });
       const liveDb = db;
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);

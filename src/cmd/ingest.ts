@@ -15,7 +15,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const logger = createLogger({ level: cfg.logLevel, name: 'ingest' });
   const metrics = createMetrics();
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
+  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
   const aws = createAwsClients({ region: cfg.aws.region, ...(cfg.aws.endpoint ? { endpoint: cfg.aws.endpoint } : {}) });
   const repos = createRepositories(db);
   // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without Temporal
@@ -47,6 +47,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         port: cfg.port,
         host: cfg.host,
         bodyLimitBytes: cfg.bodyLimitBytes,
+        httpTimeouts: cfg.httpTimeouts,
         credentialCacheSize: cfg.credentialCacheSize,
         sweepIntervalMs: cfg.sweepIntervalMs,
         sweepMinAgeMs: cfg.sweepMinAgeMs,

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
+import { routeProcessWarnings } from '../observability/logger.js';
 import { startManagementServer, type ReadinessCheck } from '../observability/management-server.js';
 import type { RunningProcess } from '../processes/ingest-process.js';
 
@@ -19,6 +20,8 @@ export async function runService(opts: {
   name: string;
   logger: Logger;
   managementPort: number;
+  /** default all interfaces (probes come from the kubelet); dev mode keeps it on loopback */
+  managementHost?: string;
   registry: Registry;
   checks: Record<string, ReadinessCheck>;
   start: () => Promise<RunningProcess[]>;
@@ -28,8 +31,10 @@ export async function runService(opts: {
   exitOnStop?: boolean;
 }): Promise<ServiceRun> {
   const { logger } = opts;
+  routeProcessWarnings(logger);
   const management = await startManagementServer({
     port: opts.managementPort,
+    ...(opts.managementHost ? { host: opts.managementHost } : {}),
     registry: opts.registry,
     checks: opts.checks,
   });

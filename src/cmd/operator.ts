@@ -16,7 +16,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const logger = createLogger({ level: cfg.logLevel, name: 'operator' });
   const metrics = createMetrics();
   const operatorMetrics = createOperatorMetrics(metrics.registry);
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
+  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
   const kc = new KubeConfig();
   kc.loadFromDefault();
   let operator: Awaited<ReturnType<typeof startOperator>> | undefined;

@@ -14,7 +14,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const logger = createLogger({ level: cfg.logLevel, name: 'worker' });
   installTemporalRuntime(logger);
   const metrics = createMetrics();
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax });
+  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   await runService({
     name: 'worker',

@@ -3,6 +3,7 @@ import { DEFAULT_BACKOFF } from '../activities/deps.js';
 import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election.js';
 import { DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
 import { TASK_QUEUE } from '../workflows/names.js';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
@@ -51,6 +52,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   aws: AwsConfig;
   topicArn: string;
   bodyLimitBytes: number;
+  /** header, whole-request and idle bounds of the public port */
+  httpTimeouts: HttpTimeouts;
   credentialCacheSize: number;
   sweepIntervalMs: number;
   sweepMinAgeMs: number;
@@ -146,6 +149,17 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
   };
 }
 
+function httpTimeouts(r: EnvReader): HttpTimeouts {
+  const t = {
+    headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.headersMs / 1000, 1, 3600) * 1000,
+    bodyMs: r.int('HTTP_REQUEST_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.bodyMs / 1000, 1, 3600) * 1000,
+    idleMs: r.int('HTTP_IDLE_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.idleMs / 1000, 1, 3600) * 1000,
+  };
+  // Node refuses a headers timeout above the request timeout (the request includes its headers)
+  if (t.headersMs > t.bodyMs) r.problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
+  return t;
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
   const cfg: IngestConfig = {
@@ -158,6 +172,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     aws: aws(r),
     topicArn: r.str('TOPIC_ARN'),
     bodyLimitBytes: r.int('INBOUND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    httpTimeouts: httpTimeouts(r),
     credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE', 1000, 0, 1_000_000),
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,

@@ -84,7 +84,14 @@ export function createEnvReader(env: Env) {
 
 export type EnvReader = ReturnType<typeof createEnvReader>;
 
-/** Never echo a password embedded in a URL back into an error message. */
-export function redactUrl(v: string): string {
-  return v.replace(/\/\/([^:/@]+):([^@]*)@/, '//$1:***@');
+/**
+ * Never show credentials embedded in a URL: everything before the authority's last @ (as URL
+ * parsers read it) is masked. With keepUsername, a username before a colon is kept
+ * (postgres://app:***@db); a userinfo without a colon may be a token and is masked whole.
+ */
+export function redactUrl(v: string, keepUsername = true): string {
+  return v.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#\\]*)@/i, (_m, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return `${scheme}${colon <= 0 || !keepUsername ? '***' : `${userinfo.slice(0, colon)}:***`}@`;
+  });
 }

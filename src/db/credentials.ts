@@ -18,6 +18,15 @@ export function createCredentialRepository(db: Db) {
       return row ? toCredential(row) : undefined;
     },
 
+    /** The highest bcrypt cost among the stored hashes (null: none), for the verifier's dummy comparison. */
+    async maxHashCost(): Promise<number | null> {
+      // no '?' in the pattern: knex would read it as a binding placeholder
+      const row = (await db('webhook_inbound_credential')
+        .max({ cost: db.raw(String.raw`substring(password_hash from '^\$2[abxy]{0,1}\$([0-9]{2})\$')::int`) })
+        .first()) as { cost: number | null } | undefined;
+      return row?.cost ?? null;
+    },
+
     async list(): Promise<InboundCredential[]> {
       const rows = await db<CredentialRow>('webhook_inbound_credential').orderBy('created_at', 'desc');
       return rows.map(toCredential);

@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from '../observability/logger.js';
 
 // bigint/int8 columns (count(*)) as numbers: counts here stay far below 2^53
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -11,6 +12,19 @@ export interface DbOptions {
   poolMax?: number;
   /** statement_timeout, so a stuck query surfaces as a transient error instead of a hang */
   statementTimeoutMs?: number;
+  /** knex's own warnings (pool, deprecations) go here as JSON; without one they go to console in colour */
+  logger?: Logger;
+}
+
+const text = (m: unknown): string => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m));
+
+function knexLog(logger: Logger): Knex.Config['log'] {
+  return {
+    warn: (m: unknown) => logger.warn(text(m)),
+    error: (m: unknown) => logger.error(text(m)),
+    deprecate: (method: string, alternative: string) => logger.warn({ method, alternative }, 'knex deprecation'),
+    debug: (m: unknown) => logger.debug(text(m)),
+  };
 }
 
 export function createDb(opts: DbOptions): Db {
@@ -23,6 +37,7 @@ export function createDb(opts: DbOptions): Db {
     },
     pool: { min: 0, max: opts.poolMax ?? 10 },
     acquireConnectionTimeout: 5_000,
+    ...(opts.logger ? { log: knexLog(opts.logger.child({ component: 'knex' })) } : {}),
   });
 }
 

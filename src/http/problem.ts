@@ -17,10 +17,12 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   414: 'URI Too Long',
   415: 'Unsupported Media Type',
+  417: 'Expectation Failed',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
@@ -35,6 +37,15 @@ export function problem(status: number, code: string, detail?: string): Problem 
     code,
     ...(detail === undefined ? {} : { detail }),
   };
+}
+
+/** A whole HTTP/1.1 response carrying a problem, for answers written to the socket below fastify. */
+export function rawProblemResponse(p: Problem): string {
+  const body = JSON.stringify(p);
+  return (
+    `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 export function sendProblem(reply: FastifyReply, p: Problem, headers: Record<string, string> = {}): FastifyReply {

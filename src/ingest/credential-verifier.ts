@@ -6,6 +6,11 @@ import { SOURCE_PATTERN } from '../resources/schema.js';
 import type { BasicCredentials } from './basic-auth.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
+const DEFAULT_COST = 10;
+// bcrypt's maximum is 31; beyond 16 a single comparison takes seconds and no sane hash has it
+const MAX_COST = 16;
+/** The cost a bcrypt hash was made with ($2b$12$... -> 12); the default for anything else. */
+const costOf = (hash: string): number => Number(/^\$2[abxy]?\$(\d{2})\$/.exec(hash)?.[1] ?? DEFAULT_COST);
 
 /** A small LRU on Map insertion order. */
 class Lru<V> {
@@ -36,7 +41,7 @@ export interface CredentialVerifier {
 }
 
 export interface VerifierOptions {
-  credentials: Pick<CredentialRepository, 'findBySource'>;
+  credentials: Pick<CredentialRepository, 'findBySource' | 'maxHashCost'>;
   /** entries of verified (source, username, password, hash); 0 disables the cache */
   cacheSize?: number;
   /** how long a credential row is reused before Postgres is asked again (rotation latency) */
@@ -49,7 +54,9 @@ export interface VerifierOptions {
  * with a per-process random salt) of source, username, password AND the stored hash, so a rotated
  * credential misses the cache by construction and no plaintext password is kept in memory.
  * An unknown source still pays one bcrypt comparison against a dummy hash, so it answers like a
- * wrong password, in the same time.
+ * wrong password, in the same time: the dummy has the highest cost among the stored hashes (at
+ * least 10), and a wrong password on a cheaper hash waits for a dummy comparison run alongside,
+ * so every refusal costs one comparison at that highest cost whatever the source's own hash.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
   // per-process random salt: cache keys are useless outside this process and hold no password
@@ -58,8 +65,26 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
   const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
   const rowTtlMs = opts.rowTtlMs ?? 2000;
   const now = opts.now ?? Date.now;
-  // same cost as the hashes we store (bcrypt default 10 rounds used by the operator and dev mode)
-  const dummyHash = bcrypt.hashSync(randomBytes(16).toString('hex'), 10);
+  // dummy hashes by cost, made on first use (making one costs about what comparing with it does)
+  const dummies = new Map<number, Promise<string>>();
+  const dummyHash = (cost: number): Promise<string> => {
+    let hash = dummies.get(cost);
+    if (hash === undefined) {
+      hash = bcrypt.hash(randomBytes(16).toString('hex'), cost);
+      dummies.set(cost, hash);
+    }
+    return hash;
+  };
+  // the cost every refusal pays: bcrypt's default 10 (what the operator and dev mode hash with),
+  // or more when a Secret holds a pre-hashed password of a higher cost
+  let refusalCost = { cost: DEFAULT_COST, at: -Infinity };
+  const currentRefusalCost = async (): Promise<number> => {
+    if (now() - refusalCost.at >= Math.max(rowTtlMs, 10_000)) {
+      const max = await opts.credentials.maxHashCost();
+      refusalCost = { cost: Math.max(DEFAULT_COST, Math.min(max ?? DEFAULT_COST, MAX_COST)), at: now() };
+    }
+    return refusalCost.cost;
+  };
 
   const loadRow = async (source: string): Promise<InboundCredential | undefined> => {
     // a name no credential can have is not worth a query (and NUL bytes are not valid text)
@@ -82,8 +107,9 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
     async verify(source, presented) {
       if (presented === undefined) return undefined;
       const row = await loadRow(source);
+      const cost = await currentRefusalCost();
       if (row === undefined) {
-        await bcrypt.compare(presented.password, dummyHash);
+        await bcrypt.compare(presented.password, await dummyHash(cost));
         return undefined;
       }
       // a salted hash, not an HMAC: it is computed on every request, and HMAC key handling cost more
@@ -99,8 +125,17 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
         .digest('base64');
       if (verified.get(key)) return row;
       const userOk = sameString(presented.username, row.username);
+      const rowCost = costOf(row.passwordHash);
+      if (rowCost > refusalCost.cost) refusalCost = { cost: Math.min(rowCost, MAX_COST), at: now() };
+      // a cheaper hash: a dummy comparison at the refusal cost runs alongside, and a refusal waits for it
+      const padding = rowCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(presented.password, h)) : undefined;
       const passOk = await bcrypt.compare(presented.password, row.passwordHash);
-      if (!(userOk && passOk)) return undefined;
+      if (!(userOk && passOk)) {
+        await padding;
+        return undefined;
+      }
+      // a success leaks nothing the caller does not know; the padding finishes on its own
+      padding?.catch(() => undefined);
       verified.set(key, true);
       return row;
     },

@@ -1,4 +1,5 @@
 import type { EventRepository, InsertedEvent, NewEvent } from '../db/events.js';
+import type { InboundCredential } from '../domain/records.js';
 import { permanent, transient } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -10,6 +11,8 @@ import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
 export interface InboundRequest {
   source: string;
   credentials: BasicCredentials | undefined;
+  /** set when the HTTP layer already verified the credentials (before reading the body) */
+  credential?: InboundCredential | undefined;
   body: Buffer;
   contentType: string | null;
   /** lower-case names, credentials already removed */
@@ -71,9 +74,9 @@ export function createReceiveWebhook(deps: {
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
     // an impossible source name is an unknown source to the verifier: same answer, same bcrypt cost
-    let credential;
+    let credential = req.credential;
     try {
-      credential = await deps.verifier.verify(req.source, req.credentials);
+      credential ??= await deps.verifier.verify(req.source, req.credentials);
     } catch (err) {
       throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
     }

@@ -1,11 +1,12 @@
-import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry } from '@temporalio/worker';
 import type { Logger } from './logger.js';
 
 let installed = false;
 
 /**
- * Routes the Temporal SDK's logs into our pino logger and takes signal handling away from the
- * SDK: by default it installs SIGINT/SIGTERM handlers that re-raise the signal once workers
+ * Routes the Temporal SDK's logs, and the Rust core's (which otherwise go to the console as
+ * coloured text), into our pino logger, without task tokens; and takes signal handling away from
+ * the SDK: by default it installs SIGINT/SIGTERM handlers that re-raise the signal once workers
  * stopped, which would kill the process before the rest of our shutdown ran. Call once, before
  * the first NativeConnection.
  */
@@ -14,7 +15,9 @@ export function installTemporalRuntime(logger: Logger, level: 'DEBUG' | 'INFO' |
   installed = true;
   const child = logger.child({ component: 'temporal' });
   const log = (entry: LogEntry): void => {
-    const meta = entry.meta ?? {};
+    // a task token is a long opaque credential-like blob: workflowId, activityId and attempt
+    // already say which task it was
+    const { taskToken: _taskToken, ...meta } = entry.meta ?? {};
     switch (entry.level) {
       case 'ERROR':
         child.error(meta, entry.message);
@@ -29,5 +32,11 @@ export function installTemporalRuntime(logger: Logger, level: 'DEBUG' | 'INFO' |
         child.debug(meta, entry.message);
     }
   };
-  Runtime.install({ logger: new DefaultLogger(level, log), shutdownSignals: [] });
+  Runtime.install({
+    logger: new DefaultLogger(level, log),
+    shutdownSignals: [],
+    // the Rust core prints to the console (plain text, ANSI colours) unless told to forward its
+    // logs to the logger above
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
+  });
 }

@@ -34,6 +34,11 @@ const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
         rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
         message: 'url must be an absolute http:// or https:// URL with a host',
       },
+      {
+        // the schema's pattern refuses them too; this says why and what to do instead
+        rule: "!self.matches('^https?://[^/?#]*@')",
+        message: 'url must not contain credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)',
+      },
     ] satisfies CelRule[],
   },
   method: { description: 'HTTP method of the outbound request' },

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
+import type { HttpTimeouts } from '../http/timeouts.js';
 import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
@@ -29,14 +30,17 @@ export async function startIngestProcess(deps: {
   port: number;
   host: string;
   bodyLimitBytes: number;
+  /** default DEFAULT_HTTP_TIMEOUTS */
+  httpTimeouts?: HttpTimeouts;
   credentialCacheSize: number;
   sweepIntervalMs: number;
   sweepMinAgeMs: number;
   sweepUnstartedAfterMs?: number;
   register?: (app: FastifyInstance) => Promise<void> | void;
 }): Promise<IngestProcess> {
+  const verifier = createCredentialVerifier({ credentials: deps.repos.credentials, cacheSize: deps.credentialCacheSize });
   const receiveWebhook = createReceiveWebhook({
-    verifier: createCredentialVerifier({ credentials: deps.repos.credentials, cacheSize: deps.credentialCacheSize }),
+    verifier,
     events: deps.repos.events,
     insertEvent: createBatchingEventInserter(deps.db, deps.repos.events),
     publisher: deps.publisher,
@@ -45,6 +49,9 @@ export async function startIngestProcess(deps: {
   });
   const app = await buildIngestApp({
     receiveWebhook,
+    // credentials are checked before the body is read
+    verifier,
+    ...(deps.httpTimeouts ? { timeouts: deps.httpTimeouts } : {}),
     metrics: deps.metrics,
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,

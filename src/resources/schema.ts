@@ -23,13 +23,27 @@ export const ExtractionRule = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * http(s) and no userinfo: the authority (up to the first / ? # or \\, as URL parsers read it)
+ * holds no @. A password in the URL would be stored and shown as configuration, not as a secret.
+ */
+export const URL_WITHOUT_CREDENTIALS = '^https?://[^/?#\\\\@]+([/?#\\\\].*)?$';
+export const URL_CREDENTIALS_MESSAGE =
+  'must be an http:// or https:// URL without credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)';
+
 export const WebhookEndpointSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'inbound source this endpoint listens to' }),
     eventType: Type.Optional(
       Type.String({ minLength: 1, maxLength: 255, description: 'only this event type; absent = every event of the source' }),
     ),
-    url: Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'http(s) URL to deliver to' }),
+    url: Type.String({
+      minLength: 8,
+      maxLength: 2048,
+      pattern: URL_WITHOUT_CREDENTIALS,
+      errorMessage: URL_CREDENTIALS_MESSAGE,
+      description: 'http(s) URL to deliver to, without credentials (user:password@): those go in auth',
+    }),
     method: Type.Optional(
       Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], { default: 'POST' }),
     ),

@@ -4,7 +4,9 @@ import { Value } from 'typebox/value';
 /**
  * The first problem of a resource spec against its schema, as one line naming the field
  * ("spec.maxAttempts: must be >= 1"), or undefined when it is valid. Dev mode's manifest reader
- * and the operator's reconciler report the same words for the same mistake.
+ * and the operator's reconciler report the same words for the same mistake. A schema node may
+ * carry its own `errorMessage` (e.g. the endpoint URL's "no credentials in the URL"), which wins
+ * over the validator's generic wording.
  */
 export function specProblem(schema: TSchema, spec: unknown): string | undefined {
   const errors = Value.Errors(schema, spec);
@@ -12,8 +14,21 @@ export function specProblem(schema: TSchema, spec: unknown): string | undefined 
   // additionalProperties error names them all, so it is the one to show
   const first = errors.find((e) => e.keyword !== 'boolean') ?? errors[0];
   if (!first) return undefined;
+  const own = (nodeAt(schema, first.schemaPath) as { errorMessage?: unknown } | undefined)?.errorMessage;
   const extra = first.keyword === 'additionalProperties' ? extraNames(first.params) : '';
-  return `spec${first.instancePath.replace(/\//g, '.')}: ${first.message}${extra}`;
+  const message = typeof own === 'string' ? own : `${first.message}${extra}`;
+  return `spec${first.instancePath.replace(/\//g, '.')}: ${message}`;
+}
+
+/** The schema node a JSON pointer ("#/properties/url") names, if any. */
+function nodeAt(schema: TSchema, pointer: string): unknown {
+  let node: unknown = schema;
+  for (const raw of pointer.replace(/^#\/?/, '').split('/').filter((p) => p !== '')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
 }
 
 function extraNames(params: unknown): string {

@@ -84,6 +84,28 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(output).toMatch(/2 endpoint\(s\), 1 credential\(s\)/);
   });
 
+  it('listens on loopback only: the public port and the management port', async () => {
+    // /proc/net/tcp{,6}: local address:port in hex, state 0A = LISTEN
+    const { readFile } = await import('node:fs/promises');
+    const listening = async (p: number) => {
+      const rows: string[] = [];
+      for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+        const text = await readFile(file, 'utf8').catch(() => '');
+        for (const line of text.split('\n').slice(1)) {
+          const [, local, , state] = line.trim().split(/\s+/);
+          if (state === '0A' && local?.endsWith(`:${p.toString(16).toUpperCase().padStart(4, '0')}`)) rows.push(local.split(':')[0] ?? '');
+        }
+      }
+      return rows;
+    };
+    for (const p of [port, mgmt]) {
+      const addresses = await listening(p);
+      expect(addresses.length, `port ${p}`).toBeGreaterThan(0);
+      // 0100007F is 127.0.0.1 in /proc's byte order; 0.0.0.0 or :: would be all interfaces
+      expect(addresses.every((a) => a === '0100007F'), `port ${p}: ${addresses.join(', ')}`).toBe(true);
+    }
+  });
+
   it('delivers a webhook to the endpoints of the manifests', async () => {
     const res = await http(`http://127.0.0.1:${port}/api/webhooks/acme`, {
       headers: { authorization: basic('acme', 'dev-pass'), 'content-type': 'application/json' },
@@ -99,6 +121,14 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(metrics.text).toMatch(/webhook_fanout_inbound_requests_total\{source="acme",outcome="accepted"\} 1/);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('its log lines are JSON: no ANSI colours, no task tokens (the banner aside)', () => {
+    expect(output).not.toContain('\u001b[');
+    expect(output).not.toContain('taskToken');
+    const banner = /^( {2}.*|webhook-fanout dev mode is running|)$/;
+    const other = output.split('\n').filter((l) => !banner.test(l) && !l.startsWith('{'));
+    expect(other).toEqual([]);
   });
 
   it('stops everything it started on SIGTERM within 30 s', async () => {

@@ -6,7 +6,7 @@ import { createBatchingEventInserter } from '../../src/db/event-inserter.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import type { Db } from '../../src/db/knex.js';
 import { freePort } from '../../src/dev/ports.js';
-import { buildIngestApp } from '../../src/ingest/app.js';
+import { buildIngestApp, type HttpTimeouts } from '../../src/ingest/app.js';
 import { createCredentialVerifier } from '../../src/ingest/credential-verifier.js';
 import { createReceiveWebhook } from '../../src/ingest/receive-webhook.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
@@ -39,6 +39,7 @@ export async function startIngestHarness(opts: {
   bodyLimitBytes?: number;
   rowTtlMs?: number;
   cacheSize?: number;
+  timeouts?: HttpTimeouts;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
   let fauxqs: Fauxqs | undefined = await startFauxqs({ port: sqsPort, logger: false });
@@ -56,7 +57,14 @@ export async function startIngestHarness(opts: {
   // the inserter ingest uses: batched, so the concurrency tests exercise it
   const insertEvent = createBatchingEventInserter(opts.db, repos.events);
   const receiveWebhook = createReceiveWebhook({ verifier, events: repos.events, insertEvent, publisher, metrics, logger });
-  const app = await buildIngestApp({ receiveWebhook, metrics, logger, bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024 });
+  const app = await buildIngestApp({
+    receiveWebhook,
+    verifier,
+    metrics,
+    logger,
+    bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
+    ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

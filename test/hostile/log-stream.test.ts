@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../src/dev/ports.js';
+
+const run = promisify(execFile);
+
+// A log pipeline reads one JSON object per line. Start-up failures (a configuration problem, a
+// database that is not there) used to be plain text, knex's warnings ANSI-coloured text.
+
+async function cli(args: string[], env: Record<string, string>) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function expectJsonLines(text: string): Record<string, unknown>[] {
+  expect(text).not.toContain('\u001b[');
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines.map((line) => {
+    let parsed: unknown;
+    expect(() => (parsed = JSON.parse(line)), `not a JSON line: ${line}`).not.toThrow();
+    return parsed as Record<string, unknown>;
+  });
+}
+
+describe('start-up failures are JSON log lines', () => {
+  it('a configuration error: one fatal line naming every problem, exit 2', async () => {
+    const res = await cli(['ingest'], { DATABASE_URL: 'nope', PORT: '99999', TOPIC_ARN: 'arn:x' });
+    expect(res.code).toBe(2);
+    const lines = expectJsonLines(res.stdout + res.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.level).toBe(60);
+    expect(lines[0]?.msg).toContain('invalid configuration');
+    expect(lines[0]?.problems).toEqual(expect.arrayContaining([expect.stringContaining('PORT must be an integer')]));
+  });
+
+  it('a database that is not there (migrate): JSON lines only, no password, exit 1', async () => {
+    const port = await freePort();
+    const res = await cli(['migrate'], { DATABASE_URL: `postgres://app:hunter2@127.0.0.1:${port}/db`, LOG_LEVEL: 'info' });
+    expect(res.code).toBe(1);
+    const lines = expectJsonLines(res.stdout + res.stderr);
+    expect(lines.some((l) => l.level === 60 || l.level === 50)).toBe(true);
+    expect(res.stdout + res.stderr).not.toContain('hunter2');
+  });
+});
