@@ -246,7 +246,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
     for (const s of secrets) expect(res.text).not.toContain(s);
     const items = (res.json() as Page<{ name: string; auth: unknown; url: string; customHeaderNames: string[]; eventType: string | null }>).items;
     const byName = new Map(items.map((e) => [e.name, e]));
-    expect(byName.get('basic')).toMatchObject({ auth: { type: 'BASIC', username: 'svc', secretSet: true }, url: 'https://u:***@example.com/a' });
+    expect(byName.get('basic')).toMatchObject({ auth: { type: 'BASIC', username: 'svc', secretSet: true }, url: 'https://***@example.com/a' });
     expect(byName.get('bearer')).toMatchObject({ auth: { type: 'BEARER', username: null, secretSet: true } });
     expect(byName.get('hmac')).toMatchObject({ auth: { type: 'HMAC', username: null, secretSet: true }, customHeaderNames: ['x-api-key'] });
     expect(byName.get('none')).toMatchObject({ auth: { type: 'NONE', username: null, secretSet: false }, eventType: 'order.created' });

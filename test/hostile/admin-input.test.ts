@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminHarness, type AdminHarness } from '../api/support/admin-harness.js';
 import { rawRequest } from './support/raw-http.js';
@@ -63,8 +65,17 @@ describe('hostile input on the admin API (valid token)', () => {
   let reader: string;
   let admin: string;
 
+  // the app's log stream: a refused parameter is the caller's mistake, never an error line with SQL
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logLines.push(...chunk.toString().split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+
   beforeAll(async () => {
-    h = await startAdminHarness();
+    h = await startAdminHarness({ logger: pino({ level: 'info' }, sink) });
     reader = await h.token('reader');
     admin = await h.token('admin');
   });
@@ -100,6 +111,12 @@ describe('hostile input on the admin API (valid token)', () => {
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect((JSON.parse(res.body) as { detail: string }).detail).toContain('authorization');
     }
+  });
+
+  it('none of the refusals above logged at error level (no SQL text in the log)', () => {
+    const errors = logLines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 50);
+    expect(errors.map((e) => e.msg)).toEqual([]);
+    expect(logLines.join('\n')).not.toMatch(/select |from "webhook_/i);
   });
 
   it('well-formed values still work: a real leap-free instant, limit 5, active=true, a round-tripped cursor', async () => {

@@ -8,7 +8,7 @@ import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/i
 import { transient } from '../../../src/domain/errors.js';
 import { buildIngestApp } from '../../../src/ingest/app.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
-import { createLogger } from '../../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { startFanoutHarness, type FanoutHarness } from '../../fanout/support/harness.js';
 import { http, type HttpResult } from '../../support/http.js';
 import { ecKey, rsaKey, type SigningKey } from './tokens.js';
@@ -52,7 +52,9 @@ export async function requestToken(authUrl: string, client: { clientId: string; 
   });
 }
 
-export async function startAdminHarness(opts: { authOverrides?: Partial<AdminApiConfig> } = {}): Promise<AdminHarness> {
+export async function startAdminHarness(
+  opts: { authOverrides?: Partial<AdminApiConfig>; logger?: Logger } = {},
+): Promise<AdminHarness> {
   const dir = await mkdtemp(path.join(tmpdir(), 'admin-api-'));
   const idpKey = rsaKey();
   const idpEcKey = ecKey();
@@ -60,7 +62,7 @@ export async function startAdminHarness(opts: { authOverrides?: Partial<AdminApi
   await writeFile(path.join(dir, 'keys.json'), JSON.stringify({ keys: [idpKey.jwk, idpEcKey.jwk] }));
   const idp = await startIdentityProvider({ audience: AUDIENCE, clients: Object.values(CLIENTS), keysFile: path.join(dir, 'keys.json') });
   const fanout = await startFanoutHarness();
-  const logger = createLogger({ level: 'silent' });
+  const logger = opts.logger ?? createLogger({ level: 'silent' });
   const auth: AdminApiConfig = {
     authUrl: idp.url,
     audience: AUDIENCE,
