@@ -5,19 +5,14 @@ import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import { describeError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
 import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
+import { DELIVERY_FAILURE } from './failures.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   logger: ActivityLogger;
   backoff: BackoffSettings;
 };
 
-/** Failure types the workflow and operators see in Temporal's history. */
-export const DELIVERY_FAILURE = {
-  permanent: 'DeliveryPermanentFailure',
-  exhausted: 'DeliveryAttemptsExhausted',
-  retryable: 'DeliveryRetryableFailure',
-  missing: 'DeliveryNotFound',
-} as const;
+export { DELIVERY_FAILURE };
 
 function buildRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
   return {

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { permanent } from '../domain/errors.js';
 import { eventOutcome } from '../domain/statuses.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { FinalEventStatus, FinishEventInput } from './types.js';
@@ -12,7 +12,7 @@ type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLo
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
   return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
     const event = await repos.events.getMeta(input.eventId);
-    if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} not found`, 'EventNotFound');
+    if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
 
     // A delivery whose activity ended without settling its row (e.g. its last attempt timed out
     // or its worker died) would stay PENDING and not be replayable: count that attempt and fail it.

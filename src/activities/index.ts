@@ -1,12 +1,13 @@
 import { createDeliver } from './deliver.js';
 import { DEFAULT_BACKOFF, noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
+import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
 import type { FanoutActivities } from './types.js';
 
 export type { ActivityDeps, ActivityLogger } from './deps.js';
 export { DEFAULT_BACKOFF } from './deps.js';
-export { DELIVERY_FAILURE } from './deliver.js';
+export { DELIVERY_FAILURE } from './failures.js';
 export type * from './types.js';
 
 /** The fanout workflow's activities, bound to their dependencies (register them on the worker). */
@@ -14,8 +15,8 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   const logger = deps.logger ?? noopLogger;
   const backoff = validateBackoff(deps.backoff ?? DEFAULT_BACKOFF);
   return {
-    prepare: createPrepare({ repos: deps.repos, logger, backoff }),
-    deliver: createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff }),
-    finishEvent: createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now }),
+    prepare: withFailureMapping(createPrepare({ repos: deps.repos, logger, backoff })),
+    deliver: withFailureMapping(createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff })),
+    finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };
 }

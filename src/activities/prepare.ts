@@ -1,4 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { permanent } from '../domain/errors.js';
 import type { Delivery, Endpoint } from '../domain/records.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
@@ -20,7 +21,7 @@ const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
 export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     const event = await repos.events.getMeta(input.eventId);
-    if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} not found`, 'EventNotFound');
+    if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
 
     if (input.deliveryIds === undefined) {
       // the run that fans the event out records itself (the consumer no longer writes per start)
@@ -43,7 +44,7 @@ export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
     for (const id of input.deliveryIds) {
       const d = await repos.deliveries.get(id);
       if (!d || d.eventId !== event.id) {
-        throw ApplicationFailure.nonRetryable(`delivery ${id} does not belong to event ${event.id}`, 'DeliveryNotFound');
+        throw permanent('delivery_not_found', `delivery ${id} does not belong to event ${event.id}`);
       }
       if (d.status !== 'PENDING') {
         // Already settled (e.g. a second replay of the same row): nothing to do for it.
@@ -51,7 +52,7 @@ export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
         continue;
       }
       const e = await repos.endpoints.get(d.endpointId);
-      if (!e) throw ApplicationFailure.nonRetryable(`endpoint ${d.endpointId} not found`, 'EndpointNotFound');
+      if (!e) throw permanent('endpoint_not_found', `endpoint ${d.endpointId} not found`);
       deliveries.push(plan(d, e));
     }
     logger.info({ eventId: event.id, replay: deliveries.length }, 'replay prepared');

@@ -1,0 +1,46 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { isAppError } from '../domain/errors.js';
+
+/**
+ * Every failure type an activity reports to Temporal, in one table: the workflow, the tests and an
+ * operator reading a history see these names. Delivery outcomes have their own three (a 4xx, the
+ * endpoint's attempts used up, a retry to come); everything else comes from an AppError's code.
+ */
+export const DELIVERY_FAILURE = {
+  permanent: 'DeliveryPermanentFailure',
+  exhausted: 'DeliveryAttemptsExhausted',
+  retryable: 'DeliveryRetryableFailure',
+  missing: 'DeliveryNotFound',
+} as const;
+
+/** AppError code -> failure type; a code not listed reports as its kind's type. */
+const TYPE_OF_CODE: Record<string, string> = {
+  event_not_found: 'EventNotFound',
+  delivery_not_found: DELIVERY_FAILURE.missing,
+  endpoint_not_found: 'EndpointNotFound',
+};
+const TYPE_OF_KIND = { permanent: 'PermanentError', transient: 'TransientError', internal: 'InternalError' } as const;
+
+/**
+ * The activity boundary of the error taxonomy: permanent -> non-retryable (retrying the same input
+ * can not help), transient -> retryable under the activity's policy, internal -> retryable too (a
+ * bug that a deploy may fix while Temporal keeps the work; it is logged where it is thrown). An
+ * ApplicationFailure is already a decision and passes as it is, and so does any other error, which
+ * Temporal retries (a driver error is a dependency failing until we know better).
+ */
+export function toActivityFailure(err: unknown): unknown {
+  if (!isAppError(err)) return err;
+  const type = TYPE_OF_CODE[err.code] ?? TYPE_OF_KIND[err.kind];
+  return ApplicationFailure.create({ message: err.message, type, nonRetryable: err.kind === 'permanent', cause: err });
+}
+
+/** Wraps an activity once so that whatever it throws crosses the boundary by the rule above. */
+export function withFailureMapping<A extends unknown[], R>(activity: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    try {
+      return await activity(...args);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  };
+}
