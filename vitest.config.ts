@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // the fault suite runs on its own: npm run test:faults (vitest.faults.config.ts)
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],
     // real servers and Temporal timers: generous, but a hang still fails
     testTimeout: 60_000,

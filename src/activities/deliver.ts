@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
-import { describeError } from '../domain/errors.js';
+import { describeError, isAppError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
 import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
@@ -13,6 +13,32 @@ type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
 };
 
 export { DELIVERY_FAILURE };
+
+/**
+ * Temporal attempts a delivery may spend on Postgres failures on top of the endpoint's own
+ * attempts; with DATABASE_RETRY_MAX_MS between them, about an hour of outage.
+ */
+export const DATABASE_RETRY_BUDGET = 400;
+const DATABASE_RETRY_MAX_MS = 10_000;
+
+/** How long a settled outcome (above all a 200) is retried for recording before giving up. */
+const RECORD_RETRY_FOR_MS = 20_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A database failure is internal and transient: retried by Temporal like any retryable failure,
+ * but it spends no endpoint attempt, because the endpoint's attempt number is the row's count of
+ * recorded attempts, not Temporal's attempt number.
+ */
+function databaseFailure(err: unknown, temporalAttempt: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `database unavailable: ${describeError(err)}`,
+    type: DELIVERY_FAILURE.database,
+    nonRetryable: false,
+    nextRetryDelay: Math.min(500 * 2 ** Math.min(temporalAttempt, 10), DATABASE_RETRY_MAX_MS),
+  });
+}
 
 function buildRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
   return {
@@ -57,8 +83,32 @@ async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Prom
  * (built from the endpoint's max_attempts) schedules the next one.
  */
 export function createDeliver({ repos, send, metrics, logger, backoff }: DeliverDeps) {
-  // false when another run settled the row first; then that run's status is what counts
-  const record = (id: string, r: AttemptResult): Promise<boolean> => repos.deliveries.recordAttempt(id, r);
+  /**
+   * Records an attempt's outcome. Postgres may be down right after the endpoint answered: retry
+   * in-process with backoff so a 200 is not re-sent by the next attempt, up to RECORD_RETRY_FOR_MS
+   * (the activity's timeout leaves a 30 s margin). false when another run settled the row first;
+   * then that run's status is what counts. Throws the last database error when time runs out.
+   */
+  async function record(id: string, r: AttemptResult, log: object): Promise<boolean> {
+    const deadline = Date.now() + RECORD_RETRY_FOR_MS;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        return await repos.deliveries.recordAttempt(id, r);
+      } catch (err) {
+        if (Date.now() + wait > deadline) {
+          logger.warn(
+            { ...log, outcome: r.status, err: describeError(err) },
+            r.status === 'SUCCESS'
+              ? 'delivery succeeded but could not be recorded; the next attempt re-sends it'
+              : 'delivery attempt could not be recorded; the next attempt re-sends it',
+          );
+          throw err;
+        }
+        logger.info({ ...log, err: describeError(err) }, 'recording the delivery attempt failed; retrying');
+        await sleep(wait);
+      }
+    }
+  }
 
   async function currentStatus(id: string): Promise<DeliverResult> {
     const d = await repos.deliveries.get(id);
@@ -67,7 +117,18 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
   }
 
   return async function deliver(input: DeliverInput): Promise<DeliverResult> {
-    const attempt = Context.current().info.attempt;
+    const temporalAttempt = Context.current().info.attempt;
+    try {
+      return await deliverOnce(input, temporalAttempt);
+    } catch (err) {
+      // decided failures, and AppErrors (mapped by kind at the activity boundary), pass as they are
+      if (err instanceof ApplicationFailure || isAppError(err)) throw err;
+      // anything else came from Postgres (the sender never throws out of sendSafely)
+      throw databaseFailure(err, temporalAttempt);
+    }
+  };
+
+  async function deliverOnce(input: DeliverInput, temporalAttempt: number): Promise<DeliverResult> {
     // one round trip for the delivery, its endpoint (fresh: rotated secrets apply) and its event
     const loaded = await repos.deliveries.loadAttempt(input.deliveryId);
     if (!loaded) {
@@ -76,18 +137,25 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     const { delivery, endpoint, event } = loaded;
     // Idempotent: a settled delivery (an earlier attempt finished but its completion was lost).
     if (delivery.status !== 'PENDING') return { status: delivery.status };
-    const log = { deliveryId: delivery.id, eventId: event.id, endpointId: endpoint.id, attempt };
+    // The endpoint's attempt number: recorded attempts + 1. Temporal's attempt also counts
+    // retries after database failures, which must not spend the endpoint's attempts.
+    const attempt = delivery.attempts + 1;
+    const log = { deliveryId: delivery.id, eventId: event.id, endpointId: endpoint.id, attempt, temporalAttempt };
 
     // A removed endpoint (deactivated row) is not called any more, even mid-retry.
     if (!endpoint.active) {
-      const settled = await record(delivery.id, {
-        status: 'FAILED',
-        responseStatus: delivery.lastResponseStatus,
-        responseBody: delivery.lastResponseBody,
-        error: 'endpoint is no longer active',
-        startedAt: new Date(),
-        durationMs: null,
-      });
+      const settled = await record(
+        delivery.id,
+        {
+          status: 'FAILED',
+          responseStatus: delivery.lastResponseStatus,
+          responseBody: delivery.lastResponseBody,
+          error: 'endpoint is no longer active',
+          startedAt: new Date(),
+          durationMs: null,
+        },
+        log,
+      );
       if (!settled) return currentStatus(delivery.id);
       logger.warn(log, 'delivery failed: endpoint deactivated');
       throw ApplicationFailure.nonRetryable('endpoint is no longer active', DELIVERY_FAILURE.permanent);
@@ -100,14 +168,11 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     const outcomeLog = { ...log, responseStatus: outcome.status, statusClass: outcome.statusClass, durationMs: Math.round(outcome.durationMs) };
 
     if (outcome.kind === 'success') {
-      const settled = await record(delivery.id, {
-        status: 'SUCCESS',
-        responseStatus: outcome.status,
-        responseBody: outcome.body,
-        error: null,
-        startedAt,
-        durationMs: outcome.durationMs,
-      });
+      const settled = await record(
+        delivery.id,
+        { status: 'SUCCESS', responseStatus: outcome.status, responseBody: outcome.body, error: null, startedAt, durationMs: outcome.durationMs },
+        outcomeLog,
+      );
       if (!settled) return currentStatus(delivery.id);
       // per-delivery success is debug: the event's outcome is logged once by finishEvent
       logger.debug(outcomeLog, 'delivery succeeded');
@@ -116,14 +181,18 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
 
     const lastAttempt = attempt >= input.maxAttempts;
     const final = outcome.kind === 'permanent' || lastAttempt;
-    const settled = await record(delivery.id, {
-      status: final ? 'FAILED' : 'PENDING',
-      responseStatus: outcome.status,
-      responseBody: outcome.body,
-      error: outcome.error,
-      startedAt,
-      durationMs: outcome.durationMs,
-    });
+    const settled = await record(
+      delivery.id,
+      {
+        status: final ? 'FAILED' : 'PENDING',
+        responseStatus: outcome.status,
+        responseBody: outcome.body,
+        error: outcome.error,
+        startedAt,
+        durationMs: outcome.durationMs,
+      },
+      outcomeLog,
+    );
     if (!settled) return currentStatus(delivery.id);
 
     const details = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
@@ -137,17 +206,18 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       });
     }
     logger.info({ ...outcomeLog, error: outcome.error }, 'delivery attempt failed, will retry');
-    // Retry-After is a floor on the policy's own delay, capped so an endpoint can't park the run.
+    // The delay follows the endpoint's attempt number (Temporal's own backoff would follow its
+    // attempt number, database retries included). Retry-After is a floor on it, capped so an
+    // endpoint can't park the run.
+    const delay = backoffDelayMs(backoff, attempt);
     const nextRetryDelay =
-      outcome.retryAfterMs === undefined
-        ? undefined
-        : Math.min(Math.max(outcome.retryAfterMs, backoffDelayMs(backoff, attempt)), backoff.maximumIntervalMs);
+      outcome.retryAfterMs === undefined ? delay : Math.min(Math.max(outcome.retryAfterMs, delay), backoff.maximumIntervalMs);
     throw ApplicationFailure.create({
       message: outcome.error,
       type: DELIVERY_FAILURE.retryable,
       nonRetryable: false,
       details,
-      ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }),
+      nextRetryDelay,
     });
-  };
+  }
 }

@@ -11,6 +11,8 @@ export const DELIVERY_FAILURE = {
   exhausted: 'DeliveryAttemptsExhausted',
   retryable: 'DeliveryRetryableFailure',
   missing: 'DeliveryNotFound',
+  /** Postgres failed: no endpoint attempt was spent, the activity is retried */
+  database: 'DeliveryDatabaseUnavailable',
 } as const;
 
 /** AppError code -> failure type; a code not listed reports as its kind's type. */

@@ -7,6 +7,7 @@ import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { startWorkerProcess } from '../processes/worker-process.js';
 import { runService } from './lifecycle.js';
+import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout worker`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
@@ -15,15 +16,26 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   installTemporalRuntime(logger);
   const metrics = createMetrics();
   const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  // connected inside start(), after the management server is up: /healthz answers while the
+  // worker waits for Temporal; /readyz is 503 until the worker runs and while Temporal is down
+  let connection: NativeConnection | undefined;
+  let worker: Awaited<ReturnType<typeof startWorkerProcess>> | undefined;
   await runService({
     name: 'worker',
     logger,
     managementPort: cfg.managementPort,
     registry: metrics.registry,
-    checks: { postgres: () => pingDb(db) },
-    start: async () => [
-      await startWorkerProcess({
+    checks: {
+      postgres: () => pingDb(db),
+      temporal: async () => {
+        if (!connection || worker?.state() !== 'RUNNING') return false;
+        await connection.healthService.check({});
+        return true;
+      },
+    },
+    start: async () => {
+      connection = await waitFor('temporal', () => NativeConnection.connect({ address: cfg.temporal.address }), { logger });
+      worker = await startWorkerProcess({
         connection,
         namespace: cfg.temporal.namespace,
         taskQueue: cfg.temporal.taskQueue,
@@ -34,10 +46,11 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         outboundDenyCidrs: cfg.outboundDenyCidrs,
         outboundAllowCidrs: cfg.outboundAllowCidrs,
         maxConcurrentActivities: cfg.maxConcurrentActivities,
-      }),
-    ],
+      });
+      return [worker];
+    },
     cleanup: async () => {
-      await connection.close();
+      await connection?.close();
       await db.destroy();
     },
   });

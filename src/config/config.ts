@@ -176,7 +176,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE', 1000, 0, 1_000_000),
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
-    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', 600, 10, 604_800) * 1000,
+    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', 60, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', 4, 1, 256),
   };
   r.done();

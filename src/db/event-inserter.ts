@@ -49,20 +49,20 @@ export function createBatchingEventInserter(
     const won = new Set(inserted.rows.map((r) => r.id));
     const now = new Date();
     const duplicates = batch.filter((w) => !won.has(w.id));
-    for (const w of batch) if (won.has(w.id)) w.resolve({ id: w.id, duplicate: false, publishedAt: now });
+    for (const w of batch) if (won.has(w.id)) w.resolve({ id: w.id, duplicate: false, publishedAt: now, started: false });
     if (duplicates.length === 0) return;
 
     // a row is skipped only for a conflict, so it has an external id and an original
     const keys = duplicates.map((w) => [w.event.source, w.event.externalEventId] as const);
-    const originals = await db.raw<{ rows: Array<{ id: string; source: string; external_event_id: string; published_at: Date | null }> }>(
-      `SELECT id, source, external_event_id, published_at FROM webhook_event
+    const originals = await db.raw<{ rows: Array<{ id: string; source: string; external_event_id: string; published_at: Date | null; workflow_id: string | null }> }>(
+      `SELECT id, source, external_event_id, published_at, workflow_id FROM webhook_event
        WHERE (source, external_event_id) IN (${keys.map(() => '(?, ?)').join(', ')})`,
       keys.flat(),
     );
     const byKey = new Map(originals.rows.map((r) => [`${r.source}\0${r.external_event_id}`, r]));
     for (const w of duplicates) {
       const o = byKey.get(`${w.event.source}\0${w.event.externalEventId ?? ''}`);
-      if (o) w.resolve({ id: o.id, duplicate: true, publishedAt: o.published_at });
+      if (o) w.resolve({ id: o.id, duplicate: true, publishedAt: o.published_at, started: o.workflow_id !== null });
       else w.reject(new Error('duplicate event vanished between insert and select'));
     }
   }

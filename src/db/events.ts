@@ -10,6 +10,11 @@ export interface InsertedEvent {
   duplicate: boolean;
   /** null while the event id has not reached the topic yet */
   publishedAt: Date | null;
+  /**
+   * A consumer started the event's workflow. Until then a duplicate re-publishes: published_at is
+   * set optimistically at insert, so an ingest that died before its publish leaves it set.
+   */
+  started: boolean;
 }
 
 const META_COLUMNS = [
@@ -35,7 +40,9 @@ export function createEventRepository(db: Db) {
     async insertOrGetDuplicate(e: NewEvent): Promise<InsertedEvent> {
       // published_at is set optimistically, saving an UPDATE per request: the caller publishes
       // next and clears it (clearPublished) if that fails; were the process to die in between,
-      // the sweeper's "published but never started" scan re-publishes the event.
+      // a sender's retry (a duplicate without a workflow re-publishes) or the sweeper's
+      // "published but never started" scan (SWEEP_UNSTARTED_AFTER_SECONDS, and at start-up)
+      // re-publishes the event.
       const inserted = await db.raw<{ rows: Array<{ id: string }> }>(
         `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers, published_at)
          VALUES (?, ?, ?, ?, ?, ?::jsonb, now())
@@ -44,13 +51,13 @@ export function createEventRepository(db: Db) {
         [e.source, e.externalEventId, e.eventType, e.payload, e.contentType, JSON.stringify(e.headers)],
       );
       const row = inserted.rows[0];
-      if (row) return { id: row.id, duplicate: false, publishedAt: new Date() };
+      if (row) return { id: row.id, duplicate: false, publishedAt: new Date(), started: false };
       const existing = await db<EventRow>('webhook_event')
-        .select('id', 'published_at')
+        .select('id', 'published_at', 'workflow_id')
         .where({ source: e.source, external_event_id: e.externalEventId })
         .first();
       if (!existing) throw new Error('duplicate event vanished between insert and select');
-      return { id: existing.id, duplicate: true, publishedAt: existing.published_at };
+      return { id: existing.id, duplicate: true, publishedAt: existing.published_at, started: existing.workflow_id !== null };
     },
 
     async markPublished(id: string): Promise<void> {

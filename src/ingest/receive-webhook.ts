@@ -47,7 +47,7 @@ export function createReceiveWebhook(deps: {
   metrics: Metrics;
   logger: Logger;
 }) {
-  /** `marked`: the row already says published (a new event); otherwise mark it after publishing. */
+  /** `marked`: the row already says published; otherwise mark it after publishing. */
   const publish = async (eventId: string, marked: boolean): Promise<void> => {
     try {
       await deps.publisher.publish(eventId);
@@ -121,8 +121,11 @@ export function createReceiveWebhook(deps: {
     }
 
     if (stored.duplicate) {
-      if (stored.publishedAt === null) {
-        await publish(stored.id, false);
+      // 200 must mean "published": a duplicate whose workflow has not started may never have been
+      // published (published_at is set at insert; an ingest that died before its publish leaves it
+      // set), so publish it again. Harmless if it was: the workflow id is the event id.
+      if (!stored.started) {
+        await publish(stored.id, stored.publishedAt !== null);
         deps.metrics.republished.inc({ via: 'sender_retry' });
       }
       return { eventId: stored.id, duplicate: true };

@@ -22,33 +22,51 @@ export function createSweeper(deps: {
 }) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
+  /** until one pass succeeded (Postgres may be down at start-up), ticks sweep as at start-up */
+  let recovered = false;
+  const batchSize = deps.batchSize ?? 100;
 
-  async function sweepOnce(): Promise<number> {
-    const unpublished = await deps.events.findUnpublished(deps.minAgeMs, deps.batchSize ?? 100);
-    deps.metrics.unpublishedEvents.set(unpublished.length);
-    const unstarted = await deps.events.findUnstarted(deps.unstartedAfterMs ?? 10 * 60_000, deps.batchSize ?? 100);
+  /**
+   * One pass. `unstartedAfterMs` overrides the grace period: start() passes 0, because an ingest
+   * that died between insert and publish left rows that say published (published_at is set at
+   * insert) and have no message; on coming back, every event without a workflow is re-published
+   * at once instead of after the grace period. Events of other replicas still in flight get a
+   * second message, which starts no second workflow.
+   */
+  async function sweepOnce(opts: { unstartedAfterMs?: number } = {}): Promise<number> {
+    const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
+    const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize);
+    // both kinds are accepted events with no known message: the gauge counts them alike
+    deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
     const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];
-    let published = 0;
+    if (ids.length === 0) return 0;
+    deps.logger.info({ unpublished, unstarted }, 'sweeper re-publishing events');
+    const done: string[] = [];
     for (const { id, via } of ids) {
       try {
         await deps.publisher.publish(id);
         await deps.events.markPublished(id);
         deps.metrics.republished.inc({ via });
-        published++;
+        done.push(id);
       } catch (err) {
         deps.metrics.publishFailures.inc();
         deps.logger.warn({ eventId: id, err: String(err) }, 'sweeper could not publish; will retry');
         break; // the topic is likely down: wait for the next tick
       }
     }
-    return published;
+    if (done.length > 0) deps.logger.info({ eventIds: done }, 'sweeper re-published events');
+    return done.length;
   }
 
   const tick = (): void => {
     if (running) return;
-    running = sweepOnce()
+    running = sweepOnce(recovered ? {} : { unstartedAfterMs: 0 })
+      .then((n) => {
+        recovered = true;
+        return n;
+      })
       .catch((err: unknown) => {
-        deps.logger.warn({ err: String(err) }, 'sweep failed');
+        deps.logger.warn({ err: String(err) }, 'sweep failed; the next tick retries');
         return 0;
       })
       .finally(() => {
@@ -59,8 +77,10 @@ export function createSweeper(deps: {
   return {
     sweepOnce,
     start(): void {
-      timer ??= setInterval(tick, deps.intervalMs);
+      if (timer) return;
+      timer = setInterval(tick, deps.intervalMs);
       timer.unref();
+      tick(); // recovery after a crash: see sweepOnce
     },
     async stop(): Promise<void> {
       if (timer) clearInterval(timer);

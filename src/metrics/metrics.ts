@@ -67,7 +67,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     unpublishedEvents: new Gauge({
       name: 'webhook_fanout_unpublished_events',
-      help: 'Accepted events not yet published, as last seen by the sweeper',
+      help: 'Accepted events with no known message: not yet published, or without a workflow after the grace period (as last seen by the sweeper)',
       registers,
     }),
   };

@@ -4,6 +4,20 @@ import type { Registry } from 'prom-client';
 
 export type ReadinessCheck = () => Promise<boolean>;
 
+/**
+ * A check that has not answered by then counts as failing: a probe must get an answer (a gRPC
+ * health call to an unreachable Temporal would otherwise hang /readyz until the probe gives up).
+ */
+const CHECK_TIMEOUT_MS = 2_000;
+
+function withTimeout(check: ReadinessCheck, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([check().catch(() => false), timedOut]).finally(() => clearTimeout(timer));
+}
+
 export interface ManagementServer {
   port: number;
   close(): Promise<void>;
@@ -20,6 +34,7 @@ export async function startManagementServer(opts: {
   host?: string;
   registry: Registry;
   checks: Record<string, ReadinessCheck>;
+  checkTimeoutMs?: number;
 }): Promise<ManagementServer> {
   let shuttingDown = false;
   const server = http.createServer((req, res) => {
@@ -41,7 +56,7 @@ export async function startManagementServer(opts: {
     }
     if (path === '/readyz') {
       const names = Object.keys(opts.checks);
-      Promise.all(names.map((n) => opts.checks[n]!().catch(() => false)))
+      Promise.all(names.map((n) => withTimeout(opts.checks[n]!, opts.checkTimeoutMs ?? CHECK_TIMEOUT_MS)))
         .then((results) => {
           const checks = Object.fromEntries(names.map((n, i) => [n, results[i] ? 'ok' : 'failing']));
           const ready = !shuttingDown && results.every(Boolean);

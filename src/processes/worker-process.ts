@@ -21,7 +21,7 @@ export async function startWorkerProcess(deps: {
   outboundDenyCidrs: string[];
   outboundAllowCidrs: string[];
   maxConcurrentActivities: number;
-}): Promise<RunningProcess & { running: Promise<void> }> {
+}): Promise<RunningProcess & { running: Promise<void>; state(): string }> {
   const sender = createSender({
     addressPolicy: createAddressPolicy({ deny: deps.outboundDenyCidrs, allow: deps.outboundAllowCidrs }),
   });
@@ -41,6 +41,7 @@ export async function startWorkerProcess(deps: {
   const running = worker.run();
   return {
     running,
+    state: () => worker.getState(),
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;

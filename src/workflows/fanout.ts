@@ -19,6 +19,9 @@ const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'pr
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
+/** Mirrors DATABASE_RETRY_BUDGET in activities/deliver.ts (workflow code can not import it). */
+const DELIVER_DATABASE_RETRY_BUDGET = 400;
+
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
 const DELIVER_MARGIN_MS = 30_000;
 
@@ -27,7 +30,10 @@ function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
   const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>({
     startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS,
     retry: {
-      maximumAttempts: d.maxAttempts,
+      // the activity counts the endpoint's attempts in the row and fails the delivery itself
+      // after the last; Temporal's own limit leaves room for retries after database failures
+      // (which spend none) and stops a delivery that crashes its worker every time
+      maximumAttempts: d.maxAttempts + DELIVER_DATABASE_RETRY_BUDGET,
       initialInterval: backoff.initialIntervalMs,
       backoffCoefficient: backoff.backoffCoefficient,
       maximumInterval: backoff.maximumIntervalMs,

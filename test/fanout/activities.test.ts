@@ -12,6 +12,7 @@ import {
   type PrepareInput,
   type PrepareResult,
 } from '../../src/activities/index.js';
+import { createDb, type Db } from '../../src/db/knex.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createSender, type Sender } from '../../src/delivery/sender.js';
@@ -20,6 +21,7 @@ import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 // The activities one by one, in an activity context with a chosen attempt number: the edges a
 // whole workflow run cannot reach deterministically (Retry-After, a lost last attempt, races).
@@ -117,12 +119,13 @@ describe('fanout activities', () => {
     expect(Number(long.nextRetryDelay)).toBeLessThanOrEqual(30_000);
 
     receiver.setScript([{ status: 503, headers: { 'retry-after': '0' } }]);
+    // Temporal's attempt 3 (one retry went to a database failure) is the endpoint's attempt 2
     const short = await failureOf(deliver(3, { deliveryId, maxAttempts: 5 }));
-    expect(short.nextRetryDelay).toBe(4_000); // attempt 3: 1 s * 2^2
+    expect(short.nextRetryDelay).toBe(2_000); // endpoint attempt 2: 1 s * 2^1
 
     receiver.setScript([{ status: 500 }]);
     const plain = await failureOf(deliver(4, { deliveryId, maxAttempts: 5 }));
-    expect(plain.nextRetryDelay).toBeUndefined();
+    expect(plain.nextRetryDelay).toBe(4_000); // endpoint attempt 3, whatever Temporal's
     expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 3, lastResponseStatus: 500 });
     receiver.setScript([{ status: 200, body: 'ok' }]);
   });
@@ -159,6 +162,69 @@ describe('fanout activities', () => {
     } finally {
       sendImpl = sender.send;
     }
+  });
+
+  describe('with Postgres behind a connection that fails', () => {
+    let proxy: TcpProxy;
+    let proxiedDb: Db;
+    let proxied: FanoutActivities;
+    beforeAll(async () => {
+      const u = new URL(database.url);
+      proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) });
+      u.port = String(proxy.port);
+      proxiedDb = createDb({ url: u.toString(), poolMax: 2 });
+      proxied = createActivities({ repos: createRepositories(proxiedDb), metrics, backoff, send: (req) => sendImpl(req) });
+    });
+    afterAll(async () => {
+      await proxiedDb?.destroy();
+      await proxy?.close();
+    });
+    const deliverProxied = (attempt: number, input: DeliverInput) => env(attempt).run(proxied.deliver, input);
+
+    it('deliver: a database failure spends no endpoint attempt and fails nothing, even on Temporal\'s last attempt', async () => {
+      const { deliveryId } = await preparedDelivery({ maxAttempts: 3 });
+      const calls = receiver.requests.length;
+      proxy.cut();
+      try {
+        for (const attempt of [1, 2, 3]) {
+          const failure = await failureOf(deliverProxied(attempt, { deliveryId, maxAttempts: 3 }));
+          expect(failure.type).toBe('DeliveryDatabaseUnavailable');
+          expect(failure.nonRetryable).toBe(false);
+        }
+      } finally {
+        proxy.restore();
+      }
+      expect(receiver.requests.length).toBe(calls); // the endpoint was never called
+      expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 0 });
+
+      // Temporal's attempt 4 is the endpoint's first: a 500 is retried, not the last attempt
+      receiver.setScript([{ status: 500 }]);
+      const first = await failureOf(deliverProxied(4, { deliveryId, maxAttempts: 3 }));
+      expect(first.nonRetryable).toBe(false);
+      expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 1, lastResponseStatus: 500 });
+      receiver.setScript([{ status: 200, body: 'ok' }]);
+      expect(await deliverProxied(5, { deliveryId, maxAttempts: 3 })).toEqual({ status: 'SUCCESS' });
+      expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'SUCCESS', attempts: 2 });
+    });
+
+    it('deliver: a 200 that can not be recorded at once is recorded when Postgres is back, without a second request', async () => {
+      const { deliveryId } = await preparedDelivery();
+      const calls = receiver.requests.length;
+      // Postgres goes away while the endpoint answers, and comes back 2 s later
+      receiver.setScript(() => {
+        proxy.cut();
+        setTimeout(() => proxy.restore(), 2_000);
+        return { status: 200, body: 'ok' };
+      });
+      try {
+        expect(await deliverProxied(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+      } finally {
+        receiver.setScript([{ status: 200, body: 'ok' }]);
+        proxy.restore();
+      }
+      expect(receiver.requests.length).toBe(calls + 1);
+      expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    });
   });
 
   it('finishEvent: fails a delivery its run left PENDING, keeps its last response, counts the event once', async () => {

@@ -1,5 +1,6 @@
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
 import { createRepositories } from '../../src/db/repositories.js';
@@ -106,6 +107,69 @@ describe('the sweeper and events whose workflow never started', () => {
     await t.db('webhook_event').update({ published_at: t.db.raw(`now() - interval '2 minutes'`) });
     expect(await sweeper.sweepOnce()).toBe(1);
     expect(await h.queuedEventIds()).toEqual([stuck.eventId]);
+  });
+});
+
+describe('after ingest died between storing an event and publishing it', () => {
+  let t: TestDatabase;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    h = await startIngestHarness({ db: t.db });
+    await addCredential(h.repos, 'shop', 'u', 'p4ss');
+  });
+  afterAll(async () => {
+    await h?.close();
+    await t?.destroy();
+  });
+
+  // what the dead process left: the row exactly as ingest inserts it, and no message
+  const strand = async (externalEventId: string) => {
+    const stored = await h.repos.events.insertOrGetDuplicate({
+      source: 'shop',
+      externalEventId,
+      eventType: 'order.created',
+      payload: Buffer.from(`{"id":"${externalEventId}"}`),
+      contentType: 'application/json',
+      headers: {},
+    });
+    return stored.id;
+  };
+
+  it("publishes on the sender's retry instead of answering 200 for an event that never reached the topic", async () => {
+    const id = await strand('crash-1');
+    expect(await h.queuedEventIds()).toEqual([]);
+    const retried = await post(h, '{"id":"crash-1","type":"order.created"}');
+    expect(retried.status).toBe(200);
+    expect(retried.json()).toEqual({ eventId: id, duplicate: true });
+    expect(await h.queuedEventIds()).toEqual([id]);
+
+    // once a consumer started its workflow, a retry publishes nothing more
+    await h.aws.sqs.send(new PurgeQueueCommand({ QueueUrl: h.topology.queueUrl }));
+    await h.repos.events.setWorkflowId(id, id);
+    expect((await post(h, '{"id":"crash-1","type":"order.created"}')).status).toBe(200);
+    expect(await h.queuedEventIds()).toEqual([]);
+  });
+
+  it('re-publishes events nobody retries as soon as the sweeper starts, names them in the log and counts them', async () => {
+    const id = await strand('crash-2');
+    const lines: string[] = [];
+    const sweeper = createSweeper({
+      events: h.repos.events,
+      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
+      metrics: h.metrics,
+      logger: pino({ level: 'info' }, { write: (l: string) => lines.push(l) }),
+      intervalMs: 60_000,
+      minAgeMs: 60_000,
+      unstartedAfterMs: 600_000,
+    });
+    sweeper.start(); // the process coming back: no waiting for the grace period
+    await sweeper.stop();
+    expect(await h.queuedEventIds()).toEqual([id]);
+    expect(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_unpublished_events')).toMatch(/ 1$/m);
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; eventIds?: string[]; unstarted?: string[] });
+    expect(logged.find((l) => l.msg === 'sweeper re-publishing events')?.unstarted).toEqual([id]);
+    expect(logged.find((l) => l.msg === 'sweeper re-published events')?.eventIds).toEqual([id]);
   });
 });
 

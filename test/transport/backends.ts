@@ -26,11 +26,12 @@ export async function startFauxqsBackend(port = 0): Promise<Backend> {
 }
 
 /** moto server as a child process on a free port; killed (and awaited) by stop(). */
-export async function startMotoBackend(): Promise<Backend> {
+export async function startMotoBackend(opts: { port?: number } = {}): Promise<Backend> {
   if (!existsSync(MOTO_SERVER)) {
     throw new Error(`moto server not found at ${MOTO_SERVER}: run \`bash scripts/provision.sh\` first`);
   }
-  const port = await freePort();
+  // a fixed port lets a test restart it where its clients expect it
+  const port = opts.port ?? (await freePort());
   const child = spawn(MOTO_SERVER, ['-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });

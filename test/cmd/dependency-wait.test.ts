@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/dev/ports.js';
+import { startTemporalDevServer, type TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+interface Started {
+  child: ChildProcess;
+  output: string[];
+  management: string;
+}
+
+/** A service as an operator runs it, with Temporal not (yet) listening at its address. */
+async function startService(cmd: 'consumer' | 'worker', env: Record<string, string>): Promise<Started> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', cmd], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MANAGEMENT_PORT: String(port), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout?.on('data', (b: Buffer) => output.push(b.toString()));
+  child.stderr?.on('data', (b: Buffer) => output.push(b.toString()));
+  return { child, output, management: `http://127.0.0.1:${port}` };
+}
+
+/** status, or 'none' when nothing answered within the time a kubelet probe waits by default (1 s + slack) */
+async function probe(url: string): Promise<number | 'none'> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+    return res.status;
+  } catch {
+    return 'none';
+  }
+}
+
+async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('consumer and worker started while Temporal is unreachable', () => {
+  let t: TestDatabase;
+  let temporal: TemporalDevServer | undefined;
+  const services: Started[] = [];
+  let temporalPort: number;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    temporalPort = await freePort();
+  });
+  afterAll(async () => {
+    for (const s of services) s.child.kill('SIGKILL');
+    await temporal?.stop();
+    await t?.destroy();
+  });
+
+  it('wait and log instead of exiting, answer /readyz 503 at once, and become ready once Temporal is up', async () => {
+    const env = {
+      DATABASE_URL: t.url,
+      TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+      QUEUE_URL: 'http://127.0.0.1:9/000000000000/unused',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    };
+    const consumer = await startService('consumer', env);
+    const worker = await startService('worker', env);
+    services.push(consumer, worker);
+
+    for (const s of [consumer, worker]) {
+      expect(await eventually(() => probe(`${s.management}/healthz`), (v) => v === 200, 30_000)).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 3_000));
+    for (const s of [consumer, worker]) {
+      expect(s.child.exitCode).toBeNull(); // still running, not crash-looping
+      const started = Date.now();
+      expect(await probe(`${s.management}/readyz`)).toBe(503);
+      expect(Date.now() - started).toBeLessThan(2_900);
+      const logged = await eventually(async () => s.output.join(''), (o) => o.includes('temporal unreachable; retrying'), 20_000);
+      expect(logged).toContain('temporal unreachable; retrying');
+    }
+
+    temporal = await startTemporalDevServer({ port: temporalPort });
+    for (const s of [consumer, worker]) {
+      expect(await eventually(() => probe(`${s.management}/readyz`), (v) => v === 200, 60_000)).toBe(200);
+      expect(s.child.exitCode).toBeNull();
+    }
+  }, 150_000);
+});
