@@ -24,6 +24,8 @@ export interface PlannedDelivery {
   endpointId: string;
   maxAttempts: number;
   timeoutSeconds: number;
+  /** attempts the row had when this run was planned: 0 for a fanout, earlier attempts for a replay */
+  priorAttempts: number;
 }
 
 export interface PrepareResult {
@@ -35,6 +37,12 @@ export interface DeliverInput {
   deliveryId: string;
   /** the endpoint's max_attempts when prepared; the same number bounds the activity's retries */
   maxAttempts: number;
+  /**
+   * The row's attempts before this run (a replay's earlier ones): this run's attempt number is
+   * the row's count minus these, so a replay has the endpoint's whole budget again and its first
+   * request says X-Webhook-Attempt 1. Absent in runs scheduled before it existed: counted as 0.
+   */
+  priorAttempts?: number;
 }
 
 export interface DeliverResult {

@@ -49,7 +49,7 @@ describe('inbound refusals take the same time for unknown sources and wrong pass
     return Number(process.hrtime.bigint() - started) / 1e6;
   }
 
-  it('unknown source vs wrong password on a cost-4 and on a cost-12 hash: medians within 30%', async () => {
+  it('unknown source vs wrong password on a cost-4 and on a cost-12 hash: medians of the same order (the leak was 4x and 60x)', async () => {
     // warm-up: the first refusals also create the dummy hash and load the rows
     for (const s of ['nosuchsource', 'cheap', 'costly']) await refusalMs(s, 'warm-up');
     const times: Record<string, number[]> = { unknown: [], cheap: [], costly: [] };
@@ -60,10 +60,12 @@ describe('inbound refusals take the same time for unknown sources and wrong pass
     }
     const m = { unknown: median(times.unknown ?? []), cheap: median(times.cheap ?? []), costly: median(times.costly ?? []) };
     console.log(`refusal medians over ${SAMPLES} (ms): unknown source ${m.unknown.toFixed(1)}, wrong password cost 4 ${m.cheap.toFixed(1)}, cost 12 ${m.costly.toFixed(1)}`);
-    expect(m.unknown / m.costly).toBeGreaterThan(0.7);
-    expect(m.unknown / m.costly).toBeLessThan(1.3);
-    expect(m.cheap / m.costly).toBeGreaterThan(0.7);
-    expect(m.cheap / m.costly).toBeLessThan(1.3);
+    // Bounds wide enough for a loaded 2-core CI machine, narrow enough for what the leak was:
+    // before the fix these ratios were about 0.25 (unknown) and 0.016 (cost 4) against cost 12.
+    expect(m.unknown / m.costly).toBeGreaterThan(0.4);
+    expect(m.unknown / m.costly).toBeLessThan(2.5);
+    expect(m.cheap / m.costly).toBeGreaterThan(0.4);
+    expect(m.cheap / m.costly).toBeLessThan(2.5);
   }, 60_000);
 
   it('the right password is still accepted on both hashes', async () => {
