@@ -9,7 +9,7 @@ import { startIngestHarness, type IngestHarness } from '../support/ingest-harnes
 // unknown source cost a cost-10 comparison: 4x faster than a wrong password on a cost-12 hash,
 // 60x slower than one on a cost-4 hash.
 
-const SAMPLES = 7;
+const SAMPLES = 9;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 describe('inbound refusals take the same time for unknown sources and wrong passwords', () => {
@@ -49,7 +49,9 @@ describe('inbound refusals take the same time for unknown sources and wrong pass
     return Number(process.hrtime.bigint() - started) / 1e6;
   }
 
-  it('unknown source vs wrong password on a cost-4 and on a cost-12 hash: medians within 30%', async () => {
+  // Alone, the three medians come within 10% of each other (about 210 ms); under the full suite
+  // on a shared 2-core machine, scheduling noise reaches 1.4x. The leak was 4x and 50x.
+  it('unknown source vs wrong password on a cost-4 and on a cost-12 hash: medians within 2x of each other', async () => {
     // warm-up: the first refusals also create the dummy hash and load the rows
     for (const s of ['nosuchsource', 'cheap', 'costly']) await refusalMs(s, 'warm-up');
     const times: Record<string, number[]> = { unknown: [], cheap: [], costly: [] };
@@ -60,10 +62,10 @@ describe('inbound refusals take the same time for unknown sources and wrong pass
     }
     const m = { unknown: median(times.unknown ?? []), cheap: median(times.cheap ?? []), costly: median(times.costly ?? []) };
     console.log(`refusal medians over ${SAMPLES} (ms): unknown source ${m.unknown.toFixed(1)}, wrong password cost 4 ${m.cheap.toFixed(1)}, cost 12 ${m.costly.toFixed(1)}`);
-    expect(m.unknown / m.costly).toBeGreaterThan(0.7);
-    expect(m.unknown / m.costly).toBeLessThan(1.3);
-    expect(m.cheap / m.costly).toBeGreaterThan(0.7);
-    expect(m.cheap / m.costly).toBeLessThan(1.3);
+    expect(m.unknown / m.costly).toBeGreaterThan(0.5);
+    expect(m.unknown / m.costly).toBeLessThan(2);
+    expect(m.cheap / m.costly).toBeGreaterThan(0.5);
+    expect(m.cheap / m.costly).toBeLessThan(2);
   }, 60_000);
 
   it('the right password is still accepted on both hashes', async () => {
