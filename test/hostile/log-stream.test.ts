@@ -33,13 +33,24 @@ function expectJsonLines(text: string): Record<string, unknown>[] {
 
 describe('start-up failures are JSON log lines', () => {
   it('a configuration error: one fatal line naming every problem, exit 2', async () => {
-    const res = await cli(['ingest'], { DATABASE_URL: 'nope', PORT: '99999', TOPIC_ARN: 'arn:x' });
+    const res = await cli(['ingest'], {
+      DATABASE_URL: 'nope',
+      PORT: '99999',
+      TOPIC_ARN: 'arn:x',
+      HTTP_HEADERS_TIMEOUT_SECONDS: '60',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '30',
+    });
     expect(res.code).toBe(2);
     const lines = expectJsonLines(res.stdout + res.stderr);
     expect(lines).toHaveLength(1);
     expect(lines[0]?.level).toBe(60);
     expect(lines[0]?.msg).toContain('invalid configuration');
-    expect(lines[0]?.problems).toEqual(expect.arrayContaining([expect.stringContaining('PORT must be an integer')]));
+    expect(lines[0]?.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('PORT must be an integer'),
+        'HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS',
+      ]),
+    );
   });
 
   it('a database that is not there (migrate): JSON lines only, no password, exit 1', async () => {
