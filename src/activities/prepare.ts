@@ -10,6 +10,7 @@ const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
   endpointId: e.id,
   maxAttempts: e.maxAttempts,
   timeoutSeconds: e.timeoutSeconds,
+  priorAttempts: d.attempts,
 });
 
 /**

@@ -24,6 +24,8 @@ export interface PlannedDelivery {
   endpointId: string;
   maxAttempts: number;
   timeoutSeconds: number;
+  /** attempts recorded before this run (a replay reopens a row that has some): a run's attempts count from here */
+  priorAttempts: number;
 }
 
 export interface PrepareResult {
@@ -33,8 +35,10 @@ export interface PrepareResult {
 
 export interface DeliverInput {
   deliveryId: string;
-  /** the endpoint's max_attempts when prepared; the same number bounds the activity's retries */
+  /** the endpoint's max_attempts when prepared: endpoint attempts this run may make */
   maxAttempts: number;
+  /** attempts recorded before this run; absent (0) in runs started before it existed */
+  priorAttempts?: number;
 }
 
 export interface DeliverResult {

@@ -39,7 +39,7 @@ function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
       maximumInterval: backoff.maximumIntervalMs,
     },
   });
-  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts });
+  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts });
 }
 
 function reasonOf(err: unknown): string {

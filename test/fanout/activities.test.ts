@@ -95,7 +95,7 @@ describe('fanout activities', () => {
     const second = await prepare(2, { eventId });
     expect(second).toEqual(first);
     expect(first).toEqual({
-      deliveries: [{ deliveryId: expect.any(String), endpointId: a, maxAttempts: 7, timeoutSeconds: 3 }],
+      deliveries: [{ deliveryId: expect.any(String), endpointId: a, maxAttempts: 7, timeoutSeconds: 3, priorAttempts: 0 }],
       backoff,
     });
     expect(await repos.deliveries.listByEvent(eventId)).toHaveLength(1);
