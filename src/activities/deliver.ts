@@ -137,10 +137,10 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     const { delivery, endpoint, event } = loaded;
     // Idempotent: a settled delivery (an earlier attempt finished but its completion was lost).
     if (delivery.status !== 'PENDING') return { status: delivery.status };
-    // This run's attempt number: the attempts recorded in the row since the run began, + 1.
+    // The endpoint's attempt number in this run: attempts recorded since the run began + 1.
     // Temporal's attempt also counts retries after database failures, which must not spend the
-    // endpoint's attempts; a replay starts again from 1 (its earlier attempts are priorAttempts).
-    const attempt = delivery.attempts - (input.priorAttempts ?? 0) + 1;
+    // endpoint's attempts; a replay run starts again at 1 on a row that has earlier attempts.
+    const attempt = delivery.attempts - Math.min(input.priorAttempts ?? 0, delivery.attempts) + 1;
     const log = { deliveryId: delivery.id, eventId: event.id, endpointId: endpoint.id, attempt, temporalAttempt };
 
     // A removed endpoint (deactivated row) is not called any more, even mid-retry.

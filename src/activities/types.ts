@@ -24,7 +24,7 @@ export interface PlannedDelivery {
   endpointId: string;
   maxAttempts: number;
   timeoutSeconds: number;
-  /** attempts the row had when this run was planned: 0 for a fanout, earlier attempts for a replay */
+  /** attempts recorded before this run (a replay reopens a row that has some): a run's attempts count from here */
   priorAttempts: number;
 }
 
@@ -35,13 +35,9 @@ export interface PrepareResult {
 
 export interface DeliverInput {
   deliveryId: string;
-  /** the endpoint's max_attempts when prepared; the same number bounds the activity's retries */
+  /** the endpoint's max_attempts when prepared: endpoint attempts this run may make */
   maxAttempts: number;
-  /**
-   * The row's attempts before this run (a replay's earlier ones): this run's attempt number is
-   * the row's count minus these, so a replay has the endpoint's whole budget again and its first
-   * request says X-Webhook-Attempt 1. Absent in runs scheduled before it existed: counted as 0.
-   */
+  /** attempts recorded before this run; absent (0) in runs started before it existed */
   priorAttempts?: number;
 }
 

@@ -91,13 +91,17 @@ export function createEventRepository(db: Db) {
      * Published events no consumer has started a workflow for: their message was lost or
      * dead-lettered (e.g. Temporal was down for longer than the queue's receive budget).
      */
-    async findUnstarted(publishedBeforeMs: number, limit: number): Promise<string[]> {
+    async findUnstarted(publishedBeforeMs: number, limit: number, offset = 0): Promise<string[]> {
       const rows = await db<EventRow>('webhook_event')
         .select('id')
         .whereNull('workflow_id')
         .where('published_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [publishedBeforeMs]))
         .where({ status: 'RECEIVED' })
         .orderBy('published_at')
+        .orderBy('id')
+        // re-publishing does not take a row out of this set (its workflow starts later), so a
+        // pass pages through it
+        .offset(offset)
         .limit(limit);
       return rows.map((r) => r.id);
     },

@@ -9,6 +9,9 @@ import type { EventPublisher } from '../transport/publisher.js';
  * message was dead-lettered, e.g. while Temporal was down). Several replicas may sweep the same
  * row: a second publish starts no second fanout, because the workflow id is the event id.
  */
+/** A pass re-publishes at most this many batches (of batchSize) of each kind. */
+const MAX_BATCHES_PER_PASS = 20;
+
 export function createSweeper(deps: {
   events: Pick<EventRepository, 'findUnpublished' | 'findUnstarted' | 'markPublished'>;
   publisher: EventPublisher;
@@ -34,28 +37,38 @@ export function createSweeper(deps: {
    * second message, which starts no second workflow.
    */
   async function sweepOnce(opts: { unstartedAfterMs?: number } = {}): Promise<number> {
-    const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
-    const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize);
-    // both kinds are accepted events with no known message: the gauge counts them alike
-    deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
-    const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];
-    if (ids.length === 0) return 0;
-    deps.logger.info({ unpublished, unstarted }, 'sweeper re-publishing events');
-    const done: string[] = [];
-    for (const { id, via } of ids) {
-      try {
-        await deps.publisher.publish(id);
-        await deps.events.markPublished(id);
-        deps.metrics.republished.inc({ via });
-        done.push(id);
-      } catch (err) {
-        deps.metrics.publishFailures.inc();
-        deps.logger.warn({ eventId: id, err: String(err) }, 'sweeper could not publish; will retry');
+    // A backlog (a long Temporal outage dead-letters every message) is worked off in one pass,
+    // batch after batch, not batchSize per tick; bounded so a pass ends.
+    let published = 0;
+    for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
+      const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
+      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize, pass * batchSize);
+      // both kinds are accepted events with no known message: the gauge counts them alike
+      if (pass === 0) deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
+      const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];
+      if (ids.length === 0) break;
+      deps.logger.info({ unpublished, unstarted }, 'sweeper re-publishing events');
+      // concurrently: the ingest's publisher batches them into PublishBatch calls
+      const results = await Promise.allSettled(
+        ids.map(async ({ id, via }) => {
+          await deps.publisher.publish(id);
+          await deps.events.markPublished(id);
+          deps.metrics.republished.inc({ via });
+          return id;
+        }),
+      );
+      const done = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      published += done.length;
+      if (done.length > 0) deps.logger.info({ eventIds: done }, 'sweeper re-published events');
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        deps.metrics.publishFailures.inc(results.length - done.length);
+        deps.logger.warn({ failed: results.length - done.length, err: String(failed.reason) }, 'sweeper could not publish; will retry');
         break; // the topic is likely down: wait for the next tick
       }
+      if (unpublished.length < batchSize && unstarted.length < batchSize) break;
     }
-    if (done.length > 0) deps.logger.info({ eventIds: done }, 'sweeper re-published events');
-    return done.length;
+    return published;
   }
 
   const tick = (): void => {
