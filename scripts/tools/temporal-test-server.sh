@@ -3,13 +3,18 @@
 # (test/workflows/): the TypeScript SDK would download its native build from GitHub, which CI
 # cannot reach, so the same server is taken from Maven Central (io.temporal:temporal-test-server,
 # pinned) and run on the JVM through a small wrapper the SDK starts as an "existing-path"
-# executable. Needs java (>= 11) and mvn; exits 3 without them. Prints the wrapper's path.
+# executable. Needs java (>= 11) and mvn: installed with apt-get when missing and possible (root
+# on Debian/Ubuntu), else exits 3. Prints the wrapper's path.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=1.31.0
 DIR=.cache/temporal-test-server/$VERSION
 WRAPPER=$DIR/temporal-test-server
 if [ -x "$WRAPPER" ] && [ -f "$DIR/.complete" ]; then echo "$PWD/$WRAPPER"; exit 0; fi
+if { ! command -v java >/dev/null || ! command -v mvn >/dev/null; } && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "temporal-test-server: installing a JRE and Maven with apt-get" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends default-jre-headless maven; } >&2 || true
+fi
 if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
   echo "temporal-test-server: java and mvn are needed to provision the time-skipping test server" >&2
   exit 3
