@@ -1,4 +1,4 @@
-import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type {
   BackoffSettings,
   FanoutActivities,
@@ -22,9 +22,9 @@ const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'pr
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
 const DELIVER_MARGIN_MS = 30_000;
 
-/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
-function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
-  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>({
+/** A delivery's activity options: its endpoint's attempts and timeout, the global backoff. Pure, unit-tested. */
+export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>, backoff: BackoffSettings): ActivityOptions {
+  return {
     startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS,
     retry: {
       maximumAttempts: d.maxAttempts,
@@ -32,7 +32,12 @@ function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
       backoffCoefficient: backoff.backoffCoefficient,
       maximumInterval: backoff.maximumIntervalMs,
     },
-  });
+  };
+}
+
+/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
+function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
+  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(deliveryActivityOptions(d, backoff));
   return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts });
 }
 
