@@ -2,7 +2,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // record-histories.ts rewrites the replay fixtures: only on purpose (npm run record:histories)
+    include: ['test/**/*.test.ts', ...(process.env.RECORD_HISTORIES === '1' ? ['test/workflows/record-histories.ts'] : [])],
     // the fault suite runs on its own: npm run test:faults (vitest.faults.config.ts)
     exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],

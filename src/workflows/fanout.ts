@@ -1,4 +1,4 @@
-import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type {
   BackoffSettings,
   FanoutActivities,
@@ -25,9 +25,9 @@ const DELIVER_DATABASE_RETRY_BUDGET = 400;
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
 const DELIVER_MARGIN_MS = 30_000;
 
-/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
-function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
-  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>({
+/** A delivery's activity options: its endpoint's attempts and timeout, the global backoff. Pure, unit-tested. */
+export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>, backoff: BackoffSettings): ActivityOptions {
+  return {
     startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS,
     retry: {
       // the activity counts the endpoint's attempts in the row and fails the delivery itself
@@ -38,7 +38,12 @@ function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
       backoffCoefficient: backoff.backoffCoefficient,
       maximumInterval: backoff.maximumIntervalMs,
     },
-  });
+  };
+}
+
+/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
+function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
+  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(deliveryActivityOptions(d, backoff));
   return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts });
 }
 

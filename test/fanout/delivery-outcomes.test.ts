@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { refusedUrl, startReceiver, type Receiver } from '../support/receiver.js';
+import { describe, expect } from 'vitest';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { counterDelta, it } from './support/fixtures.js';
+import { refusedUrl } from '../support/receiver.js';
 
 // One endpoint per test: each row of the delivery state table, end to end through a real
 // workflow, the real sender and a real HTTP receiver.
 describe('delivery outcomes', () => {
-  let h: FanoutHarness;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    h = await startFanoutHarness();
-  });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await h?.close();
-  });
-
-  it('2xx: SUCCESS after one attempt, the stored body sent byte-for-byte with the X-Webhook headers', async () => {
+  it('2xx: SUCCESS after one attempt, the stored body sent byte-for-byte with the X-Webhook headers', async ({ h, receiver }) => {
     const r = await receiver([{ status: 202, body: 'accepted' }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url });
@@ -47,7 +32,7 @@ describe('delivery outcomes', () => {
     expect(event?.completedAt).toBeInstanceOf(Date);
   });
 
-  it('4xx: FAILED after exactly one attempt, not retried', async () => {
+  it('4xx: FAILED after exactly one attempt, not retried', async ({ h, receiver }) => {
     const r = await receiver([{ status: 422, body: 'bad contract' }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 5 });
@@ -61,11 +46,12 @@ describe('delivery outcomes', () => {
     expect(d.lastError).toBeTruthy();
   });
 
-  it('5xx: retried up to max_attempts, then FAILED with the last response recorded', async () => {
+  it('5xx: retried up to max_attempts, then FAILED with the last response recorded', async ({ h, receiver }) => {
     const r = await receiver([{ status: 500, body: 'boom' }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 3 });
     const eventId = await addEvent(h.repos, { source });
+    const retryable5xx = await counterDelta(h.metrics.deliveryAttempts, { outcome: 'retryable', status_class: '5xx' });
 
     expect(await h.runFanout(eventId)).toBe('FAILED');
 
@@ -75,12 +61,10 @@ describe('delivery outcomes', () => {
     expect(d.lastError).toBeTruthy();
     expect(d.completedAt).toBeInstanceOf(Date);
 
-    const attempts = await h.metrics.deliveryAttempts.get();
-    const retryable5xx = attempts.values.find((v) => v.labels.outcome === 'retryable' && v.labels.status_class === '5xx');
-    expect(retryable5xx?.value).toBeGreaterThanOrEqual(3);
+    expect(await retryable5xx()).toBe(3);
   });
 
-  it('5xx then 2xx: SUCCESS with attempts=2', async () => {
+  it('5xx then 2xx: SUCCESS with attempts=2', async ({ h, receiver }) => {
     const r = await receiver([{ status: 503, body: 'busy' }, { status: 200, body: 'fine' }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 3 });
@@ -93,7 +77,7 @@ describe('delivery outcomes', () => {
     expect(d).toMatchObject({ status: 'SUCCESS', attempts: 2, lastResponseStatus: 200, lastResponseBody: 'fine', lastError: null });
   });
 
-  it('timeout: retried, and succeeds once the endpoint answers in time', async () => {
+  it('timeout: retried, and succeeds once the endpoint answers in time', async ({ h, receiver }) => {
     const r = await receiver([{ status: 200, delayMs: 2_500 }, { status: 200, body: 'quick' }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, timeoutSeconds: 1, maxAttempts: 3 });
@@ -106,7 +90,7 @@ describe('delivery outcomes', () => {
     expect(d).toMatchObject({ status: 'SUCCESS', attempts: 2, lastResponseStatus: 200 });
   });
 
-  it('timeout on every attempt: FAILED after max_attempts with no response status', async () => {
+  it('timeout on every attempt: FAILED after max_attempts with no response status', async ({ h, receiver }) => {
     const r = await receiver([{ status: 200, delayMs: 2_500 }]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, timeoutSeconds: 1, maxAttempts: 2 });
@@ -120,22 +104,21 @@ describe('delivery outcomes', () => {
     expect(d.lastError).toMatch(/time/i);
   });
 
-  it('connection refused: retried up to max_attempts, then FAILED', async () => {
+  it('connection refused: retried up to max_attempts, then FAILED', async ({ h }) => {
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: await refusedUrl(), maxAttempts: 3 });
     const eventId = await addEvent(h.repos, { source });
+    const refused = await counterDelta(h.metrics.deliveryAttempts, { outcome: 'retryable', status_class: 'refused' });
 
     expect(await h.runFanout(eventId)).toBe('FAILED');
 
     const d = await deliveryOf(h.repos, eventId, endpointId);
     expect(d).toMatchObject({ status: 'FAILED', attempts: 3, lastResponseStatus: null, lastResponseBody: null });
     expect(d.lastError).toBeTruthy();
-    const attempts = await h.metrics.deliveryAttempts.get();
-    const refused = attempts.values.find((v) => v.labels.outcome === 'retryable' && v.labels.status_class === 'refused');
-    expect(refused?.value).toBeGreaterThanOrEqual(3);
+    expect(await refused()).toBe(3);
   });
 
-  it('reads the endpoint fresh on every attempt: a rotated secret applies to the next retry', async () => {
+  it('reads the endpoint fresh on every attempt: a rotated secret applies to the next retry', async ({ h, receiver }) => {
     const source = uniqueSource();
     let endpointId = '';
     const r = await receiver(async (n) => {

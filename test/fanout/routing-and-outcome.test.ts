@@ -1,25 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import { describe, expect } from 'vitest';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { counterDelta, it } from './support/fixtures.js';
 
 describe('routing and event outcome', () => {
-  let h: FanoutHarness;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    h = await startFanoutHarness();
-  });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await h?.close();
-  });
-
-  it('fans out to the union of active matches: specific type and catch-all fire; other types, sources and inactive do not', async () => {
+  it('fans out to the union of active matches: specific type and catch-all fire; other types, sources and inactive do not', async ({ h, receiver }) => {
     const source = uniqueSource();
     const [specific, catchAll, otherType, inactive, otherSource] = await Promise.all([
       receiver(),
@@ -47,7 +31,7 @@ describe('routing and event outcome', () => {
     expect(deliveries.every((d) => d.status === 'SUCCESS')).toBe(true);
   });
 
-  it('a specific-type endpoint only receives its type; catch-all receives every type and untyped events', async () => {
+  it('a specific-type endpoint only receives its type; catch-all receives every type and untyped events', async ({ h, receiver }) => {
     const source = uniqueSource();
     const specific = await receiver();
     const catchAll = await receiver();
@@ -62,14 +46,14 @@ describe('routing and event outcome', () => {
     expect(catchAll.requests).toHaveLength(3);
   });
 
-  it('COMPLETED when no endpoint matches (no deliveries)', async () => {
+  it('COMPLETED when no endpoint matches (no deliveries)', async ({ h }) => {
     const eventId = await addEvent(h.repos, { source: uniqueSource('lonely'), eventType: 'x' });
     expect(await h.runFanout(eventId)).toBe('COMPLETED');
     expect(await h.repos.deliveries.listByEvent(eventId)).toEqual([]);
     expect((await h.repos.events.get(eventId))?.status).toBe('COMPLETED');
   });
 
-  it('PARTIAL when some deliveries succeed and some fail', async () => {
+  it('PARTIAL when some deliveries succeed and some fail', async ({ h, receiver }) => {
     const source = uniqueSource();
     const ok = await receiver([{ status: 200 }]);
     const bad = await receiver([{ status: 404, body: 'no such hook' }]);
@@ -84,20 +68,20 @@ describe('routing and event outcome', () => {
     expect((await h.repos.events.get(eventId))?.status).toBe('PARTIAL');
   });
 
-  it('FAILED when every delivery fails', async () => {
+  it('FAILED when every delivery fails', async ({ h, receiver }) => {
     const source = uniqueSource();
     const a = await receiver([{ status: 400 }]);
     const b = await receiver([{ status: 500 }]);
     await addEndpoint(h.repos, { source, url: a.url });
     await addEndpoint(h.repos, { source, url: b.url, maxAttempts: 2 });
     const eventId = await addEvent(h.repos, { source });
+    const failedEvents = await counterDelta(h.metrics.eventsFinished, { status: 'FAILED' });
 
     expect(await h.runFanout(eventId)).toBe('FAILED');
     expect((await h.repos.events.get(eventId))?.status).toBe('FAILED');
     expect(a.requests).toHaveLength(1);
     expect(b.requests).toHaveLength(2);
 
-    const finished = await h.metrics.eventsFinished.get();
-    expect(finished.values.find((v) => v.labels.status === 'FAILED')?.value).toBeGreaterThanOrEqual(1);
+    expect(await failedEvents()).toBe(1);
   });
 });

@@ -1,33 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { startReplay } from '../../src/consumer/replay.js';
-import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { counterDelta, it } from './support/fixtures.js';
 
 describe('starter, concurrency and replay', () => {
-  let h: FanoutHarness;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    h = await startFanoutHarness();
-  });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await h?.close();
-  });
-
-  it('starting the same event twice runs one fanout: already_started, one request per endpoint', async () => {
+  it('starting the same event twice runs one fanout: already_started, one request per endpoint', async ({ h, receiver }) => {
     const source = uniqueSource();
     const a = await receiver();
     const b = await receiver();
     await addEndpoint(h.repos, { source, url: a.url });
     await addEndpoint(h.repos, { source, eventType: 't', url: b.url });
     const eventId = await addEvent(h.repos, { source, eventType: 't' });
-    const startedBefore = (await h.metrics.workflowsStarted.get()).values[0]?.value ?? 0;
+    const started = await counterDelta(h.metrics.workflowsStarted);
 
     expect(await h.start(eventId)).toBe('started');
     expect(await h.start(eventId)).toBe('already_started');
@@ -38,10 +22,10 @@ describe('starter, concurrency and replay', () => {
     expect(a.requests).toHaveLength(1);
     expect(b.requests).toHaveLength(1);
     expect((await h.repos.events.get(eventId))?.workflowId).toBe(eventId);
-    expect((await h.metrics.workflowsStarted.get()).values[0]?.value).toBe(startedBefore + 1);
+    expect(await started()).toBe(1);
   });
 
-  it('delivers to all endpoints concurrently', async () => {
+  it('delivers to all endpoints concurrently', async ({ h, receiver }) => {
     const source = uniqueSource();
     const slow = await Promise.all([1, 2, 3].map(() => receiver([{ status: 200, delayMs: 500 }])));
     for (const r of slow) await addEndpoint(h.repos, { source, url: r.url });
@@ -57,7 +41,7 @@ describe('starter, concurrency and replay', () => {
     expect(lastStart).toBeLessThan(firstFinish);
   });
 
-  it('replay: a reopened FAILED delivery gets exactly one new attempt and the event is recomputed', async () => {
+  it('replay: a reopened FAILED delivery gets exactly one new attempt and the event is recomputed', async ({ h, receiver }) => {
     const source = uniqueSource();
     const ok = await receiver([{ status: 200 }]);
     const flaky = await receiver([{ status: 500, body: 'down' }]);
@@ -90,7 +74,7 @@ describe('starter, concurrency and replay', () => {
     expect((await h.repos.events.get(eventId))?.status).toBe('COMPLETED');
   });
 
-  it('replay skips a delivery that is not PENDING (not reopened) and sends nothing', async () => {
+  it('replay skips a delivery that is not PENDING (not reopened) and sends nothing', async ({ h, receiver }) => {
     const source = uniqueSource();
     const r = await receiver([{ status: 400 }]);
     const endpointId = await addEndpoint(h.repos, { source, url: r.url });

@@ -40,6 +40,8 @@ export async function startIngestHarness(opts: {
   rowTtlMs?: number;
   cacheSize?: number;
   timeouts?: HttpTimeouts;
+  /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
+  now?: () => number;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
   let fauxqs: Fauxqs | undefined = await startFauxqs({ port: sqsPort, logger: false });
@@ -52,6 +54,7 @@ export async function startIngestHarness(opts: {
     credentials: repos.credentials,
     cacheSize: opts.cacheSize ?? 1000,
     rowTtlMs: opts.rowTtlMs ?? 2000,
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
   // the inserter ingest uses: batched, so the concurrency tests exercise it

@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BACKOFF } from '../../src/activities/deps.js';
+import type {
+  DeliverInput,
+  DeliverResult,
+  FanoutActivities,
+  FinalEventStatus,
+  FinishEventInput,
+  PlannedDelivery,
+} from '../../src/activities/types.js';
+import type { WebhookFanoutWorkflow } from '../../src/workflows/fanout.js';
+import { WORKFLOW_TYPE } from '../../src/workflows/names.js';
+import { resolveWorkflowsPath } from '../../src/worker/worker.js';
+import { startTimeSkippingEnv, type TimeSkippingEnv } from '../support/time-skipping.js';
+
+// The workflow's retry policies on Temporal's clock: the time-skipping test server
+// jumps over every backoff and timeout, so the production policy (1 s, x2, capped at 10 min)
+// is checked in full in seconds. The activities here stand in for the database-backed ones:
+// what is under test is what the workflow asks Temporal for, observed on the server's clock at
+// each attempt. Not covered here: start-to-close timeouts. This server does not skip time while
+// an attempt is running, so a hung attempt costs its full timeout (35 s and more) in real time;
+// test/fanout/delivery-outcomes.test.ts covers timeouts with short endpoint timeouts instead.
+
+/** What the stand-in activities saw, per delivery id. */
+interface Observed {
+  /** Temporal time (ms) at which each deliver attempt started */
+  startedAt: number[];
+  attempts: number[];
+}
+
+type DeliverBehaviour = (attempt: number) => Promise<DeliverResult>;
+
+let server: TimeSkippingEnv;
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already in this process
+  }
+  [server, workflowBundle] = await Promise.all([
+    startTimeSkippingEnv(),
+    bundleWorkflowCode({ workflowsPath: resolveWorkflowsPath(), logger: new DefaultLogger('ERROR') }),
+  ]);
+  env = server.env;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** Runs one fanout over the given deliveries; each delivery behaves as its function says. */
+async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' | 'endpointId'>; behave: DeliverBehaviour }[]) {
+  const planned = deliveries.map((d) => ({ ...d.plan, deliveryId: randomUUID(), endpointId: randomUUID() }));
+  const observed = new Map<string, Observed>(planned.map((p) => [p.deliveryId, { startedAt: [], attempts: [] }]));
+  const behaviours = new Map<string, DeliverBehaviour>(planned.map((p, i) => [p.deliveryId, deliveries[i]!.behave]));
+  const finished: FinishEventInput[] = [];
+  const activities: FanoutActivities = {
+    prepare: () => Promise.resolve({ deliveries: planned, backoff: DEFAULT_BACKOFF }),
+    deliver: async (input: DeliverInput) => {
+      const { info } = Context.current();
+      const seen = observed.get(input.deliveryId)!;
+      seen.startedAt.push(await env.currentTimeMs());
+      seen.attempts.push(info.attempt);
+      try {
+        return await behaviours.get(input.deliveryId)!(info.attempt);
+      } catch (err) {
+        // as the real activity does: it fails the delivery itself on the endpoint's last attempt
+        // (Temporal's own limit is higher, leaving room for retries after database failures)
+        if (err instanceof ApplicationFailure && !err.nonRetryable && info.attempt >= input.maxAttempts) {
+          throw ApplicationFailure.nonRetryable(err.message, 'DeliveryAttemptsExhausted');
+        }
+        throw err;
+      }
+    },
+    finishEvent: (input: FinishEventInput): Promise<FinalEventStatus> => {
+      finished.push(input);
+      return Promise.resolve(input.unsettled?.length ? 'FAILED' : 'COMPLETED');
+    },
+  };
+  const taskQueue = `ts-${randomUUID()}`;
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
+  const startedAt = await env.currentTimeMs();
+  const status = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: randomUUID(),
+      args: [{ eventId: randomUUID() }],
+    });
+    return handle.result();
+  });
+  const elapsedMs = (await env.currentTimeMs()) - startedAt;
+  return { status, planned, observed: planned.map((p) => observed.get(p.deliveryId)!), finished, elapsedMs };
+}
+
+const retryable = (): Promise<DeliverResult> => Promise.reject(ApplicationFailure.retryable('HTTP 503', 'DeliveryFailed'));
+const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
+/** Temporal adds no jitter to activity retries; allow the server's scheduling granularity. */
+const expectDelays = (actual: number[], expected: number[]): void => {
+  expect(actual).toHaveLength(expected.length);
+  actual.forEach((ms, i) => {
+    expect(ms, `delay before attempt ${i + 2}`).toBeGreaterThanOrEqual(expected[i]!);
+    expect(ms, `delay before attempt ${i + 2}`).toBeLessThan(expected[i]! + 1_000);
+  });
+};
+
+describe('fanout workflow on a time-skipping server', () => {
+  it('retries with the production backoff: 1 s doubling, capped at 10 min, up to max_attempts', async () => {
+    const run = await runFanout([{ plan: { maxAttempts: 13, timeoutSeconds: 10, priorAttempts: 0 }, behave: retryable }]);
+
+    const [d] = run.observed;
+    expect(d!.attempts).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    // 1, 2, 4 ... 512 s, then the 10 min cap
+    expectDelays(gaps(d!.startedAt), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map((s) => s * 1_000));
+    // about 47 minutes of Temporal time
+    expect(run.elapsedMs).toBeGreaterThanOrEqual(2_823_000);
+    expect(run.status).toBe('FAILED');
+    expect(run.finished).toEqual([
+      { eventId: expect.any(String), unsettled: [{ deliveryId: run.planned[0]!.deliveryId, reason: 'HTTP 503' }] },
+    ]);
+  });
+
+  it('a non-retryable failure ends the delivery at once, whatever max_attempts says', async () => {
+    const run = await runFanout([
+      { plan: { maxAttempts: 5, timeoutSeconds: 10, priorAttempts: 0 }, behave: () => Promise.reject(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryFailed')) },
+    ]);
+    expect(run.observed[0]!.attempts).toEqual([1]);
+    expect(run.finished[0]?.unsettled).toEqual([{ deliveryId: run.planned[0]!.deliveryId, reason: 'HTTP 404' }]);
+  });
+
+  it('deliveries run concurrently, each with its own attempts: one slow retrier does not hold back the others', async () => {
+    const run = await runFanout([
+      { plan: { maxAttempts: 1, timeoutSeconds: 10, priorAttempts: 0 }, behave: () => Promise.resolve({ status: 'SUCCESS' }) },
+      { plan: { maxAttempts: 4, timeoutSeconds: 10, priorAttempts: 0 }, behave: (attempt) => (attempt < 4 ? retryable() : Promise.resolve({ status: 'SUCCESS' })) },
+    ]);
+    const [fast, slow] = run.observed;
+    expect(fast!.attempts).toEqual([1]);
+    expect(slow!.attempts).toEqual([1, 2, 3, 4]);
+    expect(Math.abs(fast!.startedAt[0]! - slow!.startedAt[0]!)).toBeLessThan(1_000);
+    expectDelays(gaps(slow!.startedAt), [1_000, 2_000, 4_000]);
+    expect(run.status).toBe('COMPLETED');
+  });
+});

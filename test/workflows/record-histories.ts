@@ -1,0 +1,40 @@
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BACKOFF } from '../../src/activities/deps.js';
+import { addEndpoint, addEvent, startFanoutHarness } from '../fanout/support/harness.js';
+import { startReceiver } from '../support/receiver.js';
+import { historyToFixture } from './support/history-fixtures.js';
+
+// Records the histories that test/workflows/replay.test.ts replays, from real runs (Postgres,
+// the Temporal dev server, real HTTP receivers, the production backoff). Not part of `npm test`
+// (vitest.config.ts includes it only when asked): npm run record:histories
+// Re-record after a deliberate, patched() change of the workflow, and keep the old fixtures too:
+// histories of runs still open in production must replay against every later version.
+const FIXTURES = new URL('../fixtures/histories/', import.meta.url);
+
+describe('record fanout histories', () => {
+  it('records a success, retries then failure, and a partial fanout', async () => {
+    const h = await startFanoutHarness({ backoff: DEFAULT_BACKOFF });
+    const ok = await startReceiver([{ status: 200, body: 'ok' }]);
+    const down = await startReceiver([{ status: 503, body: 'down' }]);
+    const gone = await startReceiver([{ status: 404, body: 'gone' }]);
+    try {
+      const runs: [string, string, string][] = [];
+      const record = async (name: string, source: string, endpoints: { url: string; maxAttempts?: number }[], expected: string) => {
+        for (const e of endpoints) await addEndpoint(h.repos, { source, ...e });
+        const eventId = await addEvent(h.repos, { source, eventType: 'fixture.recorded' });
+        expect(await h.runFanout(eventId)).toBe(expected);
+        const history = await h.client.workflow.getHandle(eventId).fetchHistory();
+        await writeFile(new URL(`${name}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
+        runs.push([name, eventId, expected]);
+      };
+      await record('success', 'fixture-success', [{ url: ok.url }], 'COMPLETED');
+      await record('retries-then-failure', 'fixture-retries', [{ url: down.url, maxAttempts: 3 }], 'FAILED');
+      await record('partial', 'fixture-partial', [{ url: ok.url }, { url: gone.url }, { url: down.url, maxAttempts: 2 }], 'PARTIAL');
+      expect(runs).toHaveLength(3);
+    } finally {
+      await Promise.all([ok.close(), down.close(), gone.close()]);
+      await h.close();
+    }
+  });
+});
