@@ -32,9 +32,8 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev \
- && npm cache clean --force \
- && rm -rf /root/.npm
+# the npm cache is a cache mount: it never lands in a layer, and it can not be removed (busy)
+RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
