@@ -16,7 +16,7 @@
 # Needs root (debootstrap, chroot). Takes ~2-4 minutes the first time, ~0 s once cached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lib.sh
+# shellcheck source=scripts/image/lib.sh
 . "$here/lib.sh"
 
 BASE_IMAGE=docker.io/library/node:24-bookworm-slim

@@ -12,12 +12,13 @@
 # --target, --platform, ...) is passed to the engine's build unchanged.
 # The node:24-bookworm-slim base is made sure of first (base.sh: pulled, or a local stand-in where
 # no registry is reachable); SKIP_BASE=1 skips that for Dockerfiles that do not use it.
+# PUSH_IMAGE=true (set by skaffold for remote clusters) pushes TAG after the build.
 # The build runs on the host network: a build network namespace adds nothing here and needs
 # iptables/netavark set up on the machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=lib.sh
+# shellcheck source=scripts/image/lib.sh
 . "$here/lib.sh"
 
 file=""
@@ -60,3 +61,7 @@ case "$engine" in
   *) echo "build: unknown engine $engine" >&2; exit 2 ;;
 esac
 echo "build: $tag built with $engine in $(( $(date +%s) - started ))s"
+# skaffold's custom builder asks for a push this way when the cluster is not local
+if [ "${PUSH_IMAGE:-}" = true ]; then
+  $engine push "$tag"
+fi

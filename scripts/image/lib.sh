@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the image scripts (sourced, not run): which container engine to use and how.
 #
 # Docker where a Docker engine answers; otherwise podman (daemonless, as root). Override with
