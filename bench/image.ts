@@ -3,6 +3,7 @@
 // bundling the workflow code at start-up (what the worker did before). See docs/benchmarks.md.
 //
 //   IMAGE=webhook-fanout:dev ROUNDS=3 npm run bench:image     # needs the image and `npm run build`
+//   ROUNDS=0 npm run bench:image                              # layer sizes only
 //
 // Worker start: from spawning the process to its "worker: started" log line (connected to
 // Temporal, polling), then RSS (VmRSS) and peak RSS (VmHWM) from /proc two seconds later. Both
@@ -24,7 +25,9 @@ const IMAGE = process.env.IMAGE ?? 'webhook-fanout:dev';
 const ENGINE = process.env.CONTAINER_ENGINE ?? 'podman';
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const BUDGET_MB = 200;
-const MB = 1024 * 1024;
+// image sizes in MB (10^6 bytes, as podman and docker print them); memory in MiB (/proc's kB)
+const MB = 1_000_000;
+const MIB = 1024 * 1024;
 
 interface HistoryEntry {
   id: string;
@@ -118,7 +121,7 @@ async function containerWorker(env: Record<string, string>): Promise<StartFigure
     const startMs = performance.now() - t0;
     await new Promise((r) => setTimeout(r, 2000));
     const metrics = await (await fetch(`http://127.0.0.1:${env.MANAGEMENT_PORT}/metrics`)).text();
-    const rss = Number(/^(?:webhook_fanout_)?process_resident_memory_bytes (\S+)/m.exec(metrics)?.[1] ?? 0) / MB;
+    const rss = Number(/^(?:webhook_fanout_)?process_resident_memory_bytes (\S+)/m.exec(metrics)?.[1] ?? 0) / MIB;
     return { startMs, rssMb: rss, peakRssMb: Number.NaN };
   } finally {
     await exec(ENGINE, ['kill', '--signal', 'TERM', name]).catch(() => undefined);
@@ -128,9 +131,9 @@ async function containerWorker(env: Record<string, string>): Promise<StartFigure
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const fmt = (label: string, runs: StartFigures[]) =>
-  `  ${label.padEnd(34)} start ${median(runs.map((r) => r.startMs)).toFixed(0).padStart(5)} ms   RSS ${median(runs.map((r) => r.rssMb)).toFixed(0).padStart(4)} MB   peak RSS ${
+  `  ${label.padEnd(34)} start ${median(runs.map((r) => r.startMs)).toFixed(0).padStart(5)} ms   RSS ${median(runs.map((r) => r.rssMb)).toFixed(0).padStart(4)} MiB   peak RSS ${
     Number.isNaN(runs[0]?.peakRssMb ?? Number.NaN) ? '   -' : median(runs.map((r) => r.peakRssMb)).toFixed(0).padStart(4)
-  } MB   (median of ${runs.length}: ${runs.map((r) => r.startMs.toFixed(0)).join(', ')} ms)`;
+  } MiB   (median of ${runs.length}: ${runs.map((r) => r.startMs.toFixed(0)).join(', ')} ms)`;
 
 async function main(): Promise<void> {
   const layers = await layerReport();
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
   for (const l of layers.lines) console.log(l);
   console.log(`  total above the base: ${layers.aboveBaseMb.toFixed(1)} MB (budget ${BUDGET_MB} MB: ${layers.aboveBaseMb <= BUDGET_MB ? 'within' : 'OVER'})`);
 
+  if (ROUNDS < 1) return;
   const dist = path.join(REPO, 'dist');
   const sourceDist = path.join(REPO, '.data/bench-image/dist');
   await rm(sourceDist, { recursive: true, force: true });

@@ -64,6 +64,14 @@ describe('the image itself', () => {
     expect(cfg.Labels['org.opencontainers.image.title']).toBe('webhook-fanout');
   });
 
+  it('adds at most 200 MB to its base (the budget; per layer: npm run bench:image)', async () => {
+    const size = async (image: string) => Number((await engine(['image', 'inspect', image, '--format', '{{.Size}}'])).stdout.trim());
+    const [own, base] = await Promise.all([size(IMAGE), size('docker.io/library/node:24-bookworm-slim')]);
+    expect(base).toBeGreaterThan(50e6);
+    expect(own - base).toBeGreaterThan(20e6);
+    expect(own - base).toBeLessThanOrEqual(200e6);
+  });
+
   it('has no dev mode: the CLI says `dev` runs from a checkout only', async () => {
     const help = await runOnce(['--help']);
     expect(help.code).toBe(0);
