@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --file=*) file=${1#--file=}; shift ;;
     -t|--tag) tag=$2; shift 2 ;;
     --tag=*) tag=${1#--tag=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     # options that take a value as the next argument
     --build-arg|--target|--platform|--label|--secret|--cache-from) passthrough+=("$1" "$2"); shift 2 ;;
     -*) passthrough+=("$1"); shift ;;
@@ -46,6 +46,12 @@ file=${file:-$context/Dockerfile}
 
 engine=$(image_engine)
 [ -n "${SKIP_BASE:-}" ] || bash "$here/base.sh"
+# the project's Dockerfile names its base by short name (node:24-bookworm-slim): give podman the
+# full name, so the build does not depend on the machine's short-name aliases
+if [ "$(cd "$(dirname "$file")" && pwd)/$(basename "$file")" = "$repo/Dockerfile" ] \
+  && ! printf '%s\n' ${passthrough[@]+"${passthrough[@]}"} | grep -q '^NODE_IMAGE='; then
+  passthrough+=(--build-arg NODE_IMAGE=docker.io/library/node:24-bookworm-slim)
+fi
 
 started=$(date +%s)
 echo "build: $engine build -f $file -t $tag $context"
