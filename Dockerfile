@@ -22,19 +22,27 @@ COPY package.json package-lock.json ./
 # registry it was made against has none), which `npm ci` refuses; versions still come from it.
 RUN --mount=type=cache,target=/root/.npm npm install --no-save
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle-workflows.ts ./scripts/
 COPY src ./src
+# `npm run build`: tsc (src/ -> dist/, without dev mode: tsconfig.build.json) and the prebuilt
+# workflow bundle, dist/workflow-bundle.js. The worker loads the bundle, so the workflow sources
+# go (names.js stays: the consumer imports it).
 RUN npm run build \
- && chmod 0755 dist/src/cmd/cli.js \
- && test -f dist/src/cmd/cli.js && test -f dist/src/workflows/index.js
+ && rm dist/workflows/index.js* dist/workflows/fanout.js* \
+ && chmod 0755 dist/cmd/cli.js \
+ && test -f dist/workflow-bundle.js && test -f dist/workflows/names.js \
+ && test ! -e dist/dev && test ! -e dist/cmd/dev.js
 
-# ---- deps: production dependencies only -------------------------------------------------------
+# ---- deps: production dependencies only, pruned -----------------------------------------------
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
+COPY scripts/image/prune-node-modules.sh /usr/local/bin/prune-node-modules
+# the npm cache is a cache mount: it never lands in a layer (and can not be removed: busy).
+# prune: this platform's native libraries only, no declarations/maps/docs/tests of dependencies
 RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev \
- && npm cache clean --force \
- && rm -rf /root/.npm
+ && prune-node-modules /app/node_modules
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
@@ -66,15 +74,14 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
-# migrations are SQL files read at run time by `webhook-fanout migrate`; the compiled
-# src/db/migrate.js resolves them from dist/, the sources from the package root: serve both
+# migrations are SQL files read at run time by `webhook-fanout migrate` (dist/db/migrate.js
+# resolves ../../migrations, as src/db/migrate.ts does from a checkout)
 COPY migrations ./migrations
-RUN ln -s ../migrations dist/migrations \
- && ln -s /app/dist/src/cmd/cli.js /usr/local/bin/webhook-fanout
+RUN ln -s /app/dist/cmd/cli.js /usr/local/bin/webhook-fanout
 
 # the "node" user of the base image (uid/gid 1000), numeric so runAsNonRoot can verify it
 USER 1000:1000
 # 8080: ingest and admin API (PORT); 9090: /metrics, /healthz, /readyz (MANAGEMENT_PORT)
 EXPOSE 8080 9090
-ENTRYPOINT ["node", "/app/dist/src/cmd/cli.js"]
+ENTRYPOINT ["node", "/app/dist/cmd/cli.js"]
 CMD ["--help"]

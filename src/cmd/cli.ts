@@ -2,20 +2,43 @@
 import { ConfigError } from '../config/env-reader.js';
 import { fatalLine } from '../observability/logger.js';
 
-const COMMANDS = {
-  dev: () => import('./dev.js'),
+interface CommandModule {
+  main(env: NodeJS.ProcessEnv, argv: string[]): Promise<void>;
+}
+
+/**
+ * `dev` (embedded Postgres, SNS/SQS emulator, Temporal dev server, a dev identity provider) runs
+ * from a checkout only: the production build (tsconfig.build.json, the image) does not compile it,
+ * and its devDependencies are not installed there. The specifier is computed so that tsc does not
+ * follow it into the build.
+ */
+async function loadDev(): Promise<CommandModule> {
+  if (!import.meta.url.endsWith('.ts')) {
+    process.stderr.write(
+      '`webhook-fanout dev` runs from a checkout only (`npm start`): this build has no dev mode, ' +
+        'no embedded Postgres, SNS/SQS emulator or Temporal dev server.\n',
+    );
+    process.exit(2);
+  }
+  const devModule = './dev' + '.ts';
+  return (await import(devModule)) as CommandModule;
+}
+
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  dev: loadDev,
   ingest: () => import('./ingest.js'),
   consumer: () => import('./consumer.js'),
   worker: () => import('./worker.js'),
   operator: () => import('./operator.js'),
   migrate: () => import('./migrate.js'),
   'setup-transport': () => import('./setup-transport.js'),
-} as const;
+};
 
 const USAGE = `usage: webhook-fanout <command>
 
 commands:
-  dev              everything in one process on embedded Postgres, SNS/SQS and Temporal (npm start)
+  dev              from a checkout only (npm start): everything in one process on embedded
+                   Postgres, SNS/SQS and Temporal
   ingest           the public HTTP server: POST /api/webhooks/{source}
   consumer         reads the queue and starts one WebhookFanoutWorkflow per event
   worker           runs WebhookFanoutWorkflow and delivers to endpoints
@@ -31,11 +54,12 @@ async function run(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!(name in COMMANDS)) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (load === undefined) {
     process.stderr.write(`unknown command "${name}"\n\n${USAGE}\n`);
     process.exit(2);
   }
-  const mod = await COMMANDS[name as keyof typeof COMMANDS]();
+  const mod = await load();
   await mod.main(process.env, process.argv.slice(3));
 }
 

@@ -6,7 +6,7 @@ import { createAddressPolicy } from '../delivery/address-policy.js';
 import { createSender } from '../delivery/sender.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createFanoutWorker } from '../worker/worker.js';
+import { createFanoutWorker, resolveWorkflowCode } from '../worker/worker.js';
 import type { RunningProcess } from './ingest-process.js';
 
 /** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */
@@ -25,7 +25,13 @@ export async function startWorkerProcess(deps: {
   const sender = createSender({
     addressPolicy: createAddressPolicy({ deny: deps.outboundDenyCidrs, allow: deps.outboundAllowCidrs }),
   });
+  const workflowCode = resolveWorkflowCode();
+  deps.logger.info(
+    workflowCode.kind === 'bundle' ? { workflowBundle: workflowCode.codePath } : { workflowsPath: workflowCode.workflowsPath },
+    workflowCode.kind === 'bundle' ? 'workflow code: prebuilt bundle' : 'workflow code: bundling from source at start-up',
+  );
   const worker = await createFanoutWorker({
+    workflowCode,
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,

@@ -15,21 +15,28 @@ export interface FanoutWorkerOptions {
   maxConcurrentWorkflowTaskExecutions?: number;
   /** how long in-flight activities may finish after shutdown() before they are cancelled */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
-  /** a prebuilt bundle (bundleWorkflowCode) skips bundling at start-up */
-  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** default: resolveWorkflowCode() */
+  workflowCode?: WorkflowCode;
   identity?: string;
 }
 
+/** Where the worker's workflow code comes from (see resolveWorkflowCode). */
+export type WorkflowCode = { kind: 'bundle'; codePath: string } | { kind: 'source'; workflowsPath: string };
+
 /**
- * The workflow entry point beside this module: index.ts when running from source (tsx, vitest),
- * index.js after `tsc` emitted dist/.
+ * The workflow code beside this module. A build (`npm run build`, the image) writes a prebuilt
+ * bundle, dist/workflow-bundle.js (scripts/bundle-workflows.ts): loading it skips webpack at
+ * start-up, which costs seconds and memory, and the image then needs no workflow sources. From
+ * a checkout (tsx, vitest) there is no bundle: the worker bundles src/workflows/index.ts itself.
  */
-export function resolveWorkflowsPath(): string {
+export function resolveWorkflowCode(): WorkflowCode {
+  const bundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+  if (existsSync(bundle)) return { kind: 'bundle', codePath: bundle };
   for (const ext of ['.js', '.ts']) {
     const candidate = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
-    if (existsSync(candidate)) return candidate;
+    if (existsSync(candidate)) return { kind: 'source', workflowsPath: candidate };
   }
-  throw new Error('workflow entry point ../workflows/index.{js,ts} not found beside the worker');
+  throw new Error('no workflow code beside the worker: neither ../workflow-bundle.js nor ../workflows/index.{js,ts}');
 }
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
@@ -39,7 +46,7 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: opts.activities,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: resolveWorkflowsPath() }),
+    ...workflowCodeOptions(opts.workflowCode ?? resolveWorkflowCode()),
     ...(opts.maxConcurrentActivityTaskExecutions === undefined
       ? {}
       : { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }),
@@ -49,4 +56,8 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     shutdownGraceTime: opts.shutdownGraceTime ?? '30 seconds',
     ...(opts.identity === undefined ? {} : { identity: opts.identity }),
   });
+}
+
+function workflowCodeOptions(code: WorkflowCode): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  return code.kind === 'bundle' ? { workflowBundle: { codePath: code.codePath } } : { workflowsPath: code.workflowsPath };
 }

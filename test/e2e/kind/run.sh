@@ -94,7 +94,8 @@ fi
 
 # ---- 2. image --------------------------------------------------------------------------------
 log "building $IMAGE"
-docker build --pull \
+# the project's build script (as CI and skaffold build it), on the Docker engine kind runs on
+CONTAINER_ENGINE=docker bash "$ROOT/scripts/image/build.sh" --pull \
   --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
   --build-arg "CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   -t "$IMAGE" "$ROOT"
