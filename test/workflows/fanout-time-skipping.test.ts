@@ -14,8 +14,11 @@ import type {
 } from '../../src/activities/types.js';
 import type { WebhookFanoutWorkflow } from '../../src/workflows/fanout.js';
 import { WORKFLOW_TYPE } from '../../src/workflows/names.js';
-import { resolveWorkflowsPath } from '../../src/worker/worker.js';
+import { fileURLToPath } from 'node:url';
 import { startTimeSkippingEnv, type TimeSkippingEnv } from '../support/time-skipping.js';
+
+/** the workflow sources (these tests bundle or replay the code as it is in the checkout) */
+const WORKFLOWS_SOURCE = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 
 // The workflow's retry policies on Temporal's clock: the time-skipping test server
 // jumps over every backoff and timeout, so the production policy (1 s, x2, capped at 10 min)
@@ -46,7 +49,7 @@ beforeAll(async () => {
   }
   [server, workflowBundle] = await Promise.all([
     startTimeSkippingEnv(),
-    bundleWorkflowCode({ workflowsPath: resolveWorkflowsPath(), logger: new DefaultLogger('ERROR') }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_SOURCE, logger: new DefaultLogger('ERROR') }),
   ]);
   env = server.env;
 });

@@ -2,8 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker, type ReplayResult } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveWorkflowsPath } from '../../src/worker/worker.js';
 import { historyFromFixture } from './support/history-fixtures.js';
+
+/** the workflow sources (these tests bundle or replay the code as it is in the checkout) */
+const WORKFLOWS_SOURCE = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 
 // Histories recorded from real fanouts (test/workflows/record-histories.test.ts) replayed
 // against the workflow code as it is now. A change to WebhookFanoutWorkflow that alters the
@@ -53,7 +55,7 @@ describe('recorded fanout histories', () => {
   });
 
   it('replay deterministically against the current workflow code', async () => {
-    const results = await replayAll(resolveWorkflowsPath());
+    const results = await replayAll(WORKFLOWS_SOURCE);
     expect([...results.keys()].sort()).toEqual(['partial', 'retries-then-failure', 'success']);
     for (const [id, r] of results) expect(r.error, `${id}: ${String(r.error)}`).toBeUndefined();
   });
