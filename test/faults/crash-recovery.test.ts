@@ -284,6 +284,18 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     if (settled !== ids.length) {
       const stuck = await db('webhook_event').whereIn('id', ids).where('status', 'RECEIVED').select('id', 'published_at', 'workflow_id').limit(5);
       log(`stuck: ${JSON.stringify(stuck)}`);
+      // what Temporal knows of the first one, and what the processes said last
+      const conn = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+      const first = (stuck[0] as { id: string } | undefined)?.id;
+      const described = first
+        ? await new Client({ connection: conn, namespace: 'default' }).workflow
+            .getHandle(first)
+            .describe()
+            .then((d) => `${d.status.name} started ${d.startTime.toISOString()}`, (err: unknown) => String(err))
+        : 'none';
+      await conn.close();
+      log(`temporal on ${first ?? '-'}: ${described}`);
+      for (const p of Object.values(procs)) log(`${p.name} said: ${p.tail.join('').slice(-1500)}`);
     }
     expect(settled).toBe(ids.length);
 
