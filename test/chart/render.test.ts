@@ -356,13 +356,13 @@ describe('specific values', () => {
     const [leaderRole] = await rulesOf('leader_election_role.yaml', 'Role');
     const userRoles = await rulesOf('user_roles.yaml', 'ClusterRole');
     const objs = rendered.default!;
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-operator').rules)).toBe(norm(clusterRole!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-operator`).rules)).toBe(norm(clusterRole!.rules));
     expect(norm(one(objs, 'Role', 'webhook-fanout-operator-leader-election').rules)).toBe(norm(leaderRole!.rules));
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-edit').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-view').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-edit`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-view`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
     // the whole-cluster binding by default
-    const binding = one(objs, 'ClusterRoleBinding', 'webhook-fanout-operator') as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
-    expect(binding.roleRef.name).toBe('webhook-fanout-operator');
+    const binding = one(objs, 'ClusterRoleBinding', `${NAMESPACE}-webhook-fanout-operator`) as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    expect(binding.roleRef.name).toBe(`${NAMESPACE}-webhook-fanout-operator`);
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'webhook-fanout-operator', namespace: NAMESPACE }]);
   });
 
@@ -377,10 +377,24 @@ describe('specific values', () => {
     }
   });
 
+  it('puts the release namespace into cluster-scoped names: one release name installs in two namespaces', async () => {
+    const clusterScoped = (objs: Awaited<ReturnType<typeof render>>) =>
+      objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`);
+    const [a, b] = await Promise.all([render({ namespace: 'team-a' }), render({ namespace: 'team-b' })]);
+    expect(clusterScoped(a)).toContain('ClusterRole/team-a-webhook-fanout-operator');
+    expect(clusterScoped(a).filter((n) => clusterScoped(b).includes(n))).toEqual([]);
+  });
+
+  it('deletes the hook ServiceAccounts with their Jobs once the hooks succeeded (uninstall leaves none)', () => {
+    const hookAccounts = find(rendered.default!, 'ServiceAccount').filter((o) => o.metadata.annotations?.['helm.sh/hook']);
+    expect(hookAccounts.map((o) => o.metadata.name)).toContain('webhook-fanout-migrate');
+    for (const sa of hookAccounts) expect(sa.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
+  });
+
   it('binds the operator per namespace with operator.watchNamespaces', () => {
     const objs = rendered.full!;
     expect(find(objs, 'ClusterRoleBinding')).toHaveLength(0);
-    const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === 'wf-operator');
+    const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === `${NAMESPACE}-wf-operator`);
     expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     const env = deploymentSpec(one(objs, 'Deployment', 'wf-operator')).template.spec.containers[0]!.env!;
     expect(env.find((e) => e.name === 'WATCH_NAMESPACE')?.value).toBe('team-a,team-b');
@@ -429,6 +443,6 @@ describe('specific values', () => {
     const components = new Set(objs.map((o) => o.metadata.labels?.['app.kubernetes.io/component']));
     expect(components.has('worker')).toBe(false);
     expect(components.has('operator')).toBe(false);
-    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['webhook-fanout-edit', 'webhook-fanout-view']);
+    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual([`${NAMESPACE}-webhook-fanout-edit`, `${NAMESPACE}-webhook-fanout-view`]);
   });
 });
