@@ -169,6 +169,9 @@ ip link add "$BRIDGE" type bridge
 ADDED_BRIDGE=1
 ip addr add "$NODE_IP/24" dev "$BRIDGE"
 ip link set "$BRIDGE" up
+# the node's own connections to Service IPs (kubectl-free checks, curl) leave through the bridge
+# with the node address, never towards the machine's default route
+ip route add "$SERVICE_CIDR" dev "$BRIDGE" src "$NODE_IP"
 # bridged pod-to-pod traffic through a Service IP must pass iptables (kube-proxy's DNAT)
 [ "$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null)" = 1 ] || die "net.bridge.bridge-nf-call-iptables is not 1 (load br_netfilter)"
 [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 ] || { SYSCTLS_SAVED="$SYSCTLS_SAVED net.ipv4.ip_forward=0"; sysctl -qw net.ipv4.ip_forward=1; }
