@@ -82,9 +82,11 @@ teardown() {
   set +e
   local t=$(date +%s)
   log "teardown (exit $rc)"
-  # 1. pods away through the kubelet, so that CNI DEL runs for every sandbox (veths, IPs)
+  # 1. pods away through the kubelet, so that CNI DEL runs for every sandbox (veths, IPs); the
+  #    controllers stop first, or they would create replacements
+  for c in kube-controller-manager kube-scheduler; do [ -n "$(pid_of $c)" ] && stop_pid $c "$(pid_of $c)"; done
   if [ -n "$(pid_of kubelet)" ] && [ -f "$DIR/admin.kubeconfig" ]; then
-    timeout 60 "$KUBECTL" --kubeconfig "$DIR/admin.kubeconfig" delete pods --all -A --grace-period=2 --wait=true --timeout=50s >/dev/null 2>&1
+    timeout 60 "$KUBECTL" --kubeconfig "$DIR/admin.kubeconfig" delete pods --all -A --grace-period=1 --wait=true --timeout=50s >/dev/null 2>&1
     # the kubelet stops the sandboxes a moment after the API objects are gone
     for _ in $(seq 1 30); do
       [ -z "$(ctr_ tasks ls -q 2>/dev/null)" ] && break
@@ -266,6 +268,7 @@ start kube-apiserver "$BIN/kube-apiserver" \
   --service-account-key-file "$P/sa.pub" --service-account-signing-key-file "$P/sa.key" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --authorization-mode Node,RBAC --allow-privileged=false \
+  --kubelet-preferred-address-types InternalIP \
   --cert-dir "$DIR/pki/apiserver-generated" --profiling=false
 wait_for kube-apiserver 90 "${K[@]}" get --raw /readyz
 start kube-controller-manager "$BIN/kube-controller-manager" \

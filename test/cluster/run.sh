@@ -31,9 +31,9 @@ T0=$(date +%s)
 log() { printf '[cluster-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
 notok() { FAIL=$((FAIL + 1)); FAILED+=("$1"); echo "not ok - $1${2:+: $2}"; }
-check() { # name command...: passes when the command succeeds
-  local name=$1; shift
-  if "$@"; then ok "$name"; else notok "$name"; fi
+check() { # name command...: passes when the command succeeds; the name gets the time it took
+  local name=$1 start=$(date +%s); shift
+  if "$@"; then ok "$name ($(( $(date +%s) - start ))s)"; else notok "$name ($(( $(date +%s) - start ))s)"; fi
 }
 phase() { log "phase $1 ($(( $(date +%s) - T0 ))s since start)"; }
 k() { kubectl "$@"; }
@@ -89,7 +89,7 @@ HELM_ARGS=(-f "$CHART/examples/values-in-cluster.yaml" -f "$HERE/values.yaml"
 k apply -f "$HERE/manifests/app-namespace.yaml" >/dev/null
 k apply --server-side --field-manager=webhook-fanout-crds -f "$CHART/crds/" >/dev/null
 t=$(date +%s)
-check "helm install: the migration and transport hook Jobs complete, every Deployment Ready ($(( $(date +%s) - t ))s)" \
+check "helm install: the migration and transport hook Jobs complete, every Deployment Ready" \
   helm upgrade --install "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}"
 migrations=$(k -n infra exec deploy/postgres -- psql -U webhook_fanout -d webhook_fanout -tAc 'select count(*) from knex_migrations' 2>/dev/null | tr -d '[:space:]')
 check "the migration Job migrated the database (knex_migrations: ${migrations:-none})" test "${migrations:-0}" -gt 0
@@ -118,8 +118,14 @@ echo "$columns" >&2
 check "kubectl get whe,ic shows source, URL, readiness" \
   bash -c 'grep -qE "SOURCE.*URL.*READY" <<<"$1" && grep -qE "e2e-receiver +e2e .*http://receiver.infra.svc.cluster.local:8080/hooks/all +True" <<<"$1" && grep -qE "helm-test +helm-test +helm-test +True" <<<"$1"' _ "$columns"
 t=$(date +%s)
-check "helm test: an authenticated webhook through the ingest Service is accepted" \
-  helm test "$RELEASE" -n $NS --logs --timeout 3m
+# no --logs: the chart deletes the test Pod once it succeeded (hook-succeeded), before helm reads
+# its logs; a failed one stays, and its logs are printed
+helm_test() {
+  helm test "$RELEASE" -n $NS --timeout 3m && return 0
+  k -n $NS logs "pod/$RELEASE-test-webhook" >&2
+  return 1
+}
+check "helm test: an authenticated webhook through the ingest Service is accepted" helm_test
 
 # ---- 4. a webhook end to end (from the node, through the ingest Service's ClusterIP) ---------
 phase "4 end to end"
@@ -177,9 +183,11 @@ phase "5a helm upgrade under load"
 load "$WORK/upgrade" "upgrade-$RANDOM" & LOAD=$!
 sleep 3
 t=$(date +%s)
-check "helm upgrade with a changed value (logLevel=info) under load ($(( $(date +%s) - t ))s)" \
+check "helm upgrade with a changed value (logLevel=info) under load" \
   helm upgrade "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}" --set logLevel=info
-upgraded=$(k -n $NS get deploy "$RELEASE-worker" -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="LOG_LEVEL")].value}')
+# (the filter in a variable: bash misreads "?(" inside $(...) as an extglob)
+jp='{.spec.template.spec.containers[0].env[?(@.name=="LOG_LEVEL")].value}'
+upgraded=$(k -n $NS get deploy "$RELEASE-worker" -o "jsonpath=$jp")
 check "the upgrade rolled the pods with the changed value (worker LOG_LEVEL=$upgraded)" test "$upgraded" = info
 sleep 3; touch "$WORK/upgrade.stop"; wait $LOAD
 check "helm upgrade under load: no accepted event lost" none_lost "$WORK/upgrade"
