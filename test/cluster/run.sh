@@ -4,6 +4,7 @@
 #
 #  1. images: the application (Dockerfile) and the dev services (test/e2e/images/*), built locally
 #     with scripts/image/build.sh FROM the same base, loaded into the node's containerd
+#     (CLUSTER_SKIP_BUILD=1: use the images already built; IMAGE_BUILD_SCRIPT: another build.sh)
 #  2. test/e2e/kind/manifests (the same files the kind run applies): Postgres, Temporal dev server,
 #     fauxqs, the recording receiver
 #  3. helm install with examples/values-in-cluster.yaml: hook Jobs complete, Deployments Ready
@@ -61,7 +62,7 @@ normalized() { case "$1" in */*) echo "docker.io/$1" ;; *) echo "docker.io/libra
 t=$(date +%s)
 if [ "${CLUSTER_SKIP_BUILD:-}" = 1 ]; then
   log "CLUSTER_SKIP_BUILD=1: using $IMAGE and the dev service images already built"
-elif bash scripts/image/build.sh "$IMAGE" >/tmp/cluster-image-app.log 2>&1 \
+elif bash "${IMAGE_BUILD_SCRIPT:-scripts/image/build.sh}" -t "$IMAGE" >/tmp/cluster-image-app.log 2>&1 \
    && bash test/e2e/images/build.sh >/tmp/cluster-image-infra.log 2>&1; then
   ok "images built locally: $IMAGE and the dev services ($(( $(date +%s) - t ))s)"
 else

