@@ -80,7 +80,8 @@ teardown() {
   local rc=$?
   trap - EXIT INT TERM
   set +e
-  local t=$(date +%s)
+  local t
+  t=$(date +%s)
   log "teardown (exit $rc)"
   # 1. pods away through the kubelet, so that CNI DEL runs for every sandbox (veths, IPs); the
   #    controllers stop first, or they would create replacements

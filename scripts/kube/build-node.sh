@@ -44,7 +44,7 @@ LDFLAGS="-s -w"
 start=$(date +%s)
 
 if [ $need_pause = 1 ]; then
-  (cd scripts/cluster/pause && GOFLAGS= "$GO" build -trimpath -ldflags "$LDFLAGS" -o "$OUT/pause" .)
+  (cd scripts/cluster/pause && GOFLAGS="" "$GO" build -trimpath -ldflags "$LDFLAGS" -o "$OUT/pause" .)
   rm -f "$OUT"/.node-pause-* && touch "$(stamp pause "$pause_sum")"
 fi
 
@@ -60,11 +60,10 @@ if [ ${#kube_need[@]} -gt 0 ]; then
   (
     cd "$WORK/node"
     "$GO" mod init wrapper/node >/dev/null 2>&1
-    gomod=$(GOFLAGS= "$GO" mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    gomod=$(GOFLAGS="" "$GO" mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
     [ -f "$gomod" ] || { echo "kube/build-node: could not download k8s.io/kubernetes@$KUBE_VERSION" >&2; exit 1; }
-    for m in $(grep -oE 'k8s\.io/[a-z0-9./-]+ => \./staging/src/k8s\.io/[a-z0-9./-]+' "$gomod" | awk '{print $1}' | sort -u); do
-      "$GO" mod edit -replace "$m=$m@$staging_version"
-    done
+    grep -oE 'k8s\.io/[a-z0-9./-]+ => \./staging/src/k8s\.io/[a-z0-9./-]+' "$gomod" | awk '{print $1}' | sort -u \
+      | while read -r m; do "$GO" mod edit -replace "$m=$m@$staging_version"; done
     "$GO" mod edit -require "k8s.io/kubernetes@$KUBE_VERSION"
     "$GO" get "k8s.io/kubernetes@$KUBE_VERSION"
     for b in "${kube_need[@]}"; do

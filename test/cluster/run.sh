@@ -15,7 +15,7 @@
 #     same name in another namespace, helm uninstall leaves nothing behind
 # Each check prints "ok - ..." or "not ok - ..."; the last line is "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 HERE=$ROOT/test/e2e/kind
 export PATH="$ROOT/.cache/tools/bin:$PATH"
@@ -33,7 +33,7 @@ log() { printf '[cluster-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
 notok() { FAIL=$((FAIL + 1)); FAILED+=("$1"); echo "not ok - $1${2:+: $2}"; }
 check() { # name command...: passes when the command succeeds; the name gets the time it took
-  local name=$1 start=$(date +%s); shift
+  local name=$1 start; start=$(date +%s); shift
   if "$@"; then ok "$name ($(( $(date +%s) - start ))s)"; else notok "$name ($(( $(date +%s) - start ))s)"; fi
 }
 phase() { log "phase $1 ($(( $(date +%s) - T0 ))s since start)"; }
@@ -108,7 +108,10 @@ leader_ok() {
   holder=$(k -n $NS get lease "$RELEASE-operator" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
   pods=$(k -n $NS get pods -l app.kubernetes.io/component=operator -o jsonpath='{.items[*].metadata.name}')
   [ "$(wc -w <<<"$pods")" = 2 ] || { echo "operator pods: $pods" >&2; return 1; }
-  [ -n "$holder" ] && grep -qw -- "${holder%%_*}" <<<"$pods" || { echo "lease holder '$holder' is not one of: $pods" >&2; return 1; }
+  if [ -z "$holder" ] || ! grep -qw -- "${holder%%_*}" <<<"$pods"; then
+    echo "lease holder '$holder' is not one of: $pods" >&2
+    return 1
+  fi
 }
 check "two operator replicas, one holds the leader Lease" leader_ok
 k -n $NS apply -f "$HERE/manifests/samples.yaml" >/dev/null
@@ -116,9 +119,12 @@ check "the operator turns the sample InboundCredentials and WebhookEndpoint Read
   k -n $NS wait --for=condition=Ready --timeout=120s inboundcredential/e2e inboundcredential/helm-test webhookendpoint/e2e-receiver
 columns=$(k -n $NS get whe,ic 2>&1)
 echo "$columns" >&2
-check "kubectl get whe,ic shows source, URL, readiness" \
-  bash -c 'grep -qE "SOURCE.*URL.*READY" <<<"$1" && grep -qE "e2e-receiver +e2e .*http://receiver.infra.svc.cluster.local:8080/hooks/all +True" <<<"$1" && grep -qE "helm-test +helm-test +helm-test +True" <<<"$1"' _ "$columns"
-t=$(date +%s)
+columns_ok() {
+  grep -qE "SOURCE.*URL.*READY" <<<"$columns" \
+    && grep -qE "e2e-receiver +e2e .*http://receiver.infra.svc.cluster.local:8080/hooks/all +True" <<<"$columns" \
+    && grep -qE "helm-test +helm-test +helm-test +True" <<<"$columns"
+}
+check "kubectl get whe,ic shows source, URL, readiness" columns_ok
 # no --logs: the chart deletes the test Pod once it succeeded (hook-succeeded), before helm reads
 # its logs; a failed one stays, and its logs are printed
 helm_test() {
