@@ -183,6 +183,7 @@ none_lost() {
     sleep 2
   done
   echo "accepted $total, not delivered $missing, refused or failed $(wc -l <"$file.rejected")" >&2
+  sort "$file.rejected" | uniq -c | head -5 >&2
   [ "$total" -gt 0 ] && [ "$missing" = 0 ]
 }
 WORK=$(mktemp -d)
@@ -232,10 +233,16 @@ check "the same release name installs in a second namespace" \
   helm install "$RELEASE" "$CHART" -n $NS2 "${HELM_ARGS[@]}" --set operator.replicaCount=1
 
 phase "5e helm uninstall"
-leftovers() { # namespace: what of the release is still there
-  k -n "$1" get all,sa,role,rolebinding,secret,configmap,pdb,networkpolicy,ingress -o name 2>/dev/null \
-    | grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/e2e-.*|secret/helm-test-credentials)$'
-  k get clusterrole,clusterrolebinding -o name -l "app.kubernetes.io/instance=$RELEASE" 2>/dev/null | grep -F -- "$1" || true
+# the cluster-scoped objects of both releases, by name: each release has its own
+cluster_objs() { k get clusterrole,clusterrolebinding -o name | grep -E "/($NS|$NS2)-$RELEASE-" ; }
+before=$(cluster_objs)
+echo "$before" >&2
+check "both releases have their own ClusterRoles and ClusterRoleBinding" \
+  test "$(grep -c "/$NS-$RELEASE-" <<<"$before")" -ge 2 -a "$(grep -c "/$NS2-$RELEASE-" <<<"$before")" -ge 2
+leftovers() { # namespace: what of the release is still there ("kubectl failed" when it can not tell)
+  local objs
+  objs=$(k -n "$1" get all,sa,role,rolebinding,secret,configmap,pdb,networkpolicy,ingress -o name) || { echo "kubectl failed"; return; }
+  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
 }
 uninstalled() {
   helm uninstall "$RELEASE" -n "$1" --wait --timeout 3m >/dev/null || return 1
@@ -252,6 +259,6 @@ uninstalled() {
 k -n $NS delete -f "$HERE/manifests/samples.yaml" --wait=true --timeout=60s >/dev/null 2>&1
 check "helm uninstall leaves nothing of the release in the second namespace" uninstalled $NS2
 check "helm uninstall leaves nothing of the release in $NS (no hook ServiceAccounts, no cluster roles)" uninstalled $NS
-left_cluster=$(k get clusterrole,clusterrolebinding -o name -l "app.kubernetes.io/instance=$RELEASE" 2>/dev/null)
+left_cluster=$(cluster_objs || true)
 check "no ClusterRole or ClusterRoleBinding of either release left (${left_cluster:-none})" test -z "$left_cluster"
 rm -rf "$WORK"
