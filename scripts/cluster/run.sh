@@ -329,13 +329,12 @@ if ! podman image exists "$PAUSE_IMAGE" || [ "$(podman image inspect -f '{{index
   podman build -q --label "webhook-fanout.pause-sha=$(sha256sum "$BIN/pause" | cut -c1-16)" -t "$PAUSE_IMAGE" -f "$ctx/Containerfile" "$ctx" >/dev/null
   rm -rf "$ctx"
 fi
-# load_image <podman image> [<name the cluster sees>]: podman save | ctr import
+# load_image <podman image, full name: localhost/x:t> [<name the cluster sees>]: podman save |
+# ctr import. The archive carries exactly the name saved (not the image's other tags).
 load_image() {
   local src=$1 as=${2:-$1}
   podman save "$src" | ctr_ images import --digests - >/dev/null
-  local imported
-  imported=$(podman image inspect -f '{{index .RepoTags 0}}' "$src")
-  [ "$imported" = "$as" ] || ctr_ images tag --force "$imported" "$as" >/dev/null
+  [ "$src" = "$as" ] || ctr_ images tag --force "$src" "$as" >/dev/null
 }
 load_image "$PAUSE_IMAGE"
 
