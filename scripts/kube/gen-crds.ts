@@ -1,4 +1,6 @@
-// Writes crds/*.yaml from the TypeBox specs (src/resources/schema.ts) through src/operator/crd.ts.
+// Writes charts/webhook-fanout/crds/*.yaml (the only copy; crds/ at the repository root is a
+// symlink to it, for `kubectl apply -f crds/`) from the TypeBox specs (src/resources/schema.ts)
+// through src/operator/crd.ts.
 // Usage: npx tsx scripts/kube/gen-crds.ts [--check]   (--check fails when a committed file differs)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -6,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { renderCrdFiles } from '../../src/operator/crd.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const dir = path.join(root, 'crds');
+const dir = path.join(root, 'charts', 'webhook-fanout', 'crds');
 const check = process.argv.includes('--check');
 let stale = 0;
 await mkdir(dir, { recursive: true });

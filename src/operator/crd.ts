@@ -11,7 +11,8 @@ import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec } fr
  * fields instead). The CRD-only additions (CEL rules, bounds that keep CEL cost estimates finite,
  * list types) live in EXTRAS below, by field path.
  *
- * scripts/kube/gen-crds.ts writes crds/*.yaml from this; a test checks the committed files match.
+ * scripts/kube/gen-crds.ts writes charts/webhook-fanout/crds/*.yaml (crds/ links there) from this;
+ * a test checks the committed files match.
  */
 
 export type OpenApiSchema = Record<string, unknown>;

@@ -73,7 +73,20 @@ describe('skaffold.yaml', () => {
 });
 
 describe('shell scripts', () => {
-  it.each(['test/e2e/kind/run.sh', 'scripts/tools/install.sh', 'scripts/image/build.sh', 'scripts/image/base.sh', 'scripts/image/lib.sh', 'scripts/image/prune-node-modules.sh', '.ci/run'])('%s passes ShellCheck', async (file) => {
+  it.each([
+    'test/e2e/kind/run.sh',
+    'scripts/tools/install.sh',
+    'scripts/image/build.sh',
+    'scripts/image/base.sh',
+    'scripts/image/lib.sh',
+    'scripts/image/prune-node-modules.sh',
+    '.ci/run',
+    'scripts/cluster/run.sh',
+    'scripts/kube/build-node.sh',
+    'test/cluster/run.sh',
+    'test/e2e/images/build.sh',
+    'test/e2e/images/postgres/entrypoint.sh',
+  ])('%s passes ShellCheck', async (file) => {
     const r = await run(toolPath('shellcheck'), ['--format=gcc', '--severity=style', '--external-sources', file]);
     expect(r.stdout + r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -1,4 +1,4 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { lstat, readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -106,15 +106,13 @@ describe('helm lint --strict', () => {
 });
 
 describe('the chart CRDs', () => {
-  it('are identical to the repository crds/ (copy them again after scripts/kube/gen-crds.ts)', async () => {
-    const repo = (await readdir(path.join(REPO_ROOT, 'crds'))).filter((f) => f.endsWith('.yaml')).sort();
-    const chart = (await readdir(path.join(CHART_DIR, 'crds'))).filter((f) => f.endsWith('.yaml')).sort();
-    expect(chart).toEqual(repo);
-    for (const f of repo) {
-      const a = await readFile(path.join(REPO_ROOT, 'crds', f), 'utf8');
-      const b = await readFile(path.join(CHART_DIR, 'crds', f), 'utf8');
-      expect(b, `charts/webhook-fanout/crds/${f} differs from crds/${f}: cp crds/*.yaml charts/webhook-fanout/crds/`).toBe(a);
-    }
+  it('exist once: the repository crds/ is a symlink to the chart crds/ that scripts/kube/gen-crds.ts writes', async () => {
+    expect((await lstat(path.join(REPO_ROOT, 'crds'))).isSymbolicLink()).toBe(true);
+    expect(await realpath(path.join(REPO_ROOT, 'crds'))).toBe(await realpath(path.join(CHART_DIR, 'crds')));
+    expect((await readdir(path.join(CHART_DIR, 'crds'))).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
+      'webhookfanout.io_inboundcredentials.yaml',
+      'webhookfanout.io_webhookendpoints.yaml',
+    ]);
   });
 
   it('are rendered only with --include-crds (helm installs crds/ once and never upgrades them)', async () => {
@@ -356,13 +354,13 @@ describe('specific values', () => {
     const [leaderRole] = await rulesOf('leader_election_role.yaml', 'Role');
     const userRoles = await rulesOf('user_roles.yaml', 'ClusterRole');
     const objs = rendered.default!;
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-operator').rules)).toBe(norm(clusterRole!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-operator`).rules)).toBe(norm(clusterRole!.rules));
     expect(norm(one(objs, 'Role', 'webhook-fanout-operator-leader-election').rules)).toBe(norm(leaderRole!.rules));
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-edit').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
-    expect(norm(one(objs, 'ClusterRole', 'webhook-fanout-view').rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-edit`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
+    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-view`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
     // the whole-cluster binding by default
-    const binding = one(objs, 'ClusterRoleBinding', 'webhook-fanout-operator') as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
-    expect(binding.roleRef.name).toBe('webhook-fanout-operator');
+    const binding = one(objs, 'ClusterRoleBinding', `${NAMESPACE}-webhook-fanout-operator`) as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    expect(binding.roleRef.name).toBe(`${NAMESPACE}-webhook-fanout-operator`);
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'webhook-fanout-operator', namespace: NAMESPACE }]);
   });
 
@@ -377,10 +375,24 @@ describe('specific values', () => {
     }
   });
 
+  it('puts the release namespace into cluster-scoped names: one release name installs in two namespaces', async () => {
+    const clusterScoped = (objs: Awaited<ReturnType<typeof render>>) =>
+      objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`);
+    const [a, b] = await Promise.all([render({ namespace: 'team-a' }), render({ namespace: 'team-b' })]);
+    expect(clusterScoped(a)).toContain('ClusterRole/team-a-webhook-fanout-operator');
+    expect(clusterScoped(a).filter((n) => clusterScoped(b).includes(n))).toEqual([]);
+  });
+
+  it('deletes the hook ServiceAccounts with their Jobs once the hooks succeeded (uninstall leaves none)', () => {
+    const hookAccounts = find(rendered.default!, 'ServiceAccount').filter((o) => o.metadata.annotations?.['helm.sh/hook']);
+    expect(hookAccounts.map((o) => o.metadata.name)).toContain('webhook-fanout-migrate');
+    for (const sa of hookAccounts) expect(sa.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
+  });
+
   it('binds the operator per namespace with operator.watchNamespaces', () => {
     const objs = rendered.full!;
     expect(find(objs, 'ClusterRoleBinding')).toHaveLength(0);
-    const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === 'wf-operator');
+    const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === `${NAMESPACE}-wf-operator`);
     expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     const env = deploymentSpec(one(objs, 'Deployment', 'wf-operator')).template.spec.containers[0]!.env!;
     expect(env.find((e) => e.name === 'WATCH_NAMESPACE')?.value).toBe('team-a,team-b');
@@ -429,6 +441,6 @@ describe('specific values', () => {
     const components = new Set(objs.map((o) => o.metadata.labels?.['app.kubernetes.io/component']));
     expect(components.has('worker')).toBe(false);
     expect(components.has('operator')).toBe(false);
-    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['webhook-fanout-edit', 'webhook-fanout-view']);
+    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual([`${NAMESPACE}-webhook-fanout-edit`, `${NAMESPACE}-webhook-fanout-view`]);
   });
 });

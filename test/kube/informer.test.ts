@@ -41,7 +41,7 @@ function counting(api: KubeApi) {
 beforeAll(async () => {
   cp = await startKubeControlPlane({ watchCache: false });
   await kubectl(cp, ['create', 'namespace', OPERATOR_NAMESPACE]);
-  await kubectl(cp, ['apply', '-f', path.join(ROOT, 'crds'), '-f', path.join(ROOT, 'deploy/rbac')]);
+  await kubectl(cp, ['apply', '-f', path.join(ROOT, 'charts/webhook-fanout/crds'), '-f', path.join(ROOT, 'deploy/rbac')]);
   await kubectl(cp, ['wait', '--for=condition=Established', 'crd/webhookendpoints.webhookfanout.io']);
   ns = await createNamespace(cp, 'inf');
 });

@@ -54,7 +54,7 @@ describe('against kube-apiserver', () => {
   });
 
   it('accepts the CRDs with kubectl apply (structural schemas, CEL rules that compile within the cost budget)', async () => {
-    const out = await kubectl(conn, ['apply', '--server-side', '--force-conflicts', '-f', path.join(ROOT, 'crds')]);
+    const out = await kubectl(conn, ['apply', '--server-side', '--force-conflicts', '-f', path.join(ROOT, 'charts/webhook-fanout/crds')]);
     expect(out).toMatch(/webhookendpoints\.webhookfanout\.io serverside-applied/);
     const crd = JSON.parse(await kubectl(conn, ['get', 'crd', 'webhookendpoints.webhookfanout.io', '-o', 'json'])) as {
       status: { conditions: { type: string; status: string }[] };

@@ -10,7 +10,7 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * Lives in vitest's main process (global setup) and starts the shared Kubernetes control plane
  * only when the first test file asks for it (GET /control-plane), so runs without operator tests
  * pay nothing. Test files run in other processes, hence the tiny HTTP interface. The control plane
- * is bootstrapped once, with kubectl: the CRDs (crds/), the operator's namespace and its RBAC
+ * is bootstrapped once, with kubectl: the CRDs (charts/webhook-fanout/crds/), the operator's namespace and its RBAC
  * (deploy/rbac/). Teardown stops etcd and kube-apiserver.
  */
 export interface KubeBroker {
@@ -20,7 +20,7 @@ export interface KubeBroker {
 
 async function bootstrap(cp: KubeControlPlane): Promise<void> {
   await kubectl(cp, ['create', 'namespace', OPERATOR_NAMESPACE]);
-  await kubectl(cp, ['apply', '-f', path.join(REPO_ROOT, 'crds'), '-f', path.join(REPO_ROOT, 'deploy/rbac')]);
+  await kubectl(cp, ['apply', '-f', path.join(REPO_ROOT, 'charts/webhook-fanout/crds'), '-f', path.join(REPO_ROOT, 'deploy/rbac')]);
   await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/webhookendpoints.webhookfanout.io', 'crd/inboundcredentials.webhookfanout.io']);
 }
 

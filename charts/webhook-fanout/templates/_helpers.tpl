@@ -440,3 +440,18 @@ spec:
     {{- include "webhook-fanout.componentSelectorLabels" . | nindent 4 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The name of a cluster-scoped object (or of a binding in a namespace other than the release's):
+"<release namespace>-<name>", so that the same release name installs in two namespaces without
+clashing; over 63 characters it is cut and made unique again by a hash of the full name.
+Call with (dict "root" $ "name" "<name>").
+*/}}
+{{- define "webhook-fanout.clusterScopedName" -}}
+{{- $full := printf "%s-%s" .root.Release.Namespace .name }}
+{{- if gt (len $full) 63 }}
+{{- printf "%s-%s" ($full | trunc 54 | trimSuffix "-") ($full | sha256sum | trunc 8) }}
+{{- else }}
+{{- $full }}
+{{- end }}
+{{- end }}

@@ -8,8 +8,9 @@
 # What it does:
 #  1. creates the kind cluster "$KIND_CLUSTER" (reuses it when it exists)
 #  2. builds the image from the Dockerfile and loads it into the cluster
-#  3. installs, in namespace "infra": Postgres, a Temporal dev server (temporalio/temporal,
-#     `temporal server start-dev`), the fauxqs SNS/SQS emulator and a receiver that logs deliveries
+#  3. builds (test/e2e/images/build.sh) and installs, in namespace "infra": Postgres, a Temporal
+#     dev server (`temporal server start-dev`), the fauxqs SNS/SQS emulator and a receiver that
+#     logs deliveries
 #  4. creates namespace "webhook-fanout" enforcing the restricted Pod Security Standard, the
 #     database Secret, and installs the chart (examples/values-in-cluster.yaml + values.yaml here):
 #     the hook Jobs create the SNS/SQS topology and migrate the database, then every process starts
@@ -106,6 +107,11 @@ grep -q 'webhook-fanout <command>' <<<"$usage" || fail "unexpected --help output
 kind load docker-image "$IMAGE" --name "$KIND_CLUSTER"
 
 # ---- 3. dependencies -------------------------------------------------------------------------
+log "building Postgres, Temporal and fauxqs images (test/e2e/images) and loading them"
+bash "$ROOT/test/e2e/images/build.sh"
+for img in $(bash "$ROOT/test/e2e/images/build.sh" --list); do
+  kind load docker-image "$img" --name "$KIND_CLUSTER"
+done
 log "installing Postgres, Temporal, fauxqs and the receiver (namespace infra)"
 k apply -f "$HERE/manifests/infra.yaml"
 k apply -f "$HERE/manifests/receiver.yaml"

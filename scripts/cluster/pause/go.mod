@@ -1,0 +1,3 @@
+module webhook-fanout/pause
+
+go 1.24

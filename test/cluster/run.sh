@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# The chart on a real cluster: run by `npm run test:cluster` inside scripts/cluster/run.sh (which
+# brings the node up before and tears it down after; KUBECONFIG points at it).
+#
+#  1. images: the application (Dockerfile) and the dev services (test/e2e/images/*), built locally
+#     with scripts/image/build.sh FROM the same base, loaded into the node's containerd
+#     (CLUSTER_SKIP_BUILD=1: use the images already built; IMAGE_BUILD_SCRIPT: another build.sh)
+#  2. test/e2e/kind/manifests (the same files the kind run applies): Postgres, Temporal dev server,
+#     fauxqs, the recording receiver
+#  3. helm install with examples/values-in-cluster.yaml: hook Jobs complete, Deployments Ready
+#     through their probes, two operator replicas with one leader, samples Ready=True, helm test
+#  4. a webhook end to end: accepted by the ingest Service, delivered to the receiver signed
+#  5. operations: helm upgrade under load, worker and consumer pods deleted under load (no
+#     accepted event lost), a rotated Secret picked up without a restart, a second release of the
+#     same name in another namespace, helm uninstall leaves nothing behind
+# Each check prints "ok - ..." or "not ok - ..."; the last line is "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+HERE=$ROOT/test/e2e/kind
+export PATH="$ROOT/.cache/tools/bin:$PATH"
+NS=webhook-fanout
+NS2=webhook-fanout-second
+RELEASE=webhook-fanout
+IMAGE=webhook-fanout:dev
+CHART=$ROOT/charts/webhook-fanout
+PASS=0
+FAIL=0
+FAILED=()
+T0=$(date +%s)
+
+log() { printf '[cluster-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
+notok() { FAIL=$((FAIL + 1)); FAILED+=("$1"); echo "not ok - $1${2:+: $2}"; }
+check() { # name command...: passes when the command succeeds; the name gets the time it took
+  local name=$1 start; start=$(date +%s); shift
+  if "$@"; then ok "$name ($(( $(date +%s) - start ))s)"; else notok "$name ($(( $(date +%s) - start ))s)"; fi
+}
+phase() { log "phase $1 ($(( $(date +%s) - T0 ))s since start)"; }
+k() { kubectl "$@"; }
+finish() {
+  if [ $FAIL -gt 0 ]; then
+    log "diagnostics"
+    k get pods,jobs -A -o wide 2>&1 | tail -40
+    k get events -A --sort-by=.lastTimestamp 2>&1 | tail -30
+    for d in ingest consumer worker operator; do
+      echo "--- logs $RELEASE-$d" >&2
+      k logs -n $NS "deploy/$RELEASE-$d" --all-containers --tail=30 2>&1 | tail -30 >&2
+    done
+    printf 'failed: %s\n' "${FAILED[@]}" >&2
+  fi
+  log "tests took $(( $(date +%s) - T0 ))s"
+  echo "$PASS passed, $FAIL failed"
+  [ $FAIL = 0 ]
+}
+trap 'kill $(jobs -p) 2>/dev/null; finish; exit $?' EXIT
+
+# ---- 1. images -------------------------------------------------------------------------------
+phase "1 images"
+# what Kubernetes makes of a short name (docker.io/library/x:t, docker.io/org/x:t)
+normalized() { case "$1" in */*) echo "docker.io/$1" ;; *) echo "docker.io/library/$1" ;; esac; }
+t=$(date +%s)
+if [ "${CLUSTER_SKIP_BUILD:-}" = 1 ]; then
+  log "CLUSTER_SKIP_BUILD=1: using $IMAGE and the dev service images already built"
+elif bash "${IMAGE_BUILD_SCRIPT:-scripts/image/build.sh}" -t "$IMAGE" >/tmp/cluster-image-app.log 2>&1 \
+   && bash test/e2e/images/build.sh >/tmp/cluster-image-infra.log 2>&1; then
+  ok "images built locally: $IMAGE and the dev services ($(( $(date +%s) - t ))s)"
+else
+  notok "images built locally" "see /tmp/cluster-image-*.log"; tail -20 /tmp/cluster-image-*.log >&2
+  exit 1
+fi
+t=$(date +%s)
+for img in "$IMAGE" $(bash test/e2e/images/build.sh --list); do
+  load_image "localhost/$img" "$(normalized "$img")" || { notok "image $img loaded into the node"; exit 1; }
+done
+ok "images loaded into the node's containerd: podman save | ctr import ($(( $(date +%s) - t ))s)"
+
+# ---- 2. dev services -------------------------------------------------------------------------
+phase "2 dev services"
+k apply -f "$HERE/manifests/infra.yaml" >/dev/null
+k apply -f "$HERE/manifests/receiver.yaml" >/dev/null
+k -n infra set image deploy/receiver "receiver=$IMAGE" >/dev/null
+infra_ready() { local d; for d in postgres temporal fauxqs receiver; do k -n infra rollout status "deploy/$d" --timeout=240s >/dev/null || return 1; done; }
+check "Postgres, Temporal, fauxqs and the receiver Ready in namespace infra" infra_ready
+
+# ---- 3. the chart ----------------------------------------------------------------------------
+phase "3 helm install"
+HELM_ARGS=(-f "$CHART/examples/values-in-cluster.yaml" -f "$HERE/values.yaml"
+  --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2 --wait --timeout 6m)
+k apply -f "$HERE/manifests/app-namespace.yaml" >/dev/null
+k apply --server-side --field-manager=webhook-fanout-crds -f "$CHART/crds/" >/dev/null
+t=$(date +%s)
+check "helm install: the migration and transport hook Jobs complete, every Deployment Ready" \
+  helm upgrade --install "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}"
+migrations=$(k -n infra exec deploy/postgres -- psql -U webhook_fanout -d webhook_fanout -tAc 'select count(*) from knex_migrations' 2>/dev/null | tr -d '[:space:]')
+check "the migration Job migrated the database (knex_migrations: ${migrations:-none})" test "${migrations:-0}" -gt 0
+all_ready() {
+  local d want have
+  for d in ingest consumer worker operator; do
+    want=$(k -n $NS get deploy "$RELEASE-$d" -o jsonpath='{.spec.replicas}')
+    have=$(k -n $NS get deploy "$RELEASE-$d" -o jsonpath='{.status.readyReplicas}')
+    [ -n "$want" ] && [ "$want" = "$have" ] || { echo "deploy/$RELEASE-$d: $have/$want ready" >&2; return 1; }
+  done
+}
+check "every Deployment has all replicas Ready through its readiness probe" all_ready
+leader_ok() {
+  local holder pods
+  holder=$(k -n $NS get lease "$RELEASE-operator" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+  pods=$(k -n $NS get pods -l app.kubernetes.io/component=operator -o jsonpath='{.items[*].metadata.name}')
+  [ "$(wc -w <<<"$pods")" = 2 ] || { echo "operator pods: $pods" >&2; return 1; }
+  if [ -z "$holder" ] || ! grep -qw -- "${holder%%_*}" <<<"$pods"; then
+    echo "lease holder '$holder' is not one of: $pods" >&2
+    return 1
+  fi
+}
+check "two operator replicas, one holds the leader Lease" leader_ok
+k -n $NS apply -f "$HERE/manifests/samples.yaml" >/dev/null
+check "the operator turns the sample InboundCredentials and WebhookEndpoint Ready=True" \
+  k -n $NS wait --for=condition=Ready --timeout=120s inboundcredential/e2e inboundcredential/helm-test webhookendpoint/e2e-receiver
+columns=$(k -n $NS get whe,ic 2>&1)
+echo "$columns" >&2
+columns_ok() {
+  grep -qE "SOURCE.*URL.*READY" <<<"$columns" \
+    && grep -qE "e2e-receiver +e2e .*http://receiver.infra.svc.cluster.local:8080/hooks/all +True" <<<"$columns" \
+    && grep -qE "helm-test +helm-test +helm-test +True" <<<"$columns"
+}
+check "kubectl get whe,ic shows source, URL, readiness" columns_ok
+# no --logs: the chart deletes the test Pod once it succeeded (hook-succeeded), before helm reads
+# its logs; a failed one stays, and its logs are printed
+helm_test() {
+  helm test "$RELEASE" -n $NS --timeout 3m && return 0
+  k -n $NS logs "pod/$RELEASE-test-webhook" >&2
+  return 1
+}
+check "helm test: an authenticated webhook through the ingest Service is accepted" helm_test
+
+# ---- 4. a webhook end to end (from the node, through the ingest Service's ClusterIP) ---------
+phase "4 end to end"
+INGEST=http://$(k -n $NS get svc "$RELEASE-ingest" -o jsonpath='{.spec.clusterIP}'):80
+send() { # external-id [user:password] -> prints "<status> <body>"
+  curl -sS -m 10 -u "${2:-e2e:e2e-password}" -H 'content-type: application/json' -w '\n%{http_code}' \
+    -d "{\"id\":\"$1\",\"type\":\"order.created\",\"data\":{\"n\":\"$1\"}}" "$INGEST/api/webhooks/e2e" 2>&1 \
+    | { body=$(cat); printf '%s %s\n' "${body##*$'\n'}" "${body%$'\n'*}"; }
+}
+receiver_log() { k -n infra logs deploy/receiver --tail=-1 2>/dev/null; }
+ext="e2e-$(date +%s)-$RANDOM"
+out=$(send "$ext")
+event_id=$(sed -n 's/.*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p' <<<"$out")
+check "POST /api/webhooks/e2e through the ingest Service: 200 with an event id ($out)" test -n "$event_id"
+delivered() { # event-id: the receiver logged it with a valid signature and the custom header
+  local line
+  for _ in $(seq 1 60); do
+    line=$(receiver_log | grep "\"x-webhook-event-id\":\"$1\"" | head -1)
+    [ -n "$line" ] && break
+    sleep 1
+  done
+  [ -n "$line" ] && grep -q '"signatureValid":true' <<<"$line" && grep -q '"x-team":"e2e"' <<<"$line" \
+    && grep -q '"x-webhook-source":"e2e"' <<<"$line"
+}
+check "delivered to the in-cluster receiver, HMAC signature valid, X-Team and X-Webhook-Source headers" delivered "$event_id"
+
+# ---- 5. operations ---------------------------------------------------------------------------
+# load <file> <prefix>: sends webhooks one after another until $file.stop exists; appends the
+# event id of every accepted (200) one to $file, counts other answers in $file.rejected
+load() {
+  local file=$1 prefix=$2 i=0 out id
+  : >"$file"; : >"$file.rejected"
+  while [ ! -e "$file.stop" ]; do
+    i=$((i + 1))
+    out=$(send "$prefix-$i")
+    id=$(sed -n 's/^200 .*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p' <<<"$out")
+    if [ -n "$id" ]; then echo "$id" >>"$file"; else echo "$out" >>"$file.rejected"; fi
+    sleep 0.05
+  done
+}
+# none_lost <file>: every accepted event of the file reaches the receiver within 180 s
+none_lost() {
+  local file=$1 missing total
+  total=$(wc -l <"$file")
+  for _ in $(seq 1 90); do
+    missing=$(receiver_log | grep -o '"x-webhook-event-id":"[0-9a-f-]*"' | cut -d'"' -f4 | sort -u | comm -13 - <(sort -u "$file") | wc -l)
+    [ "$missing" = 0 ] && break
+    sleep 2
+  done
+  echo "accepted $total, not delivered $missing, refused or failed $(wc -l <"$file.rejected")" >&2
+  sort "$file.rejected" | uniq -c | head -5 >&2
+  [ "$total" -gt 0 ] && [ "$missing" = 0 ]
+}
+WORK=$(mktemp -d)
+phase "5a helm upgrade under load"
+load "$WORK/upgrade" "upgrade-$RANDOM" & LOAD=$!
+sleep 3
+t=$(date +%s)
+check "helm upgrade with a changed value (logLevel=info) under load" \
+  helm upgrade "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}" --set logLevel=info
+# (the filter in a variable: bash misreads "?(" inside $(...) as an extglob)
+jp='{.spec.template.spec.containers[0].env[?(@.name=="LOG_LEVEL")].value}'
+upgraded=$(k -n $NS get deploy "$RELEASE-worker" -o "jsonpath=$jp")
+check "the upgrade rolled the pods with the changed value (worker LOG_LEVEL=$upgraded)" test "$upgraded" = info
+sleep 3; touch "$WORK/upgrade.stop"; wait $LOAD
+check "helm upgrade under load: no accepted event lost" none_lost "$WORK/upgrade"
+
+phase "5b pods deleted under load"
+load "$WORK/delete" "delete-$RANDOM" & LOAD=$!
+sleep 3
+k -n $NS delete pod -l app.kubernetes.io/component=worker --wait=false >/dev/null
+sleep 3
+k -n $NS delete pod -l app.kubernetes.io/component=consumer --wait=false >/dev/null
+k -n $NS rollout status deploy/$RELEASE-worker --timeout=120s >/dev/null
+k -n $NS rollout status deploy/$RELEASE-consumer --timeout=120s >/dev/null
+sleep 3; touch "$WORK/delete.stop"; wait $LOAD
+check "worker and consumer pods deleted under load: no accepted event lost" none_lost "$WORK/delete"
+
+phase "5c rotated Secret"
+restarts_before=$(k -n $NS get pods -l app.kubernetes.io/component=ingest -o jsonpath='{range .items[*]}{.metadata.uid}:{.status.containerStatuses[0].restartCount} {end}')
+k -n $NS create secret generic e2e-inbound --from-literal=password=rotated-password --dry-run=client -o yaml | k apply -f - >/dev/null
+rotated() {
+  for _ in $(seq 1 60); do
+    [[ "$(send "rot-$RANDOM" e2e:rotated-password)" == 200* ]] && [[ "$(send "rot-$RANDOM" e2e:e2e-password)" == 401* ]] && return 0
+    sleep 1
+  done
+  return 1
+}
+check "a rotated inbound password Secret: the new one accepted, the old one refused" rotated
+restarts_after=$(k -n $NS get pods -l app.kubernetes.io/component=ingest -o jsonpath='{range .items[*]}{.metadata.uid}:{.status.containerStatuses[0].restartCount} {end}')
+check "... without restarting the ingest pods" test "$restarts_before" = "$restarts_after"
+
+phase "5d same release name in a second namespace"
+k create namespace $NS2 >/dev/null
+k -n $NS2 create secret generic webhook-fanout-database \
+  --from-literal=DATABASE_URL="$(k -n $NS get secret webhook-fanout-database -o jsonpath='{.data.DATABASE_URL}' | base64 -d)" >/dev/null
+check "the same release name installs in a second namespace" \
+  helm install "$RELEASE" "$CHART" -n $NS2 "${HELM_ARGS[@]}" --set operator.replicaCount=1
+
+phase "5e helm uninstall"
+# the cluster-scoped objects of both releases, by name: each release has its own
+cluster_objs() { k get clusterrole,clusterrolebinding -o name | grep -E "/($NS|$NS2)-$RELEASE-" ; }
+before=$(cluster_objs)
+echo "$before" >&2
+check "both releases have their own ClusterRoles and ClusterRoleBinding" \
+  test "$(grep -c "/$NS-$RELEASE-" <<<"$before")" -ge 2 -a "$(grep -c "/$NS2-$RELEASE-" <<<"$before")" -ge 2
+leftovers() { # namespace: what of the release is still there ("kubectl failed" when it can not tell)
+  local objs
+  objs=$(k -n "$1" get all,sa,role,rolebinding,secret,configmap,pdb,networkpolicy,ingress -o name) || { echo "kubectl failed"; return; }
+  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
+}
+uninstalled() {
+  helm uninstall "$RELEASE" -n "$1" --wait --timeout 3m >/dev/null || return 1
+  local left
+  for _ in $(seq 1 30); do
+    left=$(leftovers "$1" | grep -v '^pod/' ; k -n "$1" get pods -o name -l "app.kubernetes.io/instance=$RELEASE")
+    [ -z "$left" ] && return 0
+    sleep 2
+  done
+  echo "left behind in $1: $left" >&2
+  return 1
+}
+# the custom resources go first: their finalizers need the operator
+k -n $NS delete -f "$HERE/manifests/samples.yaml" --wait=true --timeout=60s >/dev/null 2>&1
+check "helm uninstall leaves nothing of the release in the second namespace" uninstalled $NS2
+check "helm uninstall leaves nothing of the release in $NS (no hook ServiceAccounts, no cluster roles)" uninstalled $NS
+left_cluster=$(cluster_objs || true)
+check "no ClusterRole or ClusterRoleBinding of either release left (${left_cluster:-none})" test -z "$left_cluster"
+rm -rf "$WORK"
