@@ -14,7 +14,7 @@ export function encodeCursor(after: PageAfter | null): string | null {
 
 export function decodeCursor(cursor: string | undefined): PageAfter | undefined {
   if (cursor === undefined) return undefined;
-  const invalid = permanent('invalid_cursor', 'cursor is not one this API returned', 400);
+  const invalid = permanent('invalid_cursor', 'cursor is not one this API returned');
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid;
   const [ts, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   if (ts === undefined || id === undefined || rest.length > 0 || !TS.test(ts) || !UUID.test(id)) throw invalid;

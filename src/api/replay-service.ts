@@ -48,18 +48,18 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   return {
     async replayDelivery(id, actor) {
       const d = await deps.deliveries.get(id);
-      if (!d) throw permanent('not_found', `no delivery ${id}`, 404);
+      if (!d) throw permanent('not_found', `no delivery ${id}`);
       if (!(await deps.deliveries.reopenFailed(id))) {
         const now = (await deps.deliveries.get(id))?.status ?? d.status;
-        throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`, 409);
+        throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`);
       }
       return start(d.eventId, [id], actor);
     },
 
     async replayEvent(eventId, actor) {
-      if (!(await deps.events.get(eventId))) throw permanent('not_found', `no event ${eventId}`, 404);
+      if (!(await deps.events.get(eventId))) throw permanent('not_found', `no event ${eventId}`);
       const ids = await deps.replays.reopenFailedOfEvent(eventId);
-      if (ids.length === 0) throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`, 409);
+      if (ids.length === 0) throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`);
       return start(eventId, ids, actor);
     },
 

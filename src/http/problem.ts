@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { isAppError } from '../domain/errors.js';
+import { isAppError, type AppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 
 /** RFC 9457 problem details. `code` is our stable machine-readable reason. */
@@ -52,6 +52,23 @@ export function sendProblem(reply: FastifyReply, p: Problem, headers: Record<str
   return reply.code(p.status).headers(headers).type('application/problem+json').send(p);
 }
 
+/**
+ * The HTTP boundary of the error taxonomy: an AppError's code decides its status where the kind
+ * alone does not (permanent 400, transient 503, internal 500 otherwise). The one table.
+ */
+const STATUS_OF_CODE: Record<string, number> = {
+  unauthorized: 401,
+  invalid_token: 401,
+  insufficient_scope: 403,
+  not_found: 404,
+  not_replayable: 409,
+  payload_too_large: 413,
+};
+
+export function httpStatusOf(err: AppError): number {
+  return STATUS_OF_CODE[err.code] ?? (err.kind === 'permanent' ? 400 : err.kind === 'transient' ? 503 : 500);
+}
+
 // fastify's own errors that are the caller's fault, mapped to our codes
 const FASTIFY_CODES: Record<string, { status: number; code: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large' },
@@ -70,10 +87,11 @@ export function installProblemHandlers(app: FastifyInstance, logger: Logger): vo
     if (isAppError(err)) {
       if (err.kind === 'internal') logger.error({ err, reqId: req.id }, 'internal error');
       else if (err.kind === 'transient') logger.warn({ code: err.code, reqId: req.id, cause: String(err.cause ?? '') }, err.message);
+      const status = httpStatusOf(err);
       const headers: Record<string, string> = {};
-      if (err.retryAfterSeconds !== undefined && err.httpStatus === 503) headers['retry-after'] = String(err.retryAfterSeconds);
+      if (err.retryAfterSeconds !== undefined && status === 503) headers['retry-after'] = String(err.retryAfterSeconds);
       const detail = err.kind === 'internal' ? undefined : err.message;
-      return sendProblem(reply, problem(err.httpStatus, err.code, detail), headers);
+      return sendProblem(reply, problem(status, err.code, detail), headers);
     }
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) return sendProblem(reply, problem(known.status, known.code, err.message));

@@ -7,6 +7,7 @@ import { createTokenVerifier } from '../../src/api/auth/token-verifier.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { refusedUrl } from '../support/receiver.js';
 import { nowSeconds, rsaKey, signJwt, type SigningKey } from './support/tokens.js';
+import { httpStatusOf } from '../../src/http/problem.js';
 
 /** A key set server that counts its fetches and whose keys the test changes at will. */
 async function startJwksServer(): Promise<{ url: string; fetches: () => number; setKeys(k: SigningKey[]): void; close(): Promise<void> }> {
@@ -105,13 +106,13 @@ describe('key resolver: cached keys, rate-limited refetch on an unknown kid', ()
     const resolver = createKeyResolver({ authUrl: new URL(await refusedUrl()).origin });
     const err = await resolver.publicKey({ alg: 'RS256', kid: key.kid }).catch((e: unknown) => e);
     expect(err).not.toBeInstanceOf(InvalidToken);
-    expect(isAppError(err) && err.httpStatus).toBe(503);
+    expect(isAppError(err) && httpStatusOf(err)).toBe(503);
 
     // and through the verifier, too
     const verify = createTokenVerifier({ keys: resolver, issuer: 'https://idp/', audience: 'api' });
     const token = signJwt(key, { iss: 'https://idp/', aud: 'api', exp: nowSeconds() + 60 });
     const viaVerifier = await verify(token).catch((e: unknown) => e);
-    expect(isAppError(viaVerifier) && viaVerifier.httpStatus).toBe(503);
+    expect(isAppError(viaVerifier) && httpStatusOf(viaVerifier)).toBe(503);
   });
 
   it('a key set that does not answer in time is a transient error too', async () => {

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
 import { refusedUrl, startReceiver, type Receiver } from '../support/receiver.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
+import { httpStatusOf } from '../../src/http/problem.js';
 
 interface Delivery {
   id: string;
@@ -198,7 +199,7 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
     });
     const t0 = Date.now();
     const err = await service.replayDelivery(d.id, 'test').catch((e: unknown) => e);
-    expect(isAppError(err) && err.httpStatus).toBe(503);
+    expect(isAppError(err) && httpStatusOf(err)).toBe(503);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect((await deliveryOf(h.fanout.repos, eventId, endpointId)).status).toBe('FAILED');
     await connection.close().catch(() => undefined);

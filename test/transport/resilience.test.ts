@@ -12,6 +12,7 @@ import {
 } from '../../src/transport/index.js';
 import { startFauxqsBackend, type Backend } from './backends.js';
 import { captureLogger, deferred, queueDepth, receiveOne, uniqueSuffix, waitFor } from './helpers.js';
+import { httpStatusOf } from '../../src/http/problem.js';
 
 /** Failure paths: dead or silent endpoints, and recovery once the queue comes back. */
 describe('transport when SNS/SQS is unavailable', () => {
@@ -44,7 +45,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const appErr = err as AppError;
     expect(appErr.kind).toBe('transient');
     expect(appErr.code).toBe('publish_failed');
-    expect(appErr.httpStatus).toBe(503);
+    expect(httpStatusOf(appErr)).toBe(503);
     expect(appErr.message).not.toContain('test'); // the dummy secret
     return appErr;
   }

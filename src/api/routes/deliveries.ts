@@ -69,7 +69,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
     },
     async (req) => {
       const row = await deps.queries.getDelivery(req.params.id);
-      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return deliveryView(row);
     },
   );
@@ -91,7 +91,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
     },
     async (req) => {
       const [row, attempts] = await Promise.all([deps.queries.getDelivery(req.params.id), deps.queries.attemptsOf(req.params.id)]);
-      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return { items: attempts.map(attemptView), nextCursor: null };
     },
   );
@@ -114,7 +114,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
     async (req, reply) => {
       const replay = await deps.replay.replayDelivery(req.params.id, actorOf(req));
       const row = await deps.queries.getDelivery(req.params.id);
-      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`, 404);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return reply.code(202).send({ delivery: deliveryView(row), replay });
     },
   );

@@ -59,7 +59,7 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
     },
     async (req) => {
       const event = await deps.events.get(req.params.id);
-      if (!event) throw permanent('not_found', `no event ${req.params.id}`, 404);
+      if (!event) throw permanent('not_found', `no event ${req.params.id}`);
       return eventDetailView(event, await deps.queries.deliveriesOfEvent(event.id));
     },
   );
