@@ -30,7 +30,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     queueMessages: new Counter({
       name: 'webhook_fanout_queue_messages_total',
-      help: 'Queue messages handled by the consumer, by outcome (started, already_started, handled, invalid, error)',
+      help: 'Queue messages handled by the consumer, by outcome (started, already_started, handled, invalid, error, dead_lettered)',
       labelNames: ['outcome'] as const,
       registers,
     }),

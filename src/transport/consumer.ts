@@ -1,15 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import pino from 'pino';
-import { describeError } from '../domain/errors.js';
+import { describeError, isAppError } from '../domain/errors.js';
+import { createDeadLetterer } from './dead-letter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter } from './message-deleter.js';
 import { decodeEventMessage } from './event-message.js';
 
 /**
- * Handles one event id. Resolving means "done, delete the message"; throwing leaves the message
- * for SQS to redeliver after the visibility timeout (and to dead-letter after maxReceiveCount).
+ * Handles one event id. Resolving means "done, delete the message". Throwing is the queue
+ * boundary of the error taxonomy: a transient error (or any error that is not an AppError) leaves
+ * the message for SQS to redeliver after the visibility timeout (and to dead-letter after
+ * maxReceiveCount); a permanent or internal AppError moves it to the dead-letter queue at once.
  * A returned string labels the `queueMessages` metric (e.g. 'started', 'already_started').
  */
 export type EventHandler = (eventId: string) => Promise<void | string>;
@@ -52,6 +55,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   const backoffInitialMs = opts.backoff?.initialMs ?? 1_000;
   const backoffMaxMs = opts.backoff?.maxMs ?? 30_000;
   const deleter = createMessageDeleter({ sqs, queueUrl, logger });
+  const deadLetter = createDeadLetterer({ sqs, queueUrl, logger });
 
   const inFlight = new Set<Promise<void>>();
   let running = false;
@@ -69,12 +73,12 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     const receiveCount = message.Attributes?.ApproximateReceiveCount;
     const eventId = decodeEventMessage(message.Body);
     if (eventId === undefined) {
-      // not deleted on purpose: after maxReceiveCount receives SQS moves it to the DLQ for inspection
       count('invalid');
       logger.warn(
         { messageId: message.MessageId, receiveCount, bodyPrefix: message.Body?.slice(0, 200) },
-        'queue message is not {"eventId": <uuid>}; leaving it for the dead-letter queue',
+        'queue message is not {"eventId": <uuid>}; moving it to the dead-letter queue',
       );
+      await moveToDeadLetterQueue(message, 'invalid: not {"eventId": <uuid>}');
       return;
     }
     let outcome: void | string;
@@ -82,6 +86,14 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       outcome = await handle(eventId);
     } catch (err) {
       count('error');
+      if (isAppError(err) && err.kind !== 'transient') {
+        logger.error(
+          { eventId, messageId: message.MessageId, receiveCount, kind: err.kind, code: err.code, err: describeError(err) },
+          'handling queue message failed for good; moving it to the dead-letter queue',
+        );
+        await moveToDeadLetterQueue(message, `${err.kind}: ${err.code}`);
+        return;
+      }
       logger.warn(
         { eventId, messageId: message.MessageId, receiveCount, err: describeError(err) },
         'handling queue message failed; it will be redelivered after the visibility timeout',
@@ -92,6 +104,13 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     if (message.ReceiptHandle !== undefined) {
       await deleter.delete({ id: message.MessageId ?? eventId, receiptHandle: message.ReceiptHandle });
     }
+  }
+
+  /** A copy to the DLQ, then the original deleted; when the copy fails the redrive policy still applies. */
+  async function moveToDeadLetterQueue(message: Message, reason: string): Promise<void> {
+    if (!(await deadLetter(message, reason)) || message.ReceiptHandle === undefined) return;
+    count('dead_lettered');
+    await deleter.delete({ id: message.MessageId ?? reason, receiptHandle: message.ReceiptHandle });
   }
 
   function dispatch(message: Message): void {

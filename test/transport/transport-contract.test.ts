@@ -5,8 +5,9 @@ import {
   ListSubscriptionsByTopicCommand,
   ListTopicsCommand,
 } from '@aws-sdk/client-sns';
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { permanent, transient } from '../../src/domain/errors.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import {
   createAwsClients,
@@ -168,7 +169,19 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
   });
 
-  it('a poison message is never deleted and lands in the DLQ after exactly 5 receives', async () => {
+  // what a message in the DLQ carries: its body, and why and which message it was
+  const deadLetters = async (dlqUrl: string) => {
+    const res = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+    );
+    return (res.Messages ?? []).map((m) => ({
+      body: m.Body,
+      reason: m.MessageAttributes?.['webhook-fanout-reason']?.StringValue,
+      messageId: m.MessageAttributes?.['webhook-fanout-message-id']?.StringValue,
+    }));
+  };
+
+  it('a poison message goes to the DLQ after one receive, with its body and the reason, not after five', async () => {
     const topo = await freshTopology();
     const metrics = createMetrics({ defaultMetrics: false });
     const { logger, records } = captureLogger();
@@ -186,14 +199,48 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
       new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: '{"eventId":"not-a-uuid"}' }),
     );
     c.start();
-    const dead = await waitFor(() => receiveOne(clients.sqs, topo.dlqUrl, 1), 'the poison message in the DLQ', 20_000);
+    const dead = await waitFor(async () => {
+      const got = await deadLetters(topo.dlqUrl);
+      return got.length > 0 ? got : undefined;
+    }, 'the poison message in the DLQ', 20_000);
     await c.stop();
-    expect(dead.MessageId).toBe(sent.MessageId);
-    expect(dead.Body).toBe('{"eventId":"not-a-uuid"}');
-    expect(await queueMessagesCount(metrics, 'invalid')).toBe(5);
-    const warnings = records.filter((r) => r.messageId === sent.MessageId);
-    expect(warnings.map((r) => Number(r.receiveCount))).toEqual([1, 2, 3, 4, 5]);
+    expect(dead).toEqual([{ body: '{"eventId":"not-a-uuid"}', reason: 'invalid: not {"eventId": <uuid>}', messageId: sent.MessageId }]);
+    expect(await queueMessagesCount(metrics, 'invalid')).toBe(1);
+    expect(await queueMessagesCount(metrics, 'dead_lettered')).toBe(1);
+    expect(records.filter((r) => r.messageId === sent.MessageId).map((r) => Number(r.receiveCount))).toEqual([1]);
     expect(handled).toEqual([]);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+  });
+
+  it('a permanent error of the handler dead-letters at once; a transient one is redelivered', async () => {
+    const topo = await freshTopology();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const permanentId = randomUUID();
+    const transientId = randomUUID();
+    const seen: string[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      metrics,
+      waitTimeSeconds: 1,
+      handle: async (id) => {
+        seen.push(id);
+        if (id === permanentId) throw permanent('event_not_found', `event ${id} not found`);
+        if (id === transientId && seen.filter((s) => s === id).length === 1) throw transient('temporal_unavailable', 'down');
+      },
+    });
+    for (const id of [permanentId, transientId]) {
+      await clients.sqs.send(new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: JSON.stringify({ eventId: id }) }));
+    }
+    c.start();
+    const dead = await waitFor(async () => {
+      const got = await deadLetters(topo.dlqUrl);
+      return got.length > 0 ? got : undefined;
+    }, 'the permanent failure in the DLQ', 20_000);
+    await waitFor(() => (seen.filter((s) => s === transientId).length >= 2 ? true : undefined), 'the transient one redelivered');
+    await c.stop();
+    expect(dead).toEqual([{ body: JSON.stringify({ eventId: permanentId }), reason: 'permanent: event_not_found', messageId: expect.any(String) }]);
+    expect(seen.filter((s) => s === permanentId)).toHaveLength(1);
+    expect(await queueMessagesCount(metrics, 'dead_lettered')).toBe(1);
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
   });
 
