@@ -67,6 +67,16 @@ export function createEventRepository(db: Db) {
         .update({ published_at: db.fn.now(), updated_at: db.fn.now() });
     },
 
+    /**
+     * An event without a workflow was published again: it counts as published now, so the
+     * sweeper picks it up again only after the grace period, not on every tick. Re-publishing all
+     * of them every few seconds multiplied the queue's backlog after a long Temporal outage (a
+     * copy per event per tick) and starved the consumer of the messages that mattered.
+     */
+    async markRepublished(id: string): Promise<void> {
+      await db('webhook_event').where({ id }).whereNull('workflow_id').update({ published_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
     /** The publish after insert failed: leave the event to the sender's retry or the sweeper. */
     async clearPublished(id: string): Promise<void> {
       await db('webhook_event').where({ id }).update({ published_at: null, updated_at: db.fn.now() });
@@ -91,19 +101,26 @@ export function createEventRepository(db: Db) {
      * Published events no consumer has started a workflow for: their message was lost or
      * dead-lettered (e.g. Temporal was down for longer than the queue's receive budget).
      */
-    async findUnstarted(publishedBeforeMs: number, limit: number, offset = 0): Promise<string[]> {
+    async findUnstarted(publishedBeforeMs: number, limit: number, asOf?: Date): Promise<string[]> {
       const rows = await db<EventRow>('webhook_event')
         .select('id')
         .whereNull('workflow_id')
-        .where('published_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [publishedBeforeMs]))
+        // asOf (the database's time when a sweep pass began) keeps rows re-published during the
+        // pass out of it, even with no grace period
+        .where('published_at', '<', db.raw(`coalesce(?::timestamptz, now()) - (? * interval '1 millisecond')`, [asOf ?? null, publishedBeforeMs]))
         .where({ status: 'RECEIVED' })
         .orderBy('published_at')
         .orderBy('id')
-        // re-publishing does not take a row out of this set (its workflow starts later), so a
-        // pass pages through it
-        .offset(offset)
         .limit(limit);
       return rows.map((r) => r.id);
+    },
+
+    /** The database's clock, so time windows compare with what it wrote. */
+    async now(): Promise<Date> {
+      const res = await db.raw<{ rows: { now: Date }[] }>('select now() as now');
+      const now = res.rows[0]?.now;
+      if (!now) throw new Error('select now() returned no row');
+      return now;
     },
 
     /** The event without its payload, for bookkeeping that does not send it. */

@@ -13,7 +13,7 @@ import type { EventPublisher } from '../transport/publisher.js';
 const MAX_BATCHES_PER_PASS = 20;
 
 export function createSweeper(deps: {
-  events: Pick<EventRepository, 'findUnpublished' | 'findUnstarted' | 'markPublished'>;
+  events: Pick<EventRepository, 'findUnpublished' | 'findUnstarted' | 'markPublished' | 'markRepublished' | 'now'>;
   publisher: EventPublisher;
   metrics: Metrics;
   logger: Logger;
@@ -40,9 +40,11 @@ export function createSweeper(deps: {
     // A backlog (a long Temporal outage dead-letters every message) is worked off in one pass,
     // batch after batch, not batchSize per tick; bounded so a pass ends.
     let published = 0;
+    const asOf = await deps.events.now();
     for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
       const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
-      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize, pass * batchSize);
+      // re-published ones leave this set for the grace period (markRepublished): no paging needed
+      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize, asOf);
       // both kinds are accepted events with no known message: the gauge counts them alike
       if (pass === 0) deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
       const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];
@@ -52,7 +54,8 @@ export function createSweeper(deps: {
       const results = await Promise.allSettled(
         ids.map(async ({ id, via }) => {
           await deps.publisher.publish(id);
-          await deps.events.markPublished(id);
+          // an unstarted one waits the grace period again before its next copy
+          await (via === 'sweeper' ? deps.events.markPublished(id) : deps.events.markRepublished(id));
           deps.metrics.republished.inc({ via });
           return id;
         }),
