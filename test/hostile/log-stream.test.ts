@@ -1,25 +1,9 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { cli } from '../support/cli.js';
 import { freePort } from '../../src/dev/ports.js';
-
-const run = promisify(execFile);
 
 // A log pipeline reads one JSON object per line. Start-up failures (a configuration problem, a
 // database that is not there) used to be plain text, knex's warnings ANSI-coloured text.
-
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
 
 function expectJsonLines(text: string): Record<string, unknown>[] {
   expect(text).not.toContain('\u001b[');
