@@ -12,8 +12,6 @@ type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   backoff: BackoffSettings;
 };
 
-export { DELIVERY_FAILURE };
-
 /**
  * Temporal attempts a delivery may spend on Postgres failures on top of the endpoint's own
  * attempts; with DATABASE_RETRY_MAX_MS between them, about an hour of outage.
