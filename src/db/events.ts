@@ -101,7 +101,7 @@ export function createEventRepository(db: Db) {
      * Published events no consumer has started a workflow for: their message was lost or
      * dead-lettered (e.g. Temporal was down for longer than the queue's receive budget).
      */
-    async findUnstarted(publishedBeforeMs: number, limit: number, asOf?: Date): Promise<string[]> {
+    async findUnstarted(publishedBeforeMs: number, limit: number, asOf?: string): Promise<string[]> {
       const rows = await db<EventRow>('webhook_event')
         .select('id')
         .whereNull('workflow_id')
@@ -115,9 +115,12 @@ export function createEventRepository(db: Db) {
       return rows.map((r) => r.id);
     },
 
-    /** The database's clock, so time windows compare with what it wrote. */
-    async now(): Promise<Date> {
-      const res = await db.raw<{ rows: { now: Date }[] }>('select now() as now');
+    /**
+     * The database's clock, so time windows compare with what it wrote; as text, because a JS
+     * Date keeps milliseconds and timestamps have microseconds (a truncated cutoff missed rows).
+     */
+    async now(): Promise<string> {
+      const res = await db.raw<{ rows: { now: string }[] }>('select now()::text as now');
       const now = res.rows[0]?.now;
       if (!now) throw new Error('select now() returned no row');
       return now;
