@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
-    testTimeout: 360_000,
+    testTimeout: 480_000,
     hookTimeout: 180_000,
     maxWorkers: 1,
     pool: 'forks',
