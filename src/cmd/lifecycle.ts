@@ -13,8 +13,8 @@ export interface ServiceRun {
 
 /**
  * The life of one long-running process: management endpoints first (so probes answer while it
- * starts), then the parts, then SIGINT/SIGTERM -> readyz 503 -> parts stopped in reverse order
- * -> cleanup, all bounded by shutdownTimeoutMs, after which the process exits anyway.
+ * starts; /readyz 503 until the parts run), then the parts, then SIGINT/SIGTERM -> readyz 503
+ * -> parts stopped in reverse order -> cleanup, all bounded by shutdownTimeoutMs, after which the process exits anyway.
  */
 export async function runService(opts: {
   name: string;
@@ -76,6 +76,8 @@ export async function runService(opts: {
 
   try {
     parts = await opts.start();
+    // only now: /readyz said 503 "starting" while the public port did not listen yet
+    if (!stopping) management.setStarted();
   } catch (err) {
     logger.error({ err }, `${opts.name}: failed to start`);
     await shutdown('start failed', 1);

@@ -21,13 +21,18 @@ function withTimeout(check: ReadinessCheck, ms: number): Promise<boolean> {
 export interface ManagementServer {
   port: number;
   close(): Promise<void>;
+  /** /readyz can say 200 from now on: the process's parts run (its public port listens) */
+  setStarted(): void;
   /** flips /readyz to 503 at the start of shutdown, so load balancers drain first */
   setShuttingDown(): void;
 }
 
 /**
  * /metrics, /healthz and /readyz on MANAGEMENT_PORT, apart from the public port so that
- * an Ingress never exposes them. healthz = the process runs; readyz = every named check passes.
+ * an Ingress never exposes them. healthz = the process runs; readyz = it started (setStarted),
+ * is not shutting down, and every named check passes. It listens before the process's parts
+ * start, so a probe gets an answer meanwhile: 503 "starting", never a 200 for a pod whose
+ * public port does not listen yet.
  */
 export async function startManagementServer(opts: {
   port: number;
@@ -36,6 +41,7 @@ export async function startManagementServer(opts: {
   checks: Record<string, ReadinessCheck>;
   checkTimeoutMs?: number;
 }): Promise<ManagementServer> {
+  let started = false;
   let shuttingDown = false;
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -59,10 +65,8 @@ export async function startManagementServer(opts: {
       Promise.all(names.map((n) => withTimeout(opts.checks[n]!, opts.checkTimeoutMs ?? CHECK_TIMEOUT_MS)))
         .then((results) => {
           const checks = Object.fromEntries(names.map((n, i) => [n, results[i] ? 'ok' : 'failing']));
-          const ready = !shuttingDown && results.every(Boolean);
-          res
-            .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ status: ready ? 'ready' : shuttingDown ? 'shutting_down' : 'not_ready', checks }));
+          const status = shuttingDown ? 'shutting_down' : !started ? 'starting' : results.every(Boolean) ? 'ready' : 'not_ready';
+          res.writeHead(status === 'ready' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status, checks }));
         })
         .catch(() => res.writeHead(500).end());
       return;
@@ -75,6 +79,9 @@ export async function startManagementServer(opts: {
   });
   return {
     port: (server.address() as AddressInfo).port,
+    setStarted() {
+      started = true;
+    },
     setShuttingDown() {
       shuttingDown = true;
     },

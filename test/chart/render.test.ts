@@ -1,7 +1,6 @@
 import { lstat, readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import {
   loadConsumerConfig,
   loadIngestConfig,
@@ -20,7 +19,9 @@ import {
   deploymentSpec,
   find,
   helmTemplateError,
+  helmTemplate,
   one,
+  parseManifests,
   podSpecs,
   render,
   run,
@@ -28,6 +29,7 @@ import {
   type Container,
   type K8sObject,
 } from './support/chart.js';
+import { RBAC_DIR, renderDeployRbacFiles } from '../../scripts/kube/gen-rbac.js';
 
 /**
  * What a platform engineer checks in a chart before installing it: helm lint --strict, and the
@@ -344,23 +346,29 @@ describe('specific values', () => {
     expect(deploymentSpec(d).template.spec.serviceAccountName).toBe('webhook-fanout-operator');
   });
 
-  it('grants the operator exactly the rules of deploy/rbac/', async () => {
-    const rulesOf = async (file: string, kind: string) => {
-      const docs = (await readFile(path.join(REPO_ROOT, 'deploy/rbac', file), 'utf8')).split(/^---$/m).map((d) => parse(d) as K8sObject | null);
-      return docs.filter((d): d is K8sObject => d?.kind === kind);
-    };
-    const norm = (rules: unknown) => JSON.stringify(rules);
-    const [clusterRole] = await rulesOf('cluster_role.yaml', 'ClusterRole');
-    const [leaderRole] = await rulesOf('leader_election_role.yaml', 'Role');
-    const userRoles = await rulesOf('user_roles.yaml', 'ClusterRole');
+  it('is the one source of the operator RBAC: deploy/rbac/ is what scripts/kube/gen-rbac.ts renders from it', async () => {
+    for (const { file, text } of await renderDeployRbacFiles(toolPath('helm'))) {
+      expect(await readFile(path.join(RBAC_DIR, file), 'utf8'), `deploy/rbac/${file} is stale: run npx tsx scripts/kube/gen-rbac.ts`).toBe(text);
+    }
+    expect((await readdir(RBAC_DIR)).sort()).toEqual(['operator.yaml', 'user-roles.yaml']);
+    // what kubectl applies is what the chart installs for this release and namespace, Helm's own labels aside
     const objs = rendered.default!;
-    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-operator`).rules)).toBe(norm(clusterRole!.rules));
-    expect(norm(one(objs, 'Role', 'webhook-fanout-operator-leader-election').rules)).toBe(norm(leaderRole!.rules));
-    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-edit`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-edit'))!.rules));
-    expect(norm(one(objs, 'ClusterRole', `${NAMESPACE}-webhook-fanout-view`).rules)).toBe(norm(userRoles.find((r) => r.metadata.name.endsWith('-view'))!.rules));
-    // the whole-cluster binding by default
-    const binding = one(objs, 'ClusterRoleBinding', `${NAMESPACE}-webhook-fanout-operator`) as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
-    expect(binding.roleRef.name).toBe(`${NAMESPACE}-webhook-fanout-operator`);
+    const applied = parseManifests(await readFile(path.join(RBAC_DIR, 'operator.yaml'), 'utf8'));
+    expect(applied.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ServiceAccount/webhook-fanout-operator',
+      `ClusterRole/${NAMESPACE}-webhook-fanout-operator`,
+      `ClusterRoleBinding/${NAMESPACE}-webhook-fanout-operator`,
+      'Role/webhook-fanout-operator-leader-election',
+      'RoleBinding/webhook-fanout-operator-leader-election',
+    ]);
+    for (const o of applied) {
+      const { labels, ...installed } = one(objs, o.kind, o.metadata.name).metadata;
+      expect({ ...o, metadata: { ...o.metadata, labels: undefined } }).toEqual({ ...one(objs, o.kind, o.metadata.name), metadata: { ...installed, labels: undefined } });
+      expect(Object.keys(o.metadata.labels ?? {})).not.toContain('app.kubernetes.io/managed-by');
+      expect(labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
+    }
+    // test/support/kube.ts runs the operator as this ServiceAccount, bound cluster-wide
+    const binding = one(applied, 'ClusterRoleBinding', `${NAMESPACE}-webhook-fanout-operator`) as unknown as { subjects: unknown[] };
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'webhook-fanout-operator', namespace: NAMESPACE }]);
   });
 
@@ -442,5 +450,65 @@ describe('specific values', () => {
     expect(components.has('worker')).toBe(false);
     expect(components.has('operator')).toBe(false);
     expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual([`${NAMESPACE}-webhook-fanout-edit`, `${NAMESPACE}-webhook-fanout-view`]);
+  });
+});
+
+describe('layout, the helm create way', () => {
+  it('renders one kind per template file, each under templates/<component>/ (release-wide ones at the top)', async () => {
+    const text = await helmTemplate({ values: ['ci/full-values.yaml'], set: ['ingest.ingress.enabled=true'] });
+    const kinds = new Map<string, Set<string>>();
+    for (const doc of text.split(/^---$/m)) {
+      const source = /^# Source: webhook-fanout\/(templates\/\S+)$/m.exec(doc)?.[1];
+      const kind = /^kind: (\S+)$/m.exec(doc)?.[1];
+      if (!source || !kind) continue;
+      kinds.set(source, (kinds.get(source) ?? new Set()).add(kind));
+    }
+    expect(kinds.size).toBeGreaterThan(25);
+    for (const [source, k] of kinds) {
+      expect([...k], source).toHaveLength(1);
+      expect(source, 'a component folder, or one of the release-wide files').toMatch(
+        /^templates\/((ingest|consumer|worker|operator|migration|transport-setup|rbac|tests)\/[a-z-]+\.yaml|servicemonitor\.yaml)$/,
+      );
+    }
+    // the Deployments share one pod template: no other template file writes a container
+    const files = (await readdir(path.join(CHART_DIR, 'templates'), { recursive: true })).filter((f) => f.endsWith('.yaml'));
+    for (const f of files) {
+      const body = await readFile(path.join(CHART_DIR, 'templates', f), 'utf8');
+      if (f !== path.join('tests', 'test-webhook.yaml')) expect(body, f).not.toMatch(/containers:/);
+    }
+  });
+});
+
+describe('pods of every kind', () => {
+  it('gives the hook Jobs the chart-wide pod settings too (labels, annotations, envFrom, scheduling)', () => {
+    for (const name of ['wf-migrate', 'wf-setup-transport']) {
+      const job = one(rendered.full!, 'Job', name);
+      const tpl = (job.spec as { template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> } }).template;
+      // an injected sidecar would keep a Job from ever completing
+      expect(tpl.metadata.labels['sidecar.istio.io/inject'], name).toBe('false');
+      expect(tpl.metadata.annotations?.['cluster-autoscaler.kubernetes.io/safe-to-evict'], name).toBe('true');
+      expect(tpl.spec.nodeSelector, name).toEqual({ 'kubernetes.io/os': 'linux' });
+      expect(tpl.spec.tolerations, name).toEqual([{ key: 'dedicated', operator: 'Equal', value: 'webhooks', effect: 'NoSchedule' }]);
+      expect(tpl.spec.priorityClassName, name).toBe('high-priority');
+      expect(tpl.spec.restartPolicy, name).toBe('Never');
+      const c = (tpl.spec.containers as Container[])[0]!;
+      expect((c as { envFrom?: unknown }).envFrom, name).toEqual([{ configMapRef: { name: 'wf-extra-config' } }]);
+      expect(c.readinessProbe, name).toBeUndefined();
+    }
+  });
+
+  it('rolls the ingest without ever lowering its serving pods (maxUnavailable 0), unless set otherwise', async () => {
+    const strategy = (o: K8sObject) => (o.spec as { strategy?: unknown }).strategy;
+    expect(strategy(one(rendered.default!, 'Deployment', 'webhook-fanout-ingest'))).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+    expect(strategy(one(rendered.full!, 'Deployment', 'wf-ingest'))).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } });
+    const recreate = await render({ set: ['ingest.strategy.type=Recreate'] });
+    expect(strategy(one(recreate, 'Deployment', 'webhook-fanout-ingest'))).toEqual({ type: 'Recreate' });
+  });
+
+  it('writes whole numbers of the settings as integers, not in exponent notation', () => {
+    const env = deploymentSpec(one(rendered.full!, 'Deployment', 'wf-ingest')).template.spec.containers[0]!.env ?? [];
+    expect(env.find((e) => e.name === 'INBOUND_BODY_LIMIT_BYTES')?.value).toBe('2097152');
+    const worker = deploymentSpec(one(rendered.full!, 'Deployment', 'wf-worker')).template.spec.containers[0]!.env ?? [];
+    expect(worker.find((e) => e.name === 'DELIVERY_BACKOFF_COEFFICIENT')?.value).toBe('1.5');
   });
 });

@@ -19,8 +19,24 @@ describe('/readyz', () => {
         },
       },
     });
+    server.setStarted();
   });
   afterAll(async () => server?.close());
+
+  it('answers 503 "starting" until the process says it started, whatever the checks say', async () => {
+    const early = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new Registry(), checks: { postgres: async () => true } });
+    try {
+      const before = await fetch(`http://127.0.0.1:${early.port}/readyz`);
+      expect(before.status).toBe(503);
+      expect(await before.json()).toEqual({ status: 'starting', checks: { postgres: 'ok' } });
+      early.setStarted();
+      const after = await fetch(`http://127.0.0.1:${early.port}/readyz`);
+      expect(after.status).toBe(200);
+      expect(await after.json()).toEqual({ status: 'ready', checks: { postgres: 'ok' } });
+    } finally {
+      await early.close();
+    }
+  });
 
   it('answers 503 within the check timeout when a check hangs, naming the failing check', async () => {
     const started = Date.now();

@@ -6,9 +6,10 @@ import { kubeconfigYaml, kubectl, KubectlError, OPERATOR_NAMESPACE, OPERATOR_USE
 import { sharedKube } from '../support/kube-shared.js';
 
 /**
- * The operator's identity holds exactly what deploy/rbac/*.yaml grants (applied by the shared
- * control plane's bootstrap). The other operator tests run the operator as this identity, which
- * proves the rules suffice; this one shows they do not grant more.
+ * The operator's identity holds exactly what deploy/rbac/*.yaml grants: the chart's RBAC, generated
+ * by scripts/kube/gen-rbac.ts, applied by the shared control plane's bootstrap. The other operator
+ * tests run the operator as this identity, which proves the rules suffice; this one shows they do
+ * not grant more.
  */
 let conn: KubeConnection;
 let dir: string;

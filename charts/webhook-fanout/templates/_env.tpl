@@ -1,0 +1,74 @@
+{{/*
+Env entries every process shares, as YAML lists: each component's _env.tpl puts its own
+together from these and its settings.
+*/}}
+
+{{/* DATABASE_URL from the existing Secret, never inline; DB_POOL_MAX when set. */}}
+{{- define "webhook-fanout.env.database" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "database.existingSecret is required: the name of a Secret holding DATABASE_URL" .Values.database.existingSecret | quote }}
+      key: {{ .Values.database.existingSecretKey | quote }}
+{{- if not (kindIs "invalid" .Values.database.poolMax) }}
+- name: DB_POOL_MAX
+  value: {{ .Values.database.poolMax | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/* LOG_LEVEL and MANAGEMENT_PORT: every process. */}}
+{{- define "webhook-fanout.env.common" -}}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: MANAGEMENT_PORT
+  value: {{ .Values.managementPort | toString | quote }}
+{{- end }}
+
+{{/* AWS_REGION, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}
+{{- define "webhook-fanout.env.aws" -}}
+- name: AWS_REGION
+  value: {{ .Values.aws.region | quote }}
+{{- with .Values.aws.endpointUrl }}
+- name: AWS_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.aws.credentials.existingSecret }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ $.Values.aws.credentials.accessKeyIdKey | quote }}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ $.Values.aws.credentials.secretAccessKeyKey | quote }}
+{{- end }}
+{{- end }}
+
+{{/* TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE. */}}
+{{- define "webhook-fanout.env.temporal" -}}
+- name: TEMPORAL_ADDRESS
+  value: {{ .Values.temporal.address | quote }}
+- name: TEMPORAL_NAMESPACE
+  value: {{ .Values.temporal.namespace | quote }}
+- name: TEMPORAL_TASK_QUEUE
+  value: {{ .Values.temporal.taskQueue | quote }}
+{{- end }}
+
+{{/*
+Env entries from a map of NAME: value, in name order, skipping null values (null = the
+process's own default). Call with a map. YAML numbers arrive as floats: a whole one is written
+as an integer (2097152, not "2.097152e+06").
+*/}}
+{{- define "webhook-fanout.env.map" -}}
+{{- range $name, $value := . }}
+{{- if not (kindIs "invalid" $value) }}
+{{- if and (kindIs "float64" $value) (eq $value (floor $value)) }}
+{{- $value = int64 $value }}
+{{- end }}
+- name: {{ $name }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,19 @@
+{{/* The ingest's env: its public port and topic, the admin API's identity provider when on. */}}
+{{- define "webhook-fanout.ingest.env" -}}
+{{ include "webhook-fanout.env.common" . }}
+{{ include "webhook-fanout.env.database" . }}
+{{ include "webhook-fanout.env.aws" . }}
+{{- /* the admin API's replays start workflow runs: Temporal is connected lazily */}}
+{{ include "webhook-fanout.env.temporal" . }}
+{{- $settings := dict "PORT" .Values.ingest.port "TOPIC_ARN" .Values.aws.topicArn }}
+{{- if .Values.adminApi.enabled }}
+{{- $auth := .Values.adminApi.auth }}
+{{- $_ := set $settings "ADMIN_API_ENABLED" "true" }}
+{{- $_ := set $settings "AUTH_URL" (required "adminApi.auth.url is required when adminApi.enabled (the identity provider's base address)" $auth.url) }}
+{{- $_ := set $settings "AUTH_AUDIENCE" (required "adminApi.auth.audience is required when adminApi.enabled" $auth.audience) }}
+{{- with $auth.issuer }}{{ $_ := set $settings "AUTH_ISSUER" . }}{{ end }}
+{{- else }}
+{{- $_ := set $settings "ADMIN_API_ENABLED" "false" }}
+{{- end }}
+{{ include "webhook-fanout.env.map" (merge $settings (.Values.ingest.settings | default dict)) | trim }}
+{{- end }}

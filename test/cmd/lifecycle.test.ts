@@ -1,0 +1,66 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { runService } from '../../src/cmd/lifecycle.js';
+import { freePort } from '../../src/dev/ports.js';
+import { createLogger } from '../../src/observability/logger.js';
+
+/**
+ * What a kubelet sees on /readyz over the life of a process: the management port answers first
+ * (so probes get an answer while it starts), but "ready" must wait until the parts run. A pod
+ * marked Ready before the ingest listens on its public port gets traffic it refuses (seen as
+ * refused webhooks during a rolling upgrade on the cluster test).
+ */
+async function readyz(port: number): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5_000) });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('runService /readyz', () => {
+  it('answers 503 "starting" until the parts started, 200 once they run, 503 "shutting_down" while they stop', async () => {
+    const port = await freePort();
+    let started: () => void = () => {};
+    const starting = new Promise<void>((resolve) => (started = resolve));
+    let stopped: () => void = () => {};
+    const stopping = new Promise<void>((resolve) => (stopped = resolve));
+    let stopCalled = false;
+    const run = runService({
+      name: 'test',
+      logger: createLogger({ level: 'silent' }),
+      managementPort: port,
+      managementHost: '127.0.0.1',
+      registry: new Registry(),
+      checks: { postgres: async () => true },
+      exitOnStop: false,
+      start: async () => {
+        await starting;
+        return [
+          {
+            stop: async () => {
+              stopCalled = true;
+              await stopping;
+            },
+          },
+        ];
+      },
+    });
+
+    // the management server listens before start() resolves (runService has not returned yet)
+    let first: Awaited<ReturnType<typeof readyz>> | undefined;
+    for (let i = 0; i < 100 && !first; i++) {
+      first = await readyz(port).catch(() => undefined);
+      if (!first) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(first).toEqual({ status: 503, body: { status: 'starting', checks: { postgres: 'ok' } } });
+
+    started();
+    const service = await run;
+    expect(await readyz(port)).toEqual({ status: 200, body: { status: 'ready', checks: { postgres: 'ok' } } });
+
+    const shutdown = service.shutdown('test');
+    await expect.poll(() => stopCalled).toBe(true);
+    expect(await readyz(port)).toEqual({ status: 503, body: { status: 'shutting_down', checks: { postgres: 'ok' } } });
+    stopped();
+    await shutdown;
+    await service.done;
+  });
+});
