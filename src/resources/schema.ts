@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { DELIVERY_LIMITS } from '../domain/records.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
@@ -76,6 +77,20 @@ export const WebhookEndpointSpec = Type.Object(
       Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), { maxItems: 20, description: '4xx codes to retry, e.g. 408, 429' }),
     ),
     active: Type.Optional(Type.Boolean({ default: true })),
+    autoDisable: Type.Optional(
+      Type.Object(
+        {
+          afterConsecutiveFailures: Type.Optional(
+            Type.Integer({
+              minimum: DELIVERY_LIMITS.autoDisableAfter.min,
+              maximum: DELIVERY_LIMITS.autoDisableAfter.max,
+              description: 'disable the endpoint when this many deliveries in a row end FAILED; 0 = never',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -98,6 +113,7 @@ export interface ObjectMeta {
   namespace?: string;
   uid?: string;
   generation?: number;
+  annotations?: Record<string, string>;
 }
 
 export interface Resource<K extends string, S> {

@@ -46,6 +46,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   let signingSecret: string | null = null;
   let previousSigningSecret: string | null = null;
   if (auth.type === 'BASIC' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for BASIC');
+  if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
   if (auth.previousSecretRef && auth.type !== 'STANDARD_WEBHOOKS') {
     throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS');
   }
@@ -77,8 +78,13 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     timeoutSeconds: s.timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default,
     retryOnStatus: s.retryOnStatus ?? [],
     active: s.active ?? true,
+    autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
   };
 }
+
+/** What the CRD's CEL rule says too: an autoDisable block names its threshold. */
+export const AUTO_DISABLE_REQUIRED =
+  'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
 
 /**
  * InboundCredential -> webhook_inbound_credential row. The Secret holds a password or a bcrypt

@@ -114,6 +114,7 @@ export async function addEndpoint(
     timeoutSeconds: spec.timeoutSeconds ?? 5,
     retryOnStatus: spec.retryOnStatus ?? [],
     active: spec.active ?? true,
+    autoDisableAfter: spec.autoDisableAfter ?? 0,
   });
   return row.id;
 }
