@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../resources/schema.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
+import { ENDPOINT_STATES } from '../domain/records.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
 // never serialized) and generate the OpenAPI document.
@@ -191,6 +192,14 @@ export const EndpointSchema = Type.Object(
     timeoutSeconds: Type.Integer(),
     retryOnStatus: Type.Array(Type.Integer()),
     active: Type.Boolean(),
+    state: StringEnum(ENDPOINT_STATES, 'DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again'),
+    autoDisableAfter: Type.Integer({ minimum: 0, description: 'spec.autoDisable.afterConsecutiveFailures; 0 = never' }),
+    consecutiveFailures: Type.Integer({ minimum: 0, description: 'deliveries in a row that ended FAILED; a SUCCESS resets it' }),
+    disabledAt: Nullable(Timestamp('when it was disabled')),
+    heldDeliveries: Type.Integer({
+      minimum: 0,
+      description: 'deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable',
+    }),
     managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -220,6 +229,14 @@ export const listOf = <T extends TSchema>(item: T) =>
     nextCursor: Nullable(Type.String({ description: 'pass as cursor for the next page; null on the last page' })),
   });
 
+export const EndpointEnabledSchema = Type.Object(
+  {
+    endpoint: EndpointSchema,
+    wasDisabled: Type.Boolean({ description: 'false: it was already ACTIVE and nothing changed (enable is idempotent)' }),
+  },
+  { title: 'EndpointEnabled' },
+);
+
 export const ReplayStartedSchema = Type.Object({
   eventId: Uuid(),
   workflowId: Type.String({ description: 'the replay run: its own workflow id, not the event id' }),
@@ -246,5 +263,6 @@ export type EventSummary = Static<typeof EventSummarySchema>;
 export type EventDetail = Static<typeof EventDetailSchema>;
 export type EndpointView = Static<typeof EndpointSchema>;
 export type CredentialView = Static<typeof CredentialSchema>;
+export type EndpointEnabled = Static<typeof EndpointEnabledSchema>;
 export type ReplayStarted = Static<typeof ReplayStartedSchema>;
 export type BulkReplayResult = Static<typeof BulkReplayResultSchema>;

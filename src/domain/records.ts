@@ -57,7 +57,8 @@ export interface Endpoint {
 export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt';
 
 /** ACTIVE or DISABLED, as the admin API and `kubectl get whe` show it. */
-export type EndpointState = 'ACTIVE' | 'DISABLED';
+export const ENDPOINT_STATES = ['ACTIVE', 'DISABLED'] as const;
+export type EndpointState = (typeof ENDPOINT_STATES)[number];
 export const endpointState = (e: { disabledAt: Date | null }): EndpointState => (e.disabledAt === null ? 'ACTIVE' : 'DISABLED');
 
 /** last_error of a delivery failed without a request because its endpoint was disabled. */
