@@ -32,6 +32,10 @@ export const URL_WITHOUT_CREDENTIALS = '^https?://[^/?#\\\\@]+([/?#\\\\].*)?$';
 export const URL_CREDENTIALS_MESSAGE =
   'must be an http:// or https:// URL without credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)';
 
+/** What the CRD's CEL rule (and dev mode) says when an autoDisable block does not name its threshold. */
+export const AUTO_DISABLE_REQUIRED =
+  'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
+
 export const WebhookEndpointSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'inbound source this endpoint listens to' }),

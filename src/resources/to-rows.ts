@@ -3,7 +3,7 @@ import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS } from '../domain/records.js';
-import type { InboundCredentialResource, WebhookEndpointResource } from './schema.js';
+import { AUTO_DISABLE_REQUIRED, type InboundCredentialResource, type WebhookEndpointResource } from './schema.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -81,10 +81,6 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
   };
 }
-
-/** What the CRD's CEL rule says too: an autoDisable block names its threshold. */
-export const AUTO_DISABLE_REQUIRED =
-  'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
 
 /**
  * InboundCredential -> webhook_inbound_credential row. The Secret holds a password or a bcrypt
