@@ -25,7 +25,8 @@ ALTER TABLE webhook_delivery
 -- redrive_on_enable may stay set while a manual replay has the row PENDING: its outcome rewrites the
 -- flag, and a replay that could not start puts the row back to FAILED still held, so nothing is lost.
 
--- the redriver's scans: held deliveries of an endpoint, oldest first; redrives in flight
-CREATE INDEX webhook_delivery_redrive_held_idx ON webhook_delivery (endpoint_id, created_at, id) WHERE redrive_on_enable;
+-- the redriver's scans: held deliveries of an endpoint (taken in the order their events were
+-- received); redrives in flight
+CREATE INDEX webhook_delivery_redrive_held_idx ON webhook_delivery (endpoint_id) WHERE redrive_on_enable;
 CREATE INDEX webhook_delivery_redrive_inflight_idx ON webhook_delivery (endpoint_id)
   WHERE redrive_workflow_id IS NOT NULL AND status = 'PENDING';

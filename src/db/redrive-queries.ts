@@ -46,7 +46,7 @@ export function createRedriveQueries(db: Db) {
     },
 
     /**
-     * Takes the endpoint's oldest held delivery off hold, back to PENDING, naming its replay run.
+     * Takes the endpoint's oldest held delivery (by the event's receipt) off hold, back to PENDING, naming its replay run.
      * One at a time per endpoint, so the receiver gets them oldest first: an advisory lock
      * serializes redrivers of one endpoint (any number of consumer replicas), and nothing is taken
      * while an earlier one is in flight or the endpoint is not enabled. undefined: nothing to take.
@@ -59,10 +59,12 @@ export function createRedriveQueries(db: Db) {
         );
         if (!locked.rows[0]?.ok) return undefined;
         const next = await trx.raw<{ rows: Array<{ id: string; event_id: string }> }>(
-          `SELECT d.id, d.event_id FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+          `SELECT d.id, d.event_id FROM webhook_delivery d
+             JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+             JOIN webhook_event ev ON ev.id = d.event_id
             WHERE d.endpoint_id = ? AND d.redrive_on_enable AND d.status = 'FAILED'
               AND ep.active AND ep.disabled_at IS NULL AND NOT ${IN_FLIGHT}
-            ORDER BY d.created_at, d.id
+            ORDER BY ev.received_at, d.created_at, d.id
             LIMIT 1
               FOR UPDATE OF d SKIP LOCKED`,
           [endpointId],
