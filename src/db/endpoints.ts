@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
 import type { Endpoint, EndpointHealthField } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField>;
+
+/** Longest enable annotation value stored as it is. */
+const ENABLE_ANNOTATION_KEPT = 256;
 
 /** The outcome of enabling an endpoint. */
 export interface Enabled {
@@ -102,7 +106,12 @@ export function createEndpointRepository(db: Db) {
      * statement, so a value is acted on once however often the resource is reconciled.
      * undefined when the value was already acted on (or the row does not exist).
      */
-    async applyEnableAnnotation(resourceUid: string, value: string | null): Promise<{ wasDisabled: boolean } | undefined> {
+    async applyEnableAnnotation(resourceUid: string, annotation: string | null): Promise<{ wasDisabled: boolean } | undefined> {
+      // only compared, never shown: a long value (dev mode's files have no size limit) is kept as its digest
+      const value =
+        annotation !== null && annotation.length > ENABLE_ANNOTATION_KEPT
+          ? `sha256:${createHash('sha256').update(annotation).digest('hex')}`
+          : annotation;
       const res = await db.raw<{ rows: Array<{ was_disabled: boolean }> }>(
         `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint
                        WHERE resource_uid = :uid AND enable_annotation IS DISTINCT FROM :value FOR UPDATE)
