@@ -140,7 +140,7 @@ export const AttemptSchema = Type.Object(
     outcome: StringEnum(ATTEMPT_OUTCOMES, 'RETRYING when another attempt follows'),
     responseStatus: Nullable(Type.Integer()),
     responseBody: Nullable(Type.String({ description: 'first 4 KiB of what the endpoint answered' })),
-    durationMs: Nullable(Type.Integer({ description: 'null when no request was made (e.g. the endpoint was removed)' })),
+    durationMs: Nullable(Type.Integer({ description: "null when no request was made (the endpoint was removed, or disabled: error 'endpoint disabled')" })),
     error: Nullable(Type.String({ description: 'one line; never a secret' })),
     startedAt: Timestamp(),
   },
