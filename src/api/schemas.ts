@@ -87,7 +87,12 @@ export const DeliveryListQuery = Type.Object(
 );
 
 export const EndpointListQuery = Type.Object(
-  { source: Type.Optional(SourceParam), active: Type.Optional(Type.Boolean()), ...pageParams },
+  {
+    source: Type.Optional(SourceParam),
+    active: Type.Optional(Type.Boolean()),
+    state: Type.Optional(StringEnum(ENDPOINT_STATES, 'ACTIVE, or DISABLED by auto-disable')),
+    ...pageParams,
+  },
   { additionalProperties: false },
 );
 

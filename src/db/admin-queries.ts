@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { ExtractionRule } from '../domain/records.js';
+import type { EndpointState, ExtractionRule } from '../domain/records.js';
 import type { Db } from './knex.js';
 import type { DeliveryRow, EndpointRow, EventRow } from './rows.js';
 
@@ -197,10 +197,16 @@ export function createAdminQueries(db: Db) {
         .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])) as DeliveryListRow[];
     },
 
-    async listEndpoints(f: { source?: string; active?: boolean }, limit: number, after?: PageAfter): Promise<Page<EndpointViewRow>> {
+    async listEndpoints(
+      f: { source?: string; active?: boolean; state?: EndpointState },
+      limit: number,
+      after?: PageAfter,
+    ): Promise<Page<EndpointViewRow>> {
       const q = endpointView(db);
       if (f.source !== undefined) q.where('p.source', f.source);
       if (f.active !== undefined) q.where('p.active', f.active);
+      if (f.state === 'ACTIVE') q.whereNull('p.disabled_at');
+      if (f.state === 'DISABLED') q.whereNotNull('p.disabled_at');
       return page<EndpointViewRow>(db, q, 'p.created_at', 'p.id', limit, after);
     },
 

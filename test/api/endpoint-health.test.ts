@@ -62,6 +62,12 @@ describe('admin API: endpoint state and enable', () => {
     for (let i = 0; i < 2; i++) expect(await h.fanout.runFanout(await addEvent(h.fanout.repos, { source }))).toBe('FAILED');
     const disabled = await endpointItem(source);
     expect(disabled).toMatchObject({ state: 'DISABLED', consecutiveFailures: 2, heldDeliveries: 0 });
+    // which endpoints are disabled: the state filter
+    const listed = async (state: string) =>
+      ((await h.get(`/api/endpoints?source=${source}&state=${state}`, admin)).json() as { items: EndpointItem[] }).items.map((e) => e.id);
+    expect(await listed('DISABLED')).toEqual([endpointId]);
+    expect(await listed('ACTIVE')).toEqual([]);
+    expect((await h.get(`/api/endpoints?state=disabled`, admin)).status).toBe(400);
     expect(Date.parse(disabled.disabledAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
 
     const missed: string[] = [];

@@ -36,7 +36,7 @@ export function registerConfigurationRoutes(app: TypedApp, deps: AdminRouteDeps)
     },
     async (req) => {
       const q = req.query;
-      const page = await deps.queries.listEndpoints({ source: q.source, active: q.active }, q.limit ?? PAGE_SIZE.default, decodeCursor(q.cursor));
+      const page = await deps.queries.listEndpoints({ source: q.source, active: q.active, state: q.state }, q.limit ?? PAGE_SIZE.default, decodeCursor(q.cursor));
       return { items: page.items.map(endpointView), nextCursor: encodeCursor(page.next) };
     },
   );
