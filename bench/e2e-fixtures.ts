@@ -27,6 +27,7 @@ export async function seedEndpoints(infra: Infra, source: string, k: number, rec
       timeoutSeconds: 10,
       retryOnStatus: [],
       active: true,
+      autoDisableAfter: 0,
     });
     ids.push(e.id);
   }

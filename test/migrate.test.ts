@@ -97,3 +97,25 @@ describe('migration 053: STANDARD_WEBHOOKS', () => {
     await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
   });
 });
+
+describe('migration 055: endpoint health', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+
+  it('an existing or new endpoint is never auto-disabled unless it asks: threshold 0, count 0, not disabled', async () => {
+    const [row] = (await t.db('webhook_endpoint').insert(base).returning('*')) as Array<Record<string, unknown>>;
+    expect(row).toMatchObject({ auto_disable_after: 0, consecutive_failures: 0, disabled_at: null, enable_annotation: null });
+  });
+
+  it.each([
+    ['a negative threshold', { auto_disable_after: -1 }, /webhook_endpoint_auto_disable_after_chk/],
+    ['a negative count', { consecutive_failures: -1 }, /webhook_endpoint_consecutive_failures_chk/],
+  ])('refuses %s', async (_what, row, constraint) => {
+    await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
+  });
+});

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createDb } from '../../src/db/knex.js';
 import { createRepositories } from '../../src/db/repositories.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -20,6 +21,7 @@ export async function startConsumerUnit(cfg: UnitConfig): Promise<Unit> {
     client: new Client({ connection, namespace: 'default' }),
     taskQueue: TASK_QUEUE,
     repos: createRepositories(db),
+    redrive: createRedriveQueries(db),
     metrics: createMetrics(),
     logger: createLogger({ level: cfg.logLevel, name: 'bench-consumer' }),
     concurrency: cfg.consumerConcurrency,

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { AttemptResult } from '../db/deliveries.js';
+import type { AttemptResult, Settled } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
-import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
+import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
 import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
@@ -84,10 +84,10 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
   /**
    * Records an attempt's outcome. Postgres may be down right after the endpoint answered: retry
    * in-process with backoff so a 200 is not re-sent by the next attempt, up to RECORD_RETRY_FOR_MS
-   * (the activity's timeout leaves a 30 s margin). false when another run settled the row first;
+   * (the activity's timeout leaves a 30 s margin). null when another run settled the row first;
    * then that run's status is what counts. Throws the last database error when time runs out.
    */
-  async function record(id: string, r: AttemptResult, log: object): Promise<boolean> {
+  async function record(id: string, r: AttemptResult, log: object): Promise<Settled | null> {
     const deadline = Date.now() + RECORD_RETRY_FOR_MS;
     for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
       try {
@@ -126,6 +126,37 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     }
   };
 
+  /**
+   * Endpoint health (docs/endpoint-health.md): a disabled endpoint is not called. The delivery is
+   * FAILED at once, not counted, and held to be redriven when the endpoint is enabled again.
+   */
+  async function failDisabled(delivery: Delivery, log: object): Promise<DeliverResult> {
+    const settled = await record(
+      delivery.id,
+      {
+        status: 'FAILED',
+        responseStatus: null,
+        responseBody: null,
+        error: ENDPOINT_DISABLED_ERROR,
+        startedAt: new Date(),
+        durationMs: null,
+        skipped: 'endpoint_disabled',
+      },
+      log,
+    );
+    if (!settled) return currentStatus(delivery.id);
+    logger.info(log, 'delivery failed at once: endpoint disabled; held for the redrive on enable');
+    throw ApplicationFailure.nonRetryable(ENDPOINT_DISABLED_ERROR, DELIVERY_FAILURE.permanent);
+  }
+
+  function noteAutoDisabled(endpoint: Endpoint, log: object): void {
+    metrics.endpointAutoDisables.inc({ endpoint: endpoint.name });
+    logger.warn(
+      { ...log, endpoint: endpoint.name, afterConsecutiveFailures: endpoint.autoDisableAfter },
+      'endpoint auto-disabled: its deliveries fail at once and are held until it is enabled again',
+    );
+  }
+
   async function deliverOnce(input: DeliverInput, temporalAttempt: number): Promise<DeliverResult> {
     // one round trip for the delivery, its endpoint (fresh: rotated secrets apply) and its event
     const loaded = await repos.deliveries.loadAttempt(input.deliveryId);
@@ -152,6 +183,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
           error: 'endpoint is no longer active',
           startedAt: new Date(),
           durationMs: null,
+          skipped: 'endpoint_inactive',
         },
         log,
       );
@@ -159,6 +191,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       logger.warn(log, 'delivery failed: endpoint deactivated');
       throw ApplicationFailure.nonRetryable('endpoint is no longer active', DELIVERY_FAILURE.permanent);
     }
+    if (endpoint.disabledAt !== null) return failDisabled(delivery, log);
 
     const startedAt = new Date();
     const outcome = await sendSafely(send, buildRequest(delivery, endpoint, event, attempt));
@@ -193,6 +226,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       outcomeLog,
     );
     if (!settled) return currentStatus(delivery.id);
+    if (settled.autoDisabled) noteAutoDisabled(endpoint, outcomeLog);
 
     const details = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
     if (final) {

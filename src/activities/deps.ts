@@ -10,7 +10,7 @@ export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 export interface ActivityDeps {
   repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries'>;
   send: Send;
-  metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd'>;
+  metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd' | 'endpointAutoDisables'>;
   logger?: ActivityLogger;
   /** delivery retry backoff; DEFAULT_BACKOFF when omitted */
   backoff?: BackoffSettings;

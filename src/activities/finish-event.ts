@@ -19,7 +19,7 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
     for (const u of input.unsettled ?? []) {
       const d = await repos.deliveries.get(u.deliveryId);
       if (d?.status !== 'PENDING') continue;
-      await repos.deliveries.recordAttempt(d.id, {
+      const settled = await repos.deliveries.recordAttempt(d.id, {
         status: 'FAILED',
         responseStatus: d.lastResponseStatus,
         responseBody: d.lastResponseBody,
@@ -29,6 +29,12 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
         durationMs: null,
       });
       logger.warn({ eventId: event.id, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
+      // it counts towards its endpoint's failures like any FAILED delivery, and may be the one that disables it
+      if (settled?.autoDisabled) {
+        const endpoint = await repos.endpoints.get(d.endpointId);
+        metrics.endpointAutoDisables.inc({ endpoint: endpoint?.name ?? d.endpointId });
+        logger.warn({ endpointId: d.endpointId, endpoint: endpoint?.name }, 'endpoint auto-disabled');
+      }
     }
 
     const status = eventOutcome(await repos.deliveries.statusesByEvent(event.id));

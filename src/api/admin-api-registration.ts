@@ -15,7 +15,7 @@ import { bindStartReplay } from './start-replay.js';
 /** Wires the admin API from configuration, for the ingest server's `register` hook. */
 export function adminApiRegistration(deps: {
   db: Db;
-  repos: Pick<Repositories, 'events' | 'deliveries'>;
+  repos: Pick<Repositories, 'events' | 'deliveries' | 'endpoints'>;
   temporal: { client: Client; taskQueue: string };
   auth: AdminApiConfig;
   logger: Logger;
@@ -38,6 +38,7 @@ export function adminApiRegistration(deps: {
       verifyToken,
       queries: createAdminQueries(deps.db),
       events: deps.repos.events,
+      endpoints: deps.repos.endpoints,
       replay,
       logger: deps.logger,
       authUrl: deps.auth.authUrl,

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AdminQueries } from '../db/admin-queries.js';
+import type { EndpointRepository } from '../db/endpoints.js';
 import type { EventRepository } from '../db/events.js';
 import type { Logger } from '../observability/logger.js';
 import { createBearerAuth } from './auth/bearer-auth.js';
@@ -18,6 +19,7 @@ export interface AdminApiDeps {
   verifyToken: VerifyToken;
   queries: AdminQueries;
   events: Pick<EventRepository, 'get'>;
+  endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
   logger: Logger;
   /** shown in the OpenAPI description: where to get a token */
@@ -45,6 +47,7 @@ export async function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps)
       auth: createBearerAuth({ verifyToken: deps.verifyToken, logger: deps.logger }),
       queries: deps.queries,
       events: deps.events,
+      endpoints: deps.endpoints,
       replay: deps.replay,
     };
     registerEventRoutes(api, routeDeps);

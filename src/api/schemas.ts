@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../resources/schema.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
+import { ENDPOINT_STATES } from '../domain/records.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
 // never serialized) and generate the OpenAPI document.
@@ -86,7 +87,12 @@ export const DeliveryListQuery = Type.Object(
 );
 
 export const EndpointListQuery = Type.Object(
-  { source: Type.Optional(SourceParam), active: Type.Optional(Type.Boolean()), ...pageParams },
+  {
+    source: Type.Optional(SourceParam),
+    active: Type.Optional(Type.Boolean()),
+    state: Type.Optional(StringEnum(ENDPOINT_STATES, 'ACTIVE, or DISABLED by auto-disable')),
+    ...pageParams,
+  },
   { additionalProperties: false },
 );
 
@@ -139,7 +145,7 @@ export const AttemptSchema = Type.Object(
     outcome: StringEnum(ATTEMPT_OUTCOMES, 'RETRYING when another attempt follows'),
     responseStatus: Nullable(Type.Integer()),
     responseBody: Nullable(Type.String({ description: 'first 4 KiB of what the endpoint answered' })),
-    durationMs: Nullable(Type.Integer({ description: 'null when no request was made (e.g. the endpoint was removed)' })),
+    durationMs: Nullable(Type.Integer({ description: "null when no request was made (the endpoint was removed, or disabled: error 'endpoint disabled')" })),
     error: Nullable(Type.String({ description: 'one line; never a secret' })),
     startedAt: Timestamp(),
   },
@@ -191,6 +197,14 @@ export const EndpointSchema = Type.Object(
     timeoutSeconds: Type.Integer(),
     retryOnStatus: Type.Array(Type.Integer()),
     active: Type.Boolean(),
+    state: StringEnum(ENDPOINT_STATES, 'DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again'),
+    autoDisableAfter: Type.Integer({ minimum: 0, description: 'spec.autoDisable.afterConsecutiveFailures; 0 = never' }),
+    consecutiveFailures: Type.Integer({ minimum: 0, description: 'deliveries in a row that ended FAILED; a SUCCESS resets it' }),
+    disabledAt: Nullable(Timestamp('when it was disabled')),
+    heldDeliveries: Type.Integer({
+      minimum: 0,
+      description: 'deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable',
+    }),
     managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -220,6 +234,14 @@ export const listOf = <T extends TSchema>(item: T) =>
     nextCursor: Nullable(Type.String({ description: 'pass as cursor for the next page; null on the last page' })),
   });
 
+export const EndpointEnabledSchema = Type.Object(
+  {
+    endpoint: EndpointSchema,
+    wasDisabled: Type.Boolean({ description: 'false: it was already ACTIVE and nothing changed (enable is idempotent)' }),
+  },
+  { title: 'EndpointEnabled' },
+);
+
 export const ReplayStartedSchema = Type.Object({
   eventId: Uuid(),
   workflowId: Type.String({ description: 'the replay run: its own workflow id, not the event id' }),
@@ -246,5 +268,6 @@ export type EventSummary = Static<typeof EventSummarySchema>;
 export type EventDetail = Static<typeof EventDetailSchema>;
 export type EndpointView = Static<typeof EndpointSchema>;
 export type CredentialView = Static<typeof CredentialSchema>;
+export type EndpointEnabled = Static<typeof EndpointEnabledSchema>;
 export type ReplayStarted = Static<typeof ReplayStartedSchema>;
 export type BulkReplayResult = Static<typeof BulkReplayResultSchema>;

@@ -2,7 +2,7 @@ import type { AttemptRow, CredentialViewRow, DeliveryListRow, EndpointViewRow, E
 import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
 import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
-import { MANIFEST_UID_PREFIX } from '../domain/records.js';
+import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -98,6 +98,11 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   timeoutSeconds: r.timeout_seconds,
   retryOnStatus: r.retry_on_status,
   active: r.active,
+  state: endpointState({ disabledAt: r.disabled_at }),
+  autoDisableAfter: r.auto_disable_after,
+  consecutiveFailures: r.consecutive_failures,
+  disabledAt: iso(r.disabled_at),
+  heldDeliveries: r.held_deliveries,
   managedBy: managedBy(r.resource_uid),
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),

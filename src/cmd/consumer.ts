@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { createRedriveQueries } from '../db/redrive-queries.js';
 import { loadConsumerConfig } from '../config/config.js';
 import { createDb, pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
@@ -54,6 +55,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
           client,
           taskQueue: cfg.temporal.taskQueue,
           repos: createRepositories(db),
+          redrive: createRedriveQueries(db),
           metrics,
           logger,
           concurrency: cfg.concurrency,

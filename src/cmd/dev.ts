@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { createRedriveQueries } from '../db/redrive-queries.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -151,6 +152,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           client,
           taskQueue: TASK_QUEUE,
           repos,
+          redrive: createRedriveQueries(liveDb),
           metrics,
           logger,
           concurrency: 10,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
 import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
 
@@ -9,6 +9,12 @@ export interface ReplayRequest {
   deliveryIds: string[];
   /** default WEBHOOKS */
   taskQueue?: string;
+  /**
+   * The run's id when the caller chose and recorded it (the redrive on enable): starting it again
+   * is refused with WorkflowExecutionAlreadyStartedError, even after the run closed. Default: a new
+   * `<eventId>:replay:<uuid>`.
+   */
+  workflowId?: string;
 }
 
 export interface ReplayStarted {
@@ -21,11 +27,12 @@ export interface ReplayStarted {
  * taken for good, so each replay gets a fresh, unique workflow id.
  */
 export async function startReplay(client: Client, req: ReplayRequest): Promise<ReplayStarted> {
-  const workflowId = `${req.eventId}:replay:${randomUUID()}`;
+  const workflowId = req.workflowId ?? `${req.eventId}:replay:${randomUUID()}`;
   const handle = await client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
     taskQueue: req.taskQueue ?? TASK_QUEUE,
     workflowId,
     args: [{ eventId: req.eventId, deliveryIds: req.deliveryIds }],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
   });
   return { workflowId, runId: handle.firstExecutionRunId };
 }

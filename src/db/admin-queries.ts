@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { ExtractionRule } from '../domain/records.js';
+import type { EndpointState, ExtractionRule } from '../domain/records.js';
 import type { Db } from './knex.js';
 import type { DeliveryRow, EndpointRow, EventRow } from './rows.js';
 
@@ -66,8 +66,40 @@ export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret'
   auth_secret_set: boolean;
   signing_secret_set: boolean;
   custom_header_names: string[];
+  /** deliveries held while it was disabled, not redriven yet */
+  held_deliveries: number;
   page_ts: string;
 };
+
+/** The columns of EndpointViewRow: never a secret, only whether one is set. */
+function endpointView(db: Db): Knex.QueryBuilder {
+  return db('webhook_endpoint as p').select(
+    'p.id',
+    'p.name',
+    'p.source',
+    'p.event_type',
+    'p.url',
+    'p.method',
+    'p.auth_type',
+    'p.auth_username',
+    db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
+    db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
+    // header values may be credentials (API keys): their names only
+    db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
+    'p.max_attempts',
+    'p.timeout_seconds',
+    'p.retry_on_status',
+    'p.active',
+    'p.auto_disable_after',
+    'p.consecutive_failures',
+    'p.disabled_at',
+    db.raw('(SELECT count(*)::int FROM webhook_delivery d WHERE d.endpoint_id = p.id AND d.redrive_on_enable) AS held_deliveries'),
+    'p.resource_uid',
+    'p.created_at',
+    'p.updated_at',
+    pageTs(db, 'p.created_at'),
+  );
+}
 
 /** An inbound credential without its password hash, which is never selected. */
 export interface CredentialViewRow {
@@ -165,32 +197,21 @@ export function createAdminQueries(db: Db) {
         .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])) as DeliveryListRow[];
     },
 
-    async listEndpoints(f: { source?: string; active?: boolean }, limit: number, after?: PageAfter): Promise<Page<EndpointViewRow>> {
-      const q = db('webhook_endpoint as p').select(
-        'p.id',
-        'p.name',
-        'p.source',
-        'p.event_type',
-        'p.url',
-        'p.method',
-        'p.auth_type',
-        'p.auth_username',
-        db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
-        db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
-        // header values may be credentials (API keys): their names only
-        db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
-        'p.max_attempts',
-        'p.timeout_seconds',
-        'p.retry_on_status',
-        'p.active',
-        'p.resource_uid',
-        'p.created_at',
-        'p.updated_at',
-        pageTs(db, 'p.created_at'),
-      );
+    async listEndpoints(
+      f: { source?: string; active?: boolean; state?: EndpointState },
+      limit: number,
+      after?: PageAfter,
+    ): Promise<Page<EndpointViewRow>> {
+      const q = endpointView(db);
       if (f.source !== undefined) q.where('p.source', f.source);
       if (f.active !== undefined) q.where('p.active', f.active);
+      if (f.state === 'ACTIVE') q.whereNull('p.disabled_at');
+      if (f.state === 'DISABLED') q.whereNotNull('p.disabled_at');
       return page<EndpointViewRow>(db, q, 'p.created_at', 'p.id', limit, after);
+    },
+
+    async getEndpoint(id: string): Promise<EndpointViewRow | undefined> {
+      return (await endpointView(db).where('p.id', id).first()) as EndpointViewRow | undefined;
     },
 
     async listCredentials(f: { source?: string }, limit: number, after?: PageAfter): Promise<Page<CredentialViewRow>> {

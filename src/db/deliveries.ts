@@ -11,7 +11,36 @@ export interface AttemptResult {
   /** when the attempt began, and how long the request took (null: no request was made) */
   startedAt: Date;
   durationMs: number | null;
+  /**
+   * No request was made: the endpoint was removed (inactive) or is disabled. Such an outcome leaves
+   * the endpoint's failure count alone; endpoint_disabled also holds the FAILED row for the redrive
+   * on enable. Absent: a settled outcome counts (a SUCCESS resets the count, a FAILED adds one).
+   */
+  skipped?: 'endpoint_inactive' | 'endpoint_disabled';
 }
+
+/** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
+export interface Settled {
+  autoDisabled: boolean;
+}
+
+/**
+ * The endpoint-health part of recordAttempt (issue 13, part 3): a settled delivery that counts
+ * resets (SUCCESS) or bumps (FAILED) its endpoint's run of failures, and the FAILED that reaches
+ * auto_disable_after disables it. One UPDATE under the endpoint row's lock, so concurrent workers
+ * each count. A SUCCESS on a healthy endpoint writes nothing (no hot row on the happy path).
+ * auto_disabled compares with now(): RETURNING shows only new values, and now() is this
+ * statement's own time, which an earlier disable can not have.
+ */
+const HEALTH_CTE = `health AS (
+           UPDATE webhook_endpoint ep
+              SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
+                  disabled_at = CASE WHEN :status = 'FAILED' AND ep.disabled_at IS NULL AND ep.auto_disable_after > 0
+                                      AND ep.consecutive_failures + 1 >= ep.auto_disable_after
+                                     THEN now() ELSE ep.disabled_at END
+             FROM updated u
+            WHERE ep.id = u.endpoint_id AND :counts AND (:status = 'FAILED' OR ep.consecutive_failures > 0)
+        RETURNING ep.disabled_at IS NOT NULL AND ep.disabled_at = now() AS auto_disabled)`;
 
 interface AttemptRow extends EventRow {
   delivery: DeliveryRow;
@@ -65,7 +94,7 @@ export function createDeliveryRepository(db: Db) {
       const { delivery, endpoint, ...event } = row;
       return {
         delivery: toDelivery(withDates(delivery, ['last_attempt_at', 'completed_at', 'created_at'])),
-        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at'])),
+        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at', 'disabled_at'])),
         event: toEvent(event),
       };
     },
@@ -86,26 +115,26 @@ export function createDeliveryRepository(db: Db) {
     },
 
     /**
-     * Records one attempt's outcome and counts it; a settled delivery is never reopened here.
-     * False when the row was no longer PENDING (another run settled it first).
+     * Settles one attempt: the row's latest state, a line of the attempt log and the endpoint's
+     * health, in one statement (all or nothing). null when the row was not PENDING: another run
+     * settled it first. See AttemptResult.skipped for what counts towards auto-disable.
      */
-    /**
-     * Settles one attempt: the row's latest state and a line of the attempt log, in one statement
-     * (both or neither). False when the row was not PENDING: another run settled it first.
-     */
-    async recordAttempt(id: string, r: AttemptResult): Promise<boolean> {
-      const res = await db.raw<{ rowCount: number }>(
+    async recordAttempt(id: string, r: AttemptResult): Promise<Settled | null> {
+      const res = await db.raw<{ rows: Array<{ auto_disabled: boolean | null }> }>(
         `WITH updated AS (
            UPDATE webhook_delivery
               SET status = :status, attempts = attempts + 1,
                   last_response_status = :responseStatus, last_response_body = :responseBody, last_error = :error,
                   last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
-                  updated_at = now()
+                  redrive_on_enable = :held, updated_at = now()
             WHERE id = :id AND status = 'PENDING'
-        RETURNING id, attempts)
+        RETURNING id, endpoint_id, attempts),
+         logged AS (
          INSERT INTO webhook_delivery_attempt
                 (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-         SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated`,
+         SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated),
+         ${HEALTH_CTE}
+         SELECT (SELECT auto_disabled FROM health) AS auto_disabled FROM updated`,
         {
           id,
           status: r.status,
@@ -115,9 +144,12 @@ export function createDeliveryRepository(db: Db) {
           error: r.error,
           startedAt: r.startedAt,
           durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
+          held: r.skipped === 'endpoint_disabled',
+          counts: r.status !== 'PENDING' && r.skipped === undefined,
         },
       );
-      return res.rowCount > 0;
+      const row = res.rows[0];
+      return row ? { autoDisabled: row.auto_disabled === true } : null;
     },
 
     /** Replay: a FAILED delivery goes back to PENDING. Returns false when it was not FAILED. */

@@ -1,9 +1,21 @@
-import type { Endpoint } from '../domain/records.js';
+import { createHash } from 'node:crypto';
+import type { Endpoint, EndpointHealthField } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt'>;
+export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField>;
+
+/** Longest enable annotation value stored as it is. */
+const ENABLE_ANNOTATION_KEPT = 256;
+
+/** The outcome of enabling an endpoint. */
+export interface Enabled {
+  /** false: it was not disabled (enable is idempotent) */
+  wasDisabled: boolean;
+  /** its deliveries held while it was disabled, which the redriver now re-delivers */
+  held: number;
+}
 
 const toRow = (s: EndpointSpec) => ({
   name: s.name,
@@ -21,6 +33,7 @@ const toRow = (s: EndpointSpec) => ({
   timeout_seconds: s.timeoutSeconds,
   retry_on_status: s.retryOnStatus,
   active: s.active,
+  auto_disable_after: s.autoDisableAfter,
 });
 
 export function createEndpointRepository(db: Db) {
@@ -65,6 +78,60 @@ export function createEndpointRepository(db: Db) {
         .where({ resource_uid: resourceUid })
         .update({ active: false, updated_at: db.fn.now() });
       return n > 0;
+    },
+
+    /**
+     * Enables an endpoint: not disabled any more, its failure count back to 0. Its held deliveries
+     * are then taken by the redriver (consumer/redrive.ts), which only takes those of enabled
+     * endpoints: nothing more to do here, and nothing to lose if the caller dies right after.
+     * undefined when there is no such endpoint.
+     */
+    async enable(id: string): Promise<Enabled | undefined> {
+      const res = await db.raw<{ rows: Array<{ was_disabled: boolean; held: string }> }>(
+        `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint WHERE id = ? FOR UPDATE),
+              upd AS (UPDATE webhook_endpoint ep SET disabled_at = NULL, consecutive_failures = 0, updated_at = now()
+                        FROM old WHERE ep.id = old.id AND old.disabled_at IS NOT NULL RETURNING ep.id)
+         SELECT old.disabled_at IS NOT NULL AS was_disabled,
+                (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = old.id AND d.redrive_on_enable) AS held
+           FROM old`,
+        [id],
+      );
+      const row = res.rows[0];
+      return row ? { wasDisabled: row.was_disabled, held: Number(row.held) } : undefined;
+    },
+
+    /**
+     * The annotation webhookfanout.io/enable of the row's resource: a value other than the one last
+     * acted on enables the endpoint (absent: only remembered). Remembered in the row, in the same
+     * statement, so a value is acted on once however often the resource is reconciled.
+     * undefined when the value was already acted on (or the row does not exist).
+     */
+    async applyEnableAnnotation(resourceUid: string, annotation: string | null): Promise<{ wasDisabled: boolean } | undefined> {
+      // only compared, never shown: a long value (dev mode's files have no size limit) is kept as its digest
+      const value =
+        annotation !== null && annotation.length > ENABLE_ANNOTATION_KEPT
+          ? `sha256:${createHash('sha256').update(annotation).digest('hex')}`
+          : annotation;
+      const res = await db.raw<{ rows: Array<{ was_disabled: boolean }> }>(
+        `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint
+                       WHERE resource_uid = :uid AND enable_annotation IS DISTINCT FROM :value FOR UPDATE)
+         UPDATE webhook_endpoint ep
+            SET enable_annotation = :value,
+                disabled_at = CASE WHEN :value::text IS NULL THEN ep.disabled_at END,
+                consecutive_failures = CASE WHEN :value::text IS NULL OR ep.disabled_at IS NULL THEN ep.consecutive_failures ELSE 0 END,
+                updated_at = CASE WHEN :value::text IS NOT NULL AND ep.disabled_at IS NOT NULL THEN now() ELSE ep.updated_at END
+           FROM old WHERE ep.id = old.id
+         RETURNING old.disabled_at IS NOT NULL AND :value::text IS NOT NULL AS was_disabled`,
+        { uid: resourceUid, value },
+      );
+      const row = res.rows[0];
+      return row ? { wasDisabled: row.was_disabled } : undefined;
+    },
+
+    /** resource_uid of every disabled endpoint row (the operator's health poll compares them with its resources). */
+    async disabledResourceUids(): Promise<Set<string>> {
+      const rows = await db<EndpointRow>('webhook_endpoint').select('resource_uid').whereNotNull('disabled_at').whereNotNull('resource_uid');
+      return new Set(rows.map((r) => r.resource_uid).filter((u): u is string => u !== null));
     },
 
     async resourceUids(prefix: string): Promise<string[]> {

@@ -44,6 +44,9 @@ export interface EndpointRow {
   timeout_seconds: number;
   retry_on_status: number[];
   active: boolean;
+  auto_disable_after: number;
+  consecutive_failures: number;
+  disabled_at: Date | null;
   resource_uid: string | null;
   created_at: Date;
   updated_at: Date;
@@ -66,6 +69,9 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   timeoutSeconds: r.timeout_seconds,
   retryOnStatus: r.retry_on_status,
   active: r.active,
+  autoDisableAfter: r.auto_disable_after,
+  consecutiveFailures: r.consecutive_failures,
+  disabledAt: r.disabled_at,
   resourceUid: r.resource_uid,
   createdAt: r.created_at,
   updatedAt: r.updated_at,

@@ -42,10 +42,30 @@ export interface Endpoint {
   /** 4xx codes this endpoint opted in to retrying */
   retryOnStatus: number[];
   active: boolean;
+  /** FAILED deliveries in a row that disable the endpoint; 0 = never (docs/endpoint-health.md) */
+  autoDisableAfter: number;
+  /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
+  consecutiveFailures: number;
+  /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */
+  disabledAt: Date | null;
   resourceUid: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** What an endpoint's deliveries keep, not its resource: left out of what a resource configures. */
+export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt';
+
+/** ACTIVE or DISABLED, as the admin API and `kubectl get whe` show it. */
+export const ENDPOINT_STATES = ['ACTIVE', 'DISABLED'] as const;
+export type EndpointState = (typeof ENDPOINT_STATES)[number];
+export const endpointState = (e: { disabledAt: Date | null }): EndpointState => (e.disabledAt === null ? 'ACTIVE' : 'DISABLED');
+
+/** last_error of a delivery failed without a request because its endpoint was disabled. */
+export const ENDPOINT_DISABLED_ERROR = 'endpoint disabled';
+
+/** The annotation whose new value re-enables a disabled endpoint (operator and dev mode). */
+export const ENABLE_ANNOTATION = 'webhookfanout.io/enable';
 
 export interface WebhookEvent {
   id: string;
@@ -86,6 +106,11 @@ export const MANIFEST_UID_PREFIX = 'manifest:';
 export const DELIVERY_LIMITS = {
   maxAttempts: { default: 5, min: 1, max: 50 },
   timeoutSeconds: { default: 10, min: 1, max: 120 },
+  /**
+   * spec.autoDisable.afterConsecutiveFailures. Default 0 = never: the specification delivers every
+   * event to every matching endpoint, so disabling is something an endpoint opts in to.
+   */
+  autoDisableAfter: { default: 0, min: 0, max: 100_000 },
   /** last_response_body keeps this many bytes */
   responseBodyBytes: 4096,
 } as const;

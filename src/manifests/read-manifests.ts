@@ -51,7 +51,11 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
         set.errors.push(`${where}: not a Kubernetes object (kind and metadata.name required)`);
         return;
       }
-      const metadata = { name: obj.metadata.name, namespace: typeof obj.metadata.namespace === 'string' ? obj.metadata.namespace : 'default' };
+      const metadata = {
+        name: obj.metadata.name,
+        namespace: typeof obj.metadata.namespace === 'string' ? obj.metadata.namespace : 'default',
+        ...(isRecord(obj.metadata.annotations) ? { annotations: stringValues(obj.metadata.annotations) } : {}),
+      };
       const kind = obj.kind;
       if (kind === 'Secret') {
         const values: Record<string, string> = {};
@@ -80,6 +84,11 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
     });
   }
   return set;
+}
+
+/** Annotations as the API server keeps them: string values only (others are dropped). */
+function stringValues(r: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(r).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 export type { SecretResource };

@@ -3,7 +3,7 @@ import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
-import { MANIFEST_UID_PREFIX } from '../domain/records.js';
+import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX } from '../domain/records.js';
 
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;
 
@@ -31,6 +31,9 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
     const uid = uidOf('WebhookEndpoint', r.metadata.namespace, r.metadata.name);
     try {
       await repos.endpoints.upsertByResourceUid(uid, await endpointRow(r, secrets));
+      // as under the operator: a new value of the annotation enables a disabled endpoint, once
+      const enabled = await repos.endpoints.applyEnableAnnotation(uid, r.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
+      if (enabled?.wasDisabled) logger.info(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name} enabled by the annotation ${ENABLE_ANNOTATION}`);
       seenEndpoints.add(uid);
       endpoints++;
     } catch (err) {

@@ -70,6 +70,23 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Accepted events with no known message: not yet published, or without a workflow after the grace period (as last seen by the sweeper)',
       registers,
     }),
+    // endpoint health (docs/endpoint-health.md)
+    endpointAutoDisables: new Counter({
+      name: 'webhook_fanout_endpoint_auto_disables_total',
+      help: 'Endpoints disabled by the worker after spec.autoDisable.afterConsecutiveFailures deliveries in a row ended FAILED, by endpoint (namespace/name)',
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
+    endpointsDisabled: new Gauge({
+      name: 'webhook_fanout_endpoints_disabled',
+      help: 'Active endpoints currently disabled (as last seen by the redriver of the consumer)',
+      registers,
+    }),
+    redriveStarted: new Counter({
+      name: 'webhook_fanout_redrive_deliveries_total',
+      help: 'Deliveries held while their endpoint was disabled and handed to a replay run after it was enabled',
+      registers,
+    }),
   };
 }
 

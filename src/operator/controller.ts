@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../domain/errors.js';
+import { ENABLE_ANNOTATION } from '../domain/records.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
@@ -36,6 +37,8 @@ export interface ControllerOptions {
   namespaces: string[] | undefined;
   workers: number;
   resyncPeriodMs: number;
+  /** how often Postgres is asked which endpoints are disabled; default HEALTH_POLL_MS */
+  healthPollMs?: number;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
 }
 
@@ -51,9 +54,25 @@ export interface Controller {
   informers: { endpoints: ResourceInformer<WebhookEndpointObject>[]; credentials: ResourceInformer<InboundCredentialObject>[]; secrets: ResourceInformer<SecretObject>[] };
 }
 
-/** What an update must change to be worth a reconcile; status-only writes (ours) change none of it. */
+/**
+ * Endpoints are disabled by the workers, in Postgres, behind the operator's back: it polls for
+ * them (one indexed query) rather than listening for a notification, which a dropped connection
+ * would lose; a missed poll is made up by the next, and a restart or resync looks at everything.
+ */
+export const HEALTH_POLL_MS = 5_000;
+
+/**
+ * What an update must change to be worth a reconcile; status-only writes (ours) change none of it.
+ * The enable annotation is metadata, not spec: a new value must reach the reconciler too.
+ */
 const signature = (o: KubeObject & { spec?: unknown }): string =>
-  JSON.stringify([o.metadata.generation, o.metadata.deletionTimestamp ?? null, o.metadata.finalizers ?? [], o.spec ?? null]);
+  JSON.stringify([
+    o.metadata.generation,
+    o.metadata.deletionTimestamp ?? null,
+    o.metadata.finalizers ?? [],
+    o.spec ?? null,
+    o.metadata.annotations?.[ENABLE_ANNOTATION] ?? null,
+  ]);
 
 export function createController(o: ControllerOptions): Controller {
   const { logger, metrics } = o;
@@ -205,6 +224,16 @@ export function createController(o: ControllerOptions): Controller {
     }
   }
 
+  /** Endpoints whose state in Postgres (disabled or not) differs from what their status shows. */
+  async function pollHealth(): Promise<void> {
+    const disabled = await o.store.repos.endpoints.disabledResourceUids();
+    for (const e of endpoints()) {
+      if (disabled.has(e.metadata.uid) !== (e.status?.state === 'DISABLED')) {
+        enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'health');
+      }
+    }
+  }
+
   async function resync(): Promise<void> {
     for (const e of endpoints()) enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'resync');
     for (const c of credentials()) enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'resync');
@@ -213,6 +242,7 @@ export function createController(o: ControllerOptions): Controller {
 
   let workers: Promise<void>[] = [];
   let timer: NodeJS.Timeout | undefined;
+  let healthTimer: NodeJS.Timeout | undefined;
   let isSynced = false;
 
   return {
@@ -230,9 +260,14 @@ export function createController(o: ControllerOptions): Controller {
         resync().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'resync failed'));
       }, o.resyncPeriodMs);
       timer.unref();
+      healthTimer = setInterval(() => {
+        pollHealth().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'endpoint health poll failed'));
+      }, o.healthPollMs ?? HEALTH_POLL_MS);
+      healthTimer.unref();
     },
     async stop() {
       clearInterval(timer);
+      clearInterval(healthTimer);
       await Promise.all(all.map((i) => i.stop().catch(() => {})));
       queue.shutDown();
       await Promise.all(workers);

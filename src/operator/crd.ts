@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
-import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { API_GROUP, API_VERSION, AUTO_DISABLE_REQUIRED, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { ENDPOINT_STATES } from '../domain/records.js';
 
 /**
  * The CustomResourceDefinitions, generated from the TypeBox specs of src/resources/schema.ts (the
@@ -89,6 +90,20 @@ const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
   timeoutSeconds: { description: 'per-request timeout in seconds, 1..120' },
   retryOnStatus: { 'x-kubernetes-list-type': 'set' },
   active: { description: 'false keeps the endpoint configured but routes nothing to it' },
+  autoDisable: {
+    description:
+      'endpoint health: disable the endpoint after this many deliveries in a row ended FAILED (absent = never); while disabled its ' +
+      'deliveries fail at once and are held, and re-enabling (annotation webhookfanout.io/enable set to a new value, or ' +
+      'POST /api/endpoints/{id}/enable) redelivers them once, oldest first',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.afterConsecutiveFailures)',
+        message: AUTO_DISABLE_REQUIRED,
+        fieldPath: '.afterConsecutiveFailures',
+        reason: 'FieldValueRequired',
+      },
+    ] satisfies CelRule[],
+  },
 };
 
 const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
@@ -187,16 +202,26 @@ function conditionsSchema(): OpenApiSchema {
   };
 }
 
-function statusSchema(idField: string, idDescription: string): OpenApiSchema {
+function statusSchema(idField: string, idDescription: string, extra: Record<string, OpenApiSchema> = {}): OpenApiSchema {
   return {
     type: 'object',
     properties: {
       observedGeneration: { type: 'integer', format: 'int64', description: 'the generation the operator last reconciled' },
       [idField]: { type: 'string', description: idDescription },
       conditions: conditionsSchema(),
+      ...extra,
     },
   };
 }
+
+/** What a WebhookEndpoint's status says beyond Ready: its health, as Postgres has it. */
+const ENDPOINT_STATUS_EXTRA: Record<string, OpenApiSchema> = {
+  state: {
+    type: 'string',
+    enum: [...ENDPOINT_STATES],
+    description: 'DISABLED after spec.autoDisable.afterConsecutiveFailures deliveries in a row ended FAILED, until enabled again',
+  },
+};
 
 const READY = '.status.conditions[?(@.type=="Ready")]';
 
@@ -219,13 +244,14 @@ const KINDS: KindDef[] = [
     shortNames: ['whe'],
     spec: WebhookEndpointSpec,
     extras: ENDPOINT_EXTRAS,
-    status: statusSchema('endpointId', 'id of the webhook_endpoint row (deliveries and the admin API name it)'),
+    status: statusSchema('endpointId', 'id of the webhook_endpoint row (deliveries and the admin API name it)', ENDPOINT_STATUS_EXTRA),
     columns: [
       { name: 'Source', type: 'string', jsonPath: '.spec.source' },
       { name: 'Event Type', type: 'string', jsonPath: '.spec.eventType', description: 'empty = every event of the source' },
       { name: 'URL', type: 'string', jsonPath: '.spec.url' },
       { name: 'Auth', type: 'string', jsonPath: '.spec.auth.type', priority: 1 },
       { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
+      { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ACTIVE, or DISABLED by auto-disable' },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason`, priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

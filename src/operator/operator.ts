@@ -23,6 +23,8 @@ export interface OperatorOptions {
   namespaces?: string[] | undefined;
   workers?: number;
   resyncPeriodMs?: number;
+  /** default HEALTH_POLL_MS (controller.ts) */
+  healthPollMs?: number;
   /** this replica's name in the Lease and in Events; default hostname + random suffix */
   identity?: string;
   leaderElection?: Partial<LeaderElectionSettings>;
@@ -75,6 +77,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
       workers: opts.workers ?? 2,
       resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
+      ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
     });
   // start and stop are serialized, so a quick lose-and-win never runs two controllers

@@ -1,6 +1,6 @@
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
-import { MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
+import { ENABLE_ANNOTATION, endpointState, MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -61,7 +61,7 @@ export interface ReconcilerDeps {
 interface Outcome {
   result: 'synced' | 'unchanged' | 'not_ready';
   ready: { status: 'True' | 'False'; reason: string; message: string };
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId'>;
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
 }
 
 const REASONS: Record<string, string> = {
@@ -196,6 +196,28 @@ export function createReconciler(deps: ReconcilerDeps) {
     return { saved };
   }
 
+  /**
+   * Endpoint health on top of the sync (docs/endpoint-health.md): a new value of the annotation
+   * webhookfanout.io/enable enables the endpoint (the row remembers the value acted on, so it acts
+   * once), then state and Ready follow the row: DISABLED is Ready=False, reason AutoDisabled.
+   */
+  async function endpointHealth(obj: WebhookEndpointObject, outcome: Outcome): Promise<Outcome> {
+    const uid = obj.metadata.uid;
+    const enabled = await store.repos.endpoints.applyEnableAnnotation(uid, obj.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
+    if (enabled?.wasDisabled) logger.info({ resource: `${obj.metadata.namespace}/${obj.metadata.name}` }, `endpoint enabled by the annotation ${ENABLE_ANNOTATION}`);
+    const row = await store.endpointByUid(uid);
+    if (!row) return outcome;
+    const state = endpointState(row);
+    const ids = { ...outcome.ids, state };
+    if (state === 'ACTIVE' || outcome.ready.status === 'False') return { ...outcome, ids };
+    const message =
+      `disabled since ${row.disabledAt?.toISOString() ?? '?'}: ${row.autoDisableAfter} deliveries in a row ended FAILED ` +
+      `(spec.autoDisable.afterConsecutiveFailures). Its deliveries fail at once ("endpoint disabled") and are held; ` +
+      `set the annotation ${ENABLE_ANNOTATION} to a new value (or POST /api/endpoints/${row.id}/enable) to enable it ` +
+      `and redeliver them once, oldest first`;
+    return { ...outcome, ids, ready: { status: 'False', reason: 'AutoDisabled', message } };
+  }
+
   const readyTrue = (message: string) => ({ status: 'True' as const, reason: 'Synced', message });
 
   async function cleanup(kind: KindName, obj: AnyCustomResource): Promise<void> {
@@ -228,12 +250,15 @@ export function createReconciler(deps: ReconcilerDeps) {
     if (sameStatus(obj.status, status)) return false;
     const previous = readyCondition(obj);
     await api.patch(`${objectPath(kind, obj.metadata.namespace ?? 'default', obj.metadata.name)}/status`, {
-      status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null },
+      status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null, state: status.state ?? null },
     });
     const changed =
       !previous || previous.status !== outcome.ready.status || previous.reason !== outcome.ready.reason || previous.message !== outcome.ready.message;
     if (outcome.ready.status === 'False' && changed) {
       await deps.recorder.warning(obj, outcome.ready.reason, outcome.ready.message);
+    }
+    if (obj.status?.state === 'DISABLED' && status.state === 'ACTIVE') {
+      await deps.recorder.normal(obj, 'Enabled', 'the endpoint is enabled again; the deliveries held while it was disabled are redelivered once, oldest first');
     }
     return true;
   }
@@ -258,7 +283,10 @@ export function createReconciler(deps: ReconcilerDeps) {
 
     let outcome: Outcome;
     try {
-      outcome = kind === 'WebhookEndpoint' ? await syncEndpoint(obj as WebhookEndpointObject) : await syncCredential(obj as InboundCredentialObject);
+      outcome =
+        kind === 'WebhookEndpoint'
+          ? await endpointHealth(obj as WebhookEndpointObject, await syncEndpoint(obj as WebhookEndpointObject))
+          : await syncCredential(obj as InboundCredentialObject);
     } catch (err) {
       await deps.recorder.warning(obj, 'SyncFailed', `could not sync to Postgres, retrying: ${describeError(err)}`);
       throw err;

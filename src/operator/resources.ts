@@ -1,5 +1,6 @@
 import { API_GROUP, API_VERSION, type InboundCredentialSpec, type WebhookEndpointSpec } from '../resources/schema.js';
 import { rfc3339, type KubeObject } from '../kube/api.js';
+import type { EndpointState } from '../domain/records.js';
 
 export const FINALIZER = `${API_GROUP}/finalizer`;
 export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
@@ -20,6 +21,8 @@ export interface ResourceStatus {
   conditions?: Condition[];
   endpointId?: string;
   credentialId?: string;
+  /** WebhookEndpoint only: its health as Postgres has it (`kubectl get whe` shows it) */
+  state?: EndpointState;
 }
 
 export interface CustomResource<K extends KindName, S> extends KubeObject {
@@ -79,7 +82,7 @@ export function readyCondition(obj: { status?: ResourceStatus }): Condition | un
 export function desiredStatus(
   obj: { metadata: { generation?: number }; status?: ResourceStatus },
   ready: { status: 'True' | 'False'; reason: string; message: string },
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId'>,
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>,
   now: Date = new Date(),
 ): ResourceStatus {
   const generation = obj.metadata.generation ?? 0;
@@ -96,6 +99,7 @@ export function desiredStatus(
   const status: ResourceStatus = { observedGeneration: generation, conditions: [condition, ...others] };
   if (ids.endpointId !== undefined) status.endpointId = ids.endpointId;
   if (ids.credentialId !== undefined) status.credentialId = ids.credentialId;
+  if (ids.state !== undefined) status.state = ids.state;
   return status;
 }
 
@@ -108,6 +112,7 @@ function normalizeStatus(s: ResourceStatus): unknown {
     observedGeneration: s.observedGeneration ?? null,
     endpointId: s.endpointId ?? null,
     credentialId: s.credentialId ?? null,
+    state: s.state ?? null,
     conditions: (s.conditions ?? [])
       .map((c) => ({
         type: c.type,

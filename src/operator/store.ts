@@ -78,7 +78,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.maxAttempts === spec.maxAttempts &&
     row.timeoutSeconds === spec.timeoutSeconds &&
     sameJson([...row.retryOnStatus].sort(), [...spec.retryOnStatus].sort()) &&
-    row.active === spec.active
+    row.active === spec.active &&
+    row.autoDisableAfter === spec.autoDisableAfter
   );
 }
 

@@ -1,19 +1,27 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Client } from '@temporalio/client';
+import { createRedriver } from '../consumer/redrive.js';
 import { createFanoutStarter } from '../consumer/start-fanout.js';
+import type { RedriveQueries } from '../db/redrive-queries.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/consumer.js';
 import type { RunningProcess } from './ingest-process.js';
 
-/** Long-polls the queue and starts one WebhookFanoutWorkflow per event id. */
+/**
+ * Long-polls the queue and starts one WebhookFanoutWorkflow per event id; redrives what endpoints
+ * missed while disabled once they are enabled again (consumer/redrive.ts).
+ */
 export function startConsumerProcess(deps: {
   sqs: SQSClient;
   queueUrl: string;
   client: Client;
   taskQueue: string;
   repos: Pick<Repositories, 'events'>;
+  redrive: RedriveQueries;
+  /** default REDRIVE_INTERVAL_MS */
+  redriveIntervalMs?: number;
   metrics: Metrics;
   logger: Logger;
   concurrency: number;
@@ -36,6 +44,19 @@ export function startConsumerProcess(deps: {
     ...(deps.visibilityTimeoutSeconds === undefined ? {} : { visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds }),
     ...(deps.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: deps.waitTimeSeconds }),
   });
+  const redriver = createRedriver({
+    queries: deps.redrive,
+    client: deps.client,
+    taskQueue: deps.taskQueue,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
+  });
   consumer.start();
-  return { stop: () => consumer.stop() };
+  redriver.start();
+  return {
+    async stop() {
+      await Promise.all([consumer.stop(), redriver.stop()]);
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { DELIVERY_LIMITS } from '../domain/records.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
@@ -30,6 +31,10 @@ export const ExtractionRule = Type.Object(
 export const URL_WITHOUT_CREDENTIALS = '^https?://[^/?#\\\\@]+([/?#\\\\].*)?$';
 export const URL_CREDENTIALS_MESSAGE =
   'must be an http:// or https:// URL without credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)';
+
+/** What the CRD's CEL rule (and dev mode) says when an autoDisable block does not name its threshold. */
+export const AUTO_DISABLE_REQUIRED =
+  'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
 
 export const WebhookEndpointSpec = Type.Object(
   {
@@ -76,6 +81,20 @@ export const WebhookEndpointSpec = Type.Object(
       Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), { maxItems: 20, description: '4xx codes to retry, e.g. 408, 429' }),
     ),
     active: Type.Optional(Type.Boolean({ default: true })),
+    autoDisable: Type.Optional(
+      Type.Object(
+        {
+          afterConsecutiveFailures: Type.Optional(
+            Type.Integer({
+              minimum: DELIVERY_LIMITS.autoDisableAfter.min,
+              maximum: DELIVERY_LIMITS.autoDisableAfter.max,
+              description: 'disable the endpoint when this many deliveries in a row end FAILED; 0 = never',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -98,6 +117,7 @@ export interface ObjectMeta {
   namespace?: string;
   uid?: string;
   generation?: number;
+  annotations?: Record<string, string>;
 }
 
 export interface Resource<K extends string, S> {

@@ -3,7 +3,7 @@ import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS } from '../domain/records.js';
-import type { InboundCredentialResource, WebhookEndpointResource } from './schema.js';
+import { AUTO_DISABLE_REQUIRED, type InboundCredentialResource, type WebhookEndpointResource } from './schema.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -46,6 +46,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   let signingSecret: string | null = null;
   let previousSigningSecret: string | null = null;
   if (auth.type === 'BASIC' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for BASIC');
+  if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
   if (auth.previousSecretRef && auth.type !== 'STANDARD_WEBHOOKS') {
     throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS');
   }
@@ -77,6 +78,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     timeoutSeconds: s.timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default,
     retryOnStatus: s.retryOnStatus ?? [],
     active: s.active ?? true,
+    autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
   };
 }
 

@@ -35,6 +35,7 @@ describe('OpenAPI document and docs page', () => {
         'POST /api/deliveries/{id}/replay',
         'POST /api/deliveries/replay',
         'GET /api/endpoints',
+        'POST /api/endpoints/{id}/enable',
         'GET /api/inbound-credentials',
         'POST /api/webhooks/{source}',
       ].sort(),
@@ -51,6 +52,9 @@ describe('OpenAPI document and docs page', () => {
     const replay = doc.paths['/api/deliveries/{id}/replay']?.post;
     expect(Object.keys(replay?.responses ?? {})).toEqual(expect.arrayContaining(['202', '401', '403', '404', '409']));
     expect(doc.paths['/api/webhooks/{source}']?.post?.security).toEqual([{ basicAuth: [] }]);
+    const enable = doc.paths['/api/endpoints/{id}/enable']?.post;
+    expect(enable?.security).toEqual([{ bearerAuth: [] }]);
+    expect(Object.keys(enable?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
   });
 
   it('serves the browsable docs page and its bundled assets', async () => {

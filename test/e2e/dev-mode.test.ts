@@ -8,7 +8,7 @@ import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/stack.js';
 
-const manifests = (receiverUrl: string) => `
+const manifests = (receiverUrl: string, fragileUrl: string, enable?: string) => `
 apiVersion: v1
 kind: Secret
 metadata: {name: creds}
@@ -38,12 +38,31 @@ spec:
   source: acme
   eventType: only.this
   url: ${receiverUrl}/plain
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata: {name: fragile}
+spec:
+  source: fragile
+  username: fragile
+  passwordSecretRef: {name: creds, key: password}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: fragile
+${enable === undefined ? '' : `  annotations: {webhookfanout.io/enable: "${enable}"}\n`}spec:
+  source: fragile
+  url: ${fragileUrl}
+  maxAttempts: 1
+  autoDisable: {afterConsecutiveFailures: 1}
 `;
 
 /** `npm start` as a user runs it: the CLI in a child process, on its own embedded dependencies. */
 describe('dev mode (webhook-fanout dev)', () => {
   let dir: string;
   let receiver: Receiver;
+  let fragile: Receiver;
   let child: ChildProcess;
   let output = '';
   let port: number;
@@ -54,7 +73,8 @@ describe('dev mode (webhook-fanout dev)', () => {
     // mkdtemp makes it 0700; as root, embedded Postgres runs as the "postgres" user and must reach it
     await chmod(dir, 0o755);
     receiver = await startReceiver();
-    await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url));
+    fragile = await startReceiver([{ status: 500, body: 'down' }]);
+    await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url, fragile.url));
     port = await freePort();
     mgmt = await freePort();
     child = spawn(
@@ -75,13 +95,14 @@ describe('dev mode (webhook-fanout dev)', () => {
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     await receiver?.close();
+    await fragile?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('prints where it listens and which manifests it loaded', () => {
     expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
     expect(output).toContain(`http://localhost:${mgmt}/metrics`);
-    expect(output).toMatch(/2 endpoint\(s\), 1 credential\(s\)/);
+    expect(output).toMatch(/3 endpoint\(s\), 2 credential\(s\)/);
   });
 
   it('listens on loopback only: the public port and the management port', async () => {
@@ -122,6 +143,32 @@ describe('dev mode (webhook-fanout dev)', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.requests).toHaveLength(1);
   });
+
+  it('auto-disables an endpoint of the manifests and, when its annotation webhookfanout.io/enable gets a value, redrives what it missed once', async () => {
+    const send = (id: string) =>
+      http(`http://127.0.0.1:${port}/api/webhooks/fragile`, {
+        headers: { authorization: basic('fragile', 'dev-pass'), 'content-type': 'application/json' },
+        body: JSON.stringify({ id, type: 'fragile.test' }),
+      });
+    const metrics = async () => (await http(`http://127.0.0.1:${mgmt}/metrics`, { method: 'GET' })).text;
+    expect((await send('fragile-1')).status).toBe(200);
+    await eventually(async () => /webhook_fanout_endpoint_auto_disables_total\{endpoint="default\/fragile"\} 1/.test(await metrics()), 30_000);
+    await eventually(async () => /webhook_fanout_endpoints_disabled 1/.test(await metrics()), 30_000);
+    expect(fragile.requests).toHaveLength(1);
+
+    // missed while disabled
+    expect((await send('fragile-2')).status).toBe(200);
+    expect((await send('fragile-3')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(fragile.requests).toHaveLength(1);
+
+    fragile.setScript([{ status: 200, body: 'back' }]);
+    await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url, fragile.url, 'now'));
+    await eventually(async () => fragile.requests.length >= 3, 30_000);
+    await eventually(async () => /webhook_fanout_endpoints_disabled 0/.test(await metrics()), 30_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(fragile.requests.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['fragile-1', 'fragile-2', 'fragile-3']);
+  }, 90_000);
 
   it('its log lines are JSON: no ANSI colours, no task tokens (the banner aside)', () => {
     expect(output).not.toContain('\u001b[');

@@ -23,6 +23,7 @@ const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): 
   timeoutSeconds: 2,
   retryOnStatus: [],
   active: true,
+  autoDisableAfter: 0,
   ...over,
 });
 

@@ -93,8 +93,8 @@ spec:
     });
 
     const table = await kubectl(conn, ['get', 'webhookendpoints', '-n', ns]);
-    expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+READY\s+AGE/);
-    expect(table).toMatch(/orders\s+stripe\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+True/);
+    expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE/);
+    expect(table).toMatch(/orders\s+stripe\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
   });
 
   it('follows a spec change (new generation) and reports the observedGeneration', async () => {

@@ -48,6 +48,7 @@ export interface CrObject {
     observedGeneration?: number;
     endpointId?: string;
     credentialId?: string;
+    state?: string;
     conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number; lastTransitionTime: string }[];
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startFauxqs } from 'fauxqs';
@@ -77,6 +78,7 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
       client,
       taskQueue,
       repos,
+      redrive: createRedriveQueries(t.db),
       metrics,
       logger,
       concurrency: 10,

@@ -1,8 +1,21 @@
-import { READ } from '../auth/permissions.js';
+import { permanent } from '../../domain/errors.js';
+import { READ, REPLAY } from '../auth/permissions.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { authErrors, CredentialListQuery, described, CredentialSchema, EndpointListQuery, EndpointSchema, listOf, PAGE_SIZE } from '../schemas.js';
+import {
+  authErrors,
+  CredentialListQuery,
+  described,
+  CredentialSchema,
+  EndpointEnabledSchema,
+  EndpointListQuery,
+  EndpointSchema,
+  IdParams,
+  listOf,
+  notFound,
+  PAGE_SIZE,
+} from '../schemas.js';
 import { credentialView, endpointView } from '../views.js';
-import type { AdminRouteDeps, TypedApp } from './deps.js';
+import { actorOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -23,8 +36,33 @@ export function registerConfigurationRoutes(app: TypedApp, deps: AdminRouteDeps)
     },
     async (req) => {
       const q = req.query;
-      const page = await deps.queries.listEndpoints({ source: q.source, active: q.active }, q.limit ?? PAGE_SIZE.default, decodeCursor(q.cursor));
+      const page = await deps.queries.listEndpoints({ source: q.source, active: q.active, state: q.state }, q.limit ?? PAGE_SIZE.default, decodeCursor(q.cursor));
       return { items: page.items.map(endpointView), nextCursor: encodeCursor(page.next) };
+    },
+  );
+
+  app.post(
+    '/api/endpoints/:id/enable',
+    {
+      onRequest: deps.auth(REPLAY),
+      schema: {
+        tags: ['configuration'],
+        summary: 'Enable an endpoint disabled by auto-disable; its held deliveries are redriven',
+        description:
+          'Requires replay:webhooks. The endpoint is ACTIVE again with its failure count at 0. Every delivery that ' +
+          'FAILED with "endpoint disabled" is then replayed once, oldest first, like any delivery (heldDeliveries counts ' +
+          'those not yet handed to a replay run). Idempotent: enabling an ACTIVE endpoint changes nothing (wasDisabled false).',
+        security,
+        params: IdParams,
+        response: { 200: described(EndpointEnabledSchema, 'The endpoint, ACTIVE'), ...authErrors, ...notFound },
+      },
+    },
+    async (req) => {
+      const enabled = await deps.endpoints.enable(req.params.id);
+      const row = enabled && (await deps.queries.getEndpoint(req.params.id));
+      if (!enabled || !row) throw permanent('not_found', `no endpoint ${req.params.id}`);
+      req.log.info({ endpointId: row.id, endpoint: row.name, wasDisabled: enabled.wasDisabled, held: enabled.held, actor: actorOf(req) }, 'endpoint enabled');
+      return { endpoint: endpointView(row), wasDisabled: enabled.wasDisabled };
     },
   );
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyBaseLogger, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AdminQueries } from '../../db/admin-queries.js';
+import type { EndpointRepository } from '../../db/endpoints.js';
 import type { EventRepository } from '../../db/events.js';
 import type { BearerAuth } from '../auth/bearer-auth.js';
 import type { ReplayService } from '../replay-service.js';
@@ -9,6 +10,7 @@ export interface AdminRouteDeps {
   auth: BearerAuth;
   queries: AdminQueries;
   events: Pick<EventRepository, 'get'>;
+  endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
 }
 

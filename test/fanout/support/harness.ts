@@ -47,10 +47,12 @@ function quietRuntime(): void {
  * Everything real: a fresh Postgres database, the shared Temporal dev server, a worker on a task
  * queue of this file's own, and the real outbound sender.
  */
-export async function startFanoutHarness(opts: { backoff?: BackoffSettings; send?: Send } = {}): Promise<FanoutHarness> {
+export async function startFanoutHarness(
+  opts: { backoff?: BackoffSettings; send?: Send; /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase } = {},
+): Promise<FanoutHarness> {
   quietRuntime();
   const address = inject('temporalAddress');
-  const database = await createTestDatabase();
+  const database = opts.database ?? (await createTestDatabase());
   const repos = createRepositories(database.db);
   const metrics = createMetrics({ defaultMetrics: false });
   const sender = createSender({ addressPolicy: createAddressPolicy() });
@@ -86,7 +88,7 @@ export async function startFanoutHarness(opts: { backoff?: BackoffSettings; send
       worker.shutdown();
       await running;
       await Promise.allSettled([clientConnection.close(), connection.close(), sender.close()]);
-      await database.destroy();
+      if (!opts.database) await database.destroy();
     },
   };
 }
@@ -114,6 +116,7 @@ export async function addEndpoint(
     timeoutSeconds: spec.timeoutSeconds ?? 5,
     retryOnStatus: spec.retryOnStatus ?? [],
     active: spec.active ?? true,
+    autoDisableAfter: spec.autoDisableAfter ?? 0,
   });
   return row.id;
 }

@@ -43,6 +43,11 @@ describe('desiredStatus', () => {
     expect(desired.observedGeneration).toBe(0);
   });
 
+  it.each(['ACTIVE', 'DISABLED'] as const)('carries the endpoint state %s (kubectl get whe shows it)', (state) => {
+    const desired = desiredStatus({ metadata: {} }, { status: 'True', reason: 'R', message: 'm' }, { endpointId: 'e1', state }, NOW);
+    expect(desired.state).toBe(state);
+  });
+
   it('cuts the message to the 32 KiB a condition may hold', () => {
     const desired = desiredStatus({ metadata: {} }, { status: 'False', reason: 'R', message: 'x'.repeat(40_000) }, {}, NOW);
     expect(desired.conditions?.[0]?.message).toHaveLength(32_768);
@@ -59,6 +64,8 @@ describe('sameStatus', () => {
     ['another message', { ...base, conditions: [ready('True', EARLIER, { message: 'new' }), other] }, base, false],
     ['another transition time', { ...base, conditions: [ready('True', '2026-01-01T00:00:00Z'), other] }, base, false],
     ['an id dropped', { observedGeneration: 2, conditions: base.conditions ?? [] }, base, false],
+    ['the state changed (the endpoint was disabled)', { ...base, state: 'ACTIVE' }, { ...base, state: 'DISABLED' }, false],
+    ['no state before, one now', base, { ...base, state: 'ACTIVE' }, false],
   ])('%s -> %s', (_what, a, b, same) => {
     expect(sameStatus(a, b)).toBe(same);
   });

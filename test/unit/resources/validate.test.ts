@@ -14,6 +14,9 @@ describe('specProblem', () => {
     ['an unknown auth type', WebhookEndpointSpec, { ...ok, auth: { type: 'DIGEST' } }, /^spec\.auth\.type: /],
     ['an unknown field, named', WebhookEndpointSpec, { ...ok, retries: 3 }, 'spec: must not have additional properties (retries)'],
     ['a missing url', WebhookEndpointSpec, { source: 'shop' }, /^spec: must have required properties? url/],
+    ['autoDisable with a threshold', WebhookEndpointSpec, { ...ok, autoDisable: { afterConsecutiveFailures: 5 } }, undefined],
+    ['a negative autoDisable threshold', WebhookEndpointSpec, { ...ok, autoDisable: { afterConsecutiveFailures: -1 } }, 'spec.autoDisable.afterConsecutiveFailures: must be >= 0'],
+    ['an unknown field of autoDisable', WebhookEndpointSpec, { ...ok, autoDisable: { after: 5 } }, /^spec\.autoDisable: must not have additional properties \(after\)/],
     ['a credential without passwordSecretRef', InboundCredentialSpec, { source: 's', username: 'u' }, /passwordSecretRef/],
     ['a valid credential', InboundCredentialSpec, { source: 's', username: 'u', passwordSecretRef: { name: 'a', key: 'b' } }, undefined],
   ] as const)('%s', (_what, schema, spec, expected) => {
