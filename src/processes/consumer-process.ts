@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Client } from '@temporalio/client';
-import { createFanoutStarter } from '../consumer/start-fanout.js';
+import { createFanoutStarter } from '../workflows/start/fanout.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';

@@ -6,7 +6,7 @@ import { createAddressPolicy } from '../delivery/address-policy.js';
 import { createSender } from '../delivery/sender.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createFanoutWorker, resolveWorkflowCode } from '../worker/worker.js';
+import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
 import type { RunningProcess } from './ingest-process.js';
 
 /** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */

@@ -3,14 +3,14 @@ import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities, type BackoffSettings, type FinalEventStatus } from '../../../src/activities/index.js';
-import { createFanoutStarter, type FanoutStarter } from '../../../src/consumer/start-fanout.js';
+import { createFanoutStarter, type FanoutStarter } from '../../../src/workflows/start/fanout.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
 import { createAddressPolicy } from '../../../src/delivery/address-policy.js';
 import { createSender } from '../../../src/delivery/sender.js';
 import type { Send } from '../../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
-import { createFanoutWorker } from '../../../src/worker/worker.js';
+import { createFanoutWorker } from '../../../src/processes/fanout-worker.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
 /** Short backoff so retries take milliseconds, not seconds. */
