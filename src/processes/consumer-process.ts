@@ -1,41 +1,68 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Client } from '@temporalio/client';
-import { createFanoutStarter } from '../workflows/start/fanout.js';
+import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { ConsumerConfig, TemporalConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/consumer.js';
-import type { RunningProcess } from './ingest-process.js';
+import { createFanoutStarter } from '../workflows/start/fanout.js';
 
-/** Long-polls the queue and starts one WebhookFanoutWorkflow per event id. */
-export function startConsumerProcess(deps: {
+/** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
+export type ConsumerSettings = Pick<ConsumerConfig, 'queueUrl' | 'concurrency'> &
+  Partial<Pick<ConsumerConfig, 'visibilityTimeoutSeconds'>> & {
+    temporal: Pick<TemporalConfig, 'taskQueue'>;
+    /** the long poll; tests shorten it so that stop() returns quickly */
+    waitTimeSeconds?: number;
+  };
+
+export interface ConsumerDeps {
+  settings: ConsumerSettings;
   sqs: SQSClient;
-  queueUrl: string;
   client: Client;
-  taskQueue: string;
   repos: Pick<Repositories, 'events'>;
   metrics: Metrics;
   logger: Logger;
-  concurrency: number;
-  visibilityTimeoutSeconds?: number;
-  waitTimeSeconds?: number;
-}): RunningProcess {
+}
+
+/** The consumer process built and not started: nothing is received until start(). */
+export interface ConsumerProcess {
+  start(): RunningProcess;
+}
+
+/** Long-polls the queue and starts one WebhookFanoutWorkflow per event id. */
+export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
+  const { settings } = deps;
   const startFanout = createFanoutStarter({
     client: deps.client,
-    taskQueue: deps.taskQueue,
+    taskQueue: settings.temporal.taskQueue,
     metrics: deps.metrics,
     events: deps.repos.events,
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,
-    queueUrl: deps.queueUrl,
+    queueUrl: settings.queueUrl,
     handle: startFanout,
     logger: deps.logger,
     metrics: deps.metrics,
-    concurrency: deps.concurrency,
-    ...(deps.visibilityTimeoutSeconds === undefined ? {} : { visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds }),
-    ...(deps.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: deps.waitTimeSeconds }),
+    concurrency: settings.concurrency,
+    ...(settings.visibilityTimeoutSeconds === undefined ? {} : { visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds }),
+    ...(settings.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: settings.waitTimeSeconds }),
   });
-  consumer.start();
-  return { stop: () => consumer.stop() };
+  return {
+    start() {
+      consumer.start();
+      return { stop: () => consumer.stop() };
+    },
+  };
+}
+
+/**
+ * Build and start in one call, the settings among the dependencies: the shape
+ * bench/units/consumer.ts calls (to go when the bench runs the CLI processes instead).
+ */
+export function startConsumerProcess(
+  deps: Omit<ConsumerDeps, 'settings'> & Omit<ConsumerSettings, 'temporal'> & Pick<TemporalConfig, 'taskQueue'>,
+): RunningProcess {
+  return buildConsumerProcess({ ...deps, settings: { ...deps, temporal: deps } }).start();
 }
