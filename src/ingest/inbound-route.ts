@@ -1,15 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsync } from 'fastify';
-import { isAppError, transient } from '../domain/errors.js';
+import { internal, isAppError, transient } from '../domain/errors.js';
 import type { InboundCredential } from '../domain/records.js';
-import { problem, sendProblem } from '../http/problem.js';
+import { AuthRefused } from '../http/challenge.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { SOURCE_PATTERN } from '../resources/schema.js';
 import { parseBasicAuth } from './basic-auth.js';
 import type { CredentialVerifier } from './credential-verifier.js';
-import { Unauthorized, type ReceiveWebhook } from './receive-webhook.js';
+import type { ReceiveWebhook } from './receive-webhook.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
+
+const BASIC_CHALLENGE = { scheme: 'Basic', params: { realm: 'webhooks', charset: 'UTF-8' } } as const;
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -37,22 +39,13 @@ export interface InboundWebhooksDeps {
 export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
   // credentials checked before the body: what the onRequest hook found, per request
   const authenticated = new WeakMap<IncomingMessage, InboundCredential>();
-  const unauthorized = (reply: Parameters<typeof sendProblem>[0], message: string, close: boolean) => {
-    // the metric label of an unknown source is not the attacker's string
-    deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
-    return sendProblem(reply, problem(401, 'unauthorized', message), {
-      'www-authenticate': 'Basic realm="webhooks", charset="UTF-8"',
-      // the body was not read: closing is cheaper than reading it to keep the connection
-      ...(close ? { connection: 'close' } : {}),
-    });
-  };
 
   return async (inbound) => {
     // the raw bytes of every content type, untouched, for byte-for-byte storage and signing
     inbound.removeAllContentTypeParsers();
     inbound.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-    inbound.addHook('onRequest', async (req, reply) => {
+    inbound.addHook('onRequest', async (req) => {
       const source = (req.params as { source?: string }).source ?? '';
       let credential;
       try {
@@ -60,19 +53,24 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       } catch (err) {
         throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
       }
-      if (!credential) return unauthorized(reply, new Unauthorized().message, true);
+      if (!credential) {
+        // the metric label of an unknown source is not the attacker's string
+        deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
+        // the same answer for an unknown source, a wrong user and a wrong password
+        throw new AuthRefused('unauthorized', 'missing or invalid credentials for this source', BASIC_CHALLENGE, true);
+      }
       authenticated.set(req.raw, credential);
-      return undefined;
     });
 
     inbound.post<{ Params: { source: string } }>('/api/webhooks/:source', async (req, reply) => {
       const source = req.params.source;
       const label = VALID_SOURCE.test(source) ? source : 'invalid';
+      const credential = authenticated.get(req.raw);
+      // the hook let the request in: its credential is there
+      if (!credential) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
       try {
         const result = await deps.receiveWebhook({
-          source,
-          credentials: parseBasicAuth(req.headers.authorization),
-          credential: authenticated.get(req.raw),
+          credential,
           body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
           contentType: req.headers['content-type'] ?? null,
           headers: storedHeaders(req.headers),
@@ -80,7 +78,6 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
         deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
         return reply.code(200).send(result);
       } catch (err) {
-        if (err instanceof Unauthorized) return unauthorized(reply, err.message, false);
         const outcome = isAppError(err) ? (err.kind === 'transient' ? 'unavailable' : 'invalid') : 'error';
         deps.metrics.inboundRequests.inc({ source: label, outcome });
         throw err;

@@ -54,7 +54,6 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     ...deps.credentialCache,
   });
   const receiveWebhook = createReceiveWebhook({
-    verifier,
     events: deps.repos.events,
     insertEvent: createBatchingEventInserter(deps.db, deps.repos.events),
     publisher: deps.publisher,
