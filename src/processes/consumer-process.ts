@@ -5,7 +5,7 @@ import type { ConsumerConfig, TemporalConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createQueueConsumer } from '../transport/consumer.js';
+import { createQueueConsumer } from '../transport/queue-consumer.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';
 
 /** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
