@@ -11,16 +11,13 @@ import { waitFor } from './wait-for.js';
 /** Composition root: `webhook-fanout consumer`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadConsumerConfig(env);
-  const { logger, metrics, db } = bootstrap('consumer', cfg);
+  const { logger, metrics, db, service } = bootstrap('consumer', cfg);
   const aws = createAwsClients(cfg.aws);
   // connected inside start(), after the management server is up: /healthz answers while the
   // consumer waits for Temporal, /readyz says 503 until then
   let connection: Connection | undefined;
   await runService({
-    name: 'consumer',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: {
       postgres: () => pingDb(db),
       temporal: async () => {

@@ -11,16 +11,13 @@ import { runService } from './lifecycle.js';
 /** Composition root: `webhook-fanout ingest`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
-  const { logger, metrics, db } = bootstrap('ingest', cfg);
+  const { logger, metrics, db, service } = bootstrap('ingest', cfg);
   const aws = createAwsClients(cfg.aws);
   // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without Temporal
   const temporal = cfg.adminApi ? Connection.lazy({ address: cfg.temporal.address }) : undefined;
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
   await runService({
-    name: 'ingest',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: { postgres: () => pingDb(db) },
     start: async () => {
       const ingest = await buildIngestProcess({

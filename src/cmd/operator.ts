@@ -12,16 +12,13 @@ import { runService } from './lifecycle.js';
  */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadOperatorConfig(env);
-  const { logger, metrics, db } = bootstrap('operator', cfg);
+  const { logger, metrics, db, service } = bootstrap('operator', cfg);
   const operatorMetrics = createOperatorMetrics(metrics.registry);
   const kc = new KubeConfig();
   kc.loadFromDefault();
   let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
   await runService({
-    name: 'operator',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: {
       postgres: () => pingDb(db),
       kubernetes: async () => {

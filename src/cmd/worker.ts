@@ -11,17 +11,14 @@ import { waitFor } from './wait-for.js';
 /** Composition root: `webhook-fanout worker`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadWorkerConfig(env);
-  const { logger, metrics, db } = bootstrap('worker', cfg);
+  const { logger, metrics, db, service } = bootstrap('worker', cfg);
   installTemporalRuntime(logger);
   // connected inside start(), after the management server is up: /healthz answers while the
   // worker waits for Temporal; /readyz is 503 until the worker runs and while Temporal is down
   let connection: NativeConnection | undefined;
   let worker: StartedWorker | undefined;
   await runService({
-    name: 'worker',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: {
       postgres: () => pingDb(db),
       temporal: async () => {
