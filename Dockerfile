@@ -26,7 +26,7 @@ COPY scripts/bundle-workflows.ts ./scripts/
 COPY src ./src
 # `npm run build`: tsc (src/ -> dist/, without dev mode: tsconfig.build.json) and the prebuilt
 # workflow bundle, dist/workflow-bundle.js. The worker loads the bundle, so the workflow sources
-# go (names.js stays: the consumer imports it).
+# go (names.js and start/ stay: the consumer and the admin API start workflows with them).
 RUN npm run build \
  && rm dist/workflows/index.js* dist/workflows/fanout.js* \
  && chmod 0755 dist/cmd/cli.js \

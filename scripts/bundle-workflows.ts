@@ -2,7 +2,7 @@
 //
 //   tsx scripts/bundle-workflows.ts [OUT]      # default dist/workflow-bundle.js
 //
-// The worker loads dist/workflow-bundle.js when it is there (src/worker/worker.ts
+// The worker loads dist/workflow-bundle.js when it is there (src/processes/fanout-worker.ts
 // resolveWorkflowCode) instead of running webpack over the workflow sources at every start: the
 // worker starts faster and smaller, and the image ships no workflow sources. The bundle comes from
 // the same @temporalio/workflow version the worker runs (one lock file), which the SDK requires.

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AdminQueries } from '../db/admin-queries.js';
 import type { EndpointRepository } from '../db/endpoints.js';
 import type { EventRepository } from '../db/events.js';
@@ -28,30 +28,33 @@ export interface AdminApiDeps {
 }
 
 /**
- * The admin API on an existing fastify app (the ingest server's `register` hook): OpenAPI at
- * /api/openapi.json, docs at /api/docs, and the JWT-protected routes.
+ * The admin API as a fastify plugin, registered beside the inbound route by the one app builder
+ * (ingest/app.ts): OpenAPI at /api/openapi.json, docs at /api/docs, and the JWT-protected routes.
  */
-export async function registerAdminApi(app: FastifyInstance, deps: AdminApiDeps): Promise<void> {
-  // on the root instance, before the routes, so that it sees every route registered after it
-  await app.register(swagger, openApiOptions({ authUrl: deps.authUrl, audience: deps.audience }));
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+export function adminApi(deps: AdminApiDeps): FastifyPluginAsync {
+  return async (app) => {
+    // before the routes, so that it sees every route registered after it in this plugin; the
+    // inbound route is a sibling plugin and described by hand (openapi.ts)
+    await app.register(swagger, openApiOptions({ authUrl: deps.authUrl, audience: deps.audience }));
+    await app.register(swaggerUi, { routePrefix: '/api/docs' });
+    app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(async (scope) => {
-    // TypeBox validation: an unknown query parameter is a 400, not silently dropped (a typo in a
-    // filter would otherwise list everything); strict: nothing is coerced (see validation.ts)
-    scope.setValidatorCompiler(strictValidatorCompiler);
-    scope.decorateRequest('principal', null);
-    const api = scope.withTypeProvider<TypeBoxTypeProvider>();
-    const routeDeps = {
-      auth: createBearerAuth({ verifyToken: deps.verifyToken, logger: deps.logger }),
-      queries: deps.queries,
-      events: deps.events,
-      endpoints: deps.endpoints,
-      replay: deps.replay,
-    };
-    registerEventRoutes(api, routeDeps);
-    registerDeliveryRoutes(api, routeDeps);
-    registerConfigurationRoutes(api, routeDeps);
-  });
+    await app.register(async (scope) => {
+      // TypeBox validation: an unknown query parameter is a 400, not silently dropped (a typo in a
+      // filter would otherwise list everything); strict: nothing is coerced (see validation.ts)
+      scope.setValidatorCompiler(strictValidatorCompiler);
+      scope.decorateRequest('principal', null);
+      const api = scope.withTypeProvider<TypeBoxTypeProvider>();
+      const routeDeps = {
+        auth: createBearerAuth({ verifyToken: deps.verifyToken, logger: deps.logger }),
+        queries: deps.queries,
+        events: deps.events,
+        endpoints: deps.endpoints,
+        replay: deps.replay,
+      };
+      registerEventRoutes(api, routeDeps);
+      registerDeliveryRoutes(api, routeDeps);
+      registerConfigurationRoutes(api, routeDeps);
+    });
+  };
 }

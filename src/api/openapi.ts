@@ -2,8 +2,8 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { SOURCE_PATTERN } from '../resources/schema.js';
 
 // The OpenAPI 3.1 document: generated from the admin routes' schemas, plus the inbound webhook
-// route, which is registered before the swagger plugin (raw-body parsing of its own) and is
-// therefore described here by hand.
+// route, a sibling plugin (raw-body parsing of its own) that the swagger plugin inside the admin
+// API does not see, and therefore described here by hand.
 
 const problemResponse = (description: string) => ({
   description,

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { startReplay } from '../consumer/replay.js';
+import { startReplay } from '../workflows/start/replay.js';
 import type { StartReplay } from './replay-service.js';
 
 /**

@@ -1,30 +1,24 @@
 import { Client, Connection } from '@temporalio/client';
-import { createRedriveQueries } from '../db/redrive-queries.js';
 import { loadConsumerConfig } from '../config/config.js';
-import { createDb, pingDb } from '../db/knex.js';
+import { pingDb } from '../db/knex.js';
+import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
-import { createMetrics } from '../metrics/metrics.js';
-import { createLogger } from '../observability/logger.js';
-import { startConsumerProcess } from '../processes/consumer-process.js';
+import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
+import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout consumer`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadConsumerConfig(env);
-  const logger = createLogger({ level: cfg.logLevel, name: 'consumer' });
-  const metrics = createMetrics();
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
-  const aws = createAwsClients({ region: cfg.aws.region, ...(cfg.aws.endpoint ? { endpoint: cfg.aws.endpoint } : {}) });
+  const { logger, metrics, db, service } = bootstrap('consumer', cfg);
+  const aws = createAwsClients(cfg.aws);
   // connected inside start(), after the management server is up: /healthz answers while the
   // consumer waits for Temporal, /readyz says 503 until then
   let connection: Connection | undefined;
   await runService({
-    name: 'consumer',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: {
       postgres: () => pingDb(db),
       temporal: async () => {
@@ -47,21 +41,16 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         { logger },
       );
       connection = connected;
-      const client = new Client({ connection: connected, namespace: cfg.temporal.namespace });
-      return [
-        startConsumerProcess({
-          sqs: aws.sqs,
-          queueUrl: cfg.queueUrl,
-          client,
-          taskQueue: cfg.temporal.taskQueue,
-          repos: createRepositories(db),
-          redrive: createRedriveQueries(db),
-          metrics,
-          logger,
-          concurrency: cfg.concurrency,
-          visibilityTimeoutSeconds: cfg.visibilityTimeoutSeconds,
-        }),
-      ];
+      const consumer = buildConsumerProcess({
+        settings: cfg,
+        sqs: aws.sqs,
+        client: new Client({ connection: connected, namespace: cfg.temporal.namespace }),
+        repos: createRepositories(db),
+        redrive: createRedriveQueries(db),
+        metrics,
+        logger,
+      });
+      return [consumer.start()];
     },
     cleanup: async () => {
       await connection?.close();

@@ -1,17 +1,16 @@
 import { mkdir } from 'node:fs/promises';
-import { createRedriveQueries } from '../db/redrive-queries.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startFauxqs } from 'fauxqs';
-import { adminApiRegistration } from '../api/admin-api-registration.js';
-import { loadAdminApiConfig, loadBackoff, type AdminApiConfig } from '../config/config.js';
-import { createEnvReader } from '../config/env-reader.js';
+import { loadDevConfig } from '../config/config.js';
 import { createDb, pingDb, type Db } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
+import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
+import { devEnvironment, loadDevProcessConfigs, preflight } from '../dev/dev-environment.js';
 import { startDevIdentityProvider } from '../dev/dev-idp.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/ports.js';
@@ -20,13 +19,12 @@ import { watchManifests } from '../manifests/watch-manifests.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
-import { startConsumerProcess } from '../processes/consumer-process.js';
-import { startIngestProcess, type RunningProcess } from '../processes/ingest-process.js';
-import { startWorkerProcess } from '../processes/worker-process.js';
+import { buildConsumerProcess } from '../processes/consumer-process.js';
+import { buildIngestProcess } from '../processes/ingest-process.js';
+import { buildWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
 import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
 import { ensureTopology } from '../transport/topology.js';
-import { TASK_QUEUE } from '../workflows/names.js';
 import { runService } from './lifecycle.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -43,23 +41,13 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
     options: { 'config-dir': { type: 'string' }, 'data-dir': { type: 'string' } },
     allowPositionals: false,
   });
-  const r = createEnvReader(env);
-  const configDir = path.resolve(values['config-dir'] ?? r.optional('WEBHOOK_FANOUT_CONFIG_DIR') ?? path.join(REPO_ROOT, 'examples/dev'));
-  const dataDir = path.resolve(values['data-dir'] ?? r.optional('WEBHOOK_FANOUT_DATA_DIR') ?? path.join(REPO_ROOT, '.data/dev'));
-  const port = r.int('PORT', 8080, 0, 65535);
-  const managementPort = r.int('MANAGEMENT_PORT', 9090, 0, 65535);
-  const backoff = loadBackoff(r);
-  const logLevel = r.str('LOG_LEVEL', 'info');
-  const externalDb = r.optional('DATABASE_URL');
-  const externalTemporal = r.optional('TEMPORAL_ADDRESS');
-  const namespace = r.str('TEMPORAL_NAMESPACE', 'default');
-  const externalAws = r.optional('AWS_ENDPOINT_URL');
-  // admin API: a real identity provider when AUTH_URL is set, else a local one (dev-idp.ts)
-  const adminEnabled = r.bool('ADMIN_API_ENABLED', true);
-  const externalAuth = adminEnabled && r.optional('AUTH_URL') !== undefined ? loadAdminApiConfig(r) : null;
-  const devAuthPort = r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535);
-  const devAudience = r.optional('AUTH_AUDIENCE');
-  r.done();
+  const dev = loadDevConfig(env);
+  // every process's configuration checked before anything starts; read again once the addresses are known
+  const before = preflight(env, dev);
+  const configDir = path.resolve(values['config-dir'] ?? dev.configDir ?? path.join(REPO_ROOT, 'examples/dev'));
+  const dataDir = path.resolve(values['data-dir'] ?? dev.dataDir ?? path.join(REPO_ROOT, '.data/dev'));
+  const { logLevel, managementPort } = before.ingest;
+  const namespace = before.worker.temporal.namespace;
 
   const logger = createLogger({ level: logLevel, name: 'dev' });
   installTemporalRuntime(logger);
@@ -78,25 +66,46 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
     checks: { postgres: async () => (db ? pingDb(db) : false) },
     start: async () => {
       logger.info({ configDir, dataDir }, 'starting embedded dependencies');
-      const [pgUrl, temporalAddress, awsEndpoint] = await Promise.all([
-        externalDb ??
+      const [databaseUrl, temporalAddress, awsEndpoint] = await Promise.all([
+        dev.external.databaseUrl ??
           startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), persistent: true, port: await freePort() }).then((pg) => {
             cleanups.push(() => pg.stop());
             return pg.url;
           }),
-        externalTemporal ??
+        dev.external.temporalAddress ??
           startTemporalDevServer({ dbFile: path.join(dataDir, 'temporal.sqlite'), namespace }).then((t) => {
             cleanups.push(() => t.stop());
             return t.address;
           }),
-        externalAws ??
+        dev.external.awsEndpoint ??
           startFauxqs({ port: await freePort(), logger: false, dataDir: path.join(dataDir, 'sqs') }).then((f) => {
             cleanups.push(() => f.stop());
             return f.address;
           }),
       ]);
 
-      db = createDb({ url: pgUrl, poolMax: 20, logger });
+      const aws = createAwsClients({ ...before.ingest.aws, endpoint: awsEndpoint });
+      cleanups.push(async () => {
+        aws.sns.destroy();
+        aws.sqs.destroy();
+      });
+      const topology = await ensureTopology(aws, before.transport);
+
+      // the admin API trusts a local identity provider unless AUTH_URL names one (dev-idp.ts)
+      const idpSettings = dev.devIdentityProvider;
+      const idp = idpSettings
+        ? await startDevIdentityProvider({
+            dataDir,
+            ...(idpSettings.port === undefined ? {} : { port: idpSettings.port }),
+            ...(idpSettings.audience ? { audience: idpSettings.audience } : {}),
+          })
+        : undefined;
+      if (idp) cleanups.push(() => idp.close());
+      const cfg = loadDevProcessConfigs(
+        devEnvironment(env, { databaseUrl, temporalAddress, awsEndpoint, ...topology, devIdentityProvider: idp?.config ?? null }),
+      );
+
+      db = createDb({ url: cfg.ingest.databaseUrl, poolMax: cfg.ingest.dbPoolMax, logger });
       const liveDb = db;
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);
@@ -104,79 +113,29 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const manifests = await watchManifests({ dir: configDir, repos, logger });
       cleanups.push(() => manifests.close());
 
-      const aws = createAwsClients({ region: 'us-east-1', endpoint: awsEndpoint });
-      cleanups.push(async () => {
-        aws.sns.destroy();
-        aws.sqs.destroy();
-      });
-      const topology = await ensureTopology(aws);
-
       const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       cleanups.push(() => nativeConnection.close());
       const connection = await Connection.connect({ address: temporalAddress });
       cleanups.push(() => connection.close());
       const client = new Client({ connection, namespace });
 
-      let adminApi: AdminApiConfig | null = externalAuth;
-      let tokenRecipe: (apiUrl: string) => string[] = () => [];
-      if (adminEnabled && !adminApi) {
-        const idp = await startDevIdentityProvider({
-          dataDir,
-          ...(devAuthPort === undefined ? {} : { port: devAuthPort }),
-          ...(devAudience ? { audience: devAudience } : {}),
-        });
-        cleanups.push(() => idp.close());
-        adminApi = idp.config;
-        tokenRecipe = idp.recipe;
-      }
-
-      const parts: RunningProcess[] = [];
-      parts.push(
-        await startWorkerProcess({
-          connection: nativeConnection,
-          namespace,
-          taskQueue: TASK_QUEUE,
-          repos,
-          metrics,
-          logger,
-          backoff,
-          outboundDenyCidrs: [],
-          outboundAllowCidrs: [],
-          maxConcurrentActivities: 100,
-        }),
-      );
-      parts.push(
-        startConsumerProcess({
-          sqs: aws.sqs,
-          queueUrl: topology.queueUrl,
-          client,
-          taskQueue: TASK_QUEUE,
-          repos,
-          redrive: createRedriveQueries(liveDb),
-          metrics,
-          logger,
-          concurrency: 10,
-        }),
-      );
-      const ingest = await startIngestProcess({
-        db: liveDb,
+      const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger });
+      const consumer = buildConsumerProcess({ settings: cfg.consumer, sqs: aws.sqs, client, repos, redrive: createRedriveQueries(liveDb), metrics, logger });
+      const ingestProcess = await buildIngestProcess({
+        settings: cfg.ingest,
+        db,
         repos,
-        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight }),
         metrics,
         logger,
-        port,
-        host: '127.0.0.1',
-        bodyLimitBytes: 1024 * 1024,
-        credentialCacheSize: 1000,
-        sweepIntervalMs: 10_000,
-        sweepMinAgeMs: 10_000,
-        ...(adminApi
-          ? { register: adminApiRegistration({ db, repos, temporal: { client, taskQueue: TASK_QUEUE }, auth: adminApi, logger }) }
-          : {}),
+        adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client, taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
       });
+      const parts = [worker.start(), consumer.start()];
+      const ingest = await ingestProcess.start();
       parts.push(ingest);
 
       const m = manifests.initial;
+      const auth = cfg.ingest.adminApi;
       process.stdout.write(
         [
           '',
@@ -184,14 +143,14 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           `  inbound webhooks  POST ${ingest.url}/api/webhooks/{source}   (HTTP Basic per source)`,
           `  metrics & probes  http://localhost:${managementPort}/metrics  /healthz  /readyz`,
           `  manifests         ${configDir}  (${m.endpoints} endpoint(s), ${m.credentials} credential(s)${m.errors.length ? `, ${m.errors.length} rejected` : ''}; edits reload live)`,
-          `  postgres          ${externalDb ? 'DATABASE_URL' : pgUrl.replace(/:[^:@/]+@/, ':***@')}`,
-          `  temporal          ${temporalAddress} (namespace ${namespace}, task queue WEBHOOKS)`,
+          `  postgres          ${dev.external.databaseUrl ? 'DATABASE_URL' : databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
+          `  temporal          ${temporalAddress} (namespace ${namespace}, task queue ${cfg.worker.temporal.taskQueue})`,
           `  sns/sqs           ${awsEndpoint}`,
-          ...(adminApi === null
+          ...(auth === null
             ? ['  admin API         disabled (ADMIN_API_ENABLED=false)']
-            : externalAuth
-              ? [`  admin API         ${ingest.url}/api/events  (JWT from ${externalAuth.authUrl}, audience ${externalAuth.audience})`]
-              : tokenRecipe(ingest.url)),
+            : idp
+              ? idp.recipe(ingest.url)
+              : [`  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`]),
           '',
           '  try:',
           `    curl -u example:example-password -H 'content-type: application/json' \\`,

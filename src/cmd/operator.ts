@@ -1,10 +1,9 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadOperatorConfig } from '../config/config.js';
-import { createDb, pingDb } from '../db/knex.js';
-import { createMetrics } from '../metrics/metrics.js';
+import { pingDb } from '../db/knex.js';
 import { createOperatorMetrics } from '../metrics/operator-metrics.js';
-import { createLogger } from '../observability/logger.js';
 import { startOperator } from '../operator/operator.js';
+import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 
 /**
@@ -13,18 +12,13 @@ import { runService } from './lifecycle.js';
  */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadOperatorConfig(env);
-  const logger = createLogger({ level: cfg.logLevel, name: 'operator' });
-  const metrics = createMetrics();
+  const { logger, metrics, db, service } = bootstrap('operator', cfg);
   const operatorMetrics = createOperatorMetrics(metrics.registry);
-  const db = createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger });
   const kc = new KubeConfig();
   kc.loadFromDefault();
   let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
   await runService({
-    name: 'operator',
-    logger,
-    managementPort: cfg.managementPort,
-    registry: metrics.registry,
+    ...service,
     checks: {
       postgres: () => pingDb(db),
       kubernetes: async () => {

@@ -9,7 +9,7 @@ import { ensureTopology } from '../transport/topology.js';
  */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadTransportSetupConfig(env);
-  const aws = createAwsClients({ region: cfg.aws.region, ...(cfg.aws.endpoint ? { endpoint: cfg.aws.endpoint } : {}) });
+  const aws = createAwsClients(cfg.aws);
   try {
     const t = await ensureTopology(aws, {
       topicName: cfg.topicName,

@@ -4,6 +4,7 @@ import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leade
 import { DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
+import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
@@ -176,7 +177,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE', 1000, 0, 1_000_000),
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
-    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', 60, 10, 604_800) * 1000,
+    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', 4, 1, 256),
   };
   r.done();
@@ -266,6 +267,44 @@ export function loadTransportSetupConfig(env: Env): TransportSetupConfig {
 export function loadMigrateConfig(env: Env): CommonConfig & DatabaseConfig {
   const r = createEnvReader(env);
   const cfg = { ...common(r), ...database(r) };
+  r.done();
+  return cfg;
+}
+
+/**
+ * `webhook-fanout dev`: what dev mode itself decides from the environment, before it starts
+ * anything. The processes it runs read theirs with the loaders above, from the environment with
+ * dev mode's overlay (src/dev/dev-environment.ts).
+ */
+export interface DevConfig {
+  /** WEBHOOK_FANOUT_CONFIG_DIR / WEBHOOK_FANOUT_DATA_DIR; the --config-dir / --data-dir flags win */
+  configDir: string | undefined;
+  dataDir: string | undefined;
+  /** each one set replaces the embedded dependency */
+  external: { databaseUrl: string | undefined; temporalAddress: string | undefined; awsEndpoint: string | undefined };
+  /** the local identity provider the admin API trusts; null with AUTH_URL set or the admin API disabled */
+  devIdentityProvider: { port: number | undefined; audience: string | undefined } | null;
+}
+
+export function loadDevConfig(env: Env): DevConfig {
+  const r = createEnvReader(env);
+  const adminEnabled = r.bool('ADMIN_API_ENABLED', true);
+  const cfg: DevConfig = {
+    configDir: r.optional('WEBHOOK_FANOUT_CONFIG_DIR'),
+    dataDir: r.optional('WEBHOOK_FANOUT_DATA_DIR'),
+    external: {
+      databaseUrl: r.optional('DATABASE_URL'),
+      temporalAddress: r.optional('TEMPORAL_ADDRESS'),
+      awsEndpoint: r.optional('AWS_ENDPOINT_URL'),
+    },
+    devIdentityProvider:
+      adminEnabled && r.optional('AUTH_URL') === undefined
+        ? {
+            port: r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535),
+            audience: r.optional('AUTH_AUDIENCE'),
+          }
+        : null,
+  };
   r.done();
   return cfg;
 }

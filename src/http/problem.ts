@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isAppError, type AppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { AuthRefused, renderChallenge } from './challenge.js';
 
 /** RFC 9457 problem details. `code` is our stable machine-readable reason. */
 export interface Problem {
@@ -54,7 +55,8 @@ export function sendProblem(reply: FastifyReply, p: Problem, headers: Record<str
 
 /**
  * The HTTP boundary of the error taxonomy: an AppError's code decides its status where the kind
- * alone does not (permanent 400, transient 503, internal 500 otherwise). The one table.
+ * alone does not (permanent 400, transient 503, internal 500 otherwise). The one table; a refusal
+ * of credentials (AuthRefused) adds its challenge.
  */
 const STATUS_OF_CODE: Record<string, number> = {
   unauthorized: 401,
@@ -90,6 +92,10 @@ export function installProblemHandlers(app: FastifyInstance, logger: Logger): vo
       const status = httpStatusOf(err);
       const headers: Record<string, string> = {};
       if (err.retryAfterSeconds !== undefined && status === 503) headers['retry-after'] = String(err.retryAfterSeconds);
+      if (err instanceof AuthRefused) {
+        headers['www-authenticate'] = renderChallenge(err.challenge);
+        if (err.closeConnection) headers.connection = 'close';
+      }
       const detail = err.kind === 'internal' ? undefined : err.message;
       return sendProblem(reply, problem(status, err.code, detail), headers);
     }

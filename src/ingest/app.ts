@@ -1,31 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { isAppError, transient } from '../domain/errors.js';
-import type { InboundCredential } from '../domain/records.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { installProblemHandlers, problem, rawProblemResponse, sendProblem, type Problem } from '../http/problem.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
-import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
+import { inboundWebhooks, type InboundWebhooksDeps } from './inbound-route.js';
 export type { HttpTimeouts } from '../http/timeouts.js';
-import { SOURCE_PATTERN } from '../resources/schema.js';
-import { parseBasicAuth } from './basic-auth.js';
-import type { CredentialVerifier } from './credential-verifier.js';
-import { Unauthorized, type ReceiveWebhook } from './receive-webhook.js';
-
-const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
-
-// credentials never leave the request: not stored, not forwarded, not logged
-const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-
-function storedHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined || DROPPED_HEADERS.has(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
-}
 
 // headers a request may carry at most once: a second Host is request smuggling material (RFC 9112
 // 3.2 asks for 400) and a second Authorization would be silently dropped by Node (the first wins)
@@ -58,22 +38,19 @@ function clientErrorProblem(err: Error & { code?: string }): Problem {
   }
 }
 
-export interface IngestAppDeps {
-  receiveWebhook: ReceiveWebhook;
-  /**
-   * When given, inbound credentials are checked as soon as the headers are in, before the body
-   * is read: an unauthenticated sender gets its 401 without being able to stream a body first.
-   */
-  verifier?: CredentialVerifier;
+export interface IngestAppDeps extends InboundWebhooksDeps {
+  /** the admin API plugin (api/admin-api.ts); absent when ADMIN_API_ENABLED=false */
+  adminApi?: FastifyPluginAsync | undefined;
   timeouts?: HttpTimeouts;
-  metrics: Metrics;
   logger: Logger;
   bodyLimitBytes: number;
-  /** extra routes (the admin API) registered on the same server */
-  register?: (app: FastifyInstance) => Promise<void> | void;
 }
 
-/** The public HTTP app, built without listening so tests drive it with inject() or a real socket. */
+/**
+ * The one app builder of the public HTTP server: the limits, timeouts and problem+json answers
+ * of the server, then the features as sibling plugins. Built without listening, so tests drive
+ * it with inject() or a real socket.
+ */
 export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstance> {
   const timeouts = deps.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const app = Fastify({
@@ -123,62 +100,8 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     if (p) return sendProblem(reply, p, { connection: 'close' });
     return undefined;
   });
-  // credentials checked before the body: what the onRequest hook found, per request
-  const authenticated = new WeakMap<IncomingMessage, InboundCredential>();
-  const unauthorized = (reply: Parameters<typeof sendProblem>[0], message: string, close: boolean) => {
-    // the metric label of an unknown source is not the attacker's string
-    deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
-    return sendProblem(reply, problem(401, 'unauthorized', message), {
-      'www-authenticate': 'Basic realm="webhooks", charset="UTF-8"',
-      // the body was not read: closing is cheaper than reading it to keep the connection
-      ...(close ? { connection: 'close' } : {}),
-    });
-  };
-
-  await app.register(async (inbound) => {
-    // the raw bytes of every content type, untouched, for byte-for-byte storage and signing
-    inbound.removeAllContentTypeParsers();
-    inbound.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
-    const verifier = deps.verifier;
-    if (verifier) {
-      inbound.addHook('onRequest', async (req, reply) => {
-        const source = (req.params as { source?: string }).source ?? '';
-        let credential;
-        try {
-          credential = await verifier.verify(source, parseBasicAuth(req.headers.authorization));
-        } catch (err) {
-          throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
-        }
-        if (!credential) return unauthorized(reply, new Unauthorized().message, true);
-        authenticated.set(req.raw, credential);
-        return undefined;
-      });
-    }
-
-    inbound.post<{ Params: { source: string } }>('/api/webhooks/:source', async (req, reply) => {
-      const source = req.params.source;
-      const label = VALID_SOURCE.test(source) ? source : 'invalid';
-      try {
-        const result = await deps.receiveWebhook({
-          source,
-          credentials: parseBasicAuth(req.headers.authorization),
-          credential: authenticated.get(req.raw),
-          body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-          contentType: req.headers['content-type'] ?? null,
-          headers: storedHeaders(req.headers),
-        });
-        deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
-        return reply.code(200).send(result);
-      } catch (err) {
-        if (err instanceof Unauthorized) return unauthorized(reply, err.message, false);
-        const outcome = isAppError(err) ? (err.kind === 'transient' ? 'unavailable' : 'invalid') : 'error';
-        deps.metrics.inboundRequests.inc({ source: label, outcome });
-        throw err;
-      }
-    });
-  });
-
-  await deps.register?.(app);
+  // the features, as sibling plugins: the inbound route and, when enabled, the admin API
+  await app.register(inboundWebhooks({ receiveWebhook: deps.receiveWebhook, verifier: deps.verifier, metrics: deps.metrics }));
+  if (deps.adminApi) await app.register(deps.adminApi);
   return app;
 }

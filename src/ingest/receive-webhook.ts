@@ -4,15 +4,11 @@ import { permanent, transient } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
-import type { BasicCredentials } from './basic-auth.js';
-import type { CredentialVerifier } from './credential-verifier.js';
 import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
 
 export interface InboundRequest {
-  source: string;
-  credentials: BasicCredentials | undefined;
-  /** set when the HTTP layer already verified the credentials (before reading the body) */
-  credential?: InboundCredential | undefined;
+  /** the source's credential, verified by the HTTP layer before the body was read */
+  credential: InboundCredential;
   body: Buffer;
   contentType: string | null;
   /** lower-case names, credentials already removed */
@@ -24,22 +20,15 @@ export interface ReceiveResult {
   duplicate: boolean;
 }
 
-export class Unauthorized extends Error {
-  constructor() {
-    super('missing or invalid credentials for this source');
-  }
-}
-
 const isJson = (contentType: string | null): boolean =>
   contentType !== null && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType);
 
 /**
- * The inbound use case: verify, parse identity, persist (idempotently), publish, answer.
+ * The inbound use case, for a verified sender: parse identity, persist (idempotently), publish, answer.
  * 200 means persisted AND published; a failed publish leaves the row unpublished for the
  * sender's retry (a duplicate that re-publishes) or the sweeper.
  */
 export function createReceiveWebhook(deps: {
-  verifier: CredentialVerifier;
   events: Pick<EventRepository, 'insertOrGetDuplicate' | 'markPublished' | 'clearPublished'>;
   /** defaults to events.insertOrGetDuplicate; ingest passes the batching inserter */
   insertEvent?: (e: NewEvent) => Promise<InsertedEvent>;
@@ -73,15 +62,7 @@ export function createReceiveWebhook(deps: {
   const insertEvent = deps.insertEvent ?? ((e: NewEvent) => deps.events.insertOrGetDuplicate(e));
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
-    // an impossible source name is an unknown source to the verifier: same answer, same bcrypt cost
-    let credential = req.credential;
-    try {
-      credential ??= await deps.verifier.verify(req.source, req.credentials);
-    } catch (err) {
-      throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
-    }
-    if (!credential) throw new Unauthorized();
-
+    const { credential } = req;
     if (req.body.length === 0) throw permanent('empty_body', 'the request body is empty');
     let json: unknown;
     if (isJson(req.contentType)) {

@@ -3,15 +3,18 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
 
+/** How long after publishing an event without a workflow counts as stuck (SWEEP_UNSTARTED_AFTER_SECONDS). */
+export const DEFAULT_UNSTARTED_AFTER_MS = 60_000;
+
+/** A pass re-publishes at most this many batches (of batchSize) of each kind. */
+const MAX_BATCHES_PER_PASS = 20;
+
 /**
  * Re-publishes events that were accepted (stored) but whose publish failed and that no sender
  * retry has re-published since, and events published long ago that never got a workflow (their
  * message was dead-lettered, e.g. while Temporal was down). Several replicas may sweep the same
  * row: a second publish starts no second fanout, because the workflow id is the event id.
  */
-/** A pass re-publishes at most this many batches (of batchSize) of each kind. */
-const MAX_BATCHES_PER_PASS = 20;
-
 export function createSweeper(deps: {
   events: Pick<EventRepository, 'findUnpublished' | 'findUnstarted' | 'markPublished' | 'markRepublished' | 'now'>;
   publisher: EventPublisher;
@@ -44,7 +47,7 @@ export function createSweeper(deps: {
     for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
       const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
       // re-published ones leave this set for the grace period (markRepublished): no paging needed
-      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? 60_000, batchSize, asOf);
+      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? DEFAULT_UNSTARTED_AFTER_MS, batchSize, asOf);
       // both kinds are accepted events with no known message: the gauge counts them alike
       if (pass === 0) deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
       const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];

@@ -1,62 +1,89 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Client } from '@temporalio/client';
-import { createRedriver } from '../consumer/redrive.js';
-import { createFanoutStarter } from '../consumer/start-fanout.js';
+import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { ConsumerConfig, TemporalConfig } from '../config/config.js';
 import type { RedriveQueries } from '../db/redrive-queries.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createQueueConsumer } from '../transport/consumer.js';
-import type { RunningProcess } from './ingest-process.js';
+import { createQueueConsumer } from '../transport/queue-consumer.js';
+import { createRedriver } from '../workflows/start/redrive.js';
+import { createFanoutStarter } from '../workflows/start/fanout.js';
 
-/**
- * Long-polls the queue and starts one WebhookFanoutWorkflow per event id; redrives what endpoints
- * missed while disabled once they are enabled again (consumer/redrive.ts).
- */
-export function startConsumerProcess(deps: {
+/** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
+export type ConsumerSettings = Pick<ConsumerConfig, 'queueUrl' | 'concurrency'> &
+  Partial<Pick<ConsumerConfig, 'visibilityTimeoutSeconds'>> & {
+    temporal: Pick<TemporalConfig, 'taskQueue'>;
+    /** the long poll; tests shorten it so that stop() returns quickly */
+    waitTimeSeconds?: number;
+  };
+
+export interface ConsumerDeps {
+  settings: ConsumerSettings;
   sqs: SQSClient;
-  queueUrl: string;
   client: Client;
-  taskQueue: string;
   repos: Pick<Repositories, 'events'>;
   redrive: RedriveQueries;
   /** default REDRIVE_INTERVAL_MS */
   redriveIntervalMs?: number;
   metrics: Metrics;
   logger: Logger;
-  concurrency: number;
-  visibilityTimeoutSeconds?: number;
-  waitTimeSeconds?: number;
-}): RunningProcess {
+}
+
+/** The consumer process built and not started: nothing is received until start(). */
+export interface ConsumerProcess {
+  start(): RunningProcess;
+}
+
+/**
+ * Long-polls the queue and starts one WebhookFanoutWorkflow per event id; redrives what endpoints
+ * missed while disabled once they are enabled again (workflows/start/redrive.ts).
+ */
+export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
+  const { settings } = deps;
   const startFanout = createFanoutStarter({
     client: deps.client,
-    taskQueue: deps.taskQueue,
+    taskQueue: settings.temporal.taskQueue,
     metrics: deps.metrics,
     events: deps.repos.events,
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,
-    queueUrl: deps.queueUrl,
+    queueUrl: settings.queueUrl,
     handle: startFanout,
     logger: deps.logger,
     metrics: deps.metrics,
-    concurrency: deps.concurrency,
-    ...(deps.visibilityTimeoutSeconds === undefined ? {} : { visibilityTimeoutSeconds: deps.visibilityTimeoutSeconds }),
-    ...(deps.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: deps.waitTimeSeconds }),
+    concurrency: settings.concurrency,
+    ...(settings.visibilityTimeoutSeconds === undefined ? {} : { visibilityTimeoutSeconds: settings.visibilityTimeoutSeconds }),
+    ...(settings.waitTimeSeconds === undefined ? {} : { waitTimeSeconds: settings.waitTimeSeconds }),
   });
   const redriver = createRedriver({
     queries: deps.redrive,
     client: deps.client,
-    taskQueue: deps.taskQueue,
+    taskQueue: settings.temporal.taskQueue,
     metrics: deps.metrics,
     logger: deps.logger,
     ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
   });
-  consumer.start();
-  redriver.start();
   return {
-    async stop() {
-      await Promise.all([consumer.stop(), redriver.stop()]);
+    start() {
+      consumer.start();
+      redriver.start();
+      return {
+        async stop() {
+          await Promise.all([consumer.stop(), redriver.stop()]);
+        },
+      };
     },
   };
+}
+
+/**
+ * Build and start in one call, the settings among the dependencies: the shape
+ * bench/units/consumer.ts calls (to go when the bench runs the CLI processes instead).
+ */
+export function startConsumerProcess(
+  deps: Omit<ConsumerDeps, 'settings'> & Omit<ConsumerSettings, 'temporal'> & Pick<TemporalConfig, 'taskQueue'>,
+): RunningProcess {
+  return buildConsumerProcess({ ...deps, settings: { ...deps, temporal: deps } }).start();
 }

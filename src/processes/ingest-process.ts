@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { adminApiFromConfig, type AdminApiWiring } from '../api/admin-api-from-config.js';
+import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { IngestConfig } from '../config/config.js';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
-import type { HttpTimeouts } from '../http/timeouts.js';
 import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
@@ -11,36 +13,47 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
 
-export interface RunningProcess {
-  stop(): Promise<void>;
-}
+/** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
+export type IngestSettings = Pick<IngestConfig, 'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'> &
+  // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
+  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs'>>;
 
-export interface IngestProcess extends RunningProcess {
-  url: string;
-  port: number;
-}
-
-/** The public HTTP server (inbound webhooks, plus any routes `register` adds) and the sweeper. */
-export async function startIngestProcess(deps: {
+export interface IngestDeps {
+  settings: IngestSettings;
   db: Db;
   repos: Repositories;
   publisher: EventPublisher;
   metrics: Metrics;
   logger: Logger;
+  /** the admin API beside the inbound route; absent when ADMIN_API_ENABLED=false */
+  adminApi?: AdminApiWiring | undefined;
+  /** the credential cache's row TTL and clock: tests pass their own to move past the TTL without waiting */
+  credentialCache?: { rowTtlMs?: number; now?: () => number };
+}
+
+/** The ingest process built and not started: its parts, for start() and for tests. */
+export interface IngestProcess {
+  /** the public HTTP app (inbound route, admin API), not listening */
+  app: FastifyInstance;
+  sweeper: ReturnType<typeof createSweeper>;
+  /** listens on settings.port and host, then starts the sweeper (a first pass at once) */
+  start(): Promise<StartedIngest>;
+}
+
+export interface StartedIngest extends RunningProcess {
+  url: string;
   port: number;
-  host: string;
-  bodyLimitBytes: number;
-  /** default DEFAULT_HTTP_TIMEOUTS */
-  httpTimeouts?: HttpTimeouts;
-  credentialCacheSize: number;
-  sweepIntervalMs: number;
-  sweepMinAgeMs: number;
-  sweepUnstartedAfterMs?: number;
-  register?: (app: FastifyInstance) => Promise<void> | void;
-}): Promise<IngestProcess> {
-  const verifier = createCredentialVerifier({ credentials: deps.repos.credentials, cacheSize: deps.credentialCacheSize });
+}
+
+/** The public HTTP server (inbound webhooks and the admin API) and the sweeper, wired. */
+export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProcess> {
+  const { settings } = deps;
+  const verifier = createCredentialVerifier({
+    credentials: deps.repos.credentials,
+    cacheSize: settings.credentialCacheSize,
+    ...deps.credentialCache,
+  });
   const receiveWebhook = createReceiveWebhook({
-    verifier,
     events: deps.repos.events,
     insertEvent: createBatchingEventInserter(deps.db, deps.repos.events),
     publisher: deps.publisher,
@@ -51,33 +64,47 @@ export async function startIngestProcess(deps: {
     receiveWebhook,
     // credentials are checked before the body is read
     verifier,
-    ...(deps.httpTimeouts ? { timeouts: deps.httpTimeouts } : {}),
+    timeouts: settings.httpTimeouts,
     metrics: deps.metrics,
     logger: deps.logger,
-    bodyLimitBytes: deps.bodyLimitBytes,
-    ...(deps.register ? { register: deps.register } : {}),
+    bodyLimitBytes: settings.bodyLimitBytes,
+    adminApi: deps.adminApi && adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
   });
   const sweeper = createSweeper({
     events: deps.repos.events,
     publisher: deps.publisher,
     metrics: deps.metrics,
     logger: deps.logger,
-    intervalMs: deps.sweepIntervalMs,
-    minAgeMs: deps.sweepMinAgeMs,
-    ...(deps.sweepUnstartedAfterMs === undefined ? {} : { unstartedAfterMs: deps.sweepUnstartedAfterMs }),
+    intervalMs: settings.sweepIntervalMs,
+    minAgeMs: settings.sweepMinAgeMs,
+    unstartedAfterMs: settings.sweepUnstartedAfterMs,
   });
-  await app.listen({ port: deps.port, host: deps.host });
-  sweeper.start();
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : deps.port;
-  const shownHost = deps.host === '0.0.0.0' || deps.host === '::' ? 'localhost' : deps.host;
   return {
-    url: `http://${shownHost}:${port}`,
-    port,
-    async stop() {
-      // close() stops accepting, answers 503 to new requests on kept-alive sockets, drains in-flight ones
-      await app.close();
-      await sweeper.stop();
+    app,
+    sweeper,
+    async start() {
+      await app.listen({ port: settings.port, host: settings.host });
+      sweeper.start();
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : settings.port;
+      const shownHost = settings.host === '0.0.0.0' || settings.host === '::' ? 'localhost' : settings.host;
+      return {
+        url: `http://${shownHost}:${port}`,
+        port,
+        async stop() {
+          // close() stops accepting, answers 503 to new requests on kept-alive sockets, drains in-flight ones
+          await app.close();
+          await sweeper.stop();
+        },
+      };
     },
   };
+}
+
+/**
+ * Build and start in one call, the settings among the dependencies: the shape bench/units/ingest.ts
+ * calls (to go when the bench runs the CLI processes instead).
+ */
+export async function startIngestProcess(deps: Omit<IngestDeps, 'settings' | 'adminApi'> & IngestSettings): Promise<StartedIngest> {
+  return (await buildIngestProcess({ ...deps, settings: deps })).start();
 }

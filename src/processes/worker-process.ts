@@ -1,29 +1,45 @@
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, State, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import type { BackoffConfig } from '../config/config.js';
+import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import { createAddressPolicy } from '../delivery/address-policy.js';
 import { createSender } from '../delivery/sender.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createFanoutWorker, resolveWorkflowCode } from '../worker/worker.js';
-import type { RunningProcess } from './ingest-process.js';
+import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
 
-/** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */
-export async function startWorkerProcess(deps: {
+/** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
+export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> & {
+  temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
+};
+
+export interface WorkerDeps {
+  settings: WorkerSettings;
   connection: NativeConnection;
-  namespace: string;
-  taskQueue: string;
   repos: Repositories;
   metrics: Metrics;
   logger: Logger;
-  backoff: BackoffConfig;
-  outboundDenyCidrs: string[];
-  outboundAllowCidrs: string[];
-  maxConcurrentActivities: number;
-}): Promise<RunningProcess & { running: Promise<void>; state(): string }> {
+}
+
+/** The worker process built and not started: the Temporal worker exists, it polls nothing yet. */
+export interface WorkerProcess {
+  worker: Worker;
+  /** runs the worker: polls the task queue until stop() */
+  start(): StartedWorker;
+}
+
+export interface StartedWorker extends RunningProcess {
+  /** settles when the worker stopped */
+  running: Promise<void>;
+  state(): State;
+}
+
+/** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */
+export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProcess> {
+  const { settings } = deps;
   const sender = createSender({
-    addressPolicy: createAddressPolicy({ deny: deps.outboundDenyCidrs, allow: deps.outboundAllowCidrs }),
+    addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
   });
   const workflowCode = resolveWorkflowCode();
   deps.logger.info(
@@ -33,25 +49,40 @@ export async function startWorkerProcess(deps: {
   const worker = await createFanoutWorker({
     workflowCode,
     connection: deps.connection,
-    namespace: deps.namespace,
-    taskQueue: deps.taskQueue,
+    namespace: settings.temporal.namespace,
+    taskQueue: settings.temporal.taskQueue,
     activities: createActivities({
       repos: deps.repos,
       send: sender.send,
       metrics: deps.metrics,
       logger: deps.logger,
-      backoff: deps.backoff,
+      backoff: settings.backoff,
     }),
-    maxConcurrentActivityTaskExecutions: deps.maxConcurrentActivities,
+    maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
   });
-  const running = worker.run();
   return {
-    running,
-    state: () => worker.getState(),
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await sender.close();
+    worker,
+    start() {
+      const running = worker.run();
+      return {
+        running,
+        state: () => worker.getState(),
+        async stop() {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running;
+          await sender.close();
+        },
+      };
     },
   };
+}
+
+/**
+ * Build and start in one call, namespace and task queue among the dependencies: the shape
+ * bench/units/worker.ts calls (to go when the bench runs the CLI processes instead).
+ */
+export async function startWorkerProcess(
+  deps: Omit<WorkerDeps, 'settings'> & Omit<WorkerSettings, 'temporal'> & Pick<TemporalConfig, 'namespace' | 'taskQueue'>,
+): Promise<StartedWorker> {
+  return (await buildWorkerProcess({ ...deps, settings: { ...deps, temporal: deps } })).start();
 }

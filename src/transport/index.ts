@@ -2,5 +2,5 @@ export { createAwsClients, type AwsClients, type AwsClientsOptions } from './aws
 export { ensureTopology, topicToQueuePolicy, DEFAULT_TOPOLOGY, type Topology, type TopologyOptions } from './topology.js';
 export { createSnsPublisher, type EventPublisher } from './publisher.js';
 export { createBatchingSnsPublisher } from './batching-publisher.js';
-export { createQueueConsumer, type EventHandler, type QueueConsumer, type QueueConsumerOptions } from './consumer.js';
+export { createQueueConsumer, type EventHandler, type QueueConsumer, type QueueConsumerOptions } from './queue-consumer.js';
 export { decodeEventMessage, encodeEventMessage, isEventId, type EventMessage } from './event-message.js';

@@ -3,15 +3,7 @@ import bcrypt from 'bcrypt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
-import { createRepositories } from '../../src/db/repositories.js';
 import { freePort } from '../../src/dev/ports.js';
-import { buildIngestApp } from '../../src/ingest/app.js';
-import { createCredentialVerifier } from '../../src/ingest/credential-verifier.js';
-import { createReceiveWebhook } from '../../src/ingest/receive-webhook.js';
-import { createSweeper } from '../../src/ingest/sweeper.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { createSnsPublisher } from '../../src/transport/publisher.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
@@ -25,7 +17,7 @@ describe('when the topic is unavailable', () => {
   let h: IngestHarness;
   beforeAll(async () => {
     t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db });
+    h = await startIngestHarness({ db: t.db, sweep: { sweepMinAgeMs: 0 } });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
@@ -54,16 +46,8 @@ describe('when the topic is unavailable', () => {
     expect(retried.json()).toEqual({ eventId: rows[0].id, duplicate: true });
 
     // nobody retries order-2: the sweeper publishes it
-    const sweeper = createSweeper({
-      events: h.repos.events,
-      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
-      metrics: h.metrics,
-      logger: createLogger({ level: 'silent' }),
-      intervalMs: 1000,
-      minAgeMs: 0,
-    });
-    expect(await sweeper.sweepOnce()).toBe(1);
-    expect(await sweeper.sweepOnce()).toBe(0);
+    expect(await h.sweeper.sweepOnce()).toBe(1);
+    expect(await h.sweeper.sweepOnce()).toBe(0);
 
     const queued = await h.queuedEventIds();
     expect(queued.sort()).toEqual([rows[0].id, rows[1].id].sort());
@@ -78,7 +62,7 @@ describe('the sweeper and events whose workflow never started', () => {
   let h: IngestHarness;
   beforeAll(async () => {
     t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db });
+    h = await startIngestHarness({ db: t.db, sweep: { sweepMinAgeMs: 0, sweepUnstartedAfterMs: 60_000 } });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
@@ -94,18 +78,9 @@ describe('the sweeper and events whose workflow never started', () => {
     await h.aws.sqs.send(new PurgeQueueCommand({ QueueUrl: h.topology.queueUrl }));
     expect(await h.queuedEventIds()).toEqual([]);
 
-    const sweeper = createSweeper({
-      events: h.repos.events,
-      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
-      metrics: h.metrics,
-      logger: createLogger({ level: 'silent' }),
-      intervalMs: 1000,
-      minAgeMs: 0,
-      unstartedAfterMs: 60_000,
-    });
-    expect(await sweeper.sweepOnce()).toBe(0); // still within the grace period
+    expect(await h.sweeper.sweepOnce()).toBe(0); // still within the grace period
     await t.db('webhook_event').update({ published_at: t.db.raw(`now() - interval '2 minutes'`) });
-    expect(await sweeper.sweepOnce()).toBe(1);
+    expect(await h.sweeper.sweepOnce()).toBe(1);
     expect(await h.queuedEventIds()).toEqual([stuck.eventId]);
   });
 });
@@ -151,20 +126,15 @@ describe('after ingest died between storing an event and publishing it', () => {
     expect(await h.queuedEventIds()).toEqual([]);
   });
 
-  it('re-publishes events nobody retries as soon as the sweeper starts, names them in the log and counts them', async () => {
+  it('re-publishes events nobody retries as soon as the process starts again, names them in the log and counts them', async () => {
     const id = await strand('crash-2');
     const lines: string[] = [];
-    const sweeper = createSweeper({
-      events: h.repos.events,
-      publisher: createSnsPublisher({ sns: h.aws.sns, topicArn: h.topology.topicArn }),
-      metrics: h.metrics,
+    // the process coming back: its sweeper's first pass does not wait for the grace period
+    const restarted = await h.startAnother({
       logger: pino({ level: 'info' }, { write: (l: string) => lines.push(l) }),
-      intervalMs: 60_000,
-      minAgeMs: 60_000,
-      unstartedAfterMs: 600_000,
+      sweep: { sweepMinAgeMs: 60_000, sweepUnstartedAfterMs: 600_000 },
     });
-    sweeper.start(); // the process coming back: no waiting for the grace period
-    await sweeper.stop();
+    await restarted.stop(); // waits for the sweeper's pass
     expect(await h.queuedEventIds()).toEqual([id]);
     expect(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_unpublished_events')).toMatch(/ 1$/m);
     const logged = lines.map((l) => JSON.parse(l) as { msg: string; eventIds?: string[]; unstarted?: string[] });
@@ -176,33 +146,17 @@ describe('after ingest died between storing an event and publishing it', () => {
 describe('when Postgres is unavailable', () => {
   it('answers 503 with Retry-After and no detail of the failure', async () => {
     const deadDb = createDb({ url: `postgres://postgres:secretpw@127.0.0.1:${await freePort()}/none` });
-    const repos = createRepositories(deadDb);
-    const metrics = createMetrics({ defaultMetrics: false });
-    const logger = createLogger({ level: 'silent' });
-    const app = await buildIngestApp({
-      receiveWebhook: createReceiveWebhook({
-        verifier: createCredentialVerifier({ credentials: repos.credentials }),
-        events: repos.events,
-        publisher: { publish: async () => {} },
-        metrics,
-        logger,
-      }),
-      metrics,
-      logger,
-      bodyLimitBytes: 1024 * 1024,
-    });
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/webhooks/shop',
-      headers: { authorization: AUTH, 'content-type': 'application/json' },
-      payload: '{"id":"x"}',
-    });
-    expect(res.statusCode).toBe(503);
-    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-    expect(res.body).not.toContain('secretpw');
-    expect(res.body).not.toContain('ECONNREFUSED');
-    await app.close();
-    await deadDb.destroy();
+    const h = await startIngestHarness({ db: deadDb });
+    try {
+      const res = await post(h, '{"id":"x"}');
+      expect(res.status).toBe(503);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.text).not.toContain('secretpw');
+      expect(res.text).not.toContain('ECONNREFUSED');
+    } finally {
+      await h.close();
+      await deadDb.destroy();
+    }
   });
 });
 

@@ -2,22 +2,24 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
 import type { FastifyInstance } from 'fastify';
 import { startFauxqs } from 'fauxqs';
-import { createBatchingEventInserter } from '../../src/db/event-inserter.js';
+import type { AdminApiWiring } from '../../src/api/admin-api-from-config.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import type { Db } from '../../src/db/knex.js';
 import { freePort } from '../../src/dev/ports.js';
-import { buildIngestApp, type HttpTimeouts } from '../../src/ingest/app.js';
-import { createCredentialVerifier } from '../../src/ingest/credential-verifier.js';
-import { createReceiveWebhook } from '../../src/ingest/receive-webhook.js';
+import type { HttpTimeouts } from '../../src/http/timeouts.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { buildIngestProcess, type IngestProcess, type IngestSettings, type StartedIngest } from '../../src/processes/ingest-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
 import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
 
-/** Ingest on a real socket, with real Postgres and an SNS/SQS emulator reached over HTTP. */
+/**
+ * The ingest process as cmd/ingest.ts builds and starts it (buildIngestProcess, then start():
+ * a real socket, the sweeper running), on real Postgres and an SNS/SQS emulator reached over HTTP.
+ */
 export interface IngestHarness {
   url: string;
   repos: Repositories;
@@ -25,6 +27,10 @@ export interface IngestHarness {
   aws: AwsClients;
   topology: Topology;
   app: FastifyInstance;
+  /** the process's sweeper; its ticks are a minute apart, so a test drives it with sweepOnce() */
+  sweeper: IngestProcess['sweeper'];
+  /** another ingest process on the same database and topic: a replica, or this one coming back */
+  startAnother(opts: { logger: Logger; sweep: Pick<IngestSettings, 'sweepMinAgeMs' | 'sweepUnstartedAfterMs'> }): Promise<StartedIngest>;
   /** stops the emulator (the topic becomes unreachable) */
   stopTopic(): Promise<void>;
   /** starts it again on the same port and recreates the topology */
@@ -42,6 +48,11 @@ export async function startIngestHarness(opts: {
   timeouts?: HttpTimeouts;
   /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
   now?: () => number;
+  /** default: events re-published after a minute, as in production */
+  sweep?: Partial<Pick<IngestSettings, 'sweepMinAgeMs' | 'sweepUnstartedAfterMs'>>;
+  /** the admin API beside the inbound route, as ingest runs it by default */
+  adminApi?: AdminApiWiring;
+  logger?: Logger;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
   let fauxqs: Fauxqs | undefined = await startFauxqs({ port: sqsPort, logger: false });
@@ -49,38 +60,46 @@ export async function startIngestHarness(opts: {
   let topology = await ensureTopology(aws);
   const repos = createRepositories(opts.db);
   const metrics = createMetrics({ defaultMetrics: false });
-  const logger = createLogger({ level: 'silent' });
-  const verifier = createCredentialVerifier({
-    credentials: repos.credentials,
-    cacheSize: opts.cacheSize ?? 1000,
-    rowTtlMs: opts.rowTtlMs ?? 2000,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
-  const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
-  // the inserter ingest uses: batched, so the concurrency tests exercise it
-  const insertEvent = createBatchingEventInserter(opts.db, repos.events);
-  const receiveWebhook = createReceiveWebhook({ verifier, events: repos.events, insertEvent, publisher, metrics, logger });
-  const app = await buildIngestApp({
-    receiveWebhook,
-    verifier,
-    metrics,
-    logger,
+  const settings: IngestSettings = {
+    port: 0,
+    host: '127.0.0.1',
     bodyLimitBytes: opts.bodyLimitBytes ?? 1024 * 1024,
-    ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+    credentialCacheSize: opts.cacheSize ?? 1000,
+    ...(opts.timeouts ? { httpTimeouts: opts.timeouts } : {}),
+    sweepIntervalMs: 60_000,
+    sweepMinAgeMs: 60_000,
+    ...opts.sweep,
+  };
+  const build = (logger: Logger, overrides: Partial<IngestSettings> = {}) =>
+    buildIngestProcess({
+      settings: { ...settings, ...overrides },
+      db: opts.db,
+      repos,
+      publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+      metrics,
+      logger,
+      adminApi: opts.adminApi,
+      credentialCache: { ...(opts.rowTtlMs === undefined ? {} : { rowTtlMs: opts.rowTtlMs }), ...(opts.now ? { now: opts.now } : {}) },
+    });
+  const ingest = await build(opts.logger ?? createLogger({ level: 'silent' }));
+  const started = await ingest.start();
+  const others: StartedIngest[] = [];
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: started.url,
     repos,
     metrics,
     aws,
     get topology() {
       return topology;
     },
-    app,
+    app: ingest.app,
+    sweeper: ingest.sweeper,
+    async startAnother({ logger, sweep }) {
+      const other = await (await build(logger, sweep)).start();
+      others.push(other);
+      return other;
+    },
     async stopTopic() {
       await fauxqs?.stop();
       fauxqs = undefined;
@@ -103,7 +122,7 @@ export async function startIngestHarness(opts: {
       return ids;
     },
     async close() {
-      await app.close();
+      for (const p of [...others, started]) await p.stop();
       await fauxqs?.stop();
       aws.sns.destroy();
       aws.sqs.destroy();

@@ -1,23 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startFauxqs } from 'fauxqs';
 import { inject } from 'vitest';
+import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startConsumerProcess } from '../../src/processes/consumer-process.js';
-import { startIngestProcess, type RunningProcess } from '../../src/processes/ingest-process.js';
-import { startWorkerProcess } from '../../src/processes/worker-process.js';
+import { buildConsumerProcess } from '../../src/processes/consumer-process.js';
+import { buildIngestProcess } from '../../src/processes/ingest-process.js';
+import { buildWorkerProcess } from '../../src/processes/worker-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
-import { createSnsPublisher } from '../../src/transport/publisher.js';
+import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 /**
- * The whole runtime path wired as the processes wire it: ingest, consumer and worker on a fresh
- * Postgres database, fauxqs over HTTP and the shared Temporal dev server (own task queue).
+ * The whole runtime path, each process built and started by the builder cmd/ uses: ingest,
+ * consumer and worker on a fresh Postgres database, fauxqs over HTTP and the shared Temporal dev
+ * server (own task queue).
  */
 export interface Stack {
   url: string;
@@ -56,48 +57,39 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
   const client = new Client({ connection, namespace: 'default' });
   const taskQueue = `e2e-${suffix}`;
 
-  const parts: RunningProcess[] = [];
-  parts.push(
-    await startWorkerProcess({
-      connection: native,
-      namespace: 'default',
-      taskQueue,
-      repos,
-      metrics,
-      logger,
+  const temporal = { namespace: 'default', taskQueue };
+  const worker = await buildWorkerProcess({
+    settings: {
+      temporal,
       backoff: { initialIntervalMs: opts.backoffInitialMs ?? 100, backoffCoefficient: 2, maximumIntervalMs: 1000 },
       outboundDenyCidrs: [],
       outboundAllowCidrs: [],
       maxConcurrentActivities: 50,
-    }),
-  );
-  parts.push(
-    startConsumerProcess({
-      sqs: aws.sqs,
-      queueUrl: topology.queueUrl,
-      client,
-      taskQueue,
-      repos,
-      redrive: createRedriveQueries(t.db),
-      metrics,
-      logger,
-      concurrency: 10,
-      waitTimeSeconds: 1,
-    }),
-  );
-  const ingest = await startIngestProcess({
-    db: t.db,
+    },
+    connection: native,
     repos,
-    publisher: createSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
     metrics,
     logger,
-    port: 0,
-    host: '127.0.0.1',
-    bodyLimitBytes: 1024 * 1024,
-    credentialCacheSize: 100,
-    sweepIntervalMs: 60_000,
-    sweepMinAgeMs: 60_000,
   });
+  const consumer = buildConsumerProcess({
+    settings: { temporal, queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1 },
+    sqs: aws.sqs,
+    client,
+    repos,
+    redrive: createRedriveQueries(t.db),
+    metrics,
+    logger,
+  });
+  const ingestProcess = await buildIngestProcess({
+    settings: { port: 0, host: '127.0.0.1', bodyLimitBytes: 1024 * 1024, credentialCacheSize: 100, sweepIntervalMs: 60_000, sweepMinAgeMs: 60_000 },
+    db: t.db,
+    repos,
+    publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+    metrics,
+    logger,
+  });
+  const parts = [worker.start(), consumer.start()];
+  const ingest = await ingestProcess.start();
   parts.push(ingest);
 
   return {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { problem, sendProblem } from '../../http/problem.js';
+import { AuthRefused, type Challenge } from '../../http/challenge.js';
 import type { Logger } from '../../observability/logger.js';
 import { InvalidToken } from './invalid-token.js';
 import type { Permission } from './permissions.js';
@@ -14,7 +14,9 @@ declare module 'fastify' {
   }
 }
 
-export type AuthHook = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+export type AuthHook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+const bearerChallenge = (params: Record<string, string> = {}): Challenge => ({ scheme: 'Bearer', params: { realm: REALM, ...params } });
 
 // RFC 6750 §2.1: "Bearer" then one b64token
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -23,16 +25,14 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * RFC 6750 answers for the admin API: no bearer token -> 401 with the bare challenge; a bad one
  * -> 401 invalid_token; a good one without the permission -> 403 insufficient_scope. Only the
  * Authorization header is read (no token in query strings or bodies, where they end up in logs).
+ * The refusals are thrown: the one error handler (http/problem.ts) answers them with the challenge.
  */
 export function createBearerAuth(deps: { verifyToken: VerifyToken; logger: Logger }) {
   return function require(permission: Permission): AuthHook {
-    return async function authenticate(req, reply) {
+    return async function authenticate(req) {
       const header = req.headers.authorization;
       if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
-        // returning the reply ends the request here
-        return sendProblem(reply, problem(401, 'unauthorized', 'a bearer token is required'), {
-          'www-authenticate': `Bearer realm="${REALM}"`,
-        });
+        throw new AuthRefused('unauthorized', 'a bearer token is required', bearerChallenge());
       }
       let principal: VerifiedToken;
       try {
@@ -40,22 +40,21 @@ export function createBearerAuth(deps: { verifyToken: VerifyToken; logger: Logge
         if (token === undefined) throw new InvalidToken('malformed Authorization header');
         principal = await deps.verifyToken(token);
       } catch (err) {
-        // transient errors (key set unreachable) go to the error handler: 503, not a 401 that
-        // would make a client discard a good token
+        // transient errors (key set unreachable) pass as they are: 503, not a 401 that would make
+        // a client discard a good token
         if (!(err instanceof InvalidToken)) throw err;
         deps.logger.info({ reqId: req.id, reason: err.reason }, 'bearer token rejected');
-        return sendProblem(reply, problem(401, 'invalid_token', err.message), {
-          'www-authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${err.message}"`,
-        });
+        throw new AuthRefused('invalid_token', err.message, bearerChallenge({ error: 'invalid_token', error_description: err.message }));
       }
       if (!principal.permissions.has(permission)) {
         deps.logger.info({ reqId: req.id, sub: principal.subject, permission }, 'permission missing');
-        return sendProblem(reply, problem(403, 'insufficient_scope', `the token lacks the ${permission} permission`), {
-          'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${permission}"`,
-        });
+        throw new AuthRefused(
+          'insufficient_scope',
+          `the token lacks the ${permission} permission`,
+          bearerChallenge({ error: 'insufficient_scope', scope: permission }),
+        );
       }
       req.principal = principal;
-      return undefined;
     };
   };
 }

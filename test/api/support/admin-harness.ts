@@ -2,15 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { adminApiRegistration } from '../../../src/api/admin-api-registration.js';
 import type { AdminApiConfig } from '../../../src/config/config.js';
 import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/identity-provider.js';
-import { transient } from '../../../src/domain/errors.js';
-import { buildIngestApp } from '../../../src/ingest/app.js';
-import { createMetrics } from '../../../src/metrics/metrics.js';
-import { createLogger, type Logger } from '../../../src/observability/logger.js';
+import type { Logger } from '../../../src/observability/logger.js';
 import { startFanoutHarness, type FanoutHarness } from '../../fanout/support/harness.js';
 import { http, type HttpResult } from '../../support/http.js';
+import { startIngestHarness } from '../../support/ingest-harness.js';
 import { ecKey, rsaKey, type SigningKey } from './tokens.js';
 
 export const AUDIENCE = 'https://webhook-fanout.test/api';
@@ -24,9 +21,9 @@ export const CLIENTS = {
 export type ClientName = keyof typeof CLIENTS;
 
 /**
- * The admin API as production wires it (adminApiRegistration on the ingest server, real socket),
- * against a real identity provider over HTTP, a fresh Postgres database, and a Temporal worker on
- * a task queue of this file's own (replays run for real).
+ * The admin API as production runs it (the ingest process, built and started as cmd/ingest.ts
+ * does, real socket), against a real identity provider over HTTP, a fresh Postgres database, and
+ * a Temporal worker on a task queue of this file's own (replays run for real).
  */
 export interface AdminHarness {
   url: string;
@@ -62,7 +59,6 @@ export async function startAdminHarness(
   await writeFile(path.join(dir, 'keys.json'), JSON.stringify({ keys: [idpKey.jwk, idpEcKey.jwk] }));
   const idp = await startIdentityProvider({ audience: AUDIENCE, clients: Object.values(CLIENTS), keysFile: path.join(dir, 'keys.json') });
   const fanout = await startFanoutHarness();
-  const logger = opts.logger ?? createLogger({ level: 'silent' });
   const auth: AdminApiConfig = {
     authUrl: idp.url,
     audience: AUDIENCE,
@@ -71,25 +67,12 @@ export async function startAdminHarness(
     jwksCacheTtlSeconds: 600,
     ...opts.authOverrides,
   };
-  const app = await buildIngestApp({
-    // the inbound route is covered by test/ingest; these tests never call it
-    receiveWebhook: async () => {
-      throw transient('not_wired', 'inbound is not wired in the admin API tests');
-    },
-    metrics: createMetrics({ defaultMetrics: false }),
-    logger,
-    bodyLimitBytes: 1024 * 1024,
-    register: adminApiRegistration({
-      db: fanout.database.db,
-      repos: fanout.repos,
-      temporal: { client: fanout.client, taskQueue: fanout.taskQueue },
-      auth,
-      logger,
-    }),
+  const ingest = await startIngestHarness({
+    db: fanout.database.db,
+    adminApi: { auth, temporal: { client: fanout.client, taskQueue: fanout.taskQueue } },
+    ...(opts.logger ? { logger: opts.logger } : {}),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const { url, app } = ingest;
   const bearer = (token?: string): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 
   return {
@@ -113,7 +96,7 @@ export async function startAdminHarness(
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
     async close() {
-      await app.close();
+      await ingest.close();
       await idp.close();
       await fanout.close();
       await rm(dir, { recursive: true, force: true });

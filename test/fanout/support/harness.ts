@@ -2,15 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { createActivities, type BackoffSettings, type FinalEventStatus } from '../../../src/activities/index.js';
-import { createFanoutStarter, type FanoutStarter } from '../../../src/consumer/start-fanout.js';
+import type { BackoffSettings, FinalEventStatus } from '../../../src/activities/index.js';
+import { createFanoutStarter, type FanoutStarter } from '../../../src/workflows/start/fanout.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
-import { createAddressPolicy } from '../../../src/delivery/address-policy.js';
-import { createSender } from '../../../src/delivery/sender.js';
-import type { Send } from '../../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
-import { createFanoutWorker } from '../../../src/worker/worker.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { buildWorkerProcess } from '../../../src/processes/worker-process.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
 /** Short backoff so retries take milliseconds, not seconds. */
@@ -44,32 +42,38 @@ function quietRuntime(): void {
 }
 
 /**
- * Everything real: a fresh Postgres database, the shared Temporal dev server, a worker on a task
- * queue of this file's own, and the real outbound sender.
+ * Everything real: a fresh Postgres database, the shared Temporal dev server, and the worker
+ * process as cmd/worker.ts builds and starts it (real outbound sender), on a task queue of this
+ * file's own.
  */
 export async function startFanoutHarness(
-  opts: { backoff?: BackoffSettings; send?: Send; /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase } = {},
+  opts: { backoff?: BackoffSettings; /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
   const address = inject('temporalAddress');
   const database = opts.database ?? (await createTestDatabase());
   const repos = createRepositories(database.db);
   const metrics = createMetrics({ defaultMetrics: false });
-  const sender = createSender({ addressPolicy: createAddressPolicy() });
   const taskQueue = `fanout-test-${randomUUID()}`;
 
   const connection = await NativeConnection.connect({ address });
   const clientConnection = await Connection.connect({ address });
   const client = new Client({ connection: clientConnection, namespace: 'default' });
 
-  const activities = createActivities({
+  const built = await buildWorkerProcess({
+    settings: {
+      temporal: { namespace: 'default', taskQueue },
+      backoff: opts.backoff ?? TEST_BACKOFF,
+      outboundDenyCidrs: [],
+      outboundAllowCidrs: [],
+      maxConcurrentActivities: 100,
+    },
+    connection,
     repos,
-    send: opts.send ?? sender.send,
     metrics,
-    backoff: opts.backoff ?? TEST_BACKOFF,
+    logger: createLogger({ level: 'silent' }),
   });
-  const worker = await createFanoutWorker({ connection, namespace: 'default', taskQueue, activities });
-  const running = worker.run();
+  const worker = built.start();
   const start = createFanoutStarter({ client, taskQueue, metrics, events: repos.events });
 
   return {
@@ -78,16 +82,15 @@ export async function startFanoutHarness(
     metrics,
     client,
     taskQueue,
-    worker,
+    worker: built.worker,
     start,
     async runFanout(eventId) {
       await start(eventId);
       return client.workflow.getHandle(eventId).result() as Promise<FinalEventStatus>;
     },
     async close() {
-      worker.shutdown();
-      await running;
-      await Promise.allSettled([clientConnection.close(), connection.close(), sender.close()]);
+      await worker.stop();
+      await Promise.allSettled([clientConnection.close(), connection.close()]);
       if (!opts.database) await database.destroy();
     },
   };

@@ -1,25 +1,28 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AdminApiConfig } from '../config/config.js';
 import { createAdminQueries } from '../db/admin-queries.js';
 import type { Db } from '../db/knex.js';
 import { createReplayQueries } from '../db/replay-queries.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Logger } from '../observability/logger.js';
-import { registerAdminApi } from './admin-api.js';
+import { adminApi } from './admin-api.js';
 import { createKeyResolver } from './auth/key-resolver.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { createReplayService } from './replay-service.js';
 import { bindStartReplay } from './start-replay.js';
 
-/** Wires the admin API from configuration, for the ingest server's `register` hook. */
-export function adminApiRegistration(deps: {
-  db: Db;
-  repos: Pick<Repositories, 'events' | 'deliveries' | 'endpoints'>;
-  temporal: { client: Client; taskQueue: string };
+/** What the admin API needs beyond the ingest process's own parts: its configuration and Temporal. */
+export interface AdminApiWiring {
   auth: AdminApiConfig;
-  logger: Logger;
-}): (app: FastifyInstance) => Promise<void> {
+  /** replays start workflow runs on this client and task queue */
+  temporal: { client: Client; taskQueue: string };
+}
+
+/** The admin API plugin wired from configuration: token verification, replays, queries. */
+export function adminApiFromConfig(
+  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'deliveries' | 'endpoints'>; logger: Logger },
+): FastifyPluginAsync {
   const verifyToken = createTokenVerifier({
     keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
     issuer: deps.auth.issuer,
@@ -33,15 +36,14 @@ export function adminApiRegistration(deps: {
     startReplay: bindStartReplay(deps.temporal.client, deps.temporal.taskQueue),
     logger: deps.logger,
   });
-  return (app) =>
-    registerAdminApi(app, {
-      verifyToken,
-      queries: createAdminQueries(deps.db),
-      events: deps.repos.events,
-      endpoints: deps.repos.endpoints,
-      replay,
-      logger: deps.logger,
-      authUrl: deps.auth.authUrl,
-      audience: deps.auth.audience,
-    });
+  return adminApi({
+    verifyToken,
+    queries: createAdminQueries(deps.db),
+    events: deps.repos.events,
+    endpoints: deps.repos.endpoints,
+    replay,
+    logger: deps.logger,
+    authUrl: deps.auth.authUrl,
+    audience: deps.auth.audience,
+  });
 }

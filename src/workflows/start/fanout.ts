@@ -1,8 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { EventRepository } from '../db/events.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import type { EventRepository } from '../../db/events.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { WebhookFanoutWorkflow } from '../fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
 
 export interface FanoutStarterDeps {
   client: Client;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import type { WebhookFanoutWorkflow } from '../fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
 
 export interface ReplayRequest {
   eventId: string;
