@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 
 interface Attempt {
@@ -18,25 +17,22 @@ interface Attempt {
 describe('admin API: the attempt log of a delivery', () => {
   let h: AdminHarness;
   let token: string;
-  const receivers: Receiver[] = [];
 
   beforeAll(async () => {
     h = await startAdminHarness();
     token = await h.token('admin');
   });
   afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
     await h?.close();
   });
 
   it('503, 503, 200: three attempts in order, RETRYING twice then SUCCESS, with status, body, duration and start time', async () => {
     const source = uniqueSource('attempts');
-    const r = await startReceiver([
+    const r = await h.receiver([
       { status: 503, body: 'busy, try later' },
       { status: 503, body: 'still busy', delayMs: 30 },
       { status: 200, body: 'thanks' },
     ]);
-    receivers.push(r);
     const endpointId = await addEndpoint(h.fanout.repos, {
       source,
       url: r.url,
@@ -76,8 +72,7 @@ describe('admin API: the attempt log of a delivery', () => {
 
   it('a 4xx is one FAILED attempt; the log of an unknown delivery is 404; reads need a token', async () => {
     const source = uniqueSource('attempts');
-    const r = await startReceiver([{ status: 404, body: 'no such hook' }]);
-    receivers.push(r);
+    const r = await h.receiver([{ status: 404, body: 'no such hook' }]);
     const endpointId = await addEndpoint(h.fanout.repos, { source, url: r.url, maxAttempts: 5 });
     const eventId = await addEvent(h.fanout.repos, { source });
     expect(await h.fanout.runFanout(eventId)).toBe('FAILED');

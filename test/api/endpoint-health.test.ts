@@ -3,7 +3,6 @@ import { createRedriver, type Redriver } from '../../src/workflows/start/redrive
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/stack.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 
@@ -22,7 +21,6 @@ describe('admin API: endpoint state and enable', () => {
   let h: AdminHarness;
   let redriver: Redriver;
   let admin: string;
-  const receivers: Receiver[] = [];
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   beforeAll(async () => {
@@ -40,7 +38,6 @@ describe('admin API: endpoint state and enable', () => {
   });
   afterAll(async () => {
     await redriver?.stop();
-    await Promise.all(receivers.map((r) => r.close()));
     await h?.close();
   });
 
@@ -54,8 +51,7 @@ describe('admin API: endpoint state and enable', () => {
 
   it('shows DISABLED after N failures; enable (replay permission, idempotent) redrives each missed event once, oldest first', async () => {
     const source = uniqueSource('enable');
-    const r = await startReceiver([{ status: 500, body: 'down' }]);
-    receivers.push(r);
+    const r = await h.receiver([{ status: 500, body: 'down' }]);
     const endpointId = await addEndpoint(h.fanout.repos, { source, url: r.url, maxAttempts: 1, autoDisableAfter: 2 });
     expect(await endpointItem(source)).toMatchObject({ state: 'ACTIVE', autoDisableAfter: 2, consecutiveFailures: 0, disabledAt: null });
 

@@ -6,7 +6,7 @@ import { bindStartReplay } from '../../src/api/start-replay.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
-import { refusedUrl, startReceiver, type Receiver } from '../support/receiver.js';
+import { refusedUrl } from '../support/receiver.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 import { httpStatusOf } from '../../src/http/problem.js';
 
@@ -27,12 +27,7 @@ interface ReplayStarted {
 describe('admin API: replay, end to end (Temporal worker, real receiver)', () => {
   let h: AdminHarness;
   let token: string;
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
+  const receiver: AdminHarness['receiver'] = (...args) => h.receiver(...args);
   const runResult = (workflowId: string) => h.fanout.client.workflow.getHandle(workflowId).result();
 
   beforeAll(async () => {
@@ -40,7 +35,6 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
     token = await h.token('admin');
   });
   afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
     await h?.close();
   });
 

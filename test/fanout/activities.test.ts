@@ -19,7 +19,7 @@ import type { OutboundRequest, Send } from '../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { counterValue } from './support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
+import { addEndpoint, addEvent, preparedDelivery, uniqueSource } from './support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 // The activities one by one, in an activity context with a chosen attempt number: the edges a
@@ -107,15 +107,7 @@ const it = base.extend<ActivityFixtures>({
       prepare,
       deliver: (attempt, input) => env(attempt).run(activities.deliver, input),
       finishEvent: (attempt, input) => env(attempt).run(activities.finishEvent, input),
-      async preparedDelivery(opts = {}) {
-        const source = uniqueSource();
-        const endpointId = await addEndpoint(repos, { source, url: receiver.url, maxAttempts: opts.maxAttempts ?? 5 });
-        const eventId = await addEvent(repos, { source });
-        const plan = await prepare(1, { eventId });
-        const d = plan.deliveries[0];
-        if (!d) throw new Error('nothing prepared');
-        return { eventId, endpointId, deliveryId: d.deliveryId };
-      },
+      preparedDelivery: (opts = {}) => preparedDelivery({ repos, prepare, url: receiver.url }, opts),
     });
   },
 });

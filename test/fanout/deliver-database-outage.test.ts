@@ -16,7 +16,7 @@ import { createSender, type Sender } from '../../src/delivery/sender.js';
 import type { OutboundRequest, Send } from '../../src/delivery/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
+import { preparedDelivery } from './support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
@@ -70,15 +70,7 @@ describe('deliver activity during a Postgres outage', () => {
     await database?.destroy();
   });
 
-  async function preparedDelivery(opts: { maxAttempts?: number } = {}) {
-    const source = uniqueSource();
-    const endpointId = await addEndpoint(repos, { source, url: receiver.url, maxAttempts: opts.maxAttempts ?? 5 });
-    const eventId = await addEvent(repos, { source });
-    const plan = await prepare(1, { eventId });
-    const d = plan.deliveries[0];
-    if (!d) throw new Error('nothing prepared');
-    return { eventId, endpointId, deliveryId: d.deliveryId };
-  }
+  const prepared = (opts: { maxAttempts?: number } = {}) => preparedDelivery({ repos, prepare, url: receiver.url }, opts);
 
   describe('with Postgres behind a connection that fails', () => {
     let proxy: TcpProxy;
@@ -98,7 +90,7 @@ describe('deliver activity during a Postgres outage', () => {
     const deliverProxied = (attempt: number, input: DeliverInput) => env(attempt).run(proxied.deliver, input);
 
     it('deliver: a database failure spends no endpoint attempt and fails nothing, even on Temporal\'s last attempt', async () => {
-      const { deliveryId } = await preparedDelivery({ maxAttempts: 3 });
+      const { deliveryId } = await prepared({ maxAttempts: 3 });
       const calls = receiver.requests.length;
       proxy.cut();
       try {
@@ -124,7 +116,7 @@ describe('deliver activity during a Postgres outage', () => {
     });
 
     it('deliver: a 200 that can not be recorded at once is recorded when Postgres is back, without a second request', async () => {
-      const { deliveryId } = await preparedDelivery();
+      const { deliveryId } = await prepared();
       const calls = receiver.requests.length;
       // Postgres goes away while the endpoint answers, and comes back 2 s later
       receiver.setScript(() => {

@@ -8,6 +8,7 @@ import type { Logger } from '../../../src/observability/logger.js';
 import { startFanoutHarness, type FanoutHarness } from '../../fanout/support/harness.js';
 import { http, type HttpResult } from '../../support/http.js';
 import { startIngestHarness } from '../../support/ingest-harness.js';
+import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { ecKey, rsaKey, type SigningKey } from './tokens.js';
 
 export const AUDIENCE = 'https://webhook-fanout.test/api';
@@ -39,6 +40,8 @@ export interface AdminHarness {
   token(client?: ClientName): Promise<string>;
   get(pathAndQuery: string, token?: string): Promise<HttpResult>;
   post(pathAndQuery: string, token?: string, body?: unknown): Promise<HttpResult>;
+  /** a real receiver answering as scripted, closed by close() */
+  receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver>;
   close(): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ export async function startAdminHarness(
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const { url, app } = ingest;
+  const receivers: Receiver[] = [];
   const bearer = (token?: string): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 
   return {
@@ -95,7 +99,13 @@ export async function startAdminHarness(
         headers: { ...bearer(token), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
+    async receiver(...args) {
+      const r = await startReceiver(...args);
+      receivers.push(r);
+      return r;
+    },
     async close() {
+      await Promise.all(receivers.map((r) => r.close()));
       await ingest.close();
       await idp.close();
       await fanout.close();

@@ -146,3 +146,21 @@ export async function deliveryOf(repos: Repositories, eventId: string, endpointI
   if (!d) throw new Error(`no delivery for endpoint ${endpointId}`);
   return d;
 }
+
+/** One event with one endpoint on `url`, prepared by `prepare` (attempt 1): its ids. */
+export async function preparedDelivery(
+  deps: {
+    repos: Repositories;
+    prepare: (attempt: number, input: { eventId: string }) => Promise<{ deliveries: Array<{ deliveryId: string }> }>;
+    url: string;
+  },
+  opts: { maxAttempts?: number } = {},
+): Promise<{ eventId: string; endpointId: string; deliveryId: string }> {
+  const source = uniqueSource();
+  const endpointId = await addEndpoint(deps.repos, { source, url: deps.url, maxAttempts: opts.maxAttempts ?? 5 });
+  const eventId = await addEvent(deps.repos, { source });
+  const plan = await deps.prepare(1, { eventId });
+  const d = plan.deliveries[0];
+  if (!d) throw new Error('nothing prepared');
+  return { eventId, endpointId, deliveryId: d.deliveryId };
+}
