@@ -9,19 +9,11 @@
 # Env: KUBE_VERSION, COREDNS_VERSION, GO, KUBE_BUILD_JOBS, KUBE_BIN_DIR, KUBE_WORK_DIR (as build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-ROOT=$PWD
-KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
+# shellcheck source=scripts/kube/lib.sh
+. scripts/kube/lib.sh
 COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
 RECIPE=1
-OUT=${KUBE_BIN_DIR:-$ROOT/.cache/kube/bin}
-WORK=${KUBE_WORK_DIR:-$ROOT/.cache/kube/work}
-JOBS=${KUBE_BUILD_JOBS:-2}
-mkdir -p "$OUT"
-# the same lock as build.sh: both fill the same Go build cache and folder
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$OUT/.build.lock"
-  flock 9
-fi
+kube_lock
 stamp() { echo "$OUT/.node-$1-$2-r$RECIPE"; }
 have() { [ -x "$OUT/$1" ] && [ -f "$(stamp "$1" "$2")" ]; }
 kube_need=()
@@ -33,14 +25,7 @@ pause_sum=$(sha256sum scripts/cluster/pause/main.go | cut -c1-12)
 need_pause=1; have pause "$pause_sum" && need_pause=0
 if [ ${#kube_need[@]} = 0 ] && [ $need_coredns = 0 ] && [ $need_pause = 0 ]; then exit 0; fi
 
-GO=${GO:-$(command -v go || true)}
-[ -z "$GO" ] && [ -x /usr/local/go/bin/go ] && GO=/usr/local/go/bin/go
-if [ -z "$GO" ]; then
-  echo "kube/build-node: Go (>= 1.24) is needed; install it or set GO=/path/to/go" >&2
-  exit 3
-fi
-export GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
-LDFLAGS="-s -w"
+kube_find_go kube/build-node
 start=$(date +%s)
 
 if [ $need_pause = 1 ]; then
@@ -50,22 +35,11 @@ fi
 
 if [ ${#kube_need[@]} -gt 0 ]; then
   echo "kube/build-node: building ${kube_need[*]} $KUBE_VERSION (go: $("$GO" version))" >&2
-  staging_version="v0.${KUBE_VERSION#v1.}"
-  minor=$(echo "$KUBE_VERSION" | cut -d. -f2)
-  KUBE_LDFLAGS="$LDFLAGS"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    KUBE_LDFLAGS="$KUBE_LDFLAGS -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  done
+  KUBE_LDFLAGS=$(kube_version_ldflags)
   rm -rf "$WORK/node" && mkdir -p "$WORK/node"
   (
     cd "$WORK/node"
-    "$GO" mod init wrapper/node >/dev/null 2>&1
-    gomod=$(GOFLAGS="" "$GO" mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-    [ -f "$gomod" ] || { echo "kube/build-node: could not download k8s.io/kubernetes@$KUBE_VERSION" >&2; exit 1; }
-    grep -oE 'k8s\.io/[a-z0-9./-]+ => \./staging/src/k8s\.io/[a-z0-9./-]+' "$gomod" | awk '{print $1}' | sort -u \
-      | while read -r m; do "$GO" mod edit -replace "$m=$m@$staging_version"; done
-    "$GO" mod edit -require "k8s.io/kubernetes@$KUBE_VERSION"
-    "$GO" get "k8s.io/kubernetes@$KUBE_VERSION"
+    kube_wrapper_module node kube/build-node
     for b in "${kube_need[@]}"; do
       "$GO" build -p "$JOBS" -trimpath -ldflags "$KUBE_LDFLAGS" -o "$OUT/$b" "k8s.io/kubernetes/cmd/$b"
       rm -f "$OUT"/.node-"$b"-* && touch "$(stamp "$b" "$KUBE_VERSION")"

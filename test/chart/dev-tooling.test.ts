@@ -83,6 +83,8 @@ describe('shell scripts', () => {
     '.ci/run',
     'scripts/cluster/run.sh',
     'scripts/kube/build-node.sh',
+    'scripts/kube/build.sh',
+    'scripts/kube/lib.sh',
     'test/cluster/run.sh',
     'test/e2e/images/build.sh',
     'test/e2e/images/postgres/entrypoint.sh',
