@@ -18,6 +18,8 @@ describe('migration 052', () => {
       'webhook_delivery',
       'webhook_delivery_attempt',
       'webhook_endpoint',
+      'webhook_endpoint_lease',
+      'webhook_endpoint_limit_state',
       'webhook_event',
       'webhook_inbound_credential',
     ]);
@@ -93,6 +95,30 @@ describe('migration 053: STANDARD_WEBHOOKS', () => {
     ['no key', { auth_type: 'STANDARD_WEBHOOKS' }, /webhook_endpoint_standard_webhooks_chk/],
     ['a key without whsec_', { auth_type: 'STANDARD_WEBHOOKS', signing_secret: 'plain' }, /webhook_endpoint_standard_webhooks_chk/],
     ['a previous key with HMAC', { auth_type: 'HMAC', signing_secret: 'k', previous_signing_secret: key }, /webhook_endpoint_previous_secret_chk/],
+  ])('refuses %s', async (_what, row, constraint) => {
+    await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
+  });
+});
+
+describe('migration 056: endpoint limits', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+
+  it('accepts the bounds and no limit at all', async () => {
+    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 0.001, max_concurrency: 1 });
+    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 10_000, max_concurrency: 1_000 });
+    await t.db('webhook_endpoint').insert(base);
+  });
+
+  it.each([
+    ['a rate of zero', { rate_limit_per_second: 0 }, /webhook_endpoint_rate_limit_chk/],
+    ['a negative rate', { rate_limit_per_second: -1 }, /webhook_endpoint_rate_limit_chk/],
+    ['no concurrency', { max_concurrency: 0 }, /webhook_endpoint_max_concurrency_chk/],
   ])('refuses %s', async (_what, row, constraint) => {
     await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
   });

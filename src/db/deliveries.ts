@@ -65,7 +65,7 @@ export function createDeliveryRepository(db: Db) {
       const { delivery, endpoint, ...event } = row;
       return {
         delivery: toDelivery(withDates(delivery, ['last_attempt_at', 'completed_at', 'created_at'])),
-        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at'])),
+        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at', 'paused_until'])),
         event: toEvent(event),
       };
     },

@@ -3,7 +3,7 @@ import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt'>;
+export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | 'pausedUntil'>;
 
 const toRow = (s: EndpointSpec) => ({
   name: s.name,
@@ -20,6 +20,8 @@ const toRow = (s: EndpointSpec) => ({
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,
   retry_on_status: s.retryOnStatus,
+  rate_limit_per_second: s.rateLimitPerSecond,
+  max_concurrency: s.maxConcurrency,
   active: s.active,
 });
 

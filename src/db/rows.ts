@@ -43,6 +43,9 @@ export interface EndpointRow {
   max_attempts: number;
   timeout_seconds: number;
   retry_on_status: number[];
+  rate_limit_per_second: number | null;
+  max_concurrency: number | null;
+  paused_until: Date | null;
   active: boolean;
   resource_uid: string | null;
   created_at: Date;
@@ -65,6 +68,9 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,
   retryOnStatus: r.retry_on_status,
+  rateLimitPerSecond: r.rate_limit_per_second,
+  maxConcurrency: r.max_concurrency,
+  pausedUntil: r.paused_until,
   active: r.active,
   resourceUid: r.resource_uid,
   createdAt: r.created_at,

@@ -41,6 +41,12 @@ export interface Endpoint {
   timeoutSeconds: number;
   /** 4xx codes this endpoint opted in to retrying */
   retryOnStatus: number[];
+  /** deliveries per second across all workers; null = no limit (docs/limits.md) */
+  rateLimitPerSecond: number | null;
+  /** requests in flight across all workers; null = no limit */
+  maxConcurrency: number | null;
+  /** not called before this (a 429/503 with Retry-After asked for it): state, not configuration */
+  pausedUntil: Date | null;
   active: boolean;
   resourceUid: string | null;
   createdAt: Date;
@@ -86,6 +92,10 @@ export const MANIFEST_UID_PREFIX = 'manifest:';
 export const DELIVERY_LIMITS = {
   maxAttempts: { default: 5, min: 1, max: 50 },
   timeoutSeconds: { default: 10, min: 1, max: 120 },
+  /** spec.rateLimit.perSecond: from one per 1000 s (0.001) to 10 000 a second */
+  rateLimitPerSecond: { min: 0.001, max: 10_000 },
+  /** spec.maxConcurrency */
+  maxConcurrency: { min: 1, max: 1_000 },
   /** last_response_body keeps this many bytes */
   responseBodyBytes: 4096,
 } as const;

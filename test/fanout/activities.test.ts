@@ -153,13 +153,23 @@ describe('fanout activities', () => {
     expect(foreign.nonRetryable).toBe(true);
   });
 
-  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({ t, receiver }) => {
-    const { deliveryId } = await t.preparedDelivery();
+  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({ t, receiver, database }) => {
+    const { deliveryId, endpointId } = await t.preparedDelivery();
     receiver.setScript([{ status: 503, headers: { 'retry-after': '30' } }]);
     const long = await failureOf(t.deliver(1, { deliveryId, maxAttempts: 5 }));
     expect(long.nonRetryable).toBe(false);
     expect(Number(long.nextRetryDelay)).toBeGreaterThanOrEqual(29_000);
     expect(Number(long.nextRetryDelay)).toBeLessThanOrEqual(30_000);
+
+    // the 503 also paused the endpoint (docs/limits.md): an attempt within the pause sends nothing,
+    // spends no endpoint attempt and waits out the rest of it
+    const paused = await failureOf(t.deliver(2, { deliveryId, maxAttempts: 5 }));
+    expect(paused).toMatchObject({ type: 'DeliveryDeferred', nonRetryable: false });
+    expect(Number(paused.nextRetryDelay)).toBeGreaterThan(25_000);
+    expect(receiver.requests).toHaveLength(1);
+    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ attempts: 1 });
+    // the pause is over
+    await database.db('webhook_endpoint').where({ id: endpointId }).update({ paused_until: null });
 
     receiver.setScript([{ status: 503, headers: { 'retry-after': '0' } }]);
     // Temporal's attempt 3 (one retry went to a database failure) is the endpoint's attempt 2
