@@ -190,6 +190,11 @@ export const EndpointSchema = Type.Object(
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),
     retryOnStatus: Type.Array(Type.Integer()),
+    rateLimit: Nullable(
+      Type.Object({ perSecond: Type.Number({ description: 'deliveries per second, across all workers' }) }, { description: 'null: no rate limit' }),
+    ),
+    maxConcurrency: Nullable(Type.Integer({ description: 'requests in flight, across all workers; null: no limit' })),
+    pausedUntil: Nullable(Timestamp('deliveries to it wait until then: it answered 429/503 with Retry-After; null: not paused')),
     active: Type.Boolean(),
     managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
     createdAt: Timestamp(),
