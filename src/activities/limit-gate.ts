@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import type { EndpointLimitRepository } from '../db/endpoint-limits.js';
 import type { DeliveryOutcome } from '../delivery/types.js';
 import { describeError } from '../domain/errors.js';
@@ -52,6 +53,9 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
       type: DELIVERY_FAILURE.deferred,
       nonRetryable: false,
       nextRetryDelay: delay,
+      // expected, not an error: the SDK logs it at debug instead of a warning per wait, and
+      // leaves it out of its failure metrics (ours count the waits)
+      category: ApplicationFailureCategory.BENIGN,
     });
   }
 

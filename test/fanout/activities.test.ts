@@ -164,7 +164,7 @@ describe('fanout activities', () => {
     // the 503 also paused the endpoint (docs/limits.md): an attempt within the pause sends nothing,
     // spends no endpoint attempt and waits out the rest of it
     const paused = await failureOf(t.deliver(2, { deliveryId, maxAttempts: 5 }));
-    expect(paused).toMatchObject({ type: 'DeliveryDeferred', nonRetryable: false });
+    expect(paused).toMatchObject({ type: 'DeliveryDeferred', nonRetryable: false, category: 'BENIGN' });
     expect(Number(paused.nextRetryDelay)).toBeGreaterThan(25_000);
     expect(receiver.requests).toHaveLength(1);
     expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ attempts: 1 });

@@ -186,15 +186,16 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
   });
 
   it('maxConcurrency: never more requests in flight than that, across both workers', async () => {
-    const limited = await receiver(() => ({ status: 200, body: 'ok', delayMs: 300 }));
-    const unlimited = await receiver(() => ({ status: 200, body: 'ok', delayMs: 300 }));
+    const limited = await receiver(() => ({ status: 200, body: 'ok', delayMs: 600 }));
+    const unlimited = await receiver(() => ({ status: 200, body: 'ok', delayMs: 600 }));
     const source = uniqueSource('conc');
     const endpointId = await addEndpoint(repos, { source, url: limited.url, name: 'conc-limited', maxAttempts: 1, maxConcurrency: 3 });
     await addEndpoint(repos, { source, url: unlimited.url, name: 'conc-control', maxAttempts: 1 });
 
     const ids = await fanOut(source, 24);
 
-    expect(maxInFlight(unlimited.requests)).toBeGreaterThan(8);
+    // the same load without a limit overlaps far more (on a loaded machine workflows start spread out)
+    expect(maxInFlight(unlimited.requests)).toBeGreaterThan(2 * 3);
     expect(limited.requests).toHaveLength(24);
     expect(maxInFlight(limited.requests)).toBeLessThanOrEqual(3);
     // the limit is a ceiling, not one at a time
