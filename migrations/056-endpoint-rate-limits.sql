@@ -64,6 +64,9 @@ DECLARE
   ready_at timestamptz;
   why text;
 BEGIN
+  -- soft state: its commit need not wait for the WAL flush (a Postgres crash may forget the last
+  -- few admissions, and the limits are briefly loose after it; nothing is lost)
+  PERFORM set_config('synchronous_commit', 'off', true);
   INSERT INTO webhook_endpoint_limit_state (endpoint_id) VALUES (p_endpoint) ON CONFLICT DO NOTHING;
   SELECT * INTO st FROM webhook_endpoint_limit_state WHERE endpoint_id = p_endpoint FOR UPDATE;
   -- the clock after the lock: now() would be the time this statement began, perhaps before a wait
@@ -137,6 +140,7 @@ $$;
 CREATE FUNCTION webhook_endpoint_release(p_endpoint uuid, p_delivery uuid, p_duration_ms double precision)
 RETURNS void
 LANGUAGE sql AS $$
+  SELECT set_config('synchronous_commit', 'off', true);
   DELETE FROM webhook_endpoint_lease WHERE endpoint_id = p_endpoint AND delivery_id = p_delivery;
   UPDATE webhook_endpoint_limit_state
      SET avg_request_ms = avg_request_ms * 0.8 + greatest(p_duration_ms, 1) * 0.2
