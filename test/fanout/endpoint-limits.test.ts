@@ -43,6 +43,7 @@ function maxInWindow(reqs: RecordedRequest[], windowMs = 1_000): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface WorkerProcess {
+  env: Record<string, string>;
   child: ChildProcess;
   output: string[];
   management: string;
@@ -62,7 +63,7 @@ async function startWorker(env: Record<string, string>): Promise<WorkerProcess> 
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  return { child, output, management: `http://127.0.0.1:${port}` };
+  return { env, child, output, management: `http://127.0.0.1:${port}` };
 }
 
 async function whenReady(w: WorkerProcess, ms = 90_000): Promise<void> {
@@ -260,5 +261,36 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     expect(blocked).toMatchObject({ admitted: false, reason: 'concurrency' });
     await sleep(1_100);
     expect(await repos.endpointLimits.admit(endpointId, db[0]!.id, limits, 1_000)).toEqual({ admitted: true });
+  });
+
+  // last: it kills the workers of this file
+  it('SIGKILL of the workers mid-request: the slot stays taken until its lease ends, then the next delivery goes', async () => {
+    const r = await receiver((n) => (n === 0 ? { status: 200, body: 'late', delayMs: 60_000 } : { status: 200, body: 'ok' }));
+    const source = uniqueSource('killed');
+    // lease = timeoutSeconds + LEASE_MARGIN_MS = 20 s + 5 s: longer than a worker takes to start
+    const endpointId = await addEndpoint(repos, { source, url: r.url, name: 'killed', maxConcurrency: 1, timeoutSeconds: 20, maxAttempts: 3 });
+    const first = await addEvent(repos, { source });
+    void runFanout(first).catch(() => undefined);
+    while (r.requests.length === 0) await sleep(20);
+    const firstStarted = r.requests[0]!.startedAt;
+    // whichever worker sent it dies holding the slot, and so does the other
+    for (const w of workers) {
+      const exited = new Promise((res) => w.child.once('exit', res));
+      w.child.kill('SIGKILL');
+      await exited;
+    }
+    const second = await addEvent(repos, { source });
+    const secondRun = runFanout(second);
+    const restarted = await startWorker(workers[0]!.env);
+    workers.push(restarted);
+    await whenReady(restarted);
+
+    expect(await secondRun).toBe('COMPLETED');
+    const next = r.requests.find((q, i) => i > 0 && q.headers['x-webhook-event-id'] === second);
+    expect(next).toBeDefined();
+    // not while the dead worker's lease lasted (25 s; the new worker was ready after about 12),
+    // but once it ended
+    expect(next!.startedAt - firstStarted).toBeGreaterThanOrEqual(24_500);
+    expect(await deliveryOf(repos, second, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
   });
 });
