@@ -17,6 +17,9 @@ ALTER TABLE webhook_endpoint
 -- A waiting delivery's place in its endpoint's queue: the time it may try again. Kept on the row
 -- (not in Temporal) so that it survives a worker's death and works for local activities too.
 ALTER TABLE webhook_delivery ADD COLUMN limit_turn_at timestamptz;
+-- the last turn still held by a waiting delivery of an endpoint (see webhook_endpoint_admit)
+CREATE INDEX webhook_delivery_limit_turn_idx ON webhook_delivery (endpoint_id, limit_turn_at)
+  WHERE limit_turn_at IS NOT NULL;
 
 -- One row per limited endpoint, locked by every admission to it (admissions to one endpoint are
 -- serialised; to different endpoints they are not).
@@ -62,6 +65,7 @@ DECLARE
   in_flight integer := 0;
   soonest_free timestamptz;
   ready_at timestamptz;
+  last_held timestamptz;
   why text;
 BEGIN
   -- soft state: its commit need not wait for the WAL flush (a Postgres crash may forget the last
@@ -81,6 +85,13 @@ BEGIN
   IF turn IS NOT NULL AND turn > ts THEN
     RETURN QUERY SELECT false, ceil(extract(epoch FROM turn - ts) * 1000)::integer, pace;
     RETURN;
+  END IF;
+  IF turn IS NULL AND st.next_turn_at > ts THEN
+    -- the queue ends one step after the last turn a PENDING delivery still holds: turns of
+    -- deliveries that stopped waiting (workflow terminated, failed) do not hold up newcomers
+    SELECT max(d.limit_turn_at) INTO last_held FROM webhook_delivery d
+     WHERE d.endpoint_id = p_endpoint AND d.limit_turn_at IS NOT NULL AND d.status = 'PENDING';
+    st.next_turn_at := least(st.next_turn_at, coalesce(last_held + step, ts));
   END IF;
   IF turn IS NULL AND st.next_turn_at > ts THEN
     -- others are waiting: queue behind them

@@ -263,6 +263,24 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     expect(await repos.endpointLimits.admit(endpointId, db[0]!.id, limits, 1_000)).toEqual({ admitted: true });
   });
 
+  it('turns of deliveries that stopped waiting (failed, cancelled) do not hold up newcomers', async () => {
+    const source = uniqueSource('phantom');
+    const endpointId = await addEndpoint(repos, { source, url: 'http://127.0.0.1:9/none', name: 'phantom' });
+    const events = await Promise.all(Array.from({ length: 6 }, () => addEvent(repos, { source })));
+    const ids = (await Promise.all(events.map((e) => repos.deliveries.createPending(e, [endpointId])))).map((d) => d[0]!.id);
+    const limits = { perSecond: 1, maxConcurrency: null };
+    expect(await repos.endpointLimits.admit(endpointId, ids[0]!, limits, 15_000)).toEqual({ admitted: true });
+    // four queue behind it, a second apart...
+    const waits = [];
+    for (const id of ids.slice(1, 5)) waits.push(await repos.endpointLimits.admit(endpointId, id, limits, 15_000));
+    expect(waits.map((w) => (w.admitted ? 0 : Math.round(w.waitMs / 1000)))).toEqual([1, 2, 3, 4]);
+    // ...and never come back (their workflows were terminated; finishEvent failed them)
+    await database.db('webhook_delivery').whereIn('id', ids.slice(1, 5)).update({ status: 'FAILED' });
+    const newcomer = await repos.endpointLimits.admit(endpointId, ids[5]!, limits, 15_000);
+    expect(newcomer).toMatchObject({ admitted: false, reason: 'rate' });
+    expect(newcomer.admitted ? 0 : newcomer.waitMs).toBeLessThanOrEqual(1_000);
+  });
+
   // last: it kills the workers of this file
   it('SIGKILL of the workers mid-request: the slot stays taken until its lease ends, then the next delivery goes', async () => {
     const r = await receiver((n) => (n === 0 ? { status: 200, body: 'late', delayMs: 60_000 } : { status: 200, body: 'ok' }));
