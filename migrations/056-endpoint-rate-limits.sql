@@ -44,7 +44,8 @@ CREATE TABLE webhook_endpoint_lease (
 
 -- Admission of one request of a delivery to a limited endpoint, atomically, in one round trip.
 -- Returns admitted = true (the rate turn is spent and, with a concurrency limit, a lease is held
--- until webhook_endpoint_release), or the time to wait and what for. Order of the checks:
+-- until webhook_endpoint_release), or the time to wait (capped to an integer of ms; the worker
+-- waits at most 10 min at a time anyway) and what for. Order of the checks:
 --  1. a delivery already queued keeps its turn; before it, it waits (no one jumps the queue:
 --     a newcomer queues behind while anyone waits);
 --  2. concurrency before rate, so that no delivery holds a slot while it waits for its rate turn;
@@ -83,7 +84,7 @@ BEGIN
   SELECT d.limit_turn_at INTO turn FROM webhook_delivery d WHERE d.id = p_delivery;
 
   IF turn IS NOT NULL AND turn > ts THEN
-    RETURN QUERY SELECT false, ceil(extract(epoch FROM turn - ts) * 1000)::integer, pace;
+    RETURN QUERY SELECT false, least(ceil(extract(epoch FROM turn - ts) * 1000), 2147483647)::integer, pace;
     RETURN;
   END IF;
   IF turn IS NULL AND st.next_turn_at > ts THEN
@@ -97,7 +98,7 @@ BEGIN
     -- others are waiting: queue behind them
     UPDATE webhook_endpoint_limit_state SET next_turn_at = st.next_turn_at + step WHERE endpoint_id = p_endpoint;
     UPDATE webhook_delivery SET limit_turn_at = st.next_turn_at WHERE id = p_delivery;
-    RETURN QUERY SELECT false, ceil(extract(epoch FROM st.next_turn_at - ts) * 1000)::integer, pace;
+    RETURN QUERY SELECT false, least(ceil(extract(epoch FROM st.next_turn_at - ts) * 1000), 2147483647)::integer, pace;
     RETURN;
   END IF;
 
@@ -127,7 +128,7 @@ BEGIN
       turn := ready_at;
     END IF;
     UPDATE webhook_delivery SET limit_turn_at = turn WHERE id = p_delivery;
-    RETURN QUERY SELECT false, greatest(1, ceil(extract(epoch FROM turn - ts) * 1000))::integer, why;
+    RETURN QUERY SELECT false, least(greatest(1, ceil(extract(epoch FROM turn - ts) * 1000)), 2147483647)::integer, why;
     RETURN;
   END IF;
 
