@@ -182,6 +182,27 @@ describe('fanout activities', () => {
     expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 3, lastResponseStatus: 500 });
   });
 
+  it.for<[string, { rateLimitPerSecond?: number; maxConcurrency?: number }, number]>([
+    // limits -> statements one successful attempt sends to Postgres
+    ['no limits: no round trip more than before the feature (load, record)', {}, 2],
+    ['a rate limit: one more (admission)', { rateLimitPerSecond: 100 }, 3],
+    ['a concurrency limit: two more (admission, giving the slot back)', { maxConcurrency: 5 }, 4],
+  ])('deliver, %s', async ([, limits, statements], { t, database }) => {
+    const { deliveryId, endpointId } = await t.preparedDelivery();
+    await database.db('webhook_endpoint')
+      .where({ id: endpointId })
+      .update({ rate_limit_per_second: limits.rateLimitPerSecond ?? null, max_concurrency: limits.maxConcurrency ?? null });
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+    } finally {
+      database.db.off('query', count);
+    }
+    expect(seen, seen.join('\n')).toHaveLength(statements);
+  });
+
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {
     const { deliveryId } = await t.preparedDelivery();
     expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
