@@ -26,6 +26,8 @@ export async function seedEndpoints(infra: Infra, source: string, k: number, rec
       maxAttempts: 5,
       timeoutSeconds: 10,
       retryOnStatus: [],
+      rateLimitPerSecond: null,
+      maxConcurrency: null,
       active: true,
       autoDisableAfter: 0,
     });

@@ -18,6 +18,8 @@ describe('migration 052', () => {
       'webhook_delivery',
       'webhook_delivery_attempt',
       'webhook_endpoint',
+      'webhook_endpoint_lease',
+      'webhook_endpoint_limit_state',
       'webhook_event',
       'webhook_inbound_credential',
     ]);
@@ -115,6 +117,30 @@ describe('migration 055: endpoint health', () => {
   it.each([
     ['a negative threshold', { auto_disable_after: -1 }, /webhook_endpoint_auto_disable_after_chk/],
     ['a negative count', { consecutive_failures: -1 }, /webhook_endpoint_consecutive_failures_chk/],
+  ])('refuses %s', async (_what, row, constraint) => {
+    await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
+  });
+});
+
+describe('migration 056: endpoint limits', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t.destroy());
+
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+
+  it('accepts the bounds and no limit at all', async () => {
+    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 0.001, max_concurrency: 1 });
+    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 10_000, max_concurrency: 1_000 });
+    await t.db('webhook_endpoint').insert(base);
+  });
+
+  it.each([
+    ['a rate of zero', { rate_limit_per_second: 0 }, /webhook_endpoint_rate_limit_chk/],
+    ['a negative rate', { rate_limit_per_second: -1 }, /webhook_endpoint_rate_limit_chk/],
+    ['no concurrency', { max_concurrency: 0 }, /webhook_endpoint_max_concurrency_chk/],
   ])('refuses %s', async (_what, row, constraint) => {
     await expect(t.db('webhook_endpoint').insert({ ...base, ...row })).rejects.toThrow(constraint);
   });

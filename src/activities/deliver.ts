@@ -6,6 +6,7 @@ import { describeError, isAppError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
 import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
+import { createLimitGate } from './limit-gate.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   logger: ActivityLogger;
@@ -81,6 +82,9 @@ async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Prom
  * (built from the endpoint's max_attempts) schedules the next one.
  */
 export function createDeliver({ repos, send, metrics, logger, backoff }: DeliverDeps) {
+  // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
+  const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
+
   /**
    * Records an attempt's outcome. Postgres may be down right after the endpoint answered: retry
    * in-process with backoff so a 200 is not re-sent by the next attempt, up to RECORD_RETRY_FOR_MS
@@ -193,8 +197,10 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     }
     if (endpoint.disabledAt !== null) return failDisabled(delivery, log);
 
+    const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
     const outcome = await sendSafely(send, buildRequest(delivery, endpoint, event, attempt));
+    await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.deliveryDuration.observe({ outcome: outcome.kind }, outcome.durationMs / 1000);
     const outcomeLog = { ...log, responseStatus: outcome.status, statusClass: outcome.statusClass, durationMs: Math.round(outcome.durationMs) };

@@ -8,9 +8,12 @@ import type { BackoffSettings } from './types.js';
 export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface ActivityDeps {
-  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries'>;
+  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits'>;
   send: Send;
-  metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd' | 'endpointAutoDisables'>;
+  metrics: Pick<
+    Metrics,
+    'deliveryAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd' | 'endpointAutoDisables' | 'deliveryDeferrals' | 'deliveryLimitWait'
+  >;
   logger?: ActivityLogger;
   /** delivery retry backoff; DEFAULT_BACKOFF when omitted */
   backoff?: BackoffSettings;

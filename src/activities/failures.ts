@@ -13,6 +13,8 @@ export const DELIVERY_FAILURE = {
   missing: 'DeliveryNotFound',
   /** Postgres failed: no endpoint attempt was spent, the activity is retried */
   database: 'DeliveryDatabaseUnavailable',
+  /** the endpoint's limits or its Retry-After pause: no request, no endpoint attempt, retried after the wait */
+  deferred: 'DeliveryDeferred',
 } as const;
 
 /** AppError code -> failure type; a code not listed reports as its kind's type. */

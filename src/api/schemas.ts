@@ -196,6 +196,11 @@ export const EndpointSchema = Type.Object(
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),
     retryOnStatus: Type.Array(Type.Integer()),
+    rateLimit: Nullable(
+      Type.Object({ perSecond: Type.Number({ description: 'deliveries per second, across all workers' }) }, { description: 'null: no rate limit' }),
+    ),
+    maxConcurrency: Nullable(Type.Integer({ description: 'requests in flight, across all workers; null: no limit' })),
+    pausedUntil: Nullable(Timestamp('deliveries to it wait until then: it answered 429/503 with Retry-After; null: not paused')),
     active: Type.Boolean(),
     state: StringEnum(ENDPOINT_STATES, 'DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again'),
     autoDisableAfter: Type.Integer({ minimum: 0, description: 'spec.autoDisable.afterConsecutiveFailures; 0 = never' }),

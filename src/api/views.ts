@@ -97,6 +97,10 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,
   retryOnStatus: r.retry_on_status,
+  rateLimit: r.rate_limit_per_second === null ? null : { perSecond: r.rate_limit_per_second },
+  maxConcurrency: r.max_concurrency,
+  // a pause that has ended is no pause: an operator reads "is it paused now?"
+  pausedUntil: r.paused_until !== null && r.paused_until.getTime() > Date.now() ? r.paused_until.toISOString() : null,
   active: r.active,
   state: endpointState({ disabledAt: r.disabled_at }),
   autoDisableAfter: r.auto_disable_after,

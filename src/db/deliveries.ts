@@ -94,7 +94,7 @@ export function createDeliveryRepository(db: Db) {
       const { delivery, endpoint, ...event } = row;
       return {
         delivery: toDelivery(withDates(delivery, ['last_attempt_at', 'completed_at', 'created_at'])),
-        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at', 'disabled_at'])),
+        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at', 'disabled_at', 'paused_until'])),
         event: toEvent(event),
       };
     },

@@ -4,7 +4,7 @@ import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField>;
+export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil'>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -32,6 +32,8 @@ const toRow = (s: EndpointSpec) => ({
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,
   retry_on_status: s.retryOnStatus,
+  rate_limit_per_second: s.rateLimitPerSecond,
+  max_concurrency: s.maxConcurrency,
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
 });

@@ -1,5 +1,6 @@
 import { createCredentialRepository } from './credentials.js';
 import { createDeliveryRepository } from './deliveries.js';
+import { createEndpointLimitRepository } from './endpoint-limits.js';
 import { createEndpointRepository } from './endpoints.js';
 import { createEventRepository } from './events.js';
 import type { Db } from './knex.js';
@@ -10,6 +11,7 @@ export function createRepositories(db: Db) {
     endpoints: createEndpointRepository(db),
     events: createEventRepository(db),
     deliveries: createDeliveryRepository(db),
+    endpointLimits: createEndpointLimitRepository(db),
   };
 }
 

@@ -43,6 +43,9 @@ export interface EndpointRow {
   max_attempts: number;
   timeout_seconds: number;
   retry_on_status: number[];
+  rate_limit_per_second: number | null;
+  max_concurrency: number | null;
+  paused_until: Date | null;
   active: boolean;
   auto_disable_after: number;
   consecutive_failures: number;
@@ -68,6 +71,9 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,
   retryOnStatus: r.retry_on_status,
+  rateLimitPerSecond: r.rate_limit_per_second,
+  maxConcurrency: r.max_concurrency,
+  pausedUntil: r.paused_until,
   active: r.active,
   autoDisableAfter: r.auto_disable_after,
   consecutiveFailures: r.consecutive_failures,

@@ -15,8 +15,21 @@ export interface ResponseFacts {
   now: number;
 }
 
-/** 2xx success; 3xx permanent (redirects are not followed); 4xx permanent unless opted in; 5xx retryable. */
+/** Answers whose Retry-After speaks for the whole endpoint, whatever becomes of this delivery (docs/limits.md). */
+const ENDPOINT_PAUSE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+/**
+ * 2xx success; 3xx permanent (redirects are not followed); 4xx permanent unless opted in; 5xx
+ * retryable. A 429 or 503 with Retry-After also carries the pause it asks of the whole endpoint.
+ */
 export function classifyResponse(r: ResponseFacts): DeliveryOutcome {
+  const outcome = classifyStatus(r);
+  if (outcome.kind === 'success' || !ENDPOINT_PAUSE_STATUSES.has(r.status)) return outcome;
+  const pauseMs = parseRetryAfter(r.headers['retry-after'], r.now);
+  return pauseMs === undefined || pauseMs === 0 ? outcome : { ...outcome, endpointPauseMs: pauseMs };
+}
+
+function classifyStatus(r: ResponseFacts): DeliveryOutcome {
   const { status, body, durationMs } = r;
   const label = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
   if (status >= 200 && status < 300) {

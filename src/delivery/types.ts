@@ -48,6 +48,8 @@ export type DeliveryOutcome =
       error: string;
       /** from Retry-After on an opted-in 4xx or a 5xx/429 */
       retryAfterMs?: number;
+      /** from Retry-After on a 429 or 503, retried or not: how long every delivery to the endpoint waits */
+      endpointPauseMs?: number;
       durationMs: number;
       statusClass: StatusClass;
     };

@@ -41,6 +41,12 @@ export interface Endpoint {
   timeoutSeconds: number;
   /** 4xx codes this endpoint opted in to retrying */
   retryOnStatus: number[];
+  /** deliveries per second across all workers; null = no limit (docs/limits.md) */
+  rateLimitPerSecond: number | null;
+  /** requests in flight across all workers; null = no limit */
+  maxConcurrency: number | null;
+  /** not called before this (a 429/503 with Retry-After asked for it): state, not configuration */
+  pausedUntil: Date | null;
   active: boolean;
   /** FAILED deliveries in a row that disable the endpoint; 0 = never (docs/endpoint-health.md) */
   autoDisableAfter: number;
@@ -111,6 +117,10 @@ export const DELIVERY_LIMITS = {
    * event to every matching endpoint, so disabling is something an endpoint opts in to.
    */
   autoDisableAfter: { default: 0, min: 0, max: 100_000 },
+  /** spec.rateLimit.perSecond: from one per 1000 s (0.001) to 10 000 a second */
+  rateLimitPerSecond: { min: 0.001, max: 10_000 },
+  /** spec.maxConcurrency */
+  maxConcurrency: { min: 1, max: 1_000 },
   /** last_response_body keeps this many bytes */
   responseBodyBytes: 4096,
 } as const;

@@ -52,6 +52,20 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
     }),
+    // per endpoint (label = the endpoint's name, one series per limited endpoint: bounded by
+    // configuration); rate(wait seconds) is the number of deliveries waiting (docs/limits.md)
+    deliveryDeferrals: new Counter({
+      name: 'webhook_fanout_delivery_deferrals_total',
+      help: 'Deliveries sent back to wait on their endpoint, by reason (rate, concurrency, retry_after); no attempt is spent',
+      labelNames: ['endpoint', 'reason'] as const,
+      registers,
+    }),
+    deliveryLimitWait: new Counter({
+      name: 'webhook_fanout_delivery_limit_wait_seconds_total',
+      help: 'Seconds deliveries were sent back to wait on their endpoint, by reason; its rate is the number of deliveries waiting',
+      labelNames: ['endpoint', 'reason'] as const,
+      registers,
+    }),
     eventsFinished: new Counter({
       name: 'webhook_fanout_events_finished_total',
       help: 'Events that reached a final status',

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
+import { DELIVERY_LIMITS, ENDPOINT_STATES } from '../domain/records.js';
 import { API_GROUP, API_VERSION, AUTO_DISABLE_REQUIRED, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
-import { ENDPOINT_STATES } from '../domain/records.js';
 
 /**
  * The CustomResourceDefinitions, generated from the TypeBox specs of src/resources/schema.ts (the
@@ -26,6 +26,29 @@ interface CelRule {
 }
 
 const HEADER_TOKEN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+/** Per-endpoint limits (docs/limits.md): the CEL rules name the bounds in words the user wrote. */
+const LIMIT_EXTRAS: Record<string, OpenApiSchema> = {
+  rateLimit: {
+    description: 'deliveries per second to this endpoint across all workers; over it a delivery waits (no attempt spent)',
+    'x-kubernetes-validations': [
+      {
+        rule: `self.perSecond >= ${DELIVERY_LIMITS.rateLimitPerSecond.min} && self.perSecond <= ${DELIVERY_LIMITS.rateLimitPerSecond.max}.0`,
+        message: `rateLimit.perSecond must be a positive number of deliveries per second, from ${DELIVERY_LIMITS.rateLimitPerSecond.min} (one every ${1 / DELIVERY_LIMITS.rateLimitPerSecond.min} s) to ${DELIVERY_LIMITS.rateLimitPerSecond.max}`,
+        fieldPath: '.perSecond',
+      },
+    ] satisfies CelRule[],
+  },
+  maxConcurrency: {
+    description: 'requests in flight to this endpoint at once across all workers; over it a delivery waits (no attempt spent)',
+    'x-kubernetes-validations': [
+      {
+        rule: `self >= ${DELIVERY_LIMITS.maxConcurrency.min} && self <= ${DELIVERY_LIMITS.maxConcurrency.max}`,
+        message: `maxConcurrency must be a whole number of requests in flight, ${DELIVERY_LIMITS.maxConcurrency.min}..${DELIVERY_LIMITS.maxConcurrency.max}`,
+      },
+    ] satisfies CelRule[],
+  },
+};
 
 /** CRD-only additions by dotted path from the spec root ("" = the spec itself). */
 const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
@@ -89,6 +112,7 @@ const ENDPOINT_EXTRAS: Record<string, OpenApiSchema> = {
   maxAttempts: { description: 'maximum delivery attempts, 1..50' },
   timeoutSeconds: { description: 'per-request timeout in seconds, 1..120' },
   retryOnStatus: { 'x-kubernetes-list-type': 'set' },
+  ...LIMIT_EXTRAS,
   active: { description: 'false keeps the endpoint configured but routes nothing to it' },
   autoDisable: {
     description:
@@ -252,6 +276,8 @@ const KINDS: KindDef[] = [
       { name: 'Auth', type: 'string', jsonPath: '.spec.auth.type', priority: 1 },
       { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
       { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ACTIVE, or DISABLED by auto-disable' },
+      { name: 'Rate', type: 'number', jsonPath: '.spec.rateLimit.perSecond', priority: 1, description: 'deliveries per second; empty = no limit' },
+      { name: 'Max In Flight', type: 'integer', jsonPath: '.spec.maxConcurrency', priority: 1, description: 'requests in flight; empty = no limit' },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason`, priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

@@ -78,6 +78,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.maxAttempts === spec.maxAttempts &&
     row.timeoutSeconds === spec.timeoutSeconds &&
     sameJson([...row.retryOnStatus].sort(), [...spec.retryOnStatus].sort()) &&
+    row.rateLimitPerSecond === spec.rateLimitPerSecond &&
+    row.maxConcurrency === spec.maxConcurrency &&
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter
   );

@@ -80,6 +80,25 @@ export const WebhookEndpointSpec = Type.Object(
     retryOnStatus: Type.Optional(
       Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), { maxItems: 20, description: '4xx codes to retry, e.g. 408, 429' }),
     ),
+    rateLimit: Type.Optional(
+      Type.Object(
+        {
+          perSecond: Type.Number({
+            minimum: DELIVERY_LIMITS.rateLimitPerSecond.min,
+            maximum: DELIVERY_LIMITS.rateLimitPerSecond.max,
+            description: 'deliveries per second to this endpoint, across all workers (0.5 = one every 2 s)',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    maxConcurrency: Type.Optional(
+      Type.Integer({
+        minimum: DELIVERY_LIMITS.maxConcurrency.min,
+        maximum: DELIVERY_LIMITS.maxConcurrency.max,
+        description: 'requests in flight to this endpoint at once, across all workers',
+      }),
+    ),
     active: Type.Optional(Type.Boolean({ default: true })),
     autoDisable: Type.Optional(
       Type.Object(

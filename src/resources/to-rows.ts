@@ -77,6 +77,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     maxAttempts: s.maxAttempts ?? DELIVERY_LIMITS.maxAttempts.default,
     timeoutSeconds: s.timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default,
     retryOnStatus: s.retryOnStatus ?? [],
+    rateLimitPerSecond: s.rateLimit?.perSecond ?? null,
+    maxConcurrency: s.maxConcurrency ?? null,
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
   };

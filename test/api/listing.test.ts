@@ -253,6 +253,23 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(items.map((e) => e.name)).toEqual(['none', 'hmac', 'bearer', 'basic']);
   });
 
+  it('endpoints show their limits and a pause their Retry-After asked for, while it runs', async () => {
+    const source = uniqueSource('lim');
+    const limited = await addEndpoint(h.fanout.repos, { source, name: 'limited', url: 'https://example.com/l', rateLimitPerSecond: 2.5, maxConcurrency: 4 });
+    await addEndpoint(h.fanout.repos, { source, name: 'free', url: 'https://example.com/f' });
+    await h.fanout.repos.endpointLimits.pause(limited, 60_000);
+
+    const res = await h.get(`/api/endpoints?source=${source}`, token);
+    expect(res.status).toBe(200);
+    const items = (res.json() as Page<{ name: string; rateLimit: unknown; maxConcurrency: unknown; pausedUntil: string | null }>).items;
+    const byName = new Map(items.map((e) => [e.name, e]));
+    expect(byName.get('limited')).toMatchObject({ rateLimit: { perSecond: 2.5 }, maxConcurrency: 4 });
+    const until = Date.parse(byName.get('limited')?.pausedUntil ?? '');
+    expect(until - Date.now()).toBeGreaterThan(50_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(byName.get('free')).toMatchObject({ rateLimit: null, maxConcurrency: null, pausedUntil: null });
+  });
+
   it('inbound credentials never show the password or its hash', async () => {
     const source = uniqueSource('cred');
     const hash = await bcrypt.hash('inbound-password', 4);

@@ -56,6 +56,16 @@ ${enable === undefined ? '' : `  annotations: {webhookfanout.io/enable: "${enabl
   url: ${fragileUrl}
   maxAttempts: 1
   autoDisable: {afterConsecutiveFailures: 1}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: throttled}
+spec:
+  source: acme
+  eventType: burst
+  url: ${receiverUrl}/throttled
+  rateLimit: {perSecond: 2}
+  maxConcurrency: 1
 `;
 
 /** `npm start` as a user runs it: the CLI in a child process, on its own embedded dependencies. */
@@ -102,7 +112,7 @@ describe('dev mode (webhook-fanout dev)', () => {
   it('prints where it listens and which manifests it loaded', () => {
     expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
     expect(output).toContain(`http://localhost:${mgmt}/metrics`);
-    expect(output).toMatch(/3 endpoint\(s\), 2 credential\(s\)/);
+    expect(output).toMatch(/4 endpoint\(s\), 2 credential\(s\)/);
   });
 
   it('listens on loopback only: the public port and the management port', async () => {
@@ -169,6 +179,21 @@ describe('dev mode (webhook-fanout dev)', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(fragile.requests.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['fragile-1', 'fragile-2', 'fragile-3']);
   }, 90_000);
+  it('holds the limits a manifest declares: a burst reaches its endpoint 1/perSecond apart', async () => {
+    const before = receiver.requests.length;
+    for (let i = 0; i < 4; i++) {
+      const res = await http(`http://127.0.0.1:${port}/api/webhooks/acme`, {
+        headers: { authorization: basic('acme', 'dev-pass'), 'content-type': 'application/json' },
+        body: `{"id":"burst-${i}","type":"burst"}`,
+      });
+      expect(res.status).toBe(200);
+    }
+    const throttled = () => receiver.requests.slice(before).filter((q) => q.path.endsWith('/throttled'));
+    await eventually(async () => throttled().length >= 4, 30_000);
+    const at = throttled().map((q) => q.startedAt).sort((a, b) => a - b);
+    // 2 a second: 500 ms apart when admitted; the catch-all sink got the burst at once
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(400);
+  });
 
   it('its log lines are JSON: no ANSI colours, no task tokens (the banner aside)', () => {
     expect(output).not.toContain('\u001b[');

@@ -22,6 +22,8 @@ const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): 
   maxAttempts: 3,
   timeoutSeconds: 2,
   retryOnStatus: [],
+  rateLimitPerSecond: null,
+  maxConcurrency: null,
   active: true,
   autoDisableAfter: 0,
   ...over,

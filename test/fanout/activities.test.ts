@@ -145,13 +145,23 @@ describe('fanout activities', () => {
     expect(foreign.nonRetryable).toBe(true);
   });
 
-  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({ t, receiver }) => {
-    const { deliveryId } = await t.preparedDelivery();
+  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({ t, receiver, database }) => {
+    const { deliveryId, endpointId } = await t.preparedDelivery();
     receiver.setScript([{ status: 503, headers: { 'retry-after': '30' } }]);
     const long = await failureOf(t.deliver(1, { deliveryId, maxAttempts: 5 }));
     expect(long.nonRetryable).toBe(false);
     expect(Number(long.nextRetryDelay)).toBeGreaterThanOrEqual(29_000);
     expect(Number(long.nextRetryDelay)).toBeLessThanOrEqual(30_000);
+
+    // the 503 also paused the endpoint (docs/limits.md): an attempt within the pause sends nothing,
+    // spends no endpoint attempt and waits out the rest of it
+    const paused = await failureOf(t.deliver(2, { deliveryId, maxAttempts: 5 }));
+    expect(paused).toMatchObject({ type: 'DeliveryDeferred', nonRetryable: false, category: 'BENIGN' });
+    expect(Number(paused.nextRetryDelay)).toBeGreaterThan(25_000);
+    expect(receiver.requests).toHaveLength(1);
+    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ attempts: 1 });
+    // the pause is over
+    await database.db('webhook_endpoint').where({ id: endpointId }).update({ paused_until: null });
 
     receiver.setScript([{ status: 503, headers: { 'retry-after': '0' } }]);
     // Temporal's attempt 3 (one retry went to a database failure) is the endpoint's attempt 2
@@ -162,6 +172,27 @@ describe('fanout activities', () => {
     const plain = await failureOf(t.deliver(4, { deliveryId, maxAttempts: 5 }));
     expect(plain.nextRetryDelay).toBe(4_000); // endpoint attempt 3, whatever Temporal's
     expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 3, lastResponseStatus: 500 });
+  });
+
+  it.for<[string, { rateLimitPerSecond?: number; maxConcurrency?: number }, number]>([
+    // limits -> statements one successful attempt sends to Postgres
+    ['no limits: no round trip more than before the feature (load, record)', {}, 2],
+    ['a rate limit: one more (admission)', { rateLimitPerSecond: 100 }, 3],
+    ['a concurrency limit: two more (admission, giving the slot back)', { maxConcurrency: 5 }, 4],
+  ])('deliver, %s', async ([, limits, statements], { t, database }) => {
+    const { deliveryId, endpointId } = await t.preparedDelivery();
+    await database.db('webhook_endpoint')
+      .where({ id: endpointId })
+      .update({ rate_limit_per_second: limits.rateLimitPerSecond ?? null, max_concurrency: limits.maxConcurrency ?? null });
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+    } finally {
+      database.db.off('query', count);
+    }
+    expect(seen, seen.join('\n')).toHaveLength(statements);
   });
 
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {

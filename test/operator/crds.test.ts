@@ -101,7 +101,21 @@ describe('against kube-apiserver', () => {
     ['a header name that is not a token', `spec: {source: s, url: "http://x/h", customHeaders: {"Bad Header": v}}`, /customHeaders names must be HTTP header names/],
     ['a retryOnStatus outside 4xx', `spec: {source: s, url: "http://x/h", retryOnStatus: [503]}`, /less than or equal to 499/],
     ['a missing url', `spec: {source: s}`, /spec\.url: Required value/],
+    ['a rate of zero', `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: 0}}`, /rateLimit\.perSecond must be a positive number of deliveries per second/],
+    ['a negative rate', `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: -2}}`, /rateLimit\.perSecond must be a positive number/],
+    ['a rateLimit without perSecond', `spec: {source: s, url: "http://x/h", rateLimit: {}}`, /spec\.rateLimit\.perSecond: Required value/],
+    ['a maxConcurrency of 0', `spec: {source: s, url: "http://x/h", maxConcurrency: 0}`, /maxConcurrency must be a whole number of requests in flight, 1\.\.1000/],
+    ['a fractional maxConcurrency', `spec: {source: s, url: "http://x/h", maxConcurrency: 1.5}`, /spec\.maxConcurrency/],
   ];
+
+  it('accepts limits, a fractional rate included, and shows them with -o wide', async () => {
+    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: limited}\nspec: {source: s, url: "http://x.example/h", rateLimit: {perSecond: 0.5}, maxConcurrency: 4}\n`);
+    const o = await customObjects(conn).get('WebhookEndpoint', ns, 'limited');
+    expect(o?.spec).toMatchObject({ rateLimit: { perSecond: 0.5 }, maxConcurrency: 4 });
+    const wide = await kubectl(conn, ['get', 'whe', 'limited', '-n', ns, '-o', 'wide']);
+    expect(wide).toMatch(/RATE\s+MAX IN FLIGHT/);
+    expect(wide).toMatch(/limited\s+s\s+http:\/\/x\.example\/h\s+true\s+0\.5\s+4\s/);
+  });
   it.each(rejected)('rejects a WebhookEndpoint with %s, before anything reaches Postgres', async (_what, spec, message) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
     const err = await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: ${name}}\n${spec}\n`).then(
@@ -129,8 +143,12 @@ describe('against kube-apiserver', () => {
       const r = await customObjects(conn).get('WebhookEndpoint', ns, 'defaults');
       return r?.status?.endpointId ? r : undefined;
     });
-    const rows = await tdb.db('webhook_endpoint').select('name');
-    expect(rows).toEqual([{ name: `${ns}/defaults` }]);
+    await eventually(async () => (await customObjects(conn).get('WebhookEndpoint', ns, 'limited'))?.status?.endpointId);
+    const rows = await tdb.db('webhook_endpoint').select('name', 'rate_limit_per_second', 'max_concurrency').orderBy('name');
+    expect(rows).toEqual([
+      { name: `${ns}/defaults`, rate_limit_per_second: null, max_concurrency: null },
+      { name: `${ns}/limited`, rate_limit_per_second: 0.5, max_concurrency: 4 },
+    ]);
     expect(await tdb.db('webhook_inbound_credential').count('* as n')).toEqual([{ n: 0 }]);
     expect(o.status?.endpointId).toBeDefined();
   });

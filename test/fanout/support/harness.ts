@@ -118,6 +118,8 @@ export async function addEndpoint(
     maxAttempts: spec.maxAttempts ?? 3,
     timeoutSeconds: spec.timeoutSeconds ?? 5,
     retryOnStatus: spec.retryOnStatus ?? [],
+    rateLimitPerSecond: spec.rateLimitPerSecond ?? null,
+    maxConcurrency: spec.maxConcurrency ?? null,
     active: spec.active ?? true,
     autoDisableAfter: spec.autoDisableAfter ?? 0,
   });

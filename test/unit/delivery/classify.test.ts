@@ -57,6 +57,30 @@ describe('classifyResponse', () => {
   });
 });
 
+describe('classifyResponse: the pause a 429 or 503 asks of the whole endpoint', () => {
+  it.each([
+    // status, opted in, Retry-After, expected endpointPauseMs (absent: undefined)
+    [503, [], '30', 30_000],
+    [503, [], 'Thu, 01 Jan 2026 00:00:30 GMT', 30_000],
+    // refused (not opted in): this delivery FAILS, but the endpoint still asked everyone to wait
+    [429, [], '7', 7_000],
+    [429, [429], '7', 7_000],
+    [503, [], undefined, undefined],
+    [503, [], 'soon', undefined],
+    [503, [], '0', undefined],
+    // only 429 and 503 speak for the endpoint: a 500's Retry-After is about this request
+    [500, [], '7', undefined],
+    [502, [], '7', undefined],
+    [408, [408], '7', undefined],
+    [200, [], '7', undefined],
+  ] as const)('%i (opted in %j) with Retry-After %j -> endpointPauseMs %s', (status, retryOnStatus, retryAfter, expected) => {
+    const headers = retryAfter === undefined ? {} : { 'retry-after': retryAfter };
+    const outcome = classifyResponse(facts(status, { retryOnStatus, headers }));
+    if (expected === undefined) expect(outcome).not.toHaveProperty('endpointPauseMs');
+    else expect(outcome).toHaveProperty('endpointPauseMs', expected);
+  });
+});
+
 const coded = (code: string, message = `failed ${code}`, cause?: unknown): Error =>
   Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 const named = (name: string): Error => Object.assign(new Error('The operation was aborted due to timeout'), { name });
