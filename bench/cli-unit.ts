@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../src/dev/ports.js';
+import { LOG_DIR, profileFlags } from './child-handle.js';
+
+// The service's own processes as the image runs them: the compiled build, `node dist/cmd/cli.js
+// <command>`, configured through the environment only. The bench does not import anything of
+// src/processes or src/cmd: what it measures is the CLI an operator deploys.
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+// resolved through package.json "bin", as the fault suite does, so a change of the build layout
+// does not break the bench
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+export const CLI = path.join(ROOT, Object.values(pkg.bin)[0] ?? 'dist/cmd/cli.js');
+
+/**
+ * The image's environment (Dockerfile ENV) that changes how Node runs: production mode and
+ * source maps on, as a pod runs them. The bench's own NODE_OPTIONS (tsx) must not leak in.
+ */
+const IMAGE_ENV = { NODE_ENV: 'production', NODE_OPTIONS: '--enable-source-maps' } as const;
+
+export type CliCommand = 'ingest' | 'consumer' | 'worker';
+
+export interface CliHandle {
+  /** the CPU group it is counted in */
+  role: string;
+  pid: number;
+  /** RSS now, MB (/proc VmRSS) */
+  rssMb(): number;
+  /** highest RSS sampled (every 100 ms) since the last resetPeak(), MB */
+  sampledPeakMb(): number;
+  /** the kernel's peak RSS over the whole life of the process, start-up included (VmHWM), MB */
+  lifetimePeakMb(): number;
+  resetPeak(): void;
+  stop(): Promise<void>;
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0; // exited meanwhile
+  }
+}
+
+async function waitReady(managementPort: number, role: string, exited: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited()) throw new Error(`${role} exited during start-up; see ${LOG_DIR}${role}.log`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${managementPort}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${role} not ready within ${timeoutMs} ms; see ${LOG_DIR}${role}.log`);
+}
+
+/**
+ * Spawns `node dist/cmd/cli.js <command>` with `env` on top of the image's environment, waits for
+ * /readyz, and samples its RSS from /proc every 100 ms. Logs go to .data/bench/<role>.log.
+ * BENCH_PROFILE=<role> adds --cpu-prof (the profile is written when it stops).
+ */
+export async function spawnCli(command: CliCommand, role: string, env: Record<string, string>, startTimeoutMs = 120_000): Promise<CliHandle> {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const managementPort = await freePort();
+  const logFd = openSync(path.join(LOG_DIR, `${role}.log`), 'w');
+  const child = spawn(process.execPath, [...profileFlags(role), CLI, command], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...IMAGE_ENV,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_REGION: 'us-east-1',
+      ...env,
+      MANAGEMENT_PORT: String(managementPort),
+    },
+    stdio: ['ignore', logFd, logFd],
+  });
+  closeSync(logFd);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not spawn ${role}`);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null;
+
+  let peakKb = 0;
+  const sampler = setInterval(() => {
+    peakKb = Math.max(peakKb, statusKb(pid, 'VmRSS'));
+  }, 100);
+  sampler.unref();
+
+  try {
+    await waitReady(managementPort, role, hasExited, startTimeoutMs);
+  } catch (err) {
+    clearInterval(sampler);
+    child.kill('SIGKILL');
+    throw err;
+  }
+  let lastHwmKb = 0;
+  return {
+    role,
+    pid,
+    rssMb: () => statusKb(pid, 'VmRSS') / 1024,
+    sampledPeakMb: () => Math.max(peakKb, statusKb(pid, 'VmRSS')) / 1024,
+    lifetimePeakMb: () => {
+      if (!hasExited()) lastHwmKb = statusKb(pid, 'VmHWM');
+      return lastHwmKb / 1024;
+    },
+    resetPeak: () => {
+      peakKb = statusKb(pid, 'VmRSS');
+    },
+    async stop() {
+      clearInterval(sampler);
+      if (hasExited()) return;
+      lastHwmKb = statusKb(pid, 'VmHWM');
+      // graceful (SIGTERM drains, as in a pod); one that hangs is killed
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
