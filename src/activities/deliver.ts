@@ -4,7 +4,7 @@ import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
-import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
+import type { BackoffSettings, DeliverFailureDetails, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
@@ -194,7 +194,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     );
     if (!settled) return currentStatus(delivery.id);
 
-    const details = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
+    const details: DeliverFailureDetails[] = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
     if (final) {
       logger.warn({ ...outcomeLog, error: outcome.error }, 'delivery failed');
       throw ApplicationFailure.create({
@@ -215,7 +215,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       message: outcome.error,
       type: DELIVERY_FAILURE.retryable,
       nonRetryable: false,
-      details,
+      // the workflow reads the delay from the details after a local first attempt
+      details: details.map((d) => ({ ...d, retryDelayMs: nextRetryDelay })),
       nextRetryDelay,
     });
   }

@@ -47,9 +47,14 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: opts.activities,
     ...workflowCodeOptions(opts.workflowCode ?? resolveWorkflowCode()),
+    // first delivery attempts run as local activities (workflows/fanout.ts): the same bound
+    // applies to them, so WORKER_MAX_CONCURRENT_ACTIVITIES still caps each kind of outbound work
     ...(opts.maxConcurrentActivityTaskExecutions === undefined
       ? {}
-      : { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }),
+      : {
+          maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions,
+          maxConcurrentLocalActivityExecutions: opts.maxConcurrentActivityTaskExecutions,
+        }),
     ...(opts.maxConcurrentWorkflowTaskExecutions === undefined
       ? {}
       : { maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTaskExecutions }),
