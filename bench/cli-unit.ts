@@ -34,7 +34,20 @@ export interface CliHandle {
   /** the kernel's peak RSS over the whole life of the process, start-up included (VmHWM), MB */
   lifetimePeakMb(): number;
   resetPeak(): void;
+  /** V8 heap and external memory now, from its /metrics (prom-client's default metrics), MB */
+  heap(): Promise<HeapFigures | undefined>;
   stop(): Promise<void>;
+}
+
+export interface HeapFigures {
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+}
+
+function metric(text: string, name: string): number | undefined {
+  const m = new RegExp(`^webhook_fanout_${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+  return m ? Number(m[1]) / 1024 / 1024 : undefined;
 }
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -115,6 +128,19 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
     },
     resetPeak: () => {
       peakKb = statusKb(pid, 'VmRSS');
+    },
+    async heap() {
+      try {
+        const res = await fetch(`http://127.0.0.1:${managementPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+        const text = await res.text();
+        const heapUsedMb = metric(text, 'nodejs_heap_size_used_bytes');
+        const heapTotalMb = metric(text, 'nodejs_heap_size_total_bytes');
+        const externalMb = metric(text, 'nodejs_external_memory_bytes');
+        if (heapUsedMb === undefined || heapTotalMb === undefined || externalMb === undefined) return undefined;
+        return { heapUsedMb, heapTotalMb, externalMb };
+      } catch {
+        return undefined;
+      }
     },
     async stop() {
       clearInterval(sampler);

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { BenchConfig } from './config.js';
 import type { E2eCase, E2ePath } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
+import type { HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
 import { round } from './stats.js';
 
@@ -11,6 +12,8 @@ export interface ServiceRss {
   sampled: number;
   /** the kernel's peak over the process's whole life, start-up included (VmHWM): what a memory limit meets */
   lifetime: number;
+  /** V8 heap at the end of its phase (the rest of RSS is code, native libraries, buffers) */
+  heap: HeapFigures | undefined;
 }
 
 export interface PeakRss {
@@ -154,6 +157,13 @@ export function renderTable(r: BenchResults): string {
     `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
       `consumer ${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)}), ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
       `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}`,
+    `V8 heap used / total, external MB at the end of the phase: ` +
+      (['worker', 'consumer', 'ingest'] as const)
+        .map((k) => {
+          const h = r.rss[k].heap;
+          return `${k} ${h ? `${f0(h.heapUsedMb)} / ${f0(h.heapTotalMb)}, ${f0(h.externalMb)}` : '-'}`;
+        })
+        .join('; '),
     '',
   );
   const l = r.latency;

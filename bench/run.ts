@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     log,
   });
   const baselineStats = await baseline.stats();
-  const ingestRss: ServiceRss = { sampled: ingest.sampledPeakMb(), lifetime: ingest.lifetimePeakMb() };
+  const ingestRss: ServiceRss = { sampled: ingest.sampledPeakMb(), lifetime: ingest.lifetimePeakMb(), heap: await ingest.heap() };
   await Promise.all([load.stop(), ingest.stop(), baseline.stop()]);
   // Nothing consumed the ingest topic, so these events never got a workflow: a later ingest's
   // sweeper (the latency phase's) would re-publish tens of thousands of them to the fanout topic.
@@ -152,8 +152,8 @@ async function main(): Promise<void> {
   const rss: PeakRss = {
     ingest: ingestRss,
     baseline: baselineStats.peakRssMb,
-    worker: { sampled: worker.sampledPeakMb(), lifetime: worker.lifetimePeakMb() },
-    consumer: { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb() },
+    worker: { sampled: worker.sampledPeakMb(), lifetime: worker.lifetimePeakMb(), heap: await worker.heap() },
+    consumer: { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
     bareWorker: bareStats.peakRssMb,
   };
   log('stopping everything');
