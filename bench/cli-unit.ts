@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 import { freePort } from '../src/dev/ports.js';
 import { LOG_DIR, profileFlags } from './child-handle.js';
 
@@ -20,6 +21,19 @@ export const CLI = path.join(ROOT, Object.values(pkg.bin)[0] ?? 'dist/cmd/cli.js
  * source maps on, as a pod runs them. The bench's own NODE_OPTIONS (tsx) must not leak in.
  */
 const IMAGE_ENV = { NODE_ENV: 'production', NODE_OPTIONS: '--enable-source-maps' } as const;
+
+/**
+ * What the Helm chart sets for a component on top of the image: its NODE_OPTIONS (V8 heap limits),
+ * read from charts/webhook-fanout/values.yaml so that the bench runs what a deployment runs.
+ */
+export function chartEnv(command: CliCommand): Record<string, string> {
+  const values = parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as Record<
+    string,
+    { settings?: Record<string, unknown> } | undefined
+  >;
+  const nodeOptions = values[command]?.settings?.NODE_OPTIONS;
+  return typeof nodeOptions === 'string' ? { NODE_OPTIONS: nodeOptions } : {};
+}
 
 export type CliCommand = 'ingest' | 'consumer' | 'worker';
 
@@ -76,7 +90,8 @@ async function waitReady(managementPort: number, role: string, exited: () => boo
 }
 
 /**
- * Spawns `node dist/cmd/cli.js <command>` with `env` on top of the image's environment, waits for
+ * Spawns `node dist/cmd/cli.js <command>` with `env` on top of the image's and the chart's
+ * environment, waits for
  * /readyz, and samples its RSS from /proc every 100 ms. Logs go to .data/bench/<role>.log.
  * BENCH_PROFILE=<role> adds --cpu-prof (the profile is written when it stops).
  */
@@ -89,6 +104,7 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       ...IMAGE_ENV,
+      ...chartEnv(command),
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       AWS_REGION: 'us-east-1',
