@@ -20,6 +20,8 @@ export interface BenchConfig {
   maxConcurrentActivities: number;
   /** CONSUMER_CONCURRENCY; the bare workflows are started with the same concurrency */
   consumerConcurrency: number;
+  /** real e2e runs: each delivery's first request answered 503, the retry (after the production backoff) 200 */
+  e2eFailFirst: boolean;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -62,6 +64,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     logLevel: env.BENCH_LOG_LEVEL ?? 'info',
     maxConcurrentActivities: int(env, 'BENCH_MAX_CONCURRENT_ACTIVITIES', 100, 1),
     consumerConcurrency: int(env, 'BENCH_CONSUMER_CONCURRENCY', 10, 1),
+    e2eFailFirst: env.BENCH_E2E_FAIL_FIRST === '1',
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),

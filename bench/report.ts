@@ -130,7 +130,8 @@ export function renderTable(r: BenchResults): string {
     `CPU ms per request, ingest:   ${cpuPer(ingest.ingest.cpu, ingest.ingest.ok, 1000)}`,
     `CPU s used by other processes on the machine meanwhile, all rounds: baseline ${f1(ingest.baseline.foreignCpuS)}, ingest ${f1(ingest.ingest.foreignCpuS)}`,
     '',
-    `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts`,
+    `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts` +
+      (cfg.e2eFailFirst ? '; REAL PATH WITH FAILING FIRST ATTEMPTS (503, then 200 after the backoff)' : ''),
     ...table([
       ['', 'events', 'deliveries', 's', 'deliveries/s', 'events done s'],
       e2eRow('1 endpoint, real', e2e.one.real),
@@ -226,6 +227,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_events_10: cfg.e2eEvents10,
     e2e_rounds: cfg.e2eRounds,
     build: 'compiled',
+    e2e_fail_first: cfg.e2eFailFirst,
     temporal: 'dev-server-in-memory',
     cpus: m.cpus,
     node: m.node,
