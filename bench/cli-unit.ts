@@ -16,11 +16,26 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
 export const CLI = path.join(ROOT, Object.values(pkg.bin)[0] ?? 'dist/cmd/cli.js');
 
+/** The image's environment (Dockerfile ENV) that changes how Node runs, read from the Dockerfile. */
+const IMAGE_ENV_KEYS = ['NODE_ENV', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX'] as const;
+
 /**
- * The image's environment (Dockerfile ENV) that changes how Node runs: production mode and
- * source maps on, as a pod runs them. The bench's own NODE_OPTIONS (tsx) must not leak in.
+ * What the image sets of IMAGE_ENV_KEYS (production mode, source maps, malloc arenas), parsed from
+ * the Dockerfile's ENV instructions so that the bench runs what a pod runs. The bench's own
+ * NODE_OPTIONS (tsx) must not leak in.
  */
-const IMAGE_ENV = { NODE_ENV: 'production', NODE_OPTIONS: '--enable-source-maps' } as const;
+export function imageEnv(): Record<string, string> {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  const out: Record<string, string> = {};
+  for (const line of dockerfile.split('\n')) {
+    if (!line.startsWith('ENV ')) continue;
+    for (const m of line.slice(4).matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S+)/g)) {
+      const [, key, value] = m;
+      if (key && value && (IMAGE_ENV_KEYS as readonly string[]).includes(key)) out[key] = value.replace(/^"|"$/g, '');
+    }
+  }
+  return out;
+}
 
 /**
  * What the Helm chart sets for a component on top of the image: its NODE_OPTIONS (V8 heap limits),
@@ -103,7 +118,7 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
-      ...IMAGE_ENV,
+      ...imageEnv(),
       ...chartEnv(command),
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
