@@ -25,9 +25,10 @@ export interface BenchConfig {
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
-  /** extra environment of the compiled worker / consumer (BENCH_WORKER_ENV="K=V,K=V"), to try settings */
+  /** extra environment of the compiled worker / consumer / ingest (BENCH_WORKER_ENV="K=V,K=V"), to try settings */
   workerEnv: Record<string, string>;
   consumerEnv: Record<string, string>;
+  ingestEnv: Record<string, string>;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -69,5 +70,6 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),
     consumerEnv: envList(env, 'BENCH_CONSUMER_ENV'),
+    ingestEnv: envList(env, 'BENCH_INGEST_ENV'),
   };
 }

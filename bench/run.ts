@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const ingestEnv = async (topicArn: string): Promise<{ port: number; env: Record<string, string> }> => {
     const port = await freePort();
     // the admin API is another process's concern in a deployment; the sweeper keeps its defaults
-    return { port, env: { PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: topicArn, ADMIN_API_ENABLED: 'false' } };
+    return { port, env: { PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: topicArn, ADMIN_API_ENABLED: 'false', ...cfg.ingestEnv } };
   };
 
   // Phase 1: inbound. The load generator and each server have their own process and event loop.
