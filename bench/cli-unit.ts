@@ -72,12 +72,20 @@ export interface HeapFigures {
   heapUsedMb: number;
   heapTotalMb: number;
   externalMb: number;
+  /** time spent in garbage collection over the process's life, s (what a tight heap limit costs) */
+  gcSeconds: number;
 }
 
-function metric(text: string, name: string): number | undefined {
-  const m = new RegExp(`^webhook_fanout_${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
-  return m ? Number(m[1]) / 1024 / 1024 : undefined;
+/** Sum of every sample of a metric (over its labels), in its own unit. */
+function metricSum(text: string, name: string): number | undefined {
+  let sum: number | undefined;
+  for (const m of text.matchAll(new RegExp(`^webhook_fanout_${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))) {
+    sum = (sum ?? 0) + Number(m[1]);
+  }
+  return sum;
 }
+
+const mb = (bytes: number | undefined): number | undefined => (bytes === undefined ? undefined : bytes / 1024 / 1024);
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   try {
@@ -164,11 +172,12 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
       try {
         const res = await fetch(`http://127.0.0.1:${managementPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
         const text = await res.text();
-        const heapUsedMb = metric(text, 'nodejs_heap_size_used_bytes');
-        const heapTotalMb = metric(text, 'nodejs_heap_size_total_bytes');
-        const externalMb = metric(text, 'nodejs_external_memory_bytes');
+        const heapUsedMb = mb(metricSum(text, 'nodejs_heap_size_used_bytes'));
+        const heapTotalMb = mb(metricSum(text, 'nodejs_heap_size_total_bytes'));
+        const externalMb = mb(metricSum(text, 'nodejs_external_memory_bytes'));
+        const gcSeconds = metricSum(text, 'nodejs_gc_duration_seconds_sum') ?? 0;
         if (heapUsedMb === undefined || heapTotalMb === undefined || externalMb === undefined) return undefined;
-        return { heapUsedMb, heapTotalMb, externalMb };
+        return { heapUsedMb, heapTotalMb, externalMb, gcSeconds };
       } catch {
         return undefined;
       }

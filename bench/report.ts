@@ -158,11 +158,11 @@ export function renderTable(r: BenchResults): string {
     `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
       `consumer ${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)}), ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
       `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}`,
-    `V8 heap used / total, external MB at the end of the phase: ` +
+    `V8 heap used / total, external MB at the end of the phase; GC s over the life: ` +
       (['worker', 'consumer', 'ingest'] as const)
         .map((k) => {
           const h = r.rss[k].heap;
-          return `${k} ${h ? `${f0(h.heapUsedMb)} / ${f0(h.heapTotalMb)}, ${f0(h.externalMb)}` : '-'}`;
+          return `${k} ${h ? `${f0(h.heapUsedMb)} / ${f0(h.heapTotalMb)}, ${f0(h.externalMb)}; GC ${f1(h.gcSeconds)}` : '-'}`;
         })
         .join('; '),
     '',
