@@ -60,7 +60,11 @@ LABEL org.opencontainers.image.title="webhook-fanout" \
       org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
 # HOME and TMPDIR in /tmp: with a read-only root filesystem nothing else is writable.
+# MALLOC_ARENA_MAX: glibc gives each thread that allocates (libuv's pool, the worker's Temporal
+# core runtime) an arena of its own; two keep the worker's native memory about 30 MB smaller
+# (docs/benchmarks.md). NODE_OPTIONS: each component's chart settings add its V8 heap limits.
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     HOME=/tmp \
     TMPDIR=/tmp \
     npm_config_cache=/tmp/.npm \

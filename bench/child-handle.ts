@@ -8,7 +8,7 @@ const CHILD_ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 export const LOG_DIR = fileURLToPath(new URL('../.data/bench/', import.meta.url));
 
 /** BENCH_PROFILE=ingest,worker writes V8 CPU profiles of those units to .data/bench/ on exit. */
-function profileFlags(role: UnitRole): string[] {
+export function profileFlags(role: string): string[] {
   const wanted = (process.env.BENCH_PROFILE ?? '').split(',').map((s) => s.trim());
   return wanted.includes(role) ? ['--cpu-prof', '--cpu-prof-dir', LOG_DIR, '--cpu-prof-name', `${role}.cpuprofile`] : [];
 }

@@ -1,12 +1,10 @@
-// Entry point of every process run.ts forks: hosts one unit and answers the parent over IPC.
+// Entry point of the helper processes run.ts forks (load generator, baseline, bare worker):
+// hosts one unit and answers the parent over IPC.
 import type { FromChild, ToChild, UnitConfig, UnitRole } from './protocol.js';
 import { startBareWorkerUnit } from './units/bare-worker.js';
 import { startBaselineUnit } from './units/baseline.js';
-import { startConsumerUnit } from './units/consumer.js';
-import { startIngestUnit } from './units/ingest.js';
 import { startLoadUnit } from './units/load.js';
 import type { Unit } from './units/unit.js';
-import { startWorkerUnit } from './units/worker.js';
 
 const MB = 1024 * 1024;
 
@@ -16,14 +14,8 @@ function send(msg: FromChild): void {
 
 function startUnit(role: UnitRole, cfg: UnitConfig): Promise<Unit> | Unit {
   switch (role) {
-    case 'ingest':
-      return startIngestUnit(cfg);
     case 'baseline':
       return startBaselineUnit(cfg);
-    case 'worker':
-      return startWorkerUnit(cfg);
-    case 'consumer':
-      return startConsumerUnit(cfg);
     case 'bare-worker':
       return startBareWorkerUnit(cfg);
     case 'load':

@@ -1,5 +1,3 @@
-import { isIngestVariant, type IngestVariant } from './units/ingest-variants.js';
-
 export interface BenchConfig {
   /** concurrent connections of the load generator, the same for ingest and baseline */
   connections: number;
@@ -22,8 +20,15 @@ export interface BenchConfig {
   maxConcurrentActivities: number;
   /** CONSUMER_CONCURRENCY; the bare workflows are started with the same concurrency */
   consumerConcurrency: number;
-  /** what-if variant of the ingest server (as-is unless asked) */
-  ingestVariant: IngestVariant;
+  /** real e2e runs: each delivery's first request answered 503, the retry (after the production backoff) 200 */
+  e2eFailFirst: boolean;
+  /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
+  latencyRate: number;
+  latencyDurationS: number;
+  /** extra environment of the compiled worker / consumer / ingest (BENCH_WORKER_ENV="K=V,K=V"), to try settings */
+  workerEnv: Record<string, string>;
+  consumerEnv: Record<string, string>;
+  ingestEnv: Record<string, string>;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -34,10 +39,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   return n;
 }
 
-function variant(raw: string | undefined): IngestVariant {
-  if (raw === undefined || raw === '') return 'as-is';
-  if (!isIngestVariant(raw)) throw new Error(`BENCH_INGEST_VARIANT must be one of as-is, no-publish, no-mark-published, batched`);
-  return raw;
+function envList(env: NodeJS.ProcessEnv, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (env[name] ?? '').split(',').filter((p) => p.trim() !== '')) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new Error(`${name} must be K=V pairs separated by commas, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
 }
 
 /** Defaults keep the whole `npm run bench` under about five minutes on a 2-core machine. */
@@ -56,6 +65,11 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     logLevel: env.BENCH_LOG_LEVEL ?? 'info',
     maxConcurrentActivities: int(env, 'BENCH_MAX_CONCURRENT_ACTIVITIES', 100, 1),
     consumerConcurrency: int(env, 'BENCH_CONSUMER_CONCURRENCY', 10, 1),
-    ingestVariant: variant(env.BENCH_INGEST_VARIANT),
+    e2eFailFirst: env.BENCH_E2E_FAIL_FIRST === '1',
+    latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
+    latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
+    workerEnv: envList(env, 'BENCH_WORKER_ENV'),
+    consumerEnv: envList(env, 'BENCH_CONSUMER_ENV'),
+    ingestEnv: envList(env, 'BENCH_INGEST_ENV'),
   };
 }

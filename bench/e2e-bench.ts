@@ -7,7 +7,7 @@ import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
 import { countWhere, insertEvents, payloadOf, seedEndpoints } from './e2e-fixtures.js';
 import type { Infra } from './infra.js';
-import type { Receiver } from './receiver.js';
+import { FLAKY_PATH, type Receiver } from './receiver.js';
 import { mapLimit, median } from './stats.js';
 
 const RUN_TIMEOUT_MS = 180_000;
@@ -81,7 +81,9 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
  */
 export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2eRun> {
   const source = `bench-e2e-${k}-${randomBytes(3).toString('hex')}`;
-  const endpointIds = await seedEndpoints(d.infra, source, k, d.receiver.url);
+  // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200
+  const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
+  const endpointIds = await seedEndpoints(d.infra, source, k, receiverUrl);
   const eventIds = await insertEvents(d.infra, source, n);
   const publisher = createSnsPublisher({ sns: d.infra.aws.sns, topicArn: d.infra.fanoutTopology.topicArn });
   const expected = n * k;

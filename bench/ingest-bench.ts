@@ -11,6 +11,8 @@ import { median } from './stats.js';
 export const BENCH_SOURCE = 'bench';
 const USER = 'bench';
 const PASSWORD = 'bench-password';
+/** The Authorization header of every request to ingest. */
+export const AUTHORIZATION = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 export interface ServerFigures {
   rps: number;
@@ -32,25 +34,29 @@ export interface IngestFigures {
   duplicate: LoadResult | undefined;
 }
 
+/** An HTTP server under test: where it listens, and its RSS peak to restart after the warm-up. */
+export type Server = Pick<ChildHandle, 'port' | 'resetPeak'>;
+
 export interface IngestBenchDeps {
   cfg: BenchConfig;
   infra: Infra;
   load: ChildHandle;
-  ingest: ChildHandle;
-  baseline: ChildHandle;
+  /** the compiled ingest process */
+  ingest: Server;
+  baseline: Server;
   snapshot: () => CpuSnapshot;
   log: (line: string) => void;
 }
 
 /** The credential ingest checks on every request, stored as the operator would: a bcrypt hash. */
-export async function seedCredential(infra: Infra): Promise<void> {
-  await createRepositories(infra.db).credentials.upsertByResourceUid(`bench:${BENCH_SOURCE}`, {
-    source: BENCH_SOURCE,
+export async function seedCredential(infra: Infra, source = BENCH_SOURCE): Promise<void> {
+  await createRepositories(infra.db).credentials.upsertByResourceUid(`bench:${source}`, {
+    source,
     username: USER,
     passwordHash: await bcrypt.hash(PASSWORD, 10),
     eventIdRule: null,
     eventTypeRule: null,
-    resourceName: `bench/${BENCH_SOURCE}`,
+    resourceName: `bench/${source}`,
   });
 }
 
@@ -71,15 +77,15 @@ export async function runIngestBench(d: IngestBenchDeps): Promise<IngestFigures>
   const { cfg, infra, load, log } = d;
   const runPrefix = randomBytes(4).toString('hex');
   let runNo = 0;
-  const options = (server: ChildHandle, durationS: number, ids: LoadOptions['ids']): LoadOptions => ({
+  const options = (server: Server, durationS: number, ids: LoadOptions['ids']): LoadOptions => ({
     url: `http://127.0.0.1:${server.port}/api/webhooks/${BENCH_SOURCE}`,
     connections: cfg.connections,
     durationS,
-    authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
+    authorization: AUTHORIZATION,
     ids,
     idPrefix: `${runPrefix}-${runNo++}`,
   });
-  const drive = async (server: ChildHandle, durationS: number, ids: LoadOptions['ids']): Promise<LoadResult> => {
+  const drive = async (server: Server, durationS: number, ids: LoadOptions['ids']): Promise<LoadResult> => {
     const r = await load.load(options(server, durationS, ids));
     // nobody reads the ingest queue: drop what piled up so fauxqs does not grow run after run
     infra.purgeQueues();

@@ -1,21 +1,15 @@
-import type { IngestVariant } from './units/ingest-variants.js';
+// Messages between bench/run.ts and the helper processes it forks (bench/child.ts), over Node's
+// IPC channel. The service's own processes are not forked this way: they run as the compiled CLI
+// (bench/cli-unit.ts).
 
-// Messages between bench/run.ts and the processes it forks (bench/child.ts), over Node's IPC channel.
-
-export type UnitRole = 'ingest' | 'baseline' | 'worker' | 'consumer' | 'bare-worker' | 'load';
+export type UnitRole = 'baseline' | 'bare-worker' | 'load';
 
 /** What a unit needs to reach the shared dependencies; each role reads the fields it uses. */
 export interface UnitConfig {
   databaseUrl: string;
-  awsEndpoint: string;
-  topicArn: string;
-  queueUrl: string;
   temporalAddress: string;
   dbPoolMax: number;
-  logLevel: string;
   maxConcurrentActivities: number;
-  consumerConcurrency: number;
-  ingestVariant: IngestVariant;
 }
 
 export interface LoadOptions {

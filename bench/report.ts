@@ -2,13 +2,25 @@ import os from 'node:os';
 import type { BenchConfig } from './config.js';
 import type { E2eCase, E2ePath } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
+import type { HeapFigures } from './cli-unit.js';
+import type { LatencyFigures } from './latency-bench.js';
 import { round } from './stats.js';
 
+/** Peak RSS of one of the service's compiled processes, MB. */
+export interface ServiceRss {
+  /** sampled every 100 ms over the measured rounds (after the warm-up) */
+  sampled: number;
+  /** the kernel's peak over the process's whole life, start-up included (VmHWM): what a memory limit meets */
+  lifetime: number;
+  /** V8 heap at the end of its phase (the rest of RSS is code, native libraries, buffers) */
+  heap: HeapFigures | undefined;
+}
+
 export interface PeakRss {
-  ingest: number;
+  ingest: ServiceRss;
   baseline: number;
-  worker: number;
-  consumer: number;
+  worker: ServiceRss;
+  consumer: ServiceRss;
   bareWorker: number;
 }
 
@@ -16,8 +28,25 @@ export interface BenchResults {
   cfg: BenchConfig;
   ingest: IngestFigures;
   e2e: { one: E2eCase; ten: E2eCase };
+  latency: LatencyFigures | undefined;
   rss: PeakRss;
 }
+
+/**
+ * The processes a deployment runs for delivery: webhook-fanout's worker and consumer, and the
+ * Temporal server and Postgres they use. Left out: the bench process (load, SNS/SQS emulator,
+ * receiver), and the other units, idle meanwhile. Issue 12's targets are on this sum.
+ */
+export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'postgres'] as const;
+
+/** CPU ms per delivery of the service's processes (SERVICE_GROUPS), over all measured rounds. */
+export function serviceCpuMsPerDelivery(p: E2ePath): number {
+  return (SERVICE_GROUPS.reduce((a, g) => a + (p.cpu[g] ?? 0), 0) * 1000) / p.totalDeliveries;
+}
+
+export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
+export const RSS_TARGET_MB = { worker: 250, ingest: 150, consumer: 120 } as const;
+export const LATENCY_P99_TARGET_MS = 250;
 
 export const INGEST_TARGET = 0.6;
 export const E2E_TARGET = 0.8;
@@ -85,16 +114,13 @@ export function renderTable(r: BenchResults): string {
     '',
     `webhook-fanout benchmark: ${m.cpus} cores (${m.cpuModel}), ${m.memGiB} GiB, Node ${m.node}`,
     'Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: dev server, state in memory',
+    'webhook-fanout: the compiled build (node dist/cmd/cli.js ingest|consumer|worker, NODE_ENV=production); baseline and bare worker: tsx',
     '',
     `Inbound: ${cfg.connections} connections, ${cfg.rounds} alternating rounds of ${cfg.durationS} s per server, medians`,
     ...table([
       ['', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', '2xx', 'failed'],
       serverRow('baseline (fastify + INSERT)', ingest.baseline, r.rss.baseline),
-      serverRow(
-        cfg.ingestVariant === 'as-is' ? 'ingest (Basic, idempotent, SNS)' : `ingest, what-if: ${cfg.ingestVariant}`,
-        ingest.ingest,
-        r.rss.ingest,
-      ),
+      serverRow('ingest (Basic, idempotent, SNS)', ingest.ingest, r.rss.ingest.lifetime),
       ...(ingest.duplicate
         ? [['ingest, duplicate id', f0(ingest.duplicate.rps), f1(ingest.duplicate.p50Ms), f1(ingest.duplicate.p99Ms), '', f0(ingest.duplicate.ok), f0(ingest.duplicate.non2xx + ingest.duplicate.errors)]]
         : []),
@@ -104,7 +130,8 @@ export function renderTable(r: BenchResults): string {
     `CPU ms per request, ingest:   ${cpuPer(ingest.ingest.cpu, ingest.ingest.ok, 1000)}`,
     `CPU s used by other processes on the machine meanwhile, all rounds: baseline ${f1(ingest.baseline.foreignCpuS)}, ingest ${f1(ingest.ingest.foreignCpuS)}`,
     '',
-    `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts`,
+    `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts` +
+      (cfg.e2eFailFirst ? '; REAL PATH WITH FAILING FIRST ATTEMPTS (503, then 200 after the backoff)' : ''),
     ...table([
       ['', 'events', 'deliveries', 's', 'deliveries/s', 'events done s'],
       e2eRow('1 endpoint, real', e2e.one.real),
@@ -119,12 +146,37 @@ export function renderTable(r: BenchResults): string {
     lines.push(`CPU ms per delivery, ${name.padStart(2)} endpoint(s), real: ${cpuPer(c.real.cpu, c.real.totalDeliveries, 1000)}`);
     lines.push(`${' '.repeat(35)}bare: ${cpuPer(c.bare.cpu, c.bare.totalDeliveries, 1000)}`);
   }
+  const target = (v: number, max: number): string => `${f1(v)} (target <= ${max}${v <= max ? ', met' : ''})`;
+  lines.push(
+    `CPU ms per delivery of the service (${SERVICE_GROUPS.join(' + ')}): ` +
+      `1 endpoint ${target(serviceCpuMsPerDelivery(e2e.one.real), CPU_TARGET_MS.one)}, ` +
+      `10 endpoints ${target(serviceCpuMsPerDelivery(e2e.ten.real), CPU_TARGET_MS.ten)}`,
+  );
   const foreign = (c: E2eCase): string => `${f1(c.real.foreignCpuS)} / ${f1(c.bare.foreignCpuS)}`;
   lines.push(
     `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
-    `peak RSS MB: worker ${f0(r.rss.worker)}, consumer ${f0(r.rss.consumer)}, bare worker ${f0(r.rss.bareWorker)}`,
+    `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
+      `consumer ${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)}), ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
+      `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}`,
+    `V8 heap used / total, external MB at the end of the phase; GC s over the life: ` +
+      (['worker', 'consumer', 'ingest'] as const)
+        .map((k) => {
+          const h = r.rss[k].heap;
+          return `${k} ${h ? `${f0(h.heapUsedMb)} / ${f0(h.heapTotalMb)}, ${f0(h.externalMb)}; GC ${f1(h.gcSeconds)}` : '-'}`;
+        })
+        .join('; '),
     '',
   );
+  const l = r.latency;
+  if (l) {
+    lines.push(
+      `Latency at ${l.rate} events/s, 1 endpoint, ${l.events} events: inbound 200 -> arrival at the receiver ` +
+        `p50 ${f1(l.p50Ms)} ms, p99 ${f1(l.p99Ms)} ms (target < ${LATENCY_P99_TARGET_MS} idle), max ${f1(l.maxMs)} ms; ` +
+        `inbound request -> 200 p50 ${f1(l.ingestP50Ms)} ms, p99 ${f1(l.ingestP99Ms)} ms`,
+      `CPU ms per event at that rate (idle costs included): ${cpuPer(l.cpu, l.events, 1000)}; other processes ${f1(l.foreignCpuS)} s`,
+      '',
+    );
+  }
   return lines.join('\n');
 }
 
@@ -158,10 +210,15 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_10_cpu_ratio: round(cpu.e2e10, 3),
     ingest_target_met: ingest.ratio >= INGEST_TARGET,
     e2e_target_met: Math.min(e2e.one.ratio, e2e.ten.ratio) >= E2E_TARGET,
-    ingest_peak_rss_mb: round(r.rss.ingest, 0),
+    e2e_1_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(e2e.one.real), 2),
+    e2e_10_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(e2e.ten.real), 2),
+    e2e_1_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.one.bare.cpu, e2e.one.bare.totalDeliveries), 2),
+    e2e_10_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.ten.bare.cpu, e2e.ten.bare.totalDeliveries), 2),
+    ...(r.latency ? { e2e_p50_ms: round(r.latency.p50Ms), e2e_p99_ms: round(r.latency.p99Ms), latency_rate: r.latency.rate } : {}),
+    ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),
     baseline_peak_rss_mb: round(r.rss.baseline, 0),
-    worker_peak_rss_mb: round(r.rss.worker, 0),
-    consumer_peak_rss_mb: round(r.rss.consumer, 0),
+    worker_peak_rss_mb: round(r.rss.worker.lifetime, 0),
+    consumer_peak_rss_mb: round(r.rss.consumer.lifetime, 0),
     bare_worker_peak_rss_mb: round(r.rss.bareWorker, 0),
     connections: cfg.connections,
     duration_s: cfg.durationS,
@@ -169,7 +226,8 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_events_1: cfg.e2eEvents1,
     e2e_events_10: cfg.e2eEvents10,
     e2e_rounds: cfg.e2eRounds,
-    ingest_variant: cfg.ingestVariant,
+    build: 'compiled',
+    e2e_fail_first: cfg.e2eFailFirst,
     temporal: 'dev-server-in-memory',
     cpus: m.cpus,
     node: m.node,

@@ -1,15 +1,23 @@
-// `npm run bench`: inbound throughput beside a bare fastify+INSERT baseline, and end-to-end
-// deliveries through Temporal beside a bare workflow of the same shape. See docs/benchmarks.md.
+// `npm run bench`: the compiled build's inbound throughput beside a bare fastify+INSERT baseline,
+// end-to-end deliveries through Temporal beside a bare workflow of the same shape, and the latency
+// at a low steady rate. See docs/benchmarks.md.
+import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import { freePort } from '../src/dev/ports.js';
 import { forkUnit, type ChildHandle } from './child-handle.js';
-import { loadBenchConfig } from './config.js';
+import { CLI, spawnCli, type CliCommand, type CliHandle } from './cli-unit.js';
+import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
-import { startInfra } from './infra.js';
-import { runIngestBench, seedCredential } from './ingest-bench.js';
+import { startInfra, type Infra } from './infra.js';
+import { BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
+import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
 import { startReceiver } from './receiver.js';
-import { renderTable, summary, type PeakRss } from './report.js';
+import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss } from './report.js';
+
+/** The source the latency phase posts to (its own credential and endpoint). */
+const LATENCY_SOURCE = 'bench-latency';
 
 const log = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`);
@@ -23,7 +31,7 @@ async function cleanup(): Promise<void> {
   }
 }
 
-/** CPU by component: forked units by role, then the dependencies by process name. */
+/** CPU by component: our processes by role, then the dependencies by process name. */
 const roles = new Map<number, string>();
 const snapshot = (): CpuSnapshot =>
   cpuSnapshot(({ pid, comm }) => {
@@ -31,24 +39,31 @@ const snapshot = (): CpuSnapshot =>
     return roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`);
   });
 
+/** The environment every compiled process of the service gets: where its dependencies are. */
+function serviceEnv(infra: Infra, cfg: BenchConfig): Record<string, string> {
+  return {
+    DATABASE_URL: infra.pgUrl,
+    DB_POOL_MAX: String(cfg.dbPoolMax),
+    LOG_LEVEL: cfg.logLevel,
+    TEMPORAL_ADDRESS: infra.temporalAddress,
+    AWS_ENDPOINT_URL: infra.awsEndpoint,
+  };
+}
+
 async function main(): Promise<void> {
   const cfg = loadBenchConfig();
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm run bench does)`);
   log('starting embedded Postgres, fauxqs and the Temporal dev server (in memory)');
   const infra = await startInfra();
   cleanups.push(() => infra.stop());
   await seedCredential(infra);
+  await seedCredential(infra, LATENCY_SOURCE);
 
   const unitConfig: UnitConfig = {
     databaseUrl: infra.pgUrl,
-    awsEndpoint: infra.awsEndpoint,
-    topicArn: infra.ingestTopology.topicArn,
-    queueUrl: infra.fanoutTopology.queueUrl,
     temporalAddress: infra.temporalAddress,
     dbPoolMax: cfg.dbPoolMax,
-    logLevel: cfg.logLevel,
     maxConcurrentActivities: cfg.maxConcurrentActivities,
-    consumerConcurrency: cfg.consumerConcurrency,
-    ingestVariant: cfg.ingestVariant,
   };
   const fork = async (role: UnitRole): Promise<ChildHandle> => {
     const h = await forkUnit(role, unitConfig);
@@ -56,40 +71,95 @@ async function main(): Promise<void> {
     cleanups.push(() => h.stop());
     return h;
   };
+  const spawnService = async (command: CliCommand, role: string, env: Record<string, string>): Promise<CliHandle> => {
+    const h = await spawnCli(command, role, { ...serviceEnv(infra, cfg), ...env });
+    roles.set(h.pid, role);
+    cleanups.push(() => h.stop());
+    return h;
+  };
+  const ingestEnv = async (topicArn: string): Promise<{ port: number; env: Record<string, string> }> => {
+    const port = await freePort();
+    // the admin API is another process's concern in a deployment; the sweeper keeps its defaults
+    return { port, env: { PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: topicArn, ADMIN_API_ENABLED: 'false', ...cfg.ingestEnv } };
+  };
 
   // Phase 1: inbound. The load generator and each server have their own process and event loop.
-  log('ingest: starting the load generator, ingest and baseline processes');
-  const [load, ingest, baseline] = await Promise.all([fork('load'), fork('ingest'), fork('baseline')]);
-  const ingestFigures = await runIngestBench({ cfg, infra, load, ingest, baseline, snapshot, log });
-  const [ingestStats, baselineStats] = await Promise.all([ingest.stats(), baseline.stats()]);
+  log('ingest: starting the load generator and baseline (tsx) and the compiled ingest');
+  const ingestSetup = await ingestEnv(infra.ingestTopology.topicArn);
+  const [load, ingest, baseline] = await Promise.all([fork('load'), spawnService('ingest', 'ingest', ingestSetup.env), fork('baseline')]);
+  const ingestFigures = await runIngestBench({
+    cfg,
+    infra,
+    load,
+    ingest: { port: ingestSetup.port, resetPeak: ingest.resetPeak },
+    baseline,
+    snapshot,
+    log,
+  });
+  const baselineStats = await baseline.stats();
+  const ingestRss: ServiceRss = { sampled: ingest.sampledPeakMb(), lifetime: ingest.lifetimePeakMb(), heap: await ingest.heap() };
   await Promise.all([load.stop(), ingest.stop(), baseline.stop()]);
+  // Nothing consumed the ingest topic, so these events never got a workflow: a later ingest's
+  // sweeper (the latency phase's) would re-publish tens of thousands of them to the fanout topic.
+  await infra.db('webhook_event').where({ source: BENCH_SOURCE }).delete();
 
-  // Phase 2: end to end. Real worker and consumer, and the bare worker, each in its own process.
-  log('e2e: starting the receiver, the worker, the consumer and the bare worker (workflow bundles take a while)');
+  // Phase 2: end to end. The compiled worker and consumer, and the bare worker (tsx), each alone.
+  log('e2e: starting the receiver, the compiled worker and consumer, and the bare worker (it bundles its workflow)');
   const receiver = await startReceiver();
   cleanups.push(() => receiver.close());
   const connection = await Connection.connect({ address: infra.temporalAddress });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
-  const [worker, consumer, bareWorker] = await Promise.all([fork('worker'), fork('consumer'), fork('bare-worker')]);
-  // peak RSS of the measured rounds, not of the workflow bundling at start-up
+  const [worker, consumer, bareWorker] = await Promise.all([
+    spawnService('worker', 'worker', {
+      WORKER_MAX_CONCURRENT_ACTIVITIES: String(cfg.maxConcurrentActivities),
+      // the receiver is on loopback, which the outbound address policy refuses by default
+      OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      ...cfg.workerEnv,
+    }),
+    spawnService('consumer', 'consumer', {
+      QUEUE_URL: infra.fanoutTopology.queueUrl,
+      CONSUMER_CONCURRENCY: String(cfg.consumerConcurrency),
+      ...cfg.consumerEnv,
+    }),
+    fork('bare-worker'),
+  ]);
+  // sampled peaks of the measured rounds (the lifetime peak, start-up included, comes from VmHWM)
   const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h.resetPeak());
   const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
 
   const { one, ten } = await runE2eBench(deps, cfg.e2eRounds);
 
-  const [workerStats, consumerStats, bareStats] = await Promise.all([worker.stats(), consumer.stats(), bareWorker.stats()]);
+  // Phase 3: latency at a low steady rate, through a compiled ingest that publishes to the topic
+  // the consumer reads.
+  let latency: LatencyFigures | undefined;
+  if (cfg.latencyDurationS > 0) {
+    const setup = await ingestEnv(infra.fanoutTopology.topicArn);
+    const latencyIngest = await spawnService('ingest', 'ingest-latency', setup.env);
+    latency = await runLatencyBench({
+      cfg,
+      infra,
+      receiver,
+      ingestUrl: `http://127.0.0.1:${setup.port}`,
+      source: LATENCY_SOURCE,
+      snapshot,
+      log,
+    });
+    await latencyIngest.stop();
+  }
+
+  const bareStats = await bareWorker.stats();
   const rss: PeakRss = {
-    ingest: ingestStats.peakRssMb,
+    ingest: ingestRss,
     baseline: baselineStats.peakRssMb,
-    worker: workerStats.peakRssMb,
-    consumer: consumerStats.peakRssMb,
+    worker: { sampled: worker.sampledPeakMb(), lifetime: worker.lifetimePeakMb(), heap: await worker.heap() },
+    consumer: { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
     bareWorker: bareStats.peakRssMb,
   };
   log('stopping everything');
   await cleanup();
 
-  const results = { cfg, ingest: ingestFigures, e2e: { one, ten }, rss };
+  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten }, latency, rss };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }

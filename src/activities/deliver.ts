@@ -4,7 +4,7 @@ import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
 import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
-import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
+import type { BackoffSettings, DeliverFailureDetails, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
 
@@ -234,7 +234,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     if (!settled) return currentStatus(delivery.id);
     if (settled.autoDisabled) noteAutoDisabled(endpoint, outcomeLog);
 
-    const details = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
+    const details: DeliverFailureDetails[] = [{ responseStatus: outcome.status, statusClass: outcome.statusClass }];
     if (final) {
       logger.warn({ ...outcomeLog, error: outcome.error }, 'delivery failed');
       throw ApplicationFailure.create({
@@ -255,7 +255,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       message: outcome.error,
       type: DELIVERY_FAILURE.retryable,
       nonRetryable: false,
-      details,
+      // the workflow reads the delay from the details after a local first attempt
+      details: details.map((d) => ({ ...d, retryDelayMs: nextRetryDelay })),
       nextRetryDelay,
     });
   }

@@ -11,9 +11,6 @@ type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLo
  */
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
   return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
-    const event = await repos.events.getMeta(input.eventId);
-    if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
-
     // A delivery whose activity ended without settling its row (e.g. its last attempt timed out
     // or its worker died) would stay PENDING and not be replayable: count that attempt and fail it.
     for (const u of input.unsettled ?? []) {
@@ -28,7 +25,7 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
         startedAt: new Date(),
         durationMs: null,
       });
-      logger.warn({ eventId: event.id, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
+      logger.warn({ eventId: input.eventId, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
       // it counts towards its endpoint's failures like any FAILED delivery, and may be the one that disables it
       if (settled?.autoDisabled) {
         const endpoint = await repos.endpoints.get(d.endpointId);
@@ -37,7 +34,11 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
       }
     }
 
-    const status = eventOutcome(await repos.deliveries.statusesByEvent(event.id));
+    // read after the unsettled ones are settled: the event and all its deliveries' statuses at once
+    const loaded = await repos.events.getMetaWithDeliveryStatuses(input.eventId);
+    if (!loaded) throw permanent('event_not_found', `event ${input.eventId} not found`);
+    const { event } = loaded;
+    const status = eventOutcome(loaded.statuses);
     await repos.events.setStatus(event.id, status);
     // Counted once per event: not again on an activity retry, nor on a replay's recomputation.
     if (event.status === 'RECEIVED') {

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { ActivityLogger } from './deps.js';
 import { DELIVERY_FAILURE } from './failures.js';
 import { leaseMs, limitsOf, pauseRequestedMs, pauseWaitMs, planWait, waitDelayMs } from './limits.js';
+import type { DeliverFailureDetails } from './types.js';
 
 export type DeferReason = 'rate' | 'concurrency' | 'retry_after';
 
@@ -53,6 +54,9 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
       type: DELIVERY_FAILURE.deferred,
       nonRetryable: false,
       nextRetryDelay: delay,
+      // a first attempt run as a local activity: the workflow reads the wait from here (it is not
+      // handed nextRetryDelay) and sleeps it before the retries run as an activity
+      details: [{ retryDelayMs: delay } satisfies Partial<DeliverFailureDetails>],
       // expected, not an error: the SDK logs it at debug instead of a warning per wait, and
       // leaves it out of its failure metrics (ours count the waits)
       category: ApplicationFailureCategory.BENIGN,

@@ -21,14 +21,15 @@ const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
  */
 export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
-    const event = await repos.events.getMeta(input.eventId);
+    // the run that fans the event out records itself (the consumer no longer writes per start),
+    // in the same round trip as the read
+    const event =
+      input.deliveryIds === undefined
+        ? await repos.events.getMetaForRun(input.eventId, Context.current().info.workflowExecution?.workflowId ?? input.eventId)
+        : await repos.events.getMeta(input.eventId);
     if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
 
     if (input.deliveryIds === undefined) {
-      // the run that fans the event out records itself (the consumer no longer writes per start)
-      if (event.workflowId === null) {
-        await repos.events.setWorkflowId(event.id, Context.current().info.workflowExecution?.workflowId ?? event.id);
-      }
       const endpoints = await repos.endpoints.matchActive(event.source, event.eventType);
       const byId = new Map(endpoints.map((e) => [e.id, e]));
       const rows = await repos.deliveries.createPending(event.id, [...byId.keys()]);

@@ -45,6 +45,18 @@ export interface DeliverResult {
   status: DeliveryStatus;
 }
 
+/**
+ * The details a failed deliver attempt carries (ApplicationFailure.details[0]). The workflow reads
+ * retryDelayMs after a first attempt run as a local activity: the SDK does not hand a failure's
+ * nextRetryDelay to workflow code, and the delay follows the endpoint's attempt and Retry-After.
+ */
+export interface DeliverFailureDetails {
+  responseStatus: number | null;
+  statusClass: string;
+  /** set on a retryable outcome: the delay before the next attempt (the production backoff, Retry-After as a floor) */
+  retryDelayMs?: number;
+}
+
 /** A delivery whose activity ended without settling its row (timeout, lost worker, DB error). */
 export interface UnsettledDelivery {
   deliveryId: string;

@@ -61,17 +61,30 @@ export function createDeliveryRepository(db: Db) {
   return {
     /** One PENDING row per (event, endpoint); safe to call again when the activity is retried. */
     async createPending(eventId: string, endpointIds: readonly string[]): Promise<Delivery[]> {
-      if (endpointIds.length > 0) {
-        await db('webhook_delivery')
-          .insert(endpointIds.map((endpointId) => ({ event_id: eventId, endpoint_id: endpointId })))
-          .onConflict(['event_id', 'endpoint_id'])
-          .ignore();
+      if (endpointIds.length === 0) return [];
+      // One round trip: the rows this statement inserted, and those that were there before it (a
+      // retried prepare). Both come from the statement's snapshot, so a row another transaction
+      // inserted meanwhile is in neither: then read them again, as a separate statement sees it.
+      const res = await db.raw<{ rows: DeliveryRow[] }>(
+        `WITH inserted AS (
+           INSERT INTO webhook_delivery (event_id, endpoint_id)
+           SELECT ?, unnest(?::uuid[])
+           ON CONFLICT (event_id, endpoint_id) DO NOTHING
+           RETURNING *)
+         SELECT * FROM inserted
+         UNION ALL
+         SELECT * FROM webhook_delivery WHERE event_id = ? AND endpoint_id = ANY(?::uuid[])`,
+        [eventId, [...endpointIds], eventId, [...endpointIds]],
+      );
+      let rows = res.rows;
+      if (rows.length < new Set(endpointIds).size) {
+        rows = await db<DeliveryRow>('webhook_delivery').where({ event_id: eventId }).whereIn('endpoint_id', endpointIds as string[]);
       }
-      const rows = await db<DeliveryRow>('webhook_delivery')
-        .where({ event_id: eventId })
-        .whereIn('endpoint_id', endpointIds as string[])
-        .orderBy('created_at');
-      return rows.map(toDelivery);
+      // oldest first; rows created together in the caller's order of endpoints
+      const position = new Map(endpointIds.map((id, i) => [id, i]));
+      return rows
+        .map(toDelivery)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (position.get(a.endpointId) ?? 0) - (position.get(b.endpointId) ?? 0));
     },
 
     /**

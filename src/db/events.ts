@@ -1,5 +1,5 @@
 import type { WebhookEvent } from '../domain/records.js';
-import type { EventStatus } from '../domain/statuses.js';
+import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
 import type { Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
@@ -132,6 +132,39 @@ export function createEventRepository(db: Db) {
       if (!row) return undefined;
       const { payload: _payload, ...meta } = toEvent({ ...row, payload: Buffer.alloc(0) });
       return meta;
+    },
+
+    /**
+     * The event's metadata for the run that fans it out, recording that run's workflow id when none
+     * is recorded yet, in one round trip. (The SELECT reads the row as it was before the UPDATE of
+     * the same statement: workflowId is the previous value.)
+     */
+    async getMetaForRun(id: string, workflowId: string): Promise<Omit<WebhookEvent, 'payload'> | undefined> {
+      const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'>> }>(
+        `WITH recorded AS (
+           UPDATE webhook_event SET workflow_id = ?, updated_at = now() WHERE id = ? AND workflow_id IS NULL RETURNING id)
+         SELECT ${META_COLUMNS.join(', ')} FROM webhook_event WHERE id = ?`,
+        [workflowId, id, id],
+      );
+      const row = res.rows[0];
+      if (!row) return undefined;
+      const { payload: _payload, ...meta } = toEvent({ ...row, payload: Buffer.alloc(0) });
+      return meta;
+    },
+
+    /** The event's metadata and the statuses of all its deliveries, in one round trip (settling the event). */
+    async getMetaWithDeliveryStatuses(id: string): Promise<{ event: Omit<WebhookEvent, 'payload'>; statuses: DeliveryStatus[] } | undefined> {
+      const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'> & { delivery_statuses: DeliveryStatus[] }> }>(
+        `SELECT ${META_COLUMNS.map((c) => `e.${c}`).join(', ')},
+                array(SELECT d.status FROM webhook_delivery d WHERE d.event_id = e.id) AS delivery_statuses
+           FROM webhook_event e WHERE e.id = ?`,
+        [id],
+      );
+      const row = res.rows[0];
+      if (!row) return undefined;
+      const { delivery_statuses: statuses, ...eventRow } = row;
+      const { payload: _payload, ...event } = toEvent({ ...eventRow, payload: Buffer.alloc(0) });
+      return { event, statuses };
     },
 
     async get(id: string): Promise<WebhookEvent | undefined> {

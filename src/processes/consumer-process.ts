@@ -77,13 +77,3 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     },
   };
 }
-
-/**
- * Build and start in one call, the settings among the dependencies: the shape
- * bench/units/consumer.ts calls (to go when the bench runs the CLI processes instead).
- */
-export function startConsumerProcess(
-  deps: Omit<ConsumerDeps, 'settings'> & Omit<ConsumerSettings, 'temporal'> & Pick<TemporalConfig, 'taskQueue'>,
-): RunningProcess {
-  return buildConsumerProcess({ ...deps, settings: { ...deps, temporal: deps } }).start();
-}

@@ -20,6 +20,9 @@ export interface FanoutWorkerOptions {
   identity?: string;
 }
 
+/** Workflow runs kept in the worker's sticky cache (see createFanoutWorker). */
+export const WORKFLOW_CACHE_SIZE = 100;
+
 /** Where the worker's workflow code comes from (see resolveWorkflowCode). */
 export type WorkflowCode = { kind: 'bundle'; codePath: string } | { kind: 'source'; workflowsPath: string };
 
@@ -47,12 +50,22 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: opts.activities,
     ...workflowCodeOptions(opts.workflowCode ?? resolveWorkflowCode()),
+    // first delivery attempts run as local activities (workflows/fanout.ts): the same bound
+    // applies to them, so WORKER_MAX_CONCURRENT_ACTIVITIES still caps each kind of outbound work
     ...(opts.maxConcurrentActivityTaskExecutions === undefined
       ? {}
-      : { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }),
+      : {
+          maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions,
+          maxConcurrentLocalActivityExecutions: opts.maxConcurrentActivityTaskExecutions,
+        }),
     ...(opts.maxConcurrentWorkflowTaskExecutions === undefined
       ? {}
       : { maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTaskExecutions }),
+    // Explicit: the SDK derives its default from the V8 heap limit (about 2 300 on a machine with
+    // 16 GiB and no limit, 10 under the chart's --max-old-space-size=128). A fanout usually
+    // completes in its first workflow task (first attempts are local activities), so the cache
+    // holds the runs waiting for retries; one evicted is replayed from its (short) history.
+    maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30 seconds',
     ...(opts.identity === undefined ? {} : { identity: opts.identity }),
   });

@@ -100,11 +100,3 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     },
   };
 }
-
-/**
- * Build and start in one call, the settings among the dependencies: the shape bench/units/ingest.ts
- * calls (to go when the bench runs the CLI processes instead).
- */
-export async function startIngestProcess(deps: Omit<IngestDeps, 'settings' | 'adminApi'> & IngestSettings): Promise<StartedIngest> {
-  return (await buildIngestProcess({ ...deps, settings: deps })).start();
-}

@@ -76,13 +76,3 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     },
   };
 }
-
-/**
- * Build and start in one call, namespace and task queue among the dependencies: the shape
- * bench/units/worker.ts calls (to go when the bench runs the CLI processes instead).
- */
-export async function startWorkerProcess(
-  deps: Omit<WorkerDeps, 'settings'> & Omit<WorkerSettings, 'temporal'> & Pick<TemporalConfig, 'namespace' | 'taskQueue'>,
-): Promise<StartedWorker> {
-  return (await buildWorkerProcess({ ...deps, settings: { ...deps, temporal: deps } })).start();
-}

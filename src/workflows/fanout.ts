@@ -1,6 +1,17 @@
-import { ActivityFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  sleep,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
 import type {
   BackoffSettings,
+  DeliverFailureDetails,
   FanoutActivities,
   FanoutInput,
   FinalEventStatus,
@@ -41,10 +52,73 @@ export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' |
   };
 }
 
-/** One activity handle per delivery: each endpoint has its own attempts, timeout and backoff. */
-function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
-  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(deliveryActivityOptions(d, backoff));
-  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts });
+/**
+ * Marks histories whose deliveries start with a local activity; runs recorded before it replay the
+ * old path (one activity per delivery from the first attempt). docs/decisions.md, "Changing the
+ * workflow" and "First delivery attempt as a local activity".
+ */
+export const LOCAL_FIRST_ATTEMPT_PATCH = 'deliver-first-attempt-local';
+
+/** A first attempt's options: the endpoint's timeout, no retry of its own (the fallback below retries). */
+export function localFirstAttemptOptions(d: Pick<PlannedDelivery, 'timeoutSeconds'>): LocalActivityOptions {
+  return { startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS, retry: { maximumAttempts: 1 } };
+}
+
+/**
+ * The retries after a failed local first attempt, as a normal activity: the attempts left, and the
+ * backoff continued where the first attempt left it (its first retry is the policy's second delay),
+ * so the delays are those of deliveryActivityOptions. The activity sets each delay itself from the
+ * endpoint's attempt number; this policy applies when it could not (a timeout, a lost worker).
+ */
+export function retryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>, backoff: BackoffSettings): ActivityOptions {
+  const base = deliveryActivityOptions({ ...d, maxAttempts: Math.max(1, d.maxAttempts - 1) }, backoff);
+  return {
+    ...base,
+    retry: { ...base.retry, initialInterval: Math.min(backoff.initialIntervalMs * backoff.backoffCoefficient, backoff.maximumIntervalMs) },
+  };
+}
+
+/**
+ * The delay before the first retry after a local first attempt failed with `err`, or undefined
+ * when the failure is final (4xx, attempts used up, cancelled): then it is rethrown as it is. Pure.
+ */
+export function retryDelayAfterFirstAttempt(err: unknown, backoff: BackoffSettings): number | undefined {
+  if (err instanceof CancelledFailure) return undefined;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof CancelledFailure) return undefined;
+  if (cause instanceof ApplicationFailure) {
+    if (cause.nonRetryable) return undefined;
+    const details = cause.details?.[0] as Partial<DeliverFailureDetails> | undefined;
+    if (typeof details?.retryDelayMs === 'number' && details.retryDelayMs >= 0) return details.retryDelayMs;
+  }
+  // a database failure (no endpoint attempt spent), a timeout, a crash: the policy's first delay
+  return backoff.initialIntervalMs;
+}
+
+/**
+ * One delivery, each endpoint with its own attempts, timeout and backoff. Its first attempt runs as
+ * a local activity: on the happy path no activity task, no task-queue round trip and no history
+ * events of its own (a marker in the workflow task), which was most of Temporal's cost per
+ * delivery. A retryable failure continues as a normal activity after the backoff's delay (a
+ * timer), so retries keep their durable schedule and a failing endpoint does not hold the workflow
+ * task. The attempt number in Postgres is the row's count of attempts, so it runs on across both.
+ */
+async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
+  const input = { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts };
+  if (!patched(LOCAL_FIRST_ATTEMPT_PATCH)) {
+    const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(deliveryActivityOptions(d, backoff));
+    return deliver(input);
+  }
+  const { deliver: firstAttempt } = proxyLocalActivities<Pick<FanoutActivities, 'deliver'>>(localFirstAttemptOptions(d));
+  try {
+    return await firstAttempt(input);
+  } catch (err) {
+    const delayMs = retryDelayAfterFirstAttempt(err, backoff);
+    if (delayMs === undefined) throw err;
+    if (delayMs > 0) await sleep(delayMs);
+    const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(retryActivityOptions(d, backoff));
+    return deliver(input);
+  }
 }
 
 function reasonOf(err: unknown): string {

@@ -34,6 +34,8 @@ interface ActivityFixtures {
     metrics: Metrics;
     /** every request the activities sent in this test */
     sent: OutboundRequest[];
+    /** the activities themselves, to run in an activity environment of the test's own */
+    activities: FanoutActivities;
     /** replaces the real sender for the rest of this test */
     setSend(send: Send): void;
     prepare(attempt: number, input: PrepareInput): Promise<PrepareResult>;
@@ -101,6 +103,7 @@ const it = base.extend<ActivityFixtures>({
       repos,
       metrics,
       sent,
+      activities,
       setSend: (s) => {
         send = s;
       },
@@ -134,6 +137,20 @@ describe('fanout activities', () => {
       backoff,
     });
     expect(await t.repos.deliveries.listByEvent(eventId)).toHaveLength(1);
+  });
+
+  it('prepare: records the workflow id of the run that fans the event out, and only the first one', async ({ t, receiver }) => {
+    const source = uniqueSource();
+    await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    const inRun = (workflowId: string) =>
+      new MockActivityEnvironment({ attempt: 1, workflowExecution: { workflowId, runId: 'run' } }, { logger: new DefaultLogger('ERROR') });
+    const activities = t.activities;
+    await inRun(eventId).run(activities.prepare, { eventId });
+    expect((await t.repos.events.get(eventId))?.workflowId).toBe(eventId);
+    // a later run (e.g. a replay's own workflow id) does not overwrite it
+    await inRun('another-run').run(activities.prepare, { eventId });
+    expect((await t.repos.events.get(eventId))?.workflowId).toBe(eventId);
   });
 
   it('prepare: a missing event or a foreign delivery id is a non-retryable failure', async ({ t }) => {

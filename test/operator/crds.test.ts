@@ -114,7 +114,7 @@ describe('against kube-apiserver', () => {
     expect(o?.spec).toMatchObject({ rateLimit: { perSecond: 0.5 }, maxConcurrency: 4 });
     const wide = await kubectl(conn, ['get', 'whe', 'limited', '-n', ns, '-o', 'wide']);
     expect(wide).toMatch(/RATE\s+MAX IN FLIGHT/);
-    expect(wide).toMatch(/limited\s+s\s+http:\/\/x\.example\/h\s+true\s+0\.5\s+4\s/);
+    expect(wide).toMatch(/limited\s+s\s+http:\/\/x\.example\/h\s+true\s+ACTIVE\s+0\.5\s+4\s/);
   });
   it.each(rejected)('rejects a WebhookEndpoint with %s, before anything reaches Postgres', async (_what, spec, message) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;

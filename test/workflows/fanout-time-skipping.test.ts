@@ -32,7 +32,12 @@ const WORKFLOWS_SOURCE = fileURLToPath(new URL('../../src/workflows/index.ts', i
 interface Observed {
   /** Temporal time (ms) at which each deliver attempt started */
   startedAt: number[];
+  /** the endpoint's attempt numbers, counted like the row counts them */
   attempts: number[];
+  /** Temporal time (ms) at which each failed attempt ended: a backoff runs from there */
+  failedAt: number[];
+  /** whether each attempt ran as a local activity */
+  local: boolean[];
 }
 
 type DeliverBehaviour = (attempt: number) => Promise<DeliverResult>;
@@ -60,7 +65,7 @@ afterAll(async () => {
 /** Runs one fanout over the given deliveries; each delivery behaves as its function says. */
 async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' | 'endpointId'>; behave: DeliverBehaviour }[]) {
   const planned = deliveries.map((d) => ({ ...d.plan, deliveryId: randomUUID(), endpointId: randomUUID() }));
-  const observed = new Map<string, Observed>(planned.map((p) => [p.deliveryId, { startedAt: [], attempts: [] }]));
+  const observed = new Map<string, Observed>(planned.map((p) => [p.deliveryId, { startedAt: [], failedAt: [], attempts: [], local: [] }]));
   const behaviours = new Map<string, DeliverBehaviour>(planned.map((p, i) => [p.deliveryId, deliveries[i]!.behave]));
   const finished: FinishEventInput[] = [];
   const activities: FanoutActivities = {
@@ -68,14 +73,19 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
     deliver: async (input: DeliverInput) => {
       const { info } = Context.current();
       const seen = observed.get(input.deliveryId)!;
+      // the endpoint's attempt number as the real activity takes it from the row: attempts made so
+      // far + 1 (Temporal's own attempt starts again at 1 when the local first attempt hands over)
+      const attempt = seen.attempts.length + 1;
       seen.startedAt.push(await env.currentTimeMs());
-      seen.attempts.push(info.attempt);
+      seen.attempts.push(attempt);
+      seen.local.push(info.isLocal);
       try {
-        return await behaviours.get(input.deliveryId)!(info.attempt);
+        return await behaviours.get(input.deliveryId)!(attempt);
       } catch (err) {
+        seen.failedAt.push(await env.currentTimeMs());
         // as the real activity does: it fails the delivery itself on the endpoint's last attempt
         // (Temporal's own limit is higher, leaving room for retries after database failures)
-        if (err instanceof ApplicationFailure && !err.nonRetryable && info.attempt >= input.maxAttempts) {
+        if (err instanceof ApplicationFailure && !err.nonRetryable && attempt >= input.maxAttempts) {
           throw ApplicationFailure.nonRetryable(err.message, 'DeliveryAttemptsExhausted');
         }
         throw err;
@@ -89,26 +99,42 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
   const taskQueue = `ts-${randomUUID()}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
   const startedAt = await env.currentTimeMs();
-  const status = await worker.runUntil(async () => {
+  const { status, history } = await worker.runUntil(async () => {
     const handle = await env.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
       taskQueue,
       workflowId: randomUUID(),
       args: [{ eventId: randomUUID() }],
     });
-    return handle.result();
+    return { status: await handle.result(), history: await handle.fetchHistory() };
   });
   const elapsedMs = (await env.currentTimeMs()) - startedAt;
-  return { status, planned, observed: planned.map((p) => observed.get(p.deliveryId)!), finished, elapsedMs };
+  // the timers the workflow started (the wait between a local first attempt and its retries)
+  const timersMs = (history.events ?? []).flatMap((e) => {
+    const t = e.timerStartedEventAttributes?.startToFireTimeout;
+    return t ? [Number(t.seconds ?? 0) * 1000 + Math.round((t.nanos ?? 0) / 1e6)] : [];
+  });
+  return { status, planned, observed: planned.map((p) => observed.get(p.deliveryId)!), finished, elapsedMs, timersMs };
 }
 
 const retryable = (): Promise<DeliverResult> => Promise.reject(ApplicationFailure.retryable('HTTP 503', 'DeliveryFailed'));
-const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
-/** Temporal adds no jitter to activity retries; allow the server's scheduling granularity. */
-const expectDelays = (actual: number[], expected: number[]): void => {
+/**
+ * The backoff before each retry: from the end of the failed attempt to the start of the next. (A
+ * local first attempt's own run time is real time on this server, which skips time only while
+ * nothing runs; on a loaded machine it would otherwise count as delay.)
+ */
+const gaps = (o: Observed): number[] => o.startedAt.slice(1).map((t, i) => t - o.failedAt[i]!);
+/**
+ * Temporal adds no jitter to activity retries; allow the server's scheduling granularity. The
+ * first delay follows a local first attempt: a workflow timer, whose length the history states
+ * (timersMs), while the worker's own turns around it take real time on this server (it skips time
+ * only while nothing runs), a second or more on a loaded machine; so it is checked as a floor here.
+ */
+const expectDelays = (actual: number[], expected: number[], timersMs: number[]): void => {
   expect(actual).toHaveLength(expected.length);
+  expect(timersMs).toEqual(expected.slice(0, 1));
   actual.forEach((ms, i) => {
     expect(ms, `delay before attempt ${i + 2}`).toBeGreaterThanOrEqual(expected[i]!);
-    expect(ms, `delay before attempt ${i + 2}`).toBeLessThan(expected[i]! + 1_000);
+    if (i > 0) expect(ms, `delay before attempt ${i + 2}`).toBeLessThan(expected[i]! + 1_000);
   });
 };
 
@@ -118,8 +144,10 @@ describe('fanout workflow on a time-skipping server', () => {
 
     const [d] = run.observed;
     expect(d!.attempts).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    // the first attempt in the worker (a local activity), the retries as activity tasks
+    expect(d!.local).toEqual([true, ...Array<boolean>(12).fill(false)]);
     // 1, 2, 4 ... 512 s, then the 10 min cap
-    expectDelays(gaps(d!.startedAt), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map((s) => s * 1_000));
+    expectDelays(gaps(d!), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map((s) => s * 1_000), run.timersMs);
     // about 47 minutes of Temporal time
     expect(run.elapsedMs).toBeGreaterThanOrEqual(2_823_000);
     expect(run.status).toBe('FAILED');
@@ -133,7 +161,27 @@ describe('fanout workflow on a time-skipping server', () => {
       { plan: { maxAttempts: 5, timeoutSeconds: 10, priorAttempts: 0 }, behave: () => Promise.reject(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryFailed')) },
     ]);
     expect(run.observed[0]!.attempts).toEqual([1]);
+    expect(run.observed[0]!.local).toEqual([true]);
     expect(run.finished[0]?.unsettled).toEqual([{ deliveryId: run.planned[0]!.deliveryId, reason: 'HTTP 404' }]);
+  });
+
+  it('the first retry after a local first attempt waits the delay that attempt asked for (Retry-After)', async () => {
+    const run = await runFanout([
+      {
+        plan: { maxAttempts: 3, timeoutSeconds: 10, priorAttempts: 0 },
+        behave: (attempt) =>
+          attempt === 1
+            ? Promise.reject(
+                ApplicationFailure.create({ message: 'HTTP 429', type: 'DeliveryRetryableFailure', details: [{ responseStatus: 429, statusClass: '4xx', retryDelayMs: 45_000 }] }),
+              )
+            : Promise.resolve({ status: 'SUCCESS' }),
+      },
+    ]);
+    const [d] = run.observed;
+    expect(d!.attempts).toEqual([1, 2]);
+    expect(d!.local).toEqual([true, false]);
+    expectDelays(gaps(d!), [45_000], run.timersMs);
+    expect(run.status).toBe('COMPLETED');
   });
 
   it('deliveries run concurrently, each with its own attempts: one slow retrier does not hold back the others', async () => {
@@ -145,7 +193,7 @@ describe('fanout workflow on a time-skipping server', () => {
     expect(fast!.attempts).toEqual([1]);
     expect(slow!.attempts).toEqual([1, 2, 3, 4]);
     expect(Math.abs(fast!.startedAt[0]! - slow!.startedAt[0]!)).toBeLessThan(1_000);
-    expectDelays(gaps(slow!.startedAt), [1_000, 2_000, 4_000]);
+    expectDelays(gaps(slow!), [1_000, 2_000, 4_000], run.timersMs);
     expect(run.status).toBe('COMPLETED');
   });
 });

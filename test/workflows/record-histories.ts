@@ -11,6 +11,12 @@ import { historyToFixture } from './support/history-fixtures.js';
 // Re-record after a deliberate, patched() change of the workflow, and keep the old fixtures too:
 // histories of runs still open in production must replay against every later version.
 const FIXTURES = new URL('../fixtures/histories/', import.meta.url);
+/**
+ * Appended to the fixture names, so that a new recording sits beside the older ones: the workflow
+ * version these histories come from (first delivery attempt as a local activity). Change it with
+ * the next patched() change. The fixtures without a suffix are from before that change.
+ */
+const VERSION = 'local-first-attempt';
 
 describe('record fanout histories', () => {
   it('records a success, retries then failure, and a partial fanout', async () => {
@@ -25,7 +31,7 @@ describe('record fanout histories', () => {
         const eventId = await addEvent(h.repos, { source, eventType: 'fixture.recorded' });
         expect(await h.runFanout(eventId)).toBe(expected);
         const history = await h.client.workflow.getHandle(eventId).fetchHistory();
-        await writeFile(new URL(`${name}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
+        await writeFile(new URL(`${name}.${VERSION}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
         runs.push([name, eventId, expected]);
       };
       await record('success', 'fixture-success', [{ url: ok.url }], 'COMPLETED');

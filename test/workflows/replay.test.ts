@@ -19,10 +19,16 @@ const histories = readdirSync(FIXTURES)
   .sort()
   .map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: JSON.parse(readFileSync(`${FIXTURES}${f}`, 'utf8')) as unknown }));
 
-/** Replays every fixture as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */
-async function replayAll(workflowsPath: string, workflowType?: string): Promise<Map<string, ReplayResult>> {
+/** The three shapes recorded from the first workflow version, before any patched() change. */
+const FIRST_VERSION = ['partial', 'retries-then-failure', 'success'];
+/** The same shapes from each later version: `<shape>.<version>`, recorded by record-histories.ts. */
+const VERSIONS = ['local-first-attempt'];
+
+/** Replays the fixtures as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */
+async function replayAll(workflowsPath: string, workflowType?: string, only?: readonly string[]): Promise<Map<string, ReplayResult>> {
   const results = new Map<string, ReplayResult>();
-  const renamed = histories.map(({ workflowId, history }) => ({
+  const chosen = only === undefined ? histories : histories.filter((h) => only.includes(h.workflowId));
+  const renamed = chosen.map(({ workflowId, history }) => ({
     workflowId,
     history: historyFromFixture(workflowType === undefined ? history : renameWorkflowType(history, workflowType)),
   }));
@@ -50,25 +56,36 @@ beforeAll(() => {
 });
 
 describe('recorded fanout histories', () => {
-  it('the fixtures are the three recorded shapes', () => {
-    expect(histories.map((h) => h.workflowId)).toEqual(['partial', 'retries-then-failure', 'success']);
+  const all = [...FIRST_VERSION, ...VERSIONS.flatMap((v) => FIRST_VERSION.map((shape) => `${shape}.${v}`))].sort();
+
+  it('the fixtures are the three recorded shapes of every workflow version', () => {
+    expect(histories.map((h) => h.workflowId)).toEqual(all);
   });
 
-  it('replay deterministically against the current workflow code', async () => {
+  it('replay deterministically against the current workflow code, old versions and new', async () => {
     const results = await replayAll(WORKFLOWS_SOURCE);
-    expect([...results.keys()].sort()).toEqual(['partial', 'retries-then-failure', 'success']);
+    expect([...results.keys()].sort()).toEqual(all);
     for (const [id, r] of results) expect(r.error, `${id}: ${String(r.error)}`).toBeUndefined();
   });
 
   const changed = fileURLToPath(new URL('./support/changed-fanout.ts', import.meta.url));
 
+  // the mechanism, shown on the first version's histories (support/changed-fanout.ts edits that version)
   it('a change of the commands without patched() fails the replay of the concurrent fanout', async () => {
-    const results = await replayAll(changed, 'UnpatchedFanout');
+    const results = await replayAll(changed, 'UnpatchedFanout', FIRST_VERSION);
     expect(results.get('partial')?.error?.name).toBe('DeterminismViolationError');
   });
 
-  it('the same change behind patched() replays every recorded history', async () => {
-    const results = await replayAll(changed, 'PatchedFanout');
+  it('the same change behind patched() replays every history recorded before it', async () => {
+    const results = await replayAll(changed, 'PatchedFanout', FIRST_VERSION);
+    expect([...results.keys()].sort()).toEqual(FIRST_VERSION);
     for (const [id, r] of results) expect(r.error, `${id}: ${String(r.error)}`).toBeUndefined();
+  });
+
+  it('the workflow without the local-first-attempt path fails the histories recorded with it', async () => {
+    // what the patch protects: a worker of the previous version would not replay the new runs,
+    // nor this version the old ones without the patched() branch
+    const results = await replayAll(changed, 'UnpatchedFanout', VERSIONS.map((v) => `success.${v}`));
+    expect(results.get('success.local-first-attempt')?.error?.name).toBe('DeterminismViolationError');
   });
 });
