@@ -131,26 +131,38 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
   };
 
   /**
-   * Endpoint health (docs/endpoint-health.md): a disabled endpoint is not called. The delivery is
-   * FAILED at once, not counted, and held to be redriven when the endpoint is enabled again.
+   * A delivery FAILED at once without a request (its endpoint removed or disabled): recorded as
+   * an attempt that sent nothing, then a non-retryable failure; when another run settled it
+   * first, its status.
    */
-  async function failDisabled(delivery: Delivery, log: object): Promise<DeliverResult> {
+  async function failWithoutRequest(
+    delivery: Delivery,
+    why: Pick<AttemptResult, 'error' | 'responseStatus' | 'responseBody'> & { error: string; skipped: NonNullable<AttemptResult['skipped']> },
+    log: object,
+    logged: () => void,
+  ): Promise<DeliverResult> {
+    const { error, skipped, responseStatus, responseBody } = why;
     const settled = await record(
       delivery.id,
-      {
-        status: 'FAILED',
-        responseStatus: null,
-        responseBody: null,
-        error: ENDPOINT_DISABLED_ERROR,
-        startedAt: new Date(),
-        durationMs: null,
-        skipped: 'endpoint_disabled',
-      },
+      { status: 'FAILED', responseStatus, responseBody, error, startedAt: new Date(), durationMs: null, skipped },
       log,
     );
     if (!settled) return currentStatus(delivery.id);
-    logger.info(log, 'delivery failed at once: endpoint disabled; held for the redrive on enable');
-    throw ApplicationFailure.nonRetryable(ENDPOINT_DISABLED_ERROR, DELIVERY_FAILURE.permanent);
+    logged();
+    throw ApplicationFailure.nonRetryable(error, DELIVERY_FAILURE.permanent);
+  }
+
+  /**
+   * A disabled endpoint is not called (docs/endpoint-health.md): its new deliveries end FAILED at
+   * once, not counted, and held to be redriven when the endpoint is enabled again.
+   */
+  function failDisabled(delivery: Delivery, log: object): Promise<DeliverResult> {
+    return failWithoutRequest(
+      delivery,
+      { error: ENDPOINT_DISABLED_ERROR, skipped: 'endpoint_disabled', responseStatus: null, responseBody: null },
+      log,
+      () => logger.info(log, 'delivery failed at once: endpoint disabled; held for the redrive on enable'),
+    );
   }
 
   function noteAutoDisabled(endpoint: Endpoint, log: object): void {
@@ -178,22 +190,17 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
 
     // A removed endpoint (deactivated row) is not called any more, even mid-retry.
     if (!endpoint.active) {
-      const settled = await record(
-        delivery.id,
+      return failWithoutRequest(
+        delivery,
         {
-          status: 'FAILED',
+          error: 'endpoint is no longer active',
+          skipped: 'endpoint_inactive',
           responseStatus: delivery.lastResponseStatus,
           responseBody: delivery.lastResponseBody,
-          error: 'endpoint is no longer active',
-          startedAt: new Date(),
-          durationMs: null,
-          skipped: 'endpoint_inactive',
         },
         log,
+        () => logger.warn(log, 'delivery failed: endpoint deactivated'),
       );
-      if (!settled) return currentStatus(delivery.id);
-      logger.warn(log, 'delivery failed: endpoint deactivated');
-      throw ApplicationFailure.nonRetryable('endpoint is no longer active', DELIVERY_FAILURE.permanent);
     }
     if (endpoint.disabledAt !== null) return failDisabled(delivery, log);
 
