@@ -14,9 +14,18 @@ export interface FanoutInput {
   eventId: string;
   /** replay: deliver only these (PENDING) deliveries instead of matching endpoints */
   deliveryIds?: string[];
+  /**
+   * Set by every starter of this version (workflows/start/input.ts): first delivery attempts run
+   * as local activities. Absent in the input of runs started by an earlier consumer: those decide
+   * by patched() as they did (docs/decisions.md, "Changing the workflow"). Part of the input, so
+   * a run decides it once, deterministically, without the patch's marker and search-attribute
+   * update in every history.
+   */
+  localFirstAttempt?: boolean;
 }
 
-export type PrepareInput = FanoutInput;
+/** What prepare needs of the run's input. */
+export type PrepareInput = Pick<FanoutInput, 'eventId' | 'deliveryIds'>;
 
 /** One delivery the workflow will run, with what its retry policy is built from. */
 export interface PlannedDelivery {

@@ -54,8 +54,10 @@ export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' |
 
 /**
  * Marks histories whose deliveries start with a local activity; runs recorded before it replay the
- * old path (one activity per delivery from the first attempt). docs/decisions.md, "Changing the
- * workflow" and "First delivery attempt as a local activity".
+ * old path (one activity per delivery from the first attempt). Asked only by runs whose input does
+ * not say (FanoutInput.localFirstAttempt): the patch costs every run a marker and a
+ * search-attribute update (TemporalChangeVersion). docs/decisions.md, "Changing the workflow" and
+ * "First delivery attempt as a local activity".
  */
 export const LOCAL_FIRST_ATTEMPT_PATCH = 'deliver-first-attempt-local';
 
@@ -103,9 +105,11 @@ export function retryDelayAfterFirstAttempt(err: unknown, backoff: BackoffSettin
  * timer), so retries keep their durable schedule and a failing endpoint does not hold the workflow
  * task. The attempt number in Postgres is the row's count of attempts, so it runs on across both.
  */
-async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings) {
+async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings, localFirstAttempt: boolean | undefined) {
   const input = { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts };
-  if (!patched(LOCAL_FIRST_ATTEMPT_PATCH)) {
+  // a run started by this version says so in its input; one started before asks the patch, at
+  // the point where it always did (its history has the marker there, or no marker at all)
+  if (!(localFirstAttempt ?? patched(LOCAL_FIRST_ATTEMPT_PATCH))) {
     const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(deliveryActivityOptions(d, backoff));
     return deliver(input);
   }
@@ -131,8 +135,8 @@ function reasonOf(err: unknown): string {
  * concurrently, then the event's final status. With deliveryIds it replays just those deliveries.
  */
 export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEventStatus> {
-  const plan = await prepare(input);
-  const results = await Promise.allSettled(plan.deliveries.map((d) => deliverWithPolicy(d, plan.backoff)));
+  const plan = await prepare({ eventId: input.eventId, ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }) });
+  const results = await Promise.allSettled(plan.deliveries.map((d) => deliverWithPolicy(d, plan.backoff, input.localFirstAttempt)));
   // A delivery that failed normally is already FAILED in its row; finishEvent settles any other
   // (e.g. the last attempt timed out) so no row stays PENDING once its workflow is done.
   const unsettled: UnsettledDelivery[] = [];

@@ -14,6 +14,7 @@ import type {
 } from '../../src/activities/types.js';
 import type { WebhookFanoutWorkflow } from '../../src/workflows/fanout.js';
 import { WORKFLOW_TYPE } from '../../src/workflows/names.js';
+import { fanoutInput } from '../../src/workflows/start/input.js';
 import { fileURLToPath } from 'node:url';
 import { startTimeSkippingEnv, type TimeSkippingEnv } from '../support/time-skipping.js';
 
@@ -103,7 +104,7 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
     const handle = await env.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
       taskQueue,
       workflowId: randomUUID(),
-      args: [{ eventId: randomUUID() }],
+      args: [fanoutInput(randomUUID())],
     });
     return { status: await handle.result(), history: await handle.fetchHistory() };
   });

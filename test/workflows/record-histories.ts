@@ -8,15 +8,17 @@ import { historyToFixture } from './support/history-fixtures.js';
 // Records the histories that test/workflows/replay.test.ts replays, from real runs (Postgres,
 // the Temporal dev server, real HTTP receivers, the production backoff). Not part of `npm test`
 // (vitest.config.ts includes it only when asked): npm run record:histories
-// Re-record after a deliberate, patched() change of the workflow, and keep the old fixtures too:
-// histories of runs still open in production must replay against every later version.
+// Re-record after a deliberate change of the workflow's commands (behind patched() or an input
+// field, docs/decisions.md), and keep the old fixtures too: histories of runs still open in
+// production must replay against every later version.
 const FIXTURES = new URL('../fixtures/histories/', import.meta.url);
 /**
  * Appended to the fixture names, so that a new recording sits beside the older ones: the workflow
- * version these histories come from (first delivery attempt as a local activity). Change it with
- * the next patched() change. The fixtures without a suffix are from before that change.
+ * version these histories come from (first delivery attempt as a local activity, chosen by the
+ * input's localFirstAttempt: no patch marker). Change it with the next such change. Earlier:
+ * `.local-first-attempt` (chosen by patched()), and no suffix (before that).
  */
-const VERSION = 'local-first-attempt';
+const VERSION = 'local-first-attempt-input';
 
 describe('record fanout histories', () => {
   it('records a success, retries then failure, and a partial fanout', async () => {

@@ -11,8 +11,8 @@ const WORKFLOWS_SOURCE = fileURLToPath(new URL('../../src/workflows/index.ts', i
 // against the workflow code as it is now. A change to WebhookFanoutWorkflow that alters the
 // commands it issues (activities scheduled, their order or count, timers) fails here: open runs in
 // production would fail the same way after a deploy. Such a change must go behind
-// `patched('<change-id>')` from @temporalio/workflow, keeping the old path for old histories
-// (docs/decisions.md, "Changing the workflow").
+// `patched('<change-id>')` from @temporalio/workflow or a new field of the workflow's input,
+// keeping the old path for old histories (docs/decisions.md, "Changing the workflow").
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const histories = readdirSync(FIXTURES)
   .filter((f) => f.endsWith('.json'))
@@ -22,7 +22,7 @@ const histories = readdirSync(FIXTURES)
 /** The three shapes recorded from the first workflow version, before any patched() change. */
 const FIRST_VERSION = ['partial', 'retries-then-failure', 'success'];
 /** The same shapes from each later version: `<shape>.<version>`, recorded by record-histories.ts. */
-const VERSIONS = ['local-first-attempt'];
+const VERSIONS = ['local-first-attempt', 'local-first-attempt-input'];
 
 /** Replays the fixtures as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */
 async function replayAll(workflowsPath: string, workflowType?: string, only?: readonly string[]): Promise<Map<string, ReplayResult>> {
@@ -59,7 +59,7 @@ describe('recorded fanout histories', () => {
   const all = [...FIRST_VERSION, ...VERSIONS.flatMap((v) => FIRST_VERSION.map((shape) => `${shape}.${v}`))].sort();
 
   it('the fixtures are the three recorded shapes of every workflow version', () => {
-    expect(histories.map((h) => h.workflowId)).toEqual(all);
+    expect(histories.map((h) => h.workflowId).sort()).toEqual(all);
   });
 
   it('replay deterministically against the current workflow code, old versions and new', async () => {
@@ -86,6 +86,6 @@ describe('recorded fanout histories', () => {
     // what the patch protects: a worker of the previous version would not replay the new runs,
     // nor this version the old ones without the patched() branch
     const results = await replayAll(changed, 'UnpatchedFanout', VERSIONS.map((v) => `success.${v}`));
-    expect(results.get('success.local-first-attempt')?.error?.name).toBe('DeterminismViolationError');
+    for (const v of VERSIONS) expect(results.get(`success.${v}`)?.error?.name, v).toBe('DeterminismViolationError');
   });
 });

@@ -3,6 +3,7 @@ import type { EventRepository } from '../../db/events.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { WebhookFanoutWorkflow } from '../fanout.js';
 import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
+import { fanoutInput } from './input.js';
 
 export interface FanoutStarterDeps {
   client: Client;
@@ -30,7 +31,7 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
       await deps.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
         taskQueue,
         workflowId: eventId,
-        args: [{ eventId }],
+        args: [fanoutInput(eventId)],
         // closed runs too: a second fanout would re-send every delivery
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { WebhookFanoutWorkflow } from '../fanout.js';
 import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
+import { fanoutInput } from './input.js';
 
 export interface ReplayRequest {
   eventId: string;
@@ -31,7 +32,7 @@ export async function startReplay(client: Client, req: ReplayRequest): Promise<R
   const handle = await client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
     taskQueue: req.taskQueue ?? TASK_QUEUE,
     workflowId,
-    args: [{ eventId: req.eventId, deliveryIds: req.deliveryIds }],
+    args: [fanoutInput(req.eventId, req.deliveryIds)],
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
   });
   return { workflowId, runId: handle.firstExecutionRunId };
