@@ -123,26 +123,44 @@ export async function runBare(d: E2eBenchDeps, k: number, n: number): Promise<E2
   const expected = n * k;
   const receivedBefore = d.receiver.count();
   return measured(d, async () => {
-    const t0 = performance.now();
-    const results: Array<Promise<number>> = [];
-    await mapLimit(
-      Array.from({ length: n }, (_, i) => i),
-      d.cfg.consumerConcurrency,
-      async (i) => {
-        const handle = await d.client.workflow.start<typeof BareFanoutWorkflow>('BareFanoutWorkflow', {
-          taskQueue: BARE_TASK_QUEUE,
-          workflowId: `${tag}-${i}`,
-          args: [{ urls, body: payloadOf(`${tag}-${i}`) }],
-        });
-        results.push(handle.result());
-      },
-    );
-    await Promise.all(results);
-    const seconds = (performance.now() - t0) / 1000;
+    const seconds = await runBareWorkflows(d, tag, urls, n);
     const received = d.receiver.count() - receivedBefore;
     if (received < expected) throw new Error(`bare run ${tag}: receiver saw ${received} of ${expected} requests`);
     return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds };
   });
+}
+
+/**
+ * Temporal's floor: n bare workflows with no endpoint (no activity at all), started as the bare
+ * path starts its own: what one workflow per event costs the server and a worker before any work.
+ * Its "deliveries" are workflows, so the CPU per delivery of this path is per workflow.
+ */
+export async function runFloor(d: E2eBenchDeps, n: number): Promise<E2eRun> {
+  const tag = `floor-${randomBytes(3).toString('hex')}`;
+  return measured(d, async () => {
+    const seconds = await runBareWorkflows(d, tag, [], n);
+    return { events: n, deliveries: n, seconds, deliveriesPerS: n / seconds };
+  });
+}
+
+/** Starts n BareFanoutWorkflow runs at the consumer's concurrency and waits for all; seconds taken. */
+async function runBareWorkflows(d: E2eBenchDeps, tag: string, urls: string[], n: number): Promise<number> {
+  const t0 = performance.now();
+  const results: Array<Promise<number>> = [];
+  await mapLimit(
+    Array.from({ length: n }, (_, i) => i),
+    d.cfg.consumerConcurrency,
+    async (i) => {
+      const handle = await d.client.workflow.start<typeof BareFanoutWorkflow>('BareFanoutWorkflow', {
+        taskQueue: BARE_TASK_QUEUE,
+        workflowId: `${tag}-${i}`,
+        args: [{ urls, body: payloadOf(`${tag}-${i}`) }],
+      });
+      results.push(handle.result());
+    },
+  );
+  await Promise.all(results);
+  return (performance.now() - t0) / 1000;
 }
 
 function combine(runs: E2eRun[]): E2ePath {
@@ -165,11 +183,11 @@ function combine(runs: E2eRun[]): E2ePath {
 }
 
 /**
- * Warm-up, then `rounds` rounds of four runs (1 and 10 endpoints, real and bare), the order
- * mirrored every other round (real, bare, bare, real / bare, real, real, bare) so drift on the
- * machine hits both paths alike. Figures are medians over the rounds.
+ * Warm-up, then `rounds` rounds of five runs (1 and 10 endpoints, real and bare, and the empty
+ * workflow of Temporal's floor), the order mirrored every other round so drift on the machine
+ * hits the paths alike. Figures are medians over the rounds.
  */
-export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ one: E2eCase; ten: E2eCase }> {
+export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ one: E2eCase; ten: E2eCase; floor: E2ePath }> {
   const { cfg, log } = d;
   if (cfg.e2eWarmupEvents > 0) {
     log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
@@ -177,16 +195,18 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ on
     await runBare(d, 1, cfg.e2eWarmupEvents);
   }
   d.afterWarmup?.();
-  const runs = { real1: [] as E2eRun[], bare1: [] as E2eRun[], real10: [] as E2eRun[], bare10: [] as E2eRun[] };
+  const runs = { real1: [] as E2eRun[], bare1: [] as E2eRun[], real10: [] as E2eRun[], bare10: [] as E2eRun[], floor: [] as E2eRun[] };
   type Key = keyof typeof runs;
   const plan: Record<Key, () => Promise<E2eRun>> = {
     real1: () => runReal(d, 1, cfg.e2eEvents1),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
     real10: () => runReal(d, 10, cfg.e2eEvents10),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
+    floor: () => runFloor(d, cfg.e2eEvents1),
   };
   for (let round = 0; round < rounds; round++) {
-    const order: Key[] = round % 2 === 0 ? ['real1', 'bare1', 'bare10', 'real10'] : ['bare1', 'real1', 'real10', 'bare10'];
+    const order: Key[] =
+      round % 2 === 0 ? ['real1', 'bare1', 'floor', 'bare10', 'real10'] : ['bare1', 'real1', 'real10', 'bare10', 'floor'];
     for (const key of order) {
       const r = await plan[key]();
       runs[key].push(r);
@@ -198,5 +218,5 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ on
     const b = combine(bare);
     return { endpoints, real: r, bare: b, ratio: r.deliveriesPerS / b.deliveriesPerS };
   };
-  return { one: caseOf(1, runs.real1, runs.bare1), ten: caseOf(10, runs.real10, runs.bare10) };
+  return { one: caseOf(1, runs.real1, runs.bare1), ten: caseOf(10, runs.real10, runs.bare10), floor: combine(runs.floor) };
 }

@@ -27,7 +27,7 @@ export interface PeakRss {
 export interface BenchResults {
   cfg: BenchConfig;
   ingest: IngestFigures;
-  e2e: { one: E2eCase; ten: E2eCase };
+  e2e: { one: E2eCase; ten: E2eCase; floor: E2ePath };
   latency: LatencyFigures | undefined;
   rss: PeakRss;
 }
@@ -42,6 +42,17 @@ export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'postgres'] as 
 /** CPU ms per delivery of the service's processes (SERVICE_GROUPS), over all measured rounds. */
 export function serviceCpuMsPerDelivery(p: E2ePath): number {
   return (SERVICE_GROUPS.reduce((a, g) => a + (p.cpu[g] ?? 0), 0) * 1000) / p.totalDeliveries;
+}
+
+/**
+ * Temporal's floor: CPU ms per empty workflow (no activity) of the Temporal server and of the
+ * worker that runs it, the least any one-workflow-per-event design pays per event on this server.
+ */
+export function floorCpuMs(p: E2ePath): { temporal: number; worker: number } {
+  return {
+    temporal: ((p.cpu.temporal ?? 0) * 1000) / p.totalDeliveries,
+    worker: ((p.cpu['bare-worker'] ?? 0) * 1000) / p.totalDeliveries,
+  };
 }
 
 export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
@@ -152,6 +163,12 @@ export function renderTable(r: BenchResults): string {
       `1 endpoint ${target(serviceCpuMsPerDelivery(e2e.one.real), CPU_TARGET_MS.one)}, ` +
       `10 endpoints ${target(serviceCpuMsPerDelivery(e2e.ten.real), CPU_TARGET_MS.ten)}`,
   );
+  const floor = floorCpuMs(e2e.floor);
+  lines.push(
+    `Temporal's floor, an empty workflow (no activity, started as the bare path is), CPU ms per workflow: ` +
+      `temporal ${f2(floor.temporal)} + bare worker ${f2(floor.worker)} = ${f2(floor.temporal + floor.worker)} ` +
+      `(the starter's CPU not included); ${e2e.floor.totalDeliveries} workflows, others used ${f1(e2e.floor.foreignCpuS)} s`,
+  );
   const foreign = (c: E2eCase): string => `${f1(c.real.foreignCpuS)} / ${f1(c.bare.foreignCpuS)}`;
   lines.push(
     `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
@@ -214,6 +231,8 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_10_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(e2e.ten.real), 2),
     e2e_1_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.one.bare.cpu, e2e.one.bare.totalDeliveries), 2),
     e2e_10_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.ten.bare.cpu, e2e.ten.bare.totalDeliveries), 2),
+    e2e_floor_temporal_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal, 2),
+    e2e_floor_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal + floorCpuMs(e2e.floor).worker, 2),
     ...(r.latency ? { e2e_p50_ms: round(r.latency.p50Ms), e2e_p99_ms: round(r.latency.p99Ms), latency_rate: r.latency.rate } : {}),
     ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),
     baseline_peak_rss_mb: round(r.rss.baseline, 0),

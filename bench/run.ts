@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h.resetPeak());
   const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
 
-  const { one, ten } = await runE2eBench(deps, cfg.e2eRounds);
+  const { one, ten, floor } = await runE2eBench(deps, cfg.e2eRounds);
 
   // Phase 3: latency at a low steady rate, through a compiled ingest that publishes to the topic
   // the consumer reads.
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   log('stopping everything');
   await cleanup();
 
-  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten }, latency, rss };
+  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }
