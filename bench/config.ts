@@ -22,6 +22,8 @@ export interface BenchConfig {
   consumerConcurrency: number;
   /** real e2e runs: each delivery's first request answered 503, the retry (after the production backoff) 200 */
   e2eFailFirst: boolean;
+  /** BENCH_WORKER_CONSUMES_QUEUE=1: no consumer process, the worker reads the queue and starts eagerly */
+  workerConsumesQueue: boolean;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -66,6 +68,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     maxConcurrentActivities: int(env, 'BENCH_MAX_CONCURRENT_ACTIVITIES', 100, 1),
     consumerConcurrency: int(env, 'BENCH_CONSUMER_CONCURRENCY', 10, 1),
     e2eFailFirst: env.BENCH_E2E_FAIL_FIRST === '1',
+    workerConsumesQueue: env.BENCH_WORKER_CONSUMES_QUEUE === '1',
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),

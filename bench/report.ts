@@ -20,7 +20,8 @@ export interface PeakRss {
   ingest: ServiceRss;
   baseline: number;
   worker: ServiceRss;
-  consumer: ServiceRss;
+  /** absent when the worker consumes the queue (BENCH_WORKER_CONSUMES_QUEUE) */
+  consumer: ServiceRss | undefined;
   bareWorker: number;
 }
 
@@ -142,7 +143,8 @@ export function renderTable(r: BenchResults): string {
     `CPU s used by other processes on the machine meanwhile, all rounds: baseline ${f1(ingest.baseline.foreignCpuS)}, ingest ${f1(ingest.ingest.foreignCpuS)}`,
     '',
     `End-to-end: ${cfg.e2eRounds} alternating rounds, medians; first publish (or start) to last delivery; worker max ${cfg.maxConcurrentActivities} concurrent activities, ${cfg.consumerConcurrency} concurrent starts` +
-      (cfg.e2eFailFirst ? '; REAL PATH WITH FAILING FIRST ATTEMPTS (503, then 200 after the backoff)' : ''),
+      (cfg.e2eFailFirst ? '; REAL PATH WITH FAILING FIRST ATTEMPTS (503, then 200 after the backoff)' : '') +
+      (cfg.workerConsumesQueue ? '; THE WORKER CONSUMES THE QUEUE (eager starts, no consumer process)' : ''),
     ...table([
       ['', 'events', 'deliveries', 's', 'deliveries/s', 'events done s'],
       e2eRow('1 endpoint, real', e2e.one.real),
@@ -173,12 +175,12 @@ export function renderTable(r: BenchResults): string {
   lines.push(
     `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
     `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
-      `consumer ${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)}), ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
+      `consumer ${r.rss.consumer ? `${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)})` : '- (the worker consumes the queue)'}, ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
       `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}`,
     `V8 heap used / total, external MB at the end of the phase; GC s over the life: ` +
       (['worker', 'consumer', 'ingest'] as const)
         .map((k) => {
-          const h = r.rss[k].heap;
+          const h = r.rss[k]?.heap;
           return `${k} ${h ? `${f0(h.heapUsedMb)} / ${f0(h.heapTotalMb)}, ${f0(h.externalMb)}; GC ${f1(h.gcSeconds)}` : '-'}`;
         })
         .join('; '),
@@ -237,7 +239,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),
     baseline_peak_rss_mb: round(r.rss.baseline, 0),
     worker_peak_rss_mb: round(r.rss.worker.lifetime, 0),
-    consumer_peak_rss_mb: round(r.rss.consumer.lifetime, 0),
+    ...(r.rss.consumer ? { consumer_peak_rss_mb: round(r.rss.consumer.lifetime, 0) } : {}),
     bare_worker_peak_rss_mb: round(r.rss.bareWorker, 0),
     connections: cfg.connections,
     duration_s: cfg.durationS,
@@ -247,6 +249,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_rounds: cfg.e2eRounds,
     build: 'compiled',
     e2e_fail_first: cfg.e2eFailFirst,
+    worker_consumes_queue: cfg.workerConsumesQueue,
     temporal: 'dev-server-in-memory',
     cpus: m.cpus,
     node: m.node,

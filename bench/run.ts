@@ -110,22 +110,20 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: infra.temporalAddress });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
+  const queueEnv = { QUEUE_URL: infra.fanoutTopology.queueUrl, CONSUMER_CONCURRENCY: String(cfg.consumerConcurrency) };
   const [worker, consumer, bareWorker] = await Promise.all([
     spawnService('worker', 'worker', {
       WORKER_MAX_CONCURRENT_ACTIVITIES: String(cfg.maxConcurrentActivities),
       // the receiver is on loopback, which the outbound address policy refuses by default
       OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      ...(cfg.workerConsumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv, ...cfg.consumerEnv } : {}),
       ...cfg.workerEnv,
     }),
-    spawnService('consumer', 'consumer', {
-      QUEUE_URL: infra.fanoutTopology.queueUrl,
-      CONSUMER_CONCURRENCY: String(cfg.consumerConcurrency),
-      ...cfg.consumerEnv,
-    }),
+    cfg.workerConsumesQueue ? undefined : spawnService('consumer', 'consumer', { ...queueEnv, ...cfg.consumerEnv }),
     fork('bare-worker'),
   ]);
   // sampled peaks of the measured rounds (the lifetime peak, start-up included, comes from VmHWM)
-  const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h.resetPeak());
+  const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h?.resetPeak());
   const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
 
   const { one, ten, floor } = await runE2eBench(deps, cfg.e2eRounds);
@@ -153,7 +151,7 @@ async function main(): Promise<void> {
     ingest: ingestRss,
     baseline: baselineStats.peakRssMb,
     worker: { sampled: worker.sampledPeakMb(), lifetime: worker.lifetimePeakMb(), heap: await worker.heap() },
-    consumer: { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
+    consumer: consumer && { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
     bareWorker: bareStats.peakRssMb,
   };
   log('stopping everything');

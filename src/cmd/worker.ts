@@ -1,18 +1,21 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
+import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { buildWorkerProcess, type StartedWorker } from '../processes/worker-process.js';
+import { createAwsClients } from '../transport/aws-clients.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 import { waitFor } from './wait-for.js';
 
-/** Composition root: `webhook-fanout worker`. */
+/** Composition root: `webhook-fanout worker`; with WORKER_CONSUME_QUEUE=true the consumer's work too. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadWorkerConfig(env);
   const { logger, metrics, db, service } = bootstrap('worker', cfg);
   installTemporalRuntime(logger);
+  const aws = cfg.consumeQueue ? createAwsClients(cfg.consumeQueue.aws) : undefined;
   // connected inside start(), after the management server is up: /healthz answers while the
   // worker waits for Temporal; /readyz is 503 until the worker runs and while Temporal is down
   let connection: NativeConnection | undefined;
@@ -29,13 +32,23 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     },
     start: async () => {
       connection = await waitFor('temporal', () => NativeConnection.connect({ address: cfg.temporal.address }), { logger });
-      const built = await buildWorkerProcess({ settings: cfg, connection, repos: createRepositories(db), metrics, logger });
+      const queue = cfg.consumeQueue && aws ? { settings: cfg.consumeQueue, sqs: aws.sqs, redrive: createRedriveQueries(db) } : undefined;
+      const built = await buildWorkerProcess({
+        settings: cfg,
+        connection,
+        repos: createRepositories(db),
+        metrics,
+        logger,
+        ...(queue ? { queue } : {}),
+      });
       worker = built.start();
       return [worker];
     },
     cleanup: async () => {
       await connection?.close();
       await db.destroy();
+      aws?.sns.destroy();
+      aws?.sqs.destroy();
     },
   });
 }

@@ -63,12 +63,16 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   publishMaxInFlight: number;
 }
 
-export interface ConsumerConfig extends CommonConfig, DatabaseConfig {
+/** The queue a consumer reads, and how: the consumer's, and a worker's that consumes the queue itself. */
+export interface QueueConsumerConfig {
   aws: AwsConfig;
   queueUrl: string;
-  temporal: TemporalConfig;
   concurrency: number;
   visibilityTimeoutSeconds: number;
+}
+
+export interface ConsumerConfig extends CommonConfig, DatabaseConfig, QueueConsumerConfig {
+  temporal: TemporalConfig;
 }
 
 /** Delivery retry backoff: the workflow's BackoffSettings, one type. */
@@ -80,6 +84,12 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   outboundDenyCidrs: string[];
   outboundAllowCidrs: string[];
   maxConcurrentActivities: number;
+  /**
+   * WORKER_CONSUME_QUEUE=true: the worker also does the consumer's work (reads the queue, starts
+   * each event's workflow, redrives), starting workflows eagerly on itself (docs/decisions.md,
+   * "Consumer and worker in one process"); null: a separate consumer does.
+   */
+  consumeQueue: QueueConsumerConfig | null;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -184,16 +194,20 @@ export function loadIngestConfig(env: Env): IngestConfig {
   return cfg;
 }
 
+const queueConsumer = (r: EnvReader): QueueConsumerConfig => ({
+  aws: aws(r),
+  queueUrl: r.url('QUEUE_URL'),
+  concurrency: r.int('CONSUMER_CONCURRENCY', 10, 1, 10),
+  visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
+});
+
 export function loadConsumerConfig(env: Env): ConsumerConfig {
   const r = createEnvReader(env);
   const cfg: ConsumerConfig = {
     ...common(r),
     ...database(r),
-    aws: aws(r),
-    queueUrl: r.url('QUEUE_URL'),
+    ...queueConsumer(r),
     temporal: temporal(r),
-    concurrency: r.int('CONSUMER_CONCURRENCY', 10, 1, 10),
-    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
   };
   r.done();
   return cfg;
@@ -217,6 +231,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1, 10_000),
+    consumeQueue: r.bool('WORKER_CONSUME_QUEUE', false) ? queueConsumer(r) : null,
   };
   r.done();
   return cfg;

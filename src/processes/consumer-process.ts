@@ -26,6 +26,8 @@ export interface ConsumerDeps {
   redrive: RedriveQueries;
   /** default REDRIVE_INTERVAL_MS */
   redriveIntervalMs?: number;
+  /** client shares its NativeConnection with a worker of this process: start runs eagerly on it */
+  eagerStart?: boolean;
   metrics: Metrics;
   logger: Logger;
 }
@@ -46,6 +48,7 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     taskQueue: settings.temporal.taskQueue,
     metrics: deps.metrics,
     events: deps.repos.events,
+    ...(deps.eagerStart ? { eager: true } : {}),
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,

@@ -1,5 +1,9 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { Client } from '@temporalio/client';
 import type { NativeConnection, State, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import type { RedriveQueries } from '../db/redrive-queries.js';
+import { buildConsumerProcess, type ConsumerSettings } from './consumer-process.js';
 import type { RunningProcess } from '../cmd/lifecycle.js';
 import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
@@ -20,6 +24,11 @@ export interface WorkerDeps {
   repos: Repositories;
   metrics: Metrics;
   logger: Logger;
+  /**
+   * The consumer's work in this process (WORKER_CONSUME_QUEUE): read the queue, start each event's
+   * workflow eagerly on this worker (same NativeConnection), redrive. Absent: a consumer elsewhere.
+   */
+  queue?: { settings: Omit<ConsumerSettings, 'temporal'>; sqs: SQSClient; redrive: RedriveQueries };
 }
 
 /** The worker process built and not started: the Temporal worker exists, it polls nothing yet. */
@@ -35,7 +44,7 @@ export interface StartedWorker extends RunningProcess {
   state(): State;
 }
 
-/** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent). */
+/** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent), and with `queue` the consumer's work. */
 export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProcess> {
   const { settings } = deps;
   const sender = createSender({
@@ -60,14 +69,30 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
   });
+  const consumer =
+    deps.queue &&
+    buildConsumerProcess({
+      settings: { ...deps.queue.settings, temporal: settings.temporal },
+      sqs: deps.queue.sqs,
+      // eager start works only through the worker's own NativeConnection
+      client: new Client({ connection: deps.connection, namespace: settings.temporal.namespace }),
+      eagerStart: true,
+      repos: deps.repos,
+      redrive: deps.queue.redrive,
+      metrics: deps.metrics,
+      logger: deps.logger,
+    });
   return {
     worker,
     start() {
       const running = worker.run();
+      const consuming = consumer?.start();
       return {
         running,
         state: () => worker.getState(),
         async stop() {
+          // no new starts first, then the worker drains what it runs
+          await consuming?.stop();
           if (worker.getState() === 'RUNNING') worker.shutdown();
           await running;
           await sender.close();

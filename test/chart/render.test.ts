@@ -62,12 +62,14 @@ const RUNTIME_ENV = new Set(['NODE_OPTIONS']);
 /** the full values' extraEnv: the user's own variables */
 const USER_EXTRA_ENV = new Set(['NODE_EXTRA_CA_CERTS', 'SENTRY_DSN']);
 
-function namesRead(command: string): Set<string> {
+/** The variables `command`'s loader reads given `given` (a switch such as WORKER_CONSUME_QUEUE decides what else it reads). */
+function namesRead(command: string, given: Env = {}): Set<string> {
   const seen = new Set<string>();
   const env = new Proxy({} as Env, {
     get(_t, key) {
-      if (typeof key === 'string') seen.add(key);
-      return undefined;
+      if (typeof key !== 'string') return undefined;
+      seen.add(key);
+      return given[key];
     },
   });
   try {
@@ -217,14 +219,14 @@ describe.each(each)('rendered with %s values', (set) => {
       const command = commandOf(c)!;
       const where = `${owner.object.kind}/${owner.object.metadata.name}`;
       expect(commands, `${where} runs "${command}"`).toContain(command);
-      const read = namesRead(command);
+      const env = effectiveEnv(c, NAMESPACE);
+      const read = namesRead(command, env);
       for (const e of c.env ?? []) {
         if (SDK_ENV.has(e.name)) continue;
         if (RUNTIME_ENV.has(e.name)) continue;
         if (USER_EXTRA_ENV.has(e.name)) continue;
         expect(read, `${where}: env ${e.name} is not read by \`webhook-fanout ${command}\``).toContain(e.name);
       }
-      const env = effectiveEnv(c, NAMESPACE);
       const problems = (() => {
         try {
           LOADERS[command]!(env);
@@ -305,12 +307,13 @@ describe.each(each)('rendered with %s values', (set) => {
 
   it('has a ServiceMonitor only when enabled, selecting the metrics Services', () => {
     const monitors = find(objs(), 'ServiceMonitor');
-    const enabled = ['full', 'example-aws'].includes(set);
+    const enabled = ['full', 'full-worker-consumes-queue', 'example-aws'].includes(set);
     expect(monitors).toHaveLength(enabled ? 1 : 0);
     if (!enabled) return;
     const sel = (monitors[0]!.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
     const selected = find(objs(), 'Service').filter((s) => Object.entries(sel).every(([k, v]) => s.metadata.labels?.[k] === v));
-    expect(selected.map((s) => s.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(['consumer', 'ingest', 'operator', 'worker']);
+    const components = set === 'full-worker-consumes-queue' ? ['ingest', 'operator', 'worker'] : ['consumer', 'ingest', 'operator', 'worker'];
+    expect(selected.map((s) => s.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(components);
     for (const s of selected) expect((s.spec as { ports: { name: string; port: number }[] }).ports).toEqual([expect.objectContaining({ name: 'metrics', port: 9090 })]);
   });
 
@@ -329,11 +332,25 @@ describe.each(each)('rendered with %s values', (set) => {
     const port = (ingest.spec as { ports: { port: number }[] }).ports[0]!.port;
     expect(env.INGEST_URL?.value).toBe(`http://${ingest.metadata.name}.${NAMESPACE}.svc:${port}`);
     expect(c.args?.[0]).toContain('/api/webhooks/');
-    expect(env.TEST_PASSWORD?.valueFrom?.secretKeyRef !== undefined).toBe(set === 'full');
+    expect(env.TEST_PASSWORD?.valueFrom?.secretKeyRef !== undefined).toBe(set.startsWith('full'));
   });
 });
 
 describe('specific values', () => {
+  it('worker.consumeQueue: the worker reads the queue with the consumer\'s settings, and no consumer renders', () => {
+    const objects = rendered['full-worker-consumes-queue']!;
+    expect(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'consumer')).toEqual([]);
+    const worker = one(objects, 'Deployment', 'wf-worker');
+    const c = deploymentSpec(worker).template.spec.containers[0]!;
+    expect(c.args).toEqual(['worker']);
+    const env = effectiveEnv(c, NAMESPACE);
+    expect(env).toMatchObject({ WORKER_CONSUME_QUEUE: 'true', CONSUMER_CONCURRENCY: '5', QUEUE_VISIBILITY_TIMEOUT_SECONDS: '60' });
+    expect(env.QUEUE_URL).toMatch(/webhook-fanout-events$/);
+    // the consumer's heap settings stay the consumer's
+    expect(env.NODE_OPTIONS).toContain('--max-semi-space-size=8');
+    expect(loadWorkerConfig(env).consumeQueue).toMatchObject({ queueUrl: env.QUEUE_URL, concurrency: 5, visibilityTimeoutSeconds: 60 });
+  });
+
   it('gives the operator leader election, its identity and two replicas by default', () => {
     const d = one(rendered.default!, 'Deployment', 'webhook-fanout-operator');
     expect(deploymentSpec(d).replicas).toBe(2);

@@ -29,7 +29,10 @@ const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): 
   ...over,
 });
 
-describe('inbound webhook to downstream deliveries, end to end', () => {
+describe.each([
+  { mode: 'consumer and worker apart', workerConsumesQueue: false },
+  { mode: 'the worker consuming the queue, starting eagerly', workerConsumesQueue: true },
+])('inbound webhook to downstream deliveries, end to end: $mode', ({ workerConsumesQueue }) => {
   let s: Stack;
   let signed: Receiver;
   let orders: Receiver;
@@ -37,7 +40,7 @@ describe('inbound webhook to downstream deliveries, end to end', () => {
   let other: Receiver;
 
   beforeAll(async () => {
-    s = await startStack();
+    s = await startStack({ workerConsumesQueue });
     [signed, orders, flaky, other] = await Promise.all([
       startReceiver(),
       startReceiver(),
@@ -86,6 +89,9 @@ describe('inbound webhook to downstream deliveries, end to end', () => {
     });
     expect(event.status).toBe('COMPLETED');
     expect(event.workflowId).toBe(eventId);
+    // eager start: the server handed the first workflow task to the starting process's worker
+    const started = (await s.client.workflow.getHandle(eventId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(started?.eagerExecutionAccepted ?? false).toBe(workerConsumesQueue);
 
     // HMAC catch-all: the receiver recomputes the signature over the exact bytes
     expect(signed.requests).toHaveLength(1);

@@ -32,7 +32,14 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(opts: { backoffInitialMs?: number; visibilityTimeoutSeconds?: number } = {}): Promise<Stack> {
+export interface StackOptions {
+  backoffInitialMs?: number;
+  visibilityTimeoutSeconds?: number;
+  /** WORKER_CONSUME_QUEUE: no consumer process, the worker reads the queue and starts eagerly */
+  workerConsumesQueue?: boolean;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   try {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
@@ -58,6 +65,7 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
   const taskQueue = `e2e-${suffix}`;
 
   const temporal = { namespace: 'default', taskQueue };
+  const queue = { settings: { queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1 }, sqs: aws.sqs, redrive: createRedriveQueries(t.db) };
   const worker = await buildWorkerProcess({
     settings: {
       temporal,
@@ -70,16 +78,11 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
     repos,
     metrics,
     logger,
+    ...(opts.workerConsumesQueue ? { queue } : {}),
   });
-  const consumer = buildConsumerProcess({
-    settings: { temporal, queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1 },
-    sqs: aws.sqs,
-    client,
-    repos,
-    redrive: createRedriveQueries(t.db),
-    metrics,
-    logger,
-  });
+  const consumer = opts.workerConsumesQueue
+    ? undefined
+    : buildConsumerProcess({ settings: { ...queue.settings, temporal }, sqs: queue.sqs, client, repos, redrive: queue.redrive, metrics, logger });
   const ingestProcess = await buildIngestProcess({
     settings: { port: 0, host: '127.0.0.1', bodyLimitBytes: 1024 * 1024, credentialCacheSize: 100, sweepIntervalMs: 60_000, sweepMinAgeMs: 60_000 },
     db: t.db,
@@ -88,7 +91,7 @@ export async function startStack(opts: { backoffInitialMs?: number; visibilityTi
     metrics,
     logger,
   });
-  const parts = [worker.start(), consumer.start()];
+  const parts = consumer ? [worker.start(), consumer.start()] : [worker.start()];
   const ingest = await ingestProcess.start();
   parts.push(ingest);
 

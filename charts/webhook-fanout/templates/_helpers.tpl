@@ -105,3 +105,11 @@ Call with (dict "root" $ "name" "<name>").
 {{- $full }}
 {{- end }}
 {{- end }}
+
+{{/*
+"true" when the consumer Deployment renders: enabled, and its work not done by the worker
+(worker.consumeQueue).
+*/}}
+{{- define "webhook-fanout.consumer.deployed" -}}
+{{- if and .Values.consumer.enabled (not .Values.worker.consumeQueue) }}true{{ end }}
+{{- end }}

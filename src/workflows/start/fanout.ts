@@ -12,6 +12,14 @@ export interface FanoutStarterDeps {
   metrics?: Pick<Metrics, 'workflowsStarted'>;
   /** records workflow_id on the event when given */
   events?: Pick<EventRepository, 'setWorkflowId'>;
+  /**
+   * Ask the server to hand each new run's first workflow task back in the start call's answer, to
+   * the worker of this process (eager workflow start): no task-queue round trip, about a fifth less
+   * CPU per event over Temporal and the process (bench/eager-start.ts). Only with a Client on the
+   * NativeConnection of a worker polling `taskQueue`; the server falls back to the queue when that
+   * worker has no free slot.
+   */
+  eager?: boolean;
 }
 
 export type StartResult = 'started' | 'already_started';
@@ -34,6 +42,7 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
         args: [fanoutInput(eventId)],
         // closed runs too: a second fanout would re-send every delivery
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(deps.eager ? { requestEagerStart: true } : {}),
       });
       result = 'started';
       deps.metrics?.workflowsStarted.inc();

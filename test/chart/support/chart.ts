@@ -65,6 +65,7 @@ export const VALUE_SETS: Record<string, string[]> = {
   default: [],
   minimal: ['ci/minimal-values.yaml'],
   full: ['ci/full-values.yaml'],
+  'full-worker-consumes-queue': ['ci/full-values.yaml', 'ci/worker-consumes-queue-values.yaml'],
   'example-aws': ['examples/values-aws.yaml'],
   'example-in-cluster': ['examples/values-in-cluster.yaml'],
   'example-dev': ['examples/values-dev.yaml'],

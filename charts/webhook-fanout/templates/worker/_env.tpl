@@ -1,4 +1,4 @@
-{{/* The worker's env: Temporal, and the CIDR lists of the outbound (SSRF) guard when set. */}}
+{{/* The worker's env: Temporal, the CIDR lists of the outbound (SSRF) guard when set, and the consumer's with worker.consumeQueue. */}}
 {{- define "webhook-fanout.worker.env" -}}
 {{ include "webhook-fanout.env.common" . }}
 {{ include "webhook-fanout.env.database" . }}
@@ -7,4 +7,11 @@
 {{- with .Values.worker.outbound.denyCidrs }}{{ $_ := set $settings "OUTBOUND_DENY_CIDRS" (join "," .) }}{{ end }}
 {{- with .Values.worker.outbound.allowCidrs }}{{ $_ := set $settings "OUTBOUND_ALLOW_CIDRS" (join "," .) }}{{ end }}
 {{ include "webhook-fanout.env.map" (merge $settings (.Values.worker.settings | default dict)) | trim }}
+{{- if .Values.worker.consumeQueue }}
+{{/* the consumer's work in the worker: its queue, AWS access and queue settings (not its NODE_OPTIONS) */}}
+- name: WORKER_CONSUME_QUEUE
+  value: "true"
+{{ include "webhook-fanout.env.aws" . }}
+{{ include "webhook-fanout.env.map" (merge (dict "QUEUE_URL" .Values.aws.queueUrl) (omit (.Values.consumer.settings | default dict) "NODE_OPTIONS")) | trim }}
+{{- end }}
 {{- end }}
