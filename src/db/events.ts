@@ -134,24 +134,6 @@ export function createEventRepository(db: Db) {
       return meta;
     },
 
-    /**
-     * The event's metadata for the run that fans it out, recording that run's workflow id when none
-     * is recorded yet, in one round trip. (The SELECT reads the row as it was before the UPDATE of
-     * the same statement: workflowId is the previous value.)
-     */
-    async getMetaForRun(id: string, workflowId: string): Promise<Omit<WebhookEvent, 'payload'> | undefined> {
-      const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'>> }>(
-        `WITH recorded AS (
-           UPDATE webhook_event SET workflow_id = ?, updated_at = now() WHERE id = ? AND workflow_id IS NULL RETURNING id)
-         SELECT ${META_COLUMNS.join(', ')} FROM webhook_event WHERE id = ?`,
-        [workflowId, id, id],
-      );
-      const row = res.rows[0];
-      if (!row) return undefined;
-      const { payload: _payload, ...meta } = toEvent({ ...row, payload: Buffer.alloc(0) });
-      return meta;
-    },
-
     /** The event's metadata and the statuses of all its deliveries, in one round trip (settling the event). */
     async getMetaWithDeliveryStatuses(id: string): Promise<{ event: Omit<WebhookEvent, 'payload'>; statuses: DeliveryStatus[] } | undefined> {
       const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'> & { delivery_statuses: DeliveryStatus[] }> }>(
