@@ -1,6 +1,6 @@
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
-import type { Db } from './knex.js';
+import { prepared, type Db } from './knex.js';
 import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 
 export interface AttemptResult {
@@ -75,7 +75,9 @@ type PrepareRunRow =
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
 async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
-  const res = await db.raw<{ rows: PrepareRunRow[] }>(
+  const res = await prepared<{ rows: PrepareRunRow[] }>(
+    db,
+    'deliveries.prepareRun',
     `WITH event AS (
        SELECT id, source, event_type FROM webhook_event WHERE id = :eventId),
      recorded AS (
@@ -139,7 +141,9 @@ export function createDeliveryRepository(db: Db) {
      * endpoint is read fresh on every attempt so rotated secrets apply to the next retry.
      */
     async loadAttempt(id: string): Promise<{ delivery: Delivery; endpoint: Endpoint; event: WebhookEvent } | undefined> {
-      const res = await db.raw<{ rows: AttemptRow[] }>(
+      const res = await prepared<{ rows: AttemptRow[] }>(
+        db,
+        'deliveries.loadAttempt',
         `SELECT row_to_json(d) AS delivery, row_to_json(ep) AS endpoint,
                 ev.id, ev.source, ev.external_event_id, ev.event_type, ev.payload, ev.content_type, ev.headers,
                 ev.status, ev.workflow_id, ev.published_at, ev.received_at, ev.completed_at
@@ -180,7 +184,9 @@ export function createDeliveryRepository(db: Db) {
      * settled it first. See AttemptResult.skipped for what counts towards auto-disable.
      */
     async recordAttempt(id: string, r: AttemptResult): Promise<Settled | null> {
-      const res = await db.raw<{ rows: Array<{ auto_disabled: boolean | null }> }>(
+      const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(
+        db,
+        'deliveries.recordAttempt',
         `WITH updated AS (
            UPDATE webhook_delivery
               SET status = :status, attempts = attempts + 1,

@@ -1,6 +1,6 @@
 import type { WebhookEvent } from '../domain/records.js';
 import type { EventStatus } from '../domain/statuses.js';
-import type { Db } from './knex.js';
+import { prepared, type Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
 export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'>;
@@ -143,7 +143,9 @@ export function createEventRepository(db: Db) {
      * before the UPDATE) with the event's receipt time; undefined: no such event.
      */
     async finish(id: string): Promise<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; receivedAt: Date } | undefined> {
-      const res = await db.raw<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
+      const res = await prepared<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
+        db,
+        'events.finish',
         `WITH event AS (
            SELECT status, received_at FROM webhook_event WHERE id = :id),
          outcome AS (
