@@ -237,6 +237,23 @@ describe('fanout activities', () => {
     expect(seen, seen.join('\n')).toHaveLength(statements);
   });
 
+  it('prepare and finishEvent: one statement each, whatever the number of endpoints', async ({ t, receiver, database }) => {
+    const source = uniqueSource();
+    for (let i = 0; i < 3; i++) await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      expect((await t.prepare(1, { eventId })).deliveries).toHaveLength(3);
+      expect(seen).toHaveLength(1);
+      expect(await t.finishEvent(1, { eventId })).toBe('PARTIAL'); // all three still PENDING
+      expect(seen).toHaveLength(2);
+    } finally {
+      database.db.off('query', count);
+    }
+  });
+
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {
     const { deliveryId } = await t.preparedDelivery();
     expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
