@@ -1,5 +1,4 @@
 import { permanent } from '../domain/errors.js';
-import { eventOutcome } from '../domain/statuses.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { FinalEventStatus, FinishEventInput } from './types.js';
 
@@ -7,7 +6,7 @@ type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLo
 
 /**
  * Settles the event once its run's deliveries are done: the status follows from ALL its deliveries
- * (COMPLETED also when none matched), so a replay recomputes it from the whole picture.
+ * (the rule: events.finish), so a replay recomputes it from the whole picture.
  */
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
   return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
@@ -34,18 +33,16 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
       }
     }
 
-    // read after the unsettled ones are settled: the event and all its deliveries' statuses at once
-    const loaded = await repos.events.getMetaWithDeliveryStatuses(input.eventId);
-    if (!loaded) throw permanent('event_not_found', `event ${input.eventId} not found`);
-    const { event } = loaded;
-    const status = eventOutcome(loaded.statuses);
-    await repos.events.setStatus(event.id, status);
+    // after the unsettled ones are settled: the status from all the deliveries, in one statement
+    const finished = await repos.events.finish(input.eventId);
+    if (!finished) throw permanent('event_not_found', `event ${input.eventId} not found`);
+    const { status, previous } = finished;
     // Counted once per event: not again on an activity retry, nor on a replay's recomputation.
-    if (event.status === 'RECEIVED') {
+    if (previous === 'RECEIVED') {
       metrics.eventsFinished.inc({ status });
-      metrics.eventEndToEnd.observe({ status }, Math.max(0, now() - event.receivedAt.getTime()) / 1000);
+      metrics.eventEndToEnd.observe({ status }, Math.max(0, now() - finished.receivedAt.getTime()) / 1000);
     }
-    logger.info({ eventId: event.id, status, previous: event.status }, 'event finished');
+    logger.info({ eventId: input.eventId, status, previous }, 'event finished');
     return status;
   };
 }

@@ -6,7 +6,7 @@ import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } fr
 
 type PrepareDeps = Pick<ActivityDeps, 'repos'> & { logger: ActivityLogger; backoff: BackoffSettings };
 
-const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
+const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
   deliveryId: d.id,
   endpointId: e.id,
   maxAttempts: e.maxAttempts,
@@ -21,27 +21,19 @@ const plan = (d: Delivery, e: Endpoint): PlannedDelivery => ({
  */
 export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
-    // the run that fans the event out records itself (the consumer no longer writes per start),
-    // in the same round trip as the read
-    const event =
-      input.deliveryIds === undefined
-        ? await repos.events.getMetaForRun(input.eventId, Context.current().info.workflowExecution?.workflowId ?? input.eventId)
-        : await repos.events.getMeta(input.eventId);
-    if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
-
     if (input.deliveryIds === undefined) {
-      const endpoints = await repos.endpoints.matchActive(event.source, event.eventType);
-      const byId = new Map(endpoints.map((e) => [e.id, e]));
-      const rows = await repos.deliveries.createPending(event.id, [...byId.keys()]);
+      // one round trip: the run records itself on the event (the consumer does not write per
+      // start), matches the endpoints and creates their rows
+      const rows = await repos.deliveries.prepareRun(input.eventId, Context.current().info.workflowExecution?.workflowId ?? input.eventId);
+      if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
-      const deliveries = rows.filter((d) => d.status === 'PENDING').flatMap((d) => {
-        const e = byId.get(d.endpointId);
-        return e ? [plan(d, e)] : [];
-      });
-      logger.debug({ eventId: event.id, matched: endpoints.length, pending: deliveries.length }, 'fanout prepared');
+      const deliveries = rows.filter((r) => r.delivery.status === 'PENDING').map((r) => plan(r.delivery, r.endpoint));
+      logger.debug({ eventId: input.eventId, matched: rows.length, pending: deliveries.length }, 'fanout prepared');
       return { deliveries, backoff };
     }
 
+    const event = await repos.events.getMeta(input.eventId);
+    if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
     const deliveries: PlannedDelivery[] = [];
     for (const id of input.deliveryIds) {
       const d = await repos.deliveries.get(id);

@@ -1,6 +1,6 @@
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
-import type { Db } from './knex.js';
+import { prepared, type Db } from './knex.js';
 import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 
 export interface AttemptResult {
@@ -57,34 +57,83 @@ function withDates<T extends object>(row: T, keys: ReadonlyArray<keyof T>): T {
   return out;
 }
 
+/** A delivery a fanout run prepared, with what its activity's retry policy is built from. */
+export interface PreparedRow {
+  delivery: Pick<Delivery, 'id' | 'status' | 'attempts'>;
+  endpoint: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>;
+}
+
+/**
+ * A row of the prepare statement: one per matched endpoint, with its delivery, which is missing
+ * when the statement neither inserted it nor saw it in its snapshot; a single row without an
+ * endpoint when none matched; no row when there is no such event.
+ */
+type PrepareRunRow =
+  | { endpoint_id: null }
+  | { endpoint_id: string; max_attempts: number; timeout_seconds: number; delivery_id: null }
+  | { endpoint_id: string; max_attempts: number; timeout_seconds: number; delivery_id: string; status: DeliveryStatus; attempts: number };
+
+/** Oldest delivery first, rows created together in the order of their endpoints' creation. */
+async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
+  const res = await prepared<{ rows: PrepareRunRow[] }>(
+    db,
+    'deliveries.prepareRun',
+    `WITH event AS (
+       SELECT id, source, event_type FROM webhook_event WHERE id = :eventId),
+     recorded AS (
+       UPDATE webhook_event SET workflow_id = :workflowId, updated_at = now() WHERE id = :eventId AND workflow_id IS NULL),
+     matched AS (
+       SELECT ep.id, ep.max_attempts, ep.timeout_seconds, ep.created_at
+         FROM webhook_endpoint ep JOIN event ev ON ep.source = ev.source
+        WHERE ep.active AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
+     inserted AS (
+       INSERT INTO webhook_delivery (event_id, endpoint_id)
+       SELECT :eventId, id FROM matched
+       ON CONFLICT (event_id, endpoint_id) DO NOTHING
+       RETURNING id, endpoint_id, status, attempts, created_at),
+     delivery AS (
+       SELECT * FROM inserted
+       UNION ALL
+       SELECT id, endpoint_id, status, attempts, created_at FROM webhook_delivery
+        WHERE event_id = :eventId AND endpoint_id IN (SELECT id FROM matched))
+     SELECT m.id AS endpoint_id, m.max_attempts, m.timeout_seconds, d.id AS delivery_id, d.status, d.attempts
+       FROM event
+       LEFT JOIN matched m ON true
+       LEFT JOIN delivery d ON d.endpoint_id = m.id
+      ORDER BY d.created_at, m.created_at, m.id`,
+    { eventId, workflowId },
+  );
+  return res.rows;
+}
+
 export function createDeliveryRepository(db: Db) {
   return {
-    /** One PENDING row per (event, endpoint); safe to call again when the activity is retried. */
-    async createPending(eventId: string, endpointIds: readonly string[]): Promise<Delivery[]> {
-      if (endpointIds.length === 0) return [];
-      // One round trip: the rows this statement inserted, and those that were there before it (a
-      // retried prepare). Both come from the statement's snapshot, so a row another transaction
-      // inserted meanwhile is in neither: then read them again, as a separate statement sees it.
-      const res = await db.raw<{ rows: DeliveryRow[] }>(
-        `WITH inserted AS (
-           INSERT INTO webhook_delivery (event_id, endpoint_id)
-           SELECT ?, unnest(?::uuid[])
-           ON CONFLICT (event_id, endpoint_id) DO NOTHING
-           RETURNING *)
-         SELECT * FROM inserted
-         UNION ALL
-         SELECT * FROM webhook_delivery WHERE event_id = ? AND endpoint_id = ANY(?::uuid[])`,
-        [eventId, [...endpointIds], eventId, [...endpointIds]],
+    /**
+     * A fanout run's deliveries, in one round trip: records the run's workflow id on the event
+     * (when none is recorded yet), matches the event's active endpoints (routing: the event's type,
+     * or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
+     * call again when the activity is retried: an existing row is returned as it is (a settled one
+     * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
+     * event.
+     */
+    async prepareRun(eventId: string, workflowId: string): Promise<PreparedRow[] | undefined> {
+      let rows = await prepareRunRows(db, eventId, workflowId);
+      // The rows the statement inserted and those that were there before it (a retried prepare)
+      // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
+      // neither (the insert waited for that transaction: it has committed). Run again, the
+      // statement sees it, and inserts nothing more.
+      if (rows.some((r) => r.endpoint_id !== null && r.delivery_id === null)) rows = await prepareRunRows(db, eventId, workflowId);
+      if (rows.length === 0) return undefined;
+      return rows.flatMap((r) =>
+        r.endpoint_id !== null && r.delivery_id !== null
+          ? [
+              {
+                delivery: { id: r.delivery_id, status: r.status, attempts: r.attempts },
+                endpoint: { id: r.endpoint_id, maxAttempts: r.max_attempts, timeoutSeconds: r.timeout_seconds },
+              },
+            ]
+          : [],
       );
-      let rows = res.rows;
-      if (rows.length < new Set(endpointIds).size) {
-        rows = await db<DeliveryRow>('webhook_delivery').where({ event_id: eventId }).whereIn('endpoint_id', endpointIds as string[]);
-      }
-      // oldest first; rows created together in the caller's order of endpoints
-      const position = new Map(endpointIds.map((id, i) => [id, i]));
-      return rows
-        .map(toDelivery)
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (position.get(a.endpointId) ?? 0) - (position.get(b.endpointId) ?? 0));
     },
 
     /**
@@ -92,7 +141,9 @@ export function createDeliveryRepository(db: Db) {
      * endpoint is read fresh on every attempt so rotated secrets apply to the next retry.
      */
     async loadAttempt(id: string): Promise<{ delivery: Delivery; endpoint: Endpoint; event: WebhookEvent } | undefined> {
-      const res = await db.raw<{ rows: AttemptRow[] }>(
+      const res = await prepared<{ rows: AttemptRow[] }>(
+        db,
+        'deliveries.loadAttempt',
         `SELECT row_to_json(d) AS delivery, row_to_json(ep) AS endpoint,
                 ev.id, ev.source, ev.external_event_id, ev.event_type, ev.payload, ev.content_type, ev.headers,
                 ev.status, ev.workflow_id, ev.published_at, ev.received_at, ev.completed_at
@@ -133,7 +184,9 @@ export function createDeliveryRepository(db: Db) {
      * settled it first. See AttemptResult.skipped for what counts towards auto-disable.
      */
     async recordAttempt(id: string, r: AttemptResult): Promise<Settled | null> {
-      const res = await db.raw<{ rows: Array<{ auto_disabled: boolean | null }> }>(
+      const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(
+        db,
+        'deliveries.recordAttempt',
         `WITH updated AS (
            UPDATE webhook_delivery
               SET status = :status, attempts = attempts + 1,

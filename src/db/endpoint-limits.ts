@@ -1,4 +1,4 @@
-import type { Db } from './knex.js';
+import { prepared, type Db } from './knex.js';
 
 /** What an endpoint limits (null = not that one); at least one is set when the gate is asked. */
 export interface EndpointLimits {
@@ -30,7 +30,7 @@ export function createEndpointLimitRepository(db: Db) {
      * for leaseMs, given back by release() or, when the worker died, by its expiry.
      */
     async admit(endpointId: string, deliveryId: string, limits: EndpointLimits, leaseMs: number): Promise<Admission> {
-      const res = await db.raw<{ rows: AdmitRow[] }>('SELECT admitted, wait_ms, reason FROM webhook_endpoint_admit(?, ?, ?, ?, ?)', [
+      const res = await prepared<{ rows: AdmitRow[] }>(db, 'endpointLimits.admit', 'SELECT admitted, wait_ms, reason FROM webhook_endpoint_admit(?, ?, ?, ?, ?)', [
         endpointId,
         deliveryId,
         limits.perSecond,
@@ -45,12 +45,14 @@ export function createEndpointLimitRepository(db: Db) {
 
     /** The request ended: its lease goes, its duration feeds the spacing of waiting turns. */
     async release(endpointId: string, deliveryId: string, durationMs: number): Promise<void> {
-      await db.raw('SELECT webhook_endpoint_release(?, ?, ?)', [endpointId, deliveryId, durationMs]);
+      await prepared(db, 'endpointLimits.release', 'SELECT webhook_endpoint_release(?, ?, ?)', [endpointId, deliveryId, durationMs]);
     },
 
     /** Nothing is sent to the endpoint for pauseMs from now (a later pause already set stays). */
     async pause(endpointId: string, pauseMs: number): Promise<void> {
-      await db.raw(
+      await prepared(
+        db,
+        'endpointLimits.pause',
         `UPDATE webhook_endpoint
             SET paused_until = greatest(paused_until, now() + make_interval(secs => ? / 1000.0))
           WHERE id = ?`,

@@ -40,18 +40,6 @@ const toRow = (s: EndpointSpec) => ({
 
 export function createEndpointRepository(db: Db) {
   return {
-    /** Routing: active endpoints of the source whose event type matches, or that catch all. */
-    async matchActive(source: string, eventType: string | null): Promise<Endpoint[]> {
-      const rows = await db<EndpointRow>('webhook_endpoint')
-        .where({ source, active: true })
-        .andWhere((q) => {
-          q.whereNull('event_type');
-          if (eventType !== null) q.orWhere('event_type', eventType);
-        })
-        .orderBy('created_at');
-      return rows.map(toEndpoint);
-    },
-
     async get(id: string): Promise<Endpoint | undefined> {
       const row = await db<EndpointRow>('webhook_endpoint').where({ id }).first();
       return row ? toEndpoint(row) : undefined;

@@ -1,6 +1,6 @@
 import type { WebhookEvent } from '../domain/records.js';
-import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { Db } from './knex.js';
+import type { EventStatus } from '../domain/statuses.js';
+import { prepared, type Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
 export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'>;
@@ -135,51 +135,38 @@ export function createEventRepository(db: Db) {
     },
 
     /**
-     * The event's metadata for the run that fans it out, recording that run's workflow id when none
-     * is recorded yet, in one round trip. (The SELECT reads the row as it was before the UPDATE of
-     * the same statement: workflowId is the previous value.)
+     * Settles the event: its status from ALL its deliveries' (so a replay recomputes it from the
+     * whole picture), in one round trip. The rule (docs/decisions.md) lives here and only here:
+     * COMPLETED when every delivery succeeded (also when none matched; bool_and of no rows is
+     * NULL), FAILED when every delivery failed, PARTIAL otherwise (a delivery still PENDING
+     * included). Returns the status before (read from the statement's snapshot, so as it was
+     * before the UPDATE) with the event's receipt time; undefined: no such event.
      */
-    async getMetaForRun(id: string, workflowId: string): Promise<Omit<WebhookEvent, 'payload'> | undefined> {
-      const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'>> }>(
-        `WITH recorded AS (
-           UPDATE webhook_event SET workflow_id = ?, updated_at = now() WHERE id = ? AND workflow_id IS NULL RETURNING id)
-         SELECT ${META_COLUMNS.join(', ')} FROM webhook_event WHERE id = ?`,
-        [workflowId, id, id],
+    async finish(id: string): Promise<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; receivedAt: Date } | undefined> {
+      const res = await prepared<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
+        db,
+        'events.finish',
+        `WITH event AS (
+           SELECT status, received_at FROM webhook_event WHERE id = :id),
+         outcome AS (
+           SELECT CASE WHEN bool_and(status = 'SUCCESS') IS NOT FALSE THEN 'COMPLETED'
+                       WHEN bool_and(status = 'FAILED') THEN 'FAILED'
+                       ELSE 'PARTIAL' END AS status
+             FROM webhook_delivery WHERE event_id = :id),
+         settled AS (
+           UPDATE webhook_event e SET status = o.status, completed_at = now(), updated_at = now()
+             FROM outcome o WHERE e.id = :id
+           RETURNING e.status)
+         SELECT settled.status, event.status AS previous, event.received_at FROM event, settled`,
+        { id },
       );
       const row = res.rows[0];
-      if (!row) return undefined;
-      const { payload: _payload, ...meta } = toEvent({ ...row, payload: Buffer.alloc(0) });
-      return meta;
-    },
-
-    /** The event's metadata and the statuses of all its deliveries, in one round trip (settling the event). */
-    async getMetaWithDeliveryStatuses(id: string): Promise<{ event: Omit<WebhookEvent, 'payload'>; statuses: DeliveryStatus[] } | undefined> {
-      const res = await db.raw<{ rows: Array<Omit<EventRow, 'payload'> & { delivery_statuses: DeliveryStatus[] }> }>(
-        `SELECT ${META_COLUMNS.map((c) => `e.${c}`).join(', ')},
-                array(SELECT d.status FROM webhook_delivery d WHERE d.event_id = e.id) AS delivery_statuses
-           FROM webhook_event e WHERE e.id = ?`,
-        [id],
-      );
-      const row = res.rows[0];
-      if (!row) return undefined;
-      const { delivery_statuses: statuses, ...eventRow } = row;
-      const { payload: _payload, ...event } = toEvent({ ...eventRow, payload: Buffer.alloc(0) });
-      return { event, statuses };
+      return row ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
     },
 
     async get(id: string): Promise<WebhookEvent | undefined> {
       const row = await db<EventRow>('webhook_event').where({ id }).first();
       return row ? toEvent(row) : undefined;
-    },
-
-    async setStatus(id: string, status: EventStatus): Promise<void> {
-      await db('webhook_event')
-        .where({ id })
-        .update({
-          status,
-          completed_at: status === 'RECEIVED' ? null : db.fn.now(),
-          updated_at: db.fn.now(),
-        });
     },
   };
 }

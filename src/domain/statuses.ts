@@ -1,3 +1,5 @@
+// An event's final status follows from its deliveries' by one rule, applied in the statement that
+// writes it: db/events.ts finish (docs/decisions.md).
 export const EVENT_STATUSES = ['RECEIVED', 'COMPLETED', 'PARTIAL', 'FAILED'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
@@ -9,16 +11,3 @@ export type AuthType = (typeof AUTH_TYPES)[number];
 
 export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
-
-/**
- * The event's final status from its deliveries' outcomes (docs/decisions.md):
- * COMPLETED when every delivery succeeded (also when none matched),
- * FAILED when every delivery failed, PARTIAL otherwise.
- */
-export function eventOutcome(deliveries: readonly DeliveryStatus[]): Exclude<EventStatus, 'RECEIVED'> {
-  const failed = deliveries.filter((s) => s === 'FAILED').length;
-  const succeeded = deliveries.filter((s) => s === 'SUCCESS').length;
-  if (failed === 0 && succeeded === deliveries.length) return 'COMPLETED';
-  if (failed === deliveries.length) return 'FAILED';
-  return 'PARTIAL';
-}

@@ -157,7 +157,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
     const [textId, binId] = await insertEvents(source, 2);
     await db()('webhook_event').where({ id: binId }).update({ payload: Buffer.from([0xff, 0x00, 0xc3]), content_type: 'application/octet-stream' });
     await db()('webhook_event').where({ id: textId }).update({ payload: Buffer.from('{"caf\u00e9":1}'), headers: JSON.stringify({ 'x-trace': 'abc' }) });
-    const [delivery] = await h.fanout.repos.deliveries.createPending(textId ?? '', [endpointId]);
+    const [delivery] = (await h.fanout.repos.deliveries.prepareRun(textId ?? '', textId ?? '')) ?? [];
 
     const text = await h.get(`/api/events/${textId}`, token);
     expect(text.status).toBe(200);
@@ -168,7 +168,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
       payload: '{"caf\u00e9":1}',
       payloadEncoding: 'utf8',
       headers: { 'x-trace': 'abc' },
-      deliveries: [{ id: delivery?.id, eventId: textId, endpointId, status: 'PENDING', source }],
+      deliveries: [{ id: delivery?.delivery.id, eventId: textId, endpointId, status: 'PENDING', source }],
     });
     const bin = (await h.get(`/api/events/${binId}`, token)).json() as { payload: string; payloadEncoding: string; deliveries: unknown[] };
     expect(bin.payloadEncoding).toBe('base64');
@@ -184,8 +184,8 @@ describe('admin API: reads, filters and cursor pagination', () => {
     const c = await addEndpoint(h.fanout.repos, { source: otherSource, url: 'http://127.0.0.1:9/c' });
     const events = await insertEvents(source, 3);
     const [otherEvent] = await insertEvents(otherSource, 1);
-    for (const e of events) await h.fanout.repos.deliveries.createPending(e, [a, b]);
-    await h.fanout.repos.deliveries.createPending(otherEvent ?? '', [c]);
+    for (const e of events) await h.fanout.repos.deliveries.prepareRun(e, e);
+    await h.fanout.repos.deliveries.prepareRun(otherEvent ?? '', otherEvent ?? '');
     // endpoint b failed for every event
     const bRows = await db()('webhook_delivery').where({ endpoint_id: b });
     for (const r of bRows as Array<{ id: string }>) {

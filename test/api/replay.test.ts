@@ -89,8 +89,9 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
     const source = uniqueSource('pending');
     const endpointId = await addEndpoint(h.fanout.repos, { source, url: 'http://127.0.0.1:9/never' });
     const eventId = await addEvent(h.fanout.repos, { source });
-    const [pending] = await h.fanout.repos.deliveries.createPending(eventId, [endpointId]);
-    expect((await h.post(`/api/deliveries/${pending?.id}/replay`, token)).status).toBe(409);
+    const [pending] = (await h.fanout.repos.deliveries.prepareRun(eventId, eventId)) ?? [];
+    expect(pending?.endpoint.id).toBe(endpointId);
+    expect((await h.post(`/api/deliveries/${pending?.delivery.id}/replay`, token)).status).toBe(409);
     expect((await h.post('/api/deliveries/00000000-0000-4000-8000-000000000000/replay', token)).status).toBe(404);
     expect((await h.post('/api/events/00000000-0000-4000-8000-000000000000/replay', token)).status).toBe(404);
   });

@@ -139,6 +139,31 @@ describe('fanout activities', () => {
     expect(await t.repos.deliveries.listByEvent(eventId)).toHaveLength(1);
   });
 
+  it('prepare: a row another run inserts meanwhile is returned too, and a settled row is not delivered again', async ({ t, receiver, database }) => {
+    const source = uniqueSource();
+    const a = await addEndpoint(t.repos, { source, url: receiver.url });
+    const b = await addEndpoint(t.repos, { source, url: receiver.url });
+    const c = await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    // another run's transaction holds b's row, not committed yet: prepare's insert waits for it
+    const other = await database.db.transaction();
+    const [held] = (await other('webhook_delivery').insert({ event_id: eventId, endpoint_id: b }).returning('id')) as Array<{ id: string }>;
+    const prepared = t.prepare(1, { eventId });
+    await expect
+      .poll(async () => (await database.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows.length)
+      .toBe(1);
+    await other.commit();
+    const first = await prepared;
+    // oldest row first: b's, then those created together, in the order of their endpoints
+    expect(first.deliveries.map((d) => d.endpointId)).toEqual([b, a, c]);
+    expect(first.deliveries[0]?.deliveryId).toBe(held?.id);
+
+    await database.db('webhook_delivery').where({ event_id: eventId, endpoint_id: a }).update({ status: 'SUCCESS' });
+    const retried = await t.prepare(2, { eventId });
+    expect(retried.deliveries).toEqual(first.deliveries.filter((d) => d.endpointId !== a));
+    expect(await t.repos.deliveries.listByEvent(eventId)).toHaveLength(3);
+  });
+
   it('prepare: records the workflow id of the run that fans the event out, and only the first one', async ({ t, receiver }) => {
     const source = uniqueSource();
     await addEndpoint(t.repos, { source, url: receiver.url });
@@ -210,6 +235,23 @@ describe('fanout activities', () => {
       database.db.off('query', count);
     }
     expect(seen, seen.join('\n')).toHaveLength(statements);
+  });
+
+  it('prepare and finishEvent: one statement each, whatever the number of endpoints', async ({ t, receiver, database }) => {
+    const source = uniqueSource();
+    for (let i = 0; i < 3; i++) await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      expect((await t.prepare(1, { eventId })).deliveries).toHaveLength(3);
+      expect(seen).toHaveLength(1);
+      expect(await t.finishEvent(1, { eventId })).toBe('PARTIAL'); // all three still PENDING
+      expect(seen).toHaveLength(2);
+    } finally {
+      database.db.off('query', count);
+    }
   });
 
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {

@@ -152,7 +152,7 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
     const deliveries = await Promise.all(
       Array.from({ length: 30 }, async () => {
         const eventId = await addEvent(h.repos, { source });
-        return (await h.repos.deliveries.createPending(eventId, [endpointId]))[0]!.id;
+        return (await h.repos.deliveries.prepareRun(eventId, eventId))![0]!.delivery.id;
       }),
     );
     const settled = await Promise.all(

@@ -254,23 +254,23 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     const endpointId = await addEndpoint(repos, { source, url: 'http://127.0.0.1:9/none', name: 'lease', maxConcurrency: 1 });
     const [a, b] = await Promise.all([addEvent(repos, { source }), addEvent(repos, { source })]);
     const [da, db] = await Promise.all([
-      repos.deliveries.createPending(a, [endpointId]),
-      repos.deliveries.createPending(b, [endpointId]),
+      repos.deliveries.prepareRun(a, a),
+      repos.deliveries.prepareRun(b, b),
     ]);
     const limits = { perSecond: null, maxConcurrency: 1 };
     // a takes the one slot and is never heard of again (SIGKILL): b waits until the lease ends
-    expect(await repos.endpointLimits.admit(endpointId, da[0]!.id, limits, 1_000)).toEqual({ admitted: true });
-    const blocked = await repos.endpointLimits.admit(endpointId, db[0]!.id, limits, 1_000);
+    expect(await repos.endpointLimits.admit(endpointId, da![0]!.delivery.id, limits, 1_000)).toEqual({ admitted: true });
+    const blocked = await repos.endpointLimits.admit(endpointId, db![0]!.delivery.id, limits, 1_000);
     expect(blocked).toMatchObject({ admitted: false, reason: 'concurrency' });
     await sleep(1_100);
-    expect(await repos.endpointLimits.admit(endpointId, db[0]!.id, limits, 1_000)).toEqual({ admitted: true });
+    expect(await repos.endpointLimits.admit(endpointId, db![0]!.delivery.id, limits, 1_000)).toEqual({ admitted: true });
   });
 
   it('turns of deliveries that stopped waiting (failed, cancelled) do not hold up newcomers', async () => {
     const source = uniqueSource('phantom');
     const endpointId = await addEndpoint(repos, { source, url: 'http://127.0.0.1:9/none', name: 'phantom' });
     const events = await Promise.all(Array.from({ length: 6 }, () => addEvent(repos, { source })));
-    const ids = (await Promise.all(events.map((e) => repos.deliveries.createPending(e, [endpointId])))).map((d) => d[0]!.id);
+    const ids = (await Promise.all(events.map((e) => repos.deliveries.prepareRun(e, e)))).map((d) => d![0]!.delivery.id);
     const limits = { perSecond: 1, maxConcurrency: null };
     expect(await repos.endpointLimits.admit(endpointId, ids[0]!, limits, 15_000)).toEqual({ admitted: true });
     // four queue behind it, a second apart...

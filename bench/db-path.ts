@@ -1,0 +1,70 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { createActivities, type PrepareResult } from '../src/activities/index.js';
+import { createDb } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { createRepositories } from '../src/db/repositories.js';
+import type { Send } from '../src/delivery/types.js';
+import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
+import { createMetrics } from '../src/metrics/metrics.js';
+import { cpuSnapshot, cpuUsage } from './cpu.js';
+import { seedEndpoints, insertEvents } from './e2e-fixtures.js';
+import type { Infra } from './infra.js';
+
+// The database path of the worker alone: the fanout activities (prepare, one deliver per
+// endpoint, finishEvent) run in an activity context against the embedded Postgres, with a sender
+// that answers 200 at once (no HTTP, no Temporal). Prints the CPU per delivery of this process
+// and of Postgres, which the e2e bench mixes with Temporal's and the sender's.
+//
+//   npx tsx bench/db-path.ts [events=2000] [endpoints=1] [concurrency=10]
+
+const [events = 2000, endpoints = 1, concurrency = 10] = process.argv.slice(2).map(Number);
+
+const pg = await startEmbeddedPostgres();
+const db = createDb({ url: pg.url, poolMax: 10 });
+try {
+  await migrateLatest(db);
+  const infra = { db } as Infra;
+  const repos = createRepositories(db);
+  const send: Send = async () => ({ kind: 'success', status: 200, body: 'ok', durationMs: 1, statusClass: '2xx' });
+  const activities = createActivities({ repos, send, metrics: createMetrics({ defaultMetrics: false }) });
+  const logger = new DefaultLogger('ERROR');
+  const env = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'r' } }, { logger });
+
+  async function fanout(eventId: string): Promise<void> {
+    const { deliveries }: PrepareResult = await env(eventId).run(activities.prepare, { eventId });
+    await Promise.all(
+      deliveries.map((d) => env(eventId).run(activities.deliver, { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts })),
+    );
+    await env(eventId).run(activities.finishEvent, { eventId });
+  }
+
+  async function run(source: string, n: number): Promise<void> {
+    const ids = await insertEvents(infra, source, n);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < ids.length) await fanout(ids[next++] as string);
+      }),
+    );
+  }
+
+  await seedEndpoints(infra, 'warm', endpoints, 'http://127.0.0.1:9/');
+  await seedEndpoints(infra, 'db-path', endpoints, 'http://127.0.0.1:9/');
+  await run('warm', Math.min(200, events));
+  const name = (e: { pid: number; comm: string }) => (e.pid === process.pid ? 'node' : e.comm === 'postgres' ? 'postgres' : 'other');
+  const before = cpuSnapshot(name);
+  const started = performance.now();
+  await run('db-path', events);
+  const s = (performance.now() - started) / 1000;
+  const used = cpuUsage(before, cpuSnapshot(name));
+  const deliveries = events * endpoints;
+  const per = (g: string) => (((used.groups[g] ?? 0) * 1000) / deliveries).toFixed(3);
+  console.log(
+    `${events} events x ${endpoints} endpoints, ${concurrency} at a time: ${(deliveries / s).toFixed(0)} deliveries/s; ` +
+      `CPU ms per delivery: node ${per('node')}, postgres ${per('postgres')}; other processes ${used.foreignS.toFixed(1)} s`,
+  );
+} finally {
+  await db.destroy();
+  await pg.stop();
+}
