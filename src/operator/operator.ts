@@ -8,7 +8,8 @@ import type { Logger } from '../observability/logger.js';
 import { createController, type Controller } from './controller.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
 import { createKubeApi, type KubeApi } from '../kube/api.js';
-import { createLeaderElector, LEADER_ELECTION_TIMING, type LeaderElector } from '../kube/leader-election.js';
+import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
+import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
