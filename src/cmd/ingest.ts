@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import { loadIngestConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
@@ -13,8 +12,11 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const { logger, metrics, db, service } = bootstrap('ingest', cfg);
   const aws = createAwsClients(cfg.aws);
-  // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without Temporal
-  const temporal = cfg.adminApi ? Connection.lazy({ address: cfg.temporal.address }) : undefined;
+  // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without
+  // Temporal. Imported only then: the Temporal client (protobuf definitions, grpc-js) is about a
+  // fifth of ingest's memory at rest, and the inbound path never uses it.
+  const temporalClient = cfg.adminApi ? await import('@temporalio/client') : undefined;
+  const temporal = temporalClient?.Connection.lazy({ address: cfg.temporal.address });
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
   await runService({
     ...service,
@@ -28,10 +30,13 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         metrics,
         logger,
         adminApi:
-          cfg.adminApi && temporal
+          cfg.adminApi && temporalClient && temporal
             ? {
                 auth: cfg.adminApi,
-                temporal: { client: new Client({ connection: temporal, namespace: cfg.temporal.namespace }), taskQueue: cfg.temporal.taskQueue },
+                temporal: {
+                  client: new temporalClient.Client({ connection: temporal, namespace: cfg.temporal.namespace }),
+                  taskQueue: cfg.temporal.taskQueue,
+                },
               }
             : undefined,
       });

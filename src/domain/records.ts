@@ -108,6 +108,13 @@ export interface Delivery {
  */
 export const MANIFEST_UID_PREFIX = 'manifest:';
 
+/**
+ * What a source name may be (the custom resources' schema, the admin API and the inbound route
+ * check it). Here rather than beside the schemas (resources/schema.ts re-exports it): the inbound
+ * path needs the pattern, not the schema library, which held 19 MB of ingest's memory at rest.
+ */
+export const SOURCE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+
 /** Delivery defaults and bounds (docs/decisions.md). */
 export const DELIVERY_LIMITS = {
   maxAttempts: { default: 5, min: 1, max: 50 },

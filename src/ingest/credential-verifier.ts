@@ -1,8 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
-import type { InboundCredential } from '../domain/records.js';
-import { SOURCE_PATTERN } from '../resources/schema.js';
+import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import type { BasicCredentials } from './basic-auth.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);

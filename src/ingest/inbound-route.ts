@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsync } from 'fastify';
 import { internal, isAppError, transient } from '../domain/errors.js';
-import type { InboundCredential } from '../domain/records.js';
 import { AuthRefused } from '../http/challenge.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { SOURCE_PATTERN } from '../resources/schema.js';
+import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import { parseBasicAuth } from './basic-auth.js';
 import type { CredentialVerifier } from './credential-verifier.js';
 import type { ReceiveWebhook } from './receive-webhook.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { adminApiFromConfig, type AdminApiWiring } from '../api/admin-api-from-config.js';
+import type { AdminApiWiring } from '../api/admin-api-from-config.js';
 import type { RunningProcess } from '../cmd/lifecycle.js';
 import type { IngestConfig } from '../config/config.js';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
@@ -68,7 +68,11 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     metrics: deps.metrics,
     logger: deps.logger,
     bodyLimitBytes: settings.bodyLimitBytes,
-    adminApi: deps.adminApi && adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
+    // imported only when enabled: its routes, schemas, OpenAPI UI and token verification would
+    // otherwise stay loaded in every ingest that serves webhooks alone
+    adminApi:
+      deps.adminApi &&
+      (await import('../api/admin-api-from-config.js')).adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
   });
   const sweeper = createSweeper({
     events: deps.repos.events,

@@ -1,12 +1,12 @@
 import { Type, type Static } from 'typebox';
-import { DELIVERY_LIMITS } from '../domain/records.js';
+import { DELIVERY_LIMITS, SOURCE_PATTERN } from '../domain/records.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
 
 export const API_GROUP = 'webhookfanout.io';
 export const API_VERSION = 'v1alpha1';
-export const SOURCE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+export { SOURCE_PATTERN };
 
 export const SecretKeyRef = Type.Object(
   {
