@@ -1,6 +1,6 @@
 import type { BackoffSettings } from '../activities/types.js';
 import { DEFAULT_BACKOFF } from '../activities/deps.js';
-import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election.js';
+import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election-timing.js';
 import { DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';

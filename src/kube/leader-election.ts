@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger.js';
+import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from './leader-election-timing.js';
 import { isAlreadyExists, isConflict, isNotFound, microTime, type KubeApi } from './api.js';
 
 /**
@@ -51,12 +52,7 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-/** client-go's defaults scaled down for a small controller: 15 s lease, 10 s renew deadline, 2 s retry. */
-export const LEADER_ELECTION_TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-
-/** A leader must give up (renewDeadline) before others may take over (leaseDuration), and retry within it. */
-export const validLeaderElectionTiming = (t: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number }): boolean =>
-  t.leaseDurationMs > t.renewDeadlineMs && t.renewDeadlineMs > t.retryPeriodMs;
+export { LEADER_ELECTION_TIMING, validLeaderElectionTiming };
 
 export function createLeaderElector(o: LeaderElectionOptions): LeaderElector {
   if (!validLeaderElectionTiming(o)) {
