@@ -5,7 +5,7 @@ import { describeError, isAppError } from '../domain/errors.js';
 import { createDeadLetterer } from './dead-letter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createMessageDeleter } from './message-deleter.js';
+import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
 import { decodeEventMessage } from './event-message.js';
 
 /**
@@ -33,7 +33,7 @@ export interface QueueConsumerOptions {
   visibilityTimeoutSeconds?: number;
   /** how long stop() waits for in-flight handlers before giving up on them */
   shutdownTimeoutMs?: number;
-  /** how long a handled message's delete waits to share a DeleteMessageBatch call (message-deleter.ts) */
+  /** how long a handled message's delete waits to share a DeleteMessageBatch call; default deleteLingerFor(visibilityTimeoutSeconds) */
   deleteLingerMs?: number;
   /** backoff after failed receives: doubles from initialMs up to maxMs */
   backoff?: { initialMs?: number; maxMs?: number };
@@ -62,7 +62,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     sqs,
     queueUrl,
     logger,
-    ...(opts.deleteLingerMs === undefined ? {} : { lingerMs: opts.deleteLingerMs }),
+    lingerMs: opts.deleteLingerMs ?? deleteLingerFor(opts.visibilityTimeoutSeconds),
   });
   const deadLetter = createDeadLetterer({ sqs, queueUrl, logger });
 
@@ -123,7 +123,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   async function moveToDeadLetterQueue(message: Message, reason: string): Promise<void> {
     if (!(await deadLetter(message, reason)) || message.ReceiptHandle === undefined) return;
     count('dead_lettered');
-    await deleter.delete({ id: message.MessageId ?? reason, receiptHandle: message.ReceiptHandle });
+    void deleter.delete({ id: message.MessageId ?? reason, receiptHandle: message.ReceiptHandle });
   }
 
   function dispatch(message: Message): void {
