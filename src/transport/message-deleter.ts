@@ -9,17 +9,44 @@ export interface DeleteEntry {
 }
 
 /**
- * Groups deletes of messages whose handlers finish together into DeleteMessageBatch calls
- * (at most 10 entries each), without holding a finished message back for slower ones.
- * delete() never rejects: a message that could not be deleted is simply redelivered, which is
- * harmless because the handler is idempotent on the event id.
+ * How long a delete waits for others to share its DeleteMessageBatch call. Each call is a whole
+ * AWS SDK round (middleware, signing, HTTP, parsing) that cost about as much CPU as starting the
+ * workflow; deleting a handled message a little later only keeps it invisible a little longer,
+ * and a crash meanwhile redelivers messages whose handlers are idempotent ("already started").
+ * 1 s: at 5 events/s the consumer's CPU per event fell from 8.2 to 6.1 ms against 100 ms
+ * (bench/consumer-ab.ts); under a backlog batches fill up long before.
  */
-export function createMessageDeleter(deps: { sqs: SQSClient; queueUrl: string; logger: Logger }) {
-  const { sqs, queueUrl, logger } = deps;
-  let pending: { entry: DeleteEntry; done: () => void }[] = [];
-  let scheduled = false;
+export const MAX_DELETE_LINGER_MS = 1_000;
+/** when the visibility timeout is not known (the queue's own) */
+export const DEFAULT_DELETE_LINGER_MS = 100;
 
-  async function flush(batch: { entry: DeleteEntry; done: () => void }[]): Promise<void> {
+/** The linger for a visibility timeout: a quarter of it at most, so a lingering delete never lets the message reappear. */
+export function deleteLingerFor(visibilityTimeoutSeconds: number | undefined): number {
+  if (visibilityTimeoutSeconds === undefined) return DEFAULT_DELETE_LINGER_MS;
+  return Math.min(MAX_DELETE_LINGER_MS, (visibilityTimeoutSeconds * 1000) / 4);
+}
+
+export interface MessageDeleter {
+  /** Queues the delete; resolves once its batch call settled. Never rejects: a message that could not be deleted is redelivered. */
+  delete(entry: DeleteEntry): Promise<void>;
+  /** Sends what is queued now and resolves once every delete queued so far has settled. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Groups deletes into DeleteMessageBatch calls of at most 10 entries: a batch goes out when it is
+ * full or when its first entry has waited lingerMs. delete() never rejects: a message that could
+ * not be deleted is simply redelivered, which is harmless because the handler is idempotent on the
+ * event id.
+ */
+export function createMessageDeleter(deps: { sqs: SQSClient; queueUrl: string; logger: Logger; lingerMs?: number }): MessageDeleter {
+  const { sqs, queueUrl, logger } = deps;
+  const lingerMs = Math.max(0, deps.lingerMs ?? DEFAULT_DELETE_LINGER_MS);
+  let pending: { entry: DeleteEntry; done: () => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const sending = new Set<Promise<void>>();
+
+  async function send(batch: { entry: DeleteEntry; done: () => void }[]): Promise<void> {
     // ids must be unique within a batch; a message received twice in one window keeps only one entry
     const entries = [...new Map(batch.map((b) => [b.entry.id, b.entry])).values()];
     try {
@@ -43,25 +70,27 @@ export function createMessageDeleter(deps: { sqs: SQSClient; queueUrl: string; l
   }
 
   function takeBatches(): void {
-    scheduled = false;
+    clearTimeout(timer);
+    timer = undefined;
     while (pending.length > 0) {
       const batch = pending.slice(0, 10);
       pending = pending.slice(10);
-      void flush(batch);
+      const p = send(batch).finally(() => sending.delete(p));
+      sending.add(p);
     }
   }
 
   return {
-    delete(entry: DeleteEntry): Promise<void> {
+    delete(entry) {
       return new Promise<void>((resolve) => {
         pending.push({ entry, done: resolve });
         if (pending.length >= 10) takeBatches();
-        else if (!scheduled) {
-          scheduled = true;
-          // one macrotask of grace lets handlers that finish together share a call
-          setImmediate(takeBatches);
-        }
+        else timer ??= setTimeout(takeBatches, lingerMs);
       });
+    },
+    async flush() {
+      takeBatches();
+      await Promise.all([...sending]);
     },
   };
 }

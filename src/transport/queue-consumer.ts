@@ -5,7 +5,7 @@ import { describeError, isAppError } from '../domain/errors.js';
 import { createDeadLetterer } from './dead-letter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { createMessageDeleter } from './message-deleter.js';
+import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
 import { decodeEventMessage } from './event-message.js';
 
 /**
@@ -23,7 +23,7 @@ export interface QueueConsumerOptions {
   handle: EventHandler;
   logger?: Logger;
   metrics?: Pick<Metrics, 'queueMessages'>;
-  /** messages per ReceiveMessage, 1..10 */
+  /** most messages per ReceiveMessage, 1..10 (and at most concurrency) */
   batchSize?: number;
   /** long-poll wait, 0..20 s */
   waitTimeSeconds?: number;
@@ -33,6 +33,8 @@ export interface QueueConsumerOptions {
   visibilityTimeoutSeconds?: number;
   /** how long stop() waits for in-flight handlers before giving up on them */
   shutdownTimeoutMs?: number;
+  /** how long a handled message's delete waits to share a DeleteMessageBatch call; default deleteLingerFor(visibilityTimeoutSeconds) */
+  deleteLingerMs?: number;
   /** backoff after failed receives: doubles from initialMs up to maxMs */
   backoff?: { initialMs?: number; maxMs?: number };
 }
@@ -51,13 +53,22 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   const batchSize = clamp(opts.batchSize ?? 10, 1, 10);
   const waitTimeSeconds = clamp(opts.waitTimeSeconds ?? 20, 0, 20);
   const concurrency = Math.max(1, opts.concurrency ?? batchSize);
+  // never more waiting for a slot than there are slots (see loop())
+  const receiveMax = Math.min(batchSize, concurrency);
   const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 25_000;
   const backoffInitialMs = opts.backoff?.initialMs ?? 1_000;
   const backoffMaxMs = opts.backoff?.maxMs ?? 30_000;
-  const deleter = createMessageDeleter({ sqs, queueUrl, logger });
+  const deleter = createMessageDeleter({
+    sqs,
+    queueUrl,
+    logger,
+    lingerMs: opts.deleteLingerMs ?? deleteLingerFor(opts.visibilityTimeoutSeconds),
+  });
   const deadLetter = createDeadLetterer({ sqs, queueUrl, logger });
 
   const inFlight = new Set<Promise<void>>();
+  /** received, waiting for a free handler slot (at most one receive's worth, see loop()) */
+  const waiting: Message[] = [];
   let running = false;
   let stopping = false;
   let abort = new AbortController();
@@ -101,8 +112,10 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       return;
     }
     count(typeof outcome === 'string' ? outcome : 'handled');
+    // not awaited: the slot is free for the next message while the delete waits for company;
+    // stop() flushes what is still queued
     if (message.ReceiptHandle !== undefined) {
-      await deleter.delete({ id: message.MessageId ?? eventId, receiptHandle: message.ReceiptHandle });
+      void deleter.delete({ id: message.MessageId ?? eventId, receiptHandle: message.ReceiptHandle });
     }
   }
 
@@ -110,7 +123,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   async function moveToDeadLetterQueue(message: Message, reason: string): Promise<void> {
     if (!(await deadLetter(message, reason)) || message.ReceiptHandle === undefined) return;
     count('dead_lettered');
-    await deleter.delete({ id: message.MessageId ?? reason, receiptHandle: message.ReceiptHandle });
+    void deleter.delete({ id: message.MessageId ?? reason, receiptHandle: message.ReceiptHandle });
   }
 
   function dispatch(message: Message): void {
@@ -118,13 +131,21 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       .catch((err: unknown) => logger.error({ err: describeError(err) }, 'unexpected error processing a queue message'))
       .finally(() => {
         inFlight.delete(p);
+        dispatchWaiting();
         wakeLoop?.();
       });
     inFlight.add(p);
   }
 
-  async function waitForSlot(): Promise<void> {
-    while (!stopping && inFlight.size >= concurrency) {
+  function dispatchWaiting(): void {
+    while (waiting.length > 0 && inFlight.size < concurrency) {
+      const next = waiting.shift();
+      if (next !== undefined) dispatch(next);
+    }
+  }
+
+  async function waitUntilDrained(): Promise<void> {
+    while (!stopping && waiting.length > 0) {
       await new Promise<void>((resolve) => {
         wakeLoop = resolve;
       });
@@ -135,14 +156,22 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   async function loop(signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!stopping) {
-      await waitForSlot();
+      // The next receive goes out as soon as the previous one's messages all have a slot, not when
+      // one slot frees: under load a receive then brings a full batch instead of one or two
+      // messages, and each ReceiveMessage is a whole AWS SDK round (middleware, signing, HTTP,
+      // parsing). At a low rate nothing waits: the long poll is out whenever nothing is waiting,
+      // and returns with the first message. A waiting message gets a slot once each slot's
+      // current handler has finished (batchSize <= concurrency), so it is held at most about
+      // two handler durations before its own handler ends: in-flight handlers already have to
+      // fit the visibility timeout.
+      await waitUntilDrained();
       if (stopping) break;
       let messages: Message[];
       try {
         const res = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(batchSize, concurrency - inFlight.size),
+            MaxNumberOfMessages: receiveMax,
             WaitTimeSeconds: waitTimeSeconds,
             MessageSystemAttributeNames: ['ApproximateReceiveCount'],
             ...(opts.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: opts.visibilityTimeoutSeconds } : {}),
@@ -161,7 +190,8 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
         continue;
       }
       // messages already received are handled even if stop() came meanwhile: they are in flight
-      for (const message of messages) dispatch(message);
+      waiting.push(...messages);
+      dispatchWaiting();
     }
   }
 
@@ -187,20 +217,26 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       wakeLoop?.();
       stopped = (async () => {
         await loopDone;
-        const pending = inFlight.size;
+        const pending = inFlight.size + waiting.length;
         if (pending > 0) {
           const timer = new AbortController();
-          const drained = Promise.allSettled([...inFlight]).then(() => true);
+          // handlers that end hand their slot to waiting messages: wait for those too
+          const drained = (async () => {
+            while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+            return true;
+          })();
           const timeout = sleep(shutdownTimeoutMs, false, { signal: timer.signal }).catch(() => false);
           const finished = await Promise.race([drained, timeout]);
           timer.abort();
           if (!finished) {
             logger.warn(
-              { stillRunning: inFlight.size },
+              { stillRunning: inFlight.size + waiting.length },
               'queue consumer stopped with handlers still running; their messages will be redelivered',
             );
           }
         }
+        // the deletes of handled messages that still wait for company go out now
+        await deleter.flush();
         running = false;
       })();
       return stopped;

@@ -5,7 +5,7 @@ import {
   ListSubscriptionsByTopicCommand,
   ListTopicsCommand,
 } from '@aws-sdk/client-sns';
-import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permanent, transient } from '../../src/domain/errors.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -242,6 +242,96 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
     expect(seen.filter((s) => s === permanentId)).toHaveLength(1);
     expect(await queueMessagesCount(metrics, 'dead_lettered')).toBe(1);
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+  });
+
+  /** the queue's own client with every command it sends counted by name */
+  function countingSqs(): { sqs: AwsClients['sqs']; calls: Map<string, number> } {
+    const own = createAwsClients({ region: 'us-east-1', endpoint: backend.endpoint, env: {} });
+    own.sns.destroy();
+    const calls = new Map<string, number>();
+    own.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = context.commandName ?? '?';
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    return { sqs: own.sqs, calls };
+  }
+
+  async function sendEvents(queueUrl: string, ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += 10) {
+      await clients.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: ids.slice(i, i + 10).map((id, j) => ({ Id: `m${j}`, MessageBody: JSON.stringify({ eventId: id }) })),
+        }),
+      );
+    }
+  }
+
+  it('with a backlog, receives and deletes go in batches, not one call per freed slot', async () => {
+    const topo = await freshTopology();
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    await sendEvents(topo.queueUrl, ids);
+    const { sqs, calls } = countingSqs();
+    const seen: string[] = [];
+    let running = 0;
+    let mostRunning = 0;
+    const c = createQueueConsumer({
+      sqs,
+      queueUrl: topo.queueUrl,
+      concurrency: 10,
+      waitTimeSeconds: 1,
+      handle: async (id) => {
+        running += 1;
+        mostRunning = Math.max(mostRunning, running);
+        // handlers end one after another, as workflow starts do under load
+        await sleep(5 + Math.random() * 20);
+        running -= 1;
+        seen.push(id);
+      },
+    });
+    consumers.push(c);
+    c.start();
+    await waitFor(() => (seen.length >= ids.length ? true : undefined), 'every event handled');
+    await c.stop();
+    sqs.destroy();
+    expect([...seen].sort()).toEqual([...ids].sort());
+    expect(mostRunning).toBeLessThanOrEqual(10);
+    // one receive per freed slot made 13 to 19 receives of these 40 messages
+    expect(calls.get('ReceiveMessageCommand') ?? 0).toBeLessThanOrEqual(8);
+    expect(calls.get('DeleteMessageBatchCommand') ?? 0).toBeLessThanOrEqual(8);
+    expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
+  });
+
+  it('stop() also handles and deletes the received messages still waiting for a slot', async () => {
+    const topo = await freshTopology();
+    const ids = Array.from({ length: 4 }, () => randomUUID());
+    await sendEvents(topo.queueUrl, ids);
+    const release = deferred();
+    const seen: string[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      concurrency: 2,
+      waitTimeSeconds: 1,
+      handle: async (id) => {
+        seen.push(id);
+        await release.promise;
+      },
+    });
+    c.start();
+    await waitFor(() => (seen.length >= 2 ? true : undefined), 'two handlers running');
+    await sleep(300); // the next receive brings messages that wait for a slot
+    const stopping = c.stop();
+    release.resolve();
+    await stopping;
+    // what was received was handled and deleted; what was not is still visible
+    const depth = await queueDepth(clients.sqs, topo.queueUrl);
+    expect(depth.notVisible).toBe(0);
+    expect(seen.length + depth.visible).toBe(4);
+    expect(seen.length).toBeGreaterThan(2);
   });
 
   it('stop() lets the in-flight handler finish and delete its message, then receives no more', async () => {
