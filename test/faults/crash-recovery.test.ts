@@ -159,7 +159,21 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
       ['ingest', 'ingest', { ...common, PORT: String(ingestPort), HOST: '127.0.0.1', TOPIC_ARN: topology.topicArn, ADMIN_API_ENABLED: 'false', SWEEP_INTERVAL_SECONDS: '5', SWEEP_MIN_AGE_SECONDS: '5', SWEEP_UNSTARTED_AFTER_SECONDS: '20' }],
       ['consumer', 'consumer', { ...common, QUEUE_URL: topology.queueUrl, QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5' }],
       ['worker-1', 'worker', { ...common, DELIVERY_BACKOFF_INITIAL_MS: '200', DELIVERY_BACKOFF_MAX_MS: '2000', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' }],
-      ['worker-2', 'worker', { ...common, DELIVERY_BACKOFF_INITIAL_MS: '200', DELIVERY_BACKOFF_MAX_MS: '2000', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' }],
+      // worker-2 also does the consumer's work (WORKER_CONSUME_QUEUE): it competes with the consumer
+      // for messages and starts its workflows eagerly on itself, so its deaths cover that mode too
+      [
+        'worker-2',
+        'worker',
+        {
+          ...common,
+          DELIVERY_BACKOFF_INITIAL_MS: '200',
+          DELIVERY_BACKOFF_MAX_MS: '2000',
+          OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+          WORKER_CONSUME_QUEUE: 'true',
+          QUEUE_URL: topology.queueUrl,
+          QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
+        },
+      ],
     ];
     for (const [name, cmd, env] of defs) {
       procs[name] = { name, cmd, env, managementPort: await freePort(), tail: [] };
@@ -224,6 +238,8 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     await restartTimed(procs.consumer!);
     log('SIGKILL worker-1');
     await restartTimed(procs['worker-1']!);
+    log('SIGKILL worker-2 (it consumes the queue too)');
+    await restartTimed(procs['worker-2']!);
     // the emulator keeps its state in memory: killed, it comes back empty, its queued messages lost; the
     // topology is re-created as `setup-transport` would, and the sweeper re-publishes what was lost
     log('killing the SNS/SQS emulator');
@@ -322,6 +338,15 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
       const client = new Client({ connection, namespace: 'default' });
       const runs = await client.workflow.count(`TaskQueue = '${taskQueue}'`);
       expect(runs.count).toBe(ids.length);
+      // both ways of starting ran: the consumer's (through the task queue) and worker-2's (eager)
+      let eager = 0;
+      for (const id of ids) {
+        const history = await client.workflow.getHandle(id).fetchHistory();
+        if (history.events?.[0]?.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted) eager++;
+      }
+      log(`workflows started eagerly by worker-2: ${eager} of ${ids.length}`);
+      expect(eager).toBeGreaterThan(0);
+      expect(eager).toBeLessThan(ids.length);
     } finally {
       await connection.close();
     }
