@@ -173,11 +173,6 @@ export function createDeliveryRepository(db: Db) {
       return rows.map(toDelivery);
     },
 
-    async statusesByEvent(eventId: string): Promise<DeliveryStatus[]> {
-      const rows = await db<DeliveryRow>('webhook_delivery').select('status').where({ event_id: eventId });
-      return rows.map((r) => r.status);
-    },
-
     /**
      * Settles one attempt: the row's latest state, a line of the attempt log and the endpoint's
      * health, in one statement (all or nothing). null when the row was not PENDING: another run
