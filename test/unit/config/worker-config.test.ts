@@ -5,7 +5,7 @@ import { ConfigError } from '../../../src/config/env-reader.js';
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks' };
 
 /** The problems the worker's configuration names for env, or [] when it loads. */
-function problems(env: Record<string, string>): string[] {
+function problems(env: Readonly<Record<string, string | undefined>>): string[] {
   try {
     loadWorkerConfig({ ...base, ...env });
     return [];
