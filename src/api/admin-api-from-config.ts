@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AdminApiConfig } from '../config/config.js';
 import { createAdminQueries } from '../db/admin-queries.js';
@@ -10,13 +9,13 @@ import { adminApi } from './admin-api.js';
 import { createKeyResolver } from './auth/key-resolver.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { createReplayService } from './replay-service.js';
-import { bindStartReplay } from './start-replay.js';
+import { bindStartReplay, type TemporalClientSource } from './start-replay.js';
 
 /** What the admin API needs beyond the ingest process's own parts: its configuration and Temporal. */
 export interface AdminApiWiring {
   auth: AdminApiConfig;
-  /** replays start workflow runs on this client and task queue */
-  temporal: { client: Client; taskQueue: string };
+  /** replays start workflow runs on this client and task queue (asked for on the first replay) */
+  temporal: { client: TemporalClientSource; taskQueue: string };
 }
 
 /** The admin API plugin wired from configuration: token verification, replays, queries. */

@@ -1,11 +1,43 @@
 import type { Client } from '@temporalio/client';
-import { startReplay } from '../workflows/start/replay.js';
 import type { StartReplay } from './replay-service.js';
+
+/** The Temporal client replays start runs on; called on each replay, so it may make one the first time. */
+export type TemporalClientSource = () => Promise<Client>;
 
 /**
  * startReplay on a client and task queue, bounded in time: with Temporal down, the SDK's own
  * retries would hold an operator's request for a long while; past the deadline it is a 503.
+ * The start code (and with it the Temporal client's modules) is imported on the first replay:
+ * ingest serves the admin API's reads without them (issue 12, ingest RSS).
  */
-export function bindStartReplay(client: Client, taskQueue: string, timeoutMs = 10_000): StartReplay {
-  return (req) => client.connection.withDeadline(Date.now() + timeoutMs, () => startReplay(client, { ...req, taskQueue }));
+export function bindStartReplay(client: TemporalClientSource, taskQueue: string, timeoutMs = 10_000): StartReplay {
+  return async (req) => {
+    const [{ startReplay }, c] = await Promise.all([import('../workflows/start/replay.js'), client()]);
+    return c.connection.withDeadline(Date.now() + timeoutMs, () => startReplay(c, { ...req, taskQueue }));
+  };
+}
+
+/**
+ * A Temporal client made when a replay first needs it: `@temporalio/client` (grpc-js and
+ * Temporal's protobuf code, about 27 MB of ingest's memory) is imported then, and the connection
+ * is lazy too, so ingest starts and serves webhooks with Temporal down. close() closes it if made.
+ */
+export function lazyTemporalClient(opts: { address: string; namespace: string }): { client: TemporalClientSource; close(): Promise<void> } {
+  let made: Promise<Client> | undefined;
+  return {
+    client() {
+      made ??= import('@temporalio/client').then(
+        ({ Client, Connection }) => new Client({ connection: Connection.lazy({ address: opts.address }), namespace: opts.namespace }),
+      );
+      // a failed import is not remembered: the next replay tries again
+      made.catch(() => {
+        made = undefined;
+      });
+      return made;
+    },
+    async close() {
+      const c = await made?.catch(() => undefined);
+      await c?.connection.close();
+    },
+  };
 }

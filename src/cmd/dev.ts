@@ -128,7 +128,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight }),
         metrics,
         logger,
-        adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client, taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
+        adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
       });
       const parts = [worker.start(), consumer.start()];
       const ingest = await ingestProcess.start();

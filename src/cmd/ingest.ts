@@ -1,3 +1,4 @@
+import { lazyTemporalClient } from '../api/start-replay.js';
 import { loadIngestConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
@@ -12,11 +13,9 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const { logger, metrics, db, service } = bootstrap('ingest', cfg);
   const aws = createAwsClients(cfg.aws);
-  // admin API replays start workflow runs; lazy, so ingest starts and serves webhooks without
-  // Temporal. Imported only then: the Temporal client (protobuf definitions, grpc-js) is about a
-  // fifth of ingest's memory at rest, and the inbound path never uses it.
-  const temporalClient = cfg.adminApi ? await import('@temporalio/client') : undefined;
-  const temporal = temporalClient?.Connection.lazy({ address: cfg.temporal.address });
+  // admin API replays start workflow runs; the client is made on the first replay, so ingest
+  // starts and serves webhooks without Temporal, and without the Temporal client's memory
+  const temporal = cfg.adminApi ? lazyTemporalClient(cfg.temporal) : undefined;
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
   await runService({
     ...service,
@@ -30,14 +29,8 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         metrics,
         logger,
         adminApi:
-          cfg.adminApi && temporalClient && temporal
-            ? {
-                auth: cfg.adminApi,
-                temporal: {
-                  client: new temporalClient.Client({ connection: temporal, namespace: cfg.temporal.namespace }),
-                  taskQueue: cfg.temporal.taskQueue,
-                },
-              }
+          cfg.adminApi && temporal
+            ? { auth: cfg.adminApi, temporal: { client: temporal.client, taskQueue: cfg.temporal.taskQueue } }
             : undefined,
       });
       return [await ingest.start()];

@@ -189,7 +189,7 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
       deliveries: h.fanout.repos.deliveries,
       events: h.fanout.repos.events,
       replays: createReplayQueries(h.fanout.database.db),
-      startReplay: bindStartReplay(new Client({ connection }), h.fanout.taskQueue, 2000),
+      startReplay: bindStartReplay(() => Promise.resolve(new Client({ connection })), h.fanout.taskQueue, 2000),
       logger: createLogger({ level: 'silent' }),
     });
     const t0 = Date.now();

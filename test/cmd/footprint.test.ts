@@ -10,15 +10,16 @@ const run = promisify(execFile);
 // API's modules with the Temporal client more than 30 MB in an ingest that does not serve it
 // (issue 12: ingest's RSS target is 150 MB). Those arrive through one innocent import.
 
-/** Packages (under node_modules) that importing a command's module pulls in. */
-async function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
-  // a module hook in the child records every module resolved while the command module is imported
-  // (its main() is not run)
+/**
+ * Packages (under node_modules) resolved while `body` runs in a child process: a module hook
+ * records every module resolved. `body` is module code that may await.
+ */
+async function packagesLoadedWhile(body: string): Promise<Set<string>> {
   const probe = `
     import { registerHooks } from 'node:module';
     const seen = new Set();
     registerHooks({ resolve(s, c, next) { const r = next(s, c); seen.add(r.url); return r; } });
-    await import(${JSON.stringify(`./src/cmd/${commandModule}.ts`)});
+    ${body}
     process.stdout.write(JSON.stringify([...seen]));
   `;
   const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
@@ -31,6 +32,11 @@ async function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
     if (m?.[1]) packages.add(m[1]);
   }
   return packages;
+}
+
+/** Packages that importing a command's module pulls in (its main() is not run). */
+function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
+  return packagesLoadedWhile(`await import(${JSON.stringify(`./src/cmd/${commandModule}.ts`)});`);
 }
 
 describe('what each process loads', () => {
@@ -46,5 +52,29 @@ describe('what each process loads', () => {
     const loaded = await packagesLoadedBy(command);
     expect(loaded.has('@temporalio/client')).toBe(true);
     expect(loaded).not.toContain('@kubernetes/client-node');
+  });
+
+  it('the admin API loads the Temporal client on the first replay, not before', async () => {
+    // what ingest does with the admin API enabled: the plugin wired from configuration, then a replay
+    const wire = `
+      const { lazyTemporalClient } = await import('./src/api/start-replay.ts');
+      const { adminApiFromConfig } = await import('./src/api/admin-api-from-config.ts');
+      const temporal = lazyTemporalClient({ address: '127.0.0.1:1', namespace: 'default' });
+      adminApiFromConfig({
+        auth: { authUrl: 'http://127.0.0.1:1', audience: 'a', issuer: 'i', clockToleranceSeconds: 0, jwksCacheTtlSeconds: 1 },
+        temporal: { client: temporal.client, taskQueue: 'WEBHOOKS' },
+        db: {}, repos: {}, logger: {},
+      });
+    `;
+    const atRest = await packagesLoadedWhile(wire);
+    expect(atRest.has('get-jwks')).toBe(true); // the admin API's own modules were loaded
+    for (const pkg of ['@temporalio/client', '@temporalio/proto', '@grpc/grpc-js']) expect(atRest, pkg).not.toContain(pkg);
+
+    const afterReplay = await packagesLoadedWhile(`${wire}
+      const client = await temporal.client();
+      if (client !== (await temporal.client())) throw new Error('a second client was made');
+      await temporal.close();
+    `);
+    expect(afterReplay).toContain('@temporalio/client');
   });
 });

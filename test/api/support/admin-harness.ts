@@ -72,7 +72,7 @@ export async function startAdminHarness(
   };
   const ingest = await startIngestHarness({
     db: fanout.database.db,
-    adminApi: { auth, temporal: { client: fanout.client, taskQueue: fanout.taskQueue } },
+    adminApi: { auth, temporal: { client: () => Promise.resolve(fanout.client), taskQueue: fanout.taskQueue } },
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const { url, app } = ingest;
