@@ -6,7 +6,8 @@
 //   npm run build && WORKER_AB_VARIANTS='base;semi16:NODE_OPTIONS=--max-semi-space-size=16' npx tsx bench/worker-ab.ts
 // WORKER_AB_VARIANTS: `name[:K=V,K=V]` separated by `;` (default `base`); WORKER_AB_WORKFLOWS
 // (400 per run), WORKER_AB_ROUNDS (4), WORKER_AB_ENDPOINTS (1 per event; a variant may set its own,
-// e.g. `none:WORKER_AB_ENDPOINTS=0`: prepare and finishEvent only, one local activity fewer).
+// e.g. `none:WORKER_AB_ENDPOINTS=0`: prepare and finishEvent only, one local activity fewer; or
+// WORKER_AB_BUNDLE=<path>: another build of the workflow bundle than dist/workflow-bundle.js).
 // Per variant: medians over rounds of CPU ms per workflow of the worker process (and by thread
 // name from /proc/<pid>/task: threads that exited meanwhile are `exited`) and of the server.
 import { fork, type ChildProcess } from 'node:child_process';
