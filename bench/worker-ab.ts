@@ -7,7 +7,8 @@
 // WORKER_AB_VARIANTS: `name[:K=V,K=V]` separated by `;` (default `base`); WORKER_AB_WORKFLOWS
 // (400 per run), WORKER_AB_ROUNDS (4), WORKER_AB_ENDPOINTS (1 per event; a variant may set its own,
 // e.g. `none:WORKER_AB_ENDPOINTS=0`: prepare and finishEvent only, one local activity fewer; or
-// WORKER_AB_BUNDLE=<path>: another build of the workflow bundle than dist/workflow-bundle.js).
+// WORKER_AB_BUNDLE=<path>: another build of the workflow bundle than dist/workflow-bundle.js; or
+// WORKER_AB_NODE_ARGS='--flag ...': node flags NODE_OPTIONS does not accept).
 // Per variant: medians over rounds of CPU ms per workflow of the worker process (and by thread
 // name from /proc/<pid>/task: threads that exited meanwhile are `exited`) and of the server.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -84,7 +85,8 @@ async function startChild(v: Variant, address: string, taskQueue: string): Promi
   const base = { ...imageEnv(), ...chartEnv('worker') };
   const nodeOptions = [base.NODE_OPTIONS, v.env.NODE_OPTIONS].filter(Boolean).join(' ');
   const child = fork(CHILD, [address, taskQueue, v.env.WORKER_AB_ENDPOINTS ?? String(endpoints)], {
-    execArgv: ['--import', 'tsx'],
+    // V8 flags that NODE_OPTIONS refuses (e.g. --single-threaded-gc) go on the command line
+    execArgv: ['--import', 'tsx', ...(v.env.WORKER_AB_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     env: { ...process.env, ...base, ...v.env, NODE_OPTIONS: nodeOptions, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
