@@ -62,7 +62,8 @@ LABEL org.opencontainers.image.title="webhook-fanout" \
 # HOME and TMPDIR in /tmp: with a read-only root filesystem nothing else is writable.
 # MALLOC_ARENA_MAX: glibc gives each thread that allocates (libuv's pool, the worker's Temporal
 # core runtime) an arena of its own; two keep the worker's native memory about 30 MB smaller
-# (docs/benchmarks.md). NODE_OPTIONS: each component's chart settings add its V8 heap limits.
+# (docs/benchmarks.md). NODE_OPTIONS: each component's chart settings add its V8 heap limits;
+# source maps map our own frames only (src/cmd/cli.ts: the dependencies' maps are not loaded).
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     HOME=/tmp \

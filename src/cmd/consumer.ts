@@ -4,7 +4,7 @@ import { pingDb } from '../db/knex.js';
 import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
 import { buildConsumerProcess } from '../processes/consumer-process.js';
-import { createAwsClients } from '../transport/aws-clients.js';
+import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 import { waitFor } from './wait-for.js';
@@ -13,7 +13,8 @@ import { waitFor } from './wait-for.js';
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadConsumerConfig(env);
   const { logger, metrics, db, service } = bootstrap('consumer', cfg);
-  const aws = createAwsClients(cfg.aws);
+  // SQS only: the consumer publishes nothing, and the SNS client's code would stay loaded
+  const sqs = createSqsClient(cfg.aws);
   // connected inside start(), after the management server is up: /healthz answers while the
   // consumer waits for Temporal, /readyz says 503 until then
   let connection: Connection | undefined;
@@ -43,7 +44,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       connection = connected;
       const consumer = buildConsumerProcess({
         settings: cfg,
-        sqs: aws.sqs,
+        sqs,
         client: new Client({ connection: connected, namespace: cfg.temporal.namespace }),
         repos: createRepositories(db),
         redrive: createRedriveQueries(db),
@@ -55,8 +56,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     cleanup: async () => {
       await connection?.close();
       await db.destroy();
-      aws.sns.destroy();
-      aws.sqs.destroy();
+      sqs.destroy();
     },
   });
 }

@@ -5,7 +5,7 @@ import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { buildWorkerProcess, type StartedWorker } from '../processes/worker-process.js';
-import { createAwsClients } from '../transport/aws-clients.js';
+import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 import { waitFor } from './wait-for.js';
@@ -15,7 +15,8 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadWorkerConfig(env);
   const { logger, metrics, db, service } = bootstrap('worker', cfg);
   installTemporalRuntime(logger);
-  const aws = cfg.consumeQueue ? createAwsClients(cfg.consumeQueue.aws) : undefined;
+  // SQS only, as the consumer: the worker publishes nothing
+  const sqs = cfg.consumeQueue ? createSqsClient(cfg.consumeQueue.aws) : undefined;
   // connected inside start(), after the management server is up: /healthz answers while the
   // worker waits for Temporal; /readyz is 503 until the worker runs and while Temporal is down
   let connection: NativeConnection | undefined;
@@ -32,7 +33,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     },
     start: async () => {
       connection = await waitFor('temporal', () => NativeConnection.connect({ address: cfg.temporal.address }), { logger });
-      const queue = cfg.consumeQueue && aws ? { settings: cfg.consumeQueue, sqs: aws.sqs, redrive: createRedriveQueries(db) } : undefined;
+      const queue = cfg.consumeQueue && sqs ? { settings: cfg.consumeQueue, sqs, redrive: createRedriveQueries(db) } : undefined;
       const built = await buildWorkerProcess({
         settings: cfg,
         connection,
@@ -47,8 +48,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     cleanup: async () => {
       await connection?.close();
       await db.destroy();
-      aws?.sns.destroy();
-      aws?.sqs.destroy();
+      sqs?.destroy();
     },
   });
 }

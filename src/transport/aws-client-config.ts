@@ -1,0 +1,56 @@
+// What the SNS and the SQS clients share (region, endpoint, attempts, credentials, timeouts), in a
+// module of its own that loads neither SDK client: a process that needs only one of them (the
+// consumer: SQS) does not load the other (its code stays in memory for the process's life).
+
+export interface AwsClientsOptions {
+  region: string;
+  /** SNS/SQS endpoint override (emulators, AWS_ENDPOINT_URL); absent = real AWS */
+  endpoint?: string;
+  /** attempts per call, first included; kept low because publishing sits on the inbound request path */
+  maxAttempts?: number;
+  /** TCP connect timeout, ms */
+  connectionTimeoutMs?: number;
+  /** whole-request timeout for SNS calls, ms */
+  snsRequestTimeoutMs?: number;
+  /** whole-request timeout for SQS calls, ms; must exceed the consumer's long poll (20 s) */
+  sqsRequestTimeoutMs?: number;
+  /** where credentials are looked for; defaults to process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Emulators accept any credentials; these only let the SDK sign requests without a real chain. */
+const EMULATOR_CREDENTIALS = { accessKeyId: 'test', secretAccessKey: 'test' } as const;
+
+function hasEnvCredentials(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(
+    env.AWS_ACCESS_KEY_ID ||
+      env.AWS_PROFILE ||
+      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
+      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
+      env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
+  );
+}
+
+/** The client configuration both clients take, and the connect timeout of their request handlers. */
+export function commonClientConfig(opts: AwsClientsOptions): {
+  config: {
+    region: string;
+    maxAttempts: number;
+    endpoint?: string;
+    credentials?: typeof EMULATOR_CREDENTIALS;
+  };
+  connectionTimeout: number;
+} {
+  const env = opts.env ?? process.env;
+  // an emulator without credentials in the environment: the default chain would probe IMDS and fail slowly
+  const credentials = opts.endpoint !== undefined && !hasEnvCredentials(env) ? EMULATOR_CREDENTIALS : undefined;
+  return {
+    config: {
+      region: opts.region,
+      maxAttempts: opts.maxAttempts ?? 2,
+      ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
+      ...(credentials !== undefined ? { credentials } : {}),
+    },
+    connectionTimeout: opts.connectionTimeoutMs ?? 2_000,
+  };
+}
