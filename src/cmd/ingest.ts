@@ -3,8 +3,8 @@ import { loadIngestConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
-import { createAwsClients } from '../transport/aws-clients.js';
 import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
+import { createSnsClient } from '../transport/sns-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
 
@@ -12,7 +12,7 @@ import { runService } from './lifecycle.js';
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const { logger, metrics, db, service } = bootstrap('ingest', cfg);
-  const aws = createAwsClients(cfg.aws);
+  const sns = createSnsClient(cfg.aws);
   // admin API replays start workflow runs; the client is made on the first replay, so ingest
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
   const temporal = cfg.adminApi ? lazyTemporalClient(cfg.temporal) : undefined;
@@ -25,7 +25,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         settings: cfg,
         db,
         repos: createRepositories(db),
-        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight }),
+        publisher: createBatchingSnsPublisher({ sns, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight }),
         metrics,
         logger,
         adminApi:
@@ -38,8 +38,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     cleanup: async () => {
       await temporal?.close();
       await db.destroy();
-      aws.sns.destroy();
-      aws.sqs.destroy();
+      sns.destroy();
     },
   });
 }

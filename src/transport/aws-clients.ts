@@ -1,6 +1,7 @@
-import { SNSClient } from '@aws-sdk/client-sns';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { commonClientConfig, type AwsClientsOptions } from './aws-client-config.js';
+import type { AwsClientsOptions } from './aws-client-config.js';
+import { createSnsClient } from './sns-client.js';
 import { createSqsClient } from './sqs-client.js';
 
 export type { AwsClientsOptions } from './aws-client-config.js';
@@ -11,19 +12,10 @@ export interface AwsClients {
 }
 
 /**
- * SNS and SQS clients with timeouts short enough that a dead endpoint fails in seconds: the SDK
- * default has no connect or request timeout, which would hang an inbound request indefinitely.
- * A process that only receives takes createSqsClient (sqs-client.ts) and loads no SNS code.
+ * Both clients, for what sets up or runs the whole topology (setup-transport, dev mode). A
+ * process that only publishes (ingest) or only receives (consumer, worker) takes createSnsClient
+ * or createSqsClient and loads none of the other's code.
  */
 export function createAwsClients(opts: AwsClientsOptions): AwsClients {
-  const { config, connectionTimeout } = commonClientConfig(opts);
-  const sns = new SNSClient({
-    ...config,
-    requestHandler: {
-      connectionTimeout,
-      requestTimeout: opts.snsRequestTimeoutMs ?? 5_000,
-      throwOnRequestTimeout: true,
-    },
-  });
-  return { sns, sqs: createSqsClient(opts) };
+  return { sns: createSnsClient(opts), sqs: createSqsClient(opts) };
 }

@@ -1,4 +1,5 @@
 export { createAwsClients, type AwsClients, type AwsClientsOptions } from './aws-clients.js';
+export { createSnsClient } from './sns-client.js';
 export { createSqsClient } from './sqs-client.js';
 export { ensureTopology, topicToQueuePolicy, DEFAULT_TOPOLOGY, type Topology, type TopologyOptions } from './topology.js';
 export { createSnsPublisher, type EventPublisher } from './publisher.js';

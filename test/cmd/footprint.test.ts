@@ -40,10 +40,12 @@ function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
 }
 
 describe('what each process loads', () => {
-  it('ingest without the admin API loads neither the Temporal client, the admin API nor the Kubernetes client', async () => {
+  it('ingest without the admin API loads neither the Temporal client, the admin API, the SQS client nor the Kubernetes client', async () => {
     const loaded = await packagesLoadedBy('ingest');
     expect(loaded.has('fastify')).toBe(true); // the probe sees the packages a command loads
-    for (const pkg of ['@temporalio/client', '@temporalio/proto', '@grpc/grpc-js', '@fastify/swagger', '@fastify/swagger-ui', 'typebox', 'get-jwks', '@kubernetes/client-node']) {
+    expect(loaded.has('@aws-sdk/client-sns')).toBe(true);
+    // ingest only publishes
+    for (const pkg of ['@temporalio/client', '@temporalio/proto', '@grpc/grpc-js', '@fastify/swagger', '@fastify/swagger-ui', 'typebox', 'get-jwks', '@kubernetes/client-node', '@aws-sdk/client-sqs']) {
       expect(loaded, pkg).not.toContain(pkg);
     }
   });
