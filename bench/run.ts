@@ -86,7 +86,10 @@ async function main(): Promise<void> {
   // Phase 1: inbound. The load generator and each server have their own process and event loop.
   log('ingest: starting the load generator and baseline (tsx) and the compiled ingest');
   const ingestSetup = await ingestEnv(infra.ingestTopology.topicArn);
-  const [load, ingest, baseline] = await Promise.all([fork('load'), spawnService('ingest', 'ingest', ingestSetup.env), fork('baseline')]);
+  const ingestStarts = [fork('load'), spawnService('ingest', 'ingest', ingestSetup.env), fork('baseline')] as const;
+  // on a failed start the others still register their cleanup before the error stops the bench
+  await Promise.allSettled(ingestStarts);
+  const [load, ingest, baseline] = await Promise.all(ingestStarts);
   const ingestFigures = await runIngestBench({
     cfg,
     infra,
@@ -111,7 +114,7 @@ async function main(): Promise<void> {
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
   const queueEnv = { QUEUE_URL: infra.fanoutTopology.queueUrl, CONSUMER_CONCURRENCY: String(cfg.consumerConcurrency) };
-  const [worker, consumer, bareWorker] = await Promise.all([
+  const e2eStarts = [
     spawnService('worker', 'worker', {
       WORKER_MAX_CONCURRENT_ACTIVITIES: String(cfg.maxConcurrentActivities),
       // the receiver is on loopback, which the outbound address policy refuses by default
@@ -121,7 +124,10 @@ async function main(): Promise<void> {
     }),
     cfg.workerConsumesQueue ? undefined : spawnService('consumer', 'consumer', { ...queueEnv, ...cfg.consumerEnv }),
     fork('bare-worker'),
-  ]);
+  ] as const;
+  // a consumer that fails to start must not leave the worker running once the bench exits
+  await Promise.allSettled(e2eStarts);
+  const [worker, consumer, bareWorker] = await Promise.all(e2eStarts);
   // sampled peaks of the measured rounds (the lifetime peak, start-up included, comes from VmHWM)
   const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h?.resetPeak());
   const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
