@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { getSourceMapsSupport, setSourceMapsSupport } from 'node:module';
+import * as nodeModule from 'node:module';
 import { ConfigError } from '../config/env-reader.js';
 import { fatalLine } from '../observability/logger.js';
 
@@ -58,9 +58,12 @@ Configuration comes from environment variables; see README.md.`;
  * commands below are imported after this runs.
  */
 function ownSourceMapsOnly(): void {
-  const current = getSourceMapsSupport();
+  // a namespace import: Node 22 before 22.14 has neither function (package.json engines: >=22),
+  // and a named import of a missing export would stop the CLI from loading at all
+  if (typeof nodeModule.getSourceMapsSupport !== 'function' || typeof nodeModule.setSourceMapsSupport !== 'function') return;
+  const current = nodeModule.getSourceMapsSupport();
   if (current.enabled && current.nodeModules) {
-    setSourceMapsSupport(true, { nodeModules: false, generatedCode: current.generatedCode });
+    nodeModule.setSourceMapsSupport(true, { nodeModules: false, generatedCode: current.generatedCode });
   }
 }
 
