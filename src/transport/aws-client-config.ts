@@ -31,26 +31,33 @@ function hasEnvCredentials(env: NodeJS.ProcessEnv): boolean {
   );
 }
 
-/** The client configuration both clients take, and the connect timeout of their request handlers. */
-export function commonClientConfig(opts: AwsClientsOptions): {
-  config: {
-    region: string;
-    maxAttempts: number;
-    endpoint?: string;
-    credentials?: typeof EMULATOR_CREDENTIALS;
-  };
-  connectionTimeout: number;
+/** Whole-request timeouts when the options give none: SNS sits on the inbound path, SQS long-polls 20 s. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 30_000 } as const;
+
+/**
+ * The configuration of one client: region, endpoint, attempts, credentials, and a request handler
+ * with a connect and a whole-request timeout, short enough that a dead endpoint fails in seconds
+ * (the SDK's default has neither, which would hang an inbound request indefinitely).
+ */
+export function clientConfig(
+  opts: AwsClientsOptions,
+  service: keyof typeof DEFAULT_REQUEST_TIMEOUT_MS,
+): {
+  region: string;
+  maxAttempts: number;
+  endpoint?: string;
+  credentials?: typeof EMULATOR_CREDENTIALS;
+  requestHandler: { connectionTimeout: number; requestTimeout: number; throwOnRequestTimeout: true };
 } {
   const env = opts.env ?? process.env;
   // an emulator without credentials in the environment: the default chain would probe IMDS and fail slowly
   const credentials = opts.endpoint !== undefined && !hasEnvCredentials(env) ? EMULATOR_CREDENTIALS : undefined;
+  const requestTimeout = (service === 'sns' ? opts.snsRequestTimeoutMs : opts.sqsRequestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS[service];
   return {
-    config: {
-      region: opts.region,
-      maxAttempts: opts.maxAttempts ?? 2,
-      ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
-      ...(credentials !== undefined ? { credentials } : {}),
-    },
-    connectionTimeout: opts.connectionTimeoutMs ?? 2_000,
+    region: opts.region,
+    maxAttempts: opts.maxAttempts ?? 2,
+    ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
+    ...(credentials !== undefined ? { credentials } : {}),
+    requestHandler: { connectionTimeout: opts.connectionTimeoutMs ?? 2_000, requestTimeout, throwOnRequestTimeout: true },
   };
 }
