@@ -26,13 +26,15 @@ export function lazyTemporalClient(opts: { address: string; namespace: string })
   let made: Promise<Client> | undefined;
   return {
     client() {
-      made ??= import('@temporalio/client').then(
-        ({ Client, Connection }) => new Client({ connection: Connection.lazy({ address: opts.address }), namespace: opts.namespace }),
-      );
-      // a failed import is not remembered: the next replay tries again
-      made.catch(() => {
-        made = undefined;
-      });
+      if (made === undefined) {
+        made = import('@temporalio/client').then(
+          ({ Client, Connection }) => new Client({ connection: Connection.lazy({ address: opts.address }), namespace: opts.namespace }),
+        );
+        // a failed import is not remembered: the next replay tries again
+        made.catch(() => {
+          made = undefined;
+        });
+      }
       return made;
     },
     async close() {
