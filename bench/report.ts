@@ -56,6 +56,16 @@ export function floorCpuMs(p: E2ePath): { temporal: number; worker: number } {
   };
 }
 
+/**
+ * What the service spends per event above Temporal's floor: its CPU per event (all of one event's
+ * deliveries) less the floor's CPU per empty workflow. The part of the cost that webhook-fanout's
+ * own work decides (the three steps, Postgres, the HTTP requests, the consumer), comparable
+ * between runs at different speeds of the dev server; a yardstick, not one of issue 12's targets.
+ */
+export function cpuMsAboveFloorPerEvent(c: Pick<E2eCase, 'real' | 'endpoints'>, floor: { temporal: number; worker: number }): number {
+  return serviceCpuMsPerDelivery(c.real) * c.endpoints - (floor.temporal + floor.worker);
+}
+
 export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
 export const RSS_TARGET_MB = { worker: 250, ingest: 150, consumer: 120 } as const;
 export const LATENCY_P99_TARGET_MS = 250;
@@ -170,6 +180,8 @@ export function renderTable(r: BenchResults): string {
     `Temporal's floor, an empty workflow (no activity, started as the bare path is), CPU ms per workflow: ` +
       `temporal ${f2(floor.temporal)} + bare worker ${f2(floor.worker)} = ${f2(floor.temporal + floor.worker)} ` +
       `(the starter's CPU not included); ${e2e.floor.totalDeliveries} workflows, others used ${f1(e2e.floor.foreignCpuS)} s`,
+    `The service above that floor, CPU ms per event: 1 endpoint ${f2(cpuMsAboveFloorPerEvent(e2e.one, floor))}, ` +
+      `10 endpoints ${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor))} (${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor) / e2e.ten.endpoints)} per delivery)`,
   );
   const foreign = (c: E2eCase): string => `${f1(c.real.foreignCpuS)} / ${f1(c.bare.foreignCpuS)}`;
   lines.push(
@@ -235,6 +247,8 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_10_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.ten.bare.cpu, e2e.ten.bare.totalDeliveries), 2),
     e2e_floor_temporal_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal, 2),
     e2e_floor_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal + floorCpuMs(e2e.floor).worker, 2),
+    e2e_1_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.one, floorCpuMs(e2e.floor)), 2),
+    e2e_10_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.ten, floorCpuMs(e2e.floor)), 2),
     ...(r.latency ? { e2e_p50_ms: round(r.latency.p50Ms), e2e_p99_ms: round(r.latency.p99Ms), latency_rate: r.latency.rate } : {}),
     ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),
     baseline_peak_rss_mb: round(r.rss.baseline, 0),
