@@ -65,6 +65,8 @@ export interface CliHandle {
   resetPeak(): void;
   /** V8 heap and external memory now, from its /metrics (prom-client's default metrics), MB */
   heap(): Promise<HeapFigures | undefined>;
+  /** its /metrics now, undefined when it does not answer */
+  scrape(): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,16 @@ function metricSum(text: string, name: string): number | undefined {
     sum = (sum ?? 0) + Number(m[1]);
   }
   return sum;
+}
+
+/**
+ * Workflow starts by how their first task reached the worker (`start` label of
+ * webhook_fanout_workflows_started_total) in a /metrics text: eager and through the task queue.
+ */
+export function workflowStarts(text: string | undefined): { eager: number; taskQueue: number } | undefined {
+  if (text === undefined) return undefined;
+  const count = (mode: string): number => metricSum(text.split('\n').filter((l) => l.includes(`start="${mode}"`)).join('\n'), 'workflows_started_total') ?? 0;
+  return { eager: count('eager'), taskQueue: count('task_queue') };
 }
 
 const mb = (bytes: number | undefined): number | undefined => (bytes === undefined ? undefined : bytes / 1024 / 1024);
@@ -156,6 +168,14 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
     throw err;
   }
   let lastHwmKb = 0;
+  const scrape = async (): Promise<string | undefined> => {
+    try {
+      const res = await fetch(`http://127.0.0.1:${managementPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+      return res.ok ? await res.text() : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   return {
     role,
     pid,
@@ -168,10 +188,11 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
     resetPeak: () => {
       peakKb = statusKb(pid, 'VmRSS');
     },
+    scrape,
     async heap() {
       try {
-        const res = await fetch(`http://127.0.0.1:${managementPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
-        const text = await res.text();
+        const text = await scrape();
+        if (text === undefined) return undefined;
         const heapUsedMb = mb(metricSum(text, 'nodejs_heap_size_used_bytes'));
         const heapTotalMb = mb(metricSum(text, 'nodejs_heap_size_total_bytes'));
         const externalMb = mb(metricSum(text, 'nodejs_external_memory_bytes'));

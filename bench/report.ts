@@ -25,12 +25,22 @@ export interface PeakRss {
   bareWorker: number;
 }
 
+/** Workflow starts by how the first task reached the worker, per phase (from the starter's /metrics). */
+export interface WorkflowStartFigures {
+  /** the end-to-end phase, warm-ups included: the worker saturated */
+  e2e: { eager: number; taskQueue: number };
+  /** the latency phase at its low steady rate */
+  latency: { eager: number; taskQueue: number } | undefined;
+}
+
 export interface BenchResults {
   cfg: BenchConfig;
   ingest: IngestFigures;
   e2e: { one: E2eCase; ten: E2eCase; floor: E2ePath };
   latency: LatencyFigures | undefined;
   rss: PeakRss;
+  /** undefined when the starter's /metrics did not answer */
+  starts: WorkflowStartFigures | undefined;
 }
 
 /**
@@ -64,6 +74,12 @@ export function floorCpuMs(p: E2ePath): { temporal: number; worker: number } {
  */
 export function cpuMsAboveFloorPerEvent(c: Pick<E2eCase, 'real' | 'endpoints'>, floor: { temporal: number; worker: number }): number {
   return serviceCpuMsPerDelivery(c.real) * c.endpoints - (floor.temporal + floor.worker);
+}
+
+/** Share of the starts handed back eagerly, 0 when there were none. */
+export function eagerShare(s: { eager: number; taskQueue: number }): number {
+  const all = s.eager + s.taskQueue;
+  return all === 0 ? 0 : s.eager / all;
 }
 
 export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
@@ -183,6 +199,14 @@ export function renderTable(r: BenchResults): string {
     `The service above that floor, CPU ms per event: 1 endpoint ${f2(cpuMsAboveFloorPerEvent(e2e.one, floor))}, ` +
       `10 endpoints ${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor))} (${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor) / e2e.ten.endpoints)} per delivery)`,
   );
+  if (r.starts) {
+    const share = (s: { eager: number; taskQueue: number }): string => `${s.eager} of ${s.eager + s.taskQueue}`;
+    lines.push(
+      `Workflow starts whose first task was handed back eagerly: e2e phase (saturated) ${share(r.starts.e2e)}` +
+        `${r.starts.latency ? `, latency phase ${share(r.starts.latency)}` : ''}` +
+        `${cfg.workerConsumesQueue ? '' : ' (none asked: the consumer is a separate process)'}`,
+    );
+  }
   const foreign = (c: E2eCase): string => `${f1(c.real.foreignCpuS)} / ${f1(c.bare.foreignCpuS)}`;
   lines.push(
     `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
@@ -247,6 +271,8 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_10_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.ten.bare.cpu, e2e.ten.bare.totalDeliveries), 2),
     e2e_floor_temporal_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal, 2),
     e2e_floor_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal + floorCpuMs(e2e.floor).worker, 2),
+    ...(r.starts ? { e2e_eager_start_share: round(eagerShare(r.starts.e2e), 3) } : {}),
+    ...(r.starts?.latency ? { latency_eager_start_share: round(eagerShare(r.starts.latency), 3) } : {}),
     e2e_1_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.one, floorCpuMs(e2e.floor)), 2),
     e2e_10_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.ten, floorCpuMs(e2e.floor)), 2),
     ...(r.latency ? { e2e_p50_ms: round(r.latency.p50Ms), e2e_p99_ms: round(r.latency.p99Ms), latency_rate: r.latency.rate } : {}),

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
 import { forkUnit, type ChildHandle } from './child-handle.js';
-import { CLI, spawnCli, type CliCommand, type CliHandle } from './cli-unit.js';
+import { CLI, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
@@ -14,7 +14,7 @@ import { BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js'
 import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
 import { startReceiver } from './receiver.js';
-import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss } from './report.js';
+import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss, type WorkflowStartFigures } from './report.js';
 
 /** The source the latency phase posts to (its own credential and endpoint). */
 const LATENCY_SOURCE = 'bench-latency';
@@ -133,6 +133,9 @@ async function main(): Promise<void> {
   const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
 
   const { one, ten, floor } = await runE2eBench(deps, cfg.e2eRounds);
+  // the process that starts the workflows counts how each run's first task reached the worker
+  const starter = consumer ?? worker;
+  const startsE2e = workflowStarts(await starter.scrape());
 
   // Phase 3: latency at a low steady rate, through a compiled ingest that publishes to the topic
   // the consumer reads.
@@ -151,6 +154,11 @@ async function main(): Promise<void> {
     });
     await latencyIngest.stop();
   }
+  const startsAll = workflowStarts(await starter.scrape());
+  const starts: WorkflowStartFigures | undefined = startsE2e && startsAll && {
+    e2e: startsE2e,
+    latency: latency && { eager: startsAll.eager - startsE2e.eager, taskQueue: startsAll.taskQueue - startsE2e.taskQueue },
+  };
 
   const bareStats = await bareWorker.stats();
   const rss: PeakRss = {
@@ -163,7 +171,7 @@ async function main(): Promise<void> {
   log('stopping everything');
   await cleanup();
 
-  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss };
+  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }

@@ -9,7 +9,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'webhook_fanout_' });
   const registers = [registry];
 
-  return {
+  const metrics = {
     registry,
     inboundRequests: new Counter({
       name: 'webhook_fanout_inbound_requests_total',
@@ -36,7 +36,10 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     workflowsStarted: new Counter({
       name: 'webhook_fanout_workflows_started_total',
-      help: 'WebhookFanoutWorkflow executions started by the consumer',
+      help:
+        'WebhookFanoutWorkflow executions started by the consumer, by how the first workflow task reached a worker: ' +
+        'eager (handed back in the start call to the worker of the starting process, WORKER_CONSUME_QUEUE) or task_queue',
+      labelNames: ['start'] as const,
       registers,
     }),
     deliveryAttempts: new Counter({
@@ -102,6 +105,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       registers,
     }),
   };
+  // both series from the start, so eager / all is a ratio from the first scrape
+  for (const start of WORKFLOW_START_MODES) metrics.workflowsStarted.inc({ start }, 0);
+  return metrics;
 }
+
+/** How a started run's first workflow task reached a worker (label `start` of workflowsStarted). */
+export const WORKFLOW_START_MODES = ['eager', 'task_queue'] as const;
 
 export type Metrics = ReturnType<typeof createMetrics>;

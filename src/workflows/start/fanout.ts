@@ -36,7 +36,7 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
   return async function startFanout(eventId: string): Promise<StartResult> {
     let result: StartResult;
     try {
-      await deps.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
+      const handle = await deps.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
         taskQueue,
         workflowId: eventId,
         args: [fanoutInput(eventId)],
@@ -45,7 +45,9 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
         ...(deps.eager ? { requestEagerStart: true } : {}),
       });
       result = 'started';
-      deps.metrics?.workflowsStarted.inc();
+      // eager asked and granted: the server handed the first workflow task to this process's
+      // worker; otherwise (not asked, or no free slot there) it went through the task queue
+      deps.metrics?.workflowsStarted.inc({ start: handle.eagerlyStarted ? 'eager' : 'task_queue' });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       result = 'already_started';
