@@ -1,12 +1,22 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from 'prom-client';
 
 /**
+ * How often the event-loop lag histogram (`webhook_fanout_nodejs_eventloop_lag_*`) samples. prom-client's
+ * default, 10 ms, wakes every process 100 times a second: about 4 ms of CPU per second when idle
+ * (77 against 13 ms over 20 s, measured), a steady cost on every replica. Ten samples a second
+ * still show a blocked loop on a 30 s scrape.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
+/**
  * Every metric of the service, on one registry per process. A process that does not use a
  * metric still exposes it at zero, so dashboards and alerts never see "no data".
  */
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
-  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'webhook_fanout_' });
+  if (opts.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: 'webhook_fanout_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  }
   const registers = [registry];
 
   const metrics = {
