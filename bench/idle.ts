@@ -26,13 +26,14 @@ async function main(): Promise<void> {
     };
     const queue = { QUEUE_URL: infra.fanoutTopology.queueUrl };
     const port = await freePort();
-    units.push(
-      ...(await Promise.all([
-        spawnCli('ingest', 'ingest', { ...env, PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: infra.fanoutTopology.topicArn, ADMIN_API_ENABLED: 'false' }),
-        spawnCli('consumer', 'consumer', { ...env, ...queue }),
-        spawnCli('worker', 'worker', env),
-      ])),
-    );
+    const starts = [
+      spawnCli('ingest', 'ingest', { ...env, PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: infra.fanoutTopology.topicArn, ADMIN_API_ENABLED: 'false' }),
+      spawnCli('consumer', 'consumer', { ...env, ...queue }),
+      spawnCli('worker', 'worker', env),
+    ];
+    // every process that did start is stopped below, also when another failed to
+    for (const r of await Promise.allSettled(starts)) if (r.status === 'fulfilled') units.push(r.value);
+    await Promise.all(starts);
     const roles = new Map(units.map((u) => [u.pid, u.role]));
     const snapshot = () =>
       cpuSnapshot(({ pid, comm }) => (pid === process.pid ? 'bench' : (roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`))));

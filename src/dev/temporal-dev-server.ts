@@ -28,6 +28,23 @@ export interface TemporalDevServer {
 export async function startTemporalDevServer(
   opts: { port?: number; dbFile?: string; namespace?: string; log?: (line: string) => void } = {},
 ): Promise<TemporalDevServer> {
+  // Its ports are picked free and then bound by the server: another process starting beside it
+  // may take one meanwhile, and the server exits. A new set of ports is tried then (not when the
+  // caller chose the port).
+  const attempts = opts.port === undefined ? 3 : 1;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (!(err instanceof DevServerExited) || attempt >= attempts) throw err;
+    }
+  }
+}
+
+/** The dev server exited before it listened; the message carries the end of its output. */
+class DevServerExited extends Error {}
+
+async function startOnce(opts: { port?: number; dbFile?: string; namespace?: string; log?: (line: string) => void }): Promise<TemporalDevServer> {
   const port = opts.port ?? (await freePort());
   const namespace = opts.namespace ?? 'default';
   const args = [
@@ -52,8 +69,15 @@ export async function startTemporalDevServer(
   }
   const child: ChildProcess = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = opts.log ?? (() => {});
-  child.stdout?.on('data', (d: Buffer) => log(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => log(d.toString()));
+  // the end of its output, for the error when it exits during start
+  let tail = '';
+  const onOutput = (d: Buffer): void => {
+    const text = d.toString();
+    tail = (tail + text).slice(-2_000);
+    log(text);
+  };
+  child.stdout?.on('data', onOutput);
+  child.stderr?.on('data', onOutput);
   let exited = false;
   const exit = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -65,7 +89,7 @@ export async function startTemporalDevServer(
     await Promise.race([
       waitForPort(port, 60_000),
       exit.then(() => {
-        throw new Error('temporal dev server exited during start');
+        throw new DevServerExited(`temporal dev server exited during start${tail.trim() ? `: ${tail.trim()}` : ''}`);
       }),
     ]);
   } catch (err) {

@@ -16,7 +16,13 @@ declare module 'vitest' {
 
 /** One real Postgres and one real Temporal dev server for the whole run: both start in seconds. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [pg, temporal, kube] = await Promise.all([startEmbeddedPostgres(), startTemporalDevServer(), startKubeBroker()]);
+  const starts = [startEmbeddedPostgres(), startTemporalDevServer(), startKubeBroker()] as const;
+  const settled = await Promise.allSettled(starts);
+  if (settled.some((r) => r.status === 'rejected')) {
+    // one failed to start: stop the others, or a Postgres outlives the run
+    await Promise.allSettled(settled.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+  }
+  const [pg, temporal, kube] = await Promise.all(starts);
   project.provide('pgAdminUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
   project.provide('kubeBrokerUrl', kube.url);
