@@ -78,11 +78,11 @@ export interface HeapFigures {
   gcSeconds: number;
 }
 
-/** Sum of every sample of a metric (over its labels), in its own unit. */
-function metricSum(text: string, name: string): number | undefined {
+/** Sum of every sample of a metric (over its labels, or those whose labels include `label`), in its own unit. */
+function metricSum(text: string, name: string, label?: string): number | undefined {
   let sum: number | undefined;
-  for (const m of text.matchAll(new RegExp(`^webhook_fanout_${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))) {
-    sum = (sum ?? 0) + Number(m[1]);
+  for (const m of text.matchAll(new RegExp(`^webhook_fanout_${name}(\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))) {
+    if (label === undefined || (m[1] ?? '').includes(label)) sum = (sum ?? 0) + Number(m[2]);
   }
   return sum;
 }
@@ -93,7 +93,7 @@ function metricSum(text: string, name: string): number | undefined {
  */
 export function workflowStarts(text: string | undefined): { eager: number; taskQueue: number } | undefined {
   if (text === undefined) return undefined;
-  const count = (mode: string): number => metricSum(text.split('\n').filter((l) => l.includes(`start="${mode}"`)).join('\n'), 'workflows_started_total') ?? 0;
+  const count = (mode: string): number => metricSum(text, 'workflows_started_total', `start="${mode}"`) ?? 0;
   return { eager: count('eager'), taskQueue: count('task_queue') };
 }
 

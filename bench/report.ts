@@ -192,12 +192,13 @@ export function renderTable(r: BenchResults): string {
       `10 endpoints ${target(serviceCpuMsPerDelivery(e2e.ten.real), CPU_TARGET_MS.ten)}`,
   );
   const floor = floorCpuMs(e2e.floor);
+  const aboveTen = cpuMsAboveFloorPerEvent(e2e.ten, floor);
   lines.push(
     `Temporal's floor, an empty workflow (no activity, started as the bare path is), CPU ms per workflow: ` +
       `temporal ${f2(floor.temporal)} + bare worker ${f2(floor.worker)} = ${f2(floor.temporal + floor.worker)} ` +
       `(the starter's CPU not included); ${e2e.floor.totalDeliveries} workflows, others used ${f1(e2e.floor.foreignCpuS)} s`,
     `The service above that floor, CPU ms per event: 1 endpoint ${f2(cpuMsAboveFloorPerEvent(e2e.one, floor))}, ` +
-      `10 endpoints ${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor))} (${f2(cpuMsAboveFloorPerEvent(e2e.ten, floor) / e2e.ten.endpoints)} per delivery)`,
+      `10 endpoints ${f2(aboveTen)} (${f2(aboveTen / e2e.ten.endpoints)} per delivery)`,
   );
   if (r.starts) {
     const share = (s: { eager: number; taskQueue: number }): string => `${s.eager} of ${s.eager + s.taskQueue}`;
