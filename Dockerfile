@@ -88,5 +88,7 @@ RUN ln -s /app/dist/cmd/cli.js /usr/local/bin/webhook-fanout
 USER 1000:1000
 # 8080: ingest and admin API (PORT); 9090: /metrics, /healthz, /readyz (MANAGEMENT_PORT)
 EXPOSE 8080 9090
+# the chart repeats this as the container's command when a component has nodeFlags (node <flags>
+# /app/dist/cmd/cli.js; test/chart/render.test.ts reads it from here)
 ENTRYPOINT ["node", "/app/dist/cmd/cli.js"]
 CMD ["--help"]

@@ -50,6 +50,19 @@ export function chartEnv(command: CliCommand): Record<string, string> {
   return typeof nodeOptions === 'string' ? { NODE_OPTIONS: nodeOptions } : {};
 }
 
+/**
+ * node's own flags the chart puts before the CLI for a component (`<component>.nodeFlags`: V8
+ * flags that NODE_OPTIONS refuses, such as --optimize-for-size), read from values.yaml.
+ */
+export function chartNodeFlags(command: CliCommand): string[] {
+  const values = parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as Record<
+    string,
+    { nodeFlags?: unknown } | undefined
+  >;
+  const flags = values[command]?.nodeFlags;
+  return Array.isArray(flags) ? flags.filter((f): f is string => typeof f === 'string') : [];
+}
+
 export type CliCommand = 'ingest' | 'consumer' | 'worker';
 
 export interface CliHandle {
@@ -125,16 +138,22 @@ async function waitReady(managementPort: number, role: string, exited: () => boo
 }
 
 /**
- * Spawns `node dist/cmd/cli.js <command>` with `env` on top of the image's and the chart's
- * environment, waits for
- * /readyz, and samples its RSS from /proc every 100 ms. Logs go to .data/bench/<role>.log.
- * BENCH_PROFILE=<role> adds --cpu-prof (the profile is written when it stops).
+ * Spawns `node <the chart's nodeFlags> dist/cmd/cli.js <command>` (nodeFlags given: those instead)
+ * with `env` on top of the image's and the chart's environment, waits for /readyz, and samples its
+ * RSS from /proc every 100 ms. Logs go to .data/bench/<role>.log. BENCH_PROFILE=<role> adds
+ * --cpu-prof (the profile is written when it stops).
  */
-export async function spawnCli(command: CliCommand, role: string, env: Record<string, string>, startTimeoutMs = 120_000): Promise<CliHandle> {
+export async function spawnCli(
+  command: CliCommand,
+  role: string,
+  env: Record<string, string>,
+  opts: { nodeFlags?: string[]; startTimeoutMs?: number } = {},
+): Promise<CliHandle> {
   mkdirSync(LOG_DIR, { recursive: true });
   const managementPort = await freePort();
   const logFd = openSync(path.join(LOG_DIR, `${role}.log`), 'w');
-  const child = spawn(process.execPath, [...profileFlags(role), CLI, command], {
+  const nodeFlags = opts.nodeFlags ?? chartNodeFlags(command);
+  const child = spawn(process.execPath, [...profileFlags(role), ...nodeFlags, CLI, command], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
@@ -161,7 +180,7 @@ export async function spawnCli(command: CliCommand, role: string, env: Record<st
   sampler.unref();
 
   try {
-    await waitReady(managementPort, role, hasExited, startTimeoutMs);
+    await waitReady(managementPort, role, hasExited, opts.startTimeoutMs ?? 120_000);
   } catch (err) {
     clearInterval(sampler);
     child.kill('SIGKILL');

@@ -31,6 +31,11 @@ export interface BenchConfig {
   workerEnv: Record<string, string>;
   consumerEnv: Record<string, string>;
   ingestEnv: Record<string, string>;
+  /**
+   * node's flags for a compiled process in place of the chart's `<component>.nodeFlags`
+   * (BENCH_CONSUMER_NODE_FLAGS="--flag --flag"; set and empty: none), to try V8 flags
+   */
+  nodeFlags: Partial<Record<'worker' | 'consumer' | 'ingest', string[]>>;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -74,5 +79,11 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),
     consumerEnv: envList(env, 'BENCH_CONSUMER_ENV'),
     ingestEnv: envList(env, 'BENCH_INGEST_ENV'),
+    nodeFlags: Object.fromEntries(
+      (['worker', 'consumer', 'ingest'] as const).flatMap((c) => {
+        const raw = env[`BENCH_${c.toUpperCase()}_NODE_FLAGS`];
+        return raw === undefined ? [] : [[c, raw.split(/\s+/).filter((f) => f !== '')]];
+      }),
+    ),
   };
 }

@@ -7,7 +7,7 @@
 // publish -> delete latency), 5 s idle, and VmHWM.
 //
 //   npx tsc -p tsconfig.build.json --outDir .ab/a/dist   # a build to compare against dist/
-//   AB_VARIANTS='[{"name":"a","cli":".ab/a/dist/cmd/cli.js"},{"name":"b","cli":"dist/cmd/cli.js","env":{"K":"V"}}]' \
+//   AB_VARIANTS='[{"name":"a","cli":".ab/a/dist/cmd/cli.js"},{"name":"b","cli":"dist/cmd/cli.js","env":{"K":"V"},"nodeFlags":[]}]' \
 //     AB_ROUNDS=2 npx tsx bench/consumer-ab.ts
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,13 +18,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { freePort } from '../src/dev/ports.js';
 import { encodeEventMessage } from '../src/transport/event-message.js';
-import { chartEnv, imageEnv } from './cli-unit.js';
+import { chartEnv, chartNodeFlags, imageEnv } from './cli-unit.js';
 import { startInfra } from './infra.js';
 
 interface Variant {
   name: string;
   cli: string;
   env?: Record<string, string>;
+  /** node's own flags before the CLI (V8 flags NODE_OPTIONS refuses); default the chart's consumer.nodeFlags */
+  nodeFlags?: string[];
 }
 const variants = JSON.parse(process.env.AB_VARIANTS ?? '[{"name":"a","cli":"dist/cmd/cli.js"}]') as Variant[];
 const rounds = Number(process.env.AB_ROUNDS ?? 3);
@@ -139,7 +141,7 @@ for (let round = 0; round < rounds; round++) {
   for (const v of order) {
     const port = await freePort();
     const logFd = openSync(path.join(LOG_DIR, `${v.name}.log`), 'w');
-    const child = spawn(process.execPath, [v.cli, 'consumer'], {
+    const child = spawn(process.execPath, [...(v.nodeFlags ?? chartNodeFlags('consumer')), v.cli, 'consumer'], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',

@@ -72,7 +72,8 @@ async function main(): Promise<void> {
     return h;
   };
   const spawnService = async (command: CliCommand, role: string, env: Record<string, string>): Promise<CliHandle> => {
-    const h = await spawnCli(command, role, { ...serviceEnv(infra, cfg), ...env });
+    const nodeFlags = cfg.nodeFlags[command];
+    const h = await spawnCli(command, role, { ...serviceEnv(infra, cfg), ...env }, nodeFlags ? { nodeFlags } : {});
     roles.set(h.pid, role);
     cleanups.push(() => h.stop());
     return h;

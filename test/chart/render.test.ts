@@ -92,8 +92,29 @@ function effectiveEnv(c: Container, namespace: string): Record<string, string> {
 }
 
 const commandOf = (c: Container): string | undefined => c.args?.[0];
+
+/** The image's ENTRYPOINT, as the Dockerfile says: ["node", "/app/dist/cmd/cli.js"]. */
+async function imageEntrypoint(): Promise<string[]> {
+  const dockerfile = await readFile(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const m = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile);
+  if (!m?.[1]) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
+  return JSON.parse(m[1]) as string[];
+}
+const ENTRYPOINT = await imageEntrypoint();
+
+/**
+ * The node flags a container runs the CLI with: [] for the image's entrypoint as it is, the flags
+ * for the entrypoint with node's flags first (<component>.nodeFlags); undefined when it runs
+ * something else (the helm test's script).
+ */
+function nodeFlagsOf(c: Container): string[] | undefined {
+  if (c.command === undefined) return [];
+  const [node, ...rest] = c.command;
+  const script = rest.pop();
+  return node === ENTRYPOINT[0] && script === ENTRYPOINT.at(-1) && rest.every((f) => f.startsWith('--')) ? rest : undefined;
+}
 const appContainers = (objs: K8sObject[]) =>
-  podSpecs(objs).flatMap((p) => p.spec.containers.filter((c) => commandOf(c) !== undefined && c.command === undefined).map((c) => ({ owner: p, c })));
+  podSpecs(objs).flatMap((p) => p.spec.containers.filter((c) => commandOf(c) !== undefined && nodeFlagsOf(c) !== undefined).map((c) => ({ owner: p, c })));
 
 describe('helm lint --strict', () => {
   it.each(each)('passes with %s values', async (name) => {
@@ -349,6 +370,30 @@ describe('specific values', () => {
     // the consumer's heap settings stay the consumer's
     expect(env.NODE_OPTIONS).toContain('--max-semi-space-size=8');
     expect(loadWorkerConfig(env).consumeQueue).toMatchObject({ queueUrl: env.QUEUE_URL, concurrency: 5, visibilityTimeoutSeconds: 60 });
+  });
+
+  it('runs the consumer as the image\'s entrypoint with --optimize-for-size first (consumer.nodeFlags), flags node accepts', async () => {
+    const flagsOf = (objs: K8sObject[], name: string): string[] | undefined =>
+      nodeFlagsOf(deploymentSpec(one(objs, 'Deployment', name)).template.spec.containers[0]!);
+    const defaults = rendered.default!;
+    const consumer = deploymentSpec(one(defaults, 'Deployment', 'webhook-fanout-consumer')).template.spec.containers[0]!;
+    expect(consumer.command).toEqual([ENTRYPOINT[0], '--optimize-for-size', ...ENTRYPOINT.slice(1)]);
+    expect(consumer.args).toEqual(['consumer']);
+    for (const name of ['ingest', 'worker', 'operator']) {
+      const c = deploymentSpec(one(defaults, 'Deployment', `webhook-fanout-${name}`)).template.spec.containers[0]!;
+      expect(c.command, name).toBeUndefined();
+    }
+    // node itself accepts them (NODE_OPTIONS refuses this one: why they are not in settings)
+    const node = await run(process.execPath, [...(flagsOf(defaults, 'webhook-fanout-consumer') ?? []), '-e', '0']);
+    expect(node.stderr).toBe('');
+    expect(node.code).toBe(0);
+    const optionsRefused = await run(process.execPath, ['-e', '0'], { env: { ...process.env, NODE_OPTIONS: '--optimize-for-size' } });
+    expect(optionsRefused.stderr).toMatch(/--optimize-for-size is not allowed in NODE_OPTIONS/);
+
+    const set = await render({ set: ['consumer.nodeFlags=null', 'worker.nodeFlags={--max-semi-space-size=8,--stack-trace-limit=20}'] });
+    expect(deploymentSpec(one(set, 'Deployment', 'webhook-fanout-consumer')).template.spec.containers[0]!.command).toBeUndefined();
+    expect(flagsOf(set, 'webhook-fanout-worker')).toEqual(['--max-semi-space-size=8', '--stack-trace-limit=20']);
+    expect(await helmTemplateError({ set: ['consumer.nodeFlags={optimize-for-size}'] })).toMatch(/nodeFlags/);
   });
 
   it('gives the operator leader election, its identity and two replicas by default', () => {

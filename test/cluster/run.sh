@@ -103,6 +103,13 @@ all_ready() {
   done
 }
 check "every Deployment has all replicas Ready through its readiness probe" all_ready
+consumer_flags() {
+  local cmdline
+  cmdline=$(k -n $NS exec deploy/$RELEASE-consumer -- cat /proc/1/cmdline | tr '\0' ' ')
+  echo "consumer's process: $cmdline" >&2
+  grep -q -- "^node --optimize-for-size /app/dist/cmd/cli.js consumer" <<<"$cmdline"
+}
+check "the consumer runs as node --optimize-for-size /app/dist/cmd/cli.js (chart consumer.nodeFlags)" consumer_flags
 leader_ok() {
   local holder pods
   holder=$(k -n $NS get lease "$RELEASE-operator" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)

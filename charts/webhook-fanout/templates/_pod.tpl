@@ -5,7 +5,8 @@ writable /tmp (the root filesystem is read-only). The chart-wide settings (extra
 podLabels, podAnnotations, scheduling) apply to every pod; a component's own setting is added
 (env, labels, annotations) or wins (scheduling). Call with (dict
   "root" $  "component" "worker"  "values" .Values.worker
-  "command" "worker"                 the CLI command (the container's args)
+  "command" "worker"                 the CLI command (the container's args; the values'
+                                     nodeFlags, if any, go before the CLI in its command)
   "env" (include "..." $)            the component's env entries, as YAML
   "ports" (list, optional)           container ports besides "management"
   "lifecycle" (map, optional)        e.g. the ingest's preStop
@@ -54,6 +55,11 @@ spec:
     - name: {{ .component }}
       image: {{ include "webhook-fanout.image" $root | quote }}
       imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      {{- with $v.nodeFlags }}
+      # the image's entrypoint (node /app/dist/cmd/cli.js) with node's own flags first: V8 flags
+      # that NODE_OPTIONS refuses (values <component>.nodeFlags)
+      command: {{ concat (list "node") . (list "/app/dist/cmd/cli.js") | toJson }}
+      {{- end }}
       args: [{{ .command | quote }}]
       {{- if not .job }}
       ports:

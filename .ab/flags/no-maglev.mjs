@@ -1,0 +1,3 @@
+import v8 from 'node:v8';
+v8.setFlagsFromString('--no-maglev');
+await import('../../dist/cmd/cli.js');
