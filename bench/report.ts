@@ -143,10 +143,13 @@ function e2eRow(name: string, r: E2ePath): string[] {
   return [name, f0(r.events), f0(r.deliveries), f2(r.seconds), f0(r.deliveriesPerS), r.eventsDoneS === undefined ? '-' : f2(r.eventsDoneS)];
 }
 
-/** node's flags each compiled process ran with: the chart's nodeFlags, or BENCH_<PROCESS>_NODE_FLAGS. */
-function nodeFlags(cfg: BenchConfig): Record<'ingest' | 'consumer' | 'worker', string[]> {
+/**
+ * node's flags each compiled process ran with: the chart's nodeFlags, or
+ * BENCH_<PROCESS>_NODE_FLAGS (no consumer when the worker consumes the queue).
+ */
+function nodeFlags(cfg: BenchConfig): Partial<Record<'ingest' | 'consumer' | 'worker', string[]>> {
   const of = (c: 'ingest' | 'consumer' | 'worker'): string[] => cfg.nodeFlags[c] ?? chartNodeFlags(c);
-  return { ingest: of('ingest'), consumer: of('consumer'), worker: of('worker') };
+  return { ingest: of('ingest'), ...(cfg.workerConsumesQueue ? {} : { consumer: of('consumer') }), worker: of('worker') };
 }
 
 /** The human-readable part of the output. */
@@ -160,7 +163,7 @@ export function renderTable(r: BenchResults): string {
     'Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: dev server, state in memory',
     'webhook-fanout: the compiled build (node dist/cmd/cli.js ingest|consumer|worker, NODE_ENV=production); baseline and bare worker: tsx',
     `node's flags (the chart's nodeFlags): ${Object.entries(nodeFlags(cfg))
-      .map(([c, f]) => `${c} ${f.length ? f.join(' ') : '-'}`)
+      .map(([c, f]) => `${c} ${f?.length ? f.join(' ') : '-'}`)
       .join(', ')}`,
     '',
     `Inbound: ${cfg.connections} connections, ${cfg.rounds} alternating rounds of ${cfg.durationS} s per server, medians`,
@@ -300,7 +303,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     build: 'compiled',
     e2e_fail_first: cfg.e2eFailFirst,
     worker_consumes_queue: cfg.workerConsumesQueue,
-    ...Object.fromEntries(Object.entries(nodeFlags(cfg)).map(([c, f]) => [`${c}_node_flags`, f.join(' ')])),
+    ...Object.fromEntries(Object.entries(nodeFlags(cfg)).map(([c, f]) => [`${c}_node_flags`, (f ?? []).join(' ')])),
     temporal: 'dev-server-in-memory',
     cpus: m.cpus,
     node: m.node,
