@@ -110,6 +110,11 @@ export function workflowStarts(text: string | undefined): { eager: number; taskQ
   return { eager: count('eager'), taskQueue: count('task_queue') };
 }
 
+/** Peak RSS over the life of any process (VmHWM), MB; 0 once it has exited. */
+export function lifetimePeakMbOf(pid: number): number {
+  return statusKb(pid, 'VmHWM') / 1024;
+}
+
 const mb = (bytes: number | undefined): number | undefined => (bytes === undefined ? undefined : bytes / 1024 / 1024);
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

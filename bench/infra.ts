@@ -22,6 +22,8 @@ export interface Infra {
   ingestTopology: Topology;
   fanoutTopology: Topology;
   temporalAddress: string;
+  /** the Temporal dev server's process */
+  temporalPid: number | undefined;
   /** drops every queued message (the ingest queue fills up; nothing reads it) */
   purgeQueues(): void;
   stop(): Promise<void>;
@@ -70,6 +72,7 @@ export async function startInfra(): Promise<Infra> {
       ingestTopology,
       fanoutTopology,
       temporalAddress: temporal.address,
+      temporalPid: temporal.pid,
       purgeQueues: () => fauxqs.reset(),
       stop,
     };

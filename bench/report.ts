@@ -23,6 +23,8 @@ export interface PeakRss {
   /** absent when the worker consumes the queue (BENCH_WORKER_CONSUMES_QUEUE) */
   consumer: ServiceRss | undefined;
   bareWorker: number;
+  /** the Temporal dev server's VmHWM over the whole bench (both e2e paths and the floor runs) */
+  temporal: number | undefined;
 }
 
 /** Workflow starts by how the first task reached the worker, per phase (from the starter's /metrics). */
@@ -225,7 +227,8 @@ export function renderTable(r: BenchResults): string {
     `CPU s used by other processes on the machine meanwhile, all rounds (real / bare): 1 endpoint ${foreign(e2e.one)}, 10 endpoints ${foreign(e2e.ten)}`,
     `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
       `consumer ${r.rss.consumer ? `${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)})` : '- (the worker consumes the queue)'}, ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
-      `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}`,
+      `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}; ` +
+      `Temporal dev server (state in memory) ${r.rss.temporal === undefined ? '-' : f0(r.rss.temporal)}`,
     `V8 heap used / total, external MB at the end of the phase; GC s over the life: ` +
       (['worker', 'consumer', 'ingest'] as const)
         .map((k) => {
@@ -294,6 +297,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     worker_peak_rss_mb: round(r.rss.worker.lifetime, 0),
     ...(r.rss.consumer ? { consumer_peak_rss_mb: round(r.rss.consumer.lifetime, 0) } : {}),
     bare_worker_peak_rss_mb: round(r.rss.bareWorker, 0),
+    ...(r.rss.temporal === undefined ? {} : { temporal_peak_rss_mb: round(r.rss.temporal, 0) }),
     connections: cfg.connections,
     duration_s: cfg.durationS,
     rounds: cfg.rounds,

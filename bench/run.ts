@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
 import { forkUnit, type ChildHandle } from './child-handle.js';
-import { CLI, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
+import { CLI, lifetimePeakMbOf, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
@@ -168,6 +168,7 @@ async function main(): Promise<void> {
     worker: { sampled: worker.sampledPeakMb(), lifetime: worker.lifetimePeakMb(), heap: await worker.heap() },
     consumer: consumer && { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
     bareWorker: bareStats.peakRssMb,
+    temporal: infra.temporalPid === undefined ? undefined : lifetimePeakMbOf(infra.temporalPid),
   };
   log('stopping everything');
   await cleanup();

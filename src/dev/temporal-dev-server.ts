@@ -18,6 +18,8 @@ export function temporalCliPath(): string {
 export interface TemporalDevServer {
   address: string;
   namespace: string;
+  /** the server's process (the bench reads its memory from /proc) */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,7 @@ async function startOnce(opts: { port?: number; dbFile?: string; namespace?: str
   return {
     address: `127.0.0.1:${port}`,
     namespace,
+    pid: child.pid,
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');
