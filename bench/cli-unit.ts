@@ -37,29 +37,26 @@ export function imageEnv(): Record<string, string> {
   return out;
 }
 
-/**
- * What the Helm chart sets for a component on top of the image: its NODE_OPTIONS (V8 heap limits),
- * read from charts/webhook-fanout/values.yaml so that the bench runs what a deployment runs.
- */
+/** A component's part of charts/webhook-fanout/values.yaml, read once: what a deployment runs. */
+let chartValues: Record<string, { settings?: Record<string, unknown>; nodeFlags?: unknown } | undefined> | undefined;
+function chartComponent(command: CliCommand): { settings?: Record<string, unknown>; nodeFlags?: unknown } | undefined {
+  chartValues ??= parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as typeof chartValues;
+  return chartValues?.[command];
+}
+
+/** What the Helm chart sets for a component on top of the image: its NODE_OPTIONS (V8 heap limits). */
 export function chartEnv(command: CliCommand): Record<string, string> {
-  const values = parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as Record<
-    string,
-    { settings?: Record<string, unknown> } | undefined
-  >;
-  const nodeOptions = values[command]?.settings?.NODE_OPTIONS;
+  const nodeOptions = chartComponent(command)?.settings?.NODE_OPTIONS;
   return typeof nodeOptions === 'string' ? { NODE_OPTIONS: nodeOptions } : {};
 }
 
 /**
- * node's own flags the chart puts before the CLI for a component (`<component>.nodeFlags`: V8
- * flags that NODE_OPTIONS refuses, such as --optimize-for-size), read from values.yaml.
+ * node's own flags before the CLI for a component: `overrides` (the bench's BENCH_<PROCESS>_NODE_FLAGS)
+ * if it names the component, else the chart's `<component>.nodeFlags` (V8 flags that NODE_OPTIONS
+ * refuses, such as --optimize-for-size).
  */
-export function chartNodeFlags(command: CliCommand): string[] {
-  const values = parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as Record<
-    string,
-    { nodeFlags?: unknown } | undefined
-  >;
-  const flags = values[command]?.nodeFlags;
+export function nodeFlagsFor(command: CliCommand, overrides: Partial<Record<CliCommand, string[]>> = {}): string[] {
+  const flags = overrides[command] ?? chartComponent(command)?.nodeFlags;
   return Array.isArray(flags) ? flags.filter((f): f is string => typeof f === 'string') : [];
 }
 
@@ -143,7 +140,7 @@ async function waitReady(managementPort: number, role: string, exited: () => boo
 }
 
 /**
- * Spawns `node <the chart's nodeFlags> dist/cmd/cli.js <command>` (nodeFlags given: those instead)
+ * Spawns `node <nodeFlagsFor(command, opts.nodeFlags)> dist/cmd/cli.js <command>`
  * with `env` on top of the image's and the chart's environment, waits for /readyz, and samples its
  * RSS from /proc every 100 ms. Logs go to .data/bench/<role>.log. BENCH_PROFILE=<role> adds
  * --cpu-prof (the profile is written when it stops).
@@ -152,13 +149,12 @@ export async function spawnCli(
   command: CliCommand,
   role: string,
   env: Record<string, string>,
-  opts: { nodeFlags?: string[]; startTimeoutMs?: number } = {},
+  opts: { nodeFlags?: Partial<Record<CliCommand, string[]>>; startTimeoutMs?: number } = {},
 ): Promise<CliHandle> {
   mkdirSync(LOG_DIR, { recursive: true });
   const managementPort = await freePort();
   const logFd = openSync(path.join(LOG_DIR, `${role}.log`), 'w');
-  const nodeFlags = opts.nodeFlags ?? chartNodeFlags(command);
-  const child = spawn(process.execPath, [...profileFlags(role), ...nodeFlags, CLI, command], {
+  const child = spawn(process.execPath, [...profileFlags(role), ...nodeFlagsFor(command, opts.nodeFlags), CLI, command], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { freePort } from '../src/dev/ports.js';
 import { encodeEventMessage } from '../src/transport/event-message.js';
-import { chartEnv, chartNodeFlags, imageEnv } from './cli-unit.js';
+import { chartEnv, imageEnv, nodeFlagsFor } from './cli-unit.js';
 import { startInfra } from './infra.js';
 
 interface Variant {
@@ -141,7 +141,7 @@ for (let round = 0; round < rounds; round++) {
   for (const v of order) {
     const port = await freePort();
     const logFd = openSync(path.join(LOG_DIR, `${v.name}.log`), 'w');
-    const child = spawn(process.execPath, [...(v.nodeFlags ?? chartNodeFlags('consumer')), v.cli, 'consumer'], {
+    const child = spawn(process.execPath, [...nodeFlagsFor('consumer', v.nodeFlags ? { consumer: v.nodeFlags } : {}), v.cli, 'consumer'], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',

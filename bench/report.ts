@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { BenchConfig } from './config.js';
 import type { E2eCase, E2ePath } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
-import { chartNodeFlags, type HeapFigures } from './cli-unit.js';
+import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
 import { round } from './stats.js';
 
@@ -150,7 +150,7 @@ function e2eRow(name: string, r: E2ePath): string[] {
  * BENCH_<PROCESS>_NODE_FLAGS (no consumer when the worker consumes the queue).
  */
 function nodeFlags(cfg: BenchConfig): Partial<Record<'ingest' | 'consumer' | 'worker', string[]>> {
-  const of = (c: 'ingest' | 'consumer' | 'worker'): string[] => cfg.nodeFlags[c] ?? chartNodeFlags(c);
+  const of = (c: 'ingest' | 'consumer' | 'worker'): string[] => nodeFlagsFor(c, cfg.nodeFlags);
   return { ingest: of('ingest'), ...(cfg.workerConsumesQueue ? {} : { consumer: of('consumer') }), worker: of('worker') };
 }
 

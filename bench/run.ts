@@ -72,8 +72,7 @@ async function main(): Promise<void> {
     return h;
   };
   const spawnService = async (command: CliCommand, role: string, env: Record<string, string>): Promise<CliHandle> => {
-    const nodeFlags = cfg.nodeFlags[command];
-    const h = await spawnCli(command, role, { ...serviceEnv(infra, cfg), ...env }, nodeFlags ? { nodeFlags } : {});
+    const h = await spawnCli(command, role, { ...serviceEnv(infra, cfg), ...env }, { nodeFlags: cfg.nodeFlags });
     roles.set(h.pid, role);
     cleanups.push(() => h.stop());
     return h;

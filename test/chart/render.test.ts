@@ -373,26 +373,22 @@ describe('specific values', () => {
   });
 
   it('runs the consumer as the image\'s entrypoint with --optimize-for-size first (consumer.nodeFlags), flags node accepts', async () => {
-    const flagsOf = (objs: K8sObject[], name: string): string[] | undefined =>
-      nodeFlagsOf(deploymentSpec(one(objs, 'Deployment', name)).template.spec.containers[0]!);
+    const container = (objs: K8sObject[], name: string): Container => deploymentSpec(one(objs, 'Deployment', `webhook-fanout-${name}`)).template.spec.containers[0]!;
     const defaults = rendered.default!;
-    const consumer = deploymentSpec(one(defaults, 'Deployment', 'webhook-fanout-consumer')).template.spec.containers[0]!;
+    const consumer = container(defaults, 'consumer');
     expect(consumer.command).toEqual([ENTRYPOINT[0], '--optimize-for-size', ...ENTRYPOINT.slice(1)]);
     expect(consumer.args).toEqual(['consumer']);
-    for (const name of ['ingest', 'worker', 'operator']) {
-      const c = deploymentSpec(one(defaults, 'Deployment', `webhook-fanout-${name}`)).template.spec.containers[0]!;
-      expect(c.command, name).toBeUndefined();
-    }
+    for (const name of ['ingest', 'worker', 'operator']) expect(container(defaults, name).command, name).toBeUndefined();
     // node itself accepts them (NODE_OPTIONS refuses this one: why they are not in settings)
-    const node = await run(process.execPath, [...(flagsOf(defaults, 'webhook-fanout-consumer') ?? []), '-e', '0']);
+    const node = await run(process.execPath, [...(nodeFlagsOf(consumer) ?? []), '-e', '0']);
     expect(node.stderr).toBe('');
     expect(node.code).toBe(0);
     const optionsRefused = await run(process.execPath, ['-e', '0'], { env: { ...process.env, NODE_OPTIONS: '--optimize-for-size' } });
     expect(optionsRefused.stderr).toMatch(/--optimize-for-size is not allowed in NODE_OPTIONS/);
 
     const set = await render({ set: ['consumer.nodeFlags=null', 'worker.nodeFlags={--max-semi-space-size=8,--stack-trace-limit=20}'] });
-    expect(deploymentSpec(one(set, 'Deployment', 'webhook-fanout-consumer')).template.spec.containers[0]!.command).toBeUndefined();
-    expect(flagsOf(set, 'webhook-fanout-worker')).toEqual(['--max-semi-space-size=8', '--stack-trace-limit=20']);
+    expect(container(set, 'consumer').command).toBeUndefined();
+    expect(nodeFlagsOf(container(set, 'worker'))).toEqual(['--max-semi-space-size=8', '--stack-trace-limit=20']);
     expect(await helmTemplateError({ set: ['consumer.nodeFlags={optimize-for-size}'] })).toMatch(/nodeFlags/);
   });
 
