@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { createSnsPublisher } from '../src/transport/publisher.js';
+import { createEventPublisher } from '../src/transport/publisher.js';
 import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
 import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
@@ -85,31 +85,36 @@ export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2
   const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
   const endpointIds = await seedEndpoints(d.infra, source, k, receiverUrl);
   const eventIds = await insertEvents(d.infra, source, n);
-  const publisher = createSnsPublisher({ sns: d.infra.aws.sns, topicArn: d.infra.fanoutTopology.topicArn });
+  // ingest's publisher: ids leave in PublishBatch calls, as they do from ingest
+  const publisher = createEventPublisher({ sns: d.infra.aws.sns, aws: d.infra.awsOptions, topicArn: d.infra.fanoutTopology.topicArn });
   const expected = n * k;
-  return measured(d, async () => {
-    const t0 = performance.now();
-    await mapLimit(eventIds, 20, (id) => publisher.publish(id));
-    const seconds = await waitUntil(
-      t0,
-      `${expected} SUCCESS deliveries of ${source}`,
-      async () =>
-        (await countWhere(
-          d.infra,
-          `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND status = 'SUCCESS'`,
-          [endpointIds],
-        )) >= expected,
-    );
-    const eventsDoneS = await waitUntil(
-      t0,
-      `${n} finished events of ${source}`,
-      async () =>
-        (await countWhere(d.infra, `SELECT count(*)::int AS n FROM webhook_event WHERE source = ? AND status <> 'RECEIVED'`, [
-          source,
-        ])) >= n,
-    );
-    return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
-  });
+  try {
+    return await measured(d, async () => {
+      const t0 = performance.now();
+      await mapLimit(eventIds, 20, (id) => publisher.publish(id));
+      const seconds = await waitUntil(
+        t0,
+        `${expected} SUCCESS deliveries of ${source}`,
+        async () =>
+          (await countWhere(
+            d.infra,
+            `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND status = 'SUCCESS'`,
+            [endpointIds],
+          )) >= expected,
+      );
+      const eventsDoneS = await waitUntil(
+        t0,
+        `${n} finished events of ${source}`,
+        async () =>
+          (await countWhere(d.infra, `SELECT count(*)::int AS n FROM webhook_event WHERE source = ? AND status <> 'RECEIVED'`, [
+            source,
+          ])) >= n,
+      );
+      return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
+    });
+  } finally {
+    await publisher.close();
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
-import { createAwsClients, type AwsClients } from '../src/transport/aws-clients.js';
+import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../src/transport/aws-clients.js';
 import { ensureTopology, type Topology } from '../src/transport/topology.js';
 import { BASELINE_TABLE_SQL } from './units/baseline.js';
 
@@ -19,6 +19,8 @@ export interface Infra {
   db: Db;
   awsEndpoint: string;
   aws: AwsClients;
+  /** what `aws` was made with (the publisher takes its timeouts from it) */
+  awsOptions: AwsClientsOptions;
   ingestTopology: Topology;
   fanoutTopology: Topology;
   temporalAddress: string;
@@ -57,7 +59,8 @@ export async function startInfra(): Promise<Infra> {
     stops.push(() => db.destroy());
     await migrateLatest(db);
     await db.raw(BASELINE_TABLE_SQL);
-    const aws = createAwsClients({ region: 'us-east-1', endpoint: awsEndpoint });
+    const awsOptions = { region: 'us-east-1', endpoint: awsEndpoint };
+    const aws = createAwsClients(awsOptions);
     stops.push(async () => {
       aws.sns.destroy();
       aws.sqs.destroy();
@@ -69,6 +72,7 @@ export async function startInfra(): Promise<Infra> {
       db,
       awsEndpoint,
       aws,
+      awsOptions,
       ingestTopology,
       fanoutTopology,
       temporalAddress: temporal.address,

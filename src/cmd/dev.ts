@@ -23,7 +23,7 @@ import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
 import { buildWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
-import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
+import { createEventPublisher } from '../transport/publisher.js';
 import { ensureTopology } from '../transport/topology.js';
 import { runService } from './lifecycle.js';
 
@@ -84,7 +84,8 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           }),
       ]);
 
-      const aws = createAwsClients({ ...before.ingest.aws, endpoint: awsEndpoint });
+      const awsOptions = { ...before.ingest.aws, endpoint: awsEndpoint };
+      const aws = createAwsClients(awsOptions);
       cleanups.push(async () => {
         aws.sns.destroy();
         aws.sqs.destroy();
@@ -121,11 +122,13 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
 
       const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger });
       const consumer = buildConsumerProcess({ settings: cfg.consumer, sqs: aws.sqs, client, repos, redrive: createRedriveQueries(liveDb), metrics, logger });
+      const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight });
+      cleanups.push(() => publisher.close());
       const ingestProcess = await buildIngestProcess({
         settings: cfg.ingest,
         db,
         repos,
-        publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight }),
+        publisher,
         metrics,
         logger,
         adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,

@@ -3,7 +3,7 @@ import { loadIngestConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
-import { createBatchingSnsPublisher } from '../transport/batching-publisher.js';
+import { createEventPublisher } from '../transport/publisher.js';
 import { createSnsClient } from '../transport/sns-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
@@ -13,6 +13,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const { logger, metrics, db, service } = bootstrap('ingest', cfg);
   const sns = createSnsClient(cfg.aws);
+  const publisher = createEventPublisher({ sns, aws: cfg.aws, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight });
   // admin API replays start workflow runs; the client is made on the first replay, so ingest
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
   const temporal = cfg.adminApi ? lazyTemporalClient(cfg.temporal) : undefined;
@@ -25,7 +26,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         settings: cfg,
         db,
         repos: createRepositories(db),
-        publisher: createBatchingSnsPublisher({ sns, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight }),
+        publisher,
         metrics,
         logger,
         adminApi:
@@ -37,6 +38,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
     },
     cleanup: async () => {
       await temporal?.close();
+      await publisher.close();
       await db.destroy();
       sns.destroy();
     },

@@ -1,7 +1,7 @@
 import type { BackoffSettings } from '../activities/types.js';
 import { DEFAULT_BACKOFF } from '../activities/deps.js';
 import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election-timing.js';
-import { DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
+import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
@@ -188,7 +188,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
-    publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', 4, 1, 256),
+    publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
   };
   r.done();
   return cfg;

@@ -34,6 +34,18 @@ function hasEnvCredentials(env: NodeJS.ProcessEnv): boolean {
 /** Whole-request timeouts when the options give none: SNS sits on the inbound path, SQS long-polls 20 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 30_000 } as const;
 
+/** Attempts and timeouts of one service's calls, each default in one place (the client and sns-publish-batch). */
+export function callLimits(
+  opts: AwsClientsOptions,
+  service: keyof typeof DEFAULT_REQUEST_TIMEOUT_MS,
+): { maxAttempts: number; connectionTimeoutMs: number; requestTimeoutMs: number } {
+  return {
+    maxAttempts: opts.maxAttempts ?? 2,
+    connectionTimeoutMs: opts.connectionTimeoutMs ?? 2_000,
+    requestTimeoutMs: (service === 'sns' ? opts.snsRequestTimeoutMs : opts.sqsRequestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS[service],
+  };
+}
+
 /**
  * The configuration of one client: region, endpoint, attempts, credentials, and a request handler
  * with a connect and a whole-request timeout, short enough that a dead endpoint fails in seconds
@@ -52,12 +64,12 @@ export function clientConfig(
   const env = opts.env ?? process.env;
   // an emulator without credentials in the environment: the default chain would probe IMDS and fail slowly
   const credentials = opts.endpoint !== undefined && !hasEnvCredentials(env) ? EMULATOR_CREDENTIALS : undefined;
-  const requestTimeout = (service === 'sns' ? opts.snsRequestTimeoutMs : opts.sqsRequestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS[service];
+  const limits = callLimits(opts, service);
   return {
     region: opts.region,
-    maxAttempts: opts.maxAttempts ?? 2,
+    maxAttempts: limits.maxAttempts,
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
-    requestHandler: { connectionTimeout: opts.connectionTimeoutMs ?? 2_000, requestTimeout, throwOnRequestTimeout: true },
+    requestHandler: { connectionTimeout: limits.connectionTimeoutMs, requestTimeout: limits.requestTimeoutMs, throwOnRequestTimeout: true },
   };
 }

@@ -1,10 +1,7 @@
-import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { internal, transient } from '../domain/errors.js';
 import { encodeEventMessage, isEventId } from './event-message.js';
 import type { EventPublisher } from './publisher.js';
-
-/** SNS PublishBatch takes at most 10 entries. */
-const MAX_BATCH = 10;
+import { MAX_PUBLISH_BATCH, type SnsPublishBatch } from './sns-publish-batch.js';
 
 interface Waiting {
   eventId: string;
@@ -16,34 +13,32 @@ interface Waiting {
  * Publishes event ids in PublishBatch calls of up to 10, with natural batching: while
  * `maxInFlight` calls are outstanding, new ids queue and leave together in the next call. Idle,
  * an id goes out at once (one event-loop turn); under load, calls fill up. Each caller still waits
- * for its own entry's result, so a 200 on the inbound path keeps meaning "published". The SDK's
- * per-call CPU cost dominated ingest. Throughput bound: maxInFlight x 10 ids per round trip.
+ * for its own entry's result, so a 200 on the inbound path keeps meaning "published". The cost of
+ * a call dominated ingest's publishing. Throughput bound: maxInFlight x 10 ids per round trip.
  */
 export function createBatchingSnsPublisher(deps: {
-  sns: SNSClient;
+  calls: SnsPublishBatch;
   topicArn: string;
-  maxInFlight?: number;
+  maxInFlight: number;
 }): EventPublisher & { flush(): Promise<void> } {
-  const maxInFlight = Math.max(1, deps.maxInFlight ?? 4);
+  const maxInFlight = Math.max(1, deps.maxInFlight);
   const pending: Waiting[] = [];
   let scheduled = false;
   const inFlight = new Set<Promise<void>>();
 
   async function send(batch: Waiting[]): Promise<void> {
     try {
-      const res = await deps.sns.send(
-        new PublishBatchCommand({
-          TopicArn: deps.topicArn,
-          PublishBatchRequestEntries: batch.map((w, i) => ({ Id: `e${i}`, Message: encodeEventMessage(w.eventId) })),
-        }),
+      const { failed } = await deps.calls.publishBatch(
+        deps.topicArn,
+        batch.map((w, i) => ({ id: `e${i}`, message: encodeEventMessage(w.eventId) })),
       );
-      const failed = new Map((res.Failed ?? []).map((f) => [f.Id, f]));
       batch.forEach((w, i) => {
-        const f = failed.get(`e${i}`);
-        if (f) w.reject(transient('publish_failed', `publishing event ${w.eventId} failed: ${f.Code ?? 'error'}`));
+        const code = failed.get(`e${i}`);
+        if (code !== undefined) w.reject(transient('publish_failed', `publishing event ${w.eventId} failed: ${code}`));
         else w.resolve();
       });
     } catch (err) {
+      // the error's name is SNS's code or what failed on the way (SnsCallError); never its details
       const name = err instanceof Error ? err.name : 'unknown error';
       for (const w of batch) w.reject(transient('publish_failed', `publishing event ${w.eventId} failed: ${name}`, err));
     }
@@ -52,7 +47,7 @@ export function createBatchingSnsPublisher(deps: {
   function run(): void {
     scheduled = false;
     while (pending.length > 0 && inFlight.size < maxInFlight) {
-      const p = send(pending.splice(0, MAX_BATCH));
+      const p = send(pending.splice(0, MAX_PUBLISH_BATCH));
       inFlight.add(p);
       void p.finally(() => {
         inFlight.delete(p);

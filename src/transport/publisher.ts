@@ -1,34 +1,34 @@
-import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { internal, transient } from '../domain/errors.js';
-import { encodeEventMessage, isEventId } from './event-message.js';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import type { AwsClientsOptions } from './aws-client-config.js';
+import { createBatchingSnsPublisher } from './batching-publisher.js';
+import { createSnsPublishBatch } from './sns-publish-batch.js';
+import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
 
 export interface EventPublisher {
   /** Resolves once the topic accepted the event id; throws a transient AppError otherwise. */
   publish(eventId: string): Promise<void>;
 }
 
-export function createSnsPublisher(deps: { sns: SNSClient; topicArn: string }): EventPublisher {
-  const { sns, topicArn } = deps;
+/**
+ * The publisher ingest, dev mode, the tests and the bench use: event ids batched into PublishBatch
+ * calls (batching-publisher.ts), each call one signed POST (sns-publish-batch.ts) with the
+ * credentials, endpoint and signer of the configured SNS client. close() after the last publish.
+ */
+export function createEventPublisher(deps: {
+  sns: SNSClient;
+  aws: AwsClientsOptions;
+  topicArn: string;
+  maxInFlight?: number;
+}): EventPublisher & { flush(): Promise<void>; close(): Promise<void> } {
+  const maxInFlight = deps.maxInFlight ?? DEFAULT_PUBLISH_MAX_IN_FLIGHT;
+  const calls = createSnsPublishBatch({ sns: deps.sns, aws: deps.aws, connections: maxInFlight });
+  const publisher = createBatchingSnsPublisher({ calls, topicArn: deps.topicArn, maxInFlight });
   return {
-    async publish(eventId) {
-      // a malformed id would only become a poison message downstream: refuse it here
-      if (!isEventId(eventId)) throw internal('invalid_event_id', 'event id to publish is not a UUID');
-      try {
-        await sns.send(new PublishCommand({ TopicArn: topicArn, Message: encodeEventMessage(eventId) }));
-      } catch (err) {
-        // the message names only the error class and status: SDK messages can quote request details
-        throw transient('publish_failed', `publishing event ${eventId} failed: ${summarize(err)}`, err);
-      }
+    publish: (eventId) => publisher.publish(eventId),
+    flush: () => publisher.flush(),
+    async close() {
+      await publisher.flush();
+      await calls.close();
     },
   };
-}
-
-function summarize(err: unknown): string {
-  if (!(err instanceof Error)) return 'unknown error';
-  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  const code = (err as { code?: unknown }).code;
-  const parts = [err.name];
-  if (typeof code === 'string' && code !== err.name) parts.push(code);
-  if (status !== undefined) parts.push(`HTTP ${status}`);
-  return parts.join(' ');
 }

@@ -11,7 +11,7 @@ import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { buildIngestProcess, type IngestProcess, type IngestSettings, type StartedIngest } from '../../src/processes/ingest-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
-import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 
 type Fauxqs = Awaited<ReturnType<typeof startFauxqs>>;
@@ -56,7 +56,9 @@ export async function startIngestHarness(opts: {
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
   let fauxqs: Fauxqs | undefined = await startFauxqs({ port: sqsPort, logger: false });
-  const aws = createAwsClients({ region: 'us-east-1', endpoint: `http://127.0.0.1:${sqsPort}`, maxAttempts: 1 });
+  const awsOptions = { region: 'us-east-1', endpoint: `http://127.0.0.1:${sqsPort}`, maxAttempts: 1 };
+  const aws = createAwsClients(awsOptions);
+  const publishers: Array<ReturnType<typeof createEventPublisher>> = [];
   let topology = await ensureTopology(aws);
   const repos = createRepositories(opts.db);
   const metrics = createMetrics({ defaultMetrics: false });
@@ -70,12 +72,16 @@ export async function startIngestHarness(opts: {
     sweepMinAgeMs: 60_000,
     ...opts.sweep,
   };
+  const track = (p: ReturnType<typeof createEventPublisher>): ReturnType<typeof createEventPublisher> => {
+    publishers.push(p);
+    return p;
+  };
   const build = (logger: Logger, overrides: Partial<IngestSettings> = {}) =>
     buildIngestProcess({
       settings: { ...settings, ...overrides },
       db: opts.db,
       repos,
-      publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+      publisher: track(createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: topology.topicArn })),
       metrics,
       logger,
       adminApi: opts.adminApi,
@@ -123,6 +129,7 @@ export async function startIngestHarness(opts: {
     },
     async close() {
       for (const p of [...others, started]) await p.stop();
+      for (const p of publishers) await p.close();
       await fauxqs?.stop();
       aws.sns.destroy();
       aws.sqs.destroy();

@@ -11,7 +11,7 @@ import { buildConsumerProcess } from '../../src/processes/consumer-process.js';
 import { buildIngestProcess } from '../../src/processes/ingest-process.js';
 import { buildWorkerProcess } from '../../src/processes/worker-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
-import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -50,7 +50,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const metrics = createMetrics({ defaultMetrics: false });
   const logger = createLogger({ level: 'silent' });
   const fauxqs = await startFauxqs({ port: 0, logger: false });
-  const aws = createAwsClients({ region: 'us-east-1', endpoint: fauxqs.address });
+  const awsOptions = { region: 'us-east-1', endpoint: fauxqs.address };
+  const aws = createAwsClients(awsOptions);
   const suffix = randomUUID().slice(0, 8);
   const topology = await ensureTopology(aws, {
     topicName: `events-${suffix}`,
@@ -83,11 +84,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const consumer = opts.workerConsumesQueue
     ? undefined
     : buildConsumerProcess({ settings: { ...queue.settings, temporal }, sqs: queue.sqs, client, repos, redrive: queue.redrive, metrics, logger });
+  const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: topology.topicArn });
   const ingestProcess = await buildIngestProcess({
     settings: { port: 0, host: '127.0.0.1', bodyLimitBytes: 1024 * 1024, credentialCacheSize: 100, sweepIntervalMs: 60_000, sweepMinAgeMs: 60_000 },
     db: t.db,
     repos,
-    publisher: createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn }),
+    publisher,
     metrics,
     logger,
   });
@@ -106,6 +108,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     taskQueue,
     async close() {
       for (const p of parts.reverse()) await p.stop();
+      await publisher.close();
       await connection.close();
       await native.close();
       aws.sns.destroy();

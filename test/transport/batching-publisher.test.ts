@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { freePort } from '../../src/dev/ports.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
-import { createBatchingSnsPublisher } from '../../src/transport/batching-publisher.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 
 describe('batching SNS publisher', () => {
@@ -24,7 +24,7 @@ describe('batching SNS publisher', () => {
   });
 
   it('publishes 25 concurrent ids in batches; every caller resolves and every id arrives once', async () => {
-    const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
+    const publisher = createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: fauxqs.address }, topicArn: topology.topicArn });
     const ids = Array.from({ length: 25 }, () => randomUUID());
     await Promise.all(ids.map((id) => publisher.publish(id)));
     const seen: string[] = [];
@@ -36,20 +36,22 @@ describe('batching SNS publisher', () => {
   });
 
   it('rejects every waiting caller with a transient error when the topic is unreachable', async () => {
-    const dead = createAwsClients({ region: 'us-east-1', endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 });
-    const publisher = createBatchingSnsPublisher({ sns: dead.sns, topicArn: topology.topicArn });
+    const deadOptions = { region: 'us-east-1', endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 };
+    const dead = createAwsClients(deadOptions);
+    const publisher = createEventPublisher({ sns: dead.sns, aws: deadOptions, topicArn: topology.topicArn });
     const results = await Promise.allSettled([randomUUID(), randomUUID(), randomUUID()].map((id) => publisher.publish(id)));
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     for (const r of results) {
       const reason = (r as PromiseRejectedResult).reason as unknown;
       expect(isAppError(reason) && reason.kind === 'transient' && reason.code === 'publish_failed').toBe(true);
     }
+    await publisher.close();
     dead.sns.destroy();
     dead.sqs.destroy();
   });
 
   it('refuses an id that is not a UUID before it reaches the topic', async () => {
-    const publisher = createBatchingSnsPublisher({ sns: aws.sns, topicArn: topology.topicArn });
+    const publisher = createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: fauxqs.address }, topicArn: topology.topicArn });
     await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'invalid_event_id' });
   });
 });

@@ -6,9 +6,10 @@ import { AppError } from '../../src/domain/errors.js';
 import {
   createAwsClients,
   createQueueConsumer,
-  createSnsPublisher,
+  createEventPublisher,
   ensureTopology,
   type AwsClients,
+  type AwsClientsOptions,
 } from '../../src/transport/index.js';
 import { startFauxqsBackend, type Backend } from './backends.js';
 import { captureLogger, deferred, queueDepth, receiveOne, uniqueSuffix, waitFor } from './helpers.js';
@@ -21,8 +22,12 @@ describe('transport when SNS/SQS is unavailable', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  function clientsFor(endpoint: string, extra: Partial<Parameters<typeof createAwsClients>[0]> = {}): AwsClients {
-    const clients = createAwsClients({ region: 'us-east-1', endpoint, env: {}, ...extra });
+  function optionsFor(endpoint: string, extra: Partial<AwsClientsOptions> = {}): AwsClientsOptions {
+    return { region: 'us-east-1', endpoint, env: {}, ...extra };
+  }
+
+  function clientsFor(endpoint: string, extra: Partial<AwsClientsOptions> = {}): AwsClients {
+    const clients = createAwsClients(optionsFor(endpoint, extra));
     cleanups.push(() => {
       clients.sns.destroy();
       clients.sqs.destroy();
@@ -30,11 +35,15 @@ describe('transport when SNS/SQS is unavailable', () => {
     return clients;
   }
 
-  async function expectPublishFailsFast(clients: AwsClients, withinMs: number): Promise<AppError> {
-    const publisher = createSnsPublisher({
-      sns: clients.sns,
-      topicArn: 'arn:aws:sns:us-east-1:000000000000:webhook-fanout-events',
-    });
+  /** the production publisher (ingest's), on its own clients for this endpoint */
+  function publisherFor(endpoint: string, topicArn: string, extra: Partial<AwsClientsOptions> = {}): ReturnType<typeof createEventPublisher> {
+    const publisher = createEventPublisher({ sns: clientsFor(endpoint, extra).sns, aws: optionsFor(endpoint, extra), topicArn });
+    cleanups.push(() => publisher.close());
+    return publisher;
+  }
+
+  async function expectPublishFailsFast(endpoint: string, withinMs: number, extra: Partial<AwsClientsOptions> = {}): Promise<AppError> {
+    const publisher = publisherFor(endpoint, 'arn:aws:sns:us-east-1:000000000000:webhook-fanout-events', extra);
     const t0 = Date.now();
     const err = await publisher.publish(randomUUID()).then(
       () => undefined,
@@ -52,7 +61,7 @@ describe('transport when SNS/SQS is unavailable', () => {
 
   it('publish to an endpoint where nothing listens throws a transient publish_failed within seconds', async () => {
     const port = await freePort();
-    const err = await expectPublishFailsFast(clientsFor(`http://127.0.0.1:${port}`), 3_000);
+    const err = await expectPublishFailsFast(`http://127.0.0.1:${port}`, 3_000);
     expect(err.message).toMatch(/^publishing event [0-9a-f-]{36} failed: /);
   });
 
@@ -71,13 +80,12 @@ describe('transport when SNS/SQS is unavailable', () => {
         }),
     );
     const { port } = silent.address() as net.AddressInfo;
-    // 2 attempts x 1 s request timeout, plus the SDK's retry delay
-    await expectPublishFailsFast(clientsFor(`http://127.0.0.1:${port}`, { snsRequestTimeoutMs: 1_000 }), 5_000);
+    // 2 attempts x 1 s request timeout, plus the retry's delay (at most 100 ms)
+    await expectPublishFailsFast(`http://127.0.0.1:${port}`, 5_000, { snsRequestTimeoutMs: 1_000 });
   });
 
   it('publish refuses an id that is not a UUID instead of sending a poison message', async () => {
-    const clients = clientsFor(`http://127.0.0.1:${await freePort()}`);
-    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: 'arn:aws:sns:us-east-1:000000000000:t' });
+    const publisher = publisherFor(`http://127.0.0.1:${await freePort()}`, 'arn:aws:sns:us-east-1:000000000000:t');
     await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'invalid_event_id' });
   });
 
@@ -110,7 +118,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     cleanups.push(() => backend.stop());
     const topo = await ensureTopology(clients, { topicName: queueName, queueName, dlqName: `dlq-${queueName}` });
     const eventId = randomUUID();
-    await createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn }).publish(eventId);
+    await publisherFor(`http://127.0.0.1:${port}`, topo.topicArn).publish(eventId);
     await waitFor(() => (handled.includes(eventId) ? true : undefined), 'the event after recovery');
     await consumer.stop();
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
@@ -159,7 +167,7 @@ describe('transport when SNS/SQS is unavailable', () => {
       },
     });
     consumer.start();
-    await createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn }).publish(randomUUID());
+    await publisherFor(backend.endpoint, topo.topicArn).publish(randomUUID());
     await started.promise;
     const t0 = Date.now();
     await consumer.stop();

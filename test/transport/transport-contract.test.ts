@@ -12,9 +12,10 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import {
   createAwsClients,
   createQueueConsumer,
-  createSnsPublisher,
+  createEventPublisher,
   ensureTopology,
   type AwsClients,
+  type AwsClientsOptions,
   type QueueConsumer,
   type Topology,
 } from '../../src/transport/index.js';
@@ -36,15 +37,26 @@ import {
 describe.each(BACKENDS)('transport contract on $name', (kind) => {
   let backend: Backend;
   let clients: AwsClients;
+  let awsOptions: AwsClientsOptions;
   const consumers: QueueConsumer[] = [];
+  const publishers: Array<ReturnType<typeof createEventPublisher>> = [];
+
+  /** the production publisher (ingest's): event ids batched into signed PublishBatch calls */
+  function publisherFor(topicArn: string): ReturnType<typeof createEventPublisher> {
+    const p = createEventPublisher({ sns: clients.sns, aws: awsOptions, topicArn });
+    publishers.push(p);
+    return p;
+  }
 
   beforeAll(async () => {
     backend = await kind.start();
-    clients = createAwsClients({ region: 'us-east-1', endpoint: backend.endpoint, env: {} });
+    awsOptions = { region: 'us-east-1', endpoint: backend.endpoint, env: {} };
+    clients = createAwsClients(awsOptions);
   });
 
   afterAll(async () => {
     await Promise.allSettled(consumers.map((c) => c.stop()));
+    await Promise.allSettled(publishers.map((p) => p.close()));
     clients?.sns.destroy();
     clients?.sqs.destroy();
     await backend?.stop();
@@ -107,7 +119,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
 
   it('publish delivers the raw {"eventId"} body to the queue, not the SNS envelope', async () => {
     const topo = await freshTopology();
-    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const publisher = publisherFor(topo.topicArn);
     const eventId = randomUUID();
     await publisher.publish(eventId);
     const message = await receiveOne(clients.sqs, topo.queueUrl);
@@ -117,7 +129,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
   it('the consumer hands the event id to handle() and deletes the message after success', async () => {
     const topo = await freshTopology();
     const metrics = createMetrics({ defaultMetrics: false });
-    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const publisher = publisherFor(topo.topicArn);
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     const seen: string[] = [];
     const c = consumer({
@@ -145,7 +157,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
   it('a handler that throws leaves the message, which is redelivered after the visibility timeout', async () => {
     const topo = await freshTopology();
     const metrics = createMetrics({ defaultMetrics: false });
-    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const publisher = publisherFor(topo.topicArn);
     const eventId = randomUUID();
     const calls: number[] = [];
     const c = consumer({
@@ -336,7 +348,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
 
   it('stop() lets the in-flight handler finish and delete its message, then receives no more', async () => {
     const topo = await freshTopology();
-    const publisher = createSnsPublisher({ sns: clients.sns, topicArn: topo.topicArn });
+    const publisher = publisherFor(topo.topicArn);
     const started = deferred();
     const release = deferred();
     const seen: string[] = [];
