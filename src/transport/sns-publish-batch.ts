@@ -86,7 +86,8 @@ export function createSnsPublishBatch(deps: {
     });
     const { url, sign } = await target;
     const body = publishBatchBody(topicArn, entries);
-    const signed = await sign({
+    // the SDK's clock-skew correction: sign with the server's time as last learnt (below)
+    const signed = await sign(new Date(Date.now() + (deps.sns.config.systemClockOffset || 0)), {
       method: 'POST',
       protocol: url.protocol,
       hostname: url.hostname,
@@ -98,6 +99,7 @@ export function createSnsPublishBatch(deps: {
     });
     let status: number;
     let text: string;
+    let serverDate: string | undefined;
     try {
       const res = await request(url, {
         method: 'POST',
@@ -107,6 +109,7 @@ export function createSnsPublishBatch(deps: {
         signal: AbortSignal.timeout(limits.requestTimeoutMs),
       });
       status = res.statusCode;
+      serverDate = typeof res.headers.date === 'string' ? res.headers.date : undefined;
       text = await readBounded(res.body);
     } catch (err) {
       const name = err instanceof Error && err.name === 'TimeoutError' ? 'RequestTimeout' : 'NetworkError';
@@ -114,9 +117,10 @@ export function createSnsPublishBatch(deps: {
     }
     if (status !== 200) {
       const code = parseErrorCode(text) ?? `HTTP ${status}`;
+      const clockCorrected = CLOCK_SKEW_CODES.has(code) && correctClockSkew(deps.sns, serverDate);
       throw new SnsCallError(code, `SNS PublishBatch: ${code} (HTTP ${status})`, {
         status,
-        retryable: status >= 500 || status === 429 || RETRYABLE_CODES.has(code),
+        retryable: status >= 500 || status === 429 || RETRYABLE_CODES.has(code) || clockCorrected,
       });
     }
     return { failed: parsePublishBatchResult(text, entries.map((e) => e.id)) };
@@ -140,6 +144,25 @@ export function createSnsPublishBatch(deps: {
   };
 }
 
+/** Codes SNS answers a request signed with a clock far off its own with. */
+const CLOCK_SKEW_CODES = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture', 'InvalidSignatureException', 'SignatureDoesNotMatch']);
+/** the SDK's threshold: a skew below it is not what failed the call */
+const CLOCK_SKEW_MS = 300_000;
+
+/**
+ * When the server's Date is far from the time the call was signed with, the client's clock offset
+ * (the SDK's `systemClockOffset`, shared with the client) becomes the server's, and the call is
+ * worth another attempt. A node whose clock drifted still publishes, as it did through the SDK.
+ */
+function correctClockSkew(sns: SNSClient, serverDate: string | undefined): boolean {
+  const serverTime = serverDate === undefined ? NaN : Date.parse(serverDate);
+  if (Number.isNaN(serverTime)) return false;
+  const offset = sns.config.systemClockOffset || 0;
+  if (Math.abs(serverTime - (Date.now() + offset)) < CLOCK_SKEW_MS) return false;
+  sns.config.systemClockOffset = serverTime - Date.now();
+  return true;
+}
+
 interface SignableRequest {
   method: string;
   protocol: string;
@@ -150,7 +173,7 @@ interface SignableRequest {
   headers: Record<string, string>;
   body: string;
 }
-type Signer = (req: SignableRequest) => Promise<{ headers: Record<string, string> }>;
+type Signer = (signingDate: Date, req: SignableRequest) => Promise<{ headers: Record<string, string> }>;
 
 /** The endpoint and signer the client would use for this call, from its resolved configuration. */
 async function resolveTarget(sns: SNSClient): Promise<{ url: URL; sign: Signer }> {
@@ -172,8 +195,8 @@ async function resolveTarget(sns: SNSClient): Promise<{ url: URL; sign: Signer }
   const signer = await cfg.signer();
   return {
     url: new URL(endpoint.url.href),
-    sign: async (req) => {
-      const signed = await signer.sign(req);
+    sign: async (signingDate, req) => {
+      const signed = await signer.sign(req, { signingDate });
       return { headers: signed.headers };
     },
   };

@@ -112,7 +112,9 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
 });
 
 /** A real HTTP server that answers each PublishBatch call with the next scripted answer. */
-async function scriptedSns(answers: Array<{ status: number; body: string } | 'hang'>): Promise<{
+type Answer = { status: number; body: string; headers?: Record<string, string> };
+
+async function scriptedSns(answers: Array<Answer | 'hang'>): Promise<{
   endpoint: string;
   requests: Array<{ headers: http.IncomingHttpHeaders; body: string }>;
   close(): Promise<void>;
@@ -126,7 +128,7 @@ async function scriptedSns(answers: Array<{ status: number; body: string } | 'ha
       requests.push({ headers: req.headers, body });
       const answer = answers[Math.min(requests.length, answers.length) - 1] ?? { status: 500, body: '' };
       if (answer === 'hang') return;
-      res.writeHead(answer.status, { 'content-type': 'text/xml' }).end(answer.body);
+      res.writeHead(answer.status, { 'content-type': 'text/xml', ...answer.headers }).end(answer.body);
     });
   });
   server.listen(0, '127.0.0.1');
@@ -199,6 +201,7 @@ describe('PublishBatch call: what is retried, what is not, what a caller learns'
     ['the key may not publish', { status: 403, body: error('AuthorizationError') }, 'AuthorizationError'],
     ['the request is malformed', { status: 400, body: error('InvalidParameter') }, 'InvalidParameter'],
     ['a 4xx without a code', { status: 400, body: 'no xml' }, 'HTTP 400'],
+    ['a bad signature while the clocks agree', { status: 403, body: error('SignatureDoesNotMatch') }, 'SignatureDoesNotMatch'],
   ])('%s: not retried; the error names the code', async (_what, answer, code) => {
     const { server, calls } = await callsTo([answer, { status: 200, body: taken(['e0']) }]);
     const err = await calls.publishBatch(TOPIC, entries(1)).then(
@@ -209,6 +212,24 @@ describe('PublishBatch call: what is retried, what is not, what a caller learns'
     expect((err as SnsCallError).name).toBe(code);
     expect((err as SnsCallError).status).toBe(answer.status);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("a clock far off the server's: the offset is learnt from its Date, and the retry is signed with the server's time", async () => {
+    const serverNow = Date.now() + 3_600_000; // the node's clock is an hour behind
+    const { server, calls, sns } = await callsTo([
+      { status: 403, body: error('RequestTimeTooSkewed'), headers: { date: new Date(serverNow).toUTCString() } },
+      { status: 200, body: taken(['e0']) },
+    ]);
+    expect((await calls.publishBatch(TOPIC, entries(1))).failed.size).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const signedAt = (h: http.IncomingHttpHeaders): number => {
+      const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(h['x-amz-date']));
+      return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) : NaN;
+    };
+    expect(Math.abs(signedAt(server.requests[0]!.headers) - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(signedAt(server.requests[1]!.headers) - serverNow)).toBeLessThan(60_000);
+    // shared with the SDK client, as its own calls would have set it
+    expect(Math.abs(sns.config.systemClockOffset - 3_600_000)).toBeLessThan(60_000);
   });
 
   it('gives up after maxAttempts calls that all fail', async () => {
