@@ -11,7 +11,7 @@ import { createRedriver } from '../workflows/start/redrive.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';
 
 /** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
-export type ConsumerSettings = Pick<ConsumerConfig, 'queueUrl' | 'concurrency'> &
+export type ConsumerSettings = Pick<ConsumerConfig, 'queueUrl' | 'concurrency' | 'aws'> &
   Partial<Pick<ConsumerConfig, 'visibilityTimeoutSeconds'>> & {
     temporal: Pick<TemporalConfig, 'taskQueue'>;
     /** the long poll; tests shorten it so that stop() returns quickly */
@@ -52,6 +52,7 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,
+    aws: settings.aws,
     queueUrl: settings.queueUrl,
     handle: startFanout,
     logger: deps.logger,

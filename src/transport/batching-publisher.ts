@@ -38,7 +38,7 @@ export function createBatchingSnsPublisher(deps: {
         else w.resolve();
       });
     } catch (err) {
-      // the error's name is SNS's code or what failed on the way (SnsCallError); never its details
+      // the error's name is SNS's code or what failed on the way (AwsCallError); never its details
       const name = err instanceof Error ? err.name : 'unknown error';
       for (const w of batch) w.reject(transient('publish_failed', `publishing event ${w.eventId} failed: ${name}`, err));
     }

@@ -1,17 +1,12 @@
-import { DeleteMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { DeleteEntry, DeleteFailure } from './sqs-calls.js';
 
-export interface DeleteEntry {
-  /** unique within one batch; the message id */
-  id: string;
-  receiptHandle: string;
-}
+export type { DeleteEntry } from './sqs-calls.js';
 
 /**
- * How long a delete waits for others to share its DeleteMessageBatch call. Each call is a whole
- * AWS SDK round (middleware, signing, HTTP, parsing) that cost about as much CPU as starting the
- * workflow; deleting a handled message a little later only keeps it invisible a little longer,
+ * How long a delete waits for others to share its DeleteMessageBatch call. Each call (signing,
+ * HTTP, parsing) cost about as much CPU as starting the workflow when it was a whole AWS SDK round; deleting a handled message a little later only keeps it invisible a little longer,
  * and a crash meanwhile redelivers messages whose handlers are idempotent ("already started").
  * 1 s: at 5 events/s the consumer's CPU per event fell from 8.2 to 6.1 ms against 100 ms
  * (bench/consumer-ab.ts); under a backlog batches fill up long before.
@@ -39,8 +34,13 @@ export interface MessageDeleter {
  * not be deleted is simply redelivered, which is harmless because the handler is idempotent on the
  * event id.
  */
-export function createMessageDeleter(deps: { sqs: SQSClient; queueUrl: string; logger: Logger; lingerMs?: number }): MessageDeleter {
-  const { sqs, queueUrl, logger } = deps;
+export function createMessageDeleter(deps: {
+  /** one DeleteMessageBatch call (sqs-calls.ts): the entries it did not delete */
+  deleteBatch: (entries: readonly DeleteEntry[]) => Promise<DeleteFailure[]>;
+  logger: Logger;
+  lingerMs?: number;
+}): MessageDeleter {
+  const { logger } = deps;
   const lingerMs = Math.max(0, deps.lingerMs ?? DEFAULT_DELETE_LINGER_MS);
   let pending: { entry: DeleteEntry; done: () => void }[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -50,17 +50,9 @@ export function createMessageDeleter(deps: { sqs: SQSClient; queueUrl: string; l
     // ids must be unique within a batch; a message received twice in one window keeps only one entry
     const entries = [...new Map(batch.map((b) => [b.entry.id, b.entry])).values()];
     try {
-      const res = await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: entries.map((e, i) => ({ Id: `m${i}`, ReceiptHandle: e.receiptHandle })),
-        }),
-      );
-      for (const failed of res.Failed ?? []) {
-        logger.warn(
-          { code: failed.Code, reason: failed.Message, senderFault: failed.SenderFault },
-          'deleting a handled queue message failed; it will be redelivered',
-        );
+      const failed = await deps.deleteBatch(entries.map((e, i) => ({ id: `m${i}`, receiptHandle: e.receiptHandle })));
+      for (const f of failed) {
+        logger.warn({ code: f.code, senderFault: f.senderFault }, 'deleting a handled queue message failed; it will be redelivered');
       }
     } catch (err) {
       logger.warn({ err: describeError(err), count: entries.length }, 'deleting handled queue messages failed');

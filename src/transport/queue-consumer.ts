@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import pino from 'pino';
 import { describeError, isAppError } from '../domain/errors.js';
 import { createDeadLetterer } from './dead-letter.js';
@@ -7,6 +7,8 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
 import { decodeEventMessage } from './event-message.js';
+import type { AwsClientsOptions } from './aws-client-config.js';
+import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
 
 /**
  * Handles one event id. Resolving means "done, delete the message". Throwing is the queue
@@ -18,7 +20,10 @@ import { decodeEventMessage } from './event-message.js';
 export type EventHandler = (eventId: string) => Promise<void | string>;
 
 export interface QueueConsumerOptions {
+  /** the configured client: receive and delete use its credentials, endpoint and signer (sqs-calls.ts); the DLQ copy its send() */
   sqs: SQSClient;
+  /** the options the client was made with: timeouts and attempts of the receive and delete calls */
+  aws: AwsClientsOptions;
   queueUrl: string;
   handle: EventHandler;
   logger?: Logger;
@@ -58,9 +63,11 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
   const shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 25_000;
   const backoffInitialMs = opts.backoff?.initialMs ?? 1_000;
   const backoffMaxMs = opts.backoff?.maxMs ?? 30_000;
+  // the receive and delete calls, made in start() and closed once stop() has sent the last delete
+  let calls: SqsCalls | undefined;
   const deleter = createMessageDeleter({
-    sqs,
-    queueUrl,
+    deleteBatch: (entries) =>
+      calls ? calls.deleteBatch(queueUrl, entries) : Promise.reject(new Error('the queue consumer is not running')),
     logger,
     lingerMs: opts.deleteLingerMs ?? deleteLingerFor(opts.visibilityTimeoutSeconds),
   });
@@ -158,8 +165,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     while (!stopping) {
       // The next receive goes out as soon as the previous one's messages all have a slot, not when
       // one slot frees: under load a receive then brings a full batch instead of one or two
-      // messages, and each ReceiveMessage is a whole AWS SDK round (middleware, signing, HTTP,
-      // parsing). At a low rate nothing waits: the long poll is out whenever nothing is waiting,
+      // messages, and each ReceiveMessage costs a signed call's CPU (signing, HTTP, parsing). At a low rate nothing waits: the long poll is out whenever nothing is waiting,
       // and returns with the first message. A waiting message gets a slot once each slot's
       // current handler has finished (batchSize <= concurrency), so it is held at most about
       // two handler durations before its own handler ends: in-flight handlers already have to
@@ -168,17 +174,14 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       if (stopping) break;
       let messages: Message[];
       try {
-        const res = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: receiveMax,
-            WaitTimeSeconds: waitTimeSeconds,
-            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-            ...(opts.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: opts.visibilityTimeoutSeconds } : {}),
-          }),
-          { abortSignal: signal },
-        );
-        messages = res.Messages ?? [];
+        if (calls === undefined) break;
+        messages = await calls.receive({
+          queueUrl,
+          maxMessages: receiveMax,
+          waitTimeSeconds,
+          ...(opts.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds } : {}),
+          signal,
+        });
         failures = 0;
       } catch (err) {
         if (stopping) break;
@@ -205,6 +208,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       stopping = false;
       stopped = undefined;
       abort = new AbortController();
+      calls = createSqsCalls({ sqs, aws: opts.aws });
       loopDone = loop(abort.signal).catch((err: unknown) => {
         logger.error({ err: describeError(err) }, 'queue consumer loop ended unexpectedly');
       });
@@ -237,6 +241,8 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
         }
         // the deletes of handled messages that still wait for company go out now
         await deleter.flush();
+        await calls?.close();
+        calls = undefined;
         running = false;
       })();
       return stopped;

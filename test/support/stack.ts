@@ -66,7 +66,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const taskQueue = `e2e-${suffix}`;
 
   const temporal = { namespace: 'default', taskQueue };
-  const queue = { settings: { queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1 }, sqs: aws.sqs, redrive: createRedriveQueries(t.db) };
+  const queue = { settings: { queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1, aws: { region: awsOptions.region, endpoint: awsOptions.endpoint } }, sqs: aws.sqs, redrive: createRedriveQueries(t.db) };
   const worker = await buildWorkerProcess({
     settings: {
       temporal,

@@ -97,6 +97,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const handled: string[] = [];
     const consumer = createQueueConsumer({
       sqs: clients.sqs,
+      aws: optionsFor(`http://127.0.0.1:${port}`),
       // fauxqs's URL shape for the queue it will create once it is up
       queueUrl: `http://sqs.us-east-1.localhost:${port}/000000000000/${queueName}`,
       logger,
@@ -129,6 +130,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const { logger, records } = captureLogger();
     const consumer = createQueueConsumer({
       sqs: clientsFor(`http://127.0.0.1:${port}`).sqs,
+      aws: optionsFor(`http://127.0.0.1:${port}`),
       queueUrl: `http://127.0.0.1:${port}/000000000000/nowhere`,
       logger,
       backoff: { initialMs: 30_000 },
@@ -158,6 +160,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const { logger, records } = captureLogger();
     const consumer = createQueueConsumer({
       sqs: clients.sqs,
+      aws: optionsFor(backend.endpoint),
       queueUrl: topo.queueUrl,
       logger,
       shutdownTimeoutMs: 300,

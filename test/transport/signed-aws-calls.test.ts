@@ -10,7 +10,9 @@ import { freePort, waitForPort } from '../../src/dev/ports.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { clientConfig, type AwsClientsOptions } from '../../src/transport/aws-client-config.js';
 import { createEventPublisher } from '../../src/transport/publisher.js';
-import { createSnsPublishBatch, SnsCallError } from '../../src/transport/sns-publish-batch.js';
+import { AwsCallError } from '../../src/transport/signed-aws-call.js';
+import { createSnsPublishBatch } from '../../src/transport/sns-publish-batch.js';
+import { createSqsCalls } from '../../src/transport/sqs-calls.js';
 import { ensureTopology } from '../../src/transport/topology.js';
 import { MOTO_SERVER } from './backends.js';
 import { receiveOne } from './helpers.js';
@@ -20,8 +22,8 @@ const entries = (n: number): Array<{ id: string; message: string }> =>
   Array.from({ length: n }, (_, i) => ({ id: `e${i}`, message: JSON.stringify({ eventId: randomUUID() }) }));
 
 /**
- * Ingest's PublishBatch call (a signed POST of its own, not the SDK's send) against moto with
- * IAM authentication on: moto recomputes every request's SigV4 signature with botocore, as AWS
+ * The hot calls, ingest's PublishBatch and the consumer's ReceiveMessage and DeleteMessageBatch
+ * (signed POSTs of their own, not the SDK's send), against moto with IAM authentication on: moto recomputes every request's SigV4 signature with botocore, as AWS
  * does, and refuses a request whose signature does not match.
  */
 describe('PublishBatch signed as AWS checks it (moto with authentication)', () => {
@@ -93,6 +95,42 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
     sqs.destroy();
   });
 
+  it('receive and delete, signed with the right key: the published id comes back once, and is gone after the delete', async () => {
+    const { sns, sqs, options } = clientsWith(key.secretAccessKey);
+    const topology = await ensureTopology({ sns, sqs }, { topicName: 'signed-q', queueName: 'signed-q', dlqName: 'signed-q-dlq', visibilityTimeoutSeconds: 1 });
+    const publisher = createEventPublisher({ sns, aws: options, topicArn: topology.topicArn });
+    const eventId = randomUUID();
+    await publisher.publish(eventId);
+    const calls = createSqsCalls({ sqs, aws: options });
+    const received = await calls.receive({ queueUrl: topology.queueUrl, maxMessages: 10, waitTimeSeconds: 2 });
+    expect(received.map((m) => m.Body)).toEqual([JSON.stringify({ eventId })]);
+    expect(received[0]?.Attributes?.ApproximateReceiveCount).toBe('1');
+    const failed = await calls.deleteBatch(topology.queueUrl, [{ id: 'm0', receiptHandle: received[0]?.ReceiptHandle ?? '' }]);
+    expect(failed).toEqual([]);
+    // past the 1 s visibility timeout nothing comes back: it was deleted, not only hidden
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(await calls.receive({ queueUrl: topology.queueUrl, maxMessages: 10, waitTimeSeconds: 1 })).toEqual([]);
+    await calls.close();
+    await publisher.close();
+    sns.destroy();
+    sqs.destroy();
+  });
+
+  it('a receive signed with a wrong secret fails with SignatureDoesNotMatch, naming no secret', async () => {
+    const wrong = 'not-the-secret-0123456789';
+    const { sqs, options } = clientsWith(wrong);
+    const calls = createSqsCalls({ sqs, aws: options });
+    const err = await calls.receive({ queueUrl: `${endpoint}/123456789012/signed-q`, maxMessages: 1, waitTimeSeconds: 0 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AwsCallError);
+    expect((err as AwsCallError).name).toBe('SignatureDoesNotMatch');
+    expect((err as Error).message).not.toContain(wrong);
+    await calls.close();
+    sqs.destroy();
+  });
+
   it('with a wrong secret every caller gets a transient publish_failed naming SignatureDoesNotMatch, and no secret', async () => {
     const wrong = 'not-the-secret-0123456789';
     const { sns, options } = clientsWith(wrong);
@@ -111,7 +149,7 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
   });
 });
 
-/** A real HTTP server that answers each PublishBatch call with the next scripted answer. */
+/** A real HTTP server that answers each call with the next scripted answer. */
 type Answer = { status: number; body: string; headers?: Record<string, string> };
 
 async function scriptedSns(answers: Array<Answer | 'hang'>): Promise<{
@@ -150,7 +188,7 @@ const taken = (ids: string[], failed: Record<string, string> = {}): string =>
     .map(([id, code]) => `<member><Code>${code}</Code><Id>${id}</Id><SenderFault>true</SenderFault></member>`)
     .join('')}</Failed><Successful>${ids.map((id) => `<member><Id>${id}</Id><MessageId>m</MessageId></member>`).join('')}</Successful></PublishBatchResult></PublishBatchResponse>`;
 
-describe('PublishBatch call: what is retried, what is not, what a caller learns', () => {
+describe('signed calls: what is retried, what is not, what a caller learns', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -208,9 +246,9 @@ describe('PublishBatch call: what is retried, what is not, what a caller learns'
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(SnsCallError);
-    expect((err as SnsCallError).name).toBe(code);
-    expect((err as SnsCallError).status).toBe(answer.status);
+    expect(err).toBeInstanceOf(AwsCallError);
+    expect((err as AwsCallError).name).toBe(code);
+    expect((err as AwsCallError).status).toBe(answer.status);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -230,6 +268,43 @@ describe('PublishBatch call: what is retried, what is not, what a caller learns'
     expect(Math.abs(signedAt(server.requests[1]!.headers) - serverNow)).toBeLessThan(60_000);
     // shared with the SDK client, as its own calls would have set it
     expect(Math.abs(sns.config.systemClockOffset - 3_600_000)).toBeLessThan(60_000);
+  });
+
+  it.each<[string, Answer, string, number]>([
+    ['SQS: a missing queue (query-compatible header) is not retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}', headers: { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' } }, 'AWS.SimpleQueueService.NonExistentQueue', 1],
+    ['SQS: throttling (JSON __type) is retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#RequestThrottled"}' }, 'RequestThrottled', 2],
+  ])('%s', async (_what, answer, code, requests) => {
+    const server = await scriptedSns([answer]);
+    cleanups.push(() => server.close());
+    const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
+    const sqs = new SQSClient(clientConfig(options, 'sqs'));
+    cleanups.push(() => sqs.destroy());
+    const calls = createSqsCalls({ sqs, aws: options });
+    cleanups.push(() => calls.close());
+    await expect(calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 1, waitTimeSeconds: 0 })).rejects.toMatchObject({ name: code, status: 400 });
+    expect(server.requests).toHaveLength(requests);
+    const sent = server.requests[0];
+    expect(sent?.headers['x-amz-target']).toBe('AmazonSQS.ReceiveMessage');
+    expect(sent?.headers['content-type']).toBe('application/x-amz-json-1.0');
+    expect(sent?.headers.authorization).toMatch(/\/us-east-1\/sqs\/aws4_request, /);
+    expect(JSON.parse(sent?.body ?? '{}')).toMatchObject({ QueueUrl: `${server.endpoint}/1/q`, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 });
+  });
+
+  it('SQS: aborting a long poll ends it at once and is not retried', async () => {
+    const server = await scriptedSns(['hang']);
+    cleanups.push(() => server.close());
+    const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
+    const sqs = new SQSClient(clientConfig(options, 'sqs'));
+    cleanups.push(() => sqs.destroy());
+    const calls = createSqsCalls({ sqs, aws: options });
+    cleanups.push(() => calls.close());
+    const abort = new AbortController();
+    const t0 = Date.now();
+    const receiving = calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 10, waitTimeSeconds: 20, signal: abort.signal });
+    setTimeout(() => abort.abort(), 100);
+    await expect(receiving).rejects.toMatchObject({ name: 'Aborted' });
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('gives up after maxAttempts calls that all fail', async () => {
