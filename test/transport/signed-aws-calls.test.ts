@@ -152,7 +152,7 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
 /** A real HTTP server that answers each call with the next scripted answer. */
 type Answer = { status: number; body: string; headers?: Record<string, string> };
 
-async function scriptedSns(answers: Array<Answer | 'hang'>): Promise<{
+async function scriptedServer(answers: Array<Answer | 'hang'>): Promise<{
   endpoint: string;
   requests: Array<{ headers: http.IncomingHttpHeaders; body: string }>;
   close(): Promise<void>;
@@ -194,8 +194,8 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function callsTo(answers: Parameters<typeof scriptedSns>[0], extra: Partial<AwsClientsOptions> = {}) {
-    const server = await scriptedSns(answers);
+  async function callsTo(answers: Parameters<typeof scriptedServer>[0], extra: Partial<AwsClientsOptions> = {}) {
+    const server = await scriptedServer(answers);
     cleanups.push(() => server.close());
     const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {}, ...extra };
     const sns = new SNSClient(clientConfig(options, 'sns'));
@@ -204,6 +204,18 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
     const calls = createSnsPublishBatch({ sns, aws: options, connections: 2, sleep: async (ms) => void slept.push(ms) });
     cleanups.push(() => calls.close());
     return { server, calls, slept, sns, options };
+  }
+
+  /** the consumer's SQS calls against a scripted server */
+  async function sqsCallsTo(answers: Parameters<typeof scriptedServer>[0]) {
+    const server = await scriptedServer(answers);
+    cleanups.push(() => server.close());
+    const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
+    const sqs = new SQSClient(clientConfig(options, 'sqs'));
+    cleanups.push(() => sqs.destroy());
+    const calls = createSqsCalls({ sqs, aws: options });
+    cleanups.push(() => calls.close());
+    return { server, calls };
   }
 
   it('sends one signed form POST: SigV4 for sns in the region, the entries in order', async () => {
@@ -274,13 +286,7 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
     ['SQS: a missing queue (query-compatible header) is not retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}', headers: { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' } }, 'AWS.SimpleQueueService.NonExistentQueue', 1],
     ['SQS: throttling (JSON __type) is retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#RequestThrottled"}' }, 'RequestThrottled', 2],
   ])('%s', async (_what, answer, code, requests) => {
-    const server = await scriptedSns([answer]);
-    cleanups.push(() => server.close());
-    const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
-    const sqs = new SQSClient(clientConfig(options, 'sqs'));
-    cleanups.push(() => sqs.destroy());
-    const calls = createSqsCalls({ sqs, aws: options });
-    cleanups.push(() => calls.close());
+    const { server, calls } = await sqsCallsTo([answer]);
     await expect(calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 1, waitTimeSeconds: 0 })).rejects.toMatchObject({ name: code, status: 400 });
     expect(server.requests).toHaveLength(requests);
     const sent = server.requests[0];
@@ -291,13 +297,7 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   });
 
   it('SQS: aborting a long poll ends it at once and is not retried', async () => {
-    const server = await scriptedSns(['hang']);
-    cleanups.push(() => server.close());
-    const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
-    const sqs = new SQSClient(clientConfig(options, 'sqs'));
-    cleanups.push(() => sqs.destroy());
-    const calls = createSqsCalls({ sqs, aws: options });
-    cleanups.push(() => calls.close());
+    const { server, calls } = await sqsCallsTo(['hang']);
     const abort = new AbortController();
     const t0 = Date.now();
     const receiving = calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 10, waitTimeSeconds: 20, signal: abort.signal });
@@ -335,7 +335,7 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   });
 
   it('through the publisher: the caller whose entry SNS refused, or did not name, is rejected; the others resolve', async () => {
-    const server = await scriptedSns([{ status: 200, body: taken(['e0', 'e2'], { e1: 'InvalidParameter' }) }]);
+    const server = await scriptedServer([{ status: 200, body: taken(['e0', 'e2'], { e1: 'InvalidParameter' }) }]);
     cleanups.push(() => server.close());
     const options: AwsClientsOptions = { region: 'us-east-1', endpoint: server.endpoint, env: {} };
     const sns = new SNSClient(clientConfig(options, 'sns'));
