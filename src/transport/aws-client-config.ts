@@ -34,7 +34,7 @@ function hasEnvCredentials(env: NodeJS.ProcessEnv): boolean {
 /** Whole-request timeouts when the options give none: SNS sits on the inbound path, SQS long-polls 20 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 30_000 } as const;
 
-/** Attempts and timeouts of one service's calls, each default in one place (the client and sns-publish-batch). */
+/** Attempts and timeouts of one service's calls, each default in one place: the SDK client's and the signed calls' (signed-aws-call.ts). */
 export function callLimits(
   opts: AwsClientsOptions,
   service: keyof typeof DEFAULT_REQUEST_TIMEOUT_MS,

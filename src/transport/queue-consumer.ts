@@ -165,8 +165,9 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     while (!stopping) {
       // The next receive goes out as soon as the previous one's messages all have a slot, not when
       // one slot frees: under load a receive then brings a full batch instead of one or two
-      // messages, and each ReceiveMessage costs a signed call's CPU (signing, HTTP, parsing). At a low rate nothing waits: the long poll is out whenever nothing is waiting,
-      // and returns with the first message. A waiting message gets a slot once each slot's
+      // messages, and each ReceiveMessage costs a signed call's CPU (signing, HTTP, parsing). At a
+      // low rate nothing waits: the long poll is out whenever nothing is waiting, and returns with
+      // the first message. A waiting message gets a slot once each slot's
       // current handler has finished (batchSize <= concurrency), so it is held at most about
       // two handler durations before its own handler ends: in-flight handlers already have to
       // fit the visibility timeout.

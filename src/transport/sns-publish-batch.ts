@@ -88,13 +88,22 @@ function decodeXmlText(text: string): string {
   });
 }
 
+/** one compiled pattern per tag, not a new one per element on every call */
+const ELEMENT_PATTERNS = new Map<string, RegExp>();
+
 /** The text of each `<tag>` directly inside `xml` (no attributes on SNS's elements but the root's). */
 function elements(xml: string, tag: string): string[] {
   const out: string[] = [];
-  const re = new RegExp(`<${tag}(?:\\s[^>]*)?>([\\s\\S]*?)</${tag}>`, 'g');
+  let re = ELEMENT_PATTERNS.get(tag);
+  if (re === undefined) {
+    re = new RegExp(`<${tag}(?:\\s[^>]*)?>([\\s\\S]*?)</${tag}>`, 'g');
+    ELEMENT_PATTERNS.set(tag, re);
+  }
+  re.lastIndex = 0; // shared and global: each scan starts at the beginning
   for (let m = re.exec(xml); m; m = re.exec(xml)) out.push(m[1] ?? '');
   return out;
 }
+
 
 function field(xml: string, tag: string): string | undefined {
   const text = elements(xml, tag)[0];
