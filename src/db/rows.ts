@@ -96,6 +96,8 @@ export interface EventRow {
   published_at: Date | null;
   received_at: Date;
   completed_at: Date | null;
+  /** absent from statements that do not select it (the delivery path's) */
+  payload_dropped_at?: Date | null;
 }
 
 export const toEvent = (r: EventRow): WebhookEvent => ({
@@ -111,6 +113,7 @@ export const toEvent = (r: EventRow): WebhookEvent => ({
   publishedAt: r.published_at,
   receivedAt: r.received_at,
   completedAt: r.completed_at,
+  payloadDroppedAt: r.payload_dropped_at ?? null,
 });
 
 export interface DeliveryRow {

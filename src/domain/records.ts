@@ -86,6 +86,8 @@ export interface WebhookEvent {
   publishedAt: Date | null;
   receivedAt: Date;
   completedAt: Date | null;
+  /** set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): nothing left to send */
+  payloadDroppedAt: Date | null;
 }
 
 export interface Delivery {

@@ -64,6 +64,8 @@ const STATUS_OF_CODE: Record<string, number> = {
   insufficient_scope: 403,
   not_found: 404,
   not_replayable: 409,
+  // retention dropped the event's payload: nothing left to send (RETENTION_PAYLOAD_MAX_AGE)
+  payload_dropped: 409,
   payload_too_large: 413,
 };
 
