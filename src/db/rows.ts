@@ -12,6 +12,8 @@ export interface CredentialRow {
   event_type_rule: ExtractionRule | null;
   resource_uid: string | null;
   resource_name: string | null;
+  retention_max_age_seconds: number | null;
+  retention_payload_max_age_seconds: number | null;
   updated_at: Date;
 }
 
@@ -24,6 +26,8 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   eventTypeRule: r.event_type_rule,
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
+  retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
+  retentionPayloadMaxAgeSeconds: r.retention_payload_max_age_seconds ?? null,
   updatedAt: r.updated_at,
 });
 

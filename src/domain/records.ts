@@ -17,6 +17,9 @@ export interface InboundCredential {
   eventTypeRule: ExtractionRule | null;
   resourceUid: string | null;
   resourceName: string | null;
+  /** the source's own retention ages in seconds (spec.retention): null = the global one, 0 = forever */
+  retentionMaxAgeSeconds: number | null;
+  retentionPayloadMaxAgeSeconds: number | null;
   updatedAt: Date;
 }
 

@@ -114,6 +114,35 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Deliveries held while their endpoint was disabled and handed to a replay run after it was enabled',
       registers,
     }),
+    inboundDuration: new Histogram({
+      name: 'webhook_fanout_inbound_request_duration_seconds',
+      help: 'Inbound webhook requests, from the request to the answer (stored and published for accepted ones), by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'webhook_fanout_queue_depth_messages',
+      help: 'Messages in the queue and its DLQ as SQS reports them (approximate), by queue (queue, dlq) and state (visible, in_flight, delayed); every consumer replica reports the same',
+      labelNames: ['queue', 'state'] as const,
+      registers,
+    }),
+    endpointAttempts: new Counter({
+      name: 'webhook_fanout_endpoint_delivery_attempts_total',
+      help: 'Outbound delivery attempts by endpoint (namespace/name) and outcome (success, retryable, permanent)',
+      labelNames: ['endpoint', 'outcome'] as const,
+      registers,
+    }),
+    endpointsPaused: new Gauge({
+      name: 'webhook_fanout_endpoints_paused',
+      help: 'Active endpoints paused now by a 429/503 with Retry-After (as last seen by the redriver of the consumer)',
+      registers,
+    }),
+    deliveriesHeld: new Gauge({
+      name: 'webhook_fanout_deliveries_held',
+      help: 'Deliveries held for a disabled endpoint, to be redelivered when it is enabled (as last seen by the redriver of the consumer)',
+      registers,
+    }),
     // retention (docs/deploy.md "Retention"): moved by the ingest replica that holds the lock
     retentionDeletedRows: new Counter({
       name: 'webhook_fanout_retention_deleted_rows_total',

@@ -4,7 +4,7 @@ import { ConfigError } from '../../../src/config/env-reader.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t', ADMIN_API_ENABLED: 'false' };
 
-function problems(env: Record<string, string>): string[] {
+function problems(env: Readonly<Record<string, string | undefined>>): string[] {
   try {
     loadIngestConfig({ ...base, ...env });
     return [];
