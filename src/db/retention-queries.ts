@@ -56,7 +56,7 @@ const LOCK_KEY = `hashtext('webhook-fanout:retention')`;
  * still finishing (a replay recomputes the event's status after its last delivery settled).
  * `e` is the event; :grace is in seconds.
  */
-const SETTLED = `e.status <> 'RECEIVED'
+export const SETTLED = `e.status <> 'RECEIVED'
    AND e.updated_at < now() - make_interval(secs => :grace)
    AND NOT EXISTS (
      SELECT 1 FROM webhook_delivery d

@@ -114,6 +114,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Deliveries held while their endpoint was disabled and handed to a replay run after it was enabled',
       registers,
     }),
+    // set by the management server each time /readyz runs its checks (DEPENDENCY_UP)
+    dependencyUp: new Gauge({
+      name: 'webhook_fanout_dependency_up',
+      help: "1 when the process's readiness check of a dependency (postgres, temporal, kubernetes, informers) passed at the last /readyz, 0 when it failed",
+      labelNames: ['dependency'] as const,
+      registers,
+    }),
     inboundDuration: new Histogram({
       name: 'webhook_fanout_inbound_request_duration_seconds',
       help: 'Inbound webhook requests, from the request to the answer (stored and published for accepted ones), by outcome',

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
+import { SETTLED } from '../../src/db/retention-queries.js';
 import { createDb } from '../../src/db/knex.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { counts, DAY, exists, metricValue, retentionJob, seedEndpoint, seedEvent } from './support.js';
@@ -287,15 +288,17 @@ describe('retention: bounded batches, one replica at a time, a bounded stop', ()
   });
 
   it('stop() ends a run between batches, well before its pauses add up', async () => {
+    await t.db('webhook_event').delete(); // the events the tests above kept would come first
     for (let i = 0; i < 20; i++) await seedEvent(t.db, ep, { source: 'stop', age: 100 * DAY, deliveries: [{ status: 'SUCCESS' }] });
     const { job } = retentionJob(t.db, { maxAgeSeconds: 50 * DAY, batchSize: 1, batchPauseMs: 5_000, intervalMs: 3_600_000 });
+    const left = async () => Number((await t.db('webhook_event').where({ source: 'stop' }).count({ n: '*' }))[0]?.n);
     job.start();
     // the first batch is done and the job rests 5 s before the next
-    await expect.poll(async () => (await counts(t.db)).events, { timeout: 20_000 }).toBeLessThan(20);
+    await expect.poll(left, { timeout: 30_000 }).toBeLessThan(20);
     const t0 = Date.now();
     await job.stop();
     expect(Date.now() - t0).toBeLessThan(4_000);
-    expect((await counts(t.db)).events).toBeGreaterThan(15);
+    expect(await left()).toBeGreaterThan(15);
   });
 });
 
@@ -315,6 +318,8 @@ describe('retention statements use indexes, not a scan of the tables', () => {
        SELECT id, ?, 'SUCCESS', received_at, received_at FROM webhook_event`,
       [ep],
     );
+    // a year into RETENTION_PAYLOAD_MAX_AGE: most events have lost their payload already
+    await t.db.raw(`UPDATE webhook_event SET payload = ''::bytea, payload_dropped_at = now() WHERE received_at < now() - interval '3 days'`);
     await t.db.raw('ANALYZE');
   });
   afterAll(async () => t?.destroy());
@@ -329,23 +334,24 @@ describe('retention statements use indexes, not a scan of the tables', () => {
           ${payload ? 'AND e.payload_dropped_at IS NULL' : ''} AND ${scope}
         ORDER BY e.received_at, e.id LIMIT 500`;
     const del = await plan(scan(false, `e.source <> ALL('{s1,s2}'::text[])`), {});
-    expect(del).toMatch(/Index Scan.* on webhook_event_received_idx/);
+    expect(del).toMatch(/Index (Only )?Scan (Backward )?using webhook_event_received_idx/);
     const payload = await plan(scan(true, `e.source <> ALL('{}'::text[])`), {});
-    expect(payload).toMatch(/Index Scan.* on webhook_event_payload_kept_idx/);
+    expect(payload).toMatch(/Index (Only )?Scan (Backward )?using webhook_event_payload_kept_idx/);
     const oneSource = await plan(scan(false, `e.source = 's3'`), {});
-    expect(oneSource).toMatch(/Index Scan.* on webhook_event_source_received_idx/);
+    expect(oneSource).toMatch(/Index (Only )?Scan (Backward )?using webhook_event_source_received_idx/);
     expect(oneSource).not.toMatch(/Seq Scan/);
     const oldestDelivery = await plan('SELECT created_at FROM webhook_delivery ORDER BY created_at, id LIMIT 1', {});
-    expect(oldestDelivery).toMatch(/Index.* Scan.* on webhook_delivery_created_idx/);
+    expect(oldestDelivery).toMatch(/Index (Only )?Scan (Backward )?using webhook_delivery_created_idx/);
   });
 
   it('the settled check finds an event\'s deliveries through an index', async () => {
     const p = await plan(
-      `SELECT e.id FROM webhook_event e WHERE e.id = ANY(ARRAY(SELECT id FROM webhook_event LIMIT 500)) AND e.status <> 'RECEIVED'
-          AND NOT EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.event_id = e.id AND (d.status = 'PENDING' OR d.redrive_on_enable))`,
-      {},
+      `SELECT e.id FROM webhook_event e WHERE e.id = ANY(ARRAY(SELECT id FROM webhook_event LIMIT 500)) AND ${SETTLED}`,
+      { grace: 900 },
     );
-    expect(p).toMatch(/Index Scan.* on webhook_delivery_event_endpoint_uq/);
+    // through the event's unique index, or (when nothing is PENDING or held, as here) the small
+    // partial indexes of PENDING and held deliveries: never a read of the whole table
+    expect(p).toMatch(/Index Scan (Backward )?(using|on) webhook_delivery_(event_endpoint_uq|status_created_idx|redrive_held_idx)/);
     expect(p).not.toMatch(/Seq Scan on webhook_delivery\b/);
   });
 });

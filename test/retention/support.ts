@@ -98,7 +98,7 @@ export function retentionJob(db: Db, settings: Partial<RetentionSettings>, opts:
   const job = createRetentionJob({
     db,
     metrics,
-    logger: createLogger({ level: 'silent', name: 'retention-test' }),
+    logger: createLogger({ level: process.env.RETENTION_TEST_LOG ?? 'silent', name: 'retention-test' }),
     settings: { ...RETENTION_OFF, batchPauseMs: 0, ...settings },
     ...opts,
   });
