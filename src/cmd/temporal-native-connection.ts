@@ -1,6 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../config/config.js';
 import { API_KEY_REFRESH_MS, currentApiKey, temporalConnectionSettings } from '../config/tls.js';
+import { explained } from './temporal-connection.js';
 
 /**
  * The worker's NativeConnection with the configured TLS, client certificate and API key
@@ -10,7 +11,12 @@ import { API_KEY_REFRESH_MS, currentApiKey, temporalConnectionSettings } from '.
  */
 export async function connectTemporalNative(t: Pick<TemporalConfig, 'address' | 'tls'>): Promise<NativeConnection> {
   const settings = temporalConnectionSettings(t);
-  const connection = await NativeConnection.connect(settings);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(settings);
+  } catch (err) {
+    throw await explained(err, t);
+  }
   const key = t.tls?.apiKey;
   if (key === undefined || 'value' in key) return connection;
   let last = settings.apiKey;

@@ -8,7 +8,7 @@ export interface TestPki {
   /** the CA's certificate (PEM file) */
   caCert: string;
   /** a certificate for `names` signed by the CA, and its key */
-  issue(name: string, opts: { dnsNames?: string[]; ips?: string[]; client?: boolean }): { cert: string; key: string };
+  issue(name: string, opts: { dnsNames?: string[]; ips?: string[]; usage?: 'server' | 'client' | 'both' }): { cert: string; key: string };
 }
 
 /**
@@ -41,7 +41,7 @@ export function createTestPki(label: string): TestPki {
         [
           'basicConstraints=CA:FALSE',
           'keyUsage=critical,digitalSignature,keyEncipherment',
-          `extendedKeyUsage=${opts.client ? 'clientAuth' : 'serverAuth'}`,
+          `extendedKeyUsage=${{ server: 'serverAuth', client: 'clientAuth', both: 'serverAuth,clientAuth' }[opts.usage ?? 'server']}`,
           ...(sans.length > 0 ? [`subjectAltName=${sans.join(',')}`] : []),
         ].join('\n') + '\n',
       );
