@@ -1,7 +1,9 @@
 import { statSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
+import PgClient from 'knex/lib/dialects/postgres/index.js';
 import pg from 'pg';
 import { pgSslOptions, type DatabaseTls } from '../config/tls.js';
+import { classifyDatabaseError } from './db-errors.js';
 import type { Logger } from '../observability/logger.js';
 
 // bigint/int8 columns (count(*)) as numbers: counts here stay far below 2^53
@@ -31,6 +33,25 @@ function knexLog(logger: Logger): Knex.Config['log'] {
   };
 }
 
+/**
+ * knex's Postgres client with every failure classified where it arises: a statement (query, also
+ * inside a transaction, whose client inherits from this one) and taking a connection from the
+ * pool. Whatever reaches a repository's caller is an AppError (db-errors.ts).
+ */
+class ClassifyingPgClient extends PgClient {
+  override query(connection: unknown, queryParam: unknown): Promise<unknown> {
+    return (super.query(connection, queryParam) as Promise<unknown>).catch((err: unknown) => {
+      throw classifyDatabaseError(err);
+    });
+  }
+
+  override acquireConnection(): Promise<unknown> {
+    return (super.acquireConnection() as Promise<unknown>).catch((err: unknown) => {
+      throw classifyDatabaseError(err);
+    });
+  }
+}
+
 export function createDb(opts: DbOptions): Db {
   const connection = {
     connectionString: opts.url,
@@ -39,7 +60,7 @@ export function createDb(opts: DbOptions): Db {
   };
   const tls = opts.tls;
   return knexFactory({
-    client: 'pg',
+    client: ClassifyingPgClient,
     // with TLS settings, a provider: its files are read now, and again once one of them changed (a
     // rotated Secret): knex then replaces the pool's connections with ones made on the new files
     connection: tls
