@@ -46,7 +46,9 @@ async function connectWith(env: Record<string, string>): Promise<{ ssl: boolean;
     if (!row) throw new Error('no pg_stat_ssl row');
     return row;
   } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
+    // the driver's error, under the classified one (db/db-errors.ts) that callers see
+    const driver = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    return driver instanceof Error ? driver : new Error(String(driver));
   } finally {
     await db.destroy();
   }
