@@ -156,7 +156,7 @@ describe('browser login of the dev identity provider (implicit and code + PKCE),
   });
 
   it('code flow without S256 PKCE is refused back at the app, with the state', async () => {
-    for (const extra of [{}, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }]) {
+    for (const extra of [{}, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }] as Array<Record<string, string>>) {
       const res = await call(authorizeUrl({ response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: callback, audience: AUDIENCE, scope: 'openid', state: 'st', ...extra }));
       expect(res.status).toBe(302);
       const location = new URL(String(res.headers.location));
