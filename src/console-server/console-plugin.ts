@@ -128,7 +128,7 @@ export function consolePlugin(deps: ConsoleDeps): FastifyPluginAsync {
           if ((req.method === 'GET' || req.method === 'HEAD') && under !== undefined && isAppRoute(under)) {
             return built ? sendIndex(reply) : notBuilt(reply);
           }
-          return sendProblem(reply, problem(404, 'not_found', `no route for ${req.method} ${pathname}`.slice(0, 200)));
+          return sendProblem(reply, problem('not_found', `no route for ${req.method} ${pathname}`.slice(0, 200)));
         });
       },
       { prefix: CONSOLE_PREFIX },
@@ -137,5 +137,5 @@ export function consolePlugin(deps: ConsoleDeps): FastifyPluginAsync {
 }
 
 function notBuilt(reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, problem(503, 'console_not_built', 'the console is enabled but its files were not built (npm run build)'));
+  return sendProblem(reply, problem('console_not_built', 'the console is enabled but its files were not built (npm run build)'));
 }
