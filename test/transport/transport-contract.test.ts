@@ -240,7 +240,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
       handle: async (id) => {
         seen.push(id);
         if (id === permanentId) throw permanent('event_not_found', `event ${id} not found`);
-        if (id === transientId && seen.filter((s) => s === id).length === 1) throw transient('temporal_unavailable', 'down');
+        if (id === transientId && seen.filter((s) => s === id).length === 1) throw transient('database_unavailable', 'down');
       },
     });
     for (const id of [permanentId, transientId]) {
