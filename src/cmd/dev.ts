@@ -70,6 +70,9 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         dev.external.databaseUrl ??
           startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), persistent: true, port: await freePort() }).then((pg) => {
             cleanups.push(() => pg.stop());
+            if (pg.dataDir !== path.join(dataDir, 'postgres')) {
+              logger.info({ postgresDataDir: pg.dataDir }, 'Postgres keeps its data outside the checkout: its "postgres" user can not reach it');
+            }
             return pg.url;
           }),
         dev.external.temporalAddress ??
