@@ -1,5 +1,7 @@
 import knexFactory, { type Knex } from 'knex';
+import PgClient from 'knex/lib/dialects/postgres/index.js';
 import pg from 'pg';
+import { classifyDatabaseError } from './db-errors.js';
 import type { Logger } from '../observability/logger.js';
 
 // bigint/int8 columns (count(*)) as numbers: counts here stay far below 2^53
@@ -27,9 +29,28 @@ function knexLog(logger: Logger): Knex.Config['log'] {
   };
 }
 
+/**
+ * knex's Postgres client with every failure classified where it arises: a statement (query, also
+ * inside a transaction, whose client inherits from this one) and taking a connection from the
+ * pool. Whatever reaches a repository's caller is an AppError (db-errors.ts).
+ */
+class ClassifyingPgClient extends PgClient {
+  override query(connection: unknown, queryParam: unknown): Promise<unknown> {
+    return (super.query(connection, queryParam) as Promise<unknown>).catch((err: unknown) => {
+      throw classifyDatabaseError(err);
+    });
+  }
+
+  override acquireConnection(): Promise<unknown> {
+    return (super.acquireConnection() as Promise<unknown>).catch((err: unknown) => {
+      throw classifyDatabaseError(err);
+    });
+  }
+}
+
 export function createDb(opts: DbOptions): Db {
   return knexFactory({
-    client: 'pg',
+    client: ClassifyingPgClient,
     connection: {
       connectionString: opts.url,
       statement_timeout: opts.statementTimeoutMs ?? 10_000,
