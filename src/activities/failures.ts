@@ -15,6 +15,8 @@ export const DELIVERY_FAILURE = {
   missing: ERROR_CODES.delivery_not_found.failureType,
   /** Postgres failed: no endpoint attempt was spent, the activity is retried */
   database: 'DeliveryDatabaseUnavailable',
+  /** a bug: logged with its stack, it spent an endpoint attempt; final after the last one */
+  internal: 'DeliveryInternalError',
   /** the endpoint's limits or its Retry-After pause: no request, no endpoint attempt, retried after the wait */
   deferred: 'DeliveryDeferred',
 } as const;

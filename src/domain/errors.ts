@@ -47,13 +47,14 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
+// knex prefixes driver errors with the full SQL text: keep only the reason after it
+const withoutSql = (message: string): string => /^(insert|update|delete|select|with)\b[\s\S]* - ([^]*)$/i.exec(message)?.[2] ?? message;
+
 /** A one-line, secret-free description of any thrown value, for logs and last_error. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    // knex prefixes driver errors with the full SQL text: keep only the reason after it
-    const message = /^(insert|update|delete|select|with)\b[\s\S]* - ([^]*)$/i.exec(err.message)?.[2] ?? err.message;
-    return `${message}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
+    const cause = err.cause instanceof Error ? `: ${withoutSql(err.cause.message)}` : '';
+    return `${withoutSql(err.message)}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
   }
   return String(err).replace(/\s+/g, ' ').slice(0, 500);
 }

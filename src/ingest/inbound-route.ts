@@ -50,7 +50,8 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       try {
         credential = await deps.verifier.verify(source, parseBasicAuth(req.headers.authorization));
       } catch (err) {
-        throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+        if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+        throw err;
       }
       if (!credential) {
         // the metric label of an unknown source is not the attacker's string

@@ -67,8 +67,7 @@ interface Outcome {
 
 
 
-const isUniqueViolation = (err: unknown): boolean =>
-  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+const isUniqueViolation = (err: unknown): boolean => isAppError(err) && err.code === 'unique_violation';
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { api, store, metrics, logger } = deps;
