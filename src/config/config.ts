@@ -6,6 +6,7 @@ import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
 export const LEASE_NAME = 'webhook-fanout-operator';
@@ -24,6 +25,8 @@ export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  transport?: AwsTransport;
 }
 
 export interface TemporalConfig {
@@ -130,6 +133,7 @@ const database = (r: EnvReader): DatabaseConfig => ({
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
+  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({
