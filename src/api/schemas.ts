@@ -68,6 +68,9 @@ export const EventListQuery = Type.Object(
     source: Type.Optional(SourceParam),
     status: Type.Optional(StringEnum(EVENT_STATUSES)),
     type: Type.Optional(TextParam('event type')),
+    externalId: Type.Optional(
+      TextParam("the sender's event id (body `id`, or Webhook-Id / X-Event-Id); needs `source`, the pair is unique"),
+    ),
     ...timeParams('receivedAt'),
     ...pageParams,
   },

@@ -100,6 +100,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const idp = idpSettings
         ? await startDevIdentityProvider({
             dataDir,
+            user: idpSettings.user,
             ...(idpSettings.port === undefined ? {} : { port: idpSettings.port }),
             ...(idpSettings.audience ? { audience: idpSettings.audience } : {}),
           })
@@ -135,10 +136,12 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         metrics,
         logger,
         adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
+        console: cfg.ingest.console && cfg.ingest.adminApi ? { config: cfg.ingest.console, auth: cfg.ingest.adminApi } : undefined,
       });
       const parts = [worker.start(), consumer.start()];
       const ingest = await ingestProcess.start();
       parts.push(ingest);
+      if (cfg.ingest.console) idp?.allowConsoleAt(ingest.url);
 
       const m = manifests.initial;
       const auth = cfg.ingest.adminApi;
@@ -155,8 +158,11 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           ...(auth === null
             ? ['  admin API         disabled (ADMIN_API_ENABLED=false)']
             : idp
-              ? idp.recipe(ingest.url)
-              : [`  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`]),
+              ? idp.recipe(ingest.url, { console: cfg.ingest.console !== null })
+              : [
+                  `  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`,
+                  ...(cfg.ingest.console ? [`  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`] : []),
+                ]),
           '',
           '  try:',
           `    curl -u example:example-password -H 'content-type: application/json' \\`,

@@ -46,9 +46,23 @@ export interface AdminApiConfig {
   jwksCacheTtlSeconds: number;
 }
 
+/** How the console's single-page app logs in (docs/console.md): the specification's flow, or OAuth 2.1's. */
+export const CONSOLE_AUTH_FLOWS = ['implicit', 'code'] as const;
+export type ConsoleAuthFlow = (typeof CONSOLE_AUTH_FLOWS)[number];
+
+/** The web console served by ingest under /console/ (docs/console.md). */
+export interface ConsoleConfig {
+  /** the SPA's OAuth client id at the identity provider (an Auth0 "Single Page Application") */
+  clientId: string;
+  /** implicit: response_type=token, the token in the redirect's fragment; code: authorization code with PKCE (S256) */
+  authFlow: ConsoleAuthFlow;
+}
+
 export interface IngestConfig extends CommonConfig, DatabaseConfig {
   /** null when ADMIN_API_ENABLED=false */
   adminApi: AdminApiConfig | null;
+  /** null when CONSOLE_ENABLED=false (or, unset, when the admin API is disabled: the console only shows what it answers) */
+  console: ConsoleConfig | null;
   /** replays start workflow runs; connected lazily so inbound traffic never waits on Temporal */
   temporal: TemporalConfig;
   port: number;
@@ -164,6 +178,32 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
   };
 }
 
+/**
+ * The console is a client of the admin API: on by default wherever the admin API is, and it needs
+ * its own client id at the identity provider (never the machine-to-machine client's).
+ */
+export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null): ConsoleConfig | null {
+  const explicit = r.optional('CONSOLE_ENABLED');
+  if (!r.bool('CONSOLE_ENABLED', adminApi !== null)) return null;
+  if (adminApi === null) {
+    if (explicit !== undefined) r.problems.push('CONSOLE_ENABLED=true needs the admin API, which ADMIN_API_ENABLED=false turns off (the console shows what the admin API answers)');
+    return null;
+  }
+  const clientId = r.optional('CONSOLE_CLIENT_ID');
+  if (clientId === undefined) {
+    r.problems.push(
+      'CONSOLE_CLIENT_ID (the console\'s client id at the identity provider, e.g. an Auth0 Single Page Application) is required while the console is on (set CONSOLE_ENABLED=false to run without it)',
+    );
+  } else if (!/^[\x21-\x7e]{1,200}$/.test(clientId)) {
+    r.problems.push('CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII characters without spaces');
+  }
+  const flow = r.str('CONSOLE_AUTH_FLOW', 'implicit');
+  if (!(CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow)) {
+    r.problems.push(`CONSOLE_AUTH_FLOW must be one of ${CONSOLE_AUTH_FLOWS.join(', ')}, got "${flow.slice(0, 40)}"`);
+  }
+  return { clientId: clientId ?? '', authFlow: (CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow) ? (flow as ConsoleAuthFlow) : 'implicit' };
+}
+
 function httpTimeouts(r: EnvReader): HttpTimeouts {
   const t = {
     headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.headersMs / 1000, 1, 3600) * 1000,
@@ -177,10 +217,12 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
 
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
+  const adminApi = loadAdminApiConfig(r);
   const cfg: IngestConfig = {
     ...common(r),
     ...database(r),
-    adminApi: loadAdminApiConfig(r),
+    adminApi,
+    console: loadConsoleConfig(r, adminApi),
     temporal: temporal(r),
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
@@ -302,7 +344,21 @@ export interface DevConfig {
   /** each one set replaces the embedded dependency */
   external: { databaseUrl: string | undefined; temporalAddress: string | undefined; awsEndpoint: string | undefined };
   /** the local identity provider the admin API trusts; null with AUTH_URL set or the admin API disabled */
-  devIdentityProvider: { port: number | undefined; audience: string | undefined } | null;
+  devIdentityProvider: {
+    port: number | undefined;
+    audience: string | undefined;
+    /** WEBHOOK_FANOUT_DEV_USER / WEBHOOK_FANOUT_DEV_PASSWORD: the console's dev user with both permissions */
+    user: { username: string | undefined; password: string | undefined };
+  } | null;
+}
+
+function devUser(r: EnvReader): { username: string | undefined; password: string | undefined } {
+  const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
+  const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
+  if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username)) r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
+  if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
+  if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
+  return { username, password };
 }
 
 export function loadDevConfig(env: Env): DevConfig {
@@ -321,6 +377,7 @@ export function loadDevConfig(env: Env): DevConfig {
         ? {
             port: r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535),
             audience: r.optional('AUTH_AUDIENCE'),
+            user: devUser(r),
           }
         : null,
   };

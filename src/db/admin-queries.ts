@@ -30,6 +30,8 @@ export interface EventFilter extends TimeRange {
   source?: string;
   status?: EventStatus;
   type?: string;
+  /** with source: the (source, external_event_id) unique index answers it */
+  externalId?: string;
 }
 
 export interface DeliveryFilter extends TimeRange {
@@ -162,6 +164,7 @@ export function createAdminQueries(db: Db) {
       if (f.source !== undefined) q.where('e.source', f.source);
       if (f.status !== undefined) q.where('e.status', f.status);
       if (f.type !== undefined) q.where('e.event_type', f.type);
+      if (f.externalId !== undefined) q.where('e.external_event_id', f.externalId);
       applyRange(q, 'e.received_at', f);
       return page<EventSummaryRow>(db, q, 'e.received_at', 'e.id', limit, after);
     },

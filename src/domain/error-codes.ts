@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   publish_failed: { kind: 'transient', status: 503, means: 'an event could not be published to SNS' },
   replay_unavailable: { kind: 'transient', status: 503, means: 'Temporal refused to start a replay' },
   identity_provider_unavailable: { kind: 'transient', status: 503, means: "the identity provider's key set could not be fetched" },
+  console_not_built: { kind: 'transient', status: 503, means: "the console is on but its files were not built (npm run build); answered until they are" },
 
   // internal: a bug
   internal: { kind: 'internal', status: 500, means: 'an error nothing classified' },

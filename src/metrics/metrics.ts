@@ -109,6 +109,14 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Active endpoints currently disabled (as last seen by the redriver of the consumer)',
       registers,
     }),
+    // the web console (docs/console.md): its pages run nothing the policy does not allow, so any
+    // report is a bug or an attack (an injected script, a third-party host)
+    consoleCspViolations: new Counter({
+      name: 'webhook_fanout_console_csp_violations_total',
+      help: "Content-Security-Policy violations browsers reported from the console's pages, by directive (other: one the policy does not name)",
+      labelNames: ['directive'] as const,
+      registers,
+    }),
     redriveStarted: new Counter({
       name: 'webhook_fanout_redrive_deliveries_total',
       help: 'Deliveries held while their endpoint was disabled and handed to a replay run after it was enabled',

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApiWiring } from '../api/admin-api-from-config.js';
 import type { RunningProcess } from '../cmd/lifecycle.js';
-import type { IngestConfig } from '../config/config.js';
+import type { AdminApiConfig, ConsoleConfig, IngestConfig } from '../config/config.js';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
@@ -27,8 +27,18 @@ export interface IngestDeps {
   logger: Logger;
   /** the admin API beside the inbound route; absent when ADMIN_API_ENABLED=false */
   adminApi?: AdminApiWiring | undefined;
+  /** the web console under /console/; absent when CONSOLE_ENABLED=false */
+  console?: ConsoleWiring | undefined;
   /** the credential cache's row TTL and clock: tests pass their own to move past the TTL without waiting */
   credentialCache?: { rowTtlMs?: number; now?: () => number };
+}
+
+/** The console's settings and the identity provider it logs in with (the admin API's). */
+export interface ConsoleWiring {
+  config: ConsoleConfig;
+  auth: Pick<AdminApiConfig, 'authUrl' | 'audience'>;
+  /** the built console; default dist/console of this package */
+  dir?: string;
 }
 
 /** The ingest process built and not started: its parts, for start() and for tests. */
@@ -73,6 +83,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     adminApi:
       deps.adminApi &&
       (await import('../api/admin-api-from-config.js')).adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
+    console: deps.console && (await import('../console-server/console-plugin.js')).consolePlugin({ ...deps.console, metrics: deps.metrics, logger: deps.logger }),
   });
   const sweeper = createSweeper({
     events: deps.repos.events,
