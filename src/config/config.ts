@@ -7,6 +7,9 @@ import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
+import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
+
+export type { DatabaseTls, TemporalTls } from './tls.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
 export const LEASE_NAME = 'webhook-fanout-operator';
@@ -19,6 +22,8 @@ export interface CommonConfig {
 export interface DatabaseConfig {
   databaseUrl: string;
   dbPoolMax: number;
+  /** TLS to Postgres from DATABASE_SSL_MODE and its files; null: what DATABASE_URL says (docs/deploy.md) */
+  databaseTls: DatabaseTls | null;
 }
 
 export interface AwsConfig {
@@ -33,6 +38,8 @@ export interface TemporalConfig {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** TLS and API key of the connection; null: plaintext (a local or in-cluster Temporal without TLS) */
+  tls: TemporalTls | null;
 }
 
 /** The admin API's token verification (docs/decisions.md: Credentials). */
@@ -139,10 +146,10 @@ const common = (r: EnvReader): CommonConfig => ({
   managementPort: r.int('MANAGEMENT_PORT', 9090, 0, 65535),
 });
 
-const database = (r: EnvReader): DatabaseConfig => ({
-  databaseUrl: r.url('DATABASE_URL'),
-  dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200),
-});
+const database = (r: EnvReader): DatabaseConfig => {
+  const databaseUrl = r.url('DATABASE_URL');
+  return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
+};
 
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
@@ -154,6 +161,7 @@ const temporal = (r: EnvReader): TemporalConfig => ({
   address: r.str('TEMPORAL_ADDRESS', 'localhost:7233'),
   namespace: r.str('TEMPORAL_NAMESPACE', 'default'),
   taskQueue: r.str('TEMPORAL_TASK_QUEUE', TASK_QUEUE),
+  tls: readTemporalTls(r),
 });
 
 /**
