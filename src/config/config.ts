@@ -8,6 +8,7 @@ import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { formatDuration, parseDuration } from '../retention/duration.js';
 import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
@@ -31,6 +32,8 @@ export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  transport?: AwsTransport;
 }
 
 export interface TemporalConfig {
@@ -155,6 +158,7 @@ const database = (r: EnvReader): DatabaseConfig => {
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
+  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({

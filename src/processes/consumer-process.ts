@@ -7,6 +7,7 @@ import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
+import { queueCalls } from '../transport/transport-calls.js';
 import { createRedriver } from '../workflows/start/redrive.js';
 import { createQueueDepthProbe } from '../transport/queue-depth.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';
@@ -53,7 +54,7 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,
-    aws: settings.aws,
+    calls: () => queueCalls({ sqs: deps.sqs, aws: settings.aws }),
     queueUrl: settings.queueUrl,
     handle: startFanout,
     logger: deps.logger,
