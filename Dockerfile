@@ -21,13 +21,16 @@ COPY package.json package-lock.json ./
 # `npm install`, not `npm ci`: the lock file lacks other platforms' optional packages (the
 # registry it was made against has none), which `npm ci` refuses; versions still come from it.
 RUN --mount=type=cache,target=/root/.npm npm install --no-save
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json console.vite.config.ts ./
 COPY scripts/bundle-workflows.ts ./scripts/
+COPY scripts/console/build.ts ./scripts/console/
 COPY src ./src
-# `npm run build`: tsc (src/ -> dist/, without dev mode: tsconfig.build.json) and the prebuilt
-# workflow bundle, dist/workflow-bundle.js. The worker loads the bundle, so the workflow sources
-# go (names.js and start/ stay: the consumer and the admin API start workflows with them).
+# `npm run build`: tsc (src/ -> dist/, without dev mode and the console: tsconfig.build.json), the
+# prebuilt workflow bundle, dist/workflow-bundle.js, and the web console (Vite, devDependencies of
+# this stage) into dist/console. The worker loads the bundle, so the workflow sources go
+# (names.js and start/ stay: the consumer and the admin API start workflows with them).
 RUN npm run build \
+ && test -f dist/console/index.html && test ! -e dist/console/.vite \
  && rm dist/workflows/index.js* dist/workflows/fanout.js* \
  && chmod 0755 dist/cmd/cli.js \
  && test -f dist/workflow-bundle.js && test -f dist/workflows/names.js \

@@ -14,4 +14,27 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // the web console runs in the browser and renders attacker-controlled text (payloads,
+    // headers, endpoint answers): only as text nodes, never through an HTML or code sink
+    files: ['src/console/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'render API data as text, never as HTML' },
+        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]", message: 'render API data as text, never as HTML' },
+        { selector: "CallExpression[callee.property.name=/^(insertAdjacentHTML|write|writeln|createContextualFragment)$/]", message: 'no HTML sinks' },
+        // an href is a call of routes.ts `to.*` or a prop typed Href (which only `to.*` makes)
+        {
+          selector: "JSXAttribute[name.name=/^(href|src|action|formAction)$/] > JSXExpressionContainer > :not(CallExpression[callee.object.name='to'], Identifier)",
+          message: "links only to the console's own routes (routes.ts `to.*`)",
+        },
+        { selector: "JSXAttribute[name.name=/^(href|src|action|formAction)$/] > Literal[value=/^(?!\\/console\\/|#)/]", message: 'links only to the console\'s own routes' },
+      ],
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+    },
+  },
 );

@@ -25,10 +25,13 @@ const RECORD_RETRY_FOR_MS = 20_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An outage of a dependency (Postgres, classified where it arises): worth a retry that spends no attempt. */
+const isTransient = (err: unknown): boolean => isAppError(err) && err.kind === 'transient';
+
 /**
- * A database failure is internal and transient: retried by Temporal like any retryable failure,
- * but it spends no endpoint attempt, because the endpoint's attempt number is the row's count of
- * recorded attempts, not Temporal's attempt number.
+ * A transient database failure (database_unavailable, classified in db/db-errors.ts): retried by
+ * Temporal like any retryable failure, but it spends no endpoint attempt, because the endpoint's
+ * attempt number is the row's count of recorded attempts, not Temporal's attempt number.
  */
 function databaseFailure(err: unknown, temporalAttempt: number): ApplicationFailure {
   return ApplicationFailure.create({
@@ -97,7 +100,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
       try {
         return await repos.deliveries.recordAttempt(id, r);
       } catch (err) {
-        if (Date.now() + wait > deadline) {
+        // only an outage passes; any other error would fail the same way again
+        if (!isTransient(err) || Date.now() + wait > deadline) {
           logger.warn(
             { ...log, outcome: r.status, err: describeError(err) },
             r.status === 'SUCCESS'
@@ -123,12 +127,57 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     try {
       return await deliverOnce(input, temporalAttempt);
     } catch (err) {
-      // decided failures, and AppErrors (mapped by kind at the activity boundary), pass as they are
-      if (err instanceof ApplicationFailure || isAppError(err)) throw err;
-      // anything else came from Postgres (the sender never throws out of sendSafely)
-      throw databaseFailure(err, temporalAttempt);
+      // decided failures pass as they are; an outage spends no endpoint attempt
+      if (err instanceof ApplicationFailure) throw err;
+      if (isTransient(err)) throw databaseFailure(err, temporalAttempt);
+      // permanent AppErrors are non-retryable at the activity boundary; the workflow settles the row
+      if (isAppError(err) && err.kind === 'permanent') throw err;
+      return spendAttemptOnInternalError(input, err);
     }
   };
+
+  /**
+   * A bug (an internal error, or anything nothing classified): logged with its stack, and it
+   * spends one of the endpoint's attempts like a failed request, so a delivery that hits it on
+   * every attempt ends FAILED (replayable once fixed) after its attempts instead of looping on
+   * Temporal's retries. When even recording the attempt fails that way, the failure is final at
+   * once: the workflow settles the row FAILED with the reason.
+   */
+  async function spendAttemptOnInternalError(input: DeliverInput, err: unknown): Promise<DeliverResult> {
+    const error = `internal error: ${describeError(err)}`;
+    const log = { deliveryId: input.deliveryId, code: isAppError(err) ? err.code : 'internal' };
+    logger.error({ ...log, err }, 'internal error in the deliver activity; it spends an attempt');
+    let settled: Settled | null;
+    let attempt: number;
+    let final: boolean;
+    try {
+      const delivery = await repos.deliveries.get(input.deliveryId);
+      if (!delivery) throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} not found`, DELIVERY_FAILURE.missing);
+      if (delivery.status !== 'PENDING') return { status: delivery.status };
+      attempt = delivery.attempts - Math.min(input.priorAttempts ?? 0, delivery.attempts) + 1;
+      final = attempt >= input.maxAttempts;
+      settled = await record(
+        delivery.id,
+        { status: final ? 'FAILED' : 'PENDING', responseStatus: null, responseBody: null, error, startedAt: new Date(), durationMs: null },
+        { ...log, attempt },
+      );
+    } catch (recordErr) {
+      if (recordErr instanceof ApplicationFailure) throw recordErr;
+      if (isTransient(recordErr)) throw databaseFailure(recordErr, Context.current().info.attempt);
+      logger.error({ ...log, err: recordErr }, 'the attempt of an internal error could not be recorded; the delivery fails');
+      throw ApplicationFailure.create({ message: error, type: DELIVERY_FAILURE.internal, nonRetryable: true });
+    }
+    if (!settled) return currentStatus(input.deliveryId);
+    if (final) throw ApplicationFailure.create({ message: error, type: DELIVERY_FAILURE.internal, nonRetryable: true });
+    const retryDelayMs = backoffDelayMs(backoff, attempt);
+    throw ApplicationFailure.create({
+      message: error,
+      type: DELIVERY_FAILURE.internal,
+      nonRetryable: false,
+      details: [{ responseStatus: null, statusClass: 'internal', retryDelayMs } satisfies DeliverFailureDetails],
+      nextRetryDelay: retryDelayMs,
+    });
+  }
 
   /**
    * A delivery FAILED at once without a request (its endpoint removed or disabled): recorded as
@@ -209,6 +258,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     const outcome = await sendSafely(send, buildRequest(delivery, endpoint, event, attempt));
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
+    metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });
     metrics.deliveryDuration.observe({ outcome: outcome.kind }, outcome.durationMs / 1000);
     const outcomeLog = { ...log, responseStatus: outcome.status, statusClass: outcome.statusClass, durationMs: Math.round(outcome.durationMs) };
 

@@ -1,28 +1,26 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { isAppError } from '../domain/errors.js';
 
 /**
  * Every failure type an activity reports to Temporal, in one table: the workflow, the tests and an
  * operator reading a history see these names. Delivery outcomes have their own three (a 4xx, the
- * endpoint's attempts used up, a retry to come); everything else comes from an AppError's code.
+ * endpoint's attempts used up, a retry to come); everything else comes from an AppError's code (its failureType in
+ * domain/error-codes.ts, else its kind's).
  */
 export const DELIVERY_FAILURE = {
   permanent: 'DeliveryPermanentFailure',
   exhausted: 'DeliveryAttemptsExhausted',
   retryable: 'DeliveryRetryableFailure',
-  missing: 'DeliveryNotFound',
+  missing: ERROR_CODES.delivery_not_found.failureType,
   /** Postgres failed: no endpoint attempt was spent, the activity is retried */
   database: 'DeliveryDatabaseUnavailable',
+  /** a bug: logged with its stack, it spent an endpoint attempt; final after the last one */
+  internal: 'DeliveryInternalError',
   /** the endpoint's limits or its Retry-After pause: no request, no endpoint attempt, retried after the wait */
   deferred: 'DeliveryDeferred',
 } as const;
 
-/** AppError code -> failure type; a code not listed reports as its kind's type. */
-const TYPE_OF_CODE: Record<string, string> = {
-  event_not_found: 'EventNotFound',
-  delivery_not_found: DELIVERY_FAILURE.missing,
-  endpoint_not_found: 'EndpointNotFound',
-};
 const TYPE_OF_KIND = { permanent: 'PermanentError', transient: 'TransientError', internal: 'InternalError' } as const;
 
 /**
@@ -34,7 +32,8 @@ const TYPE_OF_KIND = { permanent: 'PermanentError', transient: 'TransientError',
  */
 export function toActivityFailure(err: unknown): unknown {
   if (!isAppError(err)) return err;
-  const type = TYPE_OF_CODE[err.code] ?? TYPE_OF_KIND[err.kind];
+  const spec: ErrorCodeSpec = ERROR_CODES[err.code];
+  const type = spec.failureType ?? TYPE_OF_KIND[err.kind];
   return ApplicationFailure.create({ message: err.message, type, nonRetryable: err.kind === 'permanent', cause: err });
 }
 

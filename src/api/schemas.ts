@@ -68,6 +68,9 @@ export const EventListQuery = Type.Object(
     source: Type.Optional(SourceParam),
     status: Type.Optional(StringEnum(EVENT_STATUSES)),
     type: Type.Optional(TextParam('event type')),
+    externalId: Type.Optional(
+      TextParam("the sender's event id (body `id`, or Webhook-Id / X-Event-Id); needs `source`, the pair is unique"),
+    ),
     ...timeParams('receivedAt'),
     ...pageParams,
   },
@@ -164,6 +167,11 @@ const eventFields = {
   receivedAt: Timestamp(),
   publishedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),
+  payloadDroppedAt: Nullable(
+    Timestamp(
+      'set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): the event, its deliveries and attempts stay, payload is empty, and a replay is refused with 409 payload_dropped',
+    ),
+  ),
 };
 
 export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });

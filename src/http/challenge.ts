@@ -20,7 +20,7 @@ export class AuthRefused extends AppError {
     /** refused before the body was read: closing the connection is cheaper than reading the body to keep it */
     readonly closeConnection = false,
   ) {
-    super('permanent', code, message);
+    super(code, message);
     this.name = 'AuthRefused';
   }
 }

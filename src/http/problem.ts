@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { ERROR_CODES, type ErrorCode } from '../domain/error-codes.js';
 import { isAppError, type AppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { AuthRefused, renderChallenge } from './challenge.js';
@@ -9,7 +10,7 @@ export interface Problem {
   title: string;
   status: number;
   detail?: string;
-  code: string;
+  code: ErrorCode;
 }
 
 const TITLES: Record<number, string> = {
@@ -30,7 +31,8 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function problem(status: number, code: string, detail?: string): Problem {
+/** A problem for a registered code, with the code's status unless an answer must keep another (a 4xx of fastify's). */
+export function problem(code: ErrorCode, detail?: string, status: number = ERROR_CODES[code].status): Problem {
   return {
     type: `https://webhook-fanout.io/problems/${code}`,
     title: TITLES[status] ?? 'Error',
@@ -54,30 +56,20 @@ export function sendProblem(reply: FastifyReply, p: Problem, headers: Record<str
 }
 
 /**
- * The HTTP boundary of the error taxonomy: an AppError's code decides its status where the kind
- * alone does not (permanent 400, transient 503, internal 500 otherwise). The one table; a refusal
- * of credentials (AuthRefused) adds its challenge.
+ * The HTTP boundary of the error taxonomy: the status is the code's (error-codes.ts); a refusal of
+ * credentials (AuthRefused) adds its challenge.
  */
-const STATUS_OF_CODE: Record<string, number> = {
-  unauthorized: 401,
-  invalid_token: 401,
-  insufficient_scope: 403,
-  not_found: 404,
-  not_replayable: 409,
-  payload_too_large: 413,
-};
-
 export function httpStatusOf(err: AppError): number {
-  return STATUS_OF_CODE[err.code] ?? (err.kind === 'permanent' ? 400 : err.kind === 'transient' ? 503 : 500);
+  return ERROR_CODES[err.code].status;
 }
 
 // fastify's own errors that are the caller's fault, mapped to our codes
-const FASTIFY_CODES: Record<string, { status: number; code: string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_body' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_content_length' },
-  FST_ERR_VALIDATION: { status: 400, code: 'invalid_request' },
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_body',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_content_length',
+  FST_ERR_VALIDATION: 'invalid_request',
 };
 
 /**
@@ -97,18 +89,18 @@ export function installProblemHandlers(app: FastifyInstance, logger: Logger): vo
         if (err.closeConnection) headers.connection = 'close';
       }
       const detail = err.kind === 'internal' ? undefined : err.message;
-      return sendProblem(reply, problem(status, err.code, detail), headers);
+      return sendProblem(reply, problem(err.code, detail), headers);
     }
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
-    if (known) return sendProblem(reply, problem(known.status, known.code, err.message));
-    if (err.validation) return sendProblem(reply, problem(400, 'invalid_request', err.message));
+    if (known) return sendProblem(reply, problem(known, err.message));
+    if (err.validation) return sendProblem(reply, problem('invalid_request', err.message));
     if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      return sendProblem(reply, problem(err.statusCode, 'bad_request', err.message));
+      return sendProblem(reply, problem('bad_request', err.message, err.statusCode));
     }
     logger.error({ err, reqId: req.id }, 'unhandled error');
-    return sendProblem(reply, problem(500, 'internal', 'an internal error occurred'));
+    return sendProblem(reply, problem('internal', 'an internal error occurred'));
   });
   app.setNotFoundHandler((req, reply) =>
-    sendProblem(reply, problem(404, 'not_found', `no route for ${req.method} ${req.url.split('?')[0] ?? ''}`.slice(0, 200))),
+    sendProblem(reply, problem('not_found', `no route for ${req.method} ${req.url.split('?')[0] ?? ''}`.slice(0, 200))),
   );
 }

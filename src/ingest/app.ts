@@ -18,9 +18,9 @@ function headerProblem(req: IncomingMessage): Problem | undefined {
     counts.set(name, (counts.get(name) ?? 0) + 1);
   }
   for (const name of SINGLE_HEADERS) {
-    if ((counts.get(name) ?? 0) > 1) return problem(400, 'duplicate_header', `the ${name} header is given more than once`);
+    if ((counts.get(name) ?? 0) > 1) return problem('duplicate_header', `the ${name} header is given more than once`);
   }
-  if (req.httpVersion === '1.1' && !counts.has('host')) return problem(400, 'missing_host', 'an HTTP/1.1 request must have a Host header');
+  if (req.httpVersion === '1.1' && !counts.has('host')) return problem('missing_host', 'an HTTP/1.1 request must have a Host header');
   return undefined;
 }
 
@@ -28,19 +28,21 @@ function headerProblem(req: IncomingMessage): Problem | undefined {
 function clientErrorProblem(err: Error & { code?: string }): Problem {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return problem(431, 'headers_too_large', 'the request line and headers exceed the size limit');
+      return problem('headers_too_large', 'the request line and headers exceed the size limit');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return problem(408, 'request_timeout', 'the request was not received in time');
+      return problem('request_timeout', 'the request was not received in time');
     case 'HPE_URI_TOO_LONG':
-      return problem(414, 'uri_too_long', 'the request target is too long');
+      return problem('uri_too_long', 'the request target is too long');
     default:
-      return problem(400, 'malformed_request', 'the request is not valid HTTP/1.1');
+      return problem('malformed_request', 'the request is not valid HTTP/1.1');
   }
 }
 
 export interface IngestAppDeps extends InboundWebhooksDeps {
   /** the admin API plugin (api/admin-api.ts); absent when ADMIN_API_ENABLED=false */
   adminApi?: FastifyPluginAsync | undefined;
+  /** the web console under /console/ (console-server/console-plugin.ts); absent when CONSOLE_ENABLED=false */
+  console?: FastifyPluginAsync | undefined;
   timeouts?: HttpTimeouts;
   logger: Logger;
   bodyLimitBytes: number;
@@ -83,14 +85,13 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     return503OnClosing: true,
     // bad URLs and over-long path parameters answer problem+json like every other error
     frameworkErrors: (err, _req, reply) => {
-      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-      return sendProblem(reply, problem(status, status === 414 ? 'uri_too_long' : 'bad_url', err.message));
+      return sendProblem(reply, problem(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'uri_too_long' : 'bad_url', err.message));
     },
   });
   installProblemHandlers(app, deps.logger);
   // Expect other than 100-continue: Node would answer 417 with no body
   app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const body = JSON.stringify(problem(417, 'expectation_failed', 'only Expect: 100-continue is supported'));
+    const body = JSON.stringify(problem('expectation_failed', 'only Expect: 100-continue is supported'));
     res
       .writeHead(417, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), connection: 'close' })
       .end(body);
@@ -100,7 +101,7 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     if (p) return sendProblem(reply, p, { connection: 'close' });
     return undefined;
   });
-  // the features, as sibling plugins: the inbound route and, when enabled, the admin API
+  // the features, as sibling plugins: the inbound route and, when enabled, the admin API and the console
   await app.register(
     inboundWebhooks({
       receiveWebhook: deps.receiveWebhook,
@@ -112,5 +113,6 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     }),
   );
   if (deps.adminApi) await app.register(deps.adminApi);
+  if (deps.console) await app.register(deps.console);
   return app;
 }

@@ -92,7 +92,8 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       try {
         outcome = await deps.verifier.verify(source, req.headers.authorization);
       } catch (err) {
-        throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+        if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+        throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { at, credential: outcome.credential });
       else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
@@ -124,11 +125,15 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
           deps.metrics.inboundRequests.inc({ source: label, outcome: 'handshake' });
           return reply.code(200).send(result.handshake.answer);
         }
-        deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
+        const outcome = result.duplicate ? 'duplicate' : 'accepted';
+        deps.metrics.inboundRequests.inc({ source: label, outcome });
+        // up to the answer: receipt, insert and publish (the sender's wait, less its network)
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         return reply.code(200).send(result);
       } catch (err) {
         const outcome = isAppError(err) ? (err.kind === 'transient' ? 'unavailable' : 'invalid') : 'error';
         deps.metrics.inboundRequests.inc({ source: label, outcome });
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         throw err;
       }
     });

@@ -1,6 +1,6 @@
 import type { EventRepository, InsertedEvent, NewEvent } from '../db/events.js';
 import type { InboundCredential } from '../domain/records.js';
-import { permanent, transient } from '../domain/errors.js';
+import { isAppError, permanent, transient } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
@@ -101,7 +101,9 @@ export function createReceiveWebhook(deps: {
         headers: req.headers,
       });
     } catch (err) {
-      throw transient('database_unavailable', 'the event could not be stored; retry later', err);
+      // an outage is worth a retry by the sender; anything else is ours and answers as it is classified
+      if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'the event could not be stored; retry later', err);
+      throw err;
     }
 
     if (stored.duplicate) {

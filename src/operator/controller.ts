@@ -19,6 +19,7 @@ import {
 } from './resources.js';
 import type { OperatorStore } from './store.js';
 import { WorkQueue } from '../kube/work-queue.js';
+import { isDatabaseError } from '../db/db-errors.js';
 
 /**
  * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
@@ -280,7 +281,7 @@ function errorReason(err: unknown): string {
   if (typeof err === 'object' && err !== null) {
     const e = err as { name?: string; statusCode?: number; code?: unknown };
     if (e.name === 'KubeApiError') return e.statusCode === 409 ? 'conflict' : 'kube_api';
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return 'postgres';
+    if (isDatabaseError(err)) return 'postgres';
     if (typeof e.code === 'string' && /^E[A-Z]+/.test(e.code)) return 'network';
   }
   return 'other';

@@ -7,6 +7,7 @@ import {
   AUTO_DISABLE_REQUIRED,
   CREDENTIAL_RULES,
   InboundCredentialSpec,
+  RETENTION_ORDER_MESSAGE,
   VERIFICATION_RULES,
   WebhookEndpointSpec,
   type SpecRule,
@@ -149,6 +150,10 @@ const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
 const celOf = <S>(rules: SpecRule<S>[]): CelRule[] =>
   rules.map(({ cel, message, fieldPath, reason }) => ({ rule: cel, message, ...(fieldPath ? { fieldPath } : {}), ...(reason ? { reason } : {}) }));
 
+/** A retention age in seconds, in CEL: the pattern has made sure it is digits and one unit. */
+const celSeconds = (v: string) =>
+  `int(${v}.substring(0, size(${v}) - 1)) * (${v}.endsWith('d') ? 86400 : ${v}.endsWith('h') ? 3600 : ${v}.endsWith('m') ? 60 : 1)`;
+
 const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
   '': {
     description:
@@ -169,6 +174,21 @@ const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
   'verification.secretRefs': { 'x-kubernetes-list-type': 'atomic' },
   eventIdFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id' },
   eventTypeFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the event type is read; default: body type, then X-Event-Type' },
+  retention: {
+    description:
+      "this source's own retention ages, instead of RETENTION_MAX_AGE / RETENTION_PAYLOAD_MAX_AGE (absent: those); " +
+      'events not yet delivered are never deleted, whatever their age (docs/deploy.md, Retention)',
+    'x-kubernetes-validations': [
+      {
+        rule:
+          "!has(self.maxAge) || !has(self.payloadMaxAge) || self.maxAge == 'forever' || self.payloadMaxAge == 'forever' || " +
+          `${celSeconds('self.payloadMaxAge')} < ${celSeconds('self.maxAge')}`,
+        message: RETENTION_ORDER_MESSAGE,
+        fieldPath: '.payloadMaxAge',
+        reason: 'FieldValueInvalid',
+      },
+    ] satisfies CelRule[],
+  },
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,6 +1,7 @@
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { ENABLE_ANNOTATION, endpointState, MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
+import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -64,17 +65,9 @@ interface Outcome {
   ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
 }
 
-const REASONS: Record<string, string> = {
-  secret_not_found: 'SecretNotFound',
-  secret_missing: 'SecretKeyNotFound',
-  secret_empty: 'SecretKeyEmpty',
-  invalid_secret: 'InvalidSecret',
-  invalid_spec: 'InvalidSpec',
-};
 
 
-const isUniqueViolation = (err: unknown): boolean =>
-  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+const isUniqueViolation = (err: unknown): boolean => isAppError(err) && err.code === 'unique_violation';
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { api, store, metrics, logger } = deps;
@@ -90,7 +83,8 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   function notReady(err: unknown, ids: Outcome['ids'], keptRow: boolean): Outcome {
     if (!isAppError(err) || err.kind !== 'permanent') throw err;
-    const reason = REASONS[err.code] ?? 'InvalidSpec';
+    const spec: ErrorCodeSpec = ERROR_CODES[err.code];
+    const reason = spec.reason ?? 'InvalidSpec';
     const kept = keptRow ? '; the row written for the last good configuration stays in effect' : '; nothing was written';
     return { result: 'not_ready', ready: { status: 'False', reason, message: `${err.message}${kept}` }, ids };
   }

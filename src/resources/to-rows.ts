@@ -3,9 +3,11 @@ import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS, VERIFICATION_LIMITS, type SignatureVerification } from '../domain/records.js';
+import { KEEP_FOREVER, parseDuration } from '../retention/duration.js';
 import {
   AUTO_DISABLE_REQUIRED,
   credentialRuleProblem,
+  RETENTION_ORDER_MESSAGE,
   type InboundCredentialResource,
   type InboundVerification,
   type WebhookEndpointResource,
@@ -90,6 +92,23 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   };
 }
 
+/** spec.retention's ages in seconds (null: the global age, 0: forever); checks what the CRD's CEL rule checks. */
+export function retentionSeconds(retention: InboundCredentialResource['spec']['retention']): { maxAge: number | null; payloadMaxAge: number | null } {
+  const seconds = (v: string | undefined, field: string): number | null => {
+    if (v === undefined) return null;
+    if (v === KEEP_FOREVER) return 0;
+    const parsed = parseDuration(v);
+    if ('problem' in parsed) throw permanent('invalid_spec', `retention.${field} ${parsed.problem}`);
+    return parsed.seconds;
+  };
+  const maxAge = seconds(retention?.maxAge, 'maxAge');
+  const payloadMaxAge = seconds(retention?.payloadMaxAge, 'payloadMaxAge');
+  if (maxAge !== null && maxAge > 0 && payloadMaxAge !== null && payloadMaxAge > 0 && payloadMaxAge >= maxAge) {
+    throw permanent('invalid_spec', RETENTION_ORDER_MESSAGE);
+  }
+  return { maxAge, payloadMaxAge };
+}
+
 /**
  * InboundCredential -> webhook_inbound_credential row. The password Secret holds a password or a
  * bcrypt hash; only a hash reaches Postgres. `previousHash` avoids re-hashing (and churning the
@@ -104,6 +123,7 @@ export async function credentialRow(
   const ns = r.metadata.namespace ?? 'default';
   const problem = credentialRuleProblem(r.spec);
   if (problem) throw permanent('invalid_spec', problem);
+  const retention = retentionSeconds(r.spec.retention);
   let username: string | null = null;
   let passwordHash: string | null = null;
   if (r.spec.username !== undefined && r.spec.passwordSecretRef !== undefined) {
@@ -121,6 +141,8 @@ export async function credentialRow(
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
     resourceName: `${ns}/${r.metadata.name}`,
+    retentionMaxAgeSeconds: retention.maxAge,
+    retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
   };
 }
 

@@ -59,7 +59,7 @@ export function createBatchingSnsPublisher(deps: {
 
   return {
     publish(eventId) {
-      if (!isEventId(eventId)) return Promise.reject(internal('invalid_event_id', 'event id to publish is not a UUID'));
+      if (!isEventId(eventId)) return Promise.reject(internal('unpublishable_event_id', 'event id to publish is not a UUID'));
       return new Promise<void>((resolve, reject) => {
         pending.push({ eventId, resolve, reject });
         if (!scheduled) {

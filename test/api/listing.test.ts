@@ -118,6 +118,24 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(other.json()).toEqual({ items: [], nextCursor: null });
   });
 
+  it('finds an event by the id its sender gave it (externalId, with its source; alone it is 400)', async () => {
+    const source = uniqueSource('ext');
+    const ids = await insertEvents(source, 3);
+    const found = await h.get(`/api/events?source=${source}&externalId=${source}-1`, token);
+    expect(found.status, found.text).toBe(200);
+    expect((found.json() as Page<EventItem>).items.map((e) => e.id)).toEqual([ids[1]]);
+    const none = await h.get(`/api/events?source=${source}&externalId=${source}-9`, token);
+    expect(none.json()).toEqual({ items: [], nextCursor: null });
+    // another source's event with the same external id is not found through this source
+    const elsewhere = uniqueSource('ext');
+    await insertEvents(elsewhere, 1);
+    const cross = await h.get(`/api/events?source=${source}&externalId=${elsewhere}-0`, token);
+    expect((cross.json() as Page<EventItem>).items).toEqual([]);
+    const alone = await h.get(`/api/events?externalId=${source}-1`, token);
+    expect(alone.status).toBe(400);
+    expect((alone.json() as { detail: string }).detail).toMatch(/externalId needs querystring\/source/);
+  });
+
   it('invalid filters, limits and cursors answer 400 problem+json', async () => {
     for (const q of [
       'status=BOGUS',

@@ -48,10 +48,12 @@ describe('Dockerfile', () => {
     expect(lines[0]).toBe('*');
     const allowed = lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
     expect(allowed.sort()).toEqual([
+      'console.vite.config.ts',
       'migrations',
       'package-lock.json',
       'package.json',
       'scripts/bundle-workflows.ts',
+      'scripts/console/build.ts',
       'scripts/image/prune-node-modules.sh',
       'src',
       'tsconfig.build.json',

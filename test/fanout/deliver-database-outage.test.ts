@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createActivities,
@@ -21,7 +22,8 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 // The deliver activity while Postgres fails: no endpoint attempt is spent, nothing fails, and a 200
-// that can not be recorded at once is recorded later without a second request.
+// that can not be recorded at once is recorded later without a second request. A bug is not an
+// outage: it spends the endpoint's attempts and ends FAILED.
 describe('deliver activity during a Postgres outage', () => {
   let database: TestDatabase;
   let repos: Repositories;
@@ -132,6 +134,43 @@ describe('deliver activity during a Postgres outage', () => {
       }
       expect(receiver.requests.length).toBe(calls + 1);
       expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    });
+  });
+
+  describe('with a bug in the activity', () => {
+    const lines: { level: number; msg: string; err?: { type: string; stack: string }; deliveryId?: string }[] = [];
+    let buggy: FanoutActivities;
+    beforeAll(() => {
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) });
+      // a programming error after the request went out: counting the attempt throws a TypeError
+      const deliveryAttempts = {
+        inc: () => {
+          throw new TypeError("Cannot read properties of undefined (reading 'labels')");
+        },
+      } as unknown as Metrics['deliveryAttempts'];
+      buggy = createActivities({ repos, backoff, logger, metrics: { ...metrics, deliveryAttempts }, send: (req) => sendImpl(req) });
+    });
+    const deliverBuggy = (attempt: number, input: DeliverInput) => env(attempt).run(buggy.deliver, input);
+
+    it('deliver: an internal error spends an endpoint attempt each time, is logged with its stack and ends FAILED', async () => {
+      const { deliveryId } = await prepared({ maxAttempts: 3 });
+      const calls = receiver.requests.length;
+      for (const attempt of [1, 2]) {
+        const failure = await failureOf(deliverBuggy(attempt, { deliveryId, maxAttempts: 3 }));
+        expect(failure).toMatchObject({ type: 'DeliveryInternalError', nonRetryable: false });
+        expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: attempt });
+      }
+      const last = await failureOf(deliverBuggy(3, { deliveryId, maxAttempts: 3 }));
+      expect(last).toMatchObject({ type: 'DeliveryInternalError', nonRetryable: true });
+      const row = await repos.deliveries.get(deliveryId);
+      expect(row).toMatchObject({ status: 'FAILED', attempts: 3 });
+      expect(row?.lastError).toBe("internal error: Cannot read properties of undefined (reading 'labels')");
+      expect(receiver.requests.length).toBe(calls + 3);
+
+      const errors = lines.filter((l) => l.deliveryId === deliveryId && l.level === 50);
+      expect(errors).toHaveLength(3);
+      expect(errors[0]?.err?.type).toBe('TypeError');
+      expect(errors[0]?.err?.stack).toMatch(/TypeError: Cannot read properties[\s\S]*\n\s+at /);
     });
   });
 });

@@ -10,7 +10,7 @@ export class InvalidToken extends AppError {
     readonly reason: string,
     readonly expired = false,
   ) {
-    super('permanent', 'invalid_token', expired ? 'the access token expired' : 'the access token is invalid');
+    super('invalid_token', expired ? 'the access token expired' : 'the access token is invalid');
     this.name = 'InvalidToken';
   }
 }

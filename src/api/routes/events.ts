@@ -27,7 +27,8 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       schema: {
         tags: ['events'],
         summary: 'List received events, newest first',
-        description: 'Requires read:webhooks. Filters combine with AND; time filters apply to receivedAt.',
+        description:
+          'Requires read:webhooks. Filters combine with AND; time filters apply to receivedAt. `externalId` (with `source`) finds the event a sender knows by its own id.',
         security,
         querystring: EventListQuery,
         response: { 200: described(listOf(EventSummarySchema), 'A page of events (without payloads)'), ...authErrors },
@@ -35,8 +36,12 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
     },
     async (req) => {
       const q = req.query;
+      // without the source no index leads with the external id: refused rather than a scan
+      if (q.externalId !== undefined && q.source === undefined) {
+        throw permanent('invalid_request', 'querystring/externalId needs querystring/source (an external id is unique per source)');
+      }
       const page = await deps.queries.listEvents(
-        { source: q.source, status: q.status, type: q.type, from: dateOrUndefined(q.from), to: dateOrUndefined(q.to) },
+        { source: q.source, status: q.status, type: q.type, externalId: q.externalId, from: dateOrUndefined(q.from), to: dateOrUndefined(q.to) },
         q.limit ?? PAGE_SIZE.default,
         decodeCursor(q.cursor),
       );
@@ -73,10 +78,11 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         summary: "Replay the event's FAILED deliveries",
         description:
           'Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new ' +
-          "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery.",
+          "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, " +
+          'or when retention dropped its payload (code payload_dropped: nothing left to send).',
         security,
         params: IdParams,
-        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery') },
+        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery, or its payload was dropped by retention') },
       },
     },
     async (req, reply) => {

@@ -4,11 +4,13 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AdminApiConfig } from '../../../src/config/config.js';
 import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/identity-provider.js';
-import type { Logger } from '../../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { startFanoutHarness, type FanoutHarness } from '../../fanout/support/harness.js';
 import { http, type HttpResult } from '../../support/http.js';
 import { startIngestHarness } from '../../support/ingest-harness.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { createDb, type Db } from '../../../src/db/knex.js';
 import { ecKey, rsaKey, type SigningKey } from './tokens.js';
 
 export const AUDIENCE = 'https://webhook-fanout.test/api';
@@ -20,6 +22,13 @@ export const CLIENTS = {
 } as const;
 
 export type ClientName = keyof typeof CLIENTS;
+
+/** the browser login's users (the console) and the console's public client */
+export const USERS = {
+  operator: { username: 'operator', password: 'operator-password', permissions: ['read:webhooks', 'replay:webhooks'] },
+  viewer: { username: 'viewer', password: 'viewer-password', permissions: ['read:webhooks'] },
+} as const;
+export const CONSOLE_CLIENT_ID = 'console-spa';
 
 /**
  * The admin API as production runs it (the ingest process, built and started as cmd/ingest.ts
@@ -40,6 +49,8 @@ export interface AdminHarness {
   token(client?: ClientName): Promise<string>;
   get(pathAndQuery: string, token?: string): Promise<HttpResult>;
   post(pathAndQuery: string, token?: string, body?: unknown): Promise<HttpResult>;
+  /** with `databaseProxy`: the admin API's way to Postgres, to cut as an outage does */
+  databaseProxy: TcpProxy | undefined;
   /** a real receiver answering as scripted, closed by close() */
   receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver>;
   close(): Promise<void>;
@@ -53,14 +64,25 @@ export async function requestToken(authUrl: string, client: { clientId: string; 
 }
 
 export async function startAdminHarness(
-  opts: { authOverrides?: Partial<AdminApiConfig>; logger?: Logger } = {},
+  opts: {
+    authOverrides?: Partial<AdminApiConfig>;
+    logger?: Logger;
+    /** the ingest process reaches Postgres through a TCP proxy the test can cut */
+    databaseProxy?: boolean;
+  } = {},
 ): Promise<AdminHarness> {
   const dir = await mkdtemp(path.join(tmpdir(), 'admin-api-'));
   const idpKey = rsaKey();
   const idpEcKey = ecKey();
   // the provider reads its keys from this file, so the test knows the private keys
   await writeFile(path.join(dir, 'keys.json'), JSON.stringify({ keys: [idpKey.jwk, idpEcKey.jwk] }));
-  const idp = await startIdentityProvider({ audience: AUDIENCE, clients: Object.values(CLIENTS), keysFile: path.join(dir, 'keys.json') });
+  const idp = await startIdentityProvider({
+    audience: AUDIENCE,
+    clients: Object.values(CLIENTS),
+    keysFile: path.join(dir, 'keys.json'),
+    users: Object.values(USERS),
+    browserClients: [{ clientId: CONSOLE_CLIENT_ID, redirectUris: [] }],
+  });
   const fanout = await startFanoutHarness();
   const auth: AdminApiConfig = {
     authUrl: idp.url,
@@ -70,12 +92,21 @@ export async function startAdminHarness(
     jwksCacheTtlSeconds: 600,
     ...opts.authOverrides,
   };
+  let databaseProxy: TcpProxy | undefined;
+  let proxiedDb: Db | undefined;
+  if (opts.databaseProxy) {
+    const u = new URL(fanout.database.url);
+    databaseProxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) });
+    u.port = String(databaseProxy.port);
+    proxiedDb = createDb({ url: u.toString(), poolMax: 4, logger: createLogger({ level: 'silent' }) });
+  }
   const ingest = await startIngestHarness({
-    db: fanout.database.db,
+    db: proxiedDb ?? fanout.database.db,
     adminApi: { auth, temporal: { client: () => Promise.resolve(fanout.client), taskQueue: fanout.taskQueue } },
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const { url, app } = ingest;
+  idp.allowRedirectUri(CONSOLE_CLIENT_ID, `${url}/console/callback`);
   const receivers: Receiver[] = [];
   const bearer = (token?: string): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 
@@ -87,6 +118,7 @@ export async function startAdminHarness(
     fanout,
     auth,
     app,
+    databaseProxy,
     async token(client = 'admin') {
       const res = await requestToken(idp.url, CLIENTS[client]);
       if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
@@ -107,6 +139,8 @@ export async function startAdminHarness(
     async close() {
       await Promise.all(receivers.map((r) => r.close()));
       await ingest.close();
+      await proxiedDb?.destroy();
+      await databaseProxy?.close();
       await idp.close();
       await fanout.close();
       await rm(dir, { recursive: true, force: true });

@@ -9,8 +9,8 @@ describe('toActivityFailure', () => {
     ['permanent, listed code', permanent('event_not_found', 'event e1 not found'), 'EventNotFound', true],
     ['permanent, endpoint', permanent('endpoint_not_found', 'endpoint x not found'), 'EndpointNotFound', true],
     ['permanent, any other code', permanent('invalid_endpoint_auth', 'BASIC auth needs a username'), 'PermanentError', true],
-    ['transient', transient('db_unavailable', 'Postgres is unavailable'), 'TransientError', false],
-    ['internal', internal('bug', 'unexpected state'), 'InternalError', false],
+    ['transient', transient('database_unavailable', 'Postgres is unavailable'), 'TransientError', false],
+    ['internal', internal('database_error', 'unexpected state'), 'InternalError', false],
   ] as const)('%s -> %s, nonRetryable %s', (_what, err, type, nonRetryable) => {
     const f = toActivityFailure(err);
     expect(f).toBeInstanceOf(ApplicationFailure);

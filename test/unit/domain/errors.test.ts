@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, isErrorCode, type ErrorCode } from '../../../src/domain/error-codes.js';
 import { AppError, describeError, internal, isAppError, permanent, transient } from '../../../src/domain/errors.js';
+import { httpStatusOf } from '../../../src/http/problem.js';
 
 describe('describeError', () => {
   it.each<[string, unknown, string]>([
@@ -27,16 +30,69 @@ describe('describeError', () => {
 
 describe('AppError kinds', () => {
   it.each([
-    ['permanent', permanent('bad_input', 'm'), 'permanent', 'bad_input'],
-    ['transient', transient('db_down', 'm'), 'transient', 'db_down'],
-    ['internal', internal('bug', 'm'), 'internal', 'bug'],
-  ] as const)('%s() carries its kind and code', (_what, err, kind, code) => {
+    ['permanent', permanent('invalid_json', 'm'), 'permanent', 'invalid_json', undefined],
+    ['transient, the default Retry-After', transient('database_unavailable', 'm'), 'transient', 'database_unavailable', 5],
+    ['transient, its own Retry-After', transient('publish_failed', 'm', undefined, 30), 'transient', 'publish_failed', 30],
+    ['internal', internal('database_error', 'm'), 'internal', 'database_error', undefined],
+  ] as const)('%s() carries its kind, code and Retry-After', (_what, err, kind, code, retryAfterSeconds) => {
     expect(err).toBeInstanceOf(AppError);
     expect(isAppError(err)).toBe(true);
     expect(err).toMatchObject({ kind, code, message: 'm' });
+    expect(err.retryAfterSeconds).toBe(retryAfterSeconds);
+  });
+
+  it('keeps its cause', () => {
+    const cause = new Error('connect ECONNREFUSED');
+    expect(transient('database_unavailable', 'm', cause).cause).toBe(cause);
   });
 
   it('a plain Error is not an AppError', () => {
     expect(isAppError(new Error('x'))).toBe(false);
+  });
+
+  it('takes only registered codes of its kind (checked by the compiler)', () => {
+    // @ts-expect-error a code that is not registered
+    expect(() => permanent('invalid_jsn', 'm')).toThrow();
+    // @ts-expect-error a transient code raised as permanent
+    permanent('database_unavailable', 'm');
+    // @ts-expect-error a permanent code raised as internal
+    internal('invalid_event_id', 'm');
+  });
+});
+
+describe('the error code registry', () => {
+  const codes = Object.keys(ERROR_CODES) as ErrorCode[];
+
+  it.each(codes)('%s: its kind and its HTTP status agree (4xx permanent, 503 transient, 500 internal)', (code) => {
+    const { kind, status } = ERROR_CODES[code];
+    const expected = kind === 'permanent' ? status >= 400 && status < 500 : kind === 'transient' ? status === 503 : status === 500;
+    expect(expected, `${code}: ${kind} with ${status}`).toBe(true);
+  });
+
+  it.each<[ErrorCode, number]>([
+    ['unauthorized', 401],
+    ['invalid_token', 401],
+    ['insufficient_scope', 403],
+    ['not_found', 404],
+    ['not_replayable', 409],
+    ['unique_violation', 409],
+    ['payload_too_large', 413],
+    ['invalid_json', 400],
+    ['database_unavailable', 503],
+    ['database_error', 500],
+  ])('an AppError of %s answers HTTP %i', (code, status) => {
+    expect(httpStatusOf(new AppError(code, 'm'))).toBe(status);
+  });
+
+  it('isErrorCode knows the registered codes and nothing else', () => {
+    expect(isErrorCode('not_found')).toBe(true);
+    expect(isErrorCode('toString')).toBe(false);
+    expect(isErrorCode('nope')).toBe(false);
+  });
+
+  it('docs/architecture.md lists every code with its kind and status, and no other', () => {
+    const doc = readFileSync(new URL('../../../docs/architecture.md', import.meta.url), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (permanent|transient|internal) \| (\d{3}) \|/gm)].map((m) => [m[1], m[2], Number(m[3])]);
+    expect(rows).toEqual(codes.map((c) => [c, ERROR_CODES[c].kind, ERROR_CODES[c].status]));
   });
 });

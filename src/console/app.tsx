@@ -1,0 +1,86 @@
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { BASE } from './config.js';
+import { useConsole } from './context.js';
+import { BulkReplayPage } from './pages/bulk-replay.js';
+import { CredentialsPage } from './pages/credentials.js';
+import { DeliveriesPage } from './pages/deliveries.js';
+import { DeliveryPage } from './pages/delivery.js';
+import { EndpointsPage } from './pages/endpoints.js';
+import { EventPage } from './pages/event.js';
+import { EventsPage } from './pages/events.js';
+import { OverviewPage } from './pages/overview.js';
+import { ROUTES, to, type Href } from './routes.js';
+import { PageHeading } from './ui/bits.js';
+
+function NavLink({ href, label, match }: { href: Href; label: string; match: (path: string) => boolean }) {
+  const { path } = useLocation();
+  const current = match(path);
+  return (
+    <a href={href} class={current ? 'nav-link current' : 'nav-link'} aria-current={current ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+}
+
+const startsWith = (prefix: string) => (path: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+function Header() {
+  const { claims, canReplay, logout } = useConsole();
+  return (
+    <header class="topbar">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <span class="brand">webhook-fanout</span>
+      <nav aria-label="Console">
+        <NavLink href={to.overview()} label="Overview" match={(p) => p === `${BASE}/` || p === BASE} />
+        <NavLink href={to.events()} label="Events" match={startsWith(`${BASE}/events`)} />
+        <NavLink href={to.deliveries()} label="Deliveries" match={startsWith(`${BASE}/deliveries`)} />
+        {canReplay && <NavLink href={to.replay()} label="Bulk replay" match={startsWith(`${BASE}/replay`)} />}
+        <NavLink href={to.endpoints()} label="Endpoints" match={startsWith(`${BASE}/endpoints`)} />
+        <NavLink href={to.credentials()} label="Credentials" match={startsWith(`${BASE}/credentials`)} />
+      </nav>
+      <div class="user">
+        <span class="muted" title={[...claims.permissions].join(' ')}>
+          {claims.subject}
+          {canReplay ? '' : ' (read-only)'}
+        </span>
+        <button type="button" class="secondary" onClick={logout}>
+          Log out
+        </button>
+      </div>
+    </header>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageHeading title="Page not found" />
+      <p>
+        There is no such page in the console. <a href={to.overview()}>Go to the overview</a>.
+      </p>
+    </>
+  );
+}
+
+export function App() {
+  return (
+    <LocationProvider scope={BASE}>
+      <Header />
+      <main id="main" class="content">
+        <Router>
+          <Route path={ROUTES.overview} component={OverviewPage} />
+          <Route path={ROUTES.events} component={EventsPage} />
+          <Route path={ROUTES.event} component={EventPage} />
+          <Route path={ROUTES.deliveries} component={DeliveriesPage} />
+          <Route path={ROUTES.delivery} component={DeliveryPage} />
+          <Route path={ROUTES.replay} component={BulkReplayPage} />
+          <Route path={ROUTES.endpoints} component={EndpointsPage} />
+          <Route path={ROUTES.credentials} component={CredentialsPage} />
+          <Route default component={NotFound} />
+        </Router>
+      </main>
+    </LocationProvider>
+  );
+}

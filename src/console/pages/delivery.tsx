@@ -1,0 +1,139 @@
+import { useRoute } from 'preact-iso';
+import { useState } from 'preact/hooks';
+import { ok, type ApiProblem } from '../api/client.js';
+import { useConsole } from '../context.js';
+import { to } from '../routes.js';
+import { Code, Fields, nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { loadEndpoints } from '../ui/endpoint-names.js';
+import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
+
+export function DeliveryPage() {
+  const { api, canReplay } = useConsole();
+  const { params } = useRoute();
+  const id = params.id ?? '';
+  const delivery = useLoad(async () => {
+    const [d, attempts] = await Promise.all([
+      ok(api.GET('/api/deliveries/{id}', { params: { path: { id } } })),
+      ok(api.GET('/api/deliveries/{id}/attempts', { params: { path: { id } } })),
+    ]);
+    return { d, attempts: attempts.items };
+  }, [id]);
+  const endpoints = useLoad(() => loadEndpoints(api), []);
+  const [note, setNote] = useState<string | null>(null);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  // a replayed or retrying delivery: follow it until it settles
+  usePolling(delivery.reload, delivery.status === 'ok' && delivery.data.d.status === 'PENDING', 1000);
+
+  const replay = async () => {
+    setProblem(null);
+    setBusy(true);
+    try {
+      await ok(api.POST('/api/deliveries/{id}/replay', { params: { path: { id } } }));
+      setNote('Replay started: the delivery is PENDING until its new attempt ends.');
+      delivery.reload();
+    } catch (err) {
+      setProblem(asProblem(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <PageHeading title="Delivery" />
+      <Show value={delivery}>
+        {({ d, attempts }) => {
+          const endpoint = endpoints.status === 'ok' ? endpoints.data.get(d.endpointId) : undefined;
+          return (
+            <>
+              <section class="card" aria-labelledby="summary-heading">
+                <div class="section-head">
+                  <h2 id="summary-heading">Summary</h2>
+                  {canReplay && d.status === 'FAILED' && (
+                    <button type="button" onClick={replay} disabled={busy}>
+                      Replay delivery
+                    </button>
+                  )}
+                </div>
+                <p role="status" class="muted">
+                  {note}
+                </p>
+                {problem && <ProblemView problem={problem} />}
+                <Fields
+                  rows={[
+                    ['Delivery id', <Code>{d.id}</Code>],
+                    ['Status', <Status value={d.status} />],
+                    [
+                      'Event',
+                      <a href={to.event(d.eventId)}>
+                        <Code>{d.eventId}</Code>
+                      </a>,
+                    ],
+                    ['Endpoint', endpoint ? `${endpoint.name} (${endpoint.method} ${endpoint.url})` : <Code>{d.endpointId}</Code>],
+                    ['Source', d.source],
+                    ['Attempts', String(d.attempts)],
+                    ['Last response status', nullable(d.lastResponseStatus)],
+                    ['Last error', nullable(d.lastError)],
+                    ['Created', <Time iso={d.createdAt} />],
+                    ['Last attempt', <Time iso={d.lastAttemptAt} />],
+                    ['Completed', <Time iso={d.completedAt} />],
+                  ]}
+                />
+              </section>
+              <section class="card" aria-labelledby="attempts-heading">
+                <h2 id="attempts-heading">Attempt log</h2>
+                {attempts.length === 0 ? (
+                  <p class="empty">No attempt yet.</p>
+                ) : (
+                  <div class="table-wrap">
+                    <table class="attempts">
+                      <caption class="sr-only">Attempts, in order</caption>
+                      <thead>
+                        <tr>
+                          <th scope="col">Attempt</th>
+                          <th scope="col">Outcome</th>
+                          <th scope="col">Response status</th>
+                          <th scope="col">Duration</th>
+                          <th scope="col">Started</th>
+                          <th scope="col">Error</th>
+                          <th scope="col">Response body</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {attempts.map((a) => (
+                          <tr key={a.attempt}>
+                            <td>{a.attempt}</td>
+                            <td>
+                              <Status value={a.outcome} />
+                            </td>
+                            <td>{nullable(a.responseStatus)}</td>
+                            <td>{a.durationMs === null ? nullable(null) : `${a.durationMs} ms`}</td>
+                            <td>
+                              <Time iso={a.startedAt} />
+                            </td>
+                            <td class="break">{nullable(a.error)}</td>
+                            <td>
+                              {a.responseBody === null || a.responseBody === '' ? (
+                                nullable(null)
+                              ) : (
+                                <pre class="code-block small" tabIndex={0} aria-label={`Response body of attempt ${a.attempt}`}>
+                                  {a.responseBody}
+                                </pre>
+                              )}
+                            </td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
+                )}
+              </section>
+            </>
+          );
+        }}
+      </Show>
+    </>
+  );
+}

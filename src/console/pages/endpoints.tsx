@@ -1,0 +1,177 @@
+import { useLocation } from 'preact-iso';
+import { useState } from 'preact/hooks';
+import { ok, type ApiProblem } from '../api/client.js';
+import type { Endpoint } from '../api/types.js';
+import { useConsole } from '../context.js';
+import { to } from '../routes.js';
+import { nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
+import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
+
+const FIELDS: readonly FieldSpec[] = [
+  { name: 'source', label: 'Source', kind: 'text' },
+  {
+    name: 'state',
+    label: 'State',
+    kind: 'select',
+    options: [
+      { value: 'ACTIVE', label: 'ACTIVE' },
+      { value: 'DISABLED', label: 'DISABLED' },
+    ],
+  },
+];
+
+function limits(e: Endpoint): string {
+  const parts = [e.rateLimit ? `${e.rateLimit.perSecond}/s` : null, e.maxConcurrency !== null ? `${e.maxConcurrency} in flight` : null];
+  const s = parts.filter(Boolean).join(', ');
+  return s || 'none';
+}
+
+export function EndpointsPage() {
+  const { api, canReplay } = useConsole();
+  const { route, url } = useLocation();
+  const q = useQuery();
+  const filters = { source: q.source, state: q.state };
+  const page = useLoad(
+    () =>
+      ok(
+        api.GET('/api/endpoints', {
+          params: {
+            query: {
+              ...(q.source ? { source: q.source } : {}),
+              ...(q.state === 'ACTIVE' || q.state === 'DISABLED' ? { state: q.state } : {}),
+              ...(q.cursor ? { cursor: q.cursor } : {}),
+            },
+          },
+        }),
+      ),
+    [url],
+  );
+  const [note, setNote] = useState<string | null>(null);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  // held deliveries count down while the redriver sends them after an enable
+  const draining = page.status === 'ok' && page.data.items.some((e) => e.state === 'ACTIVE' && e.heldDeliveries > 0);
+  usePolling(page.reload, draining, 1500);
+
+  const enable = async (e: Endpoint) => {
+    setProblem(null);
+    try {
+      const res = await ok(api.POST('/api/endpoints/{id}/enable', { params: { path: { id: e.id } } }));
+      setNote(
+        res.wasDisabled
+          ? `${e.name} is ACTIVE again; its ${res.endpoint.heldDeliveries} held deliveries are sent, oldest first.`
+          : `${e.name} was already ACTIVE.`,
+      );
+      page.reload();
+    } catch (err) {
+      setProblem(asProblem(err));
+    }
+  };
+
+  return (
+    <>
+      <PageHeading title="Endpoints" />
+      <section class="card" aria-label="Endpoints">
+        <FilterForm key={url} idPrefix="endpoints" fields={FIELDS} initial={filters} onSubmit={(f) => route(to.endpoints(f))} />
+        <p role="status" class="muted">
+          {note}
+        </p>
+        {problem && <ProblemView problem={problem} />}
+        <Show value={page}>
+          {(data) => (
+            <>
+              {data.items.length === 0 ? (
+                <p class="empty">No endpoints.</p>
+              ) : (
+                <div class="table-wrap">
+                  <table>
+                    <caption class="sr-only">Endpoints</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">Source / type</th>
+                        <th scope="col">URL</th>
+                        <th scope="col">State</th>
+                        <th scope="col">Consecutive failures</th>
+                        <th scope="col">Held</th>
+                        <th scope="col">Limits</th>
+                        <th scope="col">Paused until</th>
+                        <th scope="col">Auth</th>
+                        <th scope="col">
+                          <span class="sr-only">Actions</span>
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {data.items.map((e) => (
+                        <tr key={e.id}>
+                          <td>
+                            {e.name}
+                            {!e.active && <span class="muted"> (inactive)</span>}
+                          </td>
+                          <td>
+                            {e.source}
+                            <br />
+                            <span class="muted">{e.eventType ?? 'every type'}</span>
+                          </td>
+                          <td class="mono break">
+                            {e.method} {e.url}
+                          </td>
+                          <td>
+                            <Status value={e.state} />
+                            {e.disabledAt && (
+                              <>
+                                <br />
+                                <span class="muted">
+                                  since <Time iso={e.disabledAt} />
+                                </span>
+                              </>
+                            )}
+                          </td>
+                          <td>
+                            {e.consecutiveFailures}
+                            <span class="muted"> / {e.autoDisableAfter === 0 ? 'never disabled' : `disabled at ${e.autoDisableAfter}`}</span>
+                          </td>
+                          <td>
+                            <a href={to.deliveries({ endpointId: e.id, status: 'FAILED' })} aria-label={`${e.heldDeliveries} held deliveries of ${e.name}`}>
+                              {e.heldDeliveries}
+                            </a>
+                          </td>
+                          <td>
+                            {limits(e)}
+                            <br />
+                            <span class="muted">
+                              {e.maxAttempts} attempts, {e.timeoutSeconds} s timeout
+                            </span>
+                          </td>
+                          <td>{e.pausedUntil ? <Time iso={e.pausedUntil} /> : nullable(null)}</td>
+                          <td>
+                            {e.auth.type}
+                            {e.auth.username ? ` (${e.auth.username})` : ''}
+                            {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
+                          </td>
+                          <td>
+                            {canReplay && e.state === 'DISABLED' && (
+                              <button type="button" onClick={() => enable(e)} aria-label={`Enable ${e.name}`}>
+                                Enable
+                              </button>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <Pager
+                hasCursor={Boolean(q.cursor)}
+                firstHref={to.endpoints(filters)}
+                nextHref={data.nextCursor ? to.endpoints({ ...filters, cursor: data.nextCursor }) : null}
+              />
+            </>
+          )}
+        </Show>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,102 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+
+export interface Series {
+  label: string;
+  values: ReadonlyArray<number | null>;
+}
+
+const PALETTE = ['#1f4e8c', '#c2410c', '#15803d', '#7c3aed', '#b91c1c', '#0e7490', '#a16207', '#be185d'];
+
+/**
+ * A time-series chart (uPlot on a canvas), with its numbers in a table under a disclosure: a
+ * screen reader or keyboard user gets the same figures as the picture.
+ */
+export function TimeChart({
+  title,
+  times,
+  series,
+  unit,
+  id,
+}: {
+  title: string;
+  /** bucket starts, epoch seconds */
+  times: readonly number[];
+  series: readonly Series[];
+  unit?: string;
+  id: string;
+}) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    const width = () => Math.max(280, el.clientWidth);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 220,
+        scales: { x: { time: true } },
+        legend: { live: false },
+        cursor: { drag: { x: false, y: false } },
+        series: [
+          {},
+          ...series.map((s, i) => ({
+            label: s.label,
+            stroke: PALETTE[i % PALETTE.length] ?? '#1f4e8c',
+            width: 2,
+            points: { show: times.length < 40 },
+            ...(unit ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${v} ${unit}`) } : {}),
+          })),
+        ],
+        axes: [{}, { size: 56, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
+      },
+      [times.slice(), ...series.map((s) => s.values.slice())] as uPlot.AlignedData,
+      el,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: width(), height: 220 }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [times, series, unit]);
+
+  return (
+    <figure class="chart" aria-labelledby={`${id}-title`}>
+      <figcaption id={`${id}-title`}>{title}</figcaption>
+      <div ref={host} aria-hidden="true" />
+      {series.length === 0 ? (
+        <p class="empty">Nothing in this range.</p>
+      ) : (
+        <details>
+          <summary>Figures</summary>
+          <div class="table-wrap">
+            <table>
+              <caption class="sr-only">{title}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">From</th>
+                  {series.map((s) => (
+                    <th scope="col" key={s.label}>
+                      {s.label}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {times.map((t, i) => (
+                  <tr key={t}>
+                    <td>{new Date(t * 1000).toLocaleString()}</td>
+                    {series.map((s) => (
+                      <td key={s.label}>{s.values[i] ?? '—'}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
+      )}
+    </figure>
+  );
+}

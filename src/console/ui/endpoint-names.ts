@@ -1,0 +1,15 @@
+import { ok, type Api } from '../api/client.js';
+import type { Endpoint } from '../api/types.js';
+
+/** Every endpoint (a few pages at most), by id: pages show names where the API gives ids. */
+export async function loadEndpoints(api: Api): Promise<Map<string, Endpoint>> {
+  const all = new Map<string, Endpoint>();
+  let cursor: string | undefined;
+  for (let i = 0; i < 10; i++) {
+    const page = await ok(api.GET('/api/endpoints', { params: { query: { limit: 200, ...(cursor ? { cursor } : {}) } } }));
+    for (const e of page.items) all.set(e.id, e);
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return all;
+}

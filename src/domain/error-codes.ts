@@ -1,0 +1,98 @@
+/**
+ * Every error code the service raises, in one table: its kind (what every boundary does with it,
+ * errors.ts), the HTTP status an answer carrying it has, and where a boundary needs a more precise
+ * name than the kind's, the activity failure type Temporal is told and the Ready condition's
+ * reason the operator sets. permanent(), transient() and internal() accept only the codes of their
+ * kind listed here, so a misspelt or misfiled code fails to compile. docs/architecture.md lists
+ * them (a unit test keeps the two in step).
+ */
+export type ErrorKind = 'permanent' | 'transient' | 'internal';
+
+export interface ErrorCodeSpec {
+  readonly kind: ErrorKind;
+  /** the status of an HTTP answer carrying the code */
+  readonly status: number;
+  /** the ApplicationFailure type at the activity boundary; without one, the kind's (activities/failures.ts) */
+  readonly failureType?: string;
+  /** the Ready=False reason at the reconcile boundary; without one, InvalidSpec (operator/reconciler.ts) */
+  readonly reason?: string;
+  /** one line for docs/architecture.md: when the code is raised */
+  readonly means: string;
+}
+
+export const ERROR_CODES = {
+  // permanent: the input or the configuration is wrong
+  bad_request: { kind: 'permanent', status: 400, means: "a client error fastify found (the answer keeps fastify's 4xx status)" },
+  malformed_request: { kind: 'permanent', status: 400, means: 'the request is not valid HTTP/1.1' },
+  duplicate_header: { kind: 'permanent', status: 400, means: 'a header that must appear once appears more often' },
+  missing_host: { kind: 'permanent', status: 400, means: 'an HTTP/1.1 request without Host' },
+  bad_url: { kind: 'permanent', status: 400, means: 'the request target can not be parsed' },
+  invalid_request: { kind: 'permanent', status: 400, means: 'parameters or body fail the route schema' },
+  invalid_body: { kind: 'permanent', status: 400, means: 'a JSON body that is empty' },
+  invalid_content_length: { kind: 'permanent', status: 400, means: 'Content-Length does not match the body' },
+  invalid_cursor: { kind: 'permanent', status: 400, means: 'a listing cursor the API did not return' },
+  empty_body: { kind: 'permanent', status: 400, means: 'an inbound webhook without a body' },
+  invalid_json: { kind: 'permanent', status: 400, means: 'a body declared as JSON that is not' },
+  invalid_event_id: { kind: 'permanent', status: 400, means: 'an inbound event id too long or with a NUL' },
+  invalid_event_type: { kind: 'permanent', status: 400, means: 'an inbound event type too long or with a NUL' },
+  invalid_config: { kind: 'permanent', status: 400, means: 'a configuration value that can not be used (e.g. a CIDR)' },
+  invalid_endpoint_auth: { kind: 'permanent', status: 400, means: "an endpoint's auth lacks what its type needs" },
+  invalid_header: { kind: 'permanent', status: 400, means: 'a custom header with an invalid name or value' },
+  address_blocked: { kind: 'permanent', status: 400, means: 'an outbound address refused by the SSRF policy' },
+  invalid_spec: { kind: 'permanent', status: 400, reason: 'InvalidSpec', means: 'a resource spec that fails its schema or rules' },
+  invalid_secret: { kind: 'permanent', status: 400, reason: 'InvalidSecret', means: 'a Secret value of the wrong form' },
+  secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
+  secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
+  secret_empty: { kind: 'permanent', status: 400, reason: 'SecretKeyEmpty', means: "a referenced Secret's key is empty" },
+  not_null_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row without a required value' },
+  check_violation: { kind: 'permanent', status: 400, means: "Postgres refused a row by a check constraint" },
+  invalid_database_input: { kind: 'permanent', status: 400, means: 'Postgres refused a value (SQLSTATE class 22: data exception)' },
+  unauthorized: { kind: 'permanent', status: 401, means: 'no or wrong credentials (with WWW-Authenticate)' },
+  invalid_token: { kind: 'permanent', status: 401, means: 'a bearer token that is malformed, badly signed or expired' },
+  insufficient_scope: { kind: 'permanent', status: 403, means: 'a valid token without the permission' },
+  not_found: { kind: 'permanent', status: 404, means: 'no resource with this id, or no route' },
+  event_not_found: { kind: 'permanent', status: 404, failureType: 'EventNotFound', means: "an activity's event row is gone" },
+  delivery_not_found: { kind: 'permanent', status: 404, failureType: 'DeliveryNotFound', means: "an activity's delivery row is gone" },
+  endpoint_not_found: { kind: 'permanent', status: 404, failureType: 'EndpointNotFound', means: "an activity's endpoint row is gone" },
+  request_timeout: { kind: 'permanent', status: 408, means: 'the request was not received in time' },
+  not_replayable: { kind: 'permanent', status: 409, means: 'a replay of deliveries that are not FAILED' },
+  payload_dropped: { kind: 'permanent', status: 409, means: 'a replay of an event whose payload retention dropped (RETENTION_PAYLOAD_MAX_AGE)' },
+  unique_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row that would duplicate a unique key' },
+  foreign_key_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row whose reference is gone' },
+  payload_too_large: { kind: 'permanent', status: 413, means: 'a body over the size limit' },
+  uri_too_long: { kind: 'permanent', status: 414, means: 'a request target over the size limit' },
+  unsupported_media_type: { kind: 'permanent', status: 415, means: 'a Content-Type the route does not take' },
+  expectation_failed: { kind: 'permanent', status: 417, means: 'an Expect other than 100-continue' },
+  headers_too_large: { kind: 'permanent', status: 431, means: 'request line and headers over the size limit' },
+
+  // transient: a dependency is briefly unavailable
+  database_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means: 'Postgres can not be reached, refused or timed out (connection, pool, statement timeout, shutdown)',
+  },
+  publish_failed: { kind: 'transient', status: 503, means: 'an event could not be published to SNS' },
+  replay_unavailable: { kind: 'transient', status: 503, means: 'Temporal refused to start a replay' },
+  identity_provider_unavailable: { kind: 'transient', status: 503, means: "the identity provider's key set could not be fetched" },
+  console_not_built: { kind: 'transient', status: 503, means: "the console is on but its files were not built (npm run build); answered until they are" },
+
+  // internal: a bug
+  internal: { kind: 'internal', status: 500, means: 'an error nothing classified' },
+  database_error: { kind: 'internal', status: 500, means: 'Postgres refused a statement for another reason (a bug in our SQL)' },
+  unauthenticated_request: { kind: 'internal', status: 500, means: 'an inbound request reached its route without a verified credential' },
+  invalid_publish_batch: { kind: 'internal', status: 500, means: 'a PublishBatch built with a wrong number of entries' },
+  unpublishable_event_id: { kind: 'internal', status: 500, means: 'an event id handed to the publisher that is not a UUID' },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The registered codes of one kind. */
+export type CodeOf<K extends ErrorKind> = { [C in ErrorCode]: (typeof ERROR_CODES)[C]['kind'] extends K ? C : never }[ErrorCode];
+
+export function errorCodeSpec(code: ErrorCode): ErrorCodeSpec {
+  return ERROR_CODES[code];
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
