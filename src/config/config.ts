@@ -5,6 +5,8 @@ import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/to
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
+import { formatDuration, parseDuration } from '../retention/duration.js';
+import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
@@ -85,6 +87,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   sweepUnstartedAfterMs: number;
   /** concurrent PublishBatch calls; ids queue behind them and leave batched */
   publishMaxInFlight: number;
+  /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
+  retention: RetentionSettings;
 }
 
 /** The queue a consumer reads, and how: the consumer's, and a worker's that consumes the queue itself. */
@@ -223,6 +227,38 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
+/** A RETENTION_* age: unset = keep forever (null). */
+function age(r: EnvReader, name: string): number | null {
+  const v = r.optional(name);
+  if (v === undefined) return null;
+  const parsed = parseDuration(v);
+  if ('problem' in parsed) {
+    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    return null;
+  }
+  return parsed.seconds;
+}
+
+/** RETENTION_*: off (nothing deleted) unless an age is set; the pace has defaults for a busy database. */
+export function loadRetention(r: EnvReader): RetentionSettings {
+  const maxAgeSeconds = age(r, 'RETENTION_MAX_AGE');
+  const payloadMaxAgeSeconds = age(r, 'RETENTION_PAYLOAD_MAX_AGE');
+  if (maxAgeSeconds !== null && payloadMaxAgeSeconds !== null && payloadMaxAgeSeconds >= maxAgeSeconds) {
+    r.problems.push(
+      `RETENTION_PAYLOAD_MAX_AGE (${formatDuration(payloadMaxAgeSeconds)}) must be shorter than RETENTION_MAX_AGE (${formatDuration(maxAgeSeconds)}): ` +
+        'events are deleted whole at RETENTION_MAX_AGE, so a later payload drop would never happen',
+    );
+  }
+  const d = DEFAULT_RETENTION_SCHEDULE;
+  return {
+    maxAgeSeconds,
+    payloadMaxAgeSeconds,
+    intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
+    batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
+    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),
+  };
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
   const adminApi = loadAdminApiConfig(r);
@@ -243,6 +279,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
+    retention: loadRetention(r),
   };
   r.done();
   return cfg;

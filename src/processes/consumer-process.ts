@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
 import { queueCalls } from '../transport/transport-calls.js';
 import { createRedriver } from '../workflows/start/redrive.js';
+import { createQueueDepthProbe } from '../transport/queue-depth.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';
 
 /** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
@@ -70,13 +71,15 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     logger: deps.logger,
     ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
   });
+  const depth = createQueueDepthProbe({ sqs: deps.sqs, queueUrl: settings.queueUrl, metrics: deps.metrics, logger: deps.logger });
   return {
     start() {
       consumer.start();
       redriver.start();
+      depth.start();
       return {
         async stop() {
-          await Promise.all([consumer.stop(), redriver.stop()]);
+          await Promise.all([consumer.stop(), redriver.stop(), depth.stop()]);
         },
       };
     },
