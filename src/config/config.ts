@@ -5,7 +5,13 @@ import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/to
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
+import { formatDuration, parseDuration } from '../retention/duration.js';
+import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
+import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
+
+export type { DatabaseTls, TemporalTls } from './tls.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
 export const LEASE_NAME = 'webhook-fanout-operator';
@@ -18,18 +24,24 @@ export interface CommonConfig {
 export interface DatabaseConfig {
   databaseUrl: string;
   dbPoolMax: number;
+  /** TLS to Postgres from DATABASE_SSL_MODE and its files; null: what DATABASE_URL says (docs/deploy.md) */
+  databaseTls: DatabaseTls | null;
 }
 
 export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  transport?: AwsTransport;
 }
 
 export interface TemporalConfig {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** TLS and API key of the connection; null: plaintext (a local or in-cluster Temporal without TLS) */
+  tls: TemporalTls | null;
 }
 
 /** The admin API's token verification (docs/decisions.md: Credentials). */
@@ -75,6 +87,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   sweepUnstartedAfterMs: number;
   /** concurrent PublishBatch calls; ids queue behind them and leave batched */
   publishMaxInFlight: number;
+  /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
+  retention: RetentionSettings;
 }
 
 /** The queue a consumer reads, and how: the consumer's, and a worker's that consumes the queue itself. */
@@ -136,20 +150,22 @@ const common = (r: EnvReader): CommonConfig => ({
   managementPort: r.int('MANAGEMENT_PORT', 9090, 0, 65535),
 });
 
-const database = (r: EnvReader): DatabaseConfig => ({
-  databaseUrl: r.url('DATABASE_URL'),
-  dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200),
-});
+const database = (r: EnvReader): DatabaseConfig => {
+  const databaseUrl = r.url('DATABASE_URL');
+  return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
+};
 
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
+  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({
   address: r.str('TEMPORAL_ADDRESS', 'localhost:7233'),
   namespace: r.str('TEMPORAL_NAMESPACE', 'default'),
   taskQueue: r.str('TEMPORAL_TASK_QUEUE', TASK_QUEUE),
+  tls: readTemporalTls(r),
 });
 
 /**
@@ -211,6 +227,38 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
+/** A RETENTION_* age: unset = keep forever (null). */
+function age(r: EnvReader, name: string): number | null {
+  const v = r.optional(name);
+  if (v === undefined) return null;
+  const parsed = parseDuration(v);
+  if ('problem' in parsed) {
+    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    return null;
+  }
+  return parsed.seconds;
+}
+
+/** RETENTION_*: off (nothing deleted) unless an age is set; the pace has defaults for a busy database. */
+export function loadRetention(r: EnvReader): RetentionSettings {
+  const maxAgeSeconds = age(r, 'RETENTION_MAX_AGE');
+  const payloadMaxAgeSeconds = age(r, 'RETENTION_PAYLOAD_MAX_AGE');
+  if (maxAgeSeconds !== null && payloadMaxAgeSeconds !== null && payloadMaxAgeSeconds >= maxAgeSeconds) {
+    r.problems.push(
+      `RETENTION_PAYLOAD_MAX_AGE (${formatDuration(payloadMaxAgeSeconds)}) must be shorter than RETENTION_MAX_AGE (${formatDuration(maxAgeSeconds)}): ` +
+        'events are deleted whole at RETENTION_MAX_AGE, so a later payload drop would never happen',
+    );
+  }
+  const d = DEFAULT_RETENTION_SCHEDULE;
+  return {
+    maxAgeSeconds,
+    payloadMaxAgeSeconds,
+    intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
+    batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
+    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),
+  };
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
   const adminApi = loadAdminApiConfig(r);
@@ -231,6 +279,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
+    retention: loadRetention(r),
   };
   r.done();
   return cfg;

@@ -358,6 +358,43 @@ describe.each(each)('rendered with %s values', (set) => {
 });
 
 describe('specific values', () => {
+  it('database.tls, temporal.tls and temporal.apiKey: Secrets mounted read-only where their files are named, in each process that connects', async () => {
+    const objects = await render({
+      set: [
+        'aws.topicArn=arn:aws:sns:us-east-1:000000000000:t',
+        'aws.queueUrl=http://sqs:4566/000000000000/q',
+        'database.tls.existingSecret=pg-ca',
+        'temporal.tls.existingSecret=temporal-mtls',
+        'temporal.tls.serverName=temporal.internal',
+        'temporal.apiKey.existingSecret=temporal-cloud',
+      ],
+    });
+    const seen = new Map<string, string[]>();
+    for (const { owner, c } of appContainers(objects)) {
+      const command = commandOf(c)!;
+      const env = effectiveEnv(c, NAMESPACE);
+      const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
+      const volumes = new Map((owner.spec.volumes ?? []).map((v) => [v.name, (v as { secret?: { secretName: string } }).secret?.secretName]));
+      const files = Object.entries(env).filter(([name]) => /_(FILE|CA|CERT|KEY)$/.test(name) && name !== 'TEMPORAL_API_KEY');
+      for (const [name, file] of files) {
+        const mount = mounts.get(path.dirname(file));
+        expect(mount, `${command}: ${name}=${file} is not under a mounted Secret`).toBeDefined();
+        expect(volumes.get(mount!), `${command}: ${name}`).toMatch(/^(pg-ca|temporal-mtls|temporal-cloud)$/);
+      }
+      seen.set(command, files.map(([n]) => n).sort());
+      if (env.TEMPORAL_ADDRESS !== undefined) expect(env.TEMPORAL_TLS_SERVER_NAME, command).toBe('temporal.internal');
+    }
+    const db = ['DATABASE_CA_FILE'];
+    const temporal = ['TEMPORAL_API_KEY_FILE', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY'];
+    expect(Object.fromEntries(seen)).toEqual({
+      ingest: [...db, ...temporal].sort(),
+      consumer: [...db, ...temporal].sort(),
+      worker: [...db, ...temporal].sort(),
+      operator: db,
+      migrate: db,
+    });
+  });
+
   it('worker.consumeQueue: the worker reads the queue with the consumer\'s settings, and no consumer renders', () => {
     const objects = rendered['full-worker-consumes-queue']!;
     expect(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'consumer')).toEqual([]);
