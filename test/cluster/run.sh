@@ -85,10 +85,17 @@ check "Postgres, Temporal, fauxqs and the receiver Ready in namespace infra" inf
 
 # ---- 3. the chart ----------------------------------------------------------------------------
 phase "3 helm install"
+# the dashboard ConfigMap and the PrometheusRule (and the ServiceMonitor) on, the prometheus-operator
+# CRDs applied first (scripts/tools/install.sh fetches them from the operator's Go module)
 HELM_ARGS=(-f "$CHART/examples/values-in-cluster.yaml" -f "$HERE/values.yaml"
-  --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2 --wait --timeout 6m)
+  --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2
+  --set metrics.serviceMonitor.enabled=true --set metrics.dashboards.enabled=true --set metrics.prometheusRule.enabled=true
+  --wait --timeout 6m)
 k apply -f "$HERE/manifests/app-namespace.yaml" >/dev/null
 k apply --server-side --field-manager=webhook-fanout-crds -f "$CHART/crds/" >/dev/null
+k apply --server-side -f "$ROOT/.cache/tools/crds/monitoring.coreos.com_servicemonitors.yaml" \
+  -f "$ROOT/.cache/tools/crds/monitoring.coreos.com_prometheusrules.yaml" >/dev/null
+k wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com >/dev/null
 t=$(date +%s)
 check "helm install: the migration and transport hook Jobs complete, every Deployment Ready" \
   helm upgrade --install "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}"
@@ -103,6 +110,15 @@ all_ready() {
   done
 }
 check "every Deployment has all replicas Ready through its readiness probe" all_ready
+monitoring_objects() {
+  local rules dashboard monitor
+  rules=$(k -n $NS get prometheusrule "$RELEASE" -o jsonpath='{range .spec.groups[*].rules[*]}{.alert}{"\n"}{end}') || return 1
+  dashboard=$(k -n $NS get configmap "$RELEASE-dashboard-webhook-fanout" -o jsonpath='{.metadata.labels.grafana_dashboard}') || return 1
+  monitor=$(k -n $NS get servicemonitor "$RELEASE" -o jsonpath='{.spec.endpoints[0].honorLabels}') || return 1
+  echo "alerts: $(wc -l <<<"$rules"), dashboard label: $dashboard, ServiceMonitor honorLabels: $monitor" >&2
+  [ "$(grep -c '^WebhookFanout' <<<"$rules")" -ge 13 ] && [ "$dashboard" = 1 ] && [ "$monitor" = true ]
+}
+check "the API server accepted the PrometheusRule (every alert), the dashboard ConfigMap and the ServiceMonitor" monitoring_objects
 consumer_flags() {
   local cmdline
   cmdline=$(k -n $NS exec deploy/$RELEASE-consumer -- cat /proc/1/cmdline | tr '\0' ' ')
