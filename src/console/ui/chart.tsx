@@ -36,7 +36,8 @@ export function TimeChart({
         width: width(),
         height: 220,
         scales: { x: { time: true } },
-        legend: { live: false },
+        // uPlot's legend toggles series on click only (no keyboard): a static legend below instead
+        legend: { show: false },
         cursor: { drag: { x: false, y: false } },
         series: [
           {},
@@ -65,6 +66,14 @@ export function TimeChart({
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
       <div ref={host} aria-hidden="true" />
+      <ul class="legend" aria-hidden="true">
+        {series.map((s, i) => (
+          <li key={s.label}>
+            <span class="swatch" style={{ backgroundColor: PALETTE[i % PALETTE.length] }} />
+            {s.label}
+          </li>
+        ))}
+      </ul>
       {series.length === 0 ? (
         <p class="empty">Nothing in this range.</p>
       ) : (
