@@ -297,7 +297,7 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
 
     await page.getByRole('link', { name: 'Endpoints' }).click();
     await heading(page, 'Endpoints');
-    await page.getByRole('row', { name: /default\/fragile/ }).getByText('DISABLED').waitFor({ timeout: 60_000 });
+    await page.getByRole('row', { name: /default\/fragile/ }).getByText('DISABLED', { exact: true }).waitFor({ timeout: 60_000 });
     expect(await page.getByRole('button', { name: /Enable/ }).count()).toBe(0);
 
     // typed in by hand: the page says the permission is missing, and the API's 403 shows as such
@@ -312,21 +312,28 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
 
   it('enables a disabled endpoint; its held deliveries arrive', async () => {
     const { page } = admin;
-    const held = await send('fragile', { id: `fragile-held-${randomBytes(3).toString('hex')}`, type: 'any' });
     await page.goto(console$('/endpoints?state=DISABLED'));
     await heading(page, 'Endpoints');
     const row = page.getByRole('row', { name: /default\/fragile/ });
+    await row.waitFor({ timeout: 60_000 });
+    // sent while it is disabled: held, not delivered
+    const held = `fragile-held-${randomBytes(3).toString('hex')}`;
+    await send('fragile', { id: held, type: 'any' });
+    let shown = '';
     await eventually(async () => {
       await page.reload();
       await row.waitFor();
+      shown = await row.innerText();
       return (await row.getByRole('link', { name: /held deliveries/ }).innerText()).trim() === '1';
-    }, 60_000);
+    }, 60_000).catch((err: unknown) => {
+      throw new Error(`the endpoint row shows: ${shown}\n${dev.output().slice(-3000)}`, { cause: err });
+    });
     expect(receivers.fragile.requests.map((r) => JSON.parse(r.body.toString()).id)).not.toContain(held);
     await screenshot(page, 'endpoints');
     receivers.fragile.setScript([{ status: 200, body: 'fragile is back' }]);
     await row.getByRole('button', { name: 'Enable default/fragile' }).click();
     await page.getByText('default/fragile is ACTIVE again').waitFor();
-    await eventually(async () => receivers.fragile.requests.some((r) => r.body.toString().includes(held)), 60_000);
+    await eventually(async () => receivers.fragile.requests.some((r) => JSON.parse(r.body.toString()).id === held), 60_000);
     await page.goto(console$('/endpoints'));
     await page.getByRole('row', { name: /default\/fragile/ }).getByText('ACTIVE', { exact: true }).waitFor();
     await eventually(async () => (await page.getByRole('row', { name: /default\/fragile/ }).getByRole('link', { name: /held/ }).innerText()).trim() === '0', 60_000);
@@ -389,7 +396,7 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     for (const [name, path] of pages) {
       await page.goto(console$(path));
       await page.locator('h1').waitFor();
-      await page.waitForFunction('!document.querySelector(".loading")');
+      await page.locator('.loading').first().waitFor({ state: 'detached' });
       const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(serious, `${name}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
       const reachable = await tabOrder(page);
@@ -451,6 +458,13 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL((u) => u.href.startsWith(`${dev.authUrl}/authorize`));
   }, 60_000);
+
+  it('the whole session, every page and check above included, raised no CSP violation report', async () => {
+    const metrics = (await http(dev.metricsUrl, { method: 'GET' })).text;
+    const reported = metrics.split('\n').filter((l) => l.startsWith('webhook_fanout_console_csp_violations_total{') && !l.endsWith(' 0'));
+    expect(reported).toEqual([]);
+    for (const w of watched) expect(await w.cspViolations().catch(() => [])).toEqual([]);
+  });
 
   it("no token ever appears in a request URL or in the service's log", () => {
     expect(tokens.size).toBeGreaterThanOrEqual(3);
