@@ -32,6 +32,16 @@ if [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" != "1" ] && [ "${npm_lifecycle_event:-}" !=
   fi
 fi
 
+# The production Temporal server (the TLS tests, test/temporal/) and the OpenTelemetry Collector
+# (the tracing tests' OTLP receiver), built once from their Go modules into .cache/go-servers
+# (scripts/tools/go-builds.sh: about 20 min for the server on a busy 2-core machine the first
+# time). Tests only, not dev mode.
+if [ "${npm_lifecycle_event:-}" != "prestart" ]; then
+  gb_rc=0
+  bash scripts/tools/go-builds.sh || gb_rc=$?
+  [ $gb_rc = 0 ] || echo "provision: scripts/tools/go-builds.sh failed (rc=$gb_rc): test/temporal and test/tracing will fail" >&2
+fi
+
 # schemathesis: the schema-driven fuzzer of test/hostile/schemathesis.test.ts, in a venv of its own
 # (its dependencies must not meet moto's). Tests only, not dev mode.
 if [ "${npm_lifecycle_event:-}" != "prestart" ] && { [ ! -f "$TOOLS/.schemathesis-$SCHEMATHESIS_VERSION" ] || ! "$TOOLS/schemathesis-venv/bin/schemathesis" --version >/dev/null 2>&1; }; then

@@ -167,6 +167,11 @@ const eventFields = {
   receivedAt: Timestamp(),
   publishedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),
+  payloadDroppedAt: Nullable(
+    Timestamp(
+      'set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): the event, its deliveries and attempts stay, payload is empty, and a replay is refused with 409 payload_dropped',
+    ),
+  ),
 };
 
 export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { TemporalConfig } from '../config/config.js';
 import type { StartReplay } from './replay-service.js';
 
 /** The Temporal client replays start runs on; called on each replay, so it may make one the first time. */
@@ -22,13 +23,17 @@ export function bindStartReplay(client: TemporalClientSource, taskQueue: string,
  * Temporal's protobuf code, about 27 MB of ingest's memory) is imported then, and the connection
  * is lazy too, so ingest starts and serves webhooks with Temporal down. close() closes it if made.
  */
-export function lazyTemporalClient(opts: { address: string; namespace: string }): { client: TemporalClientSource; close(): Promise<void> } {
+export function lazyTemporalClient(opts: Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pick<TemporalConfig, 'tls'>>): {
+  client: TemporalClientSource;
+  close(): Promise<void>;
+} {
   let made: Promise<Client> | undefined;
   return {
     client() {
       if (made === undefined) {
-        made = import('@temporalio/client').then(
-          ({ Client, Connection }) => new Client({ connection: Connection.lazy({ address: opts.address }), namespace: opts.namespace }),
+        made = Promise.all([import('@temporalio/client'), import('../cmd/temporal-connection.js')]).then(
+          ([{ Client, Connection }, { temporalClientOptions }]) =>
+            new Client({ connection: Connection.lazy(temporalClientOptions({ address: opts.address, tls: opts.tls ?? null })), namespace: opts.namespace }),
         );
         // a failed import is not remembered: the next replay tries again
         made.catch(() => {

@@ -61,6 +61,7 @@ export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
   receivedAt: r.received_at.toISOString(),
   publishedAt: iso(r.published_at),
   completedAt: iso(r.completed_at),
+  payloadDroppedAt: iso(r.payload_dropped_at ?? null),
 });
 
 export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]): EventDetail => ({
@@ -75,6 +76,7 @@ export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]):
   receivedAt: e.receivedAt.toISOString(),
   publishedAt: iso(e.publishedAt),
   completedAt: iso(e.completedAt),
+  payloadDroppedAt: iso(e.payloadDroppedAt),
   headers: e.headers,
   ...payloadView(e.payload),
   deliveries: deliveries.map(deliveryView),

@@ -22,7 +22,7 @@ export function bootstrap(name: string, cfg: CommonConfig & DatabaseConfig): Boo
   return {
     logger,
     metrics,
-    db: createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, logger }),
+    db: createDb({ url: cfg.databaseUrl, poolMax: cfg.dbPoolMax, tls: cfg.databaseTls, logger }),
     service: { name, logger, managementPort: cfg.managementPort, registry: metrics.registry },
   };
 }

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { loadConsumerConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRedriveQueries } from '../db/redrive-queries.js';
@@ -7,6 +7,7 @@ import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
+import { connectTemporalClient } from './temporal-connection.js';
 import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout consumer`. */
@@ -32,8 +33,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       const connected = await waitFor(
         'temporal',
         () =>
-          Connection.connect({
-            address: cfg.temporal.address,
+          connectTemporalClient(cfg.temporal, {
             connectTimeout: 3_000,
             // gRPC's default reconnect backoff grows to 2 min: after a Temporal outage the
             // consumer would sit idle long after Temporal is back

@@ -2,8 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { startFauxqs } from 'fauxqs';
 import { loadDevConfig } from '../config/config.js';
 import { createDb, pingDb, type Db } from '../db/knex.js';
@@ -20,6 +19,8 @@ import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { buildConsumerProcess } from '../processes/consumer-process.js';
+import { connectTemporalClient } from './temporal-connection.js';
+import { connectTemporalNative } from './temporal-native-connection.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
 import { buildWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
@@ -100,6 +101,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const idp = idpSettings
         ? await startDevIdentityProvider({
             dataDir,
+            user: idpSettings.user,
             ...(idpSettings.port === undefined ? {} : { port: idpSettings.port }),
             ...(idpSettings.audience ? { audience: idpSettings.audience } : {}),
           })
@@ -109,7 +111,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         devEnvironment(env, { databaseUrl, temporalAddress, awsEndpoint, ...topology, devIdentityProvider: idp?.config ?? null }),
       );
 
-      db = createDb({ url: cfg.ingest.databaseUrl, poolMax: cfg.ingest.dbPoolMax, logger });
+      db = createDb({ url: cfg.ingest.databaseUrl, poolMax: cfg.ingest.dbPoolMax, tls: cfg.ingest.databaseTls, logger });
       const liveDb = db;
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);
@@ -117,9 +119,10 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const manifests = await watchManifests({ dir: configDir, repos, logger });
       cleanups.push(() => manifests.close());
 
-      const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+      // an external Temporal may take TLS and an API key (TEMPORAL_TLS_*), as the processes do
+      const nativeConnection = await connectTemporalNative(cfg.worker.temporal);
       cleanups.push(() => nativeConnection.close());
-      const connection = await Connection.connect({ address: temporalAddress });
+      const connection = await connectTemporalClient(cfg.consumer.temporal);
       cleanups.push(() => connection.close());
       const client = new Client({ connection, namespace });
 
@@ -135,10 +138,12 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         metrics,
         logger,
         adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
+        console: cfg.ingest.console && cfg.ingest.adminApi ? { config: cfg.ingest.console, auth: cfg.ingest.adminApi } : undefined,
       });
       const parts = [worker.start(), consumer.start()];
       const ingest = await ingestProcess.start();
       parts.push(ingest);
+      if (cfg.ingest.console) idp?.allowConsoleAt(ingest.url);
 
       const m = manifests.initial;
       const auth = cfg.ingest.adminApi;
@@ -155,8 +160,11 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           ...(auth === null
             ? ['  admin API         disabled (ADMIN_API_ENABLED=false)']
             : idp
-              ? idp.recipe(ingest.url)
-              : [`  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`]),
+              ? idp.recipe(ingest.url, { console: cfg.ingest.console !== null })
+              : [
+                  `  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`,
+                  ...(cfg.ingest.console ? [`  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`] : []),
+                ]),
           '',
           '  try:',
           `    curl -u example:example-password -H 'content-type: application/json' \\`,

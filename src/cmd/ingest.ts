@@ -18,6 +18,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
   const temporal = cfg.adminApi ? lazyTemporalClient(cfg.temporal) : undefined;
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
+  else if (!cfg.console) logger.info('console disabled (CONSOLE_ENABLED=false)');
   await runService({
     ...service,
     checks: { postgres: () => pingDb(db) },
@@ -33,6 +34,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
           cfg.adminApi && temporal
             ? { auth: cfg.adminApi, temporal: { client: temporal.client, taskQueue: cfg.temporal.taskQueue } }
             : undefined,
+        console: cfg.console && cfg.adminApi ? { config: cfg.console, auth: cfg.adminApi } : undefined,
       });
       return [await ingest.start()];
     },

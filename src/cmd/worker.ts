@@ -1,4 +1,4 @@
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRedriveQueries } from '../db/redrive-queries.js';
@@ -8,6 +8,7 @@ import { buildWorkerProcess, type StartedWorker } from '../processes/worker-proc
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
+import { connectTemporalNative } from './temporal-native-connection.js';
 import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout worker`; with WORKER_CONSUME_QUEUE=true the consumer's work too. */
@@ -32,7 +33,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       },
     },
     start: async () => {
-      connection = await waitFor('temporal', () => NativeConnection.connect({ address: cfg.temporal.address }), { logger });
+      connection = await waitFor('temporal', () => connectTemporalNative(cfg.temporal), { logger });
       const queue = cfg.consumeQueue && sqs ? { settings: cfg.consumeQueue, sqs, redrive: createRedriveQueries(db) } : undefined;
       const built = await buildWorkerProcess({
         settings: cfg,

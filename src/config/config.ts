@@ -5,7 +5,13 @@ import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/to
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
+import { formatDuration, parseDuration } from '../retention/duration.js';
+import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
+import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
+
+export type { DatabaseTls, TemporalTls } from './tls.js';
 
 /** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
 export const LEASE_NAME = 'webhook-fanout-operator';
@@ -18,18 +24,24 @@ export interface CommonConfig {
 export interface DatabaseConfig {
   databaseUrl: string;
   dbPoolMax: number;
+  /** TLS to Postgres from DATABASE_SSL_MODE and its files; null: what DATABASE_URL says (docs/deploy.md) */
+  databaseTls: DatabaseTls | null;
 }
 
 export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  transport?: AwsTransport;
 }
 
 export interface TemporalConfig {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** TLS and API key of the connection; null: plaintext (a local or in-cluster Temporal without TLS) */
+  tls: TemporalTls | null;
 }
 
 /** The admin API's token verification (docs/decisions.md: Credentials). */
@@ -43,9 +55,23 @@ export interface AdminApiConfig {
   jwksCacheTtlSeconds: number;
 }
 
+/** How the console's single-page app logs in (docs/console.md): the specification's flow, or OAuth 2.1's. */
+export const CONSOLE_AUTH_FLOWS = ['implicit', 'code'] as const;
+export type ConsoleAuthFlow = (typeof CONSOLE_AUTH_FLOWS)[number];
+
+/** The web console served by ingest under /console/ (docs/console.md). */
+export interface ConsoleConfig {
+  /** the SPA's OAuth client id at the identity provider (an Auth0 "Single Page Application") */
+  clientId: string;
+  /** implicit: response_type=token, the token in the redirect's fragment; code: authorization code with PKCE (S256) */
+  authFlow: ConsoleAuthFlow;
+}
+
 export interface IngestConfig extends CommonConfig, DatabaseConfig {
   /** null when ADMIN_API_ENABLED=false */
   adminApi: AdminApiConfig | null;
+  /** null when CONSOLE_ENABLED=false (or, unset, when the admin API is disabled: the console only shows what it answers) */
+  console: ConsoleConfig | null;
   /** replays start workflow runs; connected lazily so inbound traffic never waits on Temporal */
   temporal: TemporalConfig;
   port: number;
@@ -61,6 +87,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   sweepUnstartedAfterMs: number;
   /** concurrent PublishBatch calls; ids queue behind them and leave batched */
   publishMaxInFlight: number;
+  /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
+  retention: RetentionSettings;
 }
 
 /** The queue a consumer reads, and how: the consumer's, and a worker's that consumes the queue itself. */
@@ -122,20 +150,22 @@ const common = (r: EnvReader): CommonConfig => ({
   managementPort: r.int('MANAGEMENT_PORT', 9090, 0, 65535),
 });
 
-const database = (r: EnvReader): DatabaseConfig => ({
-  databaseUrl: r.url('DATABASE_URL'),
-  dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200),
-});
+const database = (r: EnvReader): DatabaseConfig => {
+  const databaseUrl = r.url('DATABASE_URL');
+  return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
+};
 
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
+  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({
   address: r.str('TEMPORAL_ADDRESS', 'localhost:7233'),
   namespace: r.str('TEMPORAL_NAMESPACE', 'default'),
   taskQueue: r.str('TEMPORAL_TASK_QUEUE', TASK_QUEUE),
+  tls: readTemporalTls(r),
 });
 
 /**
@@ -160,6 +190,32 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
   };
 }
 
+/**
+ * The console is a client of the admin API: on by default wherever the admin API is, and it needs
+ * its own client id at the identity provider (never the machine-to-machine client's).
+ */
+export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null): ConsoleConfig | null {
+  const explicit = r.optional('CONSOLE_ENABLED');
+  if (!r.bool('CONSOLE_ENABLED', adminApi !== null)) return null;
+  if (adminApi === null) {
+    if (explicit !== undefined) r.problems.push('CONSOLE_ENABLED=true needs the admin API, which ADMIN_API_ENABLED=false turns off (the console shows what the admin API answers)');
+    return null;
+  }
+  const clientId = r.optional('CONSOLE_CLIENT_ID');
+  if (clientId === undefined) {
+    r.problems.push(
+      'CONSOLE_CLIENT_ID (the console\'s client id at the identity provider, e.g. an Auth0 Single Page Application) is required while the console is on (set CONSOLE_ENABLED=false to run without it)',
+    );
+  } else if (!/^[\x21-\x7e]{1,200}$/.test(clientId)) {
+    r.problems.push('CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII characters without spaces');
+  }
+  const flow = r.str('CONSOLE_AUTH_FLOW', 'implicit');
+  if (!(CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow)) {
+    r.problems.push(`CONSOLE_AUTH_FLOW must be one of ${CONSOLE_AUTH_FLOWS.join(', ')}, got "${flow.slice(0, 40)}"`);
+  }
+  return { clientId: clientId ?? '', authFlow: (CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow) ? (flow as ConsoleAuthFlow) : 'implicit' };
+}
+
 function httpTimeouts(r: EnvReader): HttpTimeouts {
   const t = {
     headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.headersMs / 1000, 1, 3600) * 1000,
@@ -171,12 +227,46 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
+/** A RETENTION_* age: unset = keep forever (null). */
+function age(r: EnvReader, name: string): number | null {
+  const v = r.optional(name);
+  if (v === undefined) return null;
+  const parsed = parseDuration(v);
+  if ('problem' in parsed) {
+    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    return null;
+  }
+  return parsed.seconds;
+}
+
+/** RETENTION_*: off (nothing deleted) unless an age is set; the pace has defaults for a busy database. */
+export function loadRetention(r: EnvReader): RetentionSettings {
+  const maxAgeSeconds = age(r, 'RETENTION_MAX_AGE');
+  const payloadMaxAgeSeconds = age(r, 'RETENTION_PAYLOAD_MAX_AGE');
+  if (maxAgeSeconds !== null && payloadMaxAgeSeconds !== null && payloadMaxAgeSeconds >= maxAgeSeconds) {
+    r.problems.push(
+      `RETENTION_PAYLOAD_MAX_AGE (${formatDuration(payloadMaxAgeSeconds)}) must be shorter than RETENTION_MAX_AGE (${formatDuration(maxAgeSeconds)}): ` +
+        'events are deleted whole at RETENTION_MAX_AGE, so a later payload drop would never happen',
+    );
+  }
+  const d = DEFAULT_RETENTION_SCHEDULE;
+  return {
+    maxAgeSeconds,
+    payloadMaxAgeSeconds,
+    intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
+    batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
+    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),
+  };
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
+  const adminApi = loadAdminApiConfig(r);
   const cfg: IngestConfig = {
     ...common(r),
     ...database(r),
-    adminApi: loadAdminApiConfig(r),
+    adminApi,
+    console: loadConsoleConfig(r, adminApi),
     temporal: temporal(r),
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
@@ -189,6 +279,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
+    retention: loadRetention(r),
   };
   r.done();
   return cfg;
@@ -298,7 +389,21 @@ export interface DevConfig {
   /** each one set replaces the embedded dependency */
   external: { databaseUrl: string | undefined; temporalAddress: string | undefined; awsEndpoint: string | undefined };
   /** the local identity provider the admin API trusts; null with AUTH_URL set or the admin API disabled */
-  devIdentityProvider: { port: number | undefined; audience: string | undefined } | null;
+  devIdentityProvider: {
+    port: number | undefined;
+    audience: string | undefined;
+    /** WEBHOOK_FANOUT_DEV_USER / WEBHOOK_FANOUT_DEV_PASSWORD: the console's dev user with both permissions */
+    user: { username: string | undefined; password: string | undefined };
+  } | null;
+}
+
+function devUser(r: EnvReader): { username: string | undefined; password: string | undefined } {
+  const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
+  const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
+  if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username)) r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
+  if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
+  if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
+  return { username, password };
 }
 
 export function loadDevConfig(env: Env): DevConfig {
@@ -317,6 +422,7 @@ export function loadDevConfig(env: Env): DevConfig {
         ? {
             port: r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535),
             audience: r.optional('AUTH_AUDIENCE'),
+            user: devUser(r),
           }
         : null,
   };

@@ -158,6 +158,7 @@ export function createAdminQueries(db: Db) {
         'e.published_at',
         'e.received_at',
         'e.completed_at',
+        'e.payload_dropped_at',
         db.raw('octet_length(e.payload) AS payload_size'),
         pageTs(db, 'e.received_at'),
       );

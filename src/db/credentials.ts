@@ -9,6 +9,9 @@ export interface CredentialSpec {
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
   resourceName: string | null;
+  /** seconds; null or absent = the global age, 0 = forever (spec.retention) */
+  retentionMaxAgeSeconds?: number | null;
+  retentionPayloadMaxAgeSeconds?: number | null;
 }
 
 export function createCredentialRepository(db: Db) {
@@ -44,6 +47,8 @@ export function createCredentialRepository(db: Db) {
         event_id_rule: spec.eventIdRule === null ? null : JSON.stringify(spec.eventIdRule),
         event_type_rule: spec.eventTypeRule === null ? null : JSON.stringify(spec.eventTypeRule),
         resource_name: spec.resourceName,
+        retention_max_age_seconds: spec.retentionMaxAgeSeconds ?? null,
+        retention_payload_max_age_seconds: spec.retentionPayloadMaxAgeSeconds ?? null,
       };
       const rows: unknown[] = await db('webhook_inbound_credential')
         .insert({ ...values, resource_uid: resourceUid })

@@ -29,6 +29,7 @@ const META_COLUMNS = [
   'published_at',
   'received_at',
   'completed_at',
+  'payload_dropped_at',
 ];
 
 export function createEventRepository(db: Db) {

@@ -1,6 +1,8 @@
+import { statSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import PgClient from 'knex/lib/dialects/postgres/index.js';
 import pg from 'pg';
+import { pgSslOptions, type DatabaseTls } from '../config/tls.js';
 import { classifyDatabaseError } from './db-errors.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -16,6 +18,8 @@ export interface DbOptions {
   statementTimeoutMs?: number;
   /** knex's own warnings (pool, deprecations) go here as JSON; without one they go to console in colour */
   logger?: Logger;
+  /** TLS from DATABASE_SSL_MODE and its files (config/tls.ts); absent or null: what the URL says */
+  tls?: DatabaseTls | null | undefined;
 }
 
 const text = (m: unknown): string => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m));
@@ -49,17 +53,44 @@ class ClassifyingPgClient extends PgClient {
 }
 
 export function createDb(opts: DbOptions): Db {
+  const connection = {
+    connectionString: opts.url,
+    statement_timeout: opts.statementTimeoutMs ?? 10_000,
+    connectionTimeoutMillis: 5_000,
+  };
+  const tls = opts.tls;
   return knexFactory({
     client: ClassifyingPgClient,
-    connection: {
-      connectionString: opts.url,
-      statement_timeout: opts.statementTimeoutMs ?? 10_000,
-      connectionTimeoutMillis: 5_000,
-    },
+    // with TLS settings, a provider: its files are read now, and again once one of them changed (a
+    // rotated Secret): knex then replaces the pool's connections with ones made on the new files
+    connection: tls
+      ? () => {
+          const changed = filesChangedCheck([tls.caFile, tls.certFile, tls.keyFile]);
+          return { ...connection, ssl: pgSslOptions(tls), expirationChecker: changed };
+        }
+      : connection,
     pool: { min: 0, max: opts.poolMax ?? 10 },
     acquireConnectionTimeout: 5_000,
     ...(opts.logger ? { log: knexLog(opts.logger.child({ component: 'knex' })) } : {}),
   });
+}
+
+/** How often the TLS files' modification times are looked at (knex asks on every acquire). */
+const TLS_FILES_CHECK_MS = 10_000;
+
+/** True once a file's modification time differs from what it was when this was made; checked at most every TLS_FILES_CHECK_MS. */
+function filesChangedCheck(files: ReadonlyArray<string | undefined>, now: () => number = Date.now): () => boolean {
+  const paths = files.filter((f): f is string => f !== undefined);
+  const stamp = (): string => paths.map((f) => statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 'missing').join(',');
+  const initial = stamp();
+  let checkedAt = now();
+  let changed = false;
+  return () => {
+    if (changed || now() - checkedAt < TLS_FILES_CHECK_MS) return changed;
+    checkedAt = now();
+    changed = stamp() !== initial;
+    return changed;
+  };
 }
 
 const preparedTexts = new Map<string, string>();

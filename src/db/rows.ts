@@ -12,6 +12,8 @@ export interface CredentialRow {
   event_type_rule: ExtractionRule | null;
   resource_uid: string | null;
   resource_name: string | null;
+  retention_max_age_seconds: number | null;
+  retention_payload_max_age_seconds: number | null;
   updated_at: Date;
 }
 
@@ -24,6 +26,8 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   eventTypeRule: r.event_type_rule,
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
+  retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
+  retentionPayloadMaxAgeSeconds: r.retention_payload_max_age_seconds ?? null,
   updatedAt: r.updated_at,
 });
 
@@ -96,6 +100,8 @@ export interface EventRow {
   published_at: Date | null;
   received_at: Date;
   completed_at: Date | null;
+  /** absent from statements that do not select it (the delivery path's) */
+  payload_dropped_at?: Date | null;
 }
 
 export const toEvent = (r: EventRow): WebhookEvent => ({
@@ -111,6 +117,7 @@ export const toEvent = (r: EventRow): WebhookEvent => ({
   publishedAt: r.published_at,
   receivedAt: r.received_at,
   completedAt: r.completed_at,
+  payloadDroppedAt: r.payload_dropped_at ?? null,
 });
 
 export interface DeliveryRow {

@@ -11,7 +11,7 @@ import {
   type WorkerConfig,
 } from '../config/config.js';
 import { ConfigError, type Env } from '../config/env-reader.js';
-import { DEV_AUDIENCE } from './dev-idp.js';
+import { DEV_AUDIENCE, DEV_CONSOLE_CLIENT_ID } from './dev-idp.js';
 
 /**
  * Dev mode runs the production processes with the production config loaders, on an overlay of
@@ -60,7 +60,8 @@ export function devEnvironment(env: Env, wiring: DevWiring): Env {
     QUEUE_URL: wiring.queueUrl,
     // dev mode serves this machine only
     HOST: '127.0.0.1',
-    ...(idp ? { AUTH_URL: idp.authUrl, AUTH_AUDIENCE: idp.audience, AUTH_ISSUER: idp.issuer } : {}),
+    // the local identity provider knows one console client, its own
+    ...(idp ? { AUTH_URL: idp.authUrl, AUTH_AUDIENCE: idp.audience, AUTH_ISSUER: idp.issuer, CONSOLE_CLIENT_ID: DEV_CONSOLE_CLIENT_ID } : {}),
   };
 }
 

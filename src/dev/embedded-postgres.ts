@@ -44,7 +44,14 @@ export interface LocalPostgres {
  * library creates a "postgres" system user; the data folder then lives where that user may write.
  */
 export async function startEmbeddedPostgres(
-  opts: { dataDir?: string; port?: number; persistent?: boolean; onLog?: (m: string) => void } = {},
+  opts: {
+    dataDir?: string;
+    port?: number;
+    persistent?: boolean;
+    onLog?: (m: string) => void;
+    /** more `-c name=value` settings (the TLS tests turn ssl on and point hba_file at hostssl-only rules) */
+    settings?: Record<string, string>;
+  } = {},
 ): Promise<LocalPostgres> {
   const port = opts.port ?? (await freePort());
   const persistent = opts.persistent ?? false;
@@ -63,7 +70,10 @@ export async function startEmbeddedPostgres(
     persistent,
     createPostgresUser: root,
     // a local dev/test database: durability across power loss is not the point
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    postgresFlags: [
+      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+      ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: opts.onLog ?? (() => {}),
     onError: (e: unknown) => opts.onLog?.(String(e)),
   });

@@ -5,11 +5,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Provider, { errors, type JsonWebKey, type ProviderToken } from 'oidc-provider';
 import { PERMISSIONS } from '../api/auth/permissions.js';
+import { createBrowserLogin, type BrowserClient, type BrowserLogin, type DevUser } from './browser-login.js';
 
 /**
  * A local OpenID provider standing in for Auth0 in dev mode and tests (oidc-provider, over real
  * HTTP): the client-credentials grant at /oauth/token taking the specification's JSON body, JWT
- * access tokens (RS256) for one audience, the key set at /.well-known/jwks.json.
+ * access tokens (RS256) for one audience, the key set at /.well-known/jwks.json; with users and
+ * browser clients, the browser login at /authorize (browser-login.ts), signed with the same keys.
  */
 
 export interface DevClient {
@@ -29,6 +31,10 @@ export interface IdentityProviderOptions {
   /** keep the signing key here so tokens survive a restart (dev mode); without it a key per start */
   keysFile?: string;
   tokenTtlSeconds?: number;
+  /** who may sign in at /authorize (the browser login); none: no login page */
+  users?: readonly DevUser[];
+  /** the single-page apps that may ask for the browser login, with their redirect URIs */
+  browserClients?: readonly BrowserClient[];
 }
 
 export interface IdentityProvider {
@@ -44,6 +50,8 @@ export interface IdentityProvider {
    * keep verifying. No restart: the HTTP server keeps its port, the provider behind it is replaced.
    */
   rotateKey(): string;
+  /** registers a redirect URI of a browser client once its address is known */
+  allowRedirectUri(clientId: string, uri: string): void;
   close(): Promise<void>;
 }
 
@@ -159,8 +167,8 @@ function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: Json
   return provider;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
   res.end(JSON.stringify(body));
 }
 
@@ -176,34 +184,48 @@ async function readLimited(req: IncomingMessage, limit: number): Promise<Buffer 
 }
 
 /**
- * The specification's token request is JSON ({client_id, client_secret, audience, grant_type});
- * oidc-provider reads a form. The JSON body becomes the equivalent form (audience -> resource,
- * and, without a scope, every API permission, which the grant narrows to the client's own).
+ * The token request as a form. The specification's is JSON ({client_id, client_secret, audience,
+ * grant_type}); oidc-provider reads a form. Either becomes the equivalent form (audience ->
+ * resource, and, without a scope, every API permission, which the grant narrows to the client's
+ * own).
  */
-async function jsonToFormRequest(req: IncomingMessage, res: ServerResponse): Promise<IncomingMessage | undefined> {
+async function readTokenRequest(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<URLSearchParams | undefined> {
   const raw = await readLimited(req, MAX_JSON_BODY);
-  let body: unknown;
-  try {
-    body = raw === undefined ? undefined : JSON.parse(raw.toString('utf8'));
-  } catch {
-    body = undefined;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    sendJson(res, 400, { error: 'invalid_request', error_description: 'the body must be a JSON object' });
+  if (raw === undefined) {
+    sendJson(res, 413, { error: 'invalid_request', error_description: 'the body is too large' }, headers);
     return undefined;
   }
   const form = new URLSearchParams();
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    if (typeof value !== 'string') {
-      sendJson(res, 400, { error: 'invalid_request', error_description: `${key} must be a string` });
+  if (/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      sendJson(res, 400, { error: 'invalid_request', error_description: 'the body must be a JSON object' }, headers);
       return undefined;
     }
-    form.set(key === 'audience' ? 'resource' : key, value);
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      if (typeof value !== 'string') {
+        sendJson(res, 400, { error: 'invalid_request', error_description: `${key} must be a string` }, headers);
+        return undefined;
+      }
+      form.append(key, value);
+    }
+  } else {
+    for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) form.append(key, value);
   }
+  return form;
+}
+
+/** A fresh request on the same socket for oidc-provider, carrying the form body. */
+function forwardForm(req: IncomingMessage, given: URLSearchParams): IncomingMessage {
+  const form = new URLSearchParams();
+  for (const [key, value] of given) form.append(key === 'audience' ? 'resource' : key, value);
   if (!form.has('scope')) form.set('scope', PERMISSIONS.join(' '));
   const encoded = Buffer.from(form.toString());
-
-  // a fresh request on the same socket, carrying the form body
   const forwarded = new IncomingMessage(req.socket);
   forwarded.method = req.method ?? 'POST';
   forwarded.url = req.url ?? TOKEN_PATH;
@@ -225,20 +247,37 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
   let keys = await loadOrCreateKeys(opts.keysFile);
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let issuer = '';
+  let browserLogin: BrowserLogin | undefined;
 
-  const server = createServer((req, res) => {
-    const route = (req.url ?? '').split('?')[0];
-    const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');
-    if (req.method === 'POST' && route === TOKEN_PATH && isJson) {
-      jsonToFormRequest(req, res)
-        .then((forwarded) => forwarded && handler?.(forwarded, res))
-        .catch(() => {
-          if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
-          else res.end();
-        });
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const route = (req.url ?? '').split('?')[0] ?? '';
+    if (browserLogin && (await browserLogin.handle(req, res, route))) return;
+    if (route === TOKEN_PATH && req.method === 'OPTIONS') {
+      // the console's code exchange is a cross-origin call from the browser (JSON: preflighted)
+      const cors = browserLogin?.corsHeaders(req) ?? {};
+      res.writeHead(cors['access-control-allow-origin'] ? 204 : 403, {
+        ...cors,
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': 'content-type',
+        'access-control-max-age': '600',
+      });
+      res.end();
+      return;
+    }
+    if (req.method === 'POST' && route === TOKEN_PATH) {
+      const cors = browserLogin?.corsHeaders(req) ?? {};
+      const form = await readTokenRequest(req, res, cors);
+      if (!form || browserLogin?.exchangeCode(req, res, form)) return;
+      handler?.(forwardForm(req, form), res);
       return;
     }
     handler?.(req, res);
+  };
+  const server = createServer((req, res) => {
+    serve(req, res).catch(() => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
+      else res.end();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -253,6 +292,17 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
     handler = buildProvider(issuer, opts, keys).callback();
   };
   install();
+  if (opts.users?.length && opts.browserClients?.length) {
+    browserLogin = createBrowserLogin({
+      users: opts.users,
+      clients: opts.browserClients,
+      audience: opts.audience,
+      issuer,
+      tokenTtlSeconds: opts.tokenTtlSeconds ?? 86_400,
+      // the key that signs now: a rotation applies to the browser login's tokens too
+      signingKey: () => keys[0] as JsonWebKey,
+    });
+  }
 
   return {
     url,
@@ -265,6 +315,9 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
       keys = [fresh, ...keys.slice(0, 1)];
       install();
       return String(fresh.kid);
+    },
+    allowRedirectUri(clientId, uri) {
+      browserLogin?.allowRedirectUri(clientId, uri);
     },
     async close() {
       server.closeAllConnections();

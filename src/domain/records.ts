@@ -17,6 +17,9 @@ export interface InboundCredential {
   eventTypeRule: ExtractionRule | null;
   resourceUid: string | null;
   resourceName: string | null;
+  /** the source's own retention ages in seconds (spec.retention): null = the global one, 0 = forever */
+  retentionMaxAgeSeconds: number | null;
+  retentionPayloadMaxAgeSeconds: number | null;
   updatedAt: Date;
 }
 
@@ -86,6 +89,8 @@ export interface WebhookEvent {
   publishedAt: Date | null;
   receivedAt: Date;
   completedAt: Date | null;
+  /** set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): nothing left to send */
+  payloadDroppedAt: Date | null;
 }
 
 export interface Delivery {

@@ -41,6 +41,8 @@ function clientErrorProblem(err: Error & { code?: string }): Problem {
 export interface IngestAppDeps extends InboundWebhooksDeps {
   /** the admin API plugin (api/admin-api.ts); absent when ADMIN_API_ENABLED=false */
   adminApi?: FastifyPluginAsync | undefined;
+  /** the web console under /console/ (console-server/console-plugin.ts); absent when CONSOLE_ENABLED=false */
+  console?: FastifyPluginAsync | undefined;
   timeouts?: HttpTimeouts;
   logger: Logger;
   bodyLimitBytes: number;
@@ -99,8 +101,9 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     if (p) return sendProblem(reply, p, { connection: 'close' });
     return undefined;
   });
-  // the features, as sibling plugins: the inbound route and, when enabled, the admin API
+  // the features, as sibling plugins: the inbound route and, when enabled, the admin API and the console
   await app.register(inboundWebhooks({ receiveWebhook: deps.receiveWebhook, verifier: deps.verifier, metrics: deps.metrics }));
   if (deps.adminApi) await app.register(deps.adminApi);
+  if (deps.console) await app.register(deps.console);
   return app;
 }

@@ -75,11 +75,15 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
           contentType: req.headers['content-type'] ?? null,
           headers: storedHeaders(req.headers),
         });
-        deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
+        const outcome = result.duplicate ? 'duplicate' : 'accepted';
+        deps.metrics.inboundRequests.inc({ source: label, outcome });
+        // up to the answer: receipt, insert and publish (the sender's wait, less its network)
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         return reply.code(200).send(result);
       } catch (err) {
         const outcome = isAppError(err) ? (err.kind === 'transient' ? 'unavailable' : 'invalid') : 'error';
         deps.metrics.inboundRequests.inc({ source: label, outcome });
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         throw err;
       }
     });

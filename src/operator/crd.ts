@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
 import { DELIVERY_LIMITS, ENDPOINT_STATES } from '../domain/records.js';
-import { API_GROUP, API_VERSION, AUTO_DISABLE_REQUIRED, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { API_GROUP, API_VERSION, AUTO_DISABLE_REQUIRED, InboundCredentialSpec, RETENTION_ORDER_MESSAGE, WebhookEndpointSpec } from '../resources/schema.js';
 
 /**
  * The CustomResourceDefinitions, generated from the TypeBox specs of src/resources/schema.ts (the
@@ -136,6 +136,10 @@ const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
   ] satisfies CelRule[],
 };
 
+/** A retention age in seconds, in CEL: the pattern has made sure it is digits and one unit. */
+const celSeconds = (v: string) =>
+  `int(${v}.substring(0, size(${v}) - 1)) * (${v}.endsWith('d') ? 86400 : ${v}.endsWith('h') ? 3600 : ${v}.endsWith('m') ? 60 : 1)`;
+
 const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
   '': { description: 'The HTTP Basic credential that inbound calls of one source must present.' },
   username: { description: 'HTTP Basic username the sender presents' },
@@ -144,6 +148,21 @@ const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
   },
   eventIdFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id' },
   eventTypeFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the event type is read; default: body type, then X-Event-Type' },
+  retention: {
+    description:
+      "this source's own retention ages, instead of RETENTION_MAX_AGE / RETENTION_PAYLOAD_MAX_AGE (absent: those); " +
+      'events not yet delivered are never deleted, whatever their age (docs/deploy.md, Retention)',
+    'x-kubernetes-validations': [
+      {
+        rule:
+          "!has(self.maxAge) || !has(self.payloadMaxAge) || self.maxAge == 'forever' || self.payloadMaxAge == 'forever' || " +
+          `${celSeconds('self.payloadMaxAge')} < ${celSeconds('self.maxAge')}`,
+        message: RETENTION_ORDER_MESSAGE,
+        fieldPath: '.payloadMaxAge',
+        reason: 'FieldValueInvalid',
+      },
+    ] satisfies CelRule[],
+  },
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -92,7 +92,9 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     row.passwordHash === spec.passwordHash &&
     sameJson(row.eventIdRule, spec.eventIdRule) &&
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
-    row.resourceName === spec.resourceName
+    row.resourceName === spec.resourceName &&
+    row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
+    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)
   );
 }
 

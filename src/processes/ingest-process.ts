@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApiWiring } from '../api/admin-api-from-config.js';
 import type { RunningProcess } from '../cmd/lifecycle.js';
-import type { IngestConfig } from '../config/config.js';
+import type { AdminApiConfig, ConsoleConfig, IngestConfig } from '../config/config.js';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
@@ -9,6 +9,7 @@ import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
 import { createSweeper } from '../ingest/sweeper.js';
+import { createRetentionJob, RETENTION_OFF } from '../retention/retention-job.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
@@ -16,7 +17,7 @@ import type { EventPublisher } from '../transport/publisher.js';
 /** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
 export type IngestSettings = Pick<IngestConfig, 'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'> &
   // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
-  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs'>>;
+  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention'>>;
 
 export interface IngestDeps {
   settings: IngestSettings;
@@ -27,8 +28,18 @@ export interface IngestDeps {
   logger: Logger;
   /** the admin API beside the inbound route; absent when ADMIN_API_ENABLED=false */
   adminApi?: AdminApiWiring | undefined;
+  /** the web console under /console/; absent when CONSOLE_ENABLED=false */
+  console?: ConsoleWiring | undefined;
   /** the credential cache's row TTL and clock: tests pass their own to move past the TTL without waiting */
   credentialCache?: { rowTtlMs?: number; now?: () => number };
+}
+
+/** The console's settings and the identity provider it logs in with (the admin API's). */
+export interface ConsoleWiring {
+  config: ConsoleConfig;
+  auth: Pick<AdminApiConfig, 'authUrl' | 'audience'>;
+  /** the built console; default dist/console of this package */
+  dir?: string;
 }
 
 /** The ingest process built and not started: its parts, for start() and for tests. */
@@ -36,7 +47,9 @@ export interface IngestProcess {
   /** the public HTTP app (inbound route, admin API), not listening */
   app: FastifyInstance;
   sweeper: ReturnType<typeof createSweeper>;
-  /** listens on settings.port and host, then starts the sweeper (a first pass at once) */
+  /** deletes what is older than settings.retention (off when absent) */
+  retention: ReturnType<typeof createRetentionJob>;
+  /** listens on settings.port and host, then starts the sweeper and the retention job (a first pass of each at once) */
   start(): Promise<StartedIngest>;
 }
 
@@ -73,6 +86,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     adminApi:
       deps.adminApi &&
       (await import('../api/admin-api-from-config.js')).adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
+    console: deps.console && (await import('../console-server/console-plugin.js')).consolePlugin({ ...deps.console, metrics: deps.metrics, logger: deps.logger }),
   });
   const sweeper = createSweeper({
     events: deps.repos.events,
@@ -83,12 +97,16 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     minAgeMs: settings.sweepMinAgeMs,
     unstartedAfterMs: settings.sweepUnstartedAfterMs,
   });
+  // in ingest because every installation runs it (a consumer may not exist); one replica at a time
+  const retention = createRetentionJob({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: settings.retention ?? RETENTION_OFF });
   return {
     app,
     sweeper,
+    retention,
     async start() {
       await app.listen({ port: settings.port, host: settings.host });
       sweeper.start();
+      retention.start();
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : settings.port;
       const shownHost = settings.host === '0.0.0.0' || settings.host === '::' ? 'localhost' : settings.host;
@@ -98,7 +116,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
         async stop() {
           // close() stops accepting, answers 503 to new requests on kept-alive sockets, drains in-flight ones
           await app.close();
-          await sweeper.stop();
+          await Promise.all([sweeper.stop(), retention.stop()]);
         },
       };
     },

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DELIVERY_LIMITS, SOURCE_PATTERN } from '../domain/records.js';
+import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
@@ -119,6 +120,32 @@ export const WebhookEndpointSpec = Type.Object(
 );
 export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
 
+/** A retention age of a source: a duration (90d, 36h, 30m, 45s) or `forever`. */
+export const RETENTION_AGE_PATTERN = `^(${KEEP_FOREVER}|${DURATION_PATTERN.slice(1, -1)})$`;
+
+/** What the CRD's CEL rule (and dev mode) says when a source would drop payloads after deleting its events. */
+export const RETENTION_ORDER_MESSAGE = 'retention.payloadMaxAge must be shorter than retention.maxAge: events are deleted whole at maxAge';
+
+export const SourceRetention = Type.Object(
+  {
+    maxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description: 'delete this source\'s events (with deliveries and attempts) older than this, instead of RETENTION_MAX_AGE: 90d, 36h, 30m, 45s, or forever',
+      }),
+    ),
+    payloadMaxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description: 'drop the payload and headers of this source\'s events older than this, instead of RETENTION_PAYLOAD_MAX_AGE; or forever',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const InboundCredentialSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
@@ -126,6 +153,7 @@ export const InboundCredentialSpec = Type.Object(
     passwordSecretRef: SecretKeyRef,
     eventIdFrom: Type.Optional(ExtractionRule),
     eventTypeFrom: Type.Optional(ExtractionRule),
+    retention: Type.Optional(SourceRetention),
   },
   { additionalProperties: false },
 );

@@ -3,7 +3,8 @@ import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS } from '../domain/records.js';
-import { AUTO_DISABLE_REQUIRED, type InboundCredentialResource, type WebhookEndpointResource } from './schema.js';
+import { KEEP_FOREVER, parseDuration } from '../retention/duration.js';
+import { AUTO_DISABLE_REQUIRED, RETENTION_ORDER_MESSAGE, type InboundCredentialResource, type WebhookEndpointResource } from './schema.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -84,6 +85,23 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   };
 }
 
+/** spec.retention's ages in seconds (null: the global age, 0: forever); checks what the CRD's CEL rule checks. */
+export function retentionSeconds(retention: InboundCredentialResource['spec']['retention']): { maxAge: number | null; payloadMaxAge: number | null } {
+  const seconds = (v: string | undefined, field: string): number | null => {
+    if (v === undefined) return null;
+    if (v === KEEP_FOREVER) return 0;
+    const parsed = parseDuration(v);
+    if ('problem' in parsed) throw permanent('invalid_spec', `retention.${field} ${parsed.problem}`);
+    return parsed.seconds;
+  };
+  const maxAge = seconds(retention?.maxAge, 'maxAge');
+  const payloadMaxAge = seconds(retention?.payloadMaxAge, 'payloadMaxAge');
+  if (maxAge !== null && maxAge > 0 && payloadMaxAge !== null && payloadMaxAge > 0 && payloadMaxAge >= maxAge) {
+    throw permanent('invalid_spec', RETENTION_ORDER_MESSAGE);
+  }
+  return { maxAge, payloadMaxAge };
+}
+
 /**
  * InboundCredential -> webhook_inbound_credential row. The Secret holds a password or a bcrypt
  * hash; only a hash reaches Postgres. `previousHash` avoids re-hashing (and churning the row)
@@ -95,6 +113,7 @@ export async function credentialRow(
   previousHash?: string,
 ): Promise<CredentialSpec> {
   const ns = r.metadata.namespace ?? 'default';
+  const retention = retentionSeconds(r.spec.retention);
   const value = await resolve(secrets, ns, r.spec.passwordSecretRef, 'passwordSecretRef');
   let passwordHash: string;
   if (BCRYPT_HASH.test(value)) passwordHash = value;
@@ -107,5 +126,7 @@ export async function credentialRow(
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
     resourceName: `${ns}/${r.metadata.name}`,
+    retentionMaxAgeSeconds: retention.maxAge,
+    retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
   };
 }

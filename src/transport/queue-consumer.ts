@@ -7,8 +7,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
 import { decodeEventMessage } from './event-message.js';
-import type { AwsClientsOptions } from './aws-client-config.js';
-import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
+import type { SqsCalls } from './sqs-calls.js';
 
 /**
  * Handles one event id. Resolving means "done, delete the message". Throwing is the queue
@@ -20,10 +19,13 @@ import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
 export type EventHandler = (eventId: string) => Promise<void | string>;
 
 export interface QueueConsumerOptions {
-  /** the configured client: receive and delete use its credentials, endpoint and signer (sqs-calls.ts); the DLQ copy its send() */
+  /** the configured client: the DLQ copy uses its send() */
   sqs: SQSClient;
-  /** the options the client was made with: timeouts and attempts of the receive and delete calls */
-  aws: AwsClientsOptions;
+  /**
+   * makes the receive and delete calls, on each start(); they are closed once stop() has sent the
+   * last delete. Production passes queueCalls (transport-calls.ts: signed or the SDK's, by AWS_TRANSPORT).
+   */
+  calls: () => SqsCalls;
   queueUrl: string;
   handle: EventHandler;
   logger?: Logger;
@@ -209,7 +211,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       stopping = false;
       stopped = undefined;
       abort = new AbortController();
-      calls = createSqsCalls({ sqs, aws: opts.aws });
+      calls = opts.calls();
       loopDone = loop(abort.signal).catch((err: unknown) => {
         logger.error({ err: describeError(err) }, 'queue consumer loop ended unexpectedly');
       });

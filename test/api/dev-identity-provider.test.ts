@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyResolver } from '../../src/api/auth/key-resolver.js';
 import { createTokenVerifier } from '../../src/api/auth/token-verifier.js';
-import { startDevIdentityProvider } from '../../src/dev/dev-idp.js';
+import { DEV_CONSOLE_CLIENT_ID, DEV_READONLY_USER, startDevIdentityProvider } from '../../src/dev/dev-idp.js';
 import { http } from '../support/http.js';
 
 /** The request dev mode prints, executed as printed (its JSON body), then verified as the API does. */
@@ -58,6 +58,42 @@ describe('dev mode identity provider', () => {
       expect(header.kid).toBe(kid.kid);
     } finally {
       await again.close();
+    }
+  });
+
+  it('prints the console and both users; the printed user signs in at /authorize for the console at that address', async () => {
+    const idp = await startDevIdentityProvider({ dataDir: dir, port: 0, user: { username: 'alice', password: 'wonderland-42' } });
+    try {
+      const apiUrl = 'http://127.0.0.1:18080';
+      const banner = idp.recipe(apiUrl, { console: true }).join('\n');
+      expect(banner).toContain(`${apiUrl}/console/`);
+      expect(banner).toContain('alice / wonderland-42');
+      expect(banner).toContain(`${DEV_READONLY_USER.username} / ${DEV_READONLY_USER.password}`);
+      expect(idp.recipe(apiUrl).join('\n')).not.toContain('/console/');
+
+      const authorize = (redirectUri: string) =>
+        `${idp.config.authUrl}/authorize?${new URLSearchParams({ response_type: 'token', client_id: DEV_CONSOLE_CLIENT_ID, redirect_uri: redirectUri, audience: idp.config.audience, scope: 'openid profile email', state: 'x' }).toString()}`;
+      // not registered until the console's address is known
+      expect((await http(authorize(`${apiUrl}/console/callback`), { method: 'GET' })).status).toBe(400);
+      idp.allowConsoleAt(apiUrl);
+      for (const host of ['127.0.0.1', 'localhost']) {
+        const page = await http(authorize(`http://${host}:18080/console/callback`), { method: 'GET' });
+        expect(page.status).toBe(200);
+      }
+      const page = await http(authorize(`${apiUrl}/console/callback`), { method: 'GET' });
+      const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.text)?.[1] ?? '';
+      const res = await http(`${idp.config.authUrl}/authorize`, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: String([page.headers['set-cookie']].flat()[0]).split(';')[0] ?? '' },
+        body: new URLSearchParams({ tx: field('tx'), csrf: field('csrf'), username: 'alice', password: 'wonderland-42' }).toString(),
+      });
+      expect(res.status).toBe(303);
+      const token = new URLSearchParams(new URL(String(res.headers.location)).hash.slice(1)).get('access_token') ?? '';
+      const verify = createTokenVerifier({ keys: createKeyResolver({ authUrl: idp.config.authUrl }), issuer: idp.config.issuer, audience: idp.config.audience });
+      const principal = await verify(token);
+      expect(principal.subject).toBe('alice');
+      expect([...principal.permissions].sort()).toEqual(['email', 'openid', 'profile', 'read:webhooks', 'replay:webhooks']);
+    } finally {
+      await idp.close();
     }
   });
 });

@@ -358,6 +358,43 @@ describe.each(each)('rendered with %s values', (set) => {
 });
 
 describe('specific values', () => {
+  it('database.tls, temporal.tls and temporal.apiKey: Secrets mounted read-only where their files are named, in each process that connects', async () => {
+    const objects = await render({
+      set: [
+        'aws.topicArn=arn:aws:sns:us-east-1:000000000000:t',
+        'aws.queueUrl=http://sqs:4566/000000000000/q',
+        'database.tls.existingSecret=pg-ca',
+        'temporal.tls.existingSecret=temporal-mtls',
+        'temporal.tls.serverName=temporal.internal',
+        'temporal.apiKey.existingSecret=temporal-cloud',
+      ],
+    });
+    const seen = new Map<string, string[]>();
+    for (const { owner, c } of appContainers(objects)) {
+      const command = commandOf(c)!;
+      const env = effectiveEnv(c, NAMESPACE);
+      const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
+      const volumes = new Map((owner.spec.volumes ?? []).map((v) => [v.name, (v as { secret?: { secretName: string } }).secret?.secretName]));
+      const files = Object.entries(env).filter(([name]) => /_(FILE|CA|CERT|KEY)$/.test(name) && name !== 'TEMPORAL_API_KEY');
+      for (const [name, file] of files) {
+        const mount = mounts.get(path.dirname(file));
+        expect(mount, `${command}: ${name}=${file} is not under a mounted Secret`).toBeDefined();
+        expect(volumes.get(mount!), `${command}: ${name}`).toMatch(/^(pg-ca|temporal-mtls|temporal-cloud)$/);
+      }
+      seen.set(command, files.map(([n]) => n).sort());
+      if (env.TEMPORAL_ADDRESS !== undefined) expect(env.TEMPORAL_TLS_SERVER_NAME, command).toBe('temporal.internal');
+    }
+    const db = ['DATABASE_CA_FILE'];
+    const temporal = ['TEMPORAL_API_KEY_FILE', 'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY'];
+    expect(Object.fromEntries(seen)).toEqual({
+      ingest: [...db, ...temporal].sort(),
+      consumer: [...db, ...temporal].sort(),
+      worker: [...db, ...temporal].sort(),
+      operator: db,
+      migrate: db,
+    });
+  });
+
   it('worker.consumeQueue: the worker reads the queue with the consumer\'s settings, and no consumer renders', () => {
     const objects = rendered['full-worker-consumes-queue']!;
     expect(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'consumer')).toEqual([]);
@@ -496,12 +533,57 @@ describe('specific values', () => {
 
   it('requires the identity provider when the admin API is enabled', async () => {
     expect(await helmTemplateError({ set: ['adminApi.enabled=true'] })).toMatch(/adminApi\.auth\.url is required/);
-    const objs = await render({ set: ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api'] });
+    const objs = await render({ set: ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api', 'console.enabled=false'] });
     const env = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
     expect(env.filter((e) => e.name.startsWith('AUTH_') || e.name === 'ADMIN_API_ENABLED')).toEqual([
       { name: 'ADMIN_API_ENABLED', value: 'true' },
       { name: 'AUTH_AUDIENCE', value: 'api' },
       { name: 'AUTH_URL', value: 'https://idp.example.com' },
+    ]);
+  });
+
+  it('serves the console with the admin API: its client id required, its settings passed, off otherwise', async () => {
+    const admin = ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api'];
+    expect(await helmTemplateError({ set: admin })).toMatch(/console\.clientId is required when console\.enabled and adminApi\.enabled/);
+    expect(await helmTemplateError({ set: [...admin, 'console.clientId=spa', 'console.authFlow=hybrid'] })).toMatch(/authFlow/);
+    expect(await helmTemplateError({ set: [...admin, 'console.clientId=a b'] })).toMatch(/clientId/);
+    const consoleEnv = async (set: string[]) => {
+      const objs = await render({ set });
+      const env = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
+      const named = env.filter((e) => e.name.startsWith('CONSOLE_'));
+      // what the process makes of it
+      const cfg = loadIngestConfig({ ...effectiveEnv(deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!, NAMESPACE), TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' });
+      return { named, console: cfg.console };
+    };
+    expect(await consoleEnv([...admin, 'console.clientId=spa', 'console.authFlow=code'])).toEqual({
+      named: [
+        { name: 'CONSOLE_AUTH_FLOW', value: 'code' },
+        { name: 'CONSOLE_CLIENT_ID', value: 'spa' },
+        { name: 'CONSOLE_ENABLED', value: 'true' },
+      ],
+      console: { clientId: 'spa', authFlow: 'code' },
+    });
+    expect(await consoleEnv([...admin, 'console.enabled=false'])).toEqual({ named: [{ name: 'CONSOLE_ENABLED', value: 'false' }], console: null });
+    // the defaults: no admin API, no console (console.enabled alone turns nothing on)
+    const defaults = await render();
+    const env = deploymentSpec(one(defaults, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
+    expect(env.filter((e) => e.name.startsWith('CONSOLE_'))).toEqual([]);
+  });
+
+  it('routes /console and the admin API through the Ingress when the console is on, on every host', async () => {
+    const paths = async (set: string[]) => {
+      const objs = await render({ set: ['ingest.ingress.enabled=true', 'ingest.ingress.hosts[0].host=a.example.com', 'ingest.ingress.hosts[0].paths[0].path=/api/webhooks', 'ingest.ingress.hosts[0].paths[0].pathType=Prefix', 'ingest.ingress.hosts[1].host=b.example.com', 'ingest.ingress.hosts[1].paths[0].path=/api', 'ingest.ingress.hosts[1].paths[0].pathType=Prefix', ...set] });
+      const spec = one(objs, 'Ingress', 'webhook-fanout-ingest').spec as { rules: Array<{ host: string; http: { paths: Array<{ path: string; pathType: string; backend: { service: { name: string } } }> } }> };
+      for (const r of spec.rules) for (const p of r.http.paths) expect(p.backend.service.name).toBe('webhook-fanout-ingest');
+      return spec.rules.map((r) => [r.host, r.http.paths.map((p) => `${p.pathType} ${p.path}`)]);
+    };
+    expect(await paths(['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api', 'console.clientId=spa'])).toEqual([
+      ['a.example.com', ['Prefix /api/webhooks', 'Prefix /console', 'Prefix /api']],
+      ['b.example.com', ['Prefix /api', 'Prefix /console']],
+    ]);
+    expect(await paths([])).toEqual([
+      ['a.example.com', ['Prefix /api/webhooks']],
+      ['b.example.com', ['Prefix /api']],
     ]);
   });
 

@@ -190,6 +190,30 @@ describe('helm against the API server', () => {
     expect(r.stdout).toContain('kubectl -n webhook-fanout create secret generic webhook-fanout-database');
     expect(r.stdout).toContain('helm test webhook-fanout -n webhook-fanout');
     expect(r.stdout).not.toContain('WARNING');
+    expect(r.stdout).not.toContain('/console/');
+  });
+
+  it('the NOTES say the console URL and the callback to register, with the Ingress and without', async () => {
+    const notes = async (extra: string[]) =>
+      (
+        await runOk(
+          toolPath('helm'),
+          [
+            'install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--dry-run=server', '-f', path.join(CHART_DIR, 'ci/minimal-values.yaml'),
+            '--set', 'adminApi.enabled=true,adminApi.auth.url=https://tenant.eu.auth0.com,adminApi.auth.audience=https://api.example.com,console.clientId=spa-1',
+            ...extra,
+          ],
+          { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath, HELM_CACHE_HOME: path.join(work, 'cache'), HELM_CONFIG_HOME: path.join(work, 'config'), HELM_DATA_HOME: path.join(work, 'data') } },
+        )
+      ).stdout;
+    const forwarded = await notes([]);
+    expect(forwarded).toContain('Console (signs in at https://tenant.eu.auth0.com, client spa-1, implicit flow):');
+    expect(forwarded).toContain('kubectl -n webhook-fanout port-forward svc/webhook-fanout-ingest 8080:');
+    expect(forwarded).toContain('http://localhost:8080/console/  (the identity provider must allow the callback http://localhost:8080/console/callback)');
+    const ingress = await notes(['--set', 'ingest.ingress.enabled=true,ingest.ingress.tls[0].secretName=t,ingest.ingress.tls[0].hosts[0]=webhooks.example.com']);
+    expect(ingress).toContain('https://webhooks.example.com/console/');
+    expect(ingress).toContain('callback https://webhooks.example.com/console/callback');
+    expect(await notes(['--set', 'console.enabled=false'])).not.toContain('Console (');
   });
 });
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { basic, http } from '../support/http.js';
@@ -113,6 +114,22 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
     expect(output).toContain(`http://localhost:${mgmt}/metrics`);
     expect(output).toMatch(/4 endpoint\(s\), 2 credential\(s\)/);
+  });
+
+  it('prints the console URL and its dev users; the console names the local identity provider and its own client', async () => {
+    expect(output).toContain(`console           http://127.0.0.1:${port}/console/`);
+    expect(output).toContain('sign in as        dev / dev-password');
+    expect(output).toContain('or, read-only     dev-readonly / dev-readonly-password');
+    const res = await request(`http://127.0.0.1:${port}/console/config.json`);
+    expect(res.statusCode).toBe(200);
+    const cfg = (await res.body.json()) as { authUrl: string; clientId: string; flow: string };
+    expect(cfg).toMatchObject({ clientId: 'webhook-fanout-console', flow: 'implicit' });
+    // the login page of the printed identity provider accepts the console's callback at this address
+    const authorize = await request(
+      `${cfg.authUrl}/authorize?${new URLSearchParams({ response_type: 'token', client_id: cfg.clientId, redirect_uri: `http://127.0.0.1:${port}/console/callback`, audience: 'https://webhook-fanout.local/api', scope: 'openid profile email', state: 's' }).toString()}`,
+    );
+    expect(authorize.statusCode).toBe(200);
+    expect(await authorize.body.text()).toContain('Sign in to webhook-fanout');
   });
 
   it('listens on loopback only: the public port and the management port', async () => {

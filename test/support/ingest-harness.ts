@@ -9,7 +9,7 @@ import { freePort } from '../../src/dev/ports.js';
 import type { HttpTimeouts } from '../../src/http/timeouts.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
-import { buildIngestProcess, type IngestProcess, type IngestSettings, type StartedIngest } from '../../src/processes/ingest-process.js';
+import { buildIngestProcess, type ConsoleWiring, type IngestProcess, type IngestSettings, type StartedIngest } from '../../src/processes/ingest-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
 import { createEventPublisher } from '../../src/transport/publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
@@ -52,6 +52,8 @@ export async function startIngestHarness(opts: {
   sweep?: Partial<Pick<IngestSettings, 'sweepMinAgeMs' | 'sweepUnstartedAfterMs'>>;
   /** the admin API beside the inbound route, as ingest runs it by default */
   adminApi?: AdminApiWiring;
+  /** the web console under /console/, as ingest serves it when CONSOLE_ENABLED */
+  console?: ConsoleWiring;
   logger?: Logger;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
@@ -85,6 +87,7 @@ export async function startIngestHarness(opts: {
       metrics,
       logger,
       adminApi: opts.adminApi,
+      console: opts.console,
       credentialCache: { ...(opts.rowTtlMs === undefined ? {} : { rowTtlMs: opts.rowTtlMs }), ...(opts.now ? { now: opts.now } : {}) },
     });
   const ingest = await build(opts.logger ?? createLogger({ level: 'silent' }));

@@ -14,6 +14,23 @@ together from these and its settings.
 - name: DB_POOL_MAX
   value: {{ .Values.database.poolMax | toString | quote }}
 {{- end }}
+{{- $tls := .Values.database.tls }}
+{{- with $tls.sslMode }}
+- name: DATABASE_SSL_MODE
+  value: {{ . | quote }}
+{{- end }}
+{{- if $tls.existingSecret }}
+{{- with $tls.caKey }}
+- name: DATABASE_CA_FILE
+  value: {{ printf "/etc/webhook-fanout/database-tls/%s" . | quote }}
+{{- end }}
+{{- if and $tls.certKey $tls.keyKey }}
+- name: DATABASE_CLIENT_CERT_FILE
+  value: {{ printf "/etc/webhook-fanout/database-tls/%s" $tls.certKey | quote }}
+- name: DATABASE_CLIENT_KEY_FILE
+  value: {{ printf "/etc/webhook-fanout/database-tls/%s" $tls.keyKey | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* LOG_LEVEL and MANAGEMENT_PORT: every process. */}}
@@ -24,10 +41,12 @@ together from these and its settings.
   value: {{ .Values.managementPort | toString | quote }}
 {{- end }}
 
-{{/* AWS_REGION, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}
+{{/* AWS_REGION, AWS_TRANSPORT, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}
 {{- define "webhook-fanout.env.aws" -}}
 - name: AWS_REGION
   value: {{ .Values.aws.region | quote }}
+- name: AWS_TRANSPORT
+  value: {{ .Values.aws.transport | default "signed" | quote }}
 {{- with .Values.aws.endpointUrl }}
 - name: AWS_ENDPOINT_URL
   value: {{ . | quote }}
@@ -54,6 +73,62 @@ together from these and its settings.
   value: {{ .Values.temporal.namespace | quote }}
 - name: TEMPORAL_TASK_QUEUE
   value: {{ .Values.temporal.taskQueue | quote }}
+{{- $tls := .Values.temporal.tls }}
+{{- if $tls.enabled }}
+- name: TEMPORAL_TLS
+  value: "true"
+{{- end }}
+{{- with $tls.serverName }}
+- name: TEMPORAL_TLS_SERVER_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- if $tls.existingSecret }}
+{{- with $tls.caKey }}
+- name: TEMPORAL_TLS_CA
+  value: {{ printf "/etc/webhook-fanout/temporal-tls/%s" . | quote }}
+{{- end }}
+{{- if and $tls.certKey $tls.keyKey }}
+- name: TEMPORAL_TLS_CERT
+  value: {{ printf "/etc/webhook-fanout/temporal-tls/%s" $tls.certKey | quote }}
+- name: TEMPORAL_TLS_KEY
+  value: {{ printf "/etc/webhook-fanout/temporal-tls/%s" $tls.keyKey | quote }}
+{{- end }}
+{{- end }}
+{{- if .Values.temporal.apiKey.existingSecret }}
+- name: TEMPORAL_API_KEY_FILE
+  value: {{ printf "/etc/webhook-fanout/temporal-api-key/%s" .Values.temporal.apiKey.key | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secrets the TLS settings above name, as volumes and their mounts (read-only), for a component
+that uses Postgres ("database" true) and/or Temporal ("temporal" true). Call with (dict "root" $
+"database" bool "temporal" bool "part" "volumes"|"mounts").
+*/}}
+{{- define "webhook-fanout.tlsSecrets" -}}
+{{- $v := .root.Values }}
+{{- $secrets := list }}
+{{- if and .database $v.database.tls.existingSecret }}
+{{- $secrets = append $secrets (list "database-tls" $v.database.tls.existingSecret) }}
+{{- end }}
+{{- if and .temporal $v.temporal.tls.existingSecret }}
+{{- $secrets = append $secrets (list "temporal-tls" $v.temporal.tls.existingSecret) }}
+{{- end }}
+{{- if and .temporal $v.temporal.apiKey.existingSecret }}
+{{- $secrets = append $secrets (list "temporal-api-key" $v.temporal.apiKey.existingSecret) }}
+{{- end }}
+{{- range $secrets }}
+{{- if eq $.part "volumes" }}
+- name: {{ index . 0 }}
+  secret:
+    secretName: {{ index . 1 | quote }}
+    defaultMode: 0440
+{{- else }}
+- name: {{ index . 0 }}
+  mountPath: /etc/webhook-fanout/{{ index . 0 }}
+  readOnly: true
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -23,6 +23,13 @@ export const CLIENTS = {
 
 export type ClientName = keyof typeof CLIENTS;
 
+/** the browser login's users (the console) and the console's public client */
+export const USERS = {
+  operator: { username: 'operator', password: 'operator-password', permissions: ['read:webhooks', 'replay:webhooks'] },
+  viewer: { username: 'viewer', password: 'viewer-password', permissions: ['read:webhooks'] },
+} as const;
+export const CONSOLE_CLIENT_ID = 'console-spa';
+
 /**
  * The admin API as production runs it (the ingest process, built and started as cmd/ingest.ts
  * does, real socket), against a real identity provider over HTTP, a fresh Postgres database, and
@@ -69,7 +76,13 @@ export async function startAdminHarness(
   const idpEcKey = ecKey();
   // the provider reads its keys from this file, so the test knows the private keys
   await writeFile(path.join(dir, 'keys.json'), JSON.stringify({ keys: [idpKey.jwk, idpEcKey.jwk] }));
-  const idp = await startIdentityProvider({ audience: AUDIENCE, clients: Object.values(CLIENTS), keysFile: path.join(dir, 'keys.json') });
+  const idp = await startIdentityProvider({
+    audience: AUDIENCE,
+    clients: Object.values(CLIENTS),
+    keysFile: path.join(dir, 'keys.json'),
+    users: Object.values(USERS),
+    browserClients: [{ clientId: CONSOLE_CLIENT_ID, redirectUris: [] }],
+  });
   const fanout = await startFanoutHarness();
   const auth: AdminApiConfig = {
     authUrl: idp.url,
@@ -93,6 +106,7 @@ export async function startAdminHarness(
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const { url, app } = ingest;
+  idp.allowRedirectUri(CONSOLE_CLIENT_ID, `${url}/console/callback`);
   const receivers: Receiver[] = [];
   const bearer = (token?: string): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
 

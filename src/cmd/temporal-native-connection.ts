@@ -1,0 +1,41 @@
+import { NativeConnection } from '@temporalio/worker';
+import type { TemporalConfig } from '../config/config.js';
+import { API_KEY_REFRESH_MS, currentApiKey, temporalConnectionSettings } from '../config/tls.js';
+import { explained } from './temporal-connection.js';
+
+/**
+ * The worker's NativeConnection with the configured TLS, client certificate and API key
+ * (config/tls.ts), its files read now. An API key from a file is read again every
+ * API_KEY_REFRESH_MS and handed to the connection when it changed (a rotated Secret); close()
+ * stops that and closes the connection.
+ */
+export async function connectTemporalNative(t: Pick<TemporalConfig, 'address' | 'tls'>): Promise<NativeConnection> {
+  const settings = temporalConnectionSettings(t);
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(settings);
+  } catch (err) {
+    throw await explained(err, t);
+  }
+  const key = t.tls?.apiKey;
+  if (key === undefined || 'value' in key) return connection;
+  let last = settings.apiKey;
+  const timer = setInterval(() => {
+    let next: string;
+    try {
+      next = currentApiKey(key);
+    } catch {
+      return; // a Secret being rewritten: the next tick reads it
+    }
+    if (next === last) return;
+    last = next;
+    void connection.setApiKey(next).catch(() => undefined);
+  }, API_KEY_REFRESH_MS);
+  timer.unref();
+  const close = connection.close.bind(connection);
+  connection.close = async () => {
+    clearInterval(timer);
+    await close();
+  };
+  return connection;
+}

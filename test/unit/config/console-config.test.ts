@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/env-reader.js';
+
+const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };
+const auth = { AUTH_URL: 'https://tenant.eu.auth0.com', AUTH_AUDIENCE: 'https://api.example.com' };
+
+/** The console's configuration, or the problems named for env. */
+function load(env: Readonly<Record<string, string | undefined>>): { console: ConsoleConfig | null } | { problems: string[] } {
+  try {
+    return { console: loadIngestConfig({ ...base, ...env }).console };
+  } catch (err) {
+    if (err instanceof ConfigError) return { problems: err.problems };
+    throw err;
+  }
+}
+
+describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE_AUTH_FLOW)', () => {
+  it.each([
+    { name: 'on by default with the admin API, implicit flow', env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1' }, console: { clientId: 'spa-1', authFlow: 'implicit' } },
+    { name: 'the code flow with PKCE', env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1', CONSOLE_AUTH_FLOW: 'code' }, console: { clientId: 'spa-1', authFlow: 'code' } },
+    { name: 'switched off', env: { ...auth, CONSOLE_ENABLED: 'false' }, console: null },
+    { name: 'off with the admin API when not asked for', env: { ADMIN_API_ENABLED: 'false' }, console: null },
+  ])('$name', ({ env, console }) => {
+    expect(load(env)).toEqual({ console });
+  });
+
+  it.each([
+    { name: 'no client id', env: auth, problem: /CONSOLE_CLIENT_ID .* is required while the console is on \(set CONSOLE_ENABLED=false/ },
+    { name: 'console asked for without the admin API', env: { ADMIN_API_ENABLED: 'false', CONSOLE_ENABLED: 'true' }, problem: /CONSOLE_ENABLED=true needs the admin API/ },
+    { name: 'unknown flow', env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_AUTH_FLOW: 'hybrid' }, problem: /CONSOLE_AUTH_FLOW must be one of implicit, code, got "hybrid"/ },
+    { name: 'client id with a space', env: { ...auth, CONSOLE_CLIENT_ID: 'a b' }, problem: /CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII/ },
+    { name: 'not a boolean', env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_ENABLED: 'sure' }, problem: /CONSOLE_ENABLED must be true or false/ },
+  ])('names the problem: $name', ({ env, problem }) => {
+    const out = load(env);
+    expect(out).toHaveProperty('problems');
+    expect((out as { problems: string[] }).problems.some((p) => problem.test(p))).toBe(true);
+  });
+
+  it('names every problem at once, the console beside the admin API', () => {
+    const out = load({ CONSOLE_AUTH_FLOW: 'token' }) as { problems: string[] };
+    expect(out.problems.filter((p) => /^(AUTH_URL|AUTH_AUDIENCE|CONSOLE_CLIENT_ID|CONSOLE_AUTH_FLOW)\b/.test(p))).toHaveLength(4);
+  });
+});
