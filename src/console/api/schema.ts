@@ -173,6 +173,7 @@ export interface paths {
                                 receivedAt: string;
                                 publishedAt: string | null;
                                 completedAt: string | null;
+                                payloadDroppedAt: string | null;
                             }[];
                             nextCursor: string | null;
                         };
@@ -300,6 +301,7 @@ export interface paths {
                             receivedAt: string;
                             publishedAt: string | null;
                             completedAt: string | null;
+                            payloadDroppedAt: string | null;
                             /** @description request headers as received, minus credentials */
                             headers: {
                                 [key: string]: string;
@@ -438,7 +440,7 @@ export interface paths {
         put?: never;
         /**
          * Replay the event's FAILED deliveries
-         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery.
+         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send).
          */
         post: {
             parameters: {
@@ -534,7 +536,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The event has no FAILED delivery */
+                /** @description The event has no FAILED delivery, or its payload was dropped by retention */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1020,7 +1022,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a FAILED delivery
-         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED.
+         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send).
          */
         post: {
             parameters: {
@@ -1140,7 +1142,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The delivery is not FAILED */
+                /** @description The delivery is not FAILED, or its payload was dropped by retention */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1193,7 +1195,7 @@ export interface paths {
         put?: never;
         /**
          * Replay FAILED deliveries matching filters (bulk, capped)
-         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`.
+         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send).
          */
         post: {
             parameters: {
