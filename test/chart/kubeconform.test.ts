@@ -44,7 +44,7 @@ describe.each(Object.keys(VALUE_SETS))('kubeconform -strict, %s values', (set) =
     const expected = ['CustomResourceDefinition', 'Deployment', 'ServiceAccount'];
     if (set !== 'minimal') expected.push('Job', 'Pod', 'ClusterRole', 'Role', 'RoleBinding');
     if (!['minimal', 'example-dev'].includes(set)) expected.push('PodDisruptionBudget');
-    if (set.startsWith('full')) expected.push('ServiceMonitor', 'HorizontalPodAutoscaler', 'Ingress');
+    if (set.startsWith('full')) expected.push('ServiceMonitor', 'PrometheusRule', 'ConfigMap', 'HorizontalPodAutoscaler', 'Ingress');
     expectAllValid(report, expected);
   });
 });

@@ -53,8 +53,7 @@ beforeAll(async () => {
   cp = await startKubeControlPlane();
   // CRDs first, server-side, as the chart README tells operators to do before an upgrade
   await kubectlOk(['apply', '--server-side', '--field-manager=webhook-fanout-crds', '-f', path.join(CHART_DIR, 'crds')]);
-  const serviceMonitorCrd = crdFiles().find((f) => f.includes('servicemonitors'))!;
-  await kubectlOk(['apply', '--server-side', '-f', serviceMonitorCrd]);
+  for (const crd of crdFiles().filter((f) => f.includes('monitoring.coreos.com'))) await kubectlOk(['apply', '--server-side', '-f', crd]);
   await kubectlOk([
     'wait',
     '--for=condition=Established',
@@ -62,6 +61,7 @@ beforeAll(async () => {
     'crd/webhookendpoints.webhookfanout.io',
     'crd/inboundcredentials.webhookfanout.io',
     'crd/servicemonitors.monitoring.coreos.com',
+    'crd/prometheusrules.monitoring.coreos.com',
   ]);
   await kubectlOk(['create', 'namespace', NAMESPACE, '--save-config']);
   await kubectlOk([
