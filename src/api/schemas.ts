@@ -231,14 +231,16 @@ export const CredentialSchema = Type.Object(
   {
     id: Uuid(),
     source: Type.String(),
-    username: Type.String(),
+    username: Nullable(Type.String({ description: 'the Basic username; null when the source checks a signature alone' })),
+    verification: Type.String({ description: 'Basic, or the signature scheme: Stripe, GitHub, Shopify, Slack, StandardWebhooks, HMAC' }),
+    basic: Type.Boolean({ description: 'whether Basic credentials are required (alone, or beside the signature)' }),
     eventIdRule: ExtractionRuleSchema,
     eventTypeRule: ExtractionRuleSchema,
     managedBy: Nullable(Type.String()),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
-  { title: 'InboundCredential', description: 'never includes the password or its hash' },
+  { title: 'InboundCredential', description: 'never includes the password, its hash or a signing secret' },
 );
 
 export const listOf = <T extends TSchema>(item: T) =>

@@ -118,6 +118,8 @@ export const credentialView = (r: CredentialViewRow): CredentialView => ({
   id: r.id,
   source: r.source,
   username: r.username,
+  verification: r.verification_type ?? 'Basic',
+  basic: r.username !== null,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
   managedBy: managedBy(r.resource_uid, r.resource_name),

@@ -1,11 +1,14 @@
-import type { ExtractionRule, InboundCredential } from '../domain/records.js';
+import type { ExtractionRule, InboundCredential, SignatureVerification } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toCredential, type CredentialRow } from './rows.js';
 
 export interface CredentialSpec {
   source: string;
-  username: string;
-  passwordHash: string;
+  /** null with passwordHash: no Basic credential, the signature alone */
+  username: string | null;
+  passwordHash: string | null;
+  /** absent or null: Basic only */
+  verification?: SignatureVerification | null;
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
   resourceName: string | null;
@@ -44,6 +47,7 @@ export function createCredentialRepository(db: Db) {
         source: spec.source,
         username: spec.username,
         password_hash: spec.passwordHash,
+        verification: spec.verification ? JSON.stringify(spec.verification) : null,
         event_id_rule: spec.eventIdRule === null ? null : JSON.stringify(spec.eventIdRule),
         event_type_rule: spec.eventTypeRule === null ? null : JSON.stringify(spec.eventTypeRule),
         resource_name: spec.resourceName,

@@ -1,4 +1,4 @@
-import type { Delivery, Endpoint, ExtractionRule, InboundCredential, WebhookEvent } from '../domain/records.js';
+import type { Delivery, Endpoint, ExtractionRule, InboundCredential, SignatureVerification, WebhookEvent } from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -6,8 +6,9 @@ import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domai
 export interface CredentialRow {
   id: string;
   source: string;
-  username: string;
-  password_hash: string;
+  username: string | null;
+  password_hash: string | null;
+  verification: SignatureVerification | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
   resource_uid: string | null;
@@ -22,6 +23,7 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   source: r.source,
   username: r.username,
   passwordHash: r.password_hash,
+  verification: r.verification,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
   resourceUid: r.resource_uid,

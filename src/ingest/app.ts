@@ -102,7 +102,16 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     return undefined;
   });
   // the features, as sibling plugins: the inbound route and, when enabled, the admin API and the console
-  await app.register(inboundWebhooks({ receiveWebhook: deps.receiveWebhook, verifier: deps.verifier, metrics: deps.metrics }));
+  await app.register(
+    inboundWebhooks({
+      receiveWebhook: deps.receiveWebhook,
+      verifier: deps.verifier,
+      metrics: deps.metrics,
+      logger: deps.logger,
+      ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    }),
+  );
   if (deps.adminApi) await app.register(deps.adminApi);
   if (deps.console) await app.register(deps.console);
   return app;

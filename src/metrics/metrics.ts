@@ -23,8 +23,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     registry,
     inboundRequests: new Counter({
       name: 'webhook_fanout_inbound_requests_total',
-      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, unauthorized, invalid, too_large, unavailable, error)',
+      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, handshake, unauthorized, invalid, too_large, unavailable, error)',
       labelNames: ['source', 'outcome'] as const,
+      registers,
+    }),
+    inboundRefused: new Counter({
+      name: 'webhook_fanout_inbound_refused_total',
+      help:
+        'Inbound requests refused with 401, by source (unknown for a source that does not exist) and reason (unknown_source, ' +
+        'missing_credentials, bad_credentials, unexpected_credentials, missing_signature, malformed_signature, bad_signature, stale_timestamp)',
+      labelNames: ['source', 'reason'] as const,
       registers,
     }),
     publishFailures: new Counter({
