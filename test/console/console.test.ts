@@ -210,7 +210,21 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     // the newest events refresh on their own: no reload needed
     const link = page.getByRole('link', { name: `Event ${eventId}` });
     await link.waitFor({ timeout: 60_000 });
+    // the charts of the stats route: the event counted for its source, drawn on a canvas, its figures in a table
+    const events = page.getByRole('figure', { name: 'Events received per source, last hour' });
+    await events.locator('canvas').waitFor();
+    await events.getByText('Figures').click();
+    await events.getByRole('columnheader', { name: 'shop' }).waitFor();
+    await page.getByRole('figure', { name: 'Deliveries by outcome, last hour' }).locator('canvas').waitFor();
+    await page.getByRole('figure', { name: /Failure rate per endpoint/ }).waitFor();
+    await page.getByRole('figure', { name: /p95 delivery latency per endpoint/ }).waitFor();
+    await events.getByText('Figures').click();
     await screenshot(page, 'overview');
+    await page.getByRole('link', { name: 'last day' }).click();
+    await page.getByRole('heading', { name: 'Traffic, last day' }).waitFor();
+    expect(page.url()).toBe(console$('/?range=day'));
+    await page.getByRole('link', { name: 'last hour' }).click();
+    await link.waitFor();
     await link.click();
     await heading(page, 'Event');
     expect(page.url()).toBe(console$(`/events/${eventId}`));
@@ -397,13 +411,13 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
       await page.goto(console$(path));
       await page.locator('h1').waitFor();
       await page.locator('.loading').first().waitFor({ state: 'detached' });
+      await screenshot(page, `page-${name}`);
       const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(serious, `${name}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
       const reachable = await tabOrder(page);
       const all = await controls(page);
       expect(all.length, name).toBeGreaterThan(3);
       for (const c of all) expect(reachable, `${name}: ${c} is not reachable with Tab`).toContain(c);
-      await screenshot(page, `page-${name}`);
     }
     // and used by keyboard alone: from the events list to an event
     await page.goto(console$('/events?source=shop'));

@@ -26,26 +26,6 @@ export type DeliveryStatus = Delivery['status'];
 export const EVENT_STATUSES: readonly EventStatus[] = ['RECEIVED', 'COMPLETED', 'PARTIAL', 'FAILED'];
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'SUCCESS', 'FAILED'];
 
-// ---- until the stats routes are in the generated types (console-api's GET /api/stats/*) -------
-export interface Timeseries {
-  from: string;
-  to: string;
-  bucket: string;
-  bucketSeconds: number;
-  buckets: string[];
-  eventsBySource: Array<{ source: string; counts: number[]; total: number }>;
-  sourcesOmitted: number;
-  deliveriesByOutcome: { SUCCESS: number[]; FAILED: number[] };
-  endpoints: Array<{
-    endpointId: string;
-    name: string;
-    source: string;
-    completed: number[];
-    failed: number[];
-    failureRate: Array<number | null>;
-    latencyP50Ms: Array<number | null>;
-    latencyP95Ms: Array<number | null>;
-    total: { completed: number; failed: number; failureRate: number | null; latencyP50Ms: number | null; latencyP95Ms: number | null };
-  }>;
-  endpointsOmitted: number;
-}
+export type Timeseries = Ok<'/api/stats/timeseries', 'get'>;
+export type Attention = Ok<'/api/stats/attention', 'get'>;
+export type StatsBucket = Timeseries['bucket'];

@@ -49,7 +49,7 @@ export function TimeChart({
             ...(unit ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${v} ${unit}`) } : {}),
           })),
         ],
-        axes: [{}, { size: 56, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
+        axes: [{}, { size: unit === 'ms' ? 84 : 60, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
       },
       [times.slice(), ...series.map((s) => s.values.slice())] as uPlot.AlignedData,
       el,
