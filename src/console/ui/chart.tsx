@@ -45,7 +45,8 @@ export function TimeChart({
             label: s.label,
             stroke: PALETTE[i % PALETTE.length] ?? '#1f4e8c',
             width: 2,
-            points: { show: times.length < 40 },
+            // a ratio or latency exists only in buckets with deliveries: isolated values need their points
+            points: { show: times.length < 40 || s.values.filter((v) => v !== null).length < 30, size: 6 },
             ...(unit ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${v} ${unit}`) } : {}),
           })),
         ],
