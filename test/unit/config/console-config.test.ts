@@ -44,7 +44,7 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
 });
 
 describe("dev mode's console user (WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_PASSWORD)", () => {
-  const devProblems = (env: Record<string, string>): string[] => {
+  const devProblems = (env: Readonly<Record<string, string | undefined>>): string[] => {
     try {
       loadDevConfig(env);
       return [];
