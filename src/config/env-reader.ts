@@ -72,6 +72,13 @@ export function createEnvReader(env: Env) {
       problems.push(`${name} must be true or false, got "${v}"`);
       return fallback;
     },
+    oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+      const v = raw(name);
+      if (v === undefined) return fallback;
+      if ((values as readonly string[]).includes(v)) return v as T;
+      problems.push(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+      return fallback;
+    },
     list(name: string): string[] {
       const v = raw(name);
       return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');

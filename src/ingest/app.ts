@@ -102,7 +102,14 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     return undefined;
   });
   // the features, as sibling plugins: the inbound route and, when enabled, the admin API and the console
-  await app.register(inboundWebhooks({ receiveWebhook: deps.receiveWebhook, verifier: deps.verifier, metrics: deps.metrics }));
+  await app.register(
+    inboundWebhooks({
+      receiveWebhook: deps.receiveWebhook,
+      verifier: deps.verifier,
+      metrics: deps.metrics,
+      ...(deps.inboundTraceContext ? { inboundTraceContext: deps.inboundTraceContext } : {}),
+    }),
+  );
   if (deps.adminApi) await app.register(deps.adminApi);
   if (deps.console) await app.register(deps.console);
   return app;

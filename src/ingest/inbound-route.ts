@@ -7,6 +7,9 @@ import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import { parseBasicAuth } from './basic-auth.js';
 import type { CredentialVerifier } from './credential-verifier.js';
 import type { ReceiveWebhook } from './receive-webhook.js';
+import type { InboundTraceContext } from './trace-context.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { contextOf, inSpan, linkTo, SpanKind, tracingOn } from '../observability/spans.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 
@@ -32,6 +35,26 @@ export interface InboundWebhooksDeps {
    */
   verifier: CredentialVerifier;
   metrics: Metrics;
+  /** what a sender's traceparent is to the request's span (INBOUND_TRACEPARENT; docs/tracing.md); default parent */
+  inboundTraceContext?: InboundTraceContext;
+}
+
+
+/** The inbound request's server span (tracing on only): its parent or link from the sender's headers. */
+function inboundSpan<T extends { eventId: string; duplicate: boolean }>(
+  headers: Record<string, string | string[] | undefined>,
+  source: string,
+  mode: InboundTraceContext,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const link = mode === 'link' ? linkTo(headers) : undefined;
+  const where = mode === 'parent' ? { parent: contextOf(headers) } : { parent: ROOT_CONTEXT, ...(link ? { links: [link] } : {}) };
+  const attributes = { 'http.request.method': 'POST', 'http.route': '/api/webhooks/{source}', 'webhook.source': source };
+  return inSpan('POST /api/webhooks/{source}', { kind: SpanKind.SERVER, attributes, ...where }, async (span) => {
+    const result = await fn();
+    span?.setAttributes({ 'http.response.status_code': 200, 'webhook.event_id': result.eventId, 'webhook.duplicate': result.duplicate });
+    return result;
+  });
 }
 
 /** POST /api/webhooks/{source}: Basic auth per source, the raw body stored and published. */
@@ -69,12 +92,14 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       // the hook let the request in: its credential is there
       if (!credential) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
       try {
-        const result = await deps.receiveWebhook({
-          credential,
-          body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-          contentType: req.headers['content-type'] ?? null,
-          headers: storedHeaders(req.headers),
-        });
+        const receive = () =>
+          deps.receiveWebhook({
+            credential,
+            body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+            contentType: req.headers['content-type'] ?? null,
+            headers: storedHeaders(req.headers),
+          });
+        const result = tracingOn() ? await inboundSpan(req.headers, label, deps.inboundTraceContext ?? 'parent', receive) : await receive();
         deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
         return reply.code(200).send(result);
       } catch (err) {

@@ -6,7 +6,8 @@ import { createDeadLetterer } from './dead-letter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
-import { decodeEventMessage } from './event-message.js';
+import type { TraceCarrier } from '../observability/spans.js';
+import { decodeEventMessage, traceOfMessage } from './event-message.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
 
@@ -17,7 +18,7 @@ import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
  * maxReceiveCount); a permanent or internal AppError moves it to the dead-letter queue at once.
  * A returned string labels the `queueMessages` metric (e.g. 'started', 'already_started').
  */
-export type EventHandler = (eventId: string) => Promise<void | string>;
+export type EventHandler = (eventId: string, trace?: TraceCarrier) => Promise<void | string>;
 
 export interface QueueConsumerOptions {
   /** the configured client: receive and delete use its credentials, endpoint and signer (sqs-calls.ts); the DLQ copy its send() */
@@ -101,7 +102,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     }
     let outcome: void | string;
     try {
-      outcome = await handle(eventId);
+      outcome = await handle(eventId, traceOfMessage(message.MessageAttributes));
     } catch (err) {
       count('error');
       if (isAppError(err) && err.kind !== 'transient') {
