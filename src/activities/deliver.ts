@@ -293,6 +293,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     const outcome = await (tracingOn() ? sendInSpan(send, request, endpoint) : sendSafely(send, request));
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
+    metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });
     metrics.deliveryDuration.observe({ outcome: outcome.kind }, outcome.durationMs / 1000);
     const outcomeLog = { ...log, responseStatus: outcome.status, statusClass: outcome.statusClass, durationMs: Math.round(outcome.durationMs) };
 

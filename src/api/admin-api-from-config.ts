@@ -3,6 +3,7 @@ import type { AdminApiConfig } from '../config/config.js';
 import { createAdminQueries } from '../db/admin-queries.js';
 import type { Db } from '../db/knex.js';
 import { createReplayQueries } from '../db/replay-queries.js';
+import { createStatsQueries } from '../db/stats-queries.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Logger } from '../observability/logger.js';
 import { adminApi } from './admin-api.js';
@@ -41,6 +42,7 @@ export function adminApiFromConfig(
     events: deps.repos.events,
     endpoints: deps.repos.endpoints,
     replay,
+    stats: createStatsQueries(deps.db),
     logger: deps.logger,
     authUrl: deps.auth.authUrl,
     audience: deps.auth.audience,

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AdminQueries } from '../db/admin-queries.js';
 import type { EndpointRepository } from '../db/endpoints.js';
 import type { EventRepository } from '../db/events.js';
+import type { StatsQueries } from '../db/stats-queries.js';
 import type { Logger } from '../observability/logger.js';
 import { createBearerAuth } from './auth/bearer-auth.js';
 import type { VerifyToken } from './auth/token-verifier.js';
@@ -13,6 +14,7 @@ import type { ReplayService } from './replay-service.js';
 import { registerConfigurationRoutes } from './routes/configuration.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
 import { registerEventRoutes } from './routes/events.js';
+import { registerStatsRoutes } from './routes/stats.js';
 import { strictValidatorCompiler } from './validation.js';
 
 export interface AdminApiDeps {
@@ -21,6 +23,7 @@ export interface AdminApiDeps {
   events: Pick<EventRepository, 'get'>;
   endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
+  stats: StatsQueries;
   logger: Logger;
   /** shown in the OpenAPI description: where to get a token */
   authUrl?: string;
@@ -51,10 +54,12 @@ export function adminApi(deps: AdminApiDeps): FastifyPluginAsync {
         events: deps.events,
         endpoints: deps.endpoints,
         replay: deps.replay,
+        stats: deps.stats,
       };
       registerEventRoutes(api, routeDeps);
       registerDeliveryRoutes(api, routeDeps);
       registerConfigurationRoutes(api, routeDeps);
+      registerStatsRoutes(api, routeDeps);
     });
   };
 }

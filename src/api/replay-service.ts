@@ -10,7 +10,7 @@ export type StartReplay = (req: { eventId: string; deliveryIds: string[] }) => P
 
 export interface ReplayServiceDeps {
   deliveries: Pick<DeliveryRepository, 'get' | 'reopenFailed'>;
-  events: Pick<EventRepository, 'get'>;
+  events: Pick<EventRepository, 'get' | 'getMeta'>;
   replays: ReplayQueries;
   startReplay: StartReplay;
   logger: Logger;
@@ -45,11 +45,26 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     }
   };
 
+  /** The event is still there with its payload; else the refusal that says why not. */
+  const replayableEvent = async (eventId: string): Promise<void> => {
+    const e = await deps.events.getMeta(eventId);
+    if (!e) throw permanent('not_found', `no event ${eventId} (deleted by retention, RETENTION_MAX_AGE, if it existed)`);
+    if (e.payloadDroppedAt) {
+      throw permanent(
+        'payload_dropped',
+        `event ${eventId} can not be replayed: its payload was dropped by retention (RETENTION_PAYLOAD_MAX_AGE) at ${e.payloadDroppedAt.toISOString()}; its deliveries and attempts stay readable`,
+      );
+    }
+  };
+
   return {
     async replayDelivery(id, actor) {
       const d = await deps.deliveries.get(id);
       if (!d) throw permanent('not_found', `no delivery ${id}`);
+      await replayableEvent(d.eventId);
       if (!(await deps.deliveries.reopenFailed(id))) {
+        // retention may have dropped the payload since: say so rather than "not FAILED"
+        await replayableEvent(d.eventId);
         const now = (await deps.deliveries.get(id))?.status ?? d.status;
         throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`);
       }
@@ -57,9 +72,12 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     },
 
     async replayEvent(eventId, actor) {
-      if (!(await deps.events.get(eventId))) throw permanent('not_found', `no event ${eventId}`);
+      await replayableEvent(eventId);
       const ids = await deps.replays.reopenFailedOfEvent(eventId);
-      if (ids.length === 0) throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`);
+      if (ids.length === 0) {
+        await replayableEvent(eventId);
+        throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`);
+      }
       return start(eventId, ids, actor);
     },
 

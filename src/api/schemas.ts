@@ -167,6 +167,11 @@ const eventFields = {
   receivedAt: Timestamp(),
   publishedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),
+  payloadDroppedAt: Nullable(
+    Timestamp(
+      'set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): the event, its deliveries and attempts stay, payload is empty, and a replay is refused with 409 payload_dropped',
+    ),
+  ),
 };
 
 export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });
@@ -232,14 +237,16 @@ export const CredentialSchema = Type.Object(
   {
     id: Uuid(),
     source: Type.String(),
-    username: Type.String(),
+    username: Nullable(Type.String({ description: 'the Basic username; null when the source checks a signature alone' })),
+    verification: Type.String({ description: 'Basic, or the signature scheme: Stripe, GitHub, Shopify, Slack, StandardWebhooks, HMAC' }),
+    basic: Type.Boolean({ description: 'whether Basic credentials are required (alone, or beside the signature)' }),
     eventIdRule: ExtractionRuleSchema,
     eventTypeRule: ExtractionRuleSchema,
     managedBy: Nullable(Type.String()),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
-  { title: 'InboundCredential', description: 'never includes the password or its hash' },
+  { title: 'InboundCredential', description: 'never includes the password, its hash or a signing secret' },
 );
 
 export const listOf = <T extends TSchema>(item: T) =>
@@ -285,3 +292,88 @@ export type CredentialView = Static<typeof CredentialSchema>;
 export type EndpointEnabled = Static<typeof EndpointEnabledSchema>;
 export type ReplayStarted = Static<typeof ReplayStartedSchema>;
 export type BulkReplayResult = Static<typeof BulkReplayResultSchema>;
+
+// ---- stats (the console's overview) ---------------------------------------------------------
+
+/** Bucket widths of GET /api/stats/timeseries, in seconds. */
+export const STATS_BUCKETS = { '1m': 60, '5m': 300, '15m': 900, '1h': 3600, '6h': 21_600, '1d': 86_400 } as const;
+export type StatsBucket = keyof typeof STATS_BUCKETS;
+export const STATS_LIMITS = {
+  /** the widest range one request may cover */
+  maxRangeDays: 31,
+  maxBuckets: 1000,
+  /** without `bucket`, the narrowest width giving at most this many buckets */
+  defaultBuckets: 120,
+  /** series per kind in one answer (the busiest first); the rest are counted in *Omitted */
+  maxSeries: 100,
+} as const;
+
+export const TimeseriesQuery = Type.Object(
+  {
+    from: Type.Optional(Timestamp('start of the range (RFC 3339, with offset), rounded down to the bucket; default: `to` minus one hour')),
+    to: Type.Optional(Timestamp('end of the range, exclusive, rounded up to the bucket; default: now')),
+    bucket: Type.Optional(
+      StringEnum(
+        Object.keys(STATS_BUCKETS) as StatsBucket[],
+        `bucket width; default: the narrowest giving at most ${STATS_LIMITS.defaultBuckets} buckets. At most ${STATS_LIMITS.maxBuckets} buckets and ${STATS_LIMITS.maxRangeDays} days a request (400 beyond)`,
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Counts = (description: string) => Type.Array(Type.Integer({ minimum: 0 }), { description });
+const Ratios = (description: string) => Type.Array(Nullable(Type.Number({ minimum: 0 })), { description });
+
+export const TimeseriesSchema = Type.Object(
+  {
+    from: Timestamp('start of the first bucket'),
+    to: Timestamp('end of the last bucket (exclusive)'),
+    bucket: StringEnum(Object.keys(STATS_BUCKETS) as StatsBucket[]),
+    bucketSeconds: Type.Integer(),
+    buckets: Type.Array(Timestamp(), { description: 'start of each bucket; every series below has one value per bucket, in this order' }),
+    eventsBySource: Type.Array(
+      Type.Object({ source: Type.String(), counts: Counts('events received in the bucket'), total: Type.Integer({ minimum: 0 }) }),
+      { description: 'events received per source, the busiest sources first' },
+    ),
+    sourcesOmitted: Type.Integer({ minimum: 0, description: `sources beyond the ${STATS_LIMITS.maxSeries} busiest, not listed` }),
+    deliveriesByOutcome: Type.Object(
+      { SUCCESS: Counts('deliveries that ended SUCCESS in the bucket'), FAILED: Counts('deliveries that ended FAILED in the bucket') },
+      { description: 'deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last)' },
+    ),
+    endpoints: Type.Array(
+      Type.Object({
+        endpointId: Uuid(),
+        name: Type.String(),
+        source: Type.String(),
+        completed: Counts('deliveries to the endpoint that ended in the bucket'),
+        failed: Counts('of those, FAILED'),
+        failureRate: Ratios('failed / completed; null without a delivery'),
+        latencyP50Ms: Ratios('median delivery latency of the SUCCESS ones: from the delivery\'s creation (the event\'s fan-out) to its success, retries included'),
+        latencyP95Ms: Ratios('95th percentile of the same'),
+        total: Type.Object({
+          completed: Type.Integer({ minimum: 0 }),
+          failed: Type.Integer({ minimum: 0 }),
+          failureRate: Nullable(Type.Number({ minimum: 0 })),
+          latencyP50Ms: Nullable(Type.Number({ minimum: 0 })),
+          latencyP95Ms: Nullable(Type.Number({ minimum: 0 })),
+        }),
+      }),
+      { description: 'per endpoint with deliveries that ended in the range: the most failures first, then the busiest' },
+    ),
+    endpointsOmitted: Type.Integer({ minimum: 0, description: `endpoints beyond the first ${STATS_LIMITS.maxSeries}, not listed` }),
+  },
+  { title: 'Timeseries' },
+);
+
+export const AttentionSchema = Type.Object(
+  {
+    failedDeliveries: Type.Integer({ minimum: 0, description: 'FAILED deliveries not held for a disabled endpoint: to replay or to look at' }),
+    heldDeliveries: Type.Integer({ minimum: 0, description: 'deliveries held while their endpoint is disabled, re-delivered once it is enabled' }),
+    pendingOverOneMinute: Type.Integer({ minimum: 0, description: 'deliveries still PENDING a minute after they were created' }),
+    disabledEndpoints: Type.Integer({ minimum: 0, description: 'endpoints auto-disabled (state DISABLED)' }),
+    pausedEndpoints: Type.Integer({ minimum: 0, description: 'endpoints paused by a Retry-After (pausedUntil in the future)' }),
+    at: Timestamp('when the counts were taken'),
+  },
+  { title: 'Attention' },
+);

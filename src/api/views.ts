@@ -62,6 +62,7 @@ export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
   receivedAt: r.received_at.toISOString(),
   publishedAt: iso(r.published_at),
   completedAt: iso(r.completed_at),
+  payloadDroppedAt: iso(r.payload_dropped_at ?? null),
 });
 
 export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]): EventDetail => ({
@@ -76,6 +77,7 @@ export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]):
   receivedAt: e.receivedAt.toISOString(),
   publishedAt: iso(e.publishedAt),
   completedAt: iso(e.completedAt),
+  payloadDroppedAt: iso(e.payloadDroppedAt),
   headers: e.headers,
   ...payloadView(e.payload),
   traceId: traceIdOf(e.traceparent) ?? null,
@@ -118,6 +120,8 @@ export const credentialView = (r: CredentialViewRow): CredentialView => ({
   id: r.id,
   source: r.source,
   username: r.username,
+  verification: r.verification_type ?? 'Basic',
+  basic: r.username !== null,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
   managedBy: managedBy(r.resource_uid, r.resource_name),

@@ -10,6 +10,7 @@ import { migrateLatest } from '../db/migrate.js';
 import { createRedriveQueries } from '../db/redrive-queries.js';
 import { createRepositories } from '../db/repositories.js';
 import { devEnvironment, loadDevProcessConfigs, preflight } from '../dev/dev-environment.js';
+import { ensureConsoleBuilt } from '../dev/console-build.js';
 import { startDevIdentityProvider } from '../dev/dev-idp.js';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/ports.js';
@@ -71,6 +72,13 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
     checks: { postgres: async () => (db ? pingDb(db) : false) },
     start: async () => {
       logger.info({ configDir, dataDir }, 'starting embedded dependencies');
+      // the console is served from dist/console as in production: built (meanwhile) when missing
+      // or older than its sources; a failed build is named, and the rest of dev mode still runs
+      const consoleBuilt = before.ingest.console
+        ? ensureConsoleBuilt({ repoRoot: REPO_ROOT, logger }).catch((err: unknown) => {
+            logger.error({ err: String(err) }, 'the console could not be built: its pages answer 503 (see npm run build)');
+          })
+        : undefined;
       const [databaseUrl, temporalAddress, awsEndpoint] = await Promise.all([
         dev.external.databaseUrl ??
           startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), persistent: true, port: await freePort() }).then((pg) => {
@@ -135,6 +143,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const consumer = buildConsumerProcess({ settings: cfg.consumer, sqs: aws.sqs, client, repos, redrive: createRedriveQueries(liveDb), metrics, logger });
       const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight });
       cleanups.push(() => publisher.close());
+      await consoleBuilt;
       const ingestProcess = await buildIngestProcess({
         settings: cfg.ingest,
         db,

@@ -6,7 +6,10 @@ import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { INBOUND_TRACE_CONTEXTS, type InboundTraceContext } from '../ingest/trace-context.js';
+import { formatDuration, parseDuration } from '../retention/duration.js';
+import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
+import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
 import { tracingWanted } from '../observability/tracing-switch.js';
 
@@ -40,6 +43,8 @@ export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  transport?: AwsTransport;
 }
 
 export interface TemporalConfig {
@@ -96,6 +101,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   publishMaxInFlight: number;
   /** INBOUND_TRACEPARENT: what a sender's traceparent is to the inbound span when tracing (docs/tracing.md) */
   inboundTraceContext: InboundTraceContext;
+  /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
+  retention: RetentionSettings;
 }
 
 /** The queue a consumer reads, and how: the consumer's, and a worker's that consumes the queue itself. */
@@ -181,6 +188,7 @@ export function readTracingConfig(r: EnvReader): TracingConfig {
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
+  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({
@@ -249,6 +257,38 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
+/** A RETENTION_* age: unset = keep forever (null). */
+function age(r: EnvReader, name: string): number | null {
+  const v = r.optional(name);
+  if (v === undefined) return null;
+  const parsed = parseDuration(v);
+  if ('problem' in parsed) {
+    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    return null;
+  }
+  return parsed.seconds;
+}
+
+/** RETENTION_*: off (nothing deleted) unless an age is set; the pace has defaults for a busy database. */
+export function loadRetention(r: EnvReader): RetentionSettings {
+  const maxAgeSeconds = age(r, 'RETENTION_MAX_AGE');
+  const payloadMaxAgeSeconds = age(r, 'RETENTION_PAYLOAD_MAX_AGE');
+  if (maxAgeSeconds !== null && payloadMaxAgeSeconds !== null && payloadMaxAgeSeconds >= maxAgeSeconds) {
+    r.problems.push(
+      `RETENTION_PAYLOAD_MAX_AGE (${formatDuration(payloadMaxAgeSeconds)}) must be shorter than RETENTION_MAX_AGE (${formatDuration(maxAgeSeconds)}): ` +
+        'events are deleted whole at RETENTION_MAX_AGE, so a later payload drop would never happen',
+    );
+  }
+  const d = DEFAULT_RETENTION_SCHEDULE;
+  return {
+    maxAgeSeconds,
+    payloadMaxAgeSeconds,
+    intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
+    batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
+    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),
+  };
+}
+
 export function loadIngestConfig(env: Env): IngestConfig {
   const r = createEnvReader(env);
   const adminApi = loadAdminApiConfig(r);
@@ -271,6 +311,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
     inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT', INBOUND_TRACE_CONTEXTS, 'parent'),
+    retention: loadRetention(r),
   };
   r.done();
   return cfg;
@@ -394,6 +435,7 @@ function devUser(r: EnvReader): { username: string | undefined; password: string
   const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
   const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
   if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username)) r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
+  // dev/dev-idp.ts DEV_READONLY_USER (not imported: src/dev is left out of the build)
   if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
   if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
   return { username, password };

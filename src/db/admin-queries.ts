@@ -106,11 +106,13 @@ function endpointView(db: Db): Knex.QueryBuilder {
   );
 }
 
-/** An inbound credential without its password hash, which is never selected. */
+/** An inbound credential without its password hash or signing secrets, which are never selected. */
 export interface CredentialViewRow {
   id: string;
   source: string;
-  username: string;
+  username: string | null;
+  /** the verification's type alone (null: Basic only) */
+  verification_type: string | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
   resource_uid: string | null;
@@ -158,6 +160,7 @@ export function createAdminQueries(db: Db) {
         'e.published_at',
         'e.received_at',
         'e.completed_at',
+        'e.payload_dropped_at',
         db.raw('octet_length(e.payload) AS payload_size'),
         pageTs(db, 'e.received_at'),
       );
@@ -225,6 +228,7 @@ export function createAdminQueries(db: Db) {
         'c.id',
         'c.source',
         'c.username',
+        db.raw("c.verification->>'type' as verification_type"),
         'c.event_id_rule',
         'c.event_type_rule',
         'c.resource_uid',

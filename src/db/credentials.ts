@@ -1,14 +1,20 @@
-import type { ExtractionRule, InboundCredential } from '../domain/records.js';
+import type { ExtractionRule, InboundCredential, SignatureVerification } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toCredential, type CredentialRow } from './rows.js';
 
 export interface CredentialSpec {
   source: string;
-  username: string;
-  passwordHash: string;
+  /** null with passwordHash: no Basic credential, the signature alone */
+  username: string | null;
+  passwordHash: string | null;
+  /** absent or null: Basic only */
+  verification?: SignatureVerification | null;
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
   resourceName: string | null;
+  /** seconds; null or absent = the global age, 0 = forever (spec.retention) */
+  retentionMaxAgeSeconds?: number | null;
+  retentionPayloadMaxAgeSeconds?: number | null;
 }
 
 export function createCredentialRepository(db: Db) {
@@ -41,9 +47,12 @@ export function createCredentialRepository(db: Db) {
         source: spec.source,
         username: spec.username,
         password_hash: spec.passwordHash,
+        verification: spec.verification ? JSON.stringify(spec.verification) : null,
         event_id_rule: spec.eventIdRule === null ? null : JSON.stringify(spec.eventIdRule),
         event_type_rule: spec.eventTypeRule === null ? null : JSON.stringify(spec.eventTypeRule),
         resource_name: spec.resourceName,
+        retention_max_age_seconds: spec.retentionMaxAgeSeconds ?? null,
+        retention_payload_max_age_seconds: spec.retentionPayloadMaxAgeSeconds ?? null,
       };
       const rows: unknown[] = await db('webhook_inbound_credential')
         .insert({ ...values, resource_uid: resourceUid })

@@ -106,6 +106,15 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
   return res.rows;
 }
 
+/**
+ * For a reopen (a replay): the delivery's event still has its payload, and its row is held FOR
+ * SHARE until the reopen commits. The retention job locks the event's row before it deletes the
+ * event or drops its payload and then checks again that no delivery is PENDING, so a delivery is
+ * never reopened for an event that is going, and an event is never dropped under a replay.
+ */
+export const eventWithPayload = (db: Db) =>
+  db('webhook_event as e').select(db.raw('1')).whereRaw('e.id = webhook_delivery.event_id').whereNull('e.payload_dropped_at').forShare();
+
 export function createDeliveryRepository(db: Db) {
   return {
     /**
@@ -217,6 +226,7 @@ export function createDeliveryRepository(db: Db) {
     async reopenFailed(id: string): Promise<boolean> {
       const n = await db('webhook_delivery')
         .where({ id, status: 'FAILED' })
+        .whereExists(eventWithPayload(db))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() });
       return n > 0;
     },

@@ -31,6 +31,7 @@ const META_COLUMNS = [
   'received_at',
   'completed_at',
   'traceparent',
+  'payload_dropped_at',
 ];
 
 export function createEventRepository(db: Db) {

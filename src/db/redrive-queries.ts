@@ -112,6 +112,16 @@ export function createRedriveQueries(db: Db) {
     },
 
     /** Active endpoints now disabled, for the gauge. */
+    /** What the health panels show: endpoints disabled and paused now, deliveries held (through the held index). */
+    async health(): Promise<{ disabled: number; paused: number; held: number }> {
+      const res = await db.raw<{ rows: Array<{ disabled: number; paused: number; held: number }> }>(
+        `SELECT (SELECT count(*) FROM webhook_endpoint WHERE active AND disabled_at IS NOT NULL) AS disabled,
+                (SELECT count(*) FROM webhook_endpoint WHERE active AND paused_until > now()) AS paused,
+                (SELECT count(*) FROM webhook_delivery WHERE redrive_on_enable) AS held`,
+      );
+      return res.rows[0] ?? { disabled: 0, paused: 0, held: 0 };
+    },
+
     async countDisabled(): Promise<number> {
       const row = await db('webhook_endpoint').where({ active: true }).whereNotNull('disabled_at').count<{ n: string }[]>({ n: '*' });
       return Number(row[0]?.n ?? 0);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { eventWithPayload } from './deliveries.js';
 import type { Db } from './knex.js';
 
 // Replay bookkeeping beyond deliveries.reopenFailed: whole events, bulk by filter, and undoing a
@@ -19,7 +20,8 @@ export interface Reopened {
 }
 
 function failedMatching(db: Db, f: FailedDeliveryFilter): Knex.QueryBuilder {
-  const q = db('webhook_delivery as d').join('webhook_event as e', 'e.id', 'd.event_id').where('d.status', 'FAILED');
+  // an event whose payload retention dropped has nothing left to send: not replayable
+  const q = db('webhook_delivery as d').join('webhook_event as e', 'e.id', 'd.event_id').where('d.status', 'FAILED').whereNull('e.payload_dropped_at');
   if (f.source !== undefined) q.where('e.source', f.source);
   if (f.eventType !== undefined) q.where('e.event_type', f.eventType);
   if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
@@ -34,6 +36,7 @@ export function createReplayQueries(db: Db) {
     async reopenFailedOfEvent(eventId: string): Promise<string[]> {
       const rows = (await db('webhook_delivery')
         .where({ event_id: eventId, status: 'FAILED' })
+        .whereExists(eventWithPayload(db))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() })
         .returning('id')) as Array<{ id: string }>;
       return rows.map((r) => r.id);
@@ -59,6 +62,7 @@ export function createReplayQueries(db: Db) {
       const rows = (await db('webhook_delivery')
         .whereIn('id', picked)
         .andWhere('status', 'FAILED')
+        .whereExists(eventWithPayload(db))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() })
         .returning(['id', 'event_id'])) as Array<{ id: string; event_id: string }>;
       return rows.map((r) => ({ id: r.id, eventId: r.event_id }));

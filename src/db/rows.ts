@@ -1,4 +1,4 @@
-import type { Delivery, Endpoint, ExtractionRule, InboundCredential, WebhookEvent } from '../domain/records.js';
+import type { Delivery, Endpoint, ExtractionRule, InboundCredential, SignatureVerification, WebhookEvent } from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -6,12 +6,15 @@ import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domai
 export interface CredentialRow {
   id: string;
   source: string;
-  username: string;
-  password_hash: string;
+  username: string | null;
+  password_hash: string | null;
+  verification: SignatureVerification | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
   resource_uid: string | null;
   resource_name: string | null;
+  retention_max_age_seconds: number | null;
+  retention_payload_max_age_seconds: number | null;
   updated_at: Date;
 }
 
@@ -20,10 +23,13 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   source: r.source,
   username: r.username,
   passwordHash: r.password_hash,
+  verification: r.verification,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
+  retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
+  retentionPayloadMaxAgeSeconds: r.retention_payload_max_age_seconds ?? null,
   updatedAt: r.updated_at,
 });
 
@@ -100,6 +106,8 @@ export interface EventRow {
   received_at: Date;
   completed_at: Date | null;
   traceparent: string | null;
+  /** absent from statements that do not select it (the delivery path's) */
+  payload_dropped_at?: Date | null;
 }
 
 export const toEvent = (r: EventRow): WebhookEvent => ({
@@ -116,6 +124,7 @@ export const toEvent = (r: EventRow): WebhookEvent => ({
   receivedAt: r.received_at,
   completedAt: r.completed_at,
   traceparent: r.traceparent ?? null,
+  payloadDroppedAt: r.payload_dropped_at ?? null,
 });
 
 export interface DeliveryRow {

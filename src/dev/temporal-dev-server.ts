@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createOutputTail, describeExit } from './output-tail.js';
 import { freePort, waitForPort } from './ports.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -72,26 +73,34 @@ async function startOnce(opts: { port?: number; dbFile?: string; namespace?: str
   const child: ChildProcess = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = opts.log ?? (() => {});
   // the end of its output, for the error when it exits during start
-  let tail = '';
+  const tail = createOutputTail();
   const onOutput = (d: Buffer): void => {
     const text = d.toString();
-    tail = (tail + text).slice(-2_000);
+    tail.push(text);
     log(text);
   };
   child.stdout?.on('data', onOutput);
   child.stderr?.on('data', onOutput);
   let exited = false;
+  let exitStatus = 'no exit status';
   const exit = new Promise<void>((resolve) =>
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       exited = true;
+      exitStatus = describeExit(code, signal);
       resolve();
     }),
   );
+  // a CLI that can not be run (missing, not executable) fails here, not with an exit
+  const spawnFailed = new Promise<never>((_resolve, reject) =>
+    child.once('error', (err) => reject(new Error(`temporal dev server could not be run (${temporalCliPath()}): ${err.message}`, { cause: err }))),
+  );
+  spawnFailed.catch(() => undefined); // an error after the start is not this function's to report
   try {
     await Promise.race([
       waitForPort(port, 60_000),
+      spawnFailed,
       exit.then(() => {
-        throw new DevServerExited(`temporal dev server exited during start${tail.trim() ? `: ${tail.trim()}` : ''}`);
+        throw new DevServerExited(`temporal dev server exited during start (${exitStatus}); its last output:\n${tail.text()}`);
       }),
     ]);
   } catch (err) {

@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   endpoint_not_found: { kind: 'permanent', status: 404, failureType: 'EndpointNotFound', means: "an activity's endpoint row is gone" },
   request_timeout: { kind: 'permanent', status: 408, means: 'the request was not received in time' },
   not_replayable: { kind: 'permanent', status: 409, means: 'a replay of deliveries that are not FAILED' },
+  payload_dropped: { kind: 'permanent', status: 409, means: 'a replay of an event whose payload retention dropped (RETENTION_PAYLOAD_MAX_AGE)' },
   unique_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row that would duplicate a unique key' },
   foreign_key_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row whose reference is gone' },
   payload_too_large: { kind: 'permanent', status: 413, means: 'a body over the size limit' },

@@ -8,15 +8,55 @@ export interface ExtractionRule {
   header?: string;
 }
 
+/**
+ * How a source's calls prove they come from it (docs/sources.md): HTTP Basic, a provider's
+ * signature over the raw body, or both. Basic is the default when a resource names none.
+ */
+export const VERIFICATION_TYPES = ['Basic', 'Stripe', 'GitHub', 'Shopify', 'Slack', 'StandardWebhooks', 'HMAC'] as const;
+export type VerificationType = (typeof VERIFICATION_TYPES)[number];
+export type SignatureType = Exclude<VerificationType, 'Basic'>;
+/** the schemes whose signature covers a timestamp, which toleranceSeconds bounds */
+export const TIMESTAMPED_TYPES: readonly SignatureType[] = ['Stripe', 'Slack', 'StandardWebhooks'];
+export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;
+export const SIGNATURE_ENCODINGS = ['hex', 'base64'] as const;
+
+export const VERIFICATION_LIMITS = {
+  /** secretRefs: one, or up to three while a secret is rotated */
+  secrets: { min: 1, max: 3 },
+  /** what Stripe's, Slack's and the Standard Webhooks libraries default to */
+  toleranceSeconds: { default: 300, min: 1, max: 86_400 },
+} as const;
+
+/** A signature scheme with its secrets resolved (what the webhook_inbound_credential row keeps). */
+export interface SignatureVerification {
+  type: SignatureType;
+  /** 1..3; a signature valid under any of them is accepted */
+  secrets: string[];
+  toleranceSeconds: number;
+  /** HMAC only: where the signature is and how it is made */
+  hmac?: {
+    header: string;
+    algorithm: (typeof HMAC_ALGORITHMS)[number];
+    encoding: (typeof SIGNATURE_ENCODINGS)[number];
+    prefix: string;
+  };
+}
+
 export interface InboundCredential {
   id: string;
   source: string;
-  username: string;
-  passwordHash: string;
+  /** null with passwordHash: the source checks no Basic credential, only its signature */
+  username: string | null;
+  passwordHash: string | null;
+  /** null: Basic only */
+  verification: SignatureVerification | null;
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
   resourceUid: string | null;
   resourceName: string | null;
+  /** the source's own retention ages in seconds (spec.retention): null = the global one, 0 = forever */
+  retentionMaxAgeSeconds: number | null;
+  retentionPayloadMaxAgeSeconds: number | null;
   updatedAt: Date;
 }
 
@@ -90,6 +130,8 @@ export interface WebhookEvent {
   completedAt: Date | null;
   /** the W3C traceparent of the request that stored it, when tracing was on (docs/tracing.md) */
   traceparent: string | null;
+  /** set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): nothing left to send */
+  payloadDroppedAt: Date | null;
 }
 
 export interface Delivery {

@@ -108,6 +108,9 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
       verifier: deps.verifier,
       metrics: deps.metrics,
       ...(deps.inboundTraceContext ? { inboundTraceContext: deps.inboundTraceContext } : {}),
+      logger: deps.logger,
+      ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
+      ...(deps.now === undefined ? {} : { now: deps.now }),
     }),
   );
   if (deps.adminApi) await app.register(deps.adminApi);

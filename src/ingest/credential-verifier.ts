@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
-import type { BasicCredentials } from './basic-auth.js';
+import { parseBasicAuth } from './basic-auth.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 const DEFAULT_COST = 10;
@@ -34,9 +34,23 @@ class Lru<V> {
   }
 }
 
+/** Why a credential was refused before any signature was looked at: for the log and the metric only. */
+export type CredentialRefusal = 'unknown_source' | 'missing_credentials' | 'bad_credentials' | 'unexpected_credentials';
+
+/**
+ * What the headers alone decide. `ok`: the source's Basic credential matched, or it has none and
+ * its signature is checked once the body is in. A refusal is answered at once (`beforeBody`) only
+ * when Basic credentials were presented: without any, every source (unknown, Basic or signed)
+ * reads the body first, so that how a refusal comes says nothing of which sources exist or how
+ * they verify.
+ */
+export type HeadersOutcome =
+  | { ok: true; credential: InboundCredential }
+  | { ok: false; reason: CredentialRefusal; credential: InboundCredential | undefined; beforeBody: boolean };
+
 export interface CredentialVerifier {
-  /** The source's credential when the Basic credentials match it, else undefined. */
-  verify(source: string, presented: BasicCredentials | undefined): Promise<InboundCredential | undefined>;
+  /** Checks the `Authorization` header of a request to /api/webhooks/{source}. */
+  verify(source: string, authorization: string | undefined): Promise<HeadersOutcome>;
 }
 
 export interface VerifierOptions {
@@ -52,10 +66,11 @@ export interface VerifierOptions {
  * Inbound Basic auth. bcrypt runs only on a cache miss; the cache key is a salted hash (SHA-256
  * with a per-process random salt) of source, username, password AND the stored hash, so a rotated
  * credential misses the cache by construction and no plaintext password is kept in memory.
- * An unknown source still pays one bcrypt comparison against a dummy hash, so it answers like a
- * wrong password, in the same time: the dummy has the highest cost among the stored hashes (at
- * least 10), and a wrong password on a cheaper hash waits for a dummy comparison run alongside,
- * so every refusal costs one comparison at that highest cost whatever the source's own hash.
+ * Every presented credential that is refused costs one bcrypt comparison at the highest cost among
+ * the stored hashes (at least 10), through the same statements whether the source is unknown, has
+ * a Basic credential or only a signature: the comparison is against the stored hash when there is
+ * one of that cost, else against a dummy hash of it (a cheaper stored hash is compared alongside
+ * one), so a refusal's time does not say whether the source exists.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
   // per-process random salt: cache keys are useless outside this process and hold no password
@@ -103,40 +118,48 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
   };
 
   return {
-    async verify(source, presented) {
-      if (presented === undefined) return undefined;
+    async verify(source, authorization) {
       const row = await loadRow(source);
       const cost = await currentRefusalCost();
-      if (row === undefined) {
-        await bcrypt.compare(presented.password, await dummyHash(cost));
-        return undefined;
+      if (authorization === undefined) {
+        // nothing to compare: the answer waits for the body whatever the source (see HeadersOutcome)
+        if (row === undefined) return { ok: false, reason: 'unknown_source', credential: undefined, beforeBody: false };
+        if (row.passwordHash !== null) return { ok: false, reason: 'missing_credentials', credential: row, beforeBody: false };
+        return { ok: true, credential: row };
       }
+      // From here one path for every source: the same hashing, comparisons and one bcrypt at the
+      // refusal cost, whether the source is unknown, has Basic, or has a signature alone.
+      const presented = parseBasicAuth(authorization);
+      const username = presented?.username ?? '';
+      const password = presented?.password ?? '';
+      const stored = presented !== undefined && row?.passwordHash ? row.passwordHash : undefined;
       // a salted hash, not an HMAC: it is computed on every request, and HMAC key handling cost more
       const key = createHash('sha256')
         .update(salt)
         .update(source)
         .update('\0')
-        .update(presented.username)
+        .update(username)
         .update('\0')
-        .update(presented.password)
+        .update(password)
         .update('\0')
-        .update(row.passwordHash)
+        .update(stored ?? '')
         .digest('base64');
-      if (verified.get(key)) return row;
-      const userOk = sameString(presented.username, row.username);
-      const rowCost = costOf(row.passwordHash);
-      if (rowCost > refusalCost.cost) refusalCost = { cost: Math.min(rowCost, MAX_COST), at: now() };
-      // a cheaper hash: a dummy comparison at the refusal cost runs alongside, and a refusal waits for it
-      const padding = rowCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(presented.password, h)) : undefined;
-      const passOk = await bcrypt.compare(presented.password, row.passwordHash);
-      if (!(userOk && passOk)) {
+      if (stored !== undefined && verified.get(key) && row) return { ok: true, credential: row };
+      const userOk = sameString(username, row?.username ?? '');
+      const storedCost = stored === undefined ? 0 : costOf(stored);
+      if (storedCost > refusalCost.cost) refusalCost = { cost: Math.min(storedCost, MAX_COST), at: now() };
+      // no stored hash, or a cheaper one: a dummy comparison at the refusal cost, which a refusal waits for
+      const padding = storedCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(password, h)) : undefined;
+      const passOk = stored === undefined ? false : await bcrypt.compare(password, stored);
+      if (!(userOk && passOk && row)) {
         await padding;
-        return undefined;
+        const reason: CredentialRefusal = row === undefined ? 'unknown_source' : row.passwordHash === null ? 'unexpected_credentials' : 'bad_credentials';
+        return { ok: false, reason, credential: row, beforeBody: true };
       }
       // a success leaks nothing the caller does not know; the padding finishes on its own
       padding?.catch(() => undefined);
       verified.set(key, true);
-      return row;
+      return { ok: true, credential: row };
     },
   };
 }

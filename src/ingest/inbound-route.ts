@@ -1,19 +1,29 @@
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import { internal, isAppError, transient } from '../domain/errors.js';
 import { AuthRefused } from '../http/challenge.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
-import { parseBasicAuth } from './basic-auth.js';
-import type { CredentialVerifier } from './credential-verifier.js';
+import type { CredentialRefusal, CredentialVerifier } from './credential-verifier.js';
 import type { ReceiveWebhook } from './receive-webhook.js';
 import type { InboundTraceContext } from './trace-context.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { contextOf, inSpan, linkTo, SpanKind, tracingOn } from '../observability/spans.js';
+import { verifySignature, type SignatureRefusal } from './signatures.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 
 const BASIC_CHALLENGE = { scheme: 'Basic', params: { realm: 'webhooks', charset: 'UTF-8' } } as const;
+
+/**
+ * No refusal is answered sooner than this after its request came in. Whatever checks ran (one
+ * bcrypt comparison for presented Basic credentials, an HMAC for a signature, none for an unknown
+ * source without credentials), they are done well within it, so the time of a 401 tells nothing
+ * of which sources exist or how they verify. Above bcrypt's time at cost 10-12 on a busy core.
+ */
+export const REFUSAL_FLOOR_MS = 250;
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -30,18 +40,22 @@ function storedHeaders(raw: Record<string, string | string[] | undefined>): Reco
 export interface InboundWebhooksDeps {
   receiveWebhook: ReceiveWebhook;
   /**
-   * Inbound credentials are checked as soon as the headers are in, before the body is read: an
-   * unauthenticated sender gets its 401 without being able to stream a body first.
+   * Presented Basic credentials are checked as soon as the headers are in, before the body is
+   * read: a wrong one gets its 401 without being able to stream a body first.
    */
   verifier: CredentialVerifier;
   metrics: Metrics;
+  logger: Logger;
+  /** default REFUSAL_FLOOR_MS */
+  refusalFloorMs?: number;
+  /** the clock signed timestamps are checked against, in ms since the epoch */
+  now?: () => number;
   /** what a sender's traceparent is to the request's span (INBOUND_TRACEPARENT; docs/tracing.md); default parent */
   inboundTraceContext?: InboundTraceContext;
 }
 
-
 /** The inbound request's server span (tracing on only): its parent or link from the sender's headers. */
-function inboundSpan<T extends { eventId: string; duplicate: boolean }>(
+function inboundSpan<T extends { eventId: string; duplicate: boolean } | { handshake: unknown }>(
   headers: Record<string, string | string[] | undefined>,
   source: string,
   mode: InboundTraceContext,
@@ -52,15 +66,43 @@ function inboundSpan<T extends { eventId: string; duplicate: boolean }>(
   const attributes = { 'http.request.method': 'POST', 'http.route': '/api/webhooks/{source}', 'webhook.source': source };
   return inSpan('POST /api/webhooks/{source}', { kind: SpanKind.SERVER, attributes, ...where }, async (span) => {
     const result = await fn();
-    span?.setAttributes({ 'http.response.status_code': 200, 'webhook.event_id': result.eventId, 'webhook.duplicate': result.duplicate });
+    span?.setAttribute('http.response.status_code', 200);
+    if ('eventId' in result) span?.setAttributes({ 'webhook.event_id': result.eventId, 'webhook.duplicate': result.duplicate });
+    else span?.setAttribute('webhook.handshake', true);
     return result;
   });
 }
 
-/** POST /api/webhooks/{source}: Basic auth per source, the raw body stored and published. */
+/** What the headers decided, kept for the handler: a credential, or a refusal that waited for the body. */
+type Admitted =
+  | { at: number; credential: InboundCredential }
+  | { at: number; refused: CredentialRefusal; credential: InboundCredential | undefined };
+
+/**
+ * POST /api/webhooks/{source}: Basic auth and/or a provider's signature per source
+ * (docs/sources.md), the raw body stored and published.
+ */
 export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
-  // credentials checked before the body: what the onRequest hook found, per request
-  const authenticated = new WeakMap<IncomingMessage, InboundCredential>();
+  const admitted = new WeakMap<IncomingMessage, Admitted>();
+  const floorMs = deps.refusalFloorMs ?? REFUSAL_FLOOR_MS;
+  const now = deps.now ?? Date.now;
+
+  /** Logs and counts why, then answers the same 401 for every reason, no sooner than the floor. */
+  const refuse = async (
+    startedAt: number,
+    reason: CredentialRefusal | SignatureRefusal,
+    credential: InboundCredential | undefined,
+    beforeBody: boolean,
+  ): Promise<never> => {
+    // the metric label of an unknown source is not the attacker's string
+    const source = credential?.source ?? 'unknown';
+    deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
+    deps.metrics.inboundRefused.inc({ source, reason });
+    deps.logger.info({ source, reason }, 'inbound request refused');
+    const wait = startedAt + floorMs - performance.now();
+    if (wait > 0) await sleep(wait);
+    throw new AuthRefused('unauthorized', 'missing or invalid credentials or signature for this source', BASIC_CHALLENGE, beforeBody);
+  };
 
   return async (inbound) => {
     // the raw bytes of every content type, untouched, for byte-for-byte storage and signing
@@ -68,43 +110,56 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
     inbound.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
     inbound.addHook('onRequest', async (req) => {
+      const at = performance.now();
       const source = (req.params as { source?: string }).source ?? '';
-      let credential;
+      let outcome;
       try {
-        credential = await deps.verifier.verify(source, parseBasicAuth(req.headers.authorization));
+        outcome = await deps.verifier.verify(source, req.headers.authorization);
       } catch (err) {
         if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
-      if (!credential) {
-        // the metric label of an unknown source is not the attacker's string
-        deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
-        // the same answer for an unknown source, a wrong user and a wrong password
-        throw new AuthRefused('unauthorized', 'missing or invalid credentials for this source', BASIC_CHALLENGE, true);
-      }
-      authenticated.set(req.raw, credential);
+      if (outcome.ok) admitted.set(req.raw, { at, credential: outcome.credential });
+      else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
+      else admitted.set(req.raw, { at, refused: outcome.reason, credential: outcome.credential });
     });
 
     inbound.post<{ Params: { source: string } }>('/api/webhooks/:source', async (req, reply) => {
       const source = req.params.source;
       const label = VALID_SOURCE.test(source) ? source : 'invalid';
-      const credential = authenticated.get(req.raw);
-      // the hook let the request in: its credential is there
-      if (!credential) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
+      const entry = admitted.get(req.raw);
+      // the hook let the request in: its outcome is there
+      if (!entry) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
+      if ('refused' in entry) return refuse(entry.at, entry.refused, entry.credential, false);
+      const { credential } = entry;
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      if (credential.verification) {
+        // on the raw bytes, before anything is parsed or stored
+        const checked = verifySignature(credential.verification, body, req.headers, Math.floor(now() / 1000));
+        if (!checked.ok) return refuse(entry.at, checked.reason, credential, false);
+      }
       try {
         const receive = () =>
           deps.receiveWebhook({
             credential,
-            body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+            body,
             contentType: req.headers['content-type'] ?? null,
             headers: storedHeaders(req.headers),
           });
         const result = tracingOn() ? await inboundSpan(req.headers, label, deps.inboundTraceContext ?? 'parent', receive) : await receive();
-        deps.metrics.inboundRequests.inc({ source: label, outcome: result.duplicate ? 'duplicate' : 'accepted' });
+        if ('handshake' in result) {
+          deps.metrics.inboundRequests.inc({ source: label, outcome: 'handshake' });
+          return reply.code(200).send(result.handshake.answer);
+        }
+        const outcome = result.duplicate ? 'duplicate' : 'accepted';
+        deps.metrics.inboundRequests.inc({ source: label, outcome });
+        // up to the answer: receipt, insert and publish (the sender's wait, less its network)
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         return reply.code(200).send(result);
       } catch (err) {
         const outcome = isAppError(err) ? (err.kind === 'transient' ? 'unavailable' : 'invalid') : 'error';
         deps.metrics.inboundRequests.inc({ source: label, outcome });
+        deps.metrics.inboundDuration.observe({ outcome }, reply.elapsedTime / 1000);
         throw err;
       }
     });

@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
 import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
 import { activeTraceCarrier, inSpan, isSampled, SpanKind, tracingOn } from '../observability/spans.js';
+import { handshakeOf, type Handshake } from './handshakes.js';
 
 export interface InboundRequest {
   /** the source's credential, verified by the HTTP layer before the body was read */
@@ -16,10 +17,8 @@ export interface InboundRequest {
   headers: Record<string, string>;
 }
 
-export interface ReceiveResult {
-  eventId: string;
-  duplicate: boolean;
-}
+/** An event stored and published (or its duplicate), or a provider's handshake answered and not stored. */
+export type ReceiveResult = { eventId: string; duplicate: boolean } | { handshake: Handshake };
 
 const INSERT_ATTRIBUTES = { 'db.system': 'postgresql', 'db.operation.name': 'INSERT', 'db.collection.name': 'webhook_event' };
 const PUBLISH_ATTRIBUTES = { 'messaging.system': 'aws_sns', 'messaging.operation.type': 'send', 'messaging.operation.name': 'PublishBatch' };
@@ -80,10 +79,14 @@ export function createReceiveWebhook(deps: {
         throw permanent('invalid_json', 'the body is declared as JSON but is not valid JSON');
       }
     }
-    const identity = extractIdentity(json, req.headers, {
-      eventId: credential.eventIdRule,
-      eventType: credential.eventTypeRule,
-    });
+    const handshake = handshakeOf(credential.verification?.type, req.headers, json);
+    if (handshake) return { handshake };
+    const identity = extractIdentity(
+      json,
+      req.headers,
+      { eventId: credential.eventIdRule, eventType: credential.eventTypeRule },
+      credential.verification?.type,
+    );
     if ((identity.externalEventId?.length ?? 0) > MAX_IDENTIFIER_LENGTH) {
       throw permanent('invalid_event_id', `the event id is longer than ${MAX_IDENTIFIER_LENGTH} characters`);
     }

@@ -11,7 +11,7 @@ import {
   type SecretResource,
   type WebhookEndpointResource,
 } from '../resources/schema.js';
-import { specProblem } from '../resources/validate.js';
+import { credentialSpecProblem, specProblem } from '../resources/validate.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];
@@ -71,7 +71,7 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
       }
       const schema = kind === 'WebhookEndpoint' ? WebhookEndpointSpec : InboundCredentialSpec;
       const spec = Value.Default(schema, structuredClone(obj.spec ?? {}));
-      const problem = specProblem(schema, spec);
+      const problem = kind === 'WebhookEndpoint' ? specProblem(schema, spec) : credentialSpecProblem(spec);
       if (problem) {
         set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
         return;

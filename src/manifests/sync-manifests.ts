@@ -53,7 +53,7 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
     bySource.set(r.spec.source, id);
     try {
       const previous = await repos.credentials.findBySource(r.spec.source);
-      const row = await credentialRow(r, secrets, previous?.resourceUid === uid ? previous.passwordHash : undefined);
+      const row = await credentialRow(r, secrets, previous?.resourceUid === uid ? previous.passwordHash : null);
       if (previous && previous.resourceUid !== uid) await repos.credentials.deleteByResourceUid(previous.resourceUid ?? '');
       await repos.credentials.upsertByResourceUid(uid, row);
       seenCredentials.add(uid);

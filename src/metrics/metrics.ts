@@ -23,8 +23,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     registry,
     inboundRequests: new Counter({
       name: 'webhook_fanout_inbound_requests_total',
-      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, unauthorized, invalid, too_large, unavailable, error)',
+      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, handshake, unauthorized, invalid, too_large, unavailable, error)',
       labelNames: ['source', 'outcome'] as const,
+      registers,
+    }),
+    inboundRefused: new Counter({
+      name: 'webhook_fanout_inbound_refused_total',
+      help:
+        'Inbound requests refused with 401, by source (unknown for a source that does not exist) and reason (unknown_source, ' +
+        'missing_credentials, bad_credentials, unexpected_credentials, missing_signature, malformed_signature, bad_signature, stale_timestamp)',
+      labelNames: ['source', 'reason'] as const,
       registers,
     }),
     publishFailures: new Counter({
@@ -122,11 +130,97 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Deliveries held while their endpoint was disabled and handed to a replay run after it was enabled',
       registers,
     }),
+    // set by the management server each time /readyz runs its checks (DEPENDENCY_UP)
+    dependencyUp: new Gauge({
+      name: 'webhook_fanout_dependency_up',
+      help: "1 when the process's readiness check of a dependency (postgres, temporal, kubernetes, informers) passed at the last /readyz, 0 when it failed",
+      labelNames: ['dependency'] as const,
+      registers,
+    }),
+    inboundDuration: new Histogram({
+      name: 'webhook_fanout_inbound_request_duration_seconds',
+      help: 'Inbound webhook requests, from the request to the answer (stored and published for accepted ones), by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'webhook_fanout_queue_depth_messages',
+      help: 'Messages in the queue and its DLQ as SQS reports them (approximate), by queue (queue, dlq) and state (visible, in_flight, delayed); every consumer replica reports the same',
+      labelNames: ['queue', 'state'] as const,
+      registers,
+    }),
+    queueMessageAge: new Histogram({
+      name: 'webhook_fanout_queue_message_age_seconds',
+      help: 'Age of a queue message when the consumer received it (since SQS took it from the topic; a redelivered message counts again)',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    }),
+    endpointAttempts: new Counter({
+      name: 'webhook_fanout_endpoint_delivery_attempts_total',
+      help: 'Outbound delivery attempts by endpoint (namespace/name) and outcome (success, retryable, permanent)',
+      labelNames: ['endpoint', 'outcome'] as const,
+      registers,
+    }),
+    endpointsPaused: new Gauge({
+      name: 'webhook_fanout_endpoints_paused',
+      help: 'Active endpoints paused now by a 429/503 with Retry-After (as last seen by the redriver of the consumer)',
+      registers,
+    }),
+    deliveriesHeld: new Gauge({
+      name: 'webhook_fanout_deliveries_held',
+      help: 'Deliveries held for a disabled endpoint, to be redelivered when it is enabled (as last seen by the redriver of the consumer)',
+      registers,
+    }),
+    // retention (docs/deploy.md "Retention"): moved by the ingest replica that holds the lock
+    retentionDeletedRows: new Counter({
+      name: 'webhook_fanout_retention_deleted_rows_total',
+      help: 'Rows deleted by the retention job (RETENTION_MAX_AGE), by table (webhook_event, webhook_delivery, webhook_delivery_attempt)',
+      labelNames: ['table'] as const,
+      registers,
+    }),
+    retentionPayloadsDropped: new Counter({
+      name: 'webhook_fanout_retention_payloads_dropped_total',
+      help: 'Events whose payload and headers the retention job dropped (RETENTION_PAYLOAD_MAX_AGE); the event and its deliveries stay',
+      registers,
+    }),
+    retentionOldestRowAge: new Gauge({
+      name: 'webhook_fanout_retention_oldest_row_age_seconds',
+      help: 'Age of the oldest row by table (webhook_event by received_at, webhook_delivery by created_at), as of the last retention run; 0 = none',
+      labelNames: ['table'] as const,
+      registers,
+    }),
+    retentionOldestPayloadAge: new Gauge({
+      name: 'webhook_fanout_retention_oldest_payload_age_seconds',
+      help: 'Age of the oldest event that still carries its payload, as of the last retention run; 0 = none',
+      registers,
+    }),
+    retentionLastRunDuration: new Gauge({
+      name: 'webhook_fanout_retention_last_run_duration_seconds',
+      help: 'Duration of the last completed retention run on this replica',
+      registers,
+    }),
+    retentionLastRunTimestamp: new Gauge({
+      name: 'webhook_fanout_retention_last_run_timestamp_seconds',
+      help: 'Unix time the last retention run on this replica completed; 0 = none yet',
+      registers,
+    }),
+    retentionRuns: new Counter({
+      name: 'webhook_fanout_retention_runs_total',
+      help: 'Retention runs by result: completed, skipped (another replica held the lock), failed',
+      labelNames: ['result'] as const,
+      registers,
+    }),
   };
+  for (const table of RETENTION_TABLES) metrics.retentionDeletedRows.inc({ table }, 0);
+  for (const result of ['completed', 'skipped', 'failed']) metrics.retentionRuns.inc({ result }, 0);
   // both series from the start, so eager / all is a ratio from the first scrape
   for (const start of WORKFLOW_START_MODES) metrics.workflowsStarted.inc({ start }, 0);
   return metrics;
 }
+
+/** The tables the retention job deletes from (label `table` of retentionDeletedRows). */
+export const RETENTION_TABLES = ['webhook_event', 'webhook_delivery', 'webhook_delivery_attempt'] as const;
 
 /** How a started run's first workflow task reached a worker (label `start` of workflowsStarted). */
 export const WORKFLOW_START_MODES = ['eager', 'task_queue'] as const;

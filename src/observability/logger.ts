@@ -33,6 +33,8 @@ export function createLogger(opts: { level?: string; name?: string } = {}): Logg
         '*.signingSecret',
         '*.password',
         '*.passwordHash',
+        'verification.secrets',
+        '*.verification.secrets',
       ],
       censor: '[redacted]',
     },

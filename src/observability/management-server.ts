@@ -1,8 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 
 export type ReadinessCheck = () => Promise<boolean>;
+
+/** The gauge (metrics/metrics.ts) that /readyz sets per check: 1 reachable, 0 failing. */
+export const DEPENDENCY_UP = 'webhook_fanout_dependency_up';
 
 /**
  * A check that has not answered by then counts as failing: a probe must get an answer (a gRPC
@@ -65,6 +68,10 @@ export async function startManagementServer(opts: {
       Promise.all(names.map((n) => withTimeout(opts.checks[n]!, opts.checkTimeoutMs ?? CHECK_TIMEOUT_MS)))
         .then((results) => {
           const checks = Object.fromEntries(names.map((n, i) => [n, results[i] ? 'ok' : 'failing']));
+          // the probes' answers as a metric too (kubelet asks every few seconds): what an alert
+          // on "Temporal unreachable" reads, without a second round of checks per scrape
+          const up = opts.registry.getSingleMetric(DEPENDENCY_UP);
+          if (up instanceof Gauge) names.forEach((n, i) => up.set({ dependency: n }, results[i] ? 1 : 0));
           const status = shuttingDown ? 'shutting_down' : !started ? 'starting' : results.every(Boolean) ? 'ready' : 'not_ready';
           res.writeHead(status === 'ready' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status, checks }));
         })

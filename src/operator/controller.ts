@@ -161,7 +161,7 @@ export function createController(o: ControllerOptions): Controller {
       if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name) enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
     }
     for (const c of credentials()) {
-      if ((c.metadata.namespace ?? 'default') === ns && c.spec.passwordSecretRef?.name === name) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
+      if ((c.metadata.namespace ?? 'default') === ns && (c.spec.passwordSecretRef?.name === name || c.spec.verification?.secretRefs?.some((r) => r.name === name))) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
     }
   };
   for (const i of informers.endpoints) {

@@ -1,7 +1,17 @@
 import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
 import { DELIVERY_LIMITS, ENDPOINT_STATES } from '../domain/records.js';
-import { API_GROUP, API_VERSION, AUTO_DISABLE_REQUIRED, InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  AUTO_DISABLE_REQUIRED,
+  CREDENTIAL_RULES,
+  InboundCredentialSpec,
+  RETENTION_ORDER_MESSAGE,
+  VERIFICATION_RULES,
+  WebhookEndpointSpec,
+  type SpecRule,
+} from '../resources/schema.js';
 
 /**
  * The CustomResourceDefinitions, generated from the TypeBox specs of src/resources/schema.ts (the
@@ -136,14 +146,49 @@ const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
   ] satisfies CelRule[],
 };
 
+/** The rules src/resources/schema.ts states once, as CEL (dev mode checks their predicates). */
+const celOf = <S>(rules: SpecRule<S>[]): CelRule[] =>
+  rules.map(({ cel, message, fieldPath, reason }) => ({ rule: cel, message, ...(fieldPath ? { fieldPath } : {}), ...(reason ? { reason } : {}) }));
+
+/** A retention age in seconds, in CEL: the pattern has made sure it is digits and one unit. */
+const celSeconds = (v: string) =>
+  `int(${v}.substring(0, size(${v}) - 1)) * (${v}.endsWith('d') ? 86400 : ${v}.endsWith('h') ? 3600 : ${v}.endsWith('m') ? 60 : 1)`;
+
 const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
-  '': { description: 'The HTTP Basic credential that inbound calls of one source must present.' },
-  username: { description: 'HTTP Basic username the sender presents' },
+  '': {
+    description:
+      'How inbound calls of one source prove they come from it: HTTP Basic, a provider signature over the raw body (verification), or both.',
+    'x-kubernetes-validations': celOf(CREDENTIAL_RULES),
+  },
+  username: { description: 'HTTP Basic username the sender presents (Basic, alone or beside a signature)' },
   passwordSecretRef: {
     description: 'the password, or a bcrypt hash of it ($2a$, $2b$ or $2y$); only a bcrypt hash reaches the database',
   },
+  verification: {
+    description:
+      'Basic (default): username + passwordSecretRef. Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC: the signature ' +
+      'of each call is checked over the raw body with the secrets of secretRefs (docs/sources.md); Basic may be required beside it',
+    'x-kubernetes-validations': celOf(VERIFICATION_RULES),
+  },
+  'verification.type': { description: 'Basic, Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC' },
+  'verification.secretRefs': { 'x-kubernetes-list-type': 'atomic' },
   eventIdFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id' },
   eventTypeFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the event type is read; default: body type, then X-Event-Type' },
+  retention: {
+    description:
+      "this source's own retention ages, instead of RETENTION_MAX_AGE / RETENTION_PAYLOAD_MAX_AGE (absent: those); " +
+      'events not yet delivered are never deleted, whatever their age (docs/deploy.md, Retention)',
+    'x-kubernetes-validations': [
+      {
+        rule:
+          "!has(self.maxAge) || !has(self.payloadMaxAge) || self.maxAge == 'forever' || self.payloadMaxAge == 'forever' || " +
+          `${celSeconds('self.payloadMaxAge')} < ${celSeconds('self.maxAge')}`,
+        message: RETENTION_ORDER_MESSAGE,
+        fieldPath: '.payloadMaxAge',
+        reason: 'FieldValueInvalid',
+      },
+    ] satisfies CelRule[],
+  },
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -293,7 +338,8 @@ const KINDS: KindDef[] = [
     status: statusSchema('credentialId', 'id of the webhook_inbound_credential row'),
     columns: [
       { name: 'Source', type: 'string', jsonPath: '.spec.source' },
-      { name: 'Username', type: 'string', jsonPath: '.spec.username' },
+      { name: 'Verification', type: 'string', jsonPath: '.spec.verification.type', description: 'Basic, or the signature scheme' },
+      { name: 'Username', type: 'string', jsonPath: '.spec.username', description: 'Basic username; empty = no Basic' },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason` },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

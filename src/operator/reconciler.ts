@@ -5,7 +5,7 @@ import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { InboundCredentialSpec, WebhookEndpointSpec } from '../resources/schema.js';
+import { WebhookEndpointSpec } from '../resources/schema.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import type { KubeApi } from '../kube/api.js';
@@ -26,7 +26,7 @@ import {
   type WebhookEndpointObject,
 } from './resources.js';
 import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
-import { specProblem } from '../resources/validate.js';
+import { credentialSpecProblem, specProblem } from '../resources/validate.js';
 
 /**
  * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being
@@ -110,7 +110,7 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   async function syncCredential(obj: InboundCredentialObject): Promise<Outcome> {
     const uid = obj.metadata.uid;
-    const problem = specProblem(InboundCredentialSpec, obj.spec);
+    const problem = credentialSpecProblem(obj.spec);
     const existing = await store.credentialByUid(uid);
     if (problem) return notReady(permanent('invalid_spec', problem), existing ? { credentialId: existing.id } : {}, existing !== undefined);
 
@@ -135,14 +135,17 @@ export function createReconciler(deps: ReconcilerDeps) {
     }
 
     const secretRef = obj.spec.passwordSecretRef;
-    const secret = deps.secret(obj.metadata.namespace ?? 'default', secretRef.name);
-    const secretVersion = `${secret?.metadata.uid ?? ''}@${secret?.metadata.resourceVersion ?? ''}/${secretRef.key}`;
+    const secret = secretRef && deps.secret(obj.metadata.namespace ?? 'default', secretRef.name);
+    const secretVersion = `${secret?.metadata.uid ?? ''}@${secret?.metadata.resourceVersion ?? ''}/${secretRef?.key ?? ''}`;
     // The same Secret version as when the stored hash was last checked: hand credentialRow the
     // hash itself (a hash in the Secret is stored as it is), which skips a bcrypt compare.
     const memo = hashMemo.get(uid);
     const memoHit = existing !== undefined && memo?.secretVersion === secretVersion && memo.hash === existing.passwordHash;
-    const storedHash = existing?.passwordHash;
-    const source: SecretResolver = memoHit ? async () => storedHash : resolver;
+    const storedHash = existing?.passwordHash ?? undefined;
+    // only the password is read from the memo: the signing secrets of a verification are read as they are
+    const source: SecretResolver = memoHit
+      ? async (ns, name, key) => (secretRef?.name === name && secretRef.key === key ? storedHash : resolver(ns, name, key))
+      : resolver;
     let row: CredentialSpec;
     try {
       row = await credentialRow(obj, source, existing?.passwordHash);
@@ -150,7 +153,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       return notReady(err, existing ? { credentialId: existing.id } : {}, existing !== undefined);
     }
     if (existing && credentialMatches(existing, row)) {
-      hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
+      if (row.passwordHash !== null) hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
       return { result: 'unchanged', ready: readyTrue(`webhook_inbound_credential ${existing.id} matches the spec`), ids: { credentialId: existing.id } };
     }
     let saved;
@@ -164,7 +167,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       }
       saved = taken.saved;
     }
-    hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
+    if (row.passwordHash !== null) hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
     metrics.rowWrites.inc({ kind: 'InboundCredential', action: existing ? 'updated' : 'created' });
     return { result: 'synced', ready: readyTrue(`webhook_inbound_credential ${saved.id} matches the spec`), ids: { credentialId: saved.id } };
   }

@@ -91,9 +91,12 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     row.source === spec.source &&
     row.username === spec.username &&
     row.passwordHash === spec.passwordHash &&
+    sameJson(row.verification, spec.verification ?? null) &&
     sameJson(row.eventIdRule, spec.eventIdRule) &&
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
-    row.resourceName === spec.resourceName
+    row.resourceName === spec.resourceName &&
+    row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
+    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)
   );
 }
 

@@ -7,7 +7,9 @@ import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
+import { queueCalls } from '../transport/transport-calls.js';
 import { createRedriver } from '../workflows/start/redrive.js';
+import { createQueueDepthProbe } from '../transport/queue-depth.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';
 
 /** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
@@ -52,7 +54,7 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
   });
   const consumer = createQueueConsumer({
     sqs: deps.sqs,
-    aws: settings.aws,
+    calls: () => queueCalls({ sqs: deps.sqs, aws: settings.aws }),
     queueUrl: settings.queueUrl,
     handle: startFanout,
     logger: deps.logger,
@@ -69,13 +71,15 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     logger: deps.logger,
     ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
   });
+  const depth = createQueueDepthProbe({ sqs: deps.sqs, queueUrl: settings.queueUrl, metrics: deps.metrics, logger: deps.logger });
   return {
     start() {
       consumer.start();
       redriver.start();
+      depth.start();
       return {
         async stop() {
-          await Promise.all([consumer.stop(), redriver.stop()]);
+          await Promise.all([consumer.stop(), redriver.stop(), depth.stop()]);
         },
       };
     },

@@ -9,6 +9,7 @@ import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
 import { createSweeper } from '../ingest/sweeper.js';
+import { createRetentionJob, RETENTION_OFF } from '../retention/retention-job.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
@@ -16,7 +17,7 @@ import type { EventPublisher } from '../transport/publisher.js';
 /** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
 export type IngestSettings = Pick<IngestConfig, 'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'> &
   // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
-  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'inboundTraceContext'>>;
+  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext'>>;
 
 export interface IngestDeps {
   settings: IngestSettings;
@@ -46,7 +47,9 @@ export interface IngestProcess {
   /** the public HTTP app (inbound route, admin API), not listening */
   app: FastifyInstance;
   sweeper: ReturnType<typeof createSweeper>;
-  /** listens on settings.port and host, then starts the sweeper (a first pass at once) */
+  /** deletes what is older than settings.retention (off when absent) */
+  retention: ReturnType<typeof createRetentionJob>;
+  /** listens on settings.port and host, then starts the sweeper and the retention job (a first pass of each at once) */
   start(): Promise<StartedIngest>;
 }
 
@@ -95,12 +98,16 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     minAgeMs: settings.sweepMinAgeMs,
     unstartedAfterMs: settings.sweepUnstartedAfterMs,
   });
+  // in ingest because every installation runs it (a consumer may not exist); one replica at a time
+  const retention = createRetentionJob({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: settings.retention ?? RETENTION_OFF });
   return {
     app,
     sweeper,
+    retention,
     async start() {
       await app.listen({ port: settings.port, host: settings.host });
       sweeper.start();
+      retention.start();
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : settings.port;
       const shownHost = settings.host === '0.0.0.0' || settings.host === '::' ? 'localhost' : settings.host;
@@ -110,7 +117,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
         async stop() {
           // close() stops accepting, answers 503 to new requests on kept-alive sockets, drains in-flight ones
           await app.close();
-          await sweeper.stop();
+          await Promise.all([sweeper.stop(), retention.stop()]);
         },
       };
     },

@@ -1,5 +1,14 @@
 import { Type, type Static } from 'typebox';
-import { DELIVERY_LIMITS, SOURCE_PATTERN } from '../domain/records.js';
+import {
+  DELIVERY_LIMITS,
+  HMAC_ALGORITHMS,
+  SIGNATURE_ENCODINGS,
+  SOURCE_PATTERN,
+  TIMESTAMPED_TYPES,
+  VERIFICATION_LIMITS,
+  VERIFICATION_TYPES,
+} from '../domain/records.js';
+import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
@@ -125,17 +134,163 @@ export const WebhookEndpointSpec = Type.Object(
 );
 export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
 
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+export const InboundVerification = Type.Object(
+  {
+    type: Type.Union(
+      VERIFICATION_TYPES.map((t) => Type.Literal(t)),
+      { default: 'Basic' },
+    ),
+    secretRefs: Type.Optional(
+      Type.Array(SecretKeyRef, {
+        minItems: VERIFICATION_LIMITS.secrets.min,
+        maxItems: VERIFICATION_LIMITS.secrets.max,
+        description: 'the signing secret; up to three while one is rotated (a signature valid under any of them is accepted)',
+      }),
+    ),
+    toleranceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: VERIFICATION_LIMITS.toleranceSeconds.min,
+        maximum: VERIFICATION_LIMITS.toleranceSeconds.max,
+        description: `Stripe, Slack, StandardWebhooks: a signed timestamp older or further in the future than this is refused (default ${VERIFICATION_LIMITS.toleranceSeconds.default})`,
+      }),
+    ),
+    header: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME, description: 'HMAC: the request header that carries the signature' }),
+    ),
+    algorithm: Type.Optional(
+      Type.Union(
+        HMAC_ALGORITHMS.map((a) => Type.Literal(a)),
+        { description: 'HMAC: the hash, default sha256' },
+      ),
+    ),
+    encoding: Type.Optional(
+      Type.Union(
+        SIGNATURE_ENCODINGS.map((e) => Type.Literal(e)),
+        { description: 'HMAC: how the signature is written, default hex' },
+      ),
+    ),
+    prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'HMAC: text before the signature, e.g. sha256=' })),
+  },
+  { additionalProperties: false },
+);
+export type InboundVerification = Static<typeof InboundVerification>;
+
+/** A retention age of a source: a duration (90d, 36h, 30m, 45s) or `forever`. */
+export const RETENTION_AGE_PATTERN = `^(${KEEP_FOREVER}|${DURATION_PATTERN.slice(1, -1)})$`;
+
+/** What the CRD's CEL rule (and dev mode) says when a source would drop payloads after deleting its events. */
+export const RETENTION_ORDER_MESSAGE = 'retention.payloadMaxAge must be shorter than retention.maxAge: events are deleted whole at maxAge';
+
+export const SourceRetention = Type.Object(
+  {
+    maxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description: 'delete this source\'s events (with deliveries and attempts) older than this, instead of RETENTION_MAX_AGE: 90d, 36h, 30m, 45s, or forever',
+      }),
+    ),
+    payloadMaxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description: 'drop the payload and headers of this source\'s events older than this, instead of RETENTION_PAYLOAD_MAX_AGE; or forever',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const InboundCredentialSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
-    username: Type.String({ minLength: 1, maxLength: 255 }),
-    passwordSecretRef: SecretKeyRef,
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    passwordSecretRef: Type.Optional(SecretKeyRef),
+    // defaulted so that `kubectl get ic` shows Basic where a resource names no verification
+    verification: Type.Optional({ ...InboundVerification, default: { type: 'Basic' } }),
     eventIdFrom: Type.Optional(ExtractionRule),
     eventTypeFrom: Type.Optional(ExtractionRule),
+    retention: Type.Optional(SourceRetention),
   },
   { additionalProperties: false },
 );
 export type InboundCredentialSpec = Static<typeof InboundCredentialSpec>;
+
+/**
+ * What JSON Schema can not say about an InboundCredential, once: the CRD carries each rule as CEL
+ * (operator/crd.ts) and dev mode checks the same predicate (resources/to-rows.ts), so both refuse
+ * the same manifest with the same words.
+ */
+export interface SpecRule<S> {
+  cel: string;
+  message: string;
+  fieldPath?: string;
+  reason?: 'FieldValueRequired' | 'FieldValueForbidden';
+  holds(spec: S): boolean;
+}
+
+const signed = (v: InboundVerification | undefined): boolean => v !== undefined && v.type !== 'Basic';
+const TIMESTAMPED_CEL = `[${TIMESTAMPED_TYPES.map((t) => `'${t}'`).join(', ')}]`;
+
+export const CREDENTIAL_RULES: SpecRule<InboundCredentialSpec>[] = [
+  {
+    cel: "(has(self.verification) && self.verification.type != 'Basic') || (has(self.username) && has(self.passwordSecretRef))",
+    message: 'username and passwordSecretRef are required when verification.type is Basic (the default when verification is absent)',
+    reason: 'FieldValueRequired',
+    holds: (s) => signed(s.verification) || (s.username !== undefined && s.passwordSecretRef !== undefined),
+  },
+  {
+    cel: 'has(self.username) == has(self.passwordSecretRef)',
+    message: 'username and passwordSecretRef go together: set both (Basic, alone or beside a signature) or neither',
+    holds: (s) => (s.username === undefined) === (s.passwordSecretRef === undefined),
+  },
+];
+
+export const VERIFICATION_RULES: SpecRule<InboundVerification>[] = [
+  {
+    cel: "self.type == 'Basic' || has(self.secretRefs)",
+    message: 'verification.secretRefs is required for a signature type: the signing secret, 1 to 3 while rotating',
+    fieldPath: '.secretRefs',
+    reason: 'FieldValueRequired',
+    holds: (v) => v.type === 'Basic' || v.secretRefs !== undefined,
+  },
+  {
+    cel: "self.type != 'Basic' || !has(self.secretRefs)",
+    message: 'verification.secretRefs is not used with type Basic: its password is spec.passwordSecretRef',
+    fieldPath: '.secretRefs',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.type !== 'Basic' || v.secretRefs === undefined,
+  },
+  {
+    cel: `!has(self.toleranceSeconds) || self.type in ${TIMESTAMPED_CEL}`,
+    message: `verification.toleranceSeconds is only used with ${TIMESTAMPED_TYPES.join(', ')} (the types that sign a timestamp)`,
+    fieldPath: '.toleranceSeconds',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.toleranceSeconds === undefined || (TIMESTAMPED_TYPES as readonly string[]).includes(v.type),
+  },
+  {
+    cel: "self.type != 'HMAC' || has(self.header)",
+    message: 'verification.header is required for type HMAC: the request header that carries the signature',
+    fieldPath: '.header',
+    reason: 'FieldValueRequired',
+    holds: (v) => v.type !== 'HMAC' || v.header !== undefined,
+  },
+  {
+    cel: "self.type == 'HMAC' || !(has(self.header) || has(self.algorithm) || has(self.encoding) || has(self.prefix))",
+    message: 'verification.header, algorithm, encoding and prefix are only used with type HMAC',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.type === 'HMAC' || (v.header ?? v.algorithm ?? v.encoding ?? v.prefix) === undefined,
+  },
+];
+
+/** The first rule an InboundCredential spec breaks, in the CRD's words; undefined when none. */
+export function credentialRuleProblem(spec: InboundCredentialSpec): string | undefined {
+  const v = spec.verification;
+  const broken = CREDENTIAL_RULES.find((r) => !r.holds(spec)) ?? (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v)));
+  return broken ? `spec: ${broken.message}` : undefined;
+}
 
 export interface ObjectMeta {
   name: string;

@@ -2,8 +2,16 @@ import bcrypt from 'bcrypt';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
-import { DELIVERY_LIMITS } from '../domain/records.js';
-import { AUTO_DISABLE_REQUIRED, type InboundCredentialResource, type WebhookEndpointResource } from './schema.js';
+import { DELIVERY_LIMITS, VERIFICATION_LIMITS, type SignatureVerification } from '../domain/records.js';
+import { KEEP_FOREVER, parseDuration } from '../retention/duration.js';
+import {
+  AUTO_DISABLE_REQUIRED,
+  credentialRuleProblem,
+  RETENTION_ORDER_MESSAGE,
+  type InboundCredentialResource,
+  type InboundVerification,
+  type WebhookEndpointResource,
+} from './schema.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -32,7 +40,7 @@ function checkStandardWebhooksKey(value: string, what: string): string {
   const key = value.trim();
   const b64 = key.startsWith('whsec_') ? key.slice('whsec_'.length) : '';
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 16) {
-    throw permanent('invalid_secret', `${what}: a STANDARD_WEBHOOKS key must be whsec_ followed by the base64 of at least 16 bytes`);
+    throw permanent('invalid_secret', `${what}: a Standard Webhooks key must be whsec_ followed by the base64 of at least 16 bytes`);
   }
   return key;
 }
@@ -85,28 +93,81 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   };
 }
 
+/** spec.retention's ages in seconds (null: the global age, 0: forever); checks what the CRD's CEL rule checks. */
+export function retentionSeconds(retention: InboundCredentialResource['spec']['retention']): { maxAge: number | null; payloadMaxAge: number | null } {
+  const seconds = (v: string | undefined, field: string): number | null => {
+    if (v === undefined) return null;
+    if (v === KEEP_FOREVER) return 0;
+    const parsed = parseDuration(v);
+    if ('problem' in parsed) throw permanent('invalid_spec', `retention.${field} ${parsed.problem}`);
+    return parsed.seconds;
+  };
+  const maxAge = seconds(retention?.maxAge, 'maxAge');
+  const payloadMaxAge = seconds(retention?.payloadMaxAge, 'payloadMaxAge');
+  if (maxAge !== null && maxAge > 0 && payloadMaxAge !== null && payloadMaxAge > 0 && payloadMaxAge >= maxAge) {
+    throw permanent('invalid_spec', RETENTION_ORDER_MESSAGE);
+  }
+  return { maxAge, payloadMaxAge };
+}
+
 /**
- * InboundCredential -> webhook_inbound_credential row. The Secret holds a password or a bcrypt
- * hash; only a hash reaches Postgres. `previousHash` avoids re-hashing (and churning the row)
- * when the password did not change.
+ * InboundCredential -> webhook_inbound_credential row. The password Secret holds a password or a
+ * bcrypt hash; only a hash reaches Postgres. `previousHash` avoids re-hashing (and churning the
+ * row) when the password did not change. The signing secrets of a verification are stored as they
+ * are: an HMAC is checked with the secret itself.
  */
 export async function credentialRow(
   r: InboundCredentialResource,
   secrets: SecretResolver,
-  previousHash?: string,
+  previousHash?: string | null,
 ): Promise<CredentialSpec> {
   const ns = r.metadata.namespace ?? 'default';
-  const value = await resolve(secrets, ns, r.spec.passwordSecretRef, 'passwordSecretRef');
-  let passwordHash: string;
-  if (BCRYPT_HASH.test(value)) passwordHash = value;
-  else if (previousHash !== undefined && (await bcrypt.compare(value, previousHash))) passwordHash = previousHash;
-  else passwordHash = await bcrypt.hash(value, BCRYPT_ROUNDS);
+  const problem = credentialRuleProblem(r.spec);
+  if (problem) throw permanent('invalid_spec', problem);
+  const retention = retentionSeconds(r.spec.retention);
+  let username: string | null = null;
+  let passwordHash: string | null = null;
+  if (r.spec.username !== undefined && r.spec.passwordSecretRef !== undefined) {
+    const value = await resolve(secrets, ns, r.spec.passwordSecretRef, 'passwordSecretRef');
+    username = r.spec.username;
+    if (BCRYPT_HASH.test(value)) passwordHash = value;
+    else if (previousHash && (await bcrypt.compare(value, previousHash))) passwordHash = previousHash;
+    else passwordHash = await bcrypt.hash(value, BCRYPT_ROUNDS);
+  }
   return {
     source: r.spec.source,
-    username: r.spec.username,
+    username,
     passwordHash,
+    verification: await verificationRow(r.spec.verification, secrets, ns),
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
     resourceName: `${ns}/${r.metadata.name}`,
+    retentionMaxAgeSeconds: retention.maxAge,
+    retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
+  };
+}
+
+/** spec.verification -> the row's verification (null for Basic), its secrets resolved and checked. */
+async function verificationRow(
+  v: InboundVerification | undefined,
+  secrets: SecretResolver,
+  ns: string,
+): Promise<SignatureVerification | null> {
+  if (v === undefined || v.type === 'Basic') return null;
+  const refs = v.secretRefs ?? [];
+  const values: string[] = [];
+  for (const [i, ref] of refs.entries()) {
+    const what = `verification.secretRefs[${i}]`;
+    const value = await resolve(secrets, ns, ref, what);
+    // the Standard Webhooks key is decoded before use: its form is checked here, not at the first call
+    values.push(v.type === 'StandardWebhooks' ? checkStandardWebhooksKey(value, what) : value);
+  }
+  return {
+    type: v.type,
+    secrets: values,
+    toleranceSeconds: v.toleranceSeconds ?? VERIFICATION_LIMITS.toleranceSeconds.default,
+    ...(v.type === 'HMAC'
+      ? { hmac: { header: (v.header ?? '').toLowerCase(), algorithm: v.algorithm ?? 'sha256', encoding: v.encoding ?? 'hex', prefix: v.prefix ?? '' } }
+      : {}),
   };
 }

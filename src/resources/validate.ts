@@ -1,5 +1,6 @@
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { credentialRuleProblem, InboundCredentialSpec } from './schema.js';
 
 /**
  * The first problem of a resource spec against its schema, as one line naming the field
@@ -34,4 +35,9 @@ function nodeAt(schema: TSchema, pointer: string): unknown {
 function extraNames(params: unknown): string {
   const names = (params as { additionalProperties?: unknown }).additionalProperties;
   return Array.isArray(names) && names.length > 0 ? ` (${names.join(', ')})` : '';
+}
+
+/** specProblem for an InboundCredential, then the rules its CRD states in CEL (resources/schema.ts). */
+export function credentialSpecProblem(spec: unknown): string | undefined {
+  return specProblem(InboundCredentialSpec, spec) ?? credentialRuleProblem(spec as InboundCredentialSpec);
 }

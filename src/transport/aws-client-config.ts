@@ -2,8 +2,19 @@
 // module of its own that loads neither SDK client: a process that needs only one of them (the
 // consumer: SQS) does not load the other (its code stays in memory for the process's life).
 
+/**
+ * How the hot calls (SNS PublishBatch, SQS ReceiveMessage and DeleteMessageBatch) are made:
+ * `signed`, one signed POST each (signed-aws-call.ts, the default: a fraction of the SDK's CPU per
+ * call), or `sdk`, the SDK client's send(): the way back if a provider or a new AWS feature breaks
+ * the hand-written path. Both take the client's credentials, region, endpoint and signer.
+ */
+export const AWS_TRANSPORTS = ['signed', 'sdk'] as const;
+export type AwsTransport = (typeof AWS_TRANSPORTS)[number];
+
 export interface AwsClientsOptions {
   region: string;
+  /** default signed */
+  transport?: AwsTransport;
   /** SNS/SQS endpoint override (emulators, AWS_ENDPOINT_URL); absent = real AWS */
   endpoint?: string;
   /** attempts per call, first included; kept low because publishing sits on the inbound request path */

@@ -2,6 +2,16 @@ import { GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand, type
 import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 
+/** The URL of the DLQ the queue's RedrivePolicy names; undefined: it names none. */
+export async function deadLetterQueueUrl(sqs: SQSClient, queueUrl: string): Promise<string | undefined> {
+  const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+  const policy = attrs.Attributes?.RedrivePolicy;
+  const arn = policy ? (JSON.parse(policy) as { deadLetterTargetArn?: unknown }).deadLetterTargetArn : undefined;
+  const name = typeof arn === 'string' ? arn.split(':').pop() : undefined;
+  if (!name) return undefined;
+  return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+}
+
 /**
  * Moves a message straight to the queue's dead-letter queue, for the messages no redelivery can
  * help (not an event message, or a permanent or internal error): five receives of a poison
@@ -13,15 +23,7 @@ import type { Logger } from '../observability/logger.js';
 export function createDeadLetterer(deps: { sqs: SQSClient; queueUrl: string; logger: Logger }) {
   const { sqs, queueUrl, logger } = deps;
   let dlqUrl: Promise<string | undefined> | undefined;
-
-  async function lookUp(): Promise<string | undefined> {
-    const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
-    const policy = attrs.Attributes?.RedrivePolicy;
-    const arn = policy ? (JSON.parse(policy) as { deadLetterTargetArn?: unknown }).deadLetterTargetArn : undefined;
-    const name = typeof arn === 'string' ? arn.split(':').pop() : undefined;
-    if (!name) return undefined;
-    return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
-  }
+  const lookUp = () => deadLetterQueueUrl(sqs, queueUrl);
 
   return async function deadLetter(message: Message, reason: string): Promise<boolean> {
     try {

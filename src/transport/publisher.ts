@@ -2,7 +2,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher } from './batching-publisher.js';
-import { createSnsPublishBatch } from './sns-publish-batch.js';
+import { publishBatchCalls } from './transport-calls.js';
 import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
 
 export interface EventPublisher {
@@ -15,8 +15,9 @@ export interface EventPublisher {
 
 /**
  * The publisher ingest, dev mode, the tests and the bench use: event ids batched into PublishBatch
- * calls (batching-publisher.ts), each call one signed POST (sns-publish-batch.ts) with the
- * credentials, endpoint and signer of the configured SNS client. close() after the last publish.
+ * calls (batching-publisher.ts), each call made as AWS_TRANSPORT says (transport-calls.ts: one
+ * signed POST, or the SDK's send) with the credentials, endpoint and signer of the configured SNS
+ * client. close() after the last publish.
  */
 export function createEventPublisher(deps: {
   sns: SNSClient;
@@ -25,7 +26,7 @@ export function createEventPublisher(deps: {
   maxInFlight?: number;
 }): EventPublisher & { flush(): Promise<void>; close(): Promise<void> } {
   const maxInFlight = deps.maxInFlight ?? DEFAULT_PUBLISH_MAX_IN_FLIGHT;
-  const calls = createSnsPublishBatch({ sns: deps.sns, aws: deps.aws, connections: maxInFlight });
+  const calls = publishBatchCalls({ sns: deps.sns, aws: deps.aws, connections: maxInFlight });
   const publisher = createBatchingSnsPublisher({ calls, topicArn: deps.topicArn, maxInFlight });
   return {
     publish: (eventId, trace) => publisher.publish(eventId, trace),

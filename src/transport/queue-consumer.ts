@@ -8,8 +8,7 @@ import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
 import type { TraceCarrier } from '../observability/spans.js';
 import { decodeEventMessage, traceOfMessage } from './event-message.js';
-import type { AwsClientsOptions } from './aws-client-config.js';
-import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
+import type { SqsCalls } from './sqs-calls.js';
 
 /**
  * Handles one event id. Resolving means "done, delete the message". Throwing is the queue
@@ -21,14 +20,17 @@ import { createSqsCalls, type SqsCalls } from './sqs-calls.js';
 export type EventHandler = (eventId: string, trace?: TraceCarrier) => Promise<void | string>;
 
 export interface QueueConsumerOptions {
-  /** the configured client: receive and delete use its credentials, endpoint and signer (sqs-calls.ts); the DLQ copy its send() */
+  /** the configured client: the DLQ copy uses its send() */
   sqs: SQSClient;
-  /** the options the client was made with: timeouts and attempts of the receive and delete calls */
-  aws: AwsClientsOptions;
+  /**
+   * makes the receive and delete calls, on each start(); they are closed once stop() has sent the
+   * last delete. Production passes queueCalls (transport-calls.ts: signed or the SDK's, by AWS_TRANSPORT).
+   */
+  calls: () => SqsCalls;
   queueUrl: string;
   handle: EventHandler;
   logger?: Logger;
-  metrics?: Pick<Metrics, 'queueMessages'>;
+  metrics?: Pick<Metrics, 'queueMessages' | 'queueMessageAge'>;
   /** most messages per ReceiveMessage, 1..10 (and at most concurrency) */
   batchSize?: number;
   /** long-poll wait, 0..20 s */
@@ -90,6 +92,9 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
 
   async function processMessage(message: Message): Promise<void> {
     const receiveCount = message.Attributes?.ApproximateReceiveCount;
+    // the queue's age as the consumer sees it: SQS's own ApproximateAgeOfOldestMessage is CloudWatch's only
+    const sentAt = Number(message.Attributes?.SentTimestamp);
+    if (Number.isFinite(sentAt) && sentAt > 0) metrics?.queueMessageAge.observe(Math.max(0, Date.now() - sentAt) / 1000);
     const eventId = decodeEventMessage(message.Body);
     if (eventId === undefined) {
       count('invalid');
@@ -210,7 +215,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
       stopping = false;
       stopped = undefined;
       abort = new AbortController();
-      calls = createSqsCalls({ sqs, aws: opts.aws });
+      calls = opts.calls();
       loopDone = loop(abort.signal).catch((err: unknown) => {
         logger.error({ err: describeError(err) }, 'queue consumer loop ended unexpectedly');
       });

@@ -83,7 +83,7 @@ export function createSignedAwsCall(deps: {
   let target: Promise<{ url: URL; sign: Signer }> | undefined;
 
   async function once(req: { headers: Record<string, string>; body: string; signal?: AbortSignal }): Promise<string> {
-    target ??= resolveTarget(client).catch((err: unknown) => {
+    target ??= resolveCallTarget(client).catch((err: unknown) => {
       target = undefined;
       throw err;
     });
@@ -180,7 +180,7 @@ interface SignableRequest {
 type Signer = (signingDate: Date, req: SignableRequest) => Promise<{ headers: Record<string, string> }>;
 
 /** The endpoint and signer the client would use for a call, from its resolved configuration. */
-async function resolveTarget(client: AwsServiceClient): Promise<{ url: URL; sign: Signer }> {
+export async function resolveCallTarget(client: AwsServiceClient): Promise<{ url: URL; sign: Signer }> {
   const cfg = client.config;
   // the SDK's order: the client's endpoint, else AWS_ENDPOINT_URL_<SERVICE> / AWS_ENDPOINT_URL and
   // the shared config file's (unless ignored), else the rules for region, FIPS and dual stack

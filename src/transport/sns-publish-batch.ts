@@ -54,9 +54,7 @@ export function createSnsPublishBatch(deps: {
   });
   return {
     async publishBatch(topicArn, entries) {
-      if (entries.length === 0 || entries.length > MAX_PUBLISH_BATCH || new Set(entries.map((e) => e.id)).size !== entries.length) {
-        throw internal('invalid_publish_batch', `a PublishBatch takes 1 to ${MAX_PUBLISH_BATCH} entries with distinct ids`);
-      }
+      checkPublishBatch(entries);
       const text = await call.send({
         headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
         body: publishBatchBody(topicArn, entries),
@@ -65,6 +63,13 @@ export function createSnsPublishBatch(deps: {
     },
     close: () => call.close(),
   };
+}
+
+/** What SNS would refuse as a whole: a bug of the caller, whichever transport makes the call. */
+export function checkPublishBatch(entries: readonly PublishBatchEntry[]): void {
+  if (entries.length === 0 || entries.length > MAX_PUBLISH_BATCH || new Set(entries.map((e) => e.id)).size !== entries.length) {
+    throw internal('invalid_publish_batch', `a PublishBatch takes 1 to ${MAX_PUBLISH_BATCH} entries with distinct ids`);
+  }
 }
 
 // ---- the query protocol: what goes out and what comes back (pure, unit-tested) ----

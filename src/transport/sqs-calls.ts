@@ -70,7 +70,8 @@ export function createSqsCalls(deps: {
           QueueUrl: req.queueUrl,
           MaxNumberOfMessages: req.maxMessages,
           WaitTimeSeconds: req.waitTimeSeconds,
-          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
+          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
           // the trace context ingest sent with the event (docs/tracing.md); nothing else
           MessageAttributeNames: [...TRACE_ATTRIBUTES],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),

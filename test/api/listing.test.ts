@@ -305,8 +305,25 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(res.text).not.toContain('$2');
     expect(res.text).not.toContain('inbound-password');
     expect(res.json()).toMatchObject({
-      items: [{ source, username: 'sender', eventIdRule: { jsonPath: 'data.id' }, eventTypeRule: null, managedBy: 'default/cred' }],
+      items: [{ source, username: 'sender', verification: 'Basic', basic: true, eventIdRule: { jsonPath: 'data.id' }, eventTypeRule: null, managedBy: 'default/cred' }],
       nextCursor: null,
     });
+  });
+
+  it('a signed source shows its scheme, never its signing secrets', async () => {
+    const source = uniqueSource('signed');
+    await h.fanout.repos.credentials.upsertByResourceUid('manifest:default/signed', {
+      source,
+      username: null,
+      passwordHash: null,
+      verification: { type: 'GitHub', secrets: ['gh-signing-secret-1', 'gh-signing-secret-2'], toleranceSeconds: 300 },
+      eventIdRule: null,
+      eventTypeRule: null,
+      resourceName: 'default/signed',
+    });
+    const res = await h.get(`/api/inbound-credentials?source=${source}`, token);
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).not.toContain('gh-signing-secret');
+    expect(res.json()).toMatchObject({ items: [{ source, username: null, verification: 'GitHub', basic: false }] });
   });
 });

@@ -37,6 +37,8 @@ describe('OpenAPI document and docs page', () => {
         'GET /api/endpoints',
         'POST /api/endpoints/{id}/enable',
         'GET /api/inbound-credentials',
+        'GET /api/stats/attention',
+        'GET /api/stats/timeseries',
         'POST /api/webhooks/{source}',
       ].sort(),
     );

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, VALUE_SETS, helmTemplate } from './support/chart.js';
@@ -44,14 +44,15 @@ describe.each(Object.keys(VALUE_SETS))('kubeconform -strict, %s values', (set) =
     const expected = ['CustomResourceDefinition', 'Deployment', 'ServiceAccount'];
     if (set !== 'minimal') expected.push('Job', 'Pod', 'ClusterRole', 'Role', 'RoleBinding');
     if (!['minimal', 'example-dev'].includes(set)) expected.push('PodDisruptionBudget');
-    if (set.startsWith('full')) expected.push('ServiceMonitor', 'HorizontalPodAutoscaler', 'Ingress');
+    if (set.startsWith('full')) expected.push('ServiceMonitor', 'PrometheusRule', 'ConfigMap', 'HorizontalPodAutoscaler', 'Ingress');
     expectAllValid(report, expected);
   });
 });
 
 describe('kubeconform on the sample custom resources (examples/dev)', () => {
   it('accepts WebhookEndpoint, InboundCredential and Secret manifests', async () => {
-    const files = ['examples/dev/credentials.yaml', 'examples/dev/endpoints.yaml'];
+    const sources = (await readdir(path.join(REPO_ROOT, 'examples/sources'))).map((f) => `examples/sources/${f}`);
+    const files = ['examples/dev/credentials.yaml', 'examples/dev/endpoints.yaml', ...sources];
     const manifests = (await Promise.all(files.map((f) => readFile(path.join(REPO_ROOT, f), 'utf8')))).join('\n---\n');
     const report = await kubeconform(manifests, versions.at(-1)!, crds.dir);
     expectAllValid(report, ['WebhookEndpoint', 'InboundCredential', 'Secret']);

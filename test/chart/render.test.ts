@@ -612,7 +612,7 @@ describe('layout, the helm create way', () => {
     for (const [source, k] of kinds) {
       expect([...k], source).toHaveLength(1);
       expect(source, 'a component folder, or one of the release-wide files').toMatch(
-        /^templates\/((ingest|consumer|worker|operator|migration|transport-setup|rbac|tests)\/[a-z-]+\.yaml|servicemonitor\.yaml)$/,
+        /^templates\/((ingest|consumer|worker|operator|migration|transport-setup|rbac|tests)\/[a-z-]+\.yaml|servicemonitor\.yaml|prometheusrule\.yaml|dashboards\.yaml)$/,
       );
     }
     // the Deployments share one pod template: no other template file writes a container

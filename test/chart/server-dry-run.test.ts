@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,8 +53,7 @@ beforeAll(async () => {
   cp = await startKubeControlPlane();
   // CRDs first, server-side, as the chart README tells operators to do before an upgrade
   await kubectlOk(['apply', '--server-side', '--field-manager=webhook-fanout-crds', '-f', path.join(CHART_DIR, 'crds')]);
-  const serviceMonitorCrd = crdFiles().find((f) => f.includes('servicemonitors'))!;
-  await kubectlOk(['apply', '--server-side', '-f', serviceMonitorCrd]);
+  for (const crd of crdFiles().filter((f) => f.includes('monitoring.coreos.com'))) await kubectlOk(['apply', '--server-side', '-f', crd]);
   await kubectlOk([
     'wait',
     '--for=condition=Established',
@@ -62,6 +61,7 @@ beforeAll(async () => {
     'crd/webhookendpoints.webhookfanout.io',
     'crd/inboundcredentials.webhookfanout.io',
     'crd/servicemonitors.monitoring.coreos.com',
+    'crd/prometheusrules.monitoring.coreos.com',
   ]);
   await kubectlOk(['create', 'namespace', NAMESPACE, '--save-config']);
   await kubectlOk([
@@ -126,9 +126,11 @@ describe('the dry run is meaningful', () => {
   });
 });
 
-describe('the sample custom resources (examples/dev)', () => {
+describe('the sample custom resources (examples/dev, examples/sources)', () => {
   it('are accepted by the API server with the chart CRDs', async () => {
-    for (const f of ['examples/dev/credentials.yaml', 'examples/dev/endpoints.yaml']) {
+    const sources = (await readdir(path.join(REPO_ROOT, 'examples/sources'))).map((f) => `examples/sources/${f}`);
+    expect(sources.length).toBeGreaterThanOrEqual(6);
+    for (const f of ['examples/dev/credentials.yaml', 'examples/dev/endpoints.yaml', ...sources]) {
       const text = await readFile(path.join(REPO_ROOT, f), 'utf8');
       const r = await dryRun(text, 'default');
       expect(r.code, `${f}: ${r.stderr}`).toBe(0);

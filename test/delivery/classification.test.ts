@@ -2,14 +2,18 @@ import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, createSender } from '../../src/delivery/index.js';
 import type { DeliveryOutcome, Sender } from '../../src/delivery/index.js';
-import { closedPort, outbound, startReceiver } from './receiver.js';
-import type { Receiver } from './receiver.js';
+import { outbound } from './outbound.js';
+import { refusedUrl, startReceiver } from '../support/receiver.js';
+import type { Receiver, Script } from '../support/receiver.js';
+
+type Handler = Extract<Script, { handler: unknown }>['handler'];
 
 let sender: Sender;
 const receivers: Receiver[] = [];
 
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
+/** a receiver that answers through `handler` (the default: 200 ok) */
+async function receiver(handler?: Handler): Promise<Receiver> {
+  const r = await startReceiver(handler ? { handler } : undefined);
   receivers.push(r);
   return r;
 }
@@ -130,7 +134,7 @@ describe('classification of failures', () => {
   });
 
   it('a port with nothing listening is a retryable refused', async () => {
-    const port = await closedPort();
+    const port = Number(new URL(await refusedUrl()).port);
     const outcome = await sender.send(outbound(`http://127.0.0.1:${port}/hook`));
     expect(outcome).toMatchObject({ kind: 'retryable', status: null, body: null, statusClass: 'refused' });
     expect(outcome.kind !== 'success' && outcome.error).toContain('ECONNREFUSED');

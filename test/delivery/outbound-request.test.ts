@@ -2,8 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, createSender, signBody } from '../../src/delivery/index.js';
 import type { Sender } from '../../src/delivery/index.js';
-import { outbound, startReceiver } from './receiver.js';
-import type { Receiver } from './receiver.js';
+import { outbound } from './outbound.js';
+import { startReceiver } from '../support/receiver.js';
+import type { Receiver } from '../support/receiver.js';
 
 // not JSON, not UTF-8: NUL, 0xff, a lone continuation byte, then UTF-8 text with non-ASCII
 const binaryBody = Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0d, 0x0a]), Buffer.from('héllo €uro ✓', 'utf8')]);
@@ -34,14 +35,14 @@ describe('outbound request', () => {
   it('NONE: sends the body byte-for-byte with the original content type and the X-Webhook-* headers', async () => {
     receiver = await startReceiver();
     const outcome = await sender.send(
-      outbound(`${receiver.url}/hooks/a?x=1`, { body: binaryBody, contentType: 'application/x-custom-binary' }),
+      outbound(`${receiver.origin}/hooks/a?x=1`, { body: binaryBody, contentType: 'application/x-custom-binary' }),
     );
 
     expect(outcome).toMatchObject({ kind: 'success', status: 200, body: 'ok', statusClass: '2xx' });
     expect(receiver.requests).toHaveLength(1);
     const got = receiver.requests[0]!;
     expect(got.method).toBe('POST');
-    expect(got.url).toBe('/hooks/a?x=1');
+    expect(got.path).toBe('/hooks/a?x=1');
     expect(got.body.equals(binaryBody)).toBe(true);
     expect(got.headers['content-type']).toBe('application/x-custom-binary');
     expect(got.headers['content-length']).toBe(String(binaryBody.length));
@@ -56,10 +57,10 @@ describe('outbound request', () => {
   });
 
   it('BASIC: Authorization is Basic base64(username:password)', async () => {
-    receiver = await startReceiver((req, res) => {
+    receiver = await startReceiver({ handler: (req, res) => {
       res.statusCode = req.headers.authorization === 'Basic YWxpY2U6czNjcjN0OnfDtnJk' ? 204 : 401;
       res.end();
-    });
+    } });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BASIC', username: 'alice', secret: 's3cr3t:wörd', signingSecret: null } }),
     );
@@ -70,10 +71,10 @@ describe('outbound request', () => {
   });
 
   it('BEARER: Authorization is Bearer <token>', async () => {
-    receiver = await startReceiver((req, res) => {
+    receiver = await startReceiver({ handler: (req, res) => {
       res.statusCode = req.headers.authorization === 'Bearer tok_live_123' ? 200 : 401;
       res.end();
-    });
+    } });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_live_123', signingSecret: null } }),
     );
@@ -83,13 +84,13 @@ describe('outbound request', () => {
   it('HMAC: the receiver recomputes base64(HMAC-SHA256(raw body, secret)) and it matches', async () => {
     const secret = 'whsec_9f8e7d';
     let verified = false;
-    receiver = await startReceiver((req, res) => {
+    receiver = await startReceiver({ handler: (req, res) => {
       const expected = createHmac('sha256', secret).update(req.body).digest();
       const given = Buffer.from(String(req.headers['x-webhook-signature']), 'base64');
       verified = given.length === expected.length && timingSafeEqual(given, expected);
       res.statusCode = verified ? 200 : 401;
       res.end();
-    });
+    } });
     const outcome = await sender.send(
       outbound(receiver.url, {
         body: binaryBody,
@@ -103,11 +104,11 @@ describe('outbound request', () => {
   });
 
   it('HMAC: a different secret does not verify (the receiver check can fail)', async () => {
-    receiver = await startReceiver((req, res) => {
+    receiver = await startReceiver({ handler: (req, res) => {
       const expected = createHmac('sha256', 'the-right-secret').update(req.body).digest('base64');
       res.statusCode = req.headers['x-webhook-signature'] === expected ? 200 : 401;
       res.end();
-    });
+    } });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'HMAC', username: null, secret: null, signingSecret: 'a-wrong-secret' } }),
     );
@@ -204,10 +205,10 @@ describe('outbound request', () => {
   });
 
   it('never puts the BASIC password or BEARER token into an error', async () => {
-    receiver = await startReceiver((_req, res) => {
+    receiver = await startReceiver({ handler: (_req, res) => {
       res.statusCode = 403;
       res.end('forbidden');
-    });
+    } });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_do_not_leak', signingSecret: null } }),
     );

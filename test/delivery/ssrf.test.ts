@@ -2,8 +2,9 @@ import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAddressPolicy, createSender } from '../../src/delivery/index.js';
 import type { Resolve, Sender } from '../../src/delivery/index.js';
-import { outbound, startReceiver } from './receiver.js';
-import type { Receiver } from './receiver.js';
+import { outbound } from './outbound.js';
+import { startReceiver } from '../support/receiver.js';
+import type { Receiver } from '../support/receiver.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -116,7 +117,7 @@ describe('sender with the SSRF guard', () => {
   it('checks an IP literal host before sending', async () => {
     const receiver = track(await startReceiver());
     const guarded = track(createSender({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.1/32'] }) }));
-    const outcome = await guarded.send(outbound(`${receiver.url}/hook`));
+    const outcome = await guarded.send(outbound(receiver.url));
     expect(outcome).toMatchObject({ kind: 'permanent', statusClass: 'blocked' });
     expect(receiver.connections()).toBe(0);
   });
@@ -144,10 +145,10 @@ describe('sender with the SSRF guard', () => {
   it('checks every new connection: a DNS answer that changes to a metadata address (rebinding) is blocked', async () => {
     // Connection: close forces a new connection, hence a new lookup, for the next attempt
     const receiver = track(
-      await startReceiver((_req, res) => {
+      await startReceiver({ handler: (_req, res) => {
         res.setHeader('Connection', 'close');
         res.end('ok');
-      }),
+      } }),
     );
     let lookups = 0;
     const resolve: Resolve = async () => {

@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildHeaders, createAddressPolicy, createSender } from '../../src/delivery/index.js';
 import type { Sender } from '../../src/delivery/index.js';
 import type { OutboundRequest } from '../../src/delivery/types.js';
-import { outbound, startReceiver } from './receiver.js';
-import type { ReceivedRequest, Receiver } from './receiver.js';
+import { outbound } from './outbound.js';
+import { startReceiver } from '../support/receiver.js';
+import type { RecordedRequest as ReceivedRequest, Receiver } from '../support/receiver.js';
 
 // Receivers verify with the published Standard Webhooks library (npm standardwebhooks), exactly
 // as a downstream service would; nothing here re-implements the verification.
@@ -23,7 +24,7 @@ const swAuth = (signingSecret: string, previousSigningSecret: string | null = nu
 /** A receiver that answers 204 when `key` verifies the request, 401 with the library's reason otherwise. */
 function verifyingReceiver(key: string, tamper: (body: Buffer) => Buffer = (b) => b): Promise<Receiver> {
   const wh = new Webhook(key);
-  return startReceiver((req, res) => {
+  return startReceiver({ handler: (req, res) => {
     try {
       wh.verify(tamper(req.body), stringHeaders(req));
       res.statusCode = 204;
@@ -32,7 +33,7 @@ function verifyingReceiver(key: string, tamper: (body: Buffer) => Buffer = (b) =
       res.statusCode = 401;
       res.end(err instanceof Error ? err.message : 'invalid');
     }
-  });
+  } });
 }
 
 const stringHeaders = (req: ReceivedRequest): Record<string, string> =>

@@ -120,6 +120,11 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(output).toContain(`console           http://127.0.0.1:${port}/console/`);
     expect(output).toContain('sign in as        dev / dev-password');
     expect(output).toContain('or, read-only     dev-readonly / dev-readonly-password');
+    // built from this checkout's src/console when missing or stale, then served as in production
+    const page = await request(`http://127.0.0.1:${port}/console/events`);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(await page.body.text()).toMatch(/<script type="module"[^>]* src="\/console\/assets\/[^"]+-[A-Za-z0-9_-]{8}\.js"/);
     const res = await request(`http://127.0.0.1:${port}/console/config.json`);
     expect(res.statusCode).toBe(200);
     const cfg = (await res.body.json()) as { authUrl: string; clientId: string; flow: string };

@@ -115,14 +115,25 @@ describe('hostile HTTP on the public port', () => {
   });
 
   it.each([
-    ['no credentials', undefined],
+    ['no credentials, a known source', `/api/webhooks/${SOURCE}`],
+    ['no credentials, an unknown source', '/api/webhooks/nosuchsource'],
+  ] as const)('%s with a body that never ends: the body is waited for, as a signed source must (nothing tells them apart), and cut at its timeout', async (_name, path) => {
+    const head = [`POST ${path} HTTP/1.1`, 'Host: localhost', 'Transfer-Encoding: chunked', '', ''].join('\r\n');
+    const res = await rawRequest(h.url, `${head}1\r\n{\r\n`, { keepSending: { chunk: '1\r\n \r\n', everyMs: 200 }, timeoutMs: 15_000 });
+    expectProblem(res, [408]);
+    expect(res.elapsedMs).toBeGreaterThanOrEqual(TIMEOUTS.bodyMs - 100);
+    expect(res.elapsedMs).toBeLessThan(TIMEOUTS.bodyMs + 2500);
+    expect(await stored()).toBe(0);
+  });
+
+  it.each([
     ['a wrong password', basic('hostile-user', 'wrong')],
     ['an unknown source', basic('hostile-user', 'hostile-pass'), '/api/webhooks/nosuchsource'],
   ] as const)('%s with a body that never ends: 401 before the body is read, connection closed', async (_name, auth, path?: string) => {
     const head = [
       `POST ${path ?? `/api/webhooks/${SOURCE}`} HTTP/1.1`,
       'Host: localhost',
-      ...(auth ? [`Authorization: ${auth}`] : []),
+      `Authorization: ${auth}`,
       'Transfer-Encoding: chunked',
       '',
       '',

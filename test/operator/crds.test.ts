@@ -7,6 +7,7 @@ import { renderCrdFiles } from '../../src/operator/crd.js';
 import { kubectl, KubectlError, type KubeConnection } from '../support/kube.js';
 import { apply, createNamespace, customObjects, eventually, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { CREDENTIAL_RULE_BREAKS, VALID_CREDENTIAL_SPECS } from '../support/credential-specs.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -135,6 +136,31 @@ describe('against kube-apiserver', () => {
       .catch((e: unknown) => e as { code: number; body: string });
     expect(err).toMatchObject({ code: 422 });
     expect(String((err as { body: unknown }).body)).toContain('set jsonPath, header or both');
+  });
+
+  it.each(CREDENTIAL_RULE_BREAKS)('rejects an InboundCredential with %s, in the words dev mode uses', async (_what, spec, message) => {
+    const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
+    const err = await customObjects(conn)
+      .create('InboundCredential', ns, name, spec)
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code: number; body: unknown },
+      );
+    expect(err).toMatchObject({ code: 422 });
+    expect(String((err as { body: unknown }).body)).toMatch(message);
+  });
+
+  it('accepts every valid verification (dry run), and `kubectl get ic` shows the type, Basic when none is named', async () => {
+    for (const [i, [, spec]] of VALID_CREDENTIAL_SPECS.entries()) {
+      const yaml = `apiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: valid-${i}}\nspec: ${JSON.stringify(spec)}\n`;
+      await kubectl(conn, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], { input: yaml });
+    }
+    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-basic}\nspec: {source: shown-basic, username: u, passwordSecretRef: {name: a, key: b}}\n---\napiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-stripe}\nspec: {source: shown-stripe, verification: {type: Stripe, secretRefs: [{name: a, key: b}]}}\n`);
+    const table = await kubectl(conn, ['get', 'ic', '-n', ns]);
+    expect(table).toMatch(/NAME\s+SOURCE\s+VERIFICATION\s+USERNAME\s+READY/);
+    expect(table).toMatch(/shown-basic\s+shown-basic\s+Basic\s+u\s/);
+    expect(table).toMatch(/shown-stripe\s+shown-stripe\s+Stripe\s+(<none>)?\s/);
+    await kubectl(conn, ['delete', 'ic', 'shown-basic', 'shown-stripe', '-n', ns, '--wait=false']);
   });
 
   it('nothing rejected reached Postgres; the accepted resource did', async () => {

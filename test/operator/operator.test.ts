@@ -10,6 +10,7 @@ import {
   eventually,
   ready,
   settled,
+  secretYaml,
   sharedKube,
   startTestOperator,
   type TestOperator,
@@ -28,10 +29,6 @@ let store: OperatorStore;
 let ns: string;
 let op: TestOperator;
 
-const secretYaml = (name: string, data: Record<string, string>) =>
-  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n${Object.entries(data)
-    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
-    .join('\n')}\n`;
 
 beforeAll(async () => {
   [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
@@ -252,7 +249,7 @@ spec:
     const row = await store.credentialByUid(stripe.metadata.uid);
     expect(row).toMatchObject({ id: stripe.status?.credentialId, source: 'stripe', username: 'stripe-sender', eventIdRule: { jsonPath: 'data.id' }, resourceName: `${ns}/stripe` });
     expect(row?.passwordHash).toMatch(/^\$2[aby]\$/);
-    expect(await bcrypt.compare('pa55word', row!.passwordHash)).toBe(true);
+    expect(await bcrypt.compare('pa55word', row?.passwordHash ?? '')).toBe(true);
 
     const shopify = await eventually(async () => {
       const o = await crs.get('InboundCredential', ns, 'shopify');
@@ -267,9 +264,9 @@ spec:
     await apply(conn, ns, secretYaml('stripe-inbound', { password: 'n3w-pa55word' }));
     const row = await eventually(async () => {
       const r = await store.credentialByUid(stripe!.metadata.uid);
-      return r && (await bcrypt.compare('n3w-pa55word', r.passwordHash)) ? r : undefined;
+      return r && (await bcrypt.compare('n3w-pa55word', r.passwordHash ?? '')) ? r : undefined;
     }, { what: 'the new password hash' });
-    expect(await bcrypt.compare('pa55word', row.passwordHash)).toBe(false);
+    expect(await bcrypt.compare('pa55word', row.passwordHash ?? '')).toBe(false);
   });
 
   it('a second credential for a source is not Ready (SourceConflict), and takes over once the first is deleted', async () => {
@@ -296,7 +293,7 @@ spec:
     expect(ready(second)?.message).toContain(`InboundCredential ${ns}/stripe`);
     expect(await store.credentialByUid(second.metadata.uid)).toBeUndefined();
     const table = await kubectl(conn, ['get', 'ic', '-n', ns]);
-    expect(table).toMatch(/stripe-second\s+stripe\s+other\s+False\s+SourceConflict/);
+    expect(table).toMatch(/stripe-second\s+stripe\s+Basic\s+other\s+False\s+SourceConflict/);
 
     const first = await crs.get('InboundCredential', ns, 'stripe');
     await crs.delete('InboundCredential', ns, 'stripe');
@@ -305,7 +302,7 @@ spec:
     await eventually(async () => ready(await crs.get('InboundCredential', ns, 'stripe-second'))?.status === 'True', { what: 'stripe-second Ready' });
     const row = await store.credentialByUid(second.metadata.uid);
     expect(row).toMatchObject({ source: 'stripe', username: 'other' });
-    expect(await bcrypt.compare('second', row!.passwordHash)).toBe(true);
+    expect(await bcrypt.compare('second', row?.passwordHash ?? '')).toBe(true);
   });
 });
 

@@ -41,6 +41,12 @@ export async function createNamespace(conn: KubeConnection, prefix: string): Pro
 export const apply = (conn: KubeConnection, namespace: string, yaml: string): Promise<string> =>
   kubectl(conn, ['apply', '-n', namespace, '-f', '-'], { input: yaml });
 
+/** A Secret manifest with stringData, for apply(). */
+export const secretYaml = (name: string, data: Record<string, string>): string =>
+  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
+    .join('\n')}\n`;
+
 export interface CrObject {
   metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion: string; finalizers?: string[]; deletionTimestamp?: string };
   spec: Record<string, unknown>;

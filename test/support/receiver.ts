@@ -20,12 +20,25 @@ export interface RecordedRequest {
   finishedAt?: number;
 }
 
-/** n is the 0-based index of the request; an array script repeats its last reply. */
-export type Script = Reply[] | ((n: number, req: RecordedRequest) => Reply | Promise<Reply>);
+/**
+ * n is the 0-based index of the request; an array script repeats its last reply. A test that must
+ * answer in its own way (stream, hang, destroy the socket) gives a `handler`: it is called once the
+ * body is read, and writes the response itself.
+ */
+export type Script =
+  | Reply[]
+  | ((n: number, req: RecordedRequest) => Reply | Promise<Reply>)
+  | { handler: (req: RecordedRequest, res: ServerResponse, raw: IncomingMessage) => void };
 
 export interface Receiver {
+  /** http://127.0.0.1:PORT/hook */
   url: string;
+  /** http://127.0.0.1:PORT, for a test that picks its own path */
+  origin: string;
+  port: number;
   requests: RecordedRequest[];
+  /** TCP connections accepted, whether or not a request followed */
+  connections(): number;
   setScript(script: Script): void;
   close(): Promise<void>;
 }
@@ -43,9 +56,9 @@ export async function startReceiver(initial: Script = [{ status: 200, body: 'ok'
   let script = initial;
   const requests: RecordedRequest[] = [];
 
-  const pick = async (n: number, rec: RecordedRequest): Promise<Reply> => {
-    if (typeof script === 'function') return script(n, rec);
-    const reply = script[Math.min(n, script.length - 1)];
+  const pick = async (n: number, rec: RecordedRequest, s: Exclude<Script, { handler: unknown }>): Promise<Reply> => {
+    if (typeof s === 'function') return s(n, rec);
+    const reply = s[Math.min(n, s.length - 1)];
     if (!reply) throw new Error('empty receiver script');
     return reply;
   };
@@ -60,7 +73,12 @@ export async function startReceiver(initial: Script = [{ status: 200, body: 'ok'
     };
     const n = requests.push(rec) - 1;
     rec.body = await readBody(req);
-    const reply = await pick(n, rec);
+    const current = script;
+    if ('handler' in current) {
+      current.handler(rec, res, req);
+      return;
+    }
+    const reply = await pick(n, rec, current);
     if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return; // the client gave up (timeout)
     res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
@@ -74,12 +92,17 @@ export async function startReceiver(initial: Script = [{ status: 200, body: 'ok'
       res.end(String(err));
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}/hook`,
+    origin: `http://127.0.0.1:${port}`,
+    port,
     requests,
+    connections: () => connections,
     setScript(s) {
       script = s;
     },

@@ -52,6 +52,6 @@ describe('batching SNS publisher', () => {
 
   it('refuses an id that is not a UUID before it reaches the topic', async () => {
     const publisher = createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: fauxqs.address }, topicArn: topology.topicArn });
-    await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'invalid_event_id' });
+    await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'unpublishable_event_id' });
   });
 });

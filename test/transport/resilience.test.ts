@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
+import { queueCalls } from '../../src/transport/transport-calls.js';
 import { AppError } from '../../src/domain/errors.js';
 import {
   createAwsClients,
@@ -86,7 +87,7 @@ describe('transport when SNS/SQS is unavailable', () => {
 
   it('publish refuses an id that is not a UUID instead of sending a poison message', async () => {
     const publisher = publisherFor(`http://127.0.0.1:${await freePort()}`, 'arn:aws:sns:us-east-1:000000000000:t');
-    await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'invalid_event_id' });
+    await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'unpublishable_event_id' });
   });
 
   it('the consumer backs off while the queue is down, keeps running, and recovers when it is back', async () => {
@@ -97,7 +98,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const handled: string[] = [];
     const consumer = createQueueConsumer({
       sqs: clients.sqs,
-      aws: optionsFor(`http://127.0.0.1:${port}`),
+      calls: () => queueCalls({ sqs: clients.sqs, aws: optionsFor(`http://127.0.0.1:${port}`) }),
       // fauxqs's URL shape for the queue it will create once it is up
       queueUrl: `http://sqs.us-east-1.localhost:${port}/000000000000/${queueName}`,
       logger,
@@ -128,9 +129,10 @@ describe('transport when SNS/SQS is unavailable', () => {
   it('stop() ends a long backoff at once', async () => {
     const port = await freePort();
     const { logger, records } = captureLogger();
+    const { sqs } = clientsFor(`http://127.0.0.1:${port}`);
     const consumer = createQueueConsumer({
-      sqs: clientsFor(`http://127.0.0.1:${port}`).sqs,
-      aws: optionsFor(`http://127.0.0.1:${port}`),
+      sqs,
+      calls: () => queueCalls({ sqs, aws: optionsFor(`http://127.0.0.1:${port}`) }),
       queueUrl: `http://127.0.0.1:${port}/000000000000/nowhere`,
       logger,
       backoff: { initialMs: 30_000 },
@@ -160,7 +162,7 @@ describe('transport when SNS/SQS is unavailable', () => {
     const { logger, records } = captureLogger();
     const consumer = createQueueConsumer({
       sqs: clients.sqs,
-      aws: optionsFor(backend.endpoint),
+      calls: () => queueCalls({ sqs: clients.sqs, aws: optionsFor(backend.endpoint) }),
       queueUrl: topo.queueUrl,
       logger,
       shutdownTimeoutMs: 300,

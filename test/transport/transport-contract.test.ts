@@ -22,6 +22,8 @@ import {
   type QueueConsumer,
   type Topology,
 } from '../../src/transport/index.js';
+import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
+import { queueCalls } from '../../src/transport/transport-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
 import {
   captureLogger,
@@ -35,9 +37,12 @@ import {
 
 /**
  * One contract, two independent SNS/SQS implementations: what passes on both is what we rely on
- * from AWS. Each test gets its own topic and queues.
+ * from AWS. Each test gets its own topic and queues. Each runs with both ways of making the hot
+ * calls (AWS_TRANSPORT): our signed POSTs and the SDK's send(), the way back if ours breaks.
  */
-describe.each(BACKENDS)('transport contract on $name', (kind) => {
+const CASES = BACKENDS.flatMap((backend) => AWS_TRANSPORTS.map((transport) => ({ ...backend, transport })));
+
+describe.each(CASES)('transport contract on $name, $transport calls', (kind) => {
   let backend: Backend;
   let clients: AwsClients;
   let awsOptions: AwsClientsOptions;
@@ -53,7 +58,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
 
   beforeAll(async () => {
     backend = await kind.start();
-    awsOptions = { region: 'us-east-1', endpoint: backend.endpoint, env: {} };
+    awsOptions = { region: 'us-east-1', endpoint: backend.endpoint, env: {}, transport: kind.transport };
     clients = createAwsClients(awsOptions);
   });
 
@@ -76,8 +81,8 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
     });
   }
 
-  function consumer(opts: Omit<Parameters<typeof createQueueConsumer>[0], 'sqs' | 'aws'>): QueueConsumer {
-    const c = createQueueConsumer({ sqs: clients.sqs, aws: awsOptions, ...opts });
+  function consumer(opts: Omit<Parameters<typeof createQueueConsumer>[0], 'sqs' | 'calls'>): QueueConsumer {
+    const c = createQueueConsumer({ sqs: clients.sqs, calls: () => queueCalls({ sqs: clients.sqs, aws: awsOptions }), ...opts });
     consumers.push(c);
     return c;
   }
@@ -279,7 +284,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
     });
     proxy.listen(0, '127.0.0.1');
     await once(proxy, 'listening');
-    const aws: AwsClientsOptions = { region: 'us-east-1', endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, env: {} };
+    const aws: AwsClientsOptions = { region: 'us-east-1', endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, env: {}, transport: kind.transport };
     const own = createAwsClients(aws);
     own.sns.destroy();
     return {
@@ -316,7 +321,7 @@ describe.each(BACKENDS)('transport contract on $name', (kind) => {
     let mostRunning = 0;
     const c = createQueueConsumer({
       sqs,
-      aws,
+      calls: () => queueCalls({ sqs, aws }),
       queueUrl: topo.queueUrl,
       concurrency: 10,
       waitTimeSeconds: 1,

@@ -41,10 +41,12 @@ together from these and its settings.
   value: {{ .Values.managementPort | toString | quote }}
 {{- end }}
 
-{{/* AWS_REGION, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}
+{{/* AWS_REGION, AWS_TRANSPORT, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}
 {{- define "webhook-fanout.env.aws" -}}
 - name: AWS_REGION
   value: {{ .Values.aws.region | quote }}
+- name: AWS_TRANSPORT
+  value: {{ .Values.aws.transport | default "signed" | quote }}
 {{- with .Values.aws.endpointUrl }}
 - name: AWS_ENDPOINT_URL
   value: {{ . | quote }}

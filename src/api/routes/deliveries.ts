@@ -105,10 +105,11 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
         summary: 'Replay a FAILED delivery',
         description:
           'Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run ' +
-          "(its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED.",
+          "(its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, " +
+          "or when retention dropped its event's payload (code payload_dropped: nothing left to send).",
         security,
         params: IdParams,
-        response: { 202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The delivery is not FAILED') },
+        response: { 202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The delivery is not FAILED, or its payload was dropped by retention') },
       },
     },
     async (req, reply) => {
@@ -129,7 +130,8 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
         description:
           `Requires replay:webhooks. At most \`limit\` (default ${BULK_REPLAY_LIMIT.default}, max ${BULK_REPLAY_LIMIT.max}) ` +
           'matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. ' +
-          'Call again to continue while `matched` exceeds `replayed`.',
+          'Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention ' +
+          'dropped are not matched (nothing left to send).',
         security,
         body: BulkReplayBody,
         response: {

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AdminQueries } from '../../db/admin-queries.js';
 import type { EndpointRepository } from '../../db/endpoints.js';
 import type { EventRepository } from '../../db/events.js';
+import type { StatsQueries } from '../../db/stats-queries.js';
 import type { BearerAuth } from '../auth/bearer-auth.js';
 import type { ReplayService } from '../replay-service.js';
 
@@ -12,6 +13,7 @@ export interface AdminRouteDeps {
   events: Pick<EventRepository, 'get'>;
   endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
+  stats: StatsQueries;
 }
 
 export type TypedApp = FastifyInstance<

@@ -78,10 +78,11 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         summary: "Replay the event's FAILED deliveries",
         description:
           'Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new ' +
-          "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery.",
+          "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, " +
+          'or when retention dropped its payload (code payload_dropped: nothing left to send).',
         security,
         params: IdParams,
-        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery') },
+        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery, or its payload was dropped by retention') },
       },
     },
     async (req, reply) => {

@@ -20,7 +20,7 @@ export interface RedriverDeps {
   queries: RedriveQueries;
   client: Client;
   taskQueue: string;
-  metrics: Pick<Metrics, 'redriveStarted' | 'endpointsDisabled'>;
+  metrics: Pick<Metrics, 'redriveStarted' | 'endpointsDisabled' | 'endpointsPaused' | 'deliveriesHeld'>;
   logger: Logger;
   /** default REDRIVE_INTERVAL_MS */
   intervalMs?: number;
@@ -95,7 +95,10 @@ export function createRedriver(deps: RedriverDeps): Redriver {
         logger.warn({ deliveryId: c.deliveryId, workflowId: c.workflowId, err: describeError(err) }, 'redrive start failed; retrying later'),
       );
     }
-    deps.metrics.endpointsDisabled.set(await queries.countDisabled());
+    const health = await queries.health();
+    deps.metrics.endpointsDisabled.set(health.disabled);
+    deps.metrics.endpointsPaused.set(health.paused);
+    deps.metrics.deliveriesHeld.set(health.held);
     for (const endpointId of await queries.endpointsToRedrive(ENDPOINTS_PER_PASS)) {
       if (chains.has(endpointId) || stopping) continue;
       const running = chain(endpointId)

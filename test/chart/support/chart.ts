@@ -14,7 +14,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CHART_DIR = path.join(REPO_ROOT, 'charts/webhook-fanout');
 export const TOOLS_DIR = process.env.WEBHOOK_FANOUT_TOOLS_DIR ?? path.join(REPO_ROOT, '.cache/tools');
 
-export type Tool = 'helm' | 'kubeconform' | 'hadolint' | 'shellcheck';
+export type Tool = 'helm' | 'kubeconform' | 'hadolint' | 'shellcheck' | 'promtool';
 
 export function toolPath(name: Tool): string {
   const p = path.join(TOOLS_DIR, 'bin', name);

@@ -168,14 +168,16 @@ export async function crdToJsonSchemas(crdFiles: string[], dir: string, strict =
   return written;
 }
 
-/** The CRDs the rendered chart may contain: the project's and prometheus-operator's ServiceMonitor. */
+/** The CRDs the rendered chart may contain: the project's and prometheus-operator's ServiceMonitor and PrometheusRule. */
 export function crdFiles(): string[] {
   const files = ['crds/webhookfanout.io_inboundcredentials.yaml', 'crds/webhookfanout.io_webhookendpoints.yaml'].map((f) => path.join(REPO_ROOT, f));
-  const serviceMonitor = path.join(TOOLS_DIR, 'crds/monitoring.coreos.com_servicemonitors.yaml');
-  if (!existsSync(serviceMonitor)) {
-    throw new Error(`the ServiceMonitor CRD is not installed at ${serviceMonitor}: run \`bash scripts/tools/install.sh\` (Go module github.com/prometheus-operator/prometheus-operator)`);
+  const operatorCrds = ['servicemonitors', 'prometheusrules'].map((k) => path.join(TOOLS_DIR, `crds/monitoring.coreos.com_${k}.yaml`));
+  for (const crd of operatorCrds) {
+    if (!existsSync(crd)) {
+      throw new Error(`the prometheus-operator CRD is not installed at ${crd}: run \`bash scripts/tools/install.sh\` (Go module github.com/prometheus-operator/prometheus-operator)`);
+    }
   }
-  return [...files, serviceMonitor];
+  return [...files, ...operatorCrds];
 }
 
 export interface KubeconformResource {

@@ -24,5 +24,7 @@
 {{- else }}
 {{- $_ := set $settings "ADMIN_API_ENABLED" "false" }}
 {{- end }}
+{{- with .Values.retention.maxAge }}{{ $_ := set $settings "RETENTION_MAX_AGE" . }}{{ end }}
+{{- with .Values.retention.payloadMaxAge }}{{ $_ := set $settings "RETENTION_PAYLOAD_MAX_AGE" . }}{{ end }}
 {{ include "webhook-fanout.env.map" (merge $settings (.Values.ingest.settings | default dict)) | trim }}
 {{- end }}

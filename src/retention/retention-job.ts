@@ -1,0 +1,203 @@
+import type { Db } from '../db/knex.js';
+import { createRetentionQueries, PURGE_START, type PurgeKind, type PurgeScope, type SourceRetentionRow } from '../db/retention-queries.js';
+import { describeError } from '../domain/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+
+/** What the retention job deletes and how fast (RETENTION_*; docs/deploy.md, "Retention"). */
+export interface RetentionSettings {
+  /** RETENTION_MAX_AGE in seconds: events (with deliveries and attempts) older are deleted; null = forever */
+  maxAgeSeconds: number | null;
+  /** RETENTION_PAYLOAD_MAX_AGE: payload and headers of older events are dropped; null = kept */
+  payloadMaxAgeSeconds: number | null;
+  intervalMs: number;
+  /** events per batch (one transaction; their deliveries and attempts go with them) */
+  batchSize: number;
+  /** rest between batches: other statements get the disk and autovacuum keeps up */
+  batchPauseMs: number;
+}
+
+/**
+ * Every 5 min, 500 events a batch, a 100 ms rest. A batch of 500 events with a few deliveries and
+ * attempts each is one short transaction; the rest leaves ingest most of the disk (the figures:
+ * docs/benchmarks.md, "Retention").
+ */
+export const DEFAULT_RETENTION_SCHEDULE = { intervalMs: 300_000, batchSize: 500, batchPauseMs: 100 } as const;
+
+export const RETENTION_OFF: RetentionSettings = { maxAgeSeconds: null, payloadMaxAgeSeconds: null, ...DEFAULT_RETENTION_SCHEDULE };
+
+/**
+ * How long after the last change of an event or of one of its deliveries the job leaves it alone:
+ * a replay run settles its delivery, then recomputes the event's status in the next activity.
+ */
+export const SETTLED_GRACE_SECONDS = 900;
+
+/** One pass of the job: a kind of work on a set of sources at one age. */
+export interface RetentionPolicy {
+  kind: PurgeKind;
+  scope: PurgeScope;
+  ageSeconds: number;
+}
+
+/**
+ * The passes of a run, deletes first (no payload is dropped from an event about to go): the global
+ * age for every source without one of its own, then each source's own age (0 = forever: no pass).
+ */
+export function retentionPlan(settings: Pick<RetentionSettings, 'maxAgeSeconds' | 'payloadMaxAgeSeconds'>, overrides: readonly SourceRetentionRow[]): RetentionPolicy[] {
+  const plan: RetentionPolicy[] = [];
+  const kinds = [
+    { kind: 'delete', global: settings.maxAgeSeconds, own: (o: SourceRetentionRow) => o.maxAgeSeconds },
+    { kind: 'payload', global: settings.payloadMaxAgeSeconds, own: (o: SourceRetentionRow) => o.payloadMaxAgeSeconds },
+  ] as const;
+  for (const { kind, global, own } of kinds) {
+    const overridden = overrides.filter((o) => own(o) !== null);
+    if (global !== null) plan.push({ kind, scope: { exceptSources: overridden.map((o) => o.source) }, ageSeconds: global });
+    for (const o of overridden) {
+      const age = own(o);
+      if (age !== null && age > 0) plan.push({ kind, scope: { source: o.source }, ageSeconds: age });
+    }
+  }
+  return plan;
+}
+
+export interface RetentionRun {
+  /** false: another replica holds the lock; nothing was done */
+  ran: boolean;
+  deleted: { events: number; deliveries: number; attempts: number };
+  payloadsDropped: number;
+  batches: number;
+  durationMs: number;
+}
+
+/**
+ * Deletes what is older than the configured ages, in bounded batches with a rest between them,
+ * from one replica at a time (a Postgres advisory lock, held by the connection that does the
+ * work). Never an event still to be delivered (see SETTLED in db/retention-queries.ts). Runs every
+ * intervalMs like the sweeper; stop() ends the run after its current batch.
+ */
+export function createRetentionJob(deps: {
+  db: Db;
+  metrics: Metrics;
+  logger: Logger;
+  settings: RetentionSettings;
+  /** tests shorten it; production uses SETTLED_GRACE_SECONDS */
+  settledGraceSeconds?: number;
+}) {
+  const q = createRetentionQueries(deps.db);
+  const { settings, metrics } = deps;
+  const logger = deps.logger.child({ component: 'retention' });
+  const grace = deps.settledGraceSeconds ?? SETTLED_GRACE_SECONDS;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+
+  const rest = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    }).finally(() => (wake = undefined));
+
+  async function work(conn: unknown, run: RetentionRun): Promise<void> {
+    const plan = retentionPlan(settings, await q.sourceOverrides(conn));
+    for (const policy of plan) {
+      let after = PURGE_START;
+      while (!stopping) {
+        const { ids, last } = await q.scan(conn, { ...policy, after, limit: settings.batchSize });
+        if (!last) break;
+        after = last;
+        run.batches++;
+        if (policy.kind === 'delete') {
+          const n = await q.purge(conn, ids, grace);
+          run.deleted.events += n.events;
+          run.deleted.deliveries += n.deliveries;
+          run.deleted.attempts += n.attempts;
+          metrics.retentionDeletedRows.inc({ table: 'webhook_event' }, n.events);
+          metrics.retentionDeletedRows.inc({ table: 'webhook_delivery' }, n.deliveries);
+          metrics.retentionDeletedRows.inc({ table: 'webhook_delivery_attempt' }, n.attempts);
+        } else {
+          const n = await q.dropPayloads(conn, ids, grace);
+          run.payloadsDropped += n;
+          metrics.retentionPayloadsDropped.inc(n);
+        }
+        if (ids.length < settings.batchSize) break;
+        if (settings.batchPauseMs > 0 && !stopping) await rest(settings.batchPauseMs);
+      }
+    }
+    const oldest = await q.oldest(conn);
+    metrics.retentionOldestRowAge.set({ table: 'webhook_event' }, oldest.event ?? 0);
+    metrics.retentionOldestRowAge.set({ table: 'webhook_delivery' }, oldest.delivery ?? 0);
+    metrics.retentionOldestPayloadAge.set(oldest.payload ?? 0);
+  }
+
+  /** One run, if no other replica is running one. */
+  async function runOnce(): Promise<RetentionRun> {
+    const started = performance.now();
+    const run: RetentionRun = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0 }, payloadsDropped: 0, batches: 0, durationMs: 0 };
+    const conn: unknown = await deps.db.client.acquireConnection();
+    let locked = false;
+    try {
+      locked = await q.tryLock(conn);
+      if (!locked) {
+        metrics.retentionRuns.inc({ result: 'skipped' });
+        logger.debug('retention run skipped: another replica holds the lock');
+        return run;
+      }
+      run.ran = true;
+      await work(conn, run);
+      run.durationMs = performance.now() - started;
+      metrics.retentionRuns.inc({ result: 'completed' });
+      metrics.retentionLastRunDuration.set(run.durationMs / 1000);
+      metrics.retentionLastRunTimestamp.set(Date.now() / 1000);
+      logger.info(
+        { ...run.deleted, payloadsDropped: run.payloadsDropped, batches: run.batches, durationMs: Math.round(run.durationMs), interrupted: stopping },
+        'retention run',
+      );
+      return run;
+    } catch (err) {
+      run.durationMs = performance.now() - started;
+      metrics.retentionRuns.inc({ result: 'failed' });
+      logger.warn(
+        { ...run.deleted, payloadsDropped: run.payloadsDropped, batches: run.batches, durationMs: Math.round(run.durationMs), err: describeError(err) },
+        'retention run failed; the next one goes on from there',
+      );
+      throw err;
+    } finally {
+      if (locked) await q.unlock(conn).catch(() => undefined);
+      await deps.db.client.releaseConnection(conn);
+    }
+  }
+
+  const tick = (): void => {
+    if (running || stopping) return;
+    running = runOnce()
+      .catch(() => undefined)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+
+  return {
+    runOnce,
+    start(): void {
+      if (timer) return;
+      stopping = false;
+      timer = setInterval(tick, settings.intervalMs);
+      timer.unref();
+      tick();
+    },
+    /** Ends a run in progress after its current batch (bounded by the statement timeout). */
+    async stop(): Promise<void> {
+      stopping = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      wake?.();
+      await running;
+    },
+  };
+}
+
+export type RetentionJob = ReturnType<typeof createRetentionJob>;

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { sign as githubSign } from '@octokit/webhooks-methods';
+import { describe, expect, it } from 'vitest';
+import type { SignatureType, SignatureVerification } from '../../../src/domain/records.js';
+import { verifySignature, type RequestHeaders } from '../../../src/ingest/signatures.js';
+import { PROVIDERS, provider, type Provider } from '../../support/providers.js';
+
+// Each scheme against signatures made by its provider's own library where one signs (stripe,
+// @octokit/webhooks-methods, standardwebhooks), by the documented recipe checked against the
+// provider's published example otherwise (Slack, GitHub's too), or by the documented recipe
+// (Shopify, generic HMAC): see test/support/providers.ts.
+
+const NOW = 1_767_000_000;
+const BODY = '{"id":"evt_1","type":"invoice.paid","data":{"object":{"amount":1200}}}';
+const hex64 = (): string => randomBytes(32).toString('hex');
+
+const config = (p: Provider, secrets: string[], toleranceSeconds = 300): SignatureVerification => ({
+  type: p.type,
+  secrets,
+  toleranceSeconds,
+  ...(p.hmac ? { hmac: p.hmac } : {}),
+});
+
+const check = (p: Provider, secrets: string[], headers: RequestHeaders, body = BODY, now = NOW, tolerance = 300) =>
+  verifySignature(config(p, secrets, tolerance), Buffer.from(body), headers, now);
+
+describe.each(PROVIDERS)('$type signatures', (p) => {
+  it('a signature made by the provider is accepted', async () => {
+    expect(check(p, [p.secret], await p.sign(BODY, p.secret, NOW))).toEqual({ ok: true });
+  });
+
+  it('one changed byte of the body is a bad signature', async () => {
+    const headers = await p.sign(BODY, p.secret, NOW);
+    expect(check(p, [p.secret], headers, BODY.replace('1200', '1201'))).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('a signature made with another secret is a bad signature', async () => {
+    expect(check(p, [p.secret], await p.sign(BODY, p.other, NOW))).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('rotation: a signature under any of the configured secrets is accepted, in any order', async () => {
+    const headers = await p.sign(BODY, p.other, NOW);
+    expect(check(p, [p.secret, p.other], headers)).toEqual({ ok: true });
+    expect(check(p, [p.other, p.secret], headers)).toEqual({ ok: true });
+    expect(check(p, [p.secret], headers)).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('without its signature header the request is refused as unsigned', async () => {
+    expect(check(p, [p.secret], {})).toEqual({ ok: false, reason: 'missing_signature' });
+  });
+});
+
+describe.each(PROVIDERS.filter((p) => p.withWrongFirst))('$type, several signatures in the header', (p) => {
+  it('several signatures: accepted when one of them is valid, refused when none is', async () => {
+    const headers = p.withWrongFirst!(await p.sign(BODY, p.secret, NOW));
+    expect(check(p, [p.secret], headers)).toEqual({ ok: true });
+    expect(check(p, [p.other], headers)).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+});
+
+describe.each(PROVIDERS.filter((p) => p.timestamped))('$type, signed timestamps', (p) => {
+  it('timestamps: at the tolerance accepted, one second past it refused, in the past and the future', async () => {
+    for (const [offset, ok] of [
+      [-300, true],
+      [300, true],
+      [-301, false],
+      [301, false],
+      [-3600, false],
+    ] as const) {
+      const headers = await p.sign(BODY, p.secret, NOW + offset);
+      expect(check(p, [p.secret], headers), `signed ${offset} s from now`).toEqual(ok ? { ok: true } : { ok: false, reason: 'stale_timestamp' });
+    }
+    // a shorter tolerance is the source's own
+    expect(check(p, [p.secret], await p.sign(BODY, p.secret, NOW - 11), BODY, NOW, 10)).toEqual({ ok: false, reason: 'stale_timestamp' });
+  });
+
+  it('a stale timestamp under a forged signature is a bad signature, not a replay', async () => {
+    expect(check(p, [p.secret], await p.sign(BODY, p.other, NOW - 3600))).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+});
+
+describe('malformed signature headers', () => {
+  it.each<[string, SignatureType, RequestHeaders, string]>([
+    ['Stripe without t=', 'Stripe', { 'stripe-signature': `v1=${hex64()}` }, 'malformed_signature'],
+    ['Stripe without v1=', 'Stripe', { 'stripe-signature': `t=${NOW},v0=${hex64()}` }, 'malformed_signature'],
+    ['Stripe with a t= that is not a number', 'Stripe', { 'stripe-signature': `t=soon,v1=${hex64()}` }, 'malformed_signature'],
+    ['Stripe with a v1 that is not hex', 'Stripe', { 'stripe-signature': `t=${NOW},v1=zz${hex64().slice(2)}` }, 'malformed_signature'],
+    ['Stripe, an empty header', 'Stripe', { 'stripe-signature': ' ' }, 'missing_signature'],
+    ['Stripe, a short v1 (decodes, never equal)', 'Stripe', { 'stripe-signature': `t=${NOW},v1=abcd` }, 'bad_signature'],
+    ['GitHub with sha1= only', 'GitHub', { 'x-hub-signature-256': `sha1=${hex64().slice(0, 40)}` }, 'malformed_signature'],
+    ['GitHub, odd hex', 'GitHub', { 'x-hub-signature-256': `sha256=${hex64().slice(1)}` }, 'malformed_signature'],
+    ['GitHub, the old X-Hub-Signature alone', 'GitHub', { 'x-hub-signature': `sha1=${hex64().slice(0, 40)}` }, 'missing_signature'],
+    ['Shopify, not base64', 'Shopify', { 'x-shopify-hmac-sha256': 'not base64!' }, 'malformed_signature'],
+    ['Shopify, hex instead of base64 (decodes as base64, never equal)', 'Shopify', { 'x-shopify-hmac-sha256': hex64() }, 'bad_signature'],
+    ['Slack without its timestamp', 'Slack', { 'x-slack-signature': `v0=${hex64()}` }, 'missing_signature'],
+    ['Slack with a v1= signature', 'Slack', { 'x-slack-signature': `v1=${hex64()}`, 'x-slack-request-timestamp': String(NOW) }, 'malformed_signature'],
+    ['Slack with a timestamp in ms text', 'Slack', { 'x-slack-signature': `v0=${hex64()}`, 'x-slack-request-timestamp': '1.5e9' }, 'malformed_signature'],
+    ['Standard Webhooks without webhook-id', 'StandardWebhooks', { 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,AAAA' }, 'missing_signature'],
+    ['Standard Webhooks with only v1a signatures', 'StandardWebhooks', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1a,AAAA' }, 'malformed_signature'],
+    ['Standard Webhooks with a bad base64 v1', 'StandardWebhooks', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,@@@@' }, 'malformed_signature'],
+    ['HMAC without the prefix', 'HMAC', { 'x-acme-signature': randomBytes(64).toString('base64') }, 'malformed_signature'],
+    ['HMAC in another header', 'HMAC', { 'x-hub-signature-256': 'sha512=AAAA' }, 'missing_signature'],
+  ])('%s', (_what, type, headers, reason) => {
+    const p = provider(type);
+    expect(check(p, [p.secret], headers)).toEqual({ ok: false, reason });
+  });
+
+  it('a header repeated by the sender (joined by Node with ", ") still yields each signature', async () => {
+    const p = provider('StandardWebhooks');
+    const h = await p.sign(BODY, p.secret, NOW);
+    expect(check(p, [p.secret], { ...h, 'webhook-signature': `v1,${randomBytes(32).toString('base64')}, ${h['webhook-signature']}` })).toEqual({ ok: true });
+  });
+});
+
+describe('published examples', () => {
+  it("Slack's example request from api.slack.com (Verifying requests from Slack) verifies with its secret", () => {
+    // the signing secret, timestamp, body and signature as Slack's documentation shows them
+    const body =
+      'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
+    const v: SignatureVerification = { type: 'Slack', secrets: ['8f742231b10e8888abcd99yyyzzz85a5'], toleranceSeconds: 300 };
+    const headers = { 'x-slack-request-timestamp': '1531420618', 'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503' };
+    expect(verifySignature(v, Buffer.from(body), headers, 1531420618 + 60)).toEqual({ ok: true });
+    expect(verifySignature(v, Buffer.from(body.replace('foobar', 'foobaz')), headers, 1531420618 + 60)).toEqual({ ok: false, reason: 'bad_signature' });
+    // the same request five minutes and one second later is a replay
+    expect(verifySignature(v, Buffer.from(body), headers, 1531420618 + 301)).toEqual({ ok: false, reason: 'stale_timestamp' });
+  });
+
+  it("GitHub's example from docs.github.com (Validating webhook deliveries) matches @octokit/webhooks-methods and verifies", async () => {
+    const expected = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+    expect(await githubSign("It's a Secret to Everybody", 'Hello, World!')).toBe(expected);
+    const v: SignatureVerification = { type: 'GitHub', secrets: ["It's a Secret to Everybody"], toleranceSeconds: 300 };
+    expect(verifySignature(v, Buffer.from('Hello, World!'), { 'x-hub-signature-256': expected }, NOW)).toEqual({ ok: true });
+  });
+});
