@@ -1,12 +1,16 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
+import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher } from './batching-publisher.js';
 import { publishBatchCalls } from './transport-calls.js';
 import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
 
 export interface EventPublisher {
-  /** Resolves once the topic accepted the event id; throws a transient AppError otherwise. */
-  publish(eventId: string): Promise<void>;
+  /**
+   * Resolves once the topic accepted the event id; throws a transient AppError otherwise. `trace`
+   * travels with the message as its attributes, to the consumer (docs/tracing.md).
+   */
+  publish(eventId: string, trace?: TraceCarrier): Promise<void>;
 }
 
 /**
@@ -25,7 +29,7 @@ export function createEventPublisher(deps: {
   const calls = publishBatchCalls({ sns: deps.sns, aws: deps.aws, connections: maxInFlight });
   const publisher = createBatchingSnsPublisher({ calls, topicArn: deps.topicArn, maxInFlight });
   return {
-    publish: (eventId) => publisher.publish(eventId),
+    publish: (eventId, trace) => publisher.publish(eventId, trace),
     flush: () => publisher.flush(),
     async close() {
       await publisher.flush();
