@@ -1,7 +1,11 @@
 import { internal, transient } from '../domain/errors.js';
 import { encodeEventMessage, isEventId } from './event-message.js';
-import type { EventPublisher } from './publisher.js';
 import { MAX_PUBLISH_BATCH, type SnsPublishBatch } from './sns-publish-batch.js';
+
+export interface EventPublisher {
+  /** Resolves once the topic accepted the event id; throws a transient AppError otherwise. */
+  publish(eventId: string): Promise<void>;
+}
 
 interface Waiting {
   eventId: string;
