@@ -401,6 +401,7 @@ function devUser(r: EnvReader): { username: string | undefined; password: string
   const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
   const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
   if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username)) r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
+  // dev/dev-idp.ts DEV_READONLY_USER (not imported: src/dev is left out of the build)
   if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
   if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
   return { username, password };

@@ -18,7 +18,7 @@ function withQuery(path: string, q: Query = {}): Href {
 const id = (v: string) => encodeURIComponent(v);
 
 export const to = {
-  overview: () => withQuery(`${BASE}/`),
+  overview: (q?: Query) => withQuery(`${BASE}/`, q),
   events: (q?: Query) => withQuery(`${BASE}/events`, q),
   event: (eventId: string) => withQuery(`${BASE}/events/${id(eventId)}`),
   deliveries: (q?: Query) => withQuery(`${BASE}/deliveries`, q),

@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, randomBytes, randomUUID, timingSafeEqual,
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSigner } from 'fast-jwt';
 import type { JsonWebKey } from 'oidc-provider';
+import { readLimited } from './read-body.js';
 
 /**
  * The browser login of the specification (`GET {AUTH_URL}/authorize`, response_type=token, the
@@ -139,14 +140,8 @@ function cookiesOf(req: IncomingMessage): Map<string, string> {
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BODY) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const body = await readLimited(req, MAX_FORM_BODY);
+  return body && new URLSearchParams(body.toString('utf8'));
 }
 
 /** The query or form parameter, once: a repeated parameter is an error (RFC 6749 3.1). */

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Provider, { errors, type JsonWebKey, type ProviderToken } from 'oidc-provider';
 import { PERMISSIONS } from '../api/auth/permissions.js';
+import { readLimited } from './read-body.js';
 import { createBrowserLogin, type BrowserClient, type BrowserLogin, type DevUser } from './browser-login.js';
 
 /**
@@ -172,16 +173,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-async function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 /**
  * The token request as a form. The specification's is JSON ({client_id, client_secret, audience,

@@ -21,6 +21,13 @@ const BASIC_CHALLENGE = { scheme: 'Basic', params: { realm: 'webhooks', charset:
  * of which sources exist or how they verify. Above bcrypt's time at cost 10-12 on a busy core.
  */
 export const REFUSAL_FLOOR_MS = 250;
+/**
+ * Under load a bcrypt comparison can take longer than the floor (200 ms and more at cost 10 on a
+ * saturated 2-core machine), and then its own time would show again. The floor rises to a quarter
+ * above the slowest of the last refusals' checks, up to this.
+ */
+const REFUSAL_FLOOR_MAX_MS = 2_000;
+const RECENT_REFUSALS = 32;
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -50,9 +57,7 @@ export interface InboundWebhooksDeps {
 }
 
 /** What the headers decided, kept for the handler: a credential, or a refusal that waited for the body. */
-type Admitted =
-  | { at: number; credential: InboundCredential }
-  | { at: number; refused: CredentialRefusal; credential: InboundCredential | undefined };
+type Admitted = { credential: InboundCredential } | { refused: CredentialRefusal; credential: InboundCredential | undefined };
 
 /**
  * POST /api/webhooks/{source}: Basic auth and/or a provider's signature per source
@@ -62,6 +67,15 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
   const admitted = new WeakMap<IncomingMessage, Admitted>();
   const floorMs = deps.refusalFloorMs ?? REFUSAL_FLOOR_MS;
   const now = deps.now ?? Date.now;
+  // how long the checks of the last refusals took, before any waiting (a ring)
+  const recentChecksMs: number[] = [];
+  let next = 0;
+  const floorFor = (checksMs: number): number => {
+    recentChecksMs[next] = checksMs;
+    next = (next + 1) % RECENT_REFUSALS;
+    if (floorMs === 0) return 0;
+    return Math.min(REFUSAL_FLOOR_MAX_MS, Math.max(floorMs, 1.25 * Math.max(...recentChecksMs)));
+  };
 
   /** Logs and counts why, then answers the same 401 for every reason, no sooner than the floor. */
   const refuse = async (
@@ -75,7 +89,8 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
     deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
     deps.metrics.inboundRefused.inc({ source, reason });
     deps.logger.info({ source, reason }, 'inbound request refused');
-    const wait = startedAt + floorMs - performance.now();
+    const checksMs = performance.now() - startedAt;
+    const wait = floorFor(checksMs) - checksMs;
     if (wait > 0) await sleep(wait);
     throw new AuthRefused('unauthorized', 'missing or invalid credentials or signature for this source', BASIC_CHALLENGE, beforeBody);
   };
@@ -95,9 +110,9 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
         if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
-      if (outcome.ok) admitted.set(req.raw, { at, credential: outcome.credential });
+      if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });
       else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
-      else admitted.set(req.raw, { at, refused: outcome.reason, credential: outcome.credential });
+      else admitted.set(req.raw, { refused: outcome.reason, credential: outcome.credential });
     });
 
     inbound.post<{ Params: { source: string } }>('/api/webhooks/:source', async (req, reply) => {
@@ -106,13 +121,15 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       const entry = admitted.get(req.raw);
       // the hook let the request in: its outcome is there
       if (!entry) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
-      if ('refused' in entry) return refuse(entry.at, entry.refused, entry.credential, false);
+      // from here, what is left to decide: the floor counts from the body's end, not the sender's pace
+      const bodyAt = performance.now();
+      if ('refused' in entry) return refuse(bodyAt, entry.refused, entry.credential, false);
       const { credential } = entry;
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       if (credential.verification) {
         // on the raw bytes, before anything is parsed or stored
         const checked = verifySignature(credential.verification, body, req.headers, Math.floor(now() / 1000));
-        if (!checked.ok) return refuse(entry.at, checked.reason, credential, false);
+        if (!checked.ok) return refuse(bodyAt, checked.reason, credential, false);
       }
       try {
         const result = await deps.receiveWebhook({

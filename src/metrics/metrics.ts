@@ -149,6 +149,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['queue', 'state'] as const,
       registers,
     }),
+    queueMessageAge: new Histogram({
+      name: 'webhook_fanout_queue_message_age_seconds',
+      help: 'Age of a queue message when the consumer received it (since SQS took it from the topic; a redelivered message counts again)',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    }),
     endpointAttempts: new Counter({
       name: 'webhook_fanout_endpoint_delivery_attempts_total',
       help: 'Outbound delivery attempts by endpoint (namespace/name) and outcome (success, retryable, permanent)',

@@ -32,6 +32,8 @@ export interface IngestDeps {
   console?: ConsoleWiring | undefined;
   /** the credential cache's row TTL and clock: tests pass their own to move past the TTL without waiting */
   credentialCache?: { rowTtlMs?: number; now?: () => number };
+  /** the inbound route's refusal floor (default REFUSAL_FLOOR_MS): the timing test measures without it too */
+  refusalFloorMs?: number;
 }
 
 /** The console's settings and the identity provider it logs in with (the admin API's). */
@@ -81,6 +83,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     metrics: deps.metrics,
     logger: deps.logger,
     bodyLimitBytes: settings.bodyLimitBytes,
+    ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
     // imported only when enabled: its routes, schemas, OpenAPI UI and token verification would
     // otherwise stay loaded in every ingest that serves webhooks alone
     adminApi:

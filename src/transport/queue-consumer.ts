@@ -29,7 +29,7 @@ export interface QueueConsumerOptions {
   queueUrl: string;
   handle: EventHandler;
   logger?: Logger;
-  metrics?: Pick<Metrics, 'queueMessages'>;
+  metrics?: Pick<Metrics, 'queueMessages' | 'queueMessageAge'>;
   /** most messages per ReceiveMessage, 1..10 (and at most concurrency) */
   batchSize?: number;
   /** long-poll wait, 0..20 s */
@@ -91,6 +91,9 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
 
   async function processMessage(message: Message): Promise<void> {
     const receiveCount = message.Attributes?.ApproximateReceiveCount;
+    // the queue's age as the consumer sees it: SQS's own ApproximateAgeOfOldestMessage is CloudWatch's only
+    const sentAt = Number(message.Attributes?.SentTimestamp);
+    if (Number.isFinite(sentAt) && sentAt > 0) metrics?.queueMessageAge.observe(Math.max(0, Date.now() - sentAt) / 1000);
     const eventId = decodeEventMessage(message.Body);
     if (eventId === undefined) {
       count('invalid');

@@ -69,7 +69,8 @@ export function createSqsCalls(deps: {
           QueueUrl: req.queueUrl,
           MaxNumberOfMessages: req.maxMessages,
           WaitTimeSeconds: req.waitTimeSeconds,
-          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
+          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),
         },
         req.signal,

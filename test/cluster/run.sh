@@ -11,8 +11,9 @@
 #     through their probes, two operator replicas with one leader, samples Ready=True, helm test
 #  4. a webhook end to end: accepted by the ingest Service, delivered to the receiver signed
 #  5. operations: helm upgrade under load, worker and consumer pods deleted under load (no
-#     webhook refused, no accepted event lost), a rotated Secret picked up without a restart, a second release of the
-#     same name in another namespace, helm uninstall leaves nothing behind
+#     webhook refused, no accepted event lost), a rotated Secret picked up without a restart, the
+#     web console of the image in a real browser (Debian chromium) through a port-forward, a second
+#     release of the same name in another namespace, helm uninstall leaves nothing behind
 # Each check prints "ok - ..." or "not ok - ..."; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -85,10 +86,17 @@ check "Postgres, Temporal, fauxqs and the receiver Ready in namespace infra" inf
 
 # ---- 3. the chart ----------------------------------------------------------------------------
 phase "3 helm install"
+# the dashboard ConfigMap and the PrometheusRule (and the ServiceMonitor) on, the prometheus-operator
+# CRDs applied first (scripts/tools/install.sh fetches them from the operator's Go module)
 HELM_ARGS=(-f "$CHART/examples/values-in-cluster.yaml" -f "$HERE/values.yaml"
-  --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2 --wait --timeout 6m)
+  --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2
+  --set metrics.serviceMonitor.enabled=true --set metrics.dashboards.enabled=true --set metrics.prometheusRule.enabled=true
+  --wait --timeout 6m)
 k apply -f "$HERE/manifests/app-namespace.yaml" >/dev/null
 k apply --server-side --field-manager=webhook-fanout-crds -f "$CHART/crds/" >/dev/null
+k apply --server-side -f "$ROOT/.cache/tools/crds/monitoring.coreos.com_servicemonitors.yaml" \
+  -f "$ROOT/.cache/tools/crds/monitoring.coreos.com_prometheusrules.yaml" >/dev/null
+k wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com >/dev/null
 t=$(date +%s)
 check "helm install: the migration and transport hook Jobs complete, every Deployment Ready" \
   helm upgrade --install "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}"
@@ -103,6 +111,15 @@ all_ready() {
   done
 }
 check "every Deployment has all replicas Ready through its readiness probe" all_ready
+monitoring_objects() {
+  local rules dashboard monitor
+  rules=$(k -n $NS get prometheusrule "$RELEASE" -o jsonpath='{range .spec.groups[*].rules[*]}{.alert}{"\n"}{end}') || return 1
+  dashboard=$(k -n $NS get configmap "$RELEASE-dashboard-webhook-fanout" -o jsonpath='{.metadata.labels.grafana_dashboard}') || return 1
+  monitor=$(k -n $NS get servicemonitor "$RELEASE" -o jsonpath='{.spec.endpoints[0].honorLabels}') || return 1
+  echo "alerts: $(wc -l <<<"$rules"), dashboard label: $dashboard, ServiceMonitor honorLabels: $monitor" >&2
+  [ "$(grep -c '^WebhookFanout' <<<"$rules")" -ge 13 ] && [ "$dashboard" = 1 ] && [ "$monitor" = true ]
+}
+check "the API server accepted the PrometheusRule (every alert), the dashboard ConfigMap and the ServiceMonitor" monitoring_objects
 consumer_flags() {
   local cmdline
   cmdline=$(k -n $NS exec deploy/$RELEASE-consumer -- cat /proc/1/cmdline | tr '\0' ' ')
@@ -232,6 +249,33 @@ rotated() {
 check "a rotated inbound password Secret: the new one accepted, the old one refused" rotated
 restarts_after=$(k -n $NS get pods -l app.kubernetes.io/component=ingest -o jsonpath='{range .items[*]}{.metadata.uid}:{.status.containerStatuses[0].restartCount} {end}')
 check "... without restarting the ingest pods" test "$restarts_before" = "$restarts_after"
+
+phase "5d the console of the image, in a browser, through a port-forward"
+# dev mode's identity provider on an address of the node: the ingest pods fetch its key set there,
+# the browser (on this machine) logs in there; the release gets the admin API and the console
+jp_ip='{.items[0].status.addresses[?(@.type=="InternalIP")].address}'
+NODE_IP=$(k get nodes -o "jsonpath=$jp_ip")
+CONSOLE_PORT=$("$ROOT/node_modules/.bin/node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+CONSOLE="http://127.0.0.1:$CONSOLE_PORT"
+"$ROOT/node_modules/.bin/tsx" test/cluster/console-check.ts idp "$NODE_IP" "$CONSOLE" "http://localhost:$CONSOLE_PORT" >"$WORK/idp.out" 2>&1 & IDP=$!
+for _ in $(seq 1 30); do grep -q '^http' "$WORK/idp.out" && break; sleep 1; done
+AUTH_URL=$(grep -m1 '^http' "$WORK/idp.out")
+check "helm upgrade with the admin API and the console (identity provider $AUTH_URL)" \
+  helm upgrade "$RELEASE" "$CHART" -n $NS "${HELM_ARGS[@]}" --set adminApi.enabled=true --set "adminApi.auth.url=$AUTH_URL" \
+    --set adminApi.auth.audience=https://webhook-fanout.cluster.test/api --set console.clientId=webhook-fanout-console
+k -n $NS port-forward "svc/$RELEASE-ingest" "$CONSOLE_PORT:80" >"$WORK/port-forward.out" 2>&1 & PF=$!
+served() { for _ in $(seq 1 30); do curl -sf -m 5 "$CONSOLE/console/config.json" >/dev/null && return 0; sleep 1; done; return 1; }
+check "the console's config.json through kubectl port-forward" served
+check "the console from the image: signed in at the login page, the event of phase 4 shown, no dialog, no CSP violation, no token in a URL" \
+  "$ROOT/node_modules/.bin/tsx" test/cluster/console-check.ts browser "$CONSOLE" "$event_id"
+csp_reports() { # the ingest's own count of CSP reports, from inside its pod
+  k -n $NS exec "deploy/$RELEASE-ingest" -- node -e \
+    'fetch("http://127.0.0.1:9090/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))' \
+    | grep '^webhook_fanout_console_csp_violations_total' | awk '{ s += $2 } END { print s + 0 }'
+}
+reports=$(csp_reports)
+check "no CSP violation reported to the ingest (webhook_fanout_console_csp_violations_total: ${reports:-unread})" test "${reports:-x}" = 0
+kill $PF $IDP 2>/dev/null; wait $PF $IDP 2>/dev/null
 
 phase "5d same release name in a second namespace"
 k create namespace $NS2 >/dev/null

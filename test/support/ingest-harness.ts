@@ -46,6 +46,8 @@ export async function startIngestHarness(opts: {
   rowTtlMs?: number;
   cacheSize?: number;
   timeouts?: HttpTimeouts;
+  /** the inbound refusal floor (default REFUSAL_FLOOR_MS) */
+  refusalFloorMs?: number;
   /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
   now?: () => number;
   /** default: events re-published after a minute, as in production */
@@ -89,6 +91,7 @@ export async function startIngestHarness(opts: {
       adminApi: opts.adminApi,
       console: opts.console,
       credentialCache: { ...(opts.rowTtlMs === undefined ? {} : { rowTtlMs: opts.rowTtlMs }), ...(opts.now ? { now: opts.now } : {}) },
+      ...(opts.refusalFloorMs === undefined ? {} : { refusalFloorMs: opts.refusalFloorMs }),
     });
   const ingest = await build(opts.logger ?? createLogger({ level: 'silent' }));
   const started = await ingest.start();

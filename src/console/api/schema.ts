@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a webhook from a third party
-         * @description HTTP Basic credentials of the source. The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id and `duplicate: true`. The external id and type are read per source, by default from the JSON body fields `id` and `type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`.
+         * @description HTTP Basic credentials of the source, or the signature of its provider over the raw body (Stripe-Signature, X-Hub-Signature-256, X-Shopify-Hmac-Sha256, X-Slack-Signature, webhook-signature, or a header of its own), or both, as its InboundCredential says (docs/sources.md). The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id and `duplicate: true`. The external id and type are read per source: where its provider puts them, else from the JSON body fields `id` and `type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`. Slack's url_verification and GitHub's ping are answered 200 (the challenge, or {"ok": true}) and not stored.
          */
         post: {
             parameters: {
@@ -52,7 +52,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Missing or bad credentials, or an unknown source (WWW-Authenticate: Basic realm="webhooks"); answered before the body is read, with Connection: close */
+                /** @description Missing or bad credentials or signature, a stale signed timestamp, or an unknown source: one answer for all (WWW-Authenticate: Basic realm="webhooks"), no sooner than 250 ms after the request; presented Basic credentials that are wrong are refused before the body is read, with Connection: close */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -173,6 +173,7 @@ export interface paths {
                                 receivedAt: string;
                                 publishedAt: string | null;
                                 completedAt: string | null;
+                                payloadDroppedAt: string | null;
                             }[];
                             nextCursor: string | null;
                         };
@@ -300,6 +301,7 @@ export interface paths {
                             receivedAt: string;
                             publishedAt: string | null;
                             completedAt: string | null;
+                            payloadDroppedAt: string | null;
                             /** @description request headers as received, minus credentials */
                             headers: {
                                 [key: string]: string;
@@ -438,7 +440,7 @@ export interface paths {
         put?: never;
         /**
          * Replay the event's FAILED deliveries
-         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery.
+         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send).
          */
         post: {
             parameters: {
@@ -534,7 +536,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The event has no FAILED delivery */
+                /** @description The event has no FAILED delivery, or its payload was dropped by retention */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1020,7 +1022,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a FAILED delivery
-         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED.
+         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send).
          */
         post: {
             parameters: {
@@ -1140,7 +1142,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The delivery is not FAILED */
+                /** @description The delivery is not FAILED, or its payload was dropped by retention */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1193,7 +1195,7 @@ export interface paths {
         put?: never;
         /**
          * Replay FAILED deliveries matching filters (bulk, capped)
-         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`.
+         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send).
          */
         post: {
             parameters: {
@@ -1747,7 +1749,11 @@ export interface paths {
                                 /** Format: uuid */
                                 id: string;
                                 source: string;
-                                username: string;
+                                username: string | null;
+                                /** @description Basic, or the signature scheme: Stripe, GitHub, Shopify, Slack, StandardWebhooks, HMAC */
+                                verification: string;
+                                /** @description whether Basic credentials are required (alone, or beside the signature) */
+                                basic: boolean;
                                 eventIdRule: {
                                     /** @description dot path into a JSON body, e.g. data.id */
                                     jsonPath?: string;
@@ -1767,6 +1773,301 @@ export interface paths {
                                 updatedAt: string;
                             }[];
                             nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/timeseries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events, delivery outcomes, failure rate and latency per endpoint, per time bucket
+         * @description Requires read:webhooks. The range is rounded out to whole buckets (multiples of the width since the epoch); at most 31 days and 1000 buckets, else 400. Every series has one value per bucket. Answered from indexes (migration 057), not from the rows.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description start of the range (RFC 3339, with offset), rounded down to the bucket; default: `to` minus one hour */
+                    from?: string;
+                    /** @description end of the range, exclusive, rounded up to the bucket; default: now */
+                    to?: string;
+                    /** @description bucket width; default: the narrowest giving at most 120 buckets. At most 1000 buckets and 31 days a request (400 beyond) */
+                    bucket?: "1m" | "5m" | "15m" | "1h" | "6h" | "1d";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One value per bucket of each series */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description start of the first bucket
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description end of the last bucket (exclusive)
+                             */
+                            to: string;
+                            /** @enum {string} */
+                            bucket: "1m" | "5m" | "15m" | "1h" | "6h" | "1d";
+                            bucketSeconds: number;
+                            /** @description start of each bucket; every series below has one value per bucket, in this order */
+                            buckets: string[];
+                            /** @description events received per source, the busiest sources first */
+                            eventsBySource: {
+                                source: string;
+                                /** @description events received in the bucket */
+                                counts: number[];
+                                total: number;
+                            }[];
+                            /** @description sources beyond the 100 busiest, not listed */
+                            sourcesOmitted: number;
+                            /** @description deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last) */
+                            deliveriesByOutcome: {
+                                /** @description deliveries that ended SUCCESS in the bucket */
+                                SUCCESS: number[];
+                                /** @description deliveries that ended FAILED in the bucket */
+                                FAILED: number[];
+                            };
+                            /** @description per endpoint with deliveries that ended in the range: the most failures first, then the busiest */
+                            endpoints: {
+                                /** Format: uuid */
+                                endpointId: string;
+                                name: string;
+                                source: string;
+                                /** @description deliveries to the endpoint that ended in the bucket */
+                                completed: number[];
+                                /** @description of those, FAILED */
+                                failed: number[];
+                                /** @description failed / completed; null without a delivery */
+                                failureRate: (number | null)[];
+                                /** @description median delivery latency of the SUCCESS ones: from the delivery's creation (the event's fan-out) to its success, retries included */
+                                latencyP50Ms: (number | null)[];
+                                /** @description 95th percentile of the same */
+                                latencyP95Ms: (number | null)[];
+                                total: {
+                                    completed: number;
+                                    failed: number;
+                                    failureRate: number | null;
+                                    latencyP50Ms: number | null;
+                                    latencyP95Ms: number | null;
+                                };
+                            }[];
+                            /** @description endpoints beyond the first 100, not listed */
+                            endpointsOmitted: number;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person now: FAILED and held deliveries, stale PENDING ones, disabled and paused endpoints
+         * @description Requires read:webhooks. Counts over everything stored, at the time of the request.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The counts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description FAILED deliveries not held for a disabled endpoint: to replay or to look at */
+                            failedDeliveries: number;
+                            /** @description deliveries held while their endpoint is disabled, re-delivered once it is enabled */
+                            heldDeliveries: number;
+                            /** @description deliveries still PENDING a minute after they were created */
+                            pendingOverOneMinute: number;
+                            /** @description endpoints auto-disabled (state DISABLED) */
+                            disabledEndpoints: number;
+                            /** @description endpoints paused by a Retry-After (pausedUntil in the future) */
+                            pausedEndpoints: number;
+                            /**
+                             * Format: date-time
+                             * @description when the counts were taken
+                             */
+                            at: string;
                         };
                     };
                 };

@@ -25,3 +25,7 @@ export type DeliveryStatus = Delivery['status'];
 
 export const EVENT_STATUSES: readonly EventStatus[] = ['RECEIVED', 'COMPLETED', 'PARTIAL', 'FAILED'];
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'SUCCESS', 'FAILED'];
+
+export type Timeseries = Ok<'/api/stats/timeseries', 'get'>;
+export type Attention = Ok<'/api/stats/attention', 'get'>;
+export type StatsBucket = Timeseries['bucket'];

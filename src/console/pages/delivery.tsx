@@ -12,10 +12,10 @@ export function DeliveryPage() {
   const { params } = useRoute();
   const id = params.id ?? '';
   const delivery = useLoad(async () => {
-    const [d, attempts] = await Promise.all([
-      ok(api.GET('/api/deliveries/{id}', { params: { path: { id } } })),
-      ok(api.GET('/api/deliveries/{id}/attempts', { params: { path: { id } } })),
-    ]);
+    // one after the other: an attempt is recorded in the statement that settles the delivery, so
+    // the log read after the delivery holds every attempt the delivery counts
+    const d = await ok(api.GET('/api/deliveries/{id}', { params: { path: { id } } }));
+    const attempts = await ok(api.GET('/api/deliveries/{id}/attempts', { params: { path: { id } } }));
     return { d, attempts: attempts.items };
   }, [id]);
   const endpoints = useLoad(() => loadEndpoints(api), []);
@@ -24,7 +24,11 @@ export function DeliveryPage() {
   const [busy, setBusy] = useState(false);
 
   // a replayed or retrying delivery: follow it until it settles
-  usePolling(delivery.reload, delivery.status === 'ok' && delivery.data.d.status === 'PENDING', 1000);
+  usePolling(
+    delivery.reload,
+    delivery.status === 'ok' && (delivery.data.d.status === 'PENDING' || delivery.data.attempts.length < delivery.data.d.attempts),
+    1000,
+  );
 
   const replay = async () => {
     setProblem(null);

@@ -85,7 +85,13 @@ export function EventPage() {
               </section>
               <section class="card" aria-labelledby="payload-heading">
                 <h2 id="payload-heading">Payload</h2>
-                <Payload payload={e.payload} encoding={e.payloadEncoding} />
+                {e.payloadDroppedAt ? (
+                  <p class="muted">
+                    Removed by the retention policy on <Time iso={e.payloadDroppedAt} />; the event and its deliveries are kept.
+                  </p>
+                ) : (
+                  <Payload payload={e.payload} encoding={e.payloadEncoding} />
+                )}
               </section>
               <section class="card" aria-labelledby="headers-heading">
                 <h2 id="headers-heading">Headers</h2>

@@ -1,76 +1,72 @@
-import { ok, type Api } from '../api/client.js';
+import { useLocation } from 'preact-iso';
+import { ok } from '../api/client.js';
+import type { StatsBucket } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to, type Href } from '../routes.js';
 import { PageHeading } from '../ui/bits.js';
-import { loadEndpoints } from '../ui/endpoint-names.js';
 import { Show, useLoad, usePolling } from '../ui/load.js';
+import { StatsCharts } from '../ui/stats-charts.js';
 import { EventsTable } from './events.js';
 
-const COUNT_PAGE = 200;
+/** The two ranges of the overview: the last hour by the minute, the last day by the quarter hour. */
+const RANGES = {
+  hour: { label: 'last hour', ms: 3_600_000, bucket: '1m' as StatsBucket },
+  day: { label: 'last day', ms: 86_400_000, bucket: '15m' as StatsBucket },
+} as const;
+type Range = keyof typeof RANGES;
 
-/** Up to COUNT_PAGE rows counted; "200+" beyond. */
-interface Count {
-  n: number;
-  more: boolean;
-}
-
-async function countDeliveries(api: Api, query: { status: 'FAILED' | 'PENDING'; to?: string }): Promise<Count> {
-  const page = await ok(api.GET('/api/deliveries', { params: { query: { ...query, limit: COUNT_PAGE } } }));
-  return { n: page.items.length, more: page.nextCursor !== null };
-}
-
-async function attention(api: Api) {
-  const [failed, stuck, endpoints] = await Promise.all([
-    countDeliveries(api, { status: 'FAILED' }),
-    countDeliveries(api, { status: 'PENDING', to: new Date(Date.now() - 60_000).toISOString() }),
-    loadEndpoints(api),
-  ]);
-  const all = [...endpoints.values()];
-  const disabled = all.filter((e) => e.state === 'DISABLED');
-  const now = Date.now();
-  return {
-    failed,
-    stuck,
-    held: disabled.reduce((sum, e) => sum + e.heldDeliveries, 0),
-    disabled: disabled.length,
-    paused: all.filter((e) => e.pausedUntil !== null && Date.parse(e.pausedUntil) > now).length,
-  };
-}
-
-function Tile({ label, value, href, warn }: { label: string; value: string; href: Href; warn: boolean }) {
+function Tile({ label, value, href, warn }: { label: string; value: number; href: Href; warn: boolean }) {
   return (
     <a class={warn ? 'tile warn' : 'tile'} href={href}>
-      <span class="tile-value">{value}</span>
-      <span class="tile-label">{label}</span>
+      <span class="tile-value">{value}</span> <span class="tile-label">{label}</span>
     </a>
   );
 }
 
-const shown = (c: Count) => `${c.n}${c.more ? '+' : ''}`;
-
 export function OverviewPage() {
   const { api } = useConsole();
-  const counts = useLoad(() => attention(api), []);
+  const { query } = useLocation();
+  const range: Range = query.range === 'day' ? 'day' : 'hour';
+  const { label, ms, bucket } = RANGES[range];
+  const attention = useLoad(() => ok(api.GET('/api/stats/attention')), []);
+  const stats = useLoad(
+    () => ok(api.GET('/api/stats/timeseries', { params: { query: { from: new Date(Date.now() - ms).toISOString(), bucket } } })),
+    [range],
+  );
   const newest = useLoad(() => ok(api.GET('/api/events', { params: { query: { limit: 10 } } })), []);
   // a console left open on the overview keeps up with what arrives
   usePolling(newest.reload, true, 5000);
-  usePolling(counts.reload, true, 10_000);
+  usePolling(attention.reload, true, 10_000);
+  usePolling(stats.reload, true, range === 'hour' ? 30_000 : 300_000);
   return (
     <>
       <PageHeading title="Overview" />
       <section class="card" aria-labelledby="attention-heading">
         <h2 id="attention-heading">Needs a person</h2>
-        <Show value={counts}>
+        <Show value={attention}>
           {(c) => (
             <div class="tiles">
-              <Tile label="FAILED deliveries" value={shown(c.failed)} href={to.deliveries({ status: 'FAILED' })} warn={c.failed.n > 0} />
-              <Tile label="held by disabled endpoints" value={String(c.held)} href={to.endpoints({ state: 'DISABLED' })} warn={c.held > 0} />
-              <Tile label="PENDING over a minute" value={shown(c.stuck)} href={to.deliveries({ status: 'PENDING' })} warn={c.stuck.n > 0} />
-              <Tile label="disabled endpoints" value={String(c.disabled)} href={to.endpoints({ state: 'DISABLED' })} warn={c.disabled > 0} />
-              <Tile label="paused endpoints" value={String(c.paused)} href={to.endpoints()} warn={c.paused > 0} />
+              <Tile label="FAILED deliveries" value={c.failedDeliveries} href={to.deliveries({ status: 'FAILED' })} warn={c.failedDeliveries > 0} />
+              <Tile label="held by disabled endpoints" value={c.heldDeliveries} href={to.endpoints({ state: 'DISABLED' })} warn={c.heldDeliveries > 0} />
+              <Tile label="PENDING over a minute" value={c.pendingOverOneMinute} href={to.deliveries({ status: 'PENDING' })} warn={c.pendingOverOneMinute > 0} />
+              <Tile label="disabled endpoints" value={c.disabledEndpoints} href={to.endpoints({ state: 'DISABLED' })} warn={c.disabledEndpoints > 0} />
+              <Tile label="paused endpoints" value={c.pausedEndpoints} href={to.endpoints()} warn={c.pausedEndpoints > 0} />
             </div>
           )}
         </Show>
+      </section>
+      <section class="card" aria-labelledby="charts-heading">
+        <div class="section-head">
+          <h2 id="charts-heading">Traffic, {label}</h2>
+          <nav class="range-switch" aria-label="Range">
+            {(Object.keys(RANGES) as Range[]).map((r) => (
+              <a key={r} href={to.overview({ range: r === 'hour' ? undefined : r })} class={r === range ? 'pill current' : 'pill'} aria-current={r === range ? 'true' : undefined}>
+                {RANGES[r].label}
+              </a>
+            ))}
+          </nav>
+        </div>
+        <Show value={stats}>{(s) => <StatsCharts stats={s} rangeLabel={label} />}</Show>
       </section>
       <section class="card" aria-labelledby="newest-heading">
         <div class="section-head">

@@ -36,7 +36,8 @@ export function TimeChart({
         width: width(),
         height: 220,
         scales: { x: { time: true } },
-        legend: { live: false },
+        // uPlot's legend toggles series on click only (no keyboard): a static legend below instead
+        legend: { show: false },
         cursor: { drag: { x: false, y: false } },
         series: [
           {},
@@ -44,11 +45,12 @@ export function TimeChart({
             label: s.label,
             stroke: PALETTE[i % PALETTE.length] ?? '#1f4e8c',
             width: 2,
-            points: { show: times.length < 40 },
+            // a ratio or latency exists only in buckets with deliveries: isolated values need their points
+            points: { show: times.length < 40 || s.values.filter((v) => v !== null).length < 30, size: 6 },
             ...(unit ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${v} ${unit}`) } : {}),
           })),
         ],
-        axes: [{}, { size: 56, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
+        axes: [{}, { size: unit === 'ms' ? 84 : 60, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
       },
       [times.slice(), ...series.map((s) => s.values.slice())] as uPlot.AlignedData,
       el,
@@ -65,6 +67,14 @@ export function TimeChart({
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
       <div ref={host} aria-hidden="true" />
+      <ul class="legend" aria-hidden="true">
+        {series.map((s, i) => (
+          <li key={s.label}>
+            <span class="swatch" style={{ backgroundColor: PALETTE[i % PALETTE.length] }} />
+            {s.label}
+          </li>
+        ))}
+      </ul>
       {series.length === 0 ? (
         <p class="empty">Nothing in this range.</p>
       ) : (

@@ -98,7 +98,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /** An element as "tag:accessible-ish name", the same in tabOrder and controls. */
-const DESCRIBE = `((el) => el.tagName.toLowerCase() + ':' + (el.getAttribute('aria-label') ?? el.textContent ?? el.id ?? '').trim().replace(/\\s+/g, ' ').slice(0, 60))`;
+const DESCRIBE = `((el) => el.tagName.toLowerCase() + ':' + (el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent) || el.textContent || el.id || '').trim().replace(/\\s+/g, ' ').slice(0, 60))`;
 
 /**
  * Presses Tab until focus comes back to where it started and returns what it reached (tag, name),
@@ -107,16 +107,28 @@ const DESCRIBE = `((el) => el.tagName.toLowerCase() + ':' + (el.getAttribute('ar
 export async function tabOrder(page: Page, max = 200): Promise<string[]> {
   const reached: string[] = [];
   await page.evaluate('document.activeElement && document.activeElement.blur()');
+  await page.evaluate('globalThis.__tabSeen = new WeakSet(); globalThis.__tabLast = null');
+  let outside = 0;
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
-    const id = await page.evaluate<string | null>(`(() => {
+    const step = await page.evaluate<{ id: string; same: boolean; again: boolean } | null>(`(() => {
       const el = document.activeElement;
       if (!el || el === document.body) return null;
-      return ${DESCRIBE}(el);
+      // a date input takes a Tab per field (day, month, ...): the same element again is no loop
+      if (globalThis.__tabLast === el) return { id: '', same: true, again: false };
+      globalThis.__tabLast = el;
+      const again = globalThis.__tabSeen.has(el);
+      globalThis.__tabSeen.add(el);
+      return { id: ${DESCRIBE}(el), same: false, again };
     })()`);
-    if (id === null) break;
-    if (reached.includes(id) && reached[0] === id) break;
-    reached.push(id);
+    // past the last control focus leaves the page; the next Tab starts again at the top
+    if (step === null) {
+      if (++outside > 2) break;
+      continue;
+    }
+    if (step.same) continue;
+    if (step.again) break;
+    reached.push(step.id);
   }
   return reached;
 }

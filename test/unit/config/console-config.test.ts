@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
+import { loadDevConfig, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };
@@ -40,5 +40,32 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
   it('names every problem at once, the console beside the admin API', () => {
     const out = load({ CONSOLE_AUTH_FLOW: 'token' }) as { problems: string[] };
     expect(out.problems.filter((p) => /^(AUTH_URL|AUTH_AUDIENCE|CONSOLE_CLIENT_ID|CONSOLE_AUTH_FLOW)\b/.test(p))).toHaveLength(4);
+  });
+});
+
+describe("dev mode's console user (WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_PASSWORD)", () => {
+  const devProblems = (env: Readonly<Record<string, string | undefined>>): string[] => {
+    try {
+      loadDevConfig(env);
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  };
+
+  it.each([
+    { env: {}, user: { username: undefined, password: undefined } },
+    { env: { WEBHOOK_FANOUT_DEV_USER: 'alice', WEBHOOK_FANOUT_DEV_PASSWORD: 'correct horse' }, user: { username: 'alice', password: 'correct horse' } },
+  ])('$env', ({ env, user }) => {
+    expect(loadDevConfig(env).devIdentityProvider?.user).toEqual(user);
+  });
+
+  it.each([
+    { env: { WEBHOOK_FANOUT_DEV_USER: 'al ice' }, problem: /WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII/ },
+    { env: { WEBHOOK_FANOUT_DEV_USER: 'dev-readonly' }, problem: /must not be dev-readonly/ },
+    { env: { WEBHOOK_FANOUT_DEV_PASSWORD: 'x'.repeat(201) }, problem: /WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200/ },
+  ])('names the problem: $problem', ({ env, problem }) => {
+    expect(devProblems(env).some((p) => problem.test(p))).toBe(true);
   });
 });

@@ -24,5 +24,17 @@
 {{- end }}
 {{- with .Values.retention.maxAge }}{{ $_ := set $settings "RETENTION_MAX_AGE" . }}{{ end }}
 {{- with .Values.retention.payloadMaxAge }}{{ $_ := set $settings "RETENTION_PAYLOAD_MAX_AGE" . }}{{ end }}
+{{- /* the process would refuse to start on it (src/config): say it at install time instead */}}
+{{- if and .Values.retention.maxAge .Values.retention.payloadMaxAge }}
+{{- if ge (include "webhook-fanout.durationSeconds" .Values.retention.payloadMaxAge | atoi) (include "webhook-fanout.durationSeconds" .Values.retention.maxAge | atoi) }}
+{{- fail (printf "retention.payloadMaxAge (%s) must be shorter than retention.maxAge (%s): events are deleted whole at maxAge" .Values.retention.payloadMaxAge .Values.retention.maxAge) }}
+{{- end }}
+{{- end }}
 {{ include "webhook-fanout.env.map" (merge $settings (.Values.ingest.settings | default dict)) | trim }}
+{{- end }}
+
+{{/* Seconds of a retention age ("90d", "36h", "30m", "45s"; the schema checked its form). */}}
+{{- define "webhook-fanout.durationSeconds" -}}
+{{- $unit := regexFind "[dhms]$" . -}}
+{{- mul (trimSuffix $unit . | atoi) (get (dict "d" 86400 "h" 3600 "m" 60 "s" 1) $unit) -}}
 {{- end }}

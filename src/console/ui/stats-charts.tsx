@@ -1,0 +1,78 @@
+import { useMemo } from 'preact/hooks';
+import type { Timeseries } from '../api/types.js';
+import { to } from '../routes.js';
+import { TimeChart, type Series } from './chart.js';
+
+const TOP = 8;
+const pct = (v: number | null) => (v === null ? null : Math.round(v * 1000) / 10);
+const ms = (v: number | null) => (v === null ? '—' : `${Math.round(v)} ms`);
+
+/** The overview's charts, from GET /api/stats/timeseries: one value per bucket in every series. */
+export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLabel: string }) {
+  const times = useMemo(() => stats.buckets.map((b) => Date.parse(b) / 1000), [stats]);
+  const bySource = useMemo<Series[]>(() => stats.eventsBySource.slice(0, TOP).map((s) => ({ label: s.source, values: s.counts })), [stats]);
+  const byOutcome = useMemo<Series[]>(
+    () => [
+      { label: 'SUCCESS', values: stats.deliveriesByOutcome.SUCCESS },
+      { label: 'FAILED', values: stats.deliveriesByOutcome.FAILED },
+    ],
+    [stats],
+  );
+  const endpoints = stats.endpoints.slice(0, TOP);
+  const failureRate = useMemo<Series[]>(() => endpoints.map((e) => ({ label: e.name, values: e.failureRate.map(pct) })), [stats]);
+  const p95 = useMemo<Series[]>(() => endpoints.map((e) => ({ label: e.name, values: e.latencyP95Ms.map((v) => (v === null ? null : Math.round(v))) })), [stats]);
+
+  return (
+    <>
+      <div class="charts">
+        <TimeChart id="chart-events" title={`Events received per source, ${rangeLabel}`} times={times} series={bySource} />
+        <TimeChart id="chart-outcomes" title={`Deliveries by outcome, ${rangeLabel}`} times={times} series={byOutcome} />
+        <TimeChart id="chart-failure" title={`Failure rate per endpoint (%), ${rangeLabel}`} times={times} series={failureRate} unit="%" />
+        <TimeChart id="chart-latency" title={`p95 delivery latency per endpoint, ${rangeLabel}`} times={times} series={p95} unit="ms" />
+      </div>
+      {stats.sourcesOmitted + stats.endpointsOmitted > 0 && (
+        <p class="muted">
+          Busiest {TOP} shown; {stats.sourcesOmitted} more source(s) and {stats.endpointsOmitted} more endpoint(s) not listed.
+        </p>
+      )}
+      <h3 class="subheading">Per endpoint, {rangeLabel}</h3>
+      {stats.endpoints.length === 0 ? (
+        <p class="empty">No delivery ended in this range.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Deliveries per endpoint, {rangeLabel}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Endpoint</th>
+                <th scope="col">Source</th>
+                <th scope="col">Ended</th>
+                <th scope="col">FAILED</th>
+                <th scope="col">Failure rate</th>
+                <th scope="col">p50 latency</th>
+                <th scope="col">p95 latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {stats.endpoints.map((e) => (
+                <tr key={e.endpointId}>
+                  <td>
+                    <a href={to.deliveries({ endpointId: e.endpointId })} aria-label={`Deliveries of ${e.name}`}>
+                      {e.name}
+                    </a>
+                  </td>
+                  <td>{e.source}</td>
+                  <td>{e.total.completed}</td>
+                  <td>{e.total.failed}</td>
+                  <td>{e.total.failureRate === null ? '—' : `${pct(e.total.failureRate)} %`}</td>
+                  <td>{ms(e.total.latencyP50Ms)}</td>
+                  <td>{ms(e.total.latencyP95Ms)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
