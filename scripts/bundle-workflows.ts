@@ -10,12 +10,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowInterceptorModule } from '../src/processes/fanout-worker.js';
 
 const repo = fileURLToPath(new URL('../', import.meta.url));
 const out = path.resolve(process.argv[2] ?? path.join(repo, 'dist/workflow-bundle.js'));
 const started = performance.now();
+const workflowsPath = path.join(repo, 'src/workflows/index.ts');
 const { code } = await bundleWorkflowCode({
-  workflowsPath: path.join(repo, 'src/workflows/index.ts'),
+  workflowsPath,
+  // Temporal's OpenTelemetry interceptors, for runs started with a trace context (docs/tracing.md)
+  workflowInterceptorModules: [workflowInterceptorModule(workflowsPath)],
   logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: console.warn, error: console.error },
 });
 await mkdir(path.dirname(out), { recursive: true });

@@ -14,6 +14,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TEMPORAL_SERVER_VERSION=v1.32.1   # the newest that builds with Go 1.26.8 (later ones want 1.26.10)
 OTELCOL_VERSION=v0.165.0
+OTELCOL_STABLE_VERSION=v1.71.0   # the same release's v1 modules (confmap and its providers)
+OTELCOL_RECIPE=2                 # bump when main.go changes, so a cached build is redone
 OUT=$ROOT/.cache/go-servers/bin
 WORK=$ROOT/.cache/go-servers/work
 JOBS=${GO_BUILD_JOBS:-2}
@@ -46,7 +48,7 @@ for what in "${wanted[@]}"; do
       echo "go-builds: temporal-server built in $(( $(date +%s) - start ))s" >&2
       ;;
     otelcol)
-      [ -x "$OUT/otelcol" ] && [ -f "$OUT/.otelcol-$OTELCOL_VERSION" ] && continue
+      [ -x "$OUT/otelcol" ] && [ -f "$OUT/.otelcol-$OTELCOL_VERSION-r$OTELCOL_RECIPE" ] && continue
       [ -n "$GO" ] || { echo "go-builds: Go (>= 1.26) is needed to build the OpenTelemetry Collector; install it or set GO" >&2; exit 3; }
       start=$(date +%s)
       echo "go-builds: building otelcol $OTELCOL_VERSION" >&2
@@ -55,14 +57,16 @@ for what in "${wanted[@]}"; do
       (
         cd "$WORK/otelcol"
         "$GO" mod init wrapper/otelcol >/dev/null 2>&1
-        for m in otelcol receiver/otlpreceiver exporter/otlphttpexporter exporter/debugexporter processor/batchprocessor \
-                 confmap/provider/fileprovider confmap/provider/envprovider confmap/provider/yamlprovider; do
+        for m in otelcol service receiver/otlpreceiver exporter/otlphttpexporter exporter/debugexporter processor/batchprocessor; do
           "$GO" get "go.opentelemetry.io/collector/$m@$OTELCOL_VERSION"
+        done
+        for m in confmap/provider/fileprovider confmap/provider/envprovider confmap/provider/yamlprovider; do
+          "$GO" get "go.opentelemetry.io/collector/$m@$OTELCOL_STABLE_VERSION"
         done
         "$GO" mod tidy
         "$GO" build -p "$JOBS" -trimpath -ldflags "-s -w" -o "$OUT/otelcol" .
       )
-      rm -f "$OUT"/.otelcol-* && touch "$OUT/.otelcol-$OTELCOL_VERSION"
+      rm -f "$OUT"/.otelcol-* && touch "$OUT/.otelcol-$OTELCOL_VERSION-r$OTELCOL_RECIPE"
       echo "go-builds: otelcol built in $(( $(date +%s) - start ))s" >&2
       ;;
     *) echo "go-builds: unknown build $what (temporal, otelcol)" >&2; exit 2 ;;

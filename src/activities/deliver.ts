@@ -7,6 +7,7 @@ import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.j
 import type { BackoffSettings, DeliverFailureDetails, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
+import { activeTraceCarrier, failed, inSpan, SpanKind, tracingOn } from '../observability/spans.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   logger: ActivityLogger;
@@ -73,6 +74,39 @@ async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Prom
       statusClass: 'network',
     };
   }
+}
+
+/**
+ * One attempt as an HTTP client span (docs/tracing.md): the endpoint, the attempt number, the
+ * status and the outcome; its context goes to the receiver as traceparent unless the endpoint
+ * says no (spec.propagateTraceContext). The URL's path and query stay out: they may carry tokens.
+ */
+function sendInSpan(send: DeliverDeps['send'], req: OutboundRequest, endpoint: Endpoint): Promise<DeliveryOutcome> {
+  let target: URL | undefined;
+  try {
+    target = new URL(req.url);
+  } catch {
+    // the sender refuses it with its own outcome
+  }
+  const attributes = {
+    'http.request.method': req.method,
+    ...(target ? { 'server.address': target.hostname, 'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80), 'url.scheme': target.protocol.replace(':', '') } : {}),
+    'webhook.endpoint': endpoint.name,
+    'webhook.endpoint_id': endpoint.id,
+    'webhook.delivery_id': req.meta.deliveryId,
+    'webhook.event_id': req.meta.eventId,
+    'webhook.attempt': req.meta.attempt,
+  };
+  return inSpan(req.method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const outcome = await sendSafely(send, endpoint.propagateTraceContext ? { ...req, trace: activeTraceCarrier() } : req);
+    span?.setAttributes({
+      'webhook.outcome': outcome.kind,
+      'webhook.status_class': outcome.statusClass,
+      ...(outcome.status !== null ? { 'http.response.status_code': outcome.status } : {}),
+    });
+    if (outcome.kind !== 'success') failed(span, new Error(outcome.error));
+    return outcome;
+  });
 }
 
 /**
@@ -251,7 +285,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
 
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    const outcome = await sendSafely(send, buildRequest(delivery, endpoint, event, attempt));
+    const request = buildRequest(delivery, endpoint, event, attempt);
+    const outcome = await (tracingOn() ? sendInSpan(send, request, endpoint) : sendSafely(send, request));
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });

@@ -7,6 +7,7 @@ import type { Endpoint } from '../domain/records.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActivityLogger } from './deps.js';
 import { DELIVERY_FAILURE } from './failures.js';
+import { spanEvent } from '../observability/spans.js';
 import { leaseMs, limitsOf, pauseRequestedMs, pauseWaitMs, planWait, waitDelayMs } from './limits.js';
 import type { DeliverFailureDetails } from './types.js';
 
@@ -48,6 +49,8 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
   function defer(endpoint: Endpoint, reason: DeferReason, waitMs: number, log: object): never {
     const delay = waitDelayMs(waitMs);
     counted(endpoint, reason, delay);
+    // on the activity's span: the attempt that follows (after the wait) is a new execution of it
+    spanEvent(reason === 'retry_after' ? 'Retry-After pause' : 'endpoint limit wait', { 'webhook.wait_reason': reason, 'webhook.wait_ms': delay, 'webhook.wait_where': 'temporal' });
     logger.debug({ ...log, reason, waitMs: delay }, 'delivery waits on its endpoint');
     throw ApplicationFailure.create({
       message: `waiting ${delay} ms on the endpoint (${reason === 'retry_after' ? 'Retry-After pause' : `${reason} limit`})`,
@@ -79,6 +82,7 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
         const plan = planWait(admission.waitMs, slept, waiters);
         if (plan.where === 'temporal') defer(endpoint, admission.reason, plan.delayMs, log);
         counted(endpoint, admission.reason, plan.ms);
+        spanEvent('endpoint limit wait', { 'webhook.wait_reason': admission.reason, 'webhook.wait_ms': plan.ms, 'webhook.wait_where': 'worker' });
         waiters++;
         try {
           await sleep(plan.ms);
@@ -105,6 +109,7 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
       if (pauseMs === undefined) return;
       try {
         await limits.pause(endpoint.id, pauseMs);
+        spanEvent('Retry-After pause requested', { 'webhook.pause_ms': pauseMs });
         logger.info({ ...log, pauseMs }, 'endpoint asked for a pause (Retry-After): its deliveries wait');
       } catch (err) {
         // the delivery that got the answer still waits for its own retry; the others may not

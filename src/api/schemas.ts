@@ -182,6 +182,12 @@ export const EventDetailSchema = Type.Object(
     headers: Type.Record(Type.String(), Type.String(), { description: 'request headers as received, minus credentials' }),
     payload: Type.String({ description: 'the raw body: text when it is valid UTF-8, else base64' }),
     payloadEncoding: StringEnum(['utf8', 'base64'] as const),
+    traceId: Nullable(
+      Type.String({
+        pattern: '^[0-9a-f]{32}$',
+        description: "the OpenTelemetry trace id of the request that brought the event, its deliveries included; null when it was not traced (docs/tracing.md)",
+      }),
+    ),
     deliveries: Type.Array(DeliverySchema),
   },
   { title: 'EventDetail' },

@@ -3,6 +3,7 @@ import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
 import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
+import { traceIdOf } from '../observability/spans.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -79,6 +80,7 @@ export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]):
   payloadDroppedAt: iso(e.payloadDroppedAt),
   headers: e.headers,
   ...payloadView(e.payload),
+  traceId: traceIdOf(e.traceparent) ?? null,
   deliveries: deliveries.map(deliveryView),
 });
 

@@ -7,6 +7,8 @@ import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
+import { clientTracing } from '../observability/temporal-tracing.js';
+import { startTracing } from '../observability/tracing.js';
 import { connectTemporalClient } from './temporal-connection.js';
 import { waitFor } from './wait-for.js';
 
@@ -16,6 +18,8 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const { logger, metrics, db, service } = bootstrap('consumer', cfg);
   // SQS only: the consumer publishes nothing, and the SNS client's code would stay loaded
   const sqs = createSqsClient(cfg.aws);
+  const tracing = await startTracing('consumer', env, logger);
+  const interceptors = await clientTracing(tracing);
   // connected inside start(), after the management server is up: /healthz answers while the
   // consumer waits for Temporal, /readyz says 503 until then
   let connection: Connection | undefined;
@@ -45,7 +49,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       const consumer = buildConsumerProcess({
         settings: cfg,
         sqs,
-        client: new Client({ connection: connected, namespace: cfg.temporal.namespace }),
+        client: new Client({ connection: connected, namespace: cfg.temporal.namespace, ...(interceptors ? { interceptors } : {}) }),
         repos: createRepositories(db),
         redrive: createRedriveQueries(db),
         metrics,
@@ -57,6 +61,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       await connection?.close();
       await db.destroy();
       sqs.destroy();
+      await tracing.shutdown();
     },
   });
 }

@@ -19,6 +19,8 @@ import { watchManifests } from '../manifests/watch-manifests.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
+import { clientTracing } from '../observability/temporal-tracing.js';
+import { startTracing } from '../observability/tracing.js';
 import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { connectTemporalClient } from './temporal-connection.js';
 import { connectTemporalNative } from './temporal-native-connection.js';
@@ -53,6 +55,8 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
 
   const logger = createLogger({ level: logLevel, name: 'dev' });
   installTemporalRuntime(logger);
+  // one tracer provider for the parts, as in production (OTEL_* variables; off when none is set)
+  const tracing = await startTracing('dev', env, logger);
   const metrics = createMetrics();
   await mkdir(dataDir, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
@@ -132,9 +136,10 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       cleanups.push(() => nativeConnection.close());
       const connection = await connectTemporalClient(cfg.consumer.temporal);
       cleanups.push(() => connection.close());
-      const client = new Client({ connection, namespace });
+      const interceptors = await clientTracing(tracing);
+      const client = new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
 
-      const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger });
+      const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger, tracing });
       const consumer = buildConsumerProcess({ settings: cfg.consumer, sqs: aws.sqs, client, repos, redrive: createRedriveQueries(liveDb), metrics, logger });
       const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight });
       cleanups.push(() => publisher.close());
@@ -187,6 +192,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
     },
     cleanup: async () => {
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => logger.warn({ err: String(err) }, 'cleanup step failed'));
+      await tracing.shutdown();
     },
   });
 }

@@ -7,12 +7,14 @@ import { createEventPublisher } from '../transport/publisher.js';
 import { createSnsClient } from '../transport/sns-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
+import { startTracing } from '../observability/tracing.js';
 
 /** Composition root: `webhook-fanout ingest`. */
 export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadIngestConfig(env);
   const { logger, metrics, db, service } = bootstrap('ingest', cfg);
   const sns = createSnsClient(cfg.aws);
+  const tracing = await startTracing('ingest', env, logger);
   const publisher = createEventPublisher({ sns, aws: cfg.aws, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight });
   // admin API replays start workflow runs; the client is made on the first replay, so ingest
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
@@ -43,6 +45,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       await publisher.close();
       await db.destroy();
       sns.destroy();
+      await tracing.shutdown();
     },
   });
 }

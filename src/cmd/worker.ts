@@ -8,6 +8,7 @@ import { buildWorkerProcess, type StartedWorker } from '../processes/worker-proc
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
 import { runService } from './lifecycle.js';
+import { startTracing } from '../observability/tracing.js';
 import { connectTemporalNative } from './temporal-native-connection.js';
 import { waitFor } from './wait-for.js';
 
@@ -16,6 +17,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadWorkerConfig(env);
   const { logger, metrics, db, service } = bootstrap('worker', cfg);
   installTemporalRuntime(logger);
+  const tracing = await startTracing('worker', env, logger);
   // SQS only, as the consumer: the worker publishes nothing
   const sqs = cfg.consumeQueue ? createSqsClient(cfg.consumeQueue.aws) : undefined;
   // connected inside start(), after the management server is up: /healthz answers while the
@@ -41,6 +43,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         repos: createRepositories(db),
         metrics,
         logger,
+        tracing,
         ...(queue ? { queue } : {}),
       });
       worker = built.start();
@@ -50,6 +53,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       await connection?.close();
       await db.destroy();
       sqs?.destroy();
+      await tracing.shutdown();
     },
   });
 }

@@ -5,11 +5,13 @@ import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/to
 import { TASK_QUEUE } from '../workflows/names.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
+import { INBOUND_TRACE_CONTEXTS, type InboundTraceContext } from '../ingest/trace-context.js';
 import { formatDuration, parseDuration } from '../retention/duration.js';
 import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
+import { tracingWanted } from '../observability/tracing-switch.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
 
@@ -19,6 +21,15 @@ export const LEASE_NAME = 'webhook-fanout-operator';
 export interface CommonConfig {
   logLevel: string;
   managementPort: number;
+}
+
+/**
+ * The OTEL_* variables the SDK reads (observability/tracing.ts), checked here so that a typo is
+ * named at start like any other problem instead of silently exporting nothing.
+ */
+export interface TracingConfig {
+  /** an OTLP endpoint is set (and the SDK not disabled) */
+  enabled: boolean;
 }
 
 export interface DatabaseConfig {
@@ -68,6 +79,7 @@ export interface ConsoleConfig {
 }
 
 export interface IngestConfig extends CommonConfig, DatabaseConfig {
+  tracing: TracingConfig;
   /** null when ADMIN_API_ENABLED=false */
   adminApi: AdminApiConfig | null;
   /** null when CONSOLE_ENABLED=false (or, unset, when the admin API is disabled: the console only shows what it answers) */
@@ -87,6 +99,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   sweepUnstartedAfterMs: number;
   /** concurrent PublishBatch calls; ids queue behind them and leave batched */
   publishMaxInFlight: number;
+  /** INBOUND_TRACEPARENT: what a sender's traceparent is to the inbound span when tracing (docs/tracing.md) */
+  inboundTraceContext: InboundTraceContext;
   /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
   retention: RetentionSettings;
 }
@@ -100,6 +114,7 @@ export interface QueueConsumerConfig {
 }
 
 export interface ConsumerConfig extends CommonConfig, DatabaseConfig, QueueConsumerConfig {
+  tracing: TracingConfig;
   temporal: TemporalConfig;
 }
 
@@ -107,6 +122,7 @@ export interface ConsumerConfig extends CommonConfig, DatabaseConfig, QueueConsu
 export type BackoffConfig = BackoffSettings;
 
 export interface WorkerConfig extends CommonConfig, DatabaseConfig {
+  tracing: TracingConfig;
   temporal: TemporalConfig;
   backoff: BackoffConfig;
   outboundDenyCidrs: string[];
@@ -154,6 +170,20 @@ const database = (r: EnvReader): DatabaseConfig => {
   const databaseUrl = r.url('DATABASE_URL');
   return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
 };
+
+const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+export function readTracingConfig(r: EnvReader): TracingConfig {
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+    const v = r.optional(name);
+    if (v !== undefined && !/^https?:\/\/[^/]/i.test(v)) r.problems.push(`${name} must be an http(s) URL, got "${redactUrl(v)}"`);
+  }
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) r.oneOf(name, ['http/protobuf', 'http/json', 'grpc'], 'http/protobuf');
+  r.oneOf('OTEL_TRACES_SAMPLER', OTEL_SAMPLERS, 'parentbased_always_on');
+  if (r.optional('OTEL_TRACES_SAMPLER_ARG') !== undefined) r.num('OTEL_TRACES_SAMPLER_ARG', 1, 0, 1);
+  r.oneOf('OTEL_TRACES_EXPORTER', ['otlp', 'none'], 'otlp');
+  return { enabled: tracingWanted({ ...Object.fromEntries(['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].map((n) => [n, r.optional(n)])) }) };
+}
 
 const aws = (r: EnvReader): AwsConfig => ({
   region: r.str('AWS_REGION', 'us-east-1'),
@@ -268,6 +298,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     adminApi,
     console: loadConsoleConfig(r, adminApi),
     temporal: temporal(r),
+    tracing: readTracingConfig(r),
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
     aws: aws(r),
@@ -279,6 +310,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
+    inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT', INBOUND_TRACE_CONTEXTS, 'parent'),
     retention: loadRetention(r),
   };
   r.done();
@@ -299,6 +331,7 @@ export function loadConsumerConfig(env: Env): ConsumerConfig {
     ...database(r),
     ...queueConsumer(r),
     temporal: temporal(r),
+    tracing: readTracingConfig(r),
   };
   r.done();
   return cfg;
@@ -318,6 +351,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     ...common(r),
     ...database(r),
     temporal: temporal(r),
+    tracing: readTracingConfig(r),
     backoff: loadBackoff(r),
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),

@@ -4,7 +4,8 @@ import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil'>;
+export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext'> &
+  Partial<Pick<Endpoint, 'propagateTraceContext'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -36,6 +37,7 @@ const toRow = (s: EndpointSpec) => ({
   max_concurrency: s.maxConcurrency,
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
+  propagate_trace_context: s.propagateTraceContext ?? true,
 });
 
 export function createEndpointRepository(db: Db) {

@@ -29,7 +29,7 @@ export function createBatchingEventInserter(
   let scheduled = false;
 
   async function insertBatch(batch: Waiting[]): Promise<void> {
-    const values = batch.map(() => '(?::uuid, ?, ?, ?, ?, ?, ?::jsonb, now())').join(', ');
+    const values = batch.map(() => '(?::uuid, ?, ?, ?, ?, ?, ?::jsonb, ?, now())').join(', ');
     const bindings = batch.flatMap((w) => [
       w.id,
       w.event.source,
@@ -38,9 +38,10 @@ export function createBatchingEventInserter(
       w.event.payload,
       w.event.contentType,
       JSON.stringify(w.event.headers),
+      w.event.traceparent ?? null,
     ]);
     const inserted = await db.raw<{ rows: Array<{ id: string }> }>(
-      `INSERT INTO webhook_event (id, source, external_event_id, event_type, payload, content_type, headers, published_at)
+      `INSERT INTO webhook_event (id, source, external_event_id, event_type, payload, content_type, headers, traceparent, published_at)
        VALUES ${values}
        ON CONFLICT (source, external_event_id) WHERE external_event_id IS NOT NULL DO NOTHING
        RETURNING id`,

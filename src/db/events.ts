@@ -3,7 +3,8 @@ import type { EventStatus } from '../domain/statuses.js';
 import { prepared, type Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
-export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'>;
+export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'> &
+  Partial<Pick<WebhookEvent, 'traceparent'>>;
 
 export interface InsertedEvent {
   id: string;
@@ -29,6 +30,7 @@ const META_COLUMNS = [
   'published_at',
   'received_at',
   'completed_at',
+  'traceparent',
   'payload_dropped_at',
 ];
 
@@ -45,11 +47,11 @@ export function createEventRepository(db: Db) {
       // "published but never started" scan (SWEEP_UNSTARTED_AFTER_SECONDS, and at start-up)
       // re-publishes the event.
       const inserted = await db.raw<{ rows: Array<{ id: string }> }>(
-        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers, published_at)
-         VALUES (?, ?, ?, ?, ?, ?::jsonb, now())
+        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, content_type, headers, traceparent, published_at)
+         VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, now())
          ON CONFLICT (source, external_event_id) WHERE external_event_id IS NOT NULL DO NOTHING
          RETURNING id`,
-        [e.source, e.externalEventId, e.eventType, e.payload, e.contentType, JSON.stringify(e.headers)],
+        [e.source, e.externalEventId, e.eventType, e.payload, e.contentType, JSON.stringify(e.headers), e.traceparent ?? null],
       );
       const row = inserted.rows[0];
       if (row) return { id: row.id, duplicate: false, publishedAt: new Date(), started: false };

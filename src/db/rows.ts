@@ -54,6 +54,7 @@ export interface EndpointRow {
   paused_until: Date | null;
   active: boolean;
   auto_disable_after: number;
+  propagate_trace_context: boolean;
   consecutive_failures: number;
   disabled_at: Date | null;
   resource_uid: string | null;
@@ -82,6 +83,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   pausedUntil: r.paused_until,
   active: r.active,
   autoDisableAfter: r.auto_disable_after,
+  // absent from a row read before migration 066 ran: the default
+  propagateTraceContext: r.propagate_trace_context ?? true,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   resourceUid: r.resource_uid,
@@ -102,6 +105,7 @@ export interface EventRow {
   published_at: Date | null;
   received_at: Date;
   completed_at: Date | null;
+  traceparent: string | null;
   /** absent from statements that do not select it (the delivery path's) */
   payload_dropped_at?: Date | null;
 }
@@ -119,6 +123,7 @@ export const toEvent = (r: EventRow): WebhookEvent => ({
   publishedAt: r.published_at,
   receivedAt: r.received_at,
   completedAt: r.completed_at,
+  traceparent: r.traceparent ?? null,
   payloadDroppedAt: r.payload_dropped_at ?? null,
 });
 

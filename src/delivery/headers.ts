@@ -76,6 +76,13 @@ export function buildHeaders(req: OutboundRequest, now: () => number = Date.now)
   if (req.meta.eventType !== null) set('X-Webhook-Event-Type', headerSafe(req.meta.eventType));
   set('X-Webhook-Delivery-Id', headerSafe(req.meta.deliveryId));
   set('X-Webhook-Attempt', String(req.meta.attempt));
+  // the attempt's span context, so a receiver that traces continues the delivery's trace; it
+  // replaces a custom header of the same name
+  if (req.trace) {
+    set('traceparent', req.trace.traceparent);
+    if (req.trace.tracestate) set('tracestate', headerSafe(req.trace.tracestate));
+    else out.delete('tracestate');
+  }
 
   return Object.fromEntries(out.values());
 }

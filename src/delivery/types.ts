@@ -1,4 +1,5 @@
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
+import type { TraceCarrier } from '../observability/spans.js';
 
 /** Everything one outbound attempt needs; built by the deliver activity from the rows it loads. */
 export interface OutboundRequest {
@@ -29,6 +30,8 @@ export interface OutboundRequest {
     deliveryId: string;
     attempt: number;
   };
+  /** the attempt's W3C trace context, sent as traceparent / tracestate (docs/tracing.md); absent: none */
+  trace?: TraceCarrier | undefined;
 }
 
 /** status class label for metrics */

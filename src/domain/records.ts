@@ -90,6 +90,8 @@ export interface Endpoint {
   active: boolean;
   /** FAILED deliveries in a row that disable the endpoint; 0 = never (docs/endpoint-health.md) */
   autoDisableAfter: number;
+  /** send a W3C traceparent with each delivery when tracing is on (spec.propagateTraceContext, default true; docs/tracing.md) */
+  propagateTraceContext: boolean;
   /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */
@@ -126,6 +128,8 @@ export interface WebhookEvent {
   publishedAt: Date | null;
   receivedAt: Date;
   completedAt: Date | null;
+  /** the W3C traceparent of the request that stored it, when tracing was on (docs/tracing.md) */
+  traceparent: string | null;
   /** set when retention dropped the payload and headers (RETENTION_PAYLOAD_MAX_AGE): nothing left to send */
   payloadDroppedAt: Date | null;
 }

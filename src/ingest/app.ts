@@ -107,6 +107,7 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
       receiveWebhook: deps.receiveWebhook,
       verifier: deps.verifier,
       metrics: deps.metrics,
+      ...(deps.inboundTraceContext ? { inboundTraceContext: deps.inboundTraceContext } : {}),
       logger: deps.logger,
       ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
       ...(deps.now === undefined ? {} : { now: deps.now }),

@@ -8,6 +8,9 @@ import type { Logger } from '../observability/logger.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import type { CredentialRefusal, CredentialVerifier } from './credential-verifier.js';
 import type { ReceiveWebhook } from './receive-webhook.js';
+import type { InboundTraceContext } from './trace-context.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { contextOf, inSpan, linkTo, SpanKind, tracingOn } from '../observability/spans.js';
 import { verifySignature, type SignatureRefusal } from './signatures.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
@@ -54,6 +57,27 @@ export interface InboundWebhooksDeps {
   refusalFloorMs?: number;
   /** the clock signed timestamps are checked against, in ms since the epoch */
   now?: () => number;
+  /** what a sender's traceparent is to the request's span (INBOUND_TRACEPARENT; docs/tracing.md); default parent */
+  inboundTraceContext?: InboundTraceContext;
+}
+
+/** The inbound request's server span (tracing on only): its parent or link from the sender's headers. */
+function inboundSpan<T extends { eventId: string; duplicate: boolean } | { handshake: unknown }>(
+  headers: Record<string, string | string[] | undefined>,
+  source: string,
+  mode: InboundTraceContext,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const link = mode === 'link' ? linkTo(headers) : undefined;
+  const where = mode === 'parent' ? { parent: contextOf(headers) } : { parent: ROOT_CONTEXT, ...(link ? { links: [link] } : {}) };
+  const attributes = { 'http.request.method': 'POST', 'http.route': '/api/webhooks/{source}', 'webhook.source': source };
+  return inSpan('POST /api/webhooks/{source}', { kind: SpanKind.SERVER, attributes, ...where }, async (span) => {
+    const result = await fn();
+    span?.setAttribute('http.response.status_code', 200);
+    if ('eventId' in result) span?.setAttributes({ 'webhook.event_id': result.eventId, 'webhook.duplicate': result.duplicate });
+    else span?.setAttribute('webhook.handshake', true);
+    return result;
+  });
 }
 
 /** What the headers decided, kept for the handler: a credential, or a refusal that waited for the body. */
@@ -132,12 +156,14 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
         if (!checked.ok) return refuse(bodyAt, checked.reason, credential, false);
       }
       try {
-        const result = await deps.receiveWebhook({
-          credential,
-          body,
-          contentType: req.headers['content-type'] ?? null,
-          headers: storedHeaders(req.headers),
-        });
+        const receive = () =>
+          deps.receiveWebhook({
+            credential,
+            body,
+            contentType: req.headers['content-type'] ?? null,
+            headers: storedHeaders(req.headers),
+          });
+        const result = tracingOn() ? await inboundSpan(req.headers, label, deps.inboundTraceContext ?? 'parent', receive) : await receive();
         if ('handshake' in result) {
           deps.metrics.inboundRequests.inc({ source: label, outcome: 'handshake' });
           return reply.code(200).send(result.handshake.answer);

@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
 import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
+import { activeTraceCarrier, inSpan, isSampled, SpanKind, tracingOn } from '../observability/spans.js';
 import { handshakeOf, type Handshake } from './handshakes.js';
 
 export interface InboundRequest {
@@ -18,6 +19,9 @@ export interface InboundRequest {
 
 /** An event stored and published (or its duplicate), or a provider's handshake answered and not stored. */
 export type ReceiveResult = { eventId: string; duplicate: boolean } | { handshake: Handshake };
+
+const INSERT_ATTRIBUTES = { 'db.system': 'postgresql', 'db.operation.name': 'INSERT', 'db.collection.name': 'webhook_event' };
+const PUBLISH_ATTRIBUTES = { 'messaging.system': 'aws_sns', 'messaging.operation.type': 'send', 'messaging.operation.name': 'PublishBatch' };
 
 const isJson = (contentType: string | null): boolean =>
   contentType !== null && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType);
@@ -38,7 +42,7 @@ export function createReceiveWebhook(deps: {
   /** `marked`: the row already says published; otherwise mark it after publishing. */
   const publish = async (eventId: string, marked: boolean): Promise<void> => {
     try {
-      await deps.publisher.publish(eventId);
+      await (tracingOn() ? publishInSpan(eventId) : deps.publisher.publish(eventId));
     } catch (err) {
       deps.metrics.publishFailures.inc();
       if (marked) {
@@ -59,6 +63,10 @@ export function createReceiveWebhook(deps: {
   };
 
   const insertEvent = deps.insertEvent ?? ((e: NewEvent) => deps.events.insertOrGetDuplicate(e));
+
+  /** The publish as a producer span; the message carries its context to the consumer (docs/tracing.md). */
+  const publishInSpan = (eventId: string): Promise<void> =>
+    inSpan('publish event', { kind: SpanKind.PRODUCER, attributes: PUBLISH_ATTRIBUTES }, () => deps.publisher.publish(eventId, activeTraceCarrier()));
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
     const { credential } = req;
@@ -92,14 +100,22 @@ export function createReceiveWebhook(deps: {
 
     let stored;
     try {
-      stored = await insertEvent({
+      const event: NewEvent = {
         source: credential.source,
         externalEventId: identity.externalEventId,
         eventType: identity.eventType,
         payload: req.body,
         contentType: req.contentType,
         headers: req.headers,
-      });
+      };
+      if (tracingOn()) {
+        // the request's trace, kept with the event when it is sampled: the admin API shows its id
+        const trace = activeTraceCarrier();
+        if (trace && isSampled(trace.traceparent)) event.traceparent = trace.traceparent;
+        stored = await inSpan('insert event', { kind: SpanKind.CLIENT, attributes: INSERT_ATTRIBUTES }, () => insertEvent(event));
+      } else {
+        stored = await insertEvent(event);
+      }
     } catch (err) {
       // an outage is worth a retry by the sender; anything else is ours and answers as it is classified
       if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'the event could not be stored; retry later', err);

@@ -81,7 +81,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.rateLimitPerSecond === spec.rateLimitPerSecond &&
     row.maxConcurrency === spec.maxConcurrency &&
     row.active === spec.active &&
-    row.autoDisableAfter === spec.autoDisableAfter
+    row.autoDisableAfter === spec.autoDisableAfter &&
+    row.propagateTraceContext === (spec.propagateTraceContext ?? true)
   );
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { FanoutActivities } from '../activities/types.js';
+import type { WorkerTracing } from '../observability/temporal-tracing.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 
 export interface FanoutWorkerOptions {
@@ -18,10 +19,21 @@ export interface FanoutWorkerOptions {
   /** default: resolveWorkflowCode() */
   workflowCode?: WorkflowCode;
   identity?: string;
+  /** Temporal's OpenTelemetry interceptors and the workflow spans' sink (observability/temporal-tracing.ts); none: no tracing */
+  tracing?: WorkerTracing;
 }
 
 /** Workflow runs kept in the worker's sticky cache (see createFanoutWorker). */
 export const WORKFLOW_CACHE_SIZE = 100;
+
+/**
+ * The workflow interceptors beside the workflow code (workflows/tracing-interceptors.ts): bundled
+ * into the prebuilt bundle by scripts/bundle-workflows.ts, registered here when bundling from
+ * source. They act on runs started with a trace context only.
+ */
+export function workflowInterceptorModule(workflowsPath: string): string {
+  return workflowsPath.replace(/index\.(ts|js)$/, 'tracing-interceptors.$1');
+}
 
 /** Where the worker's workflow code comes from (see resolveWorkflowCode). */
 export type WorkflowCode = { kind: 'bundle'; codePath: string } | { kind: 'source'; workflowsPath: string };
@@ -44,12 +56,13 @@ export function resolveWorkflowCode(): WorkflowCode {
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
 export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Worker> {
+  const code = opts.workflowCode ?? resolveWorkflowCode();
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: opts.activities,
-    ...workflowCodeOptions(opts.workflowCode ?? resolveWorkflowCode()),
+    ...workflowCodeOptions(code),
     // first delivery attempts run as local activities (workflows/fanout.ts): the same bound
     // applies to them, so WORKER_MAX_CONCURRENT_ACTIVITIES still caps each kind of outbound work
     ...(opts.maxConcurrentActivityTaskExecutions === undefined
@@ -68,6 +81,11 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30 seconds',
     ...(opts.identity === undefined ? {} : { identity: opts.identity }),
+    ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
+    interceptors: {
+      ...(opts.tracing && opts.tracing.activityInterceptors.length > 0 ? { activity: opts.tracing.activityInterceptors } : {}),
+      ...(code.kind === 'source' ? { workflowModules: [workflowInterceptorModule(code.workflowsPath)] } : {}),
+    },
   });
 }
 

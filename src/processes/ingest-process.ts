@@ -17,7 +17,7 @@ import type { EventPublisher } from '../transport/publisher.js';
 /** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
 export type IngestSettings = Pick<IngestConfig, 'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'> &
   // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
-  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention'>>;
+  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext'>>;
 
 export interface IngestDeps {
   settings: IngestSettings;
@@ -83,6 +83,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     metrics: deps.metrics,
     logger: deps.logger,
     bodyLimitBytes: settings.bodyLimitBytes,
+    ...(settings.inboundTraceContext ? { inboundTraceContext: settings.inboundTraceContext } : {}),
     ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
     // imported only when enabled: its routes, schemas, OpenAPI UI and token verification would
     // otherwise stay loaded in every ingest that serves webhooks alone

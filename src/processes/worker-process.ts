@@ -12,6 +12,8 @@ import { createSender } from '../delivery/sender.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
+import { clientTracing, workerTracing } from '../observability/temporal-tracing.js';
+import { TRACING_OFF, type Tracing } from '../observability/tracing.js';
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> & {
@@ -29,6 +31,8 @@ export interface WorkerDeps {
    * workflow eagerly on this worker (same NativeConnection), redrive. Absent: a consumer elsewhere.
    */
   queue?: { settings: Omit<ConsumerSettings, 'temporal'>; sqs: SQSClient; redrive: RedriveQueries };
+  /** the process's tracing (observability/tracing.ts); absent: off */
+  tracing?: Tracing;
 }
 
 /** The worker process built and not started: the Temporal worker exists, it polls nothing yet. */
@@ -51,6 +55,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
   });
   const workflowCode = resolveWorkflowCode();
+  const tracing = deps.tracing ?? TRACING_OFF;
   deps.logger.info(
     workflowCode.kind === 'bundle' ? { workflowBundle: workflowCode.codePath } : { workflowsPath: workflowCode.workflowsPath },
     workflowCode.kind === 'bundle' ? 'workflow code: prebuilt bundle' : 'workflow code: bundling from source at start-up',
@@ -68,14 +73,16 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       backoff: settings.backoff,
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
+    tracing: await workerTracing(tracing),
   });
+  const interceptors = deps.queue ? await clientTracing(tracing) : undefined;
   const consumer =
     deps.queue &&
     buildConsumerProcess({
       settings: { ...deps.queue.settings, temporal: settings.temporal },
       sqs: deps.queue.sqs,
       // eager start works only through the worker's own NativeConnection
-      client: new Client({ connection: deps.connection, namespace: settings.temporal.namespace }),
+      client: new Client({ connection: deps.connection, namespace: settings.temporal.namespace, ...(interceptors ? { interceptors } : {}) }),
       eagerStart: true,
       repos: deps.repos,
       redrive: deps.queue.redrive,

@@ -109,6 +109,12 @@ export const WebhookEndpointSpec = Type.Object(
       }),
     ),
     active: Type.Optional(Type.Boolean({ default: true })),
+    propagateTraceContext: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'send the delivery\'s W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none',
+      }),
+    ),
     autoDisable: Type.Optional(
       Type.Object(
         {

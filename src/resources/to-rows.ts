@@ -89,6 +89,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     maxConcurrency: s.maxConcurrency ?? null,
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
+    propagateTraceContext: s.propagateTraceContext ?? true,
   };
 }
 

@@ -1,14 +1,19 @@
 import { internal, transient } from '../domain/errors.js';
-import { encodeEventMessage, isEventId } from './event-message.js';
+import type { TraceCarrier } from '../observability/spans.js';
+import { encodeEventMessage, isEventId, traceAttributes } from './event-message.js';
 import { MAX_PUBLISH_BATCH, type SnsPublishBatch } from './sns-publish-batch.js';
 
 export interface EventPublisher {
-  /** Resolves once the topic accepted the event id; throws a transient AppError otherwise. */
-  publish(eventId: string): Promise<void>;
+  /**
+   * Resolves once the topic accepted the event id; throws a transient AppError otherwise. `trace`
+   * travels with the message as its attributes, to the consumer (docs/tracing.md).
+   */
+  publish(eventId: string, trace?: TraceCarrier): Promise<void>;
 }
 
 interface Waiting {
   eventId: string;
+  trace: TraceCarrier | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -34,7 +39,7 @@ export function createBatchingSnsPublisher(deps: {
     try {
       const { failed } = await deps.calls.publishBatch(
         deps.topicArn,
-        batch.map((w, i) => ({ id: `e${i}`, message: encodeEventMessage(w.eventId) })),
+        batch.map((w, i) => ({ id: `e${i}`, message: encodeEventMessage(w.eventId), ...(w.trace ? { attributes: traceAttributes(w.trace) } : {}) })),
       );
       batch.forEach((w, i) => {
         const code = failed.get(`e${i}`);
@@ -62,10 +67,10 @@ export function createBatchingSnsPublisher(deps: {
   }
 
   return {
-    publish(eventId) {
+    publish(eventId, trace) {
       if (!isEventId(eventId)) return Promise.reject(internal('unpublishable_event_id', 'event id to publish is not a UUID'));
       return new Promise<void>((resolve, reject) => {
-        pending.push({ eventId, resolve, reject });
+        pending.push({ eventId, trace, resolve, reject });
         if (!scheduled) {
           scheduled = true;
           setImmediate(run);

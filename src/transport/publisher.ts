@@ -1,4 +1,5 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
+import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher, type EventPublisher } from './batching-publisher.js';
 import { publishBatchCalls } from './transport-calls.js';
@@ -22,7 +23,7 @@ export function createEventPublisher(deps: {
   const calls = publishBatchCalls({ sns: deps.sns, aws: deps.aws, connections: maxInFlight });
   const publisher = createBatchingSnsPublisher({ calls, topicArn: deps.topicArn, maxInFlight });
   return {
-    publish: (eventId) => publisher.publish(eventId),
+    publish: (eventId, trace) => publisher.publish(eventId, trace),
     flush: () => publisher.flush(),
     async close() {
       await publisher.flush();

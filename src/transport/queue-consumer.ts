@@ -6,7 +6,8 @@ import { createDeadLetterer } from './dead-letter.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createMessageDeleter, deleteLingerFor } from './message-deleter.js';
-import { decodeEventMessage } from './event-message.js';
+import type { TraceCarrier } from '../observability/spans.js';
+import { decodeEventMessage, traceOfMessage } from './event-message.js';
 import type { SqsCalls } from './sqs-calls.js';
 
 /**
@@ -16,7 +17,7 @@ import type { SqsCalls } from './sqs-calls.js';
  * maxReceiveCount); a permanent or internal AppError moves it to the dead-letter queue at once.
  * A returned string labels the `queueMessages` metric (e.g. 'started', 'already_started').
  */
-export type EventHandler = (eventId: string) => Promise<void | string>;
+export type EventHandler = (eventId: string, trace?: TraceCarrier) => Promise<void | string>;
 
 export interface QueueConsumerOptions {
   /** the configured client: the DLQ copy uses its send() */
@@ -106,7 +107,7 @@ export function createQueueConsumer(opts: QueueConsumerOptions): QueueConsumer {
     }
     let outcome: void | string;
     try {
-      outcome = await handle(eventId);
+      outcome = await handle(eventId, traceOfMessage(message.MessageAttributes));
     } catch (err) {
       count('error');
       if (isAppError(err) && err.kind !== 'transient') {

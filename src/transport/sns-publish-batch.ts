@@ -12,6 +12,11 @@ export interface PublishBatchEntry {
   /** unique within the call */
   id: string;
   message: string;
+  /**
+   * String message attributes: the W3C trace context (traceparent, tracestate). With raw message
+   * delivery SNS hands them to SQS as the message's attributes, where the consumer reads them.
+   */
+  attributes?: Readonly<Record<string, string>>;
 }
 
 /** A call SNS answered: the entries it did not accept, by id, with SNS's code. */
@@ -79,6 +84,10 @@ export function publishBatchBody(topicArn: string, entries: readonly PublishBatc
   entries.forEach((e, i) => {
     const member = `PublishBatchRequestEntries.member.${i + 1}`;
     body += `&${member}.Id=${encode(e.id)}&${member}.Message=${encode(e.message)}`;
+    Object.entries(e.attributes ?? {}).forEach(([name, value], j) => {
+      const attr = `${member}.MessageAttributes.entry.${j + 1}`;
+      body += `&${attr}.Name=${encode(name)}&${attr}.Value.DataType=String&${attr}.Value.StringValue=${encode(value)}`;
+    });
   });
   return body;
 }

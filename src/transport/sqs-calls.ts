@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClientsOptions } from './aws-client-config.js';
+import { TRACE_ATTRIBUTES } from './event-message.js';
 import { asErrorCode, AwsCallError, createSignedAwsCall } from './signed-aws-call.js';
 
 export interface ReceiveRequest {
@@ -71,6 +72,8 @@ export function createSqsCalls(deps: {
           WaitTimeSeconds: req.waitTimeSeconds,
           // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
           MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+          // the trace context ingest sent with the event (docs/tracing.md); nothing else
+          MessageAttributeNames: [...TRACE_ATTRIBUTES],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),
         },
         req.signal,
@@ -119,12 +122,21 @@ export function parseReceiveAnswer(text: string): Message[] {
     const attributes = isRecord(m.Attributes)
       ? Object.fromEntries(Object.entries(m.Attributes).filter((e): e is [string, string] => typeof e[1] === 'string'))
       : undefined;
+    // String attributes only (what ingest sends); a binary one is not ours
+    const messageAttributes = isRecord(m.MessageAttributes)
+      ? Object.fromEntries(
+          Object.entries(m.MessageAttributes).flatMap(([name, v]) =>
+            isRecord(v) && typeof v.StringValue === 'string' ? [[name, { DataType: str(v.DataType) ?? 'String', StringValue: v.StringValue }]] : [],
+          ),
+        )
+      : undefined;
     messages.push({
       ...(str(m.MessageId) !== undefined ? { MessageId: str(m.MessageId) } : {}),
       ...(str(m.ReceiptHandle) !== undefined ? { ReceiptHandle: str(m.ReceiptHandle) } : {}),
       Body: body,
       ...(md5 !== undefined ? { MD5OfBody: md5 } : {}),
       ...(attributes ? { Attributes: attributes } : {}),
+      ...(messageAttributes && Object.keys(messageAttributes).length > 0 ? { MessageAttributes: messageAttributes } : {}),
     });
   }
   if (mismatched.length > 0) {

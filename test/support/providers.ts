@@ -8,7 +8,8 @@ import type { SignatureType, SignatureVerification } from '../../src/domain/reco
  * How each provider signs a webhook, by its own library where it has one that signs (stripe's
  * generateTestHeaderString, @octokit/webhooks-methods' sign, standardwebhooks' Webhook.sign), by
  * its documented recipe otherwise (Shopify, Slack: their libraries only verify; the recipes are
- * checked against published examples in test/unit/ingest/signatures.test.ts), and a generic HMAC.
+ * checked against @shopify/shopify-api's webhooks.validate and Slack's published example in
+ * test/unit/ingest/signatures.test.ts), and a generic HMAC.
  */
 export interface Provider {
   type: SignatureType;

@@ -156,6 +156,25 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
     expect(await receiveOne(clients.sqs, topo.queueUrl, 1)).toBeUndefined();
   });
 
+  it('the trace context published with an event reaches the handler', async () => {
+    const topo = await freshTopology();
+    const publisher = publisherFor(topo.topicArn);
+    const eventId = randomUUID();
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
+    const seen: unknown[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      handle: async (id, carried) => {
+        seen.push({ id, carried });
+      },
+    });
+    c.start();
+    await publisher.publish(eventId, trace);
+    await waitFor(() => (seen.length >= 1 ? true : undefined), 'the event handled');
+    await c.stop();
+    expect(seen).toEqual([{ id: eventId, carried: trace }]);
+  });
+
   it('a handler that throws leaves the message, which is redelivered after the visibility timeout', async () => {
     const topo = await freshTopology();
     const metrics = createMetrics({ defaultMetrics: false });

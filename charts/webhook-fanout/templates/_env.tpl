@@ -131,6 +131,16 @@ that uses Postgres ("database" true) and/or Temporal ("temporal" true). Call wit
 {{- end }}
 {{- end }}
 
+{{/* OTEL_* of the processes that trace (ingest, consumer, worker), when tracing.otlpEndpoint is set. */}}
+{{- define "webhook-fanout.env.tracing" -}}
+{{- with .Values.tracing }}
+{{- if .otlpEndpoint }}
+{{- $otel := merge (dict "OTEL_EXPORTER_OTLP_ENDPOINT" .otlpEndpoint "OTEL_EXPORTER_OTLP_PROTOCOL" .protocol "OTEL_TRACES_SAMPLER" .sampler "OTEL_TRACES_SAMPLER_ARG" .samplerArg) (.env | default dict) }}
+{{- include "webhook-fanout.env.map" $otel }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/*
 Env entries from a map of NAME: value, in name order, skipping null values (null = the
 process's own default). Call with a map. YAML numbers arrive as floats: a whole one is written

@@ -310,6 +310,7 @@ export interface paths {
                             payload: string;
                             /** @enum {string} */
                             payloadEncoding: "utf8" | "base64";
+                            traceId: string | null;
                             deliveries: {
                                 /** Format: uuid */
                                 id: string;

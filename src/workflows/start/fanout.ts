@@ -4,6 +4,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import type { WebhookFanoutWorkflow } from '../fanout.js';
 import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
 import { fanoutInput } from './input.js';
+import { contextOf, inSpan, SpanKind, tracingOn, type TraceCarrier } from '../../observability/spans.js';
 
 export interface FanoutStarterDeps {
   client: Client;
@@ -24,7 +25,7 @@ export interface FanoutStarterDeps {
 
 export type StartResult = 'started' | 'already_started';
 
-export type FanoutStarter = (eventId: string) => Promise<StartResult>;
+export type FanoutStarter = (eventId: string, trace?: TraceCarrier) => Promise<StartResult>;
 
 /**
  * Starts the fanout of one event with workflow id = event id. A redelivered queue message finds
@@ -33,7 +34,23 @@ export type FanoutStarter = (eventId: string) => Promise<StartResult>;
  */
 export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
   const taskQueue = deps.taskQueue ?? TASK_QUEUE;
-  return async function startFanout(eventId: string): Promise<StartResult> {
+  /**
+   * One event's message handled, as a consumer span (docs/tracing.md) whose parent is the publish
+   * span ingest sent along: the workflow start (the client interceptor's span) is its child, and
+   * the workflow and its deliveries follow through the start's headers.
+   */
+  return (eventId, trace) => (tracingOn() ? traced(eventId, trace) : start(eventId));
+
+  function traced(eventId: string, trace: TraceCarrier | undefined): Promise<StartResult> {
+    const attributes = { 'messaging.system': 'aws_sqs', 'messaging.operation.type': 'process', 'webhook.event_id': eventId };
+    return inSpan('process event', { kind: SpanKind.CONSUMER, parent: contextOf(trace), attributes }, async (span) => {
+      const result = await start(eventId);
+      span?.setAttribute('webhook.start', result);
+      return result;
+    });
+  }
+
+  async function start(eventId: string): Promise<StartResult> {
     let result: StartResult;
     try {
       const handle = await deps.client.workflow.start<typeof WebhookFanoutWorkflow>(WORKFLOW_TYPE, {
@@ -56,5 +73,5 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
     // yet (worker down), record it here so the sweeper stops re-publishing the event
     if (result === 'already_started') await deps.events?.setWorkflowId(eventId, eventId);
     return result;
-  };
+  }
 }

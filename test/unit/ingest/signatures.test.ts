@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
+import '@shopify/shopify-api/adapters/web-api';
+import { ApiVersion, LogSeverity, shopifyApi } from '@shopify/shopify-api';
 import { describe, expect, it } from 'vitest';
 import type { SignatureType, SignatureVerification } from '../../../src/domain/records.js';
 import { verifySignature, type RequestHeaders } from '../../../src/ingest/signatures.js';
 import { PROVIDERS, provider, type Provider } from '../../support/providers.js';
 
 // Each scheme against signatures made by its provider's own library where one signs (stripe,
-// @octokit/webhooks-methods, standardwebhooks), by the documented recipe checked against the
-// provider's published example otherwise (Slack, GitHub's too), or by the documented recipe
-// (Shopify, generic HMAC): see test/support/providers.ts.
+// @octokit/webhooks-methods, standardwebhooks), by the documented recipe otherwise, checked
+// against Slack's published example and against Shopify's own library, which only verifies (and
+// GitHub's published example too); the generic HMAC by its recipe: see test/support/providers.ts.
 
 const NOW = 1_767_000_000;
 const BODY = '{"id":"evt_1","type":"invoice.paid","data":{"object":{"amount":1200}}}';
@@ -130,5 +132,33 @@ describe('published examples', () => {
     expect(await githubSign("It's a Secret to Everybody", 'Hello, World!')).toBe(expected);
     const v: SignatureVerification = { type: 'GitHub', secrets: ["It's a Secret to Everybody"], toleranceSeconds: 300 };
     expect(verifySignature(v, Buffer.from('Hello, World!'), { 'x-hub-signature-256': expected }, NOW)).toEqual({ ok: true });
+  });
+});
+
+describe("Shopify: the documented recipe against Shopify's own library (@shopify/shopify-api webhooks.validate)", () => {
+  // Shopify's library verifies and can not sign: what it accepts and refuses must be what we do
+  const p = provider('Shopify');
+  const shopify = shopifyApi({
+    apiKey: 'app-key',
+    apiSecretKey: p.secret,
+    scopes: [],
+    hostName: 'localhost',
+    apiVersion: ApiVersion.October25,
+    isEmbeddedApp: false,
+    logger: { level: LogSeverity.Error },
+  });
+  const verdicts = async (body: string, headers: Record<string, string>) => {
+    const all = { ...p.event(1).headers, 'x-shopify-api-version': ApiVersion.October25, ...headers };
+    const theirs = await shopify.webhooks.validate({ rawBody: body, rawRequest: new Request('https://ingest.example/api/webhooks/shopify', { method: 'POST', headers: all, body }) });
+    return { shopify: theirs.valid, ours: check(p, [p.secret], all, body).ok };
+  };
+  it.each([
+    ['an order', BODY],
+    ['unicode and odd spacing', '{ "title" : "caf\u00e9 \u2014 \ud83d\ude00",\n  "n": 1 }'],
+  ] as const)('%s: signed by the recipe, valid for both; one byte changed or another secret, invalid for both', async (_what, body) => {
+    const signed = await p.sign(body, p.secret, 0);
+    expect(await verdicts(body, signed)).toEqual({ shopify: true, ours: true });
+    expect(await verdicts(`${body} `, signed)).toEqual({ shopify: false, ours: false });
+    expect(await verdicts(body, await p.sign(body, p.other, 0))).toEqual({ shopify: false, ours: false });
   });
 });

@@ -4,5 +4,6 @@
 {{ include "webhook-fanout.env.database" . }}
 {{ include "webhook-fanout.env.aws" . }}
 {{ include "webhook-fanout.env.temporal" . }}
+{{ include "webhook-fanout.env.tracing" . }}
 {{ include "webhook-fanout.env.map" (merge (dict "QUEUE_URL" .Values.aws.queueUrl) (.Values.consumer.settings | default dict)) | trim }}
 {{- end }}

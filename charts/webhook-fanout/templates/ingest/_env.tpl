@@ -5,7 +5,9 @@
 {{ include "webhook-fanout.env.aws" . }}
 {{- /* the admin API's replays start workflow runs: Temporal is connected lazily */}}
 {{ include "webhook-fanout.env.temporal" . }}
+{{ include "webhook-fanout.env.tracing" . }}
 {{- $settings := dict "PORT" .Values.ingest.port "TOPIC_ARN" .Values.aws.topicArn }}
+{{- if .Values.tracing.otlpEndpoint }}{{ $_ := set $settings "INBOUND_TRACEPARENT" .Values.tracing.inboundTraceparent }}{{ end }}
 {{- if .Values.adminApi.enabled }}
 {{- $auth := .Values.adminApi.auth }}
 {{- $_ := set $settings "ADMIN_API_ENABLED" "true" }}

@@ -3,6 +3,7 @@
 {{ include "webhook-fanout.env.common" . }}
 {{ include "webhook-fanout.env.database" . }}
 {{ include "webhook-fanout.env.temporal" . }}
+{{ include "webhook-fanout.env.tracing" . }}
 {{- $settings := dict }}
 {{- with .Values.worker.outbound.denyCidrs }}{{ $_ := set $settings "OUTBOUND_DENY_CIDRS" (join "," .) }}{{ end }}
 {{- with .Values.worker.outbound.allowCidrs }}{{ $_ := set $settings "OUTBOUND_ALLOW_CIDRS" (join "," .) }}{{ end }}
