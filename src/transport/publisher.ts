@@ -1,5 +1,4 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
-import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher, type EventPublisher } from './batching-publisher.js';
 import { publishBatchCalls } from './transport-calls.js';
