@@ -1,7 +1,8 @@
 // One AWS call on the hot path as one signed HTTP POST: the SDK's send() spends most of a call's
 // CPU in its per-call middleware, schema serde and parsing, on ingest's and the consumer's busiest
-// calls (SNS PublishBatch; SQS ReceiveMessage and DeleteMessageBatch; figures: docs/benchmarks.md, "Figures behind the code").
-// AWS_TRANSPORT=sdk takes send() again (transport-calls.ts). Everything that is not per call stays the SDK's, taken from the configured
+// calls (SNS PublishBatch; SQS ReceiveMessage and DeleteMessageBatch; figures: docs/benchmarks.md,
+// "Figures behind the code"). AWS_TRANSPORT=sdk takes send() again (publish-calls.ts,
+// queue-calls.ts). Everything that is not per call stays the SDK's, taken from the configured
 // client: credentials (the default provider chain, refreshed before they expire), region, the
 // endpoint (partitions, FIPS, dual stack, AWS_ENDPOINT_URL_<SERVICE> and AWS_ENDPOINT_URL) and the
 // SigV4 signer itself. What this module owns is the HTTP call with the client's timeouts, the retry

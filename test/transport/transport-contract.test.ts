@@ -17,7 +17,7 @@ import { createEventPublisher } from '../../src/transport/publisher.js';
 import { createQueueConsumer, type QueueConsumer } from '../../src/transport/queue-consumer.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
-import { queueCalls } from '../../src/transport/transport-calls.js';
+import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
 import {
   captureLogger,
