@@ -10,7 +10,21 @@ export function createSdkSnsPublishBatch(deps: { sns: SNSClient }): SnsPublishBa
     async publishBatch(topicArn, entries) {
       checkPublishBatch(entries);
       const out = await deps.sns.send(
-        new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: entries.map((e) => ({ Id: e.id, Message: e.message })) }),
+        new PublishBatchCommand({
+          TopicArn: topicArn,
+          PublishBatchRequestEntries: entries.map((e) => ({
+            Id: e.id,
+            Message: e.message,
+            // the trace context, as the signed call sends it (sns-publish-batch.ts)
+            ...(e.attributes && Object.keys(e.attributes).length > 0
+              ? {
+                  MessageAttributes: Object.fromEntries(
+                    Object.entries(e.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+                  ),
+                }
+              : {}),
+          })),
+        }),
       );
       const failed = failuresOf(
         entries.map((e) => e.id),

@@ -2,6 +2,7 @@
 // the signed calls (sqs-calls.ts), chosen by AWS_TRANSPORT=sdk (queue-calls.ts). The SDK does
 // everything itself here, the MD5 check of received bodies included.
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { TRACE_ATTRIBUTES } from './event-message.js';
 import { failuresOf } from './sdk-answer.js';
 import type { DeleteFailure, SqsCalls } from './sqs-calls.js';
 
@@ -15,6 +16,8 @@ export function createSdkSqsCalls(deps: { sqs: SQSClient }): SqsCalls {
           WaitTimeSeconds: req.waitTimeSeconds,
           // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
           MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+          // the trace context ingest sent with the event (docs/tracing.md), as the signed call asks
+          MessageAttributeNames: [...TRACE_ATTRIBUTES],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),
         }),
         req.signal ? { abortSignal: req.signal } : {},

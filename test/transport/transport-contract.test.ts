@@ -12,16 +12,10 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchComma
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permanent, transient } from '../../src/domain/errors.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import {
-  createAwsClients,
-  createQueueConsumer,
-  createEventPublisher,
-  ensureTopology,
-  type AwsClients,
-  type AwsClientsOptions,
-  type QueueConsumer,
-  type Topology,
-} from '../../src/transport/index.js';
+import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../../src/transport/aws-clients.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
+import { createQueueConsumer, type QueueConsumer } from '../../src/transport/queue-consumer.js';
+import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
@@ -160,6 +154,25 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
     await sleep(1_200);
     expect(await receiveOne(clients.sqs, topo.queueUrl, 1)).toBeUndefined();
+  });
+
+  it('the trace context published with an event reaches the handler', async () => {
+    const topo = await freshTopology();
+    const publisher = publisherFor(topo.topicArn);
+    const eventId = randomUUID();
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
+    const seen: unknown[] = [];
+    const c = consumer({
+      queueUrl: topo.queueUrl,
+      handle: async (id, carried) => {
+        seen.push({ id, carried });
+      },
+    });
+    c.start();
+    await publisher.publish(eventId, trace);
+    await waitFor(() => (seen.length >= 1 ? true : undefined), 'the event handled');
+    await c.stop();
+    expect(seen).toEqual([{ id: eventId, carried: trace }]);
   });
 
   it('a handler that throws leaves the message, which is redelivered after the visibility timeout', async () => {
