@@ -3,6 +3,7 @@
 // SDK does everything itself here, the MD5 check of received bodies included.
 import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { TRACE_ATTRIBUTES } from './event-message.js';
 import { checkPublishBatch, type SnsPublishBatch } from './sns-publish-batch.js';
 import type { DeleteFailure, SqsCalls } from './sqs-calls.js';
 
@@ -26,7 +27,17 @@ export function createSdkSnsPublishBatch(deps: { sns: SNSClient }): SnsPublishBa
     async publishBatch(topicArn, entries) {
       checkPublishBatch(entries);
       const out = await deps.sns.send(
-        new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: entries.map((e) => ({ Id: e.id, Message: e.message })) }),
+        new PublishBatchCommand({
+          TopicArn: topicArn,
+          PublishBatchRequestEntries: entries.map((e) => ({
+            Id: e.id,
+            Message: e.message,
+            // the trace context, as the signed call sends it (docs/tracing.md)
+            ...(e.attributes
+              ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) }
+              : {}),
+          })),
+        }),
       );
       const failed = failuresOf(
         entries.map((e) => e.id),
@@ -51,6 +62,8 @@ export function createSdkSqsCalls(deps: { sqs: SQSClient }): SqsCalls {
           WaitTimeSeconds: req.waitTimeSeconds,
           // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
           MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+          // the trace context ingest sent with the event (docs/tracing.md); nothing else
+          MessageAttributeNames: [...TRACE_ATTRIBUTES],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),
         }),
         req.signal ? { abortSignal: req.signal } : {},
