@@ -1,13 +1,14 @@
 import preact from '@preact/preset-vite';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { BASE } from './src/console/base.js';
 
 // The web console's bundle (scripts/console/build.ts runs it; `npm run build` runs that): served by
 // ingest under /console/, every asset from the service itself with a hashed name (cached for long),
 // no inline script or style, so the strict Content-Security-Policy of the console's pages holds.
 export default defineConfig({
   root: fileURLToPath(new URL('./src/console', import.meta.url)),
-  base: '/console/',
+  base: `${BASE}/`,
   plugins: [preact({ devToolsEnabled: false, prefreshEnabled: false })],
   build: {
     outDir: fileURLToPath(new URL('./dist/console', import.meta.url)),

@@ -43,7 +43,7 @@ export interface AwsConfig {
   region: string;
   /** AWS_ENDPOINT_URL: an SNS/SQS-compatible endpoint other than AWS (emulators) */
   endpoint: string | undefined;
-  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/transport-calls.ts); absent = signed */
+  /** AWS_TRANSPORT: how the hot SNS/SQS calls are made (transport/publish-calls.ts, queue-calls.ts); absent = signed */
   transport?: AwsTransport;
 }
 

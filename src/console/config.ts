@@ -12,8 +12,9 @@ export interface ConsoleConfig {
   apiBase?: string;
 }
 
-/** The path prefix the console is served under (Vite's base). */
-export const BASE = import.meta.env.BASE_URL.replace(/\/$/, '');
+import { BASE } from './base.js';
+
+export { BASE };
 
 function isConfig(v: unknown): v is ConsoleConfig {
   if (typeof v !== 'object' || v === null) return false;

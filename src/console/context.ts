@@ -1,7 +1,7 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { Api } from './api/client.js';
-import type { TokenClaims } from './auth/session.js';
+import type { TokenClaims } from './auth/claims.js';
 import type { ConsoleConfig } from './config.js';
 
 export interface ConsoleContext {

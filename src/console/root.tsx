@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi } from './api/client.js';
 import { completeLogin, startLogin } from './auth/login.js';
-import { claimsOf, clearSession, currentSession, PERMISSION, type Session } from './auth/session.js';
+import { claimsOf, PERMISSION } from './auth/claims.js';
+import { clearSession, currentSession, type Session } from './auth/session.js';
 import { App } from './app.js';
 import { BASE, loadConfig, type ConsoleConfig } from './config.js';
 import { Console, type ConsoleContext } from './context.js';

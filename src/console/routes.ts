@@ -1,4 +1,4 @@
-import { BASE } from './config.js';
+import { BASE } from './base.js';
 
 // Every link the console renders is built here, to its own routes on its own origin: nothing that
 // comes from the API (URLs, headers, payloads) ever becomes an href.

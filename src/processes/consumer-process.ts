@@ -7,7 +7,7 @@ import type { Repositories } from '../db/repositories.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
-import { queueCalls } from '../transport/transport-calls.js';
+import { queueCalls } from '../transport/queue-calls.js';
 import { createRedriver } from '../workflows/start/redrive.js';
 import { createQueueDepthProbe } from '../transport/queue-depth.js';
 import { createFanoutStarter } from '../workflows/start/fanout.js';

@@ -1,3 +1,4 @@
+import { isDatabaseError } from '../db/db-errors.js';
 import type { Db } from '../db/knex.js';
 import { createRetentionQueries, PURGE_START, type PurgeKind, type PurgeScope, type SourceRetentionRow } from '../db/retention-queries.js';
 import { describeError } from '../domain/errors.js';
@@ -31,6 +32,9 @@ export const RETENTION_OFF: RetentionSettings = { maxAgeSeconds: null, payloadMa
  * a replay run settles its delivery, then recomputes the event's status in the next activity.
  */
 export const SETTLED_GRACE_SECONDS = 900;
+
+/** Postgres's query_canceled, what statement_timeout raises. */
+const STATEMENT_TIMEOUT = '57014';
 
 /** One pass of the job: a kind of work on a set of sources at one age. */
 export interface RetentionPolicy {
@@ -103,15 +107,26 @@ export function createRetentionJob(deps: {
 
   async function work(conn: unknown, run: RetentionRun): Promise<void> {
     const plan = retentionPlan(settings, await q.sourceOverrides(conn));
+    // a batch whose events carry many deliveries and attempts can outlast the statement timeout:
+    // it is halved for the rest of the run instead of failing the run on the same batch each time
+    let limit = settings.batchSize;
     for (const policy of plan) {
       let after = PURGE_START;
       while (!stopping) {
-        const { ids, last } = await q.scan(conn, { ...policy, after, limit: settings.batchSize });
+        const { ids, last } = await q.scan(conn, { ...policy, after, limit });
         if (!last) break;
-        after = last;
         run.batches++;
         if (policy.kind === 'delete') {
-          const n = await q.purge(conn, ids, grace);
+          let n;
+          try {
+            n = await q.purge(conn, ids, grace);
+          } catch (err) {
+            if (!(isDatabaseError(err) && err.sqlState === STATEMENT_TIMEOUT && limit > 1)) throw err;
+            limit = Math.max(1, Math.floor(limit / 2));
+            logger.warn({ batchSize: limit }, 'retention batch outlasted the statement timeout; halving the batch for this run');
+            continue;
+          }
+          after = last;
           run.deleted.events += n.events;
           run.deleted.deliveries += n.deliveries;
           run.deleted.attempts += n.attempts;
@@ -120,10 +135,11 @@ export function createRetentionJob(deps: {
           metrics.retentionDeletedRows.inc({ table: 'webhook_delivery_attempt' }, n.attempts);
         } else {
           const n = await q.dropPayloads(conn, ids, grace);
+          after = last;
           run.payloadsDropped += n;
           metrics.retentionPayloadsDropped.inc(n);
         }
-        if (ids.length < settings.batchSize) break;
+        if (ids.length < limit) break;
         if (settings.batchPauseMs > 0 && !stopping) await rest(settings.batchPauseMs);
       }
     }

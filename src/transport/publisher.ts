@@ -2,7 +2,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher } from './batching-publisher.js';
-import { publishBatchCalls } from './transport-calls.js';
+import { publishBatchCalls } from './publish-calls.js';
 import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
 
 export interface EventPublisher {
@@ -15,7 +15,7 @@ export interface EventPublisher {
 
 /**
  * The publisher ingest, dev mode, the tests and the bench use: event ids batched into PublishBatch
- * calls (batching-publisher.ts), each call made as AWS_TRANSPORT says (transport-calls.ts: one
+ * calls (batching-publisher.ts), each call made as AWS_TRANSPORT says (publish-calls.ts: one
  * signed POST, or the SDK's send) with the credentials, endpoint and signer of the configured SNS
  * client. close() after the last publish.
  */

@@ -24,7 +24,7 @@ export interface QueueConsumerOptions {
   sqs: SQSClient;
   /**
    * makes the receive and delete calls, on each start(); they are closed once stop() has sent the
-   * last delete. Production passes queueCalls (transport-calls.ts: signed or the SDK's, by AWS_TRANSPORT).
+   * last delete. Production passes queueCalls (queue-calls.ts: signed or the SDK's, by AWS_TRANSPORT).
    */
   calls: () => SqsCalls;
   queueUrl: string;

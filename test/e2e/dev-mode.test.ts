@@ -6,14 +6,31 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { basic, http } from '../support/http.js';
+import { provider } from '../support/providers.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/stack.js';
+
+// a source verified by Stripe's signature (docs/sources.md), delivered to a receiver of its own
+const stripe = provider('Stripe');
+let signedSinkUrl = '';
 
 const manifests = (receiverUrl: string, fragileUrl: string, enable?: string) => `
 apiVersion: v1
 kind: Secret
 metadata: {name: creds}
-stringData: {password: dev-pass, token: dev-token}
+stringData: {password: dev-pass, token: dev-token, stripe-signing: "${stripe.secret}"}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata: {name: stripe}
+spec:
+  source: stripe
+  verification: {type: Stripe, secretRefs: [{name: creds, key: stripe-signing}]}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: stripe-sink}
+spec: {source: stripe, url: "${signedSinkUrl}/stripe"}
 ---
 ---
 apiVersion: webhookfanout.io/v1alpha1
@@ -74,6 +91,7 @@ describe('dev mode (webhook-fanout dev)', () => {
   let dir: string;
   let receiver: Receiver;
   let fragile: Receiver;
+  let signedSink: Receiver;
   let child: ChildProcess;
   let output = '';
   let port: number;
@@ -85,6 +103,8 @@ describe('dev mode (webhook-fanout dev)', () => {
     await chmod(dir, 0o755);
     receiver = await startReceiver();
     fragile = await startReceiver([{ status: 500, body: 'down' }]);
+    signedSink = await startReceiver();
+    signedSinkUrl = signedSink.url;
     await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url, fragile.url));
     port = await freePort();
     mgmt = await freePort();
@@ -107,13 +127,14 @@ describe('dev mode (webhook-fanout dev)', () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     await receiver?.close();
     await fragile?.close();
+    await signedSink?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('prints where it listens and which manifests it loaded', () => {
     expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
     expect(output).toContain(`http://localhost:${mgmt}/metrics`);
-    expect(output).toMatch(/4 endpoint\(s\), 2 credential\(s\)/);
+    expect(output).toMatch(/5 endpoint\(s\), 3 credential\(s\)/);
   });
 
   it('prints the console URL and its dev users; the console names the local identity provider and its own client', async () => {
@@ -174,6 +195,23 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(metrics.text).toMatch(/webhook_fanout_inbound_requests_total\{source="acme",outcome="accepted"\} 1/);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('a webhook signed by stripe-node is verified and delivered; unsigned or tampered, refused with 401', async () => {
+    const e = stripe.event(1);
+    const send = async (body: string, headers: Record<string, string>) =>
+      http(`http://127.0.0.1:${port}/api/webhooks/stripe`, { headers: { 'content-type': 'application/json', ...headers }, body });
+    const signature = await stripe.sign(e.body, stripe.secret, Math.floor(Date.now() / 1000));
+    expect((await send(e.body, {})).status).toBe(401);
+    expect((await send(e.body.replace('1200', '1201'), signature)).status).toBe(401);
+    const res = await send(e.body, signature);
+    expect(res.status, res.text).toBe(200);
+    await eventually(async () => signedSink.requests.length >= 1, 30_000);
+    expect(signedSink.requests[0]!.body.toString()).toBe(e.body);
+    expect(signedSink.requests[0]!.headers['x-webhook-event-type']).toBe('invoice.paid');
+    const metrics = (await http(`http://127.0.0.1:${mgmt}/metrics`, { method: 'GET' })).text;
+    expect(metrics).toMatch(/webhook_fanout_inbound_refused_total\{source="stripe",reason="missing_signature"\} 1/);
+    expect(metrics).toMatch(/webhook_fanout_inbound_refused_total\{source="stripe",reason="bad_signature"\} 1/);
   });
 
   it('auto-disables an endpoint of the manifests and, when its annotation webhookfanout.io/enable gets a value, redrives what it missed once', async () => {

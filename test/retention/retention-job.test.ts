@@ -302,6 +302,32 @@ describe('retention: bounded batches, one replica at a time, a bounded stop', ()
   });
 });
 
+describe('retention: a batch that outlasts the statement timeout', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t?.destroy());
+
+  it('is halved for the rest of the run, and the run deletes the backlog instead of failing on it', async () => {
+    const ep = await seedEndpoint(t.db);
+    for (let i = 0; i < 24; i++) await seedEvent(t.db, [ep], { source: 'slow', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS' }] });
+    // every deleted event costs 100 ms here: a batch of 24 takes 2.4 s, over the 1 s timeout
+    await t.db.raw(`CREATE FUNCTION slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.1); RETURN OLD; END; $$`);
+    await t.db.raw(`CREATE TRIGGER slow_delete BEFORE DELETE ON webhook_event FOR EACH ROW EXECUTE FUNCTION slow_delete()`);
+    const db = createDb({ url: t.url, poolMax: 2, statementTimeoutMs: 1_000 });
+    try {
+      const { job, metrics } = retentionJob(db, { maxAgeSeconds: 50 * DAY, batchSize: 24 });
+      const run = await job.runOnce();
+      expect(run.deleted.events).toBe(24);
+      expect(run.batches).toBeGreaterThan(3); // 24 timed out, 12 too (1.2 s), then batches of 6
+      expect(await metricValue(metrics, 'webhook_fanout_retention_runs_total', { result: 'completed' })).toBe(1);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
 describe('retention statements use indexes, not a scan of the tables', () => {
   let t: TestDatabase;
   beforeAll(async () => {

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import pg from 'pg';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { migrateLatest } from '../../src/db/migrate.js';
+import { isDatabaseError } from '../../src/db/db-errors.js';
 
 export interface TestDatabase {
   url: string;
@@ -32,4 +33,20 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await c.end();
     },
   };
+}
+
+/**
+ * How Postgres refused a statement, as "code: what the server said": src/db/db-errors.ts wraps the
+ * driver's error in a classified DatabaseError whose message is for users (it names no table or
+ * constraint) and keeps the driver's error as its cause. Fails when the statement succeeds.
+ */
+export async function refusal(statement: PromiseLike<unknown>): Promise<string> {
+  try {
+    await statement;
+  } catch (err: unknown) {
+    if (!isDatabaseError(err)) throw err;
+    const cause = err.cause instanceof Error ? err.cause.message : String(err.cause);
+    return `${err.code}: ${cause}`;
+  }
+  throw new Error('the statement was expected to be refused, and it succeeded');
 }

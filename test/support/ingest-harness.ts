@@ -56,6 +56,8 @@ export async function startIngestHarness(opts: {
   adminApi?: AdminApiWiring;
   /** the web console under /console/, as ingest serves it when CONSOLE_ENABLED */
   console?: ConsoleWiring;
+  /** the retention job's settings (RETENTION_*); default off */
+  retention?: IngestSettings['retention'];
   logger?: Logger;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
@@ -75,6 +77,7 @@ export async function startIngestHarness(opts: {
     sweepIntervalMs: 60_000,
     sweepMinAgeMs: 60_000,
     ...opts.sweep,
+    ...(opts.retention ? { retention: opts.retention } : {}),
   };
   const track = (p: ReturnType<typeof createEventPublisher>): ReturnType<typeof createEventPublisher> => {
     publishers.push(p);

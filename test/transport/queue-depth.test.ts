@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { encodeEventMessage } from '../../src/transport/event-message.js';
 import { createQueueConsumer } from '../../src/transport/queue-consumer.js';
 import { createQueueDepthProbe } from '../../src/transport/queue-depth.js';
-import { queueCalls } from '../../src/transport/transport-calls.js';
+import { queueCalls } from '../../src/transport/queue-calls.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { startFauxqsBackend, type Backend } from './backends.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
-import { queueCalls } from '../../src/transport/transport-calls.js';
+import { queueCalls } from '../../src/transport/queue-calls.js';
 import { AppError } from '../../src/domain/errors.js';
 import {
   createAwsClients,

@@ -23,7 +23,7 @@ import {
   type Topology,
 } from '../../src/transport/index.js';
 import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
-import { queueCalls } from '../../src/transport/transport-calls.js';
+import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
 import {
   captureLogger,

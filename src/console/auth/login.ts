@@ -1,4 +1,5 @@
-import { BASE, type ConsoleConfig } from '../config.js';
+import type { ConsoleConfig } from '../config.js';
+import { CALLBACK_PATH, safeReturnTo } from './return-to.js';
 import { saveSession, type Session } from './session.js';
 
 // The browser login of the specification: GET {authUrl}/authorize with response_type=token, the
@@ -6,7 +7,7 @@ import { saveSession, type Session } from './session.js';
 // flow with PKCE (S256), the code exchanged at {authUrl}/oauth/token. state is checked on return.
 
 const PENDING_KEY = 'webhook-fanout.login';
-export const CALLBACK_PATH = `${BASE}/callback`;
+export { CALLBACK_PATH };
 const SCOPE = 'openid profile email';
 
 interface PendingLogin {
@@ -28,12 +29,6 @@ async function s256(verifier: string): Promise<string> {
 }
 
 export const callbackUrl = (): string => `${location.origin}${CALLBACK_PATH}`;
-
-/** Only a path of the console itself is a place to return to: never another origin. */
-export function safeReturnTo(path: string | null | undefined): string {
-  if (!path || !path.startsWith(`${BASE}/`) || path.startsWith('//') || path.startsWith(CALLBACK_PATH)) return `${BASE}/`;
-  return path;
-}
 
 /** The URL of the identity provider's login for this console; remembers state, nonce and where to return. */
 export async function authorizeUrl(config: ConsoleConfig, returnTo: string): Promise<string> {

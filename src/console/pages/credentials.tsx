@@ -2,7 +2,7 @@ import { useLocation } from 'preact-iso';
 import { ok } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { nullable, PageHeading, Time } from '../ui/bits.js';
+import { nullable, PageHeading, Table, Time } from '../ui/bits.js';
 import { FilterForm, Pager, useQuery } from '../ui/filters.js';
 import { Show, useLoad } from '../ui/load.js';
 
@@ -36,23 +36,7 @@ export function CredentialsPage() {
         <Show value={page}>
           {(data) => (
             <>
-              {data.items.length === 0 ? (
-                <p class="empty">No inbound credentials.</p>
-              ) : (
-                <div class="table-wrap">
-                  <table>
-                    <caption class="sr-only">Inbound credentials</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Source</th>
-                        <th scope="col">Username</th>
-                        <th scope="col">Event id from</th>
-                        <th scope="col">Event type from</th>
-                        <th scope="col">Managed by</th>
-                        <th scope="col">Updated</th>
-                      </tr>
-                    </thead>
-                    <tbody>
+              <Table caption={'Inbound credentials'} columns={['Source', 'Username', 'Event id from', 'Event type from', 'Managed by', 'Updated']} count={data.items.length} empty="No inbound credentials.">
                       {data.items.map((c) => (
                         <tr key={c.id}>
                           <td>
@@ -69,10 +53,7 @@ export function CredentialsPage() {
                           </td>
                         </tr>
                       ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
+                    </Table>
               <Pager
                 hasCursor={Boolean(q.cursor)}
                 firstHref={to.credentials({ source: q.source })}

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { Code, Fields, nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 
@@ -88,24 +88,7 @@ export function DeliveryPage() {
               </section>
               <section class="card" aria-labelledby="attempts-heading">
                 <h2 id="attempts-heading">Attempt log</h2>
-                {attempts.length === 0 ? (
-                  <p class="empty">No attempt yet.</p>
-                ) : (
-                  <div class="table-wrap">
-                    <table class="attempts">
-                      <caption class="sr-only">Attempts, in order</caption>
-                      <thead>
-                        <tr>
-                          <th scope="col">Attempt</th>
-                          <th scope="col">Outcome</th>
-                          <th scope="col">Response status</th>
-                          <th scope="col">Duration</th>
-                          <th scope="col">Started</th>
-                          <th scope="col">Error</th>
-                          <th scope="col">Response body</th>
-                        </tr>
-                      </thead>
-                      <tbody>
+                <Table caption={'Attempts, in order'} columns={['Attempt', 'Outcome', 'Response status', 'Duration', 'Started', 'Error', 'Response body']} count={attempts.length} empty="No attempt yet." class="attempts">
                         {attempts.map((a) => (
                           <tr key={a.attempt}>
                             <td>{a.attempt}</td>
@@ -129,10 +112,7 @@ export function DeliveryPage() {
                             </td>
                           </tr>
                         ))}
-                      </tbody>
-                    </table>
-                  </div>
-                )}
+                      </Table>
               </section>
             </>
           );

@@ -4,7 +4,7 @@ import { ok, type ApiProblem } from '../api/client.js';
 import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 
@@ -80,29 +80,7 @@ export function EndpointsPage() {
         <Show value={page}>
           {(data) => (
             <>
-              {data.items.length === 0 ? (
-                <p class="empty">No endpoints.</p>
-              ) : (
-                <div class="table-wrap">
-                  <table>
-                    <caption class="sr-only">Endpoints</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Source / type</th>
-                        <th scope="col">URL</th>
-                        <th scope="col">State</th>
-                        <th scope="col">Consecutive failures</th>
-                        <th scope="col">Held</th>
-                        <th scope="col">Limits</th>
-                        <th scope="col">Paused until</th>
-                        <th scope="col">Auth</th>
-                        <th scope="col">
-                          <span class="sr-only">Actions</span>
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
+              <Table caption={'Endpoints'} columns={['Name', 'Source / type', 'URL', 'State', 'Consecutive failures', 'Held', 'Limits', 'Paused until', 'Auth', '']} count={data.items.length} empty="No endpoints.">
                       {data.items.map((e) => (
                         <tr key={e.id}>
                           <td>
@@ -159,10 +137,7 @@ export function EndpointsPage() {
                           </td>
                         </tr>
                       ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
+                    </Table>
               <Pager
                 hasCursor={Boolean(q.cursor)}
                 firstHref={to.endpoints(filters)}

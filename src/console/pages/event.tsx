@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { bytes, Code, Fields, nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
@@ -96,25 +96,14 @@ export function EventPage() {
               <section class="card" aria-labelledby="headers-heading">
                 <h2 id="headers-heading">Headers</h2>
                 <p class="muted">As received, without credentials.</p>
-                <div class="table-wrap">
-                  <table>
-                    <caption class="sr-only">Request headers</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Value</th>
-                      </tr>
-                    </thead>
-                    <tbody>
+                <Table caption="Request headers" columns={['Name', 'Value']}>
                       {Object.entries(e.headers).map(([name, value]) => (
                         <tr key={name}>
                           <td class="mono">{name}</td>
                           <td class="mono break">{value}</td>
                         </tr>
                       ))}
-                    </tbody>
-                  </table>
-                </div>
+                    </Table>
               </section>
             </>
           );

@@ -4,7 +4,7 @@ import { ok } from '../api/client.js';
 import { EVENT_STATUSES, type EventSummary } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { bytes, Code, nullable, PageHeading, Status, Time } from '../ui/bits.js';
+import { bytes, Code, nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { ProblemView, Show, useLoad, asProblem } from '../ui/load.js';
 import type { ApiProblem } from '../api/client.js';
@@ -20,23 +20,8 @@ const FIELDS: readonly FieldSpec[] = [
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function EventsTable({ items, caption }: { items: readonly EventSummary[]; caption: string }) {
-  if (items.length === 0) return <p class="empty">No events.</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Received</th>
-            <th scope="col">Source</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">External id</th>
-            <th scope="col">Size</th>
-            <th scope="col">Event</th>
-          </tr>
-        </thead>
-        <tbody>
+    <Table caption={caption} columns={['Received', 'Source', 'Type', 'Status', 'External id', 'Size', 'Event']} count={items.length} empty="No events.">
           {items.map((e) => (
             <tr key={e.id}>
               <td>
@@ -56,9 +41,7 @@ export function EventsTable({ items, caption }: { items: readonly EventSummary[]
               </td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </Table>
   );
 }
 

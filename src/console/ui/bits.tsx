@@ -80,3 +80,44 @@ export function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/**
+ * A table of API rows: its caption (for screen readers; the section heading shows it), column
+ * headers, and the rows its caller renders. An empty list says so instead of an empty table.
+ */
+export function Table({
+  caption,
+  columns,
+  empty,
+  count,
+  class: className,
+  children,
+}: {
+  caption: string;
+  /** header texts; '' for a column of actions (named for screen readers only) */
+  columns: readonly string[];
+  /** the line shown instead of the table when count is 0 */
+  empty?: string;
+  count?: number;
+  class?: string;
+  children: ComponentChildren;
+}) {
+  if (count === 0 && empty) return <p class="empty">{empty}</p>;
+  return (
+    <div class="table-wrap">
+      <table class={className}>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th scope="col" key={`${i}-${c}`}>
+                {c === '' ? <span class="sr-only">Actions</span> : c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { Table } from './bits.js';
 
 export interface Series {
   label: string;
@@ -80,20 +81,7 @@ export function TimeChart({
       ) : (
         <details>
           <summary>Figures</summary>
-          <div class="table-wrap">
-            <table>
-              <caption class="sr-only">{title}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">From</th>
-                  {series.map((s) => (
-                    <th scope="col" key={s.label}>
-                      {s.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
+          <Table caption={title} columns={['From', ...series.map((s) => s.label)]}>
                 {times.map((t, i) => (
                   <tr key={t}>
                     <td>{new Date(t * 1000).toLocaleString()}</td>
@@ -102,9 +90,7 @@ export function TimeChart({
                     ))}
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+              </Table>
         </details>
       )}
     </figure>

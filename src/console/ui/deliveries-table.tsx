@@ -1,6 +1,6 @@
 import type { Delivery, Endpoint } from '../api/types.js';
 import { to } from '../routes.js';
-import { Code, nullable, Status, Time } from './bits.js';
+import { Code, nullable, Status, Table, Time } from './bits.js';
 
 export function DeliveriesTable({
   items,
@@ -12,24 +12,13 @@ export function DeliveriesTable({
   /** names for the endpoint ids, when loaded */
   endpoints?: ReadonlyMap<string, Endpoint>;
 }) {
-  if (items.length === 0) return <p class="empty">No deliveries.</p>;
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Endpoint</th>
-            <th scope="col">Source</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last answer</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Delivery</th>
-          </tr>
-        </thead>
-        <tbody>
+    <Table
+      caption={caption}
+      columns={['Created', 'Endpoint', 'Source', 'Status', 'Attempts', 'Last answer', 'Last error', 'Delivery']}
+      count={items.length}
+      empty="No deliveries."
+    >
           {items.map((d) => (
             <tr key={d.id}>
               <td>
@@ -50,8 +39,6 @@ export function DeliveriesTable({
               </td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </Table>
   );
 }

@@ -1,6 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import type { Timeseries } from '../api/types.js';
 import { to } from '../routes.js';
+import { Table } from './bits.js';
 import { TimeChart, type Series } from './chart.js';
 
 const TOP = 8;
@@ -36,24 +37,7 @@ export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLab
         </p>
       )}
       <h3 class="subheading">Per endpoint, {rangeLabel}</h3>
-      {stats.endpoints.length === 0 ? (
-        <p class="empty">No delivery ended in this range.</p>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Deliveries per endpoint, {rangeLabel}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Source</th>
-                <th scope="col">Ended</th>
-                <th scope="col">FAILED</th>
-                <th scope="col">Failure rate</th>
-                <th scope="col">p50 latency</th>
-                <th scope="col">p95 latency</th>
-              </tr>
-            </thead>
-            <tbody>
+      <Table caption={`Deliveries per endpoint, ${rangeLabel}`} columns={['Endpoint', 'Source', 'Ended', 'FAILED', 'Failure rate', 'p50 latency', 'p95 latency']} count={stats.endpoints.length} empty="No delivery ended in this range.">
               {stats.endpoints.map((e) => (
                 <tr key={e.endpointId}>
                   <td>
@@ -69,10 +53,7 @@ export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLab
                   <td>{ms(e.total.latencyP95Ms)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            </Table>
     </>
   );
 }
