@@ -14,11 +14,7 @@ type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   backoff: BackoffSettings;
 };
 
-/**
- * Temporal attempts a delivery may spend on Postgres failures on top of the endpoint's own
- * attempts; with DATABASE_RETRY_MAX_MS between them, about an hour of outage.
- */
-export const DATABASE_RETRY_BUDGET = 400;
+/** The longest wait between retries after a database outage (the budget: workflows/names.ts DATABASE_RETRY_BUDGET). */
 const DATABASE_RETRY_MAX_MS = 10_000;
 
 /** How long a settled outcome (above all a 200) is retried for recording before giving up. */

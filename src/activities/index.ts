@@ -5,9 +5,7 @@ import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
 import type { FanoutActivities } from './types.js';
 
-export type { ActivityDeps, ActivityLogger } from './deps.js';
-export { DEFAULT_BACKOFF } from './deps.js';
-export { DELIVERY_FAILURE } from './failures.js';
+export type { ActivityDeps } from './deps.js';
 export type * from './types.js';
 
 /** The fanout workflow's activities, bound to their dependencies (register them on the worker). */

@@ -118,5 +118,3 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
     },
   };
 }
-
-export type LimitGate = ReturnType<typeof createLimitGate>;

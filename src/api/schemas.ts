@@ -289,7 +289,6 @@ export type EventSummary = Static<typeof EventSummarySchema>;
 export type EventDetail = Static<typeof EventDetailSchema>;
 export type EndpointView = Static<typeof EndpointSchema>;
 export type CredentialView = Static<typeof CredentialSchema>;
-export type EndpointEnabled = Static<typeof EndpointEnabledSchema>;
 export type ReplayStarted = Static<typeof ReplayStartedSchema>;
 export type BulkReplayResult = Static<typeof BulkReplayResultSchema>;
 

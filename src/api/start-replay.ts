@@ -9,7 +9,7 @@ export type TemporalClientSource = () => Promise<Client>;
  * startReplay on a client and task queue, bounded in time: with Temporal down, the SDK's own
  * retries would hold an operator's request for a long while; past the deadline it is a 503.
  * The start code (and with it the Temporal client's modules) is imported on the first replay:
- * ingest serves the admin API's reads without them (issue 12, ingest RSS).
+ * ingest serves the admin API's reads without them, and rests smaller.
  */
 export function bindStartReplay(client: TemporalClientSource, taskQueue: string, timeoutMs = 10_000): StartReplay {
   return async (req) => {
@@ -20,7 +20,7 @@ export function bindStartReplay(client: TemporalClientSource, taskQueue: string,
 
 /**
  * A Temporal client made when a replay first needs it: `@temporalio/client` (grpc-js and
- * Temporal's protobuf code, about 27 MB of ingest's memory) is imported then, and the connection
+ * Temporal's protobuf code, a large part of ingest's memory) is imported then, and the connection
  * is lazy too, so ingest starts and serves webhooks with Temporal down. close() closes it if made.
  */
 export function lazyTemporalClient(opts: Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pick<TemporalConfig, 'tls'>>): {

@@ -52,9 +52,9 @@ Configuration comes from environment variables; see README.md.`;
 /**
  * With source maps on (the image's and the chart's `--enable-source-maps`), stack traces keep
  * pointing into our TypeScript, but the dependencies' maps (Temporal's and grpc-js's ship them)
- * are not loaded: Node parses and keeps every map of every module it loads, about 4 MB of V8
- * heap in the consumer (issue 12: consumer RSS <= 120 MB) for frames inside libraries, whose
- * compiled JavaScript is readable as it is. Only modules loaded afterwards are affected: the
+ * are not loaded: Node parses and keeps every map of every module it loads, heap the consumer's
+ * memory target can not spare, for frames inside libraries whose compiled JavaScript is readable
+ * as it is. Only modules loaded afterwards are affected: the
  * commands below are imported after this runs.
  */
 function ownSourceMapsOnly(): void {

@@ -2,11 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { routeProcessWarnings } from '../observability/logger.js';
 import { startManagementServer, type ReadinessCheck } from '../observability/management-server.js';
-
-/** A started part of a process (a server, a consumer, a worker): stopped in reverse order at shutdown. */
-export interface RunningProcess {
-  stop(): Promise<void>;
-}
+import type { RunningProcess } from '../processes/running-process.js';
 
 export interface ServiceRun {
   /** resolves once the service stopped (signal or fatal error) */

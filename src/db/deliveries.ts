@@ -25,7 +25,7 @@ export interface Settled {
 }
 
 /**
- * The endpoint-health part of recordAttempt (issue 13, part 3): a settled delivery that counts
+ * The endpoint-health part of recordAttempt (docs/endpoint-health.md): a settled delivery that counts
  * resets (SUCCESS) or bumps (FAILED) its endpoint's run of failures, and the FAILED that reaches
  * auto_disable_after disables it. One UPDATE under the endpoint row's lock, so concurrent workers
  * each count. A SUCCESS on a healthy endpoint writes nothing (no hot row on the happy path).

@@ -99,12 +99,10 @@ const preparedTexts = new Map<string, string>();
  * A statement of the delivery path, run as a named prepared statement: knex hands its options to
  * pg's query config, and pg's `{ name, text, values }` parses the text on a connection once and
  * from then on only binds and executes it, so Postgres plans it once per connection (a generic
- * plan after five runs) instead of on every call. Postgres's CPU per delivery went from 2.1 to
- * 1.1 ms at one endpoint per event, from 0.9 to 0.3 ms at ten (bench/db-path.ts). The query still
- * runs through knex (its pool and its size, its error handling, statement_timeout on the
- * connection); going around knex to pg's client (acquireConnection, query, releaseConnection)
- * saved 10 to 16 µs of worker CPU per query, 0.4 % of the worker's CPU per delivery: not worth a
- * second path.
+ * plan after five runs) instead of on every call: planning was most of Postgres's CPU per
+ * delivery. The query still runs through knex (its pool and its size, its error handling,
+ * statement_timeout on the connection): going around it to pg's client saved too little to be
+ * worth a second path (figures for both: docs/benchmarks.md, "Figures behind the code").
  *
  * The text must name its result columns (no `*` of a table): Postgres refuses to run a prepared
  * statement whose result columns changed ("cached plan must not change result type"), so a

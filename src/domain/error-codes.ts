@@ -89,10 +89,6 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** The registered codes of one kind. */
 export type CodeOf<K extends ErrorKind> = { [C in ErrorCode]: (typeof ERROR_CODES)[C]['kind'] extends K ? C : never }[ErrorCode];
 
-export function errorCodeSpec(code: ErrorCode): ErrorCodeSpec {
-  return ERROR_CODES[code];
-}
-
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CODES, code);
 }

@@ -8,7 +8,6 @@ import {
   InboundCredentialSpec,
   WebhookEndpointSpec,
   type InboundCredentialResource,
-  type SecretResource,
   type WebhookEndpointResource,
 } from '../resources/schema.js';
 import { credentialSpecProblem, specProblem } from '../resources/validate.js';
@@ -91,4 +90,3 @@ function stringValues(r: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(r).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
-export type { SecretResource };

@@ -3,7 +3,6 @@ import { rfc3339, type KubeObject } from '../kube/api.js';
 import type { EndpointState } from '../domain/records.js';
 
 export const FINALIZER = `${API_GROUP}/finalizer`;
-export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 
 export type KindName = 'WebhookEndpoint' | 'InboundCredential';
 

@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Client } from '@temporalio/client';
-import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { RunningProcess } from './running-process.js';
 import type { ConsumerConfig, TemporalConfig } from '../config/config.js';
 import type { RedriveQueries } from '../db/redrive-queries.js';
 import type { Repositories } from '../db/repositories.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminApiWiring } from '../api/admin-api-from-config.js';
-import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { RunningProcess } from './running-process.js';
 import type { AdminApiConfig, ConsoleConfig, IngestConfig } from '../config/config.js';
 import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';

@@ -4,7 +4,7 @@ import type { NativeConnection, State, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { RedriveQueries } from '../db/redrive-queries.js';
 import { buildConsumerProcess, type ConsumerSettings } from './consumer-process.js';
-import type { RunningProcess } from '../cmd/lifecycle.js';
+import type { RunningProcess } from './running-process.js';
 import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import { createAddressPolicy } from '../delivery/address-policy.js';

@@ -1,8 +1,15 @@
 import { internal, transient } from '../domain/errors.js';
 import type { TraceCarrier } from '../observability/spans.js';
 import { encodeEventMessage, isEventId, traceAttributes } from './event-message.js';
-import type { EventPublisher } from './publisher.js';
 import { MAX_PUBLISH_BATCH, type SnsPublishBatch } from './sns-publish-batch.js';
+
+export interface EventPublisher {
+  /**
+   * Resolves once the topic accepted the event id; throws a transient AppError otherwise. `trace`
+   * travels with the message as its attributes, to the consumer (docs/tracing.md).
+   */
+  publish(eventId: string, trace?: TraceCarrier): Promise<void>;
+}
 
 interface Waiting {
   eventId: string;

@@ -9,8 +9,8 @@ export type { DeleteEntry } from './sqs-calls.js';
  * HTTP, parsing) cost about as much CPU as starting the workflow when it was a whole AWS SDK
  * round; deleting a handled message a little later only keeps it invisible a little longer,
  * and a crash meanwhile redelivers messages whose handlers are idempotent ("already started").
- * 1 s: at 5 events/s the consumer's CPU per event fell from 8.2 to 6.1 ms against 100 ms
- * (bench/consumer-ab.ts); under a backlog batches fill up long before.
+ * At a low rate a longer wait shares more calls (figures: docs/benchmarks.md, "Figures behind the code");
+ * under a backlog batches fill up long before.
  */
 export const MAX_DELETE_LINGER_MS = 1_000;
 /** when the visibility timeout is not known (the queue's own) */

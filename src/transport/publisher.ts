@@ -1,17 +1,10 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
-import type { TraceCarrier } from '../observability/spans.js';
 import type { AwsClientsOptions } from './aws-client-config.js';
-import { createBatchingSnsPublisher } from './batching-publisher.js';
+import { createBatchingSnsPublisher, type EventPublisher } from './batching-publisher.js';
 import { publishBatchCalls } from './publish-calls.js';
 import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
 
-export interface EventPublisher {
-  /**
-   * Resolves once the topic accepted the event id; throws a transient AppError otherwise. `trace`
-   * travels with the message as its attributes, to the consumer (docs/tracing.md).
-   */
-  publish(eventId: string, trace?: TraceCarrier): Promise<void>;
-}
+export type { EventPublisher } from './batching-publisher.js';
 
 /**
  * The publisher ingest, dev mode, the tests and the bench use: event ids batched into PublishBatch

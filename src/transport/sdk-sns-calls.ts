@@ -15,9 +15,13 @@ export function createSdkSnsPublishBatch(deps: { sns: SNSClient }): SnsPublishBa
           PublishBatchRequestEntries: entries.map((e) => ({
             Id: e.id,
             Message: e.message,
-            // the trace context, as the signed call sends it (docs/tracing.md)
-            ...(e.attributes
-              ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) }
+            // the trace context, as the signed call sends it (sns-publish-batch.ts)
+            ...(e.attributes && Object.keys(e.attributes).length > 0
+              ? {
+                  MessageAttributes: Object.fromEntries(
+                    Object.entries(e.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+                  ),
+                }
               : {}),
           })),
         }),

@@ -16,7 +16,7 @@ export function createSdkSqsCalls(deps: { sqs: SQSClient }): SqsCalls {
           WaitTimeSeconds: req.waitTimeSeconds,
           // SentTimestamp: how long the message waited (webhook_fanout_queue_message_age_seconds)
           MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
-          // the trace context ingest sent with the event (docs/tracing.md); nothing else
+          // the trace context ingest sent with the event (docs/tracing.md), as the signed call asks
           MessageAttributeNames: [...TRACE_ATTRIBUTES],
           ...(req.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: req.visibilityTimeoutSeconds } : {}),
         }),

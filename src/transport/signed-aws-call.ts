@@ -1,7 +1,8 @@
-// One AWS call on the hot path as one signed HTTP POST (issue 12): through the SDK's send() a
-// call cost 300 to 550 µs of CPU in its per-call middleware, schema serde and parsing, a quarter of
-// ingest's busy time (SNS PublishBatch) and a fifth of the consumer's (SQS ReceiveMessage and
-// DeleteMessageBatch). Everything that is not per call stays the SDK's, taken from the configured
+// One AWS call on the hot path as one signed HTTP POST: the SDK's send() spends most of a call's
+// CPU in its per-call middleware, schema serde and parsing, on ingest's and the consumer's busiest
+// calls (SNS PublishBatch; SQS ReceiveMessage and DeleteMessageBatch; figures: docs/benchmarks.md,
+// "Figures behind the code"). AWS_TRANSPORT=sdk takes send() again (publish-calls.ts,
+// queue-calls.ts). Everything that is not per call stays the SDK's, taken from the configured
 // client: credentials (the default provider chain, refreshed before they expire), region, the
 // endpoint (partitions, FIPS, dual stack, AWS_ENDPOINT_URL_<SERVICE> and AWS_ENDPOINT_URL) and the
 // SigV4 signer itself. What this module owns is the HTTP call with the client's timeouts, the retry
@@ -75,8 +76,8 @@ export function createSignedAwsCall(deps: {
   const { client, service } = deps;
   const limits = callLimits(deps.aws, service);
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  // node's own HTTP client, as the SDK's handler uses: the consumer loads no other (undici alone
-  // added about 11 MB to its resting RSS)
+  // node's own HTTP client, as the SDK's handler uses: the consumer loads no other HTTP client
+  // (another one raised its resting memory)
   const agentOptions = { keepAlive: true, maxSockets: Math.max(1, deps.connections) };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
   // resolved on the first call, then kept: neither the region nor the endpoint changes in a process

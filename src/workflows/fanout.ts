@@ -18,6 +18,7 @@ import type {
   PlannedDelivery,
   UnsettledDelivery,
 } from '../activities/types.js';
+import { DATABASE_RETRY_BUDGET } from './names.js';
 
 /**
  * Bookkeeping activities (database only), run as local activities: no task-queue round trip and
@@ -30,8 +31,6 @@ const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'pr
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** Mirrors DATABASE_RETRY_BUDGET in activities/deliver.ts (workflow code can not import it). */
-const DELIVER_DATABASE_RETRY_BUDGET = 400;
 
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
 const DELIVER_MARGIN_MS = 30_000;
@@ -44,7 +43,7 @@ export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' |
       // the activity counts the endpoint's attempts in the row and fails the delivery itself
       // after the last; Temporal's own limit leaves room for retries after database failures
       // (which spend none) and stops a delivery that crashes its worker every time
-      maximumAttempts: d.maxAttempts + DELIVER_DATABASE_RETRY_BUDGET,
+      maximumAttempts: d.maxAttempts + DATABASE_RETRY_BUDGET,
       initialInterval: backoff.initialIntervalMs,
       backoffCoefficient: backoff.backoffCoefficient,
       maximumInterval: backoff.maximumIntervalMs,

@@ -266,6 +266,26 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     await eventually(async () => receivers.flaky.requests.length >= before + 4, 60_000);
   }, 120_000);
 
+  it('finds an event by the id its sender gave it, and by its own id', async () => {
+    const { page } = admin;
+    const external = `lookup-${randomBytes(4).toString('hex')}`;
+    const eventId = await send('shop', { id: external, type: 'order.created' });
+    await page.goto(console$('/events'));
+    await heading(page, 'Events');
+    await page.getByLabel('Event id or external id').fill(external);
+    await page.getByRole('button', { name: 'Find event' }).click();
+    await page.getByText('An external id is unique per source: enter the source too.').waitFor();
+    await page.getByLabel('Source (for an external id)').fill('shop');
+    await page.getByRole('button', { name: 'Find event' }).click();
+    await page.waitForURL(console$(`/events/${eventId}`));
+    await page.getByText(external).first().waitFor();
+    await page.goto(console$('/events'));
+    await page.getByLabel('Event id or external id').fill(eventId);
+    await page.getByRole('button', { name: 'Find event' }).click();
+    await page.waitForURL(console$(`/events/${eventId}`));
+    await heading(page, 'Event');
+  }, 120_000);
+
   it('a read-only user sees no replay or enable control; the bulk replay page says why, and a 403 is shown as such', async () => {
     // something to replay and something to enable, both there for the read-only user to not touch
     receivers.flaky.setScript([{ status: 500, body: 'down' }]);

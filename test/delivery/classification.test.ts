@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy, createSender } from '../../src/delivery/index.js';
-import type { DeliveryOutcome, Sender } from '../../src/delivery/index.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import { createSender, type Sender } from '../../src/delivery/sender.js';
+import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { outbound } from './outbound.js';
 import { refusedUrl, startReceiver } from '../support/receiver.js';
 import type { Receiver, Script } from '../support/receiver.js';

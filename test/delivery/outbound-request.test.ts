@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy, createSender, signBody } from '../../src/delivery/index.js';
-import type { Sender } from '../../src/delivery/index.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { signBody } from '../../src/delivery/signature.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';

@@ -1,7 +1,8 @@
 import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAddressPolicy, createSender } from '../../src/delivery/index.js';
-import type { Resolve, Sender } from '../../src/delivery/index.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import type { Resolve } from '../../src/delivery/guarded-lookup.js';
+import { createSender, type Sender } from '../../src/delivery/sender.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildHeaders, createAddressPolicy, createSender } from '../../src/delivery/index.js';
-import type { Sender } from '../../src/delivery/index.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import { buildHeaders } from '../../src/delivery/headers.js';
+import { createSender, type Sender } from '../../src/delivery/sender.js';
 import type { OutboundRequest } from '../../src/delivery/types.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';

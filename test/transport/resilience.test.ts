@@ -4,14 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { AppError } from '../../src/domain/errors.js';
-import {
-  createAwsClients,
-  createQueueConsumer,
-  createEventPublisher,
-  ensureTopology,
-  type AwsClients,
-  type AwsClientsOptions,
-} from '../../src/transport/index.js';
+import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../../src/transport/aws-clients.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
+import { createQueueConsumer } from '../../src/transport/queue-consumer.js';
+import { ensureTopology } from '../../src/transport/topology.js';
 import { startFauxqsBackend, type Backend } from './backends.js';
 import { captureLogger, deferred, queueDepth, receiveOne, uniqueSuffix, waitFor } from './helpers.js';
 import { httpStatusOf } from '../../src/http/problem.js';

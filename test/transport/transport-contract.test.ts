@@ -12,16 +12,10 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchComma
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permanent, transient } from '../../src/domain/errors.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import {
-  createAwsClients,
-  createQueueConsumer,
-  createEventPublisher,
-  ensureTopology,
-  type AwsClients,
-  type AwsClientsOptions,
-  type QueueConsumer,
-  type Topology,
-} from '../../src/transport/index.js';
+import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../../src/transport/aws-clients.js';
+import { createEventPublisher } from '../../src/transport/publisher.js';
+import { createQueueConsumer, type QueueConsumer } from '../../src/transport/queue-consumer.js';
+import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';

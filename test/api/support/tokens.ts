@@ -1,4 +1,4 @@
-import { createHmac, createPrivateKey, generateKeyPairSync, randomUUID, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
 
 // Token forging for the attack battery: every token is built by hand with node:crypto, so a test
 // controls each byte of header, payload and signature.
@@ -21,12 +21,6 @@ export function ecKey(kid: string = randomUUID()): SigningKey {
   return { kid, alg: 'ES256', privateKey, jwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' } };
 }
 
-export const keyFromJwk = (jwk: JsonWebKey & { kid: string }): SigningKey => ({
-  kid: jwk.kid,
-  alg: 'RS256',
-  privateKey: createPrivateKey({ key: jwk, format: 'jwk' }),
-  jwk,
-});
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 

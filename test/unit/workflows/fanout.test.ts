@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATABASE_RETRY_BUDGET } from '../../../src/activities/deliver.js';
+import { DATABASE_RETRY_BUDGET } from '../../../src/workflows/names.js';
 import { DEFAULT_BACKOFF } from '../../../src/activities/deps.js';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import {

@@ -1,0 +1,4 @@
+/** A started part of a process (a server, a consumer, a worker): stopped in reverse order at shutdown (cmd/lifecycle.ts). */
+export interface RunningProcess {
+  stop(): Promise<void>;
+}
