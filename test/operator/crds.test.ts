@@ -78,7 +78,7 @@ describe('against kube-apiserver', () => {
   it('applies the defaults of the schema', async () => {
     await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: defaults}\nspec: {source: s, url: "http://x.example/h", auth: {}}\n`);
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'defaults');
-    expect(o?.spec).toEqual({ source: 's', url: 'http://x.example/h', method: 'POST', maxAttempts: 5, timeoutSeconds: 10, active: true, auth: { type: 'NONE' } });
+    expect(o?.spec).toEqual({ source: 's', url: 'http://x.example/h', method: 'POST', maxAttempts: 5, timeoutSeconds: 10, active: true, propagateTraceContext: true, auth: { type: 'NONE' } });
   });
 
   const rejected: [string, string, RegExp][] = [
