@@ -161,7 +161,9 @@ export function createController(o: ControllerOptions): Controller {
       if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name) enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
     }
     for (const c of credentials()) {
-      if ((c.metadata.namespace ?? 'default') === ns && (c.spec.passwordSecretRef?.name === name || c.spec.verification?.secretRefs?.some((r) => r.name === name))) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
+      // the password, or any signing secret of the verification
+      const refs = [c.spec.passwordSecretRef, ...(c.spec.verification?.secretRefs ?? [])];
+      if ((c.metadata.namespace ?? 'default') === ns && refs.some((r) => r?.name === name)) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
     }
   };
   for (const i of informers.endpoints) {
