@@ -40,6 +40,23 @@ function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
 }
 
 describe('what each process loads', () => {
+  // tracing off (no OTEL_ endpoint) must cost nothing: the SDK, its exporters and Temporal's
+  // interceptors are imported by observability/tracing.ts only once tracing is on
+  it.each(['ingest', 'consumer', 'worker'])('the %s does not load OpenTelemetry\'s SDK until tracing is on', async (command) => {
+    const loaded = await packagesLoadedBy(command);
+    for (const pkg of [
+      '@opentelemetry/sdk-trace-node',
+      '@opentelemetry/sdk-trace-base',
+      '@opentelemetry/exporter-trace-otlp-proto',
+      '@opentelemetry/exporter-trace-otlp-http',
+      '@opentelemetry/exporter-trace-otlp-grpc',
+      '@opentelemetry/resources',
+      '@temporalio/interceptors-opentelemetry',
+    ]) {
+      expect(loaded, pkg).not.toContain(pkg);
+    }
+  });
+
   it('ingest without the admin API loads neither the Temporal client, the admin API, the SQS client nor the Kubernetes client', async () => {
     const loaded = await packagesLoadedBy('ingest');
     expect(loaded.has('fastify')).toBe(true); // the probe sees the packages a command loads

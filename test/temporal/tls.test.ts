@@ -99,10 +99,11 @@ describe('ingest, consumer and worker processes on the TLS-only Temporal', () =>
     });
     expect(res.status).toBe(200);
     const { eventId } = res.json() as { eventId: string };
-    await eventually(async () => (await world.repos.events.get(eventId))?.status === 'COMPLETED', 60_000);
+    await eventually(async () => (await world.repos.events.get(eventId))?.status === 'COMPLETED', 120_000);
     expect(receiver.requests).toHaveLength(1);
     expect(receiver.requests[0]?.headers['x-webhook-event-id']).toBe(eventId);
-  });
+    // three processes start from source (tsx) on a shared machine: generous
+  }, 240_000);
 
   it('a worker without its client certificate waits, not ready, and logs what is missing', async () => {
     const { TEMPORAL_TLS_CERT: _c, TEMPORAL_TLS_KEY: _k, ...noCert } = tlsEnv;
@@ -113,5 +114,5 @@ describe('ingest, consumer and worker processes on the TLS-only Temporal', () =>
     expect(worker.child.exitCode).toBeNull();
     const line = worker.output.join('').split('\n').find((l) => l.includes('requires a client certificate')) ?? '';
     expect(JSON.parse(line)).toMatchObject({ level: 40, dependency: 'temporal', msg: 'temporal unreachable; retrying' });
-  });
+  }, 120_000);
 });

@@ -156,23 +156,27 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
     expect(await receiveOne(clients.sqs, topo.queueUrl, 1)).toBeUndefined();
   });
 
-  it('the trace context published with an event reaches the handler', async () => {
+  it('the trace context published with an event reaches the handler through the message attributes (docs/tracing.md)', async () => {
     const topo = await freshTopology();
     const publisher = publisherFor(topo.topicArn);
-    const eventId = randomUUID();
-    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
-    const seen: unknown[] = [];
+    const traced = randomUUID();
+    const untraced = randomUUID();
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=a1' };
+    const seen = new Map<string, unknown>();
     const c = consumer({
       queueUrl: topo.queueUrl,
-      handle: async (id, carried) => {
-        seen.push({ id, carried });
+      handle: async (eventId, carried) => {
+        seen.set(eventId, carried);
+        return 'started';
       },
     });
     c.start();
-    await publisher.publish(eventId, trace);
-    await waitFor(() => (seen.length >= 1 ? true : undefined), 'the event handled');
+    await publisher.publish(traced, trace);
+    await publisher.publish(untraced);
+    await waitFor(() => (seen.size >= 2 ? true : undefined), 'two handled events');
     await c.stop();
-    expect(seen).toEqual([{ id: eventId, carried: trace }]);
+    expect(seen.get(traced)).toEqual(trace);
+    expect(seen.get(untraced)).toBeUndefined();
   });
 
   it('a handler that throws leaves the message, which is redelivered after the visibility timeout', async () => {

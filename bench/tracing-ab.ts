@@ -1,0 +1,155 @@
+// What tracing costs (issue 25): the compiled ingest, consumer and worker with tracing off (no
+// OTEL_* variable: the SDK is not loaded) and on (every span exported over OTLP/HTTP protobuf to a
+// real OpenTelemetry Collector, all sampled), side by side in alternating rounds (off, on, on,
+// off, ...) so that noise on a shared machine hits both. Each round: fresh processes, a warm-up,
+// then EVENTS events posted to ingest (one endpoint each) until every delivery is done; CPU of
+// each process from /proc. Prints CPU per request (ingest) and per delivery (the three together).
+//   npm run bench:tracing      (TRACING_EVENTS=600, TRACING_ROUNDS=2 per mode, TRACING_CONCURRENCY=20)
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { CLI, spawnCli, type CliHandle } from './cli-unit.js';
+import { cpuSnapshot, cpuUsage } from './cpu.js';
+import { seedEndpoints } from './e2e-fixtures.js';
+import { startInfra } from './infra.js';
+import { AUTHORIZATION, seedCredential } from './ingest-bench.js';
+import { startReceiver } from './receiver.js';
+import { mapLimit, median, round } from './stats.js';
+import { startCollector } from '../test/support/otel-collector.js';
+
+const EVENTS = Number(process.env.TRACING_EVENTS ?? 600);
+const ROUNDS = Number(process.env.TRACING_ROUNDS ?? 2);
+const CONCURRENCY = Number(process.env.TRACING_CONCURRENCY ?? 20);
+const WARMUP = 100;
+const SOURCE = 'bench-tracing';
+const log = (line: string): void => void process.stderr.write(`[bench:tracing] ${line}\n`);
+
+if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm run bench:tracing does)`);
+const infra = await startInfra();
+const collector = await startCollector();
+const receiver = await startReceiver();
+await seedCredential(infra, SOURCE);
+await seedEndpoints(infra, SOURCE, 1, receiver.url);
+
+type Mode = 'off' | 'on';
+interface Round {
+  mode: Mode;
+  ingestMsPerRequest: number;
+  consumerMsPerDelivery: number;
+  workerMsPerDelivery: number;
+  serviceMsPerDelivery: number;
+  spans: number;
+  foreignS: number;
+}
+
+async function post(port: number, n: number, prefix: string): Promise<void> {
+  await mapLimit(
+    Array.from({ length: n }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/webhooks/${SOURCE}`, {
+        method: 'POST',
+        headers: { authorization: AUTHORIZATION, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `${prefix}-${i}`, type: 'bench.tracing' }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`ingest answered ${res.status}`);
+    },
+  );
+}
+
+async function delivered(target: number): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while (receiver.count() < target) {
+    if (Date.now() > deadline) throw new Error(`only ${receiver.count()} of ${target} deliveries within 5 min`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
+  const env: Record<string, string> = {
+    DATABASE_URL: infra.pgUrl,
+    AWS_ENDPOINT_URL: infra.awsEndpoint,
+    TEMPORAL_ADDRESS: infra.temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    TOPIC_ARN: infra.fanoutTopology.topicArn,
+    QUEUE_URL: infra.fanoutTopology.queueUrl,
+    ADMIN_API_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    ...(mode === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.httpEndpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : {}),
+  };
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const procs: CliHandle[] = [];
+  try {
+    procs.push(await spawnCli('worker', `tracing-${mode}-worker`, env));
+    procs.push(await spawnCli('consumer', `tracing-${mode}-consumer`, env));
+    procs.push(await spawnCli('ingest', `tracing-${mode}-ingest`, { ...env, PORT: String(port), HOST: '127.0.0.1' }));
+    const roles = new Map(procs.map((p) => [p.pid, p.role.replace(`tracing-${mode}-`, '')]));
+    const snapshot = () => cpuSnapshot(({ pid }) => roles.get(pid) ?? 'other');
+    const prefix = randomBytes(4).toString('hex');
+    let target = receiver.count() + WARMUP;
+    await post(port, WARMUP, `${prefix}-warm`);
+    await delivered(target);
+    const spansBefore = collector.spans.length;
+    const before = snapshot();
+    target = receiver.count() + EVENTS;
+    await post(port, EVENTS, prefix);
+    await delivered(target);
+    // the last batch of spans leaves within the exporter's schedule (5 s by default): counted in
+    if (mode === 'on') await new Promise((r) => setTimeout(r, 6_000));
+    const usage = cpuUsage(before, snapshot());
+    const ms = (role: string): number => ((usage.groups[role] ?? 0) * 1000) / EVENTS;
+    const r: Round = {
+      mode,
+      ingestMsPerRequest: ms('ingest'),
+      consumerMsPerDelivery: ms('consumer'),
+      workerMsPerDelivery: ms('worker'),
+      serviceMsPerDelivery: ms('ingest') + ms('consumer') + ms('worker'),
+      spans: collector.spans.length - spansBefore,
+      foreignS: usage.foreignS,
+    };
+    log(`${mode}: ${JSON.stringify({ ...r, ingestMsPerRequest: round(r.ingestMsPerRequest, 3), serviceMsPerDelivery: round(r.serviceMsPerDelivery, 3) })}`);
+    return r;
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+  }
+}
+
+const rounds: Round[] = [];
+try {
+  // off on on off off on ...: each mode goes first as often as the other
+  const order: Mode[] = Array.from({ length: ROUNDS * 2 }, (_, i) => ((i % 4 === 0 || i % 4 === 3) ? 'off' : 'on'));
+  for (const [i, mode] of order.entries()) rounds.push(await runRound(mode, `BENCH_TRACING_${i}`));
+} finally {
+  await receiver.close();
+  await collector.stop();
+  await infra.stop();
+}
+
+const of = (mode: Mode, f: (r: Round) => number): number => median(rounds.filter((r) => r.mode === mode).map(f));
+const rows: Array<[string, (r: Round) => number, number]> = [
+  ['ingest CPU per request, ms', (r) => r.ingestMsPerRequest, 3],
+  ['consumer CPU per delivery, ms', (r) => r.consumerMsPerDelivery, 3],
+  ['worker CPU per delivery, ms', (r) => r.workerMsPerDelivery, 3],
+  ['ingest+consumer+worker CPU per delivery, ms', (r) => r.serviceMsPerDelivery, 3],
+  ['spans exported per event', (r) => r.spans / EVENTS, 1],
+  ['CPU of other processes on the machine, s', (r) => r.foreignS, 1],
+];
+const lines = [
+  `tracing off / on, ${EVENTS} events x 1 endpoint per round, ${ROUNDS} rounds each (medians), concurrency ${CONCURRENCY}`,
+  '| figure | off | on | on / off |',
+  '|---|---|---|---|',
+  ...rows.map(([name, f, d]) => {
+    const off = of('off', f);
+    const on = of('on', f);
+    return `| ${name} | ${round(off, d)} | ${round(on, d)} | ${off > 0 ? round(on / off, 2) : '-'} |`;
+  }),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    tracing_off_service_cpu_ms_per_delivery: round(of('off', (r) => r.serviceMsPerDelivery), 3),
+    tracing_on_service_cpu_ms_per_delivery: round(of('on', (r) => r.serviceMsPerDelivery), 3),
+    tracing_off_ingest_cpu_ms_per_request: round(of('off', (r) => r.ingestMsPerRequest), 3),
+    tracing_on_ingest_cpu_ms_per_request: round(of('on', (r) => r.ingestMsPerRequest), 3),
+  })}\n`,
+);
