@@ -5,29 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointSpec } from '../../src/db/endpoints.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver, type RecordedRequest } from '../support/receiver.js';
+import { endpointSpec } from '../support/process-stack.js';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 
-const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec => ({
-  name,
-  source: 'shop',
-  eventType: null,
-  url,
-  method: 'POST',
-  authType: 'NONE',
-  authUsername: null,
-  authSecret: null,
-  signingSecret: null,
-  previousSigningSecret: null,
-  customHeaders: {},
-  maxAttempts: 3,
-  timeoutSeconds: 2,
-  retryOnStatus: [],
-  rateLimitPerSecond: null,
-  maxConcurrency: null,
-  active: true,
-  autoDisableAfter: 0,
-  ...over,
-});
+const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec => endpointSpec(name, url, { timeoutSeconds: 2, ...over });
 
 describe.each([
   { mode: 'consumer and worker apart', workerConsumesQueue: false },
