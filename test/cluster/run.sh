@@ -145,10 +145,11 @@ columns=$(k -n $NS get whe,ic 2>&1)
 echo "$columns" >&2
 columns_ok() {
   grep -qE "SOURCE.*URL.*STATE.*READY" <<<"$columns" \
+    && grep -qE "SOURCE +VERIFICATION +USERNAME +READY" <<<"$columns" \
     && grep -qE "e2e-receiver +e2e .*http://receiver.infra.svc.cluster.local:8080/hooks/all +ACTIVE +True" <<<"$columns" \
-    && grep -qE "helm-test +helm-test +helm-test +True" <<<"$columns"
+    && grep -qE "helm-test +helm-test +Basic +helm-test +True" <<<"$columns"
 }
-check "kubectl get whe,ic shows source, URL, state, readiness" columns_ok
+check "kubectl get whe,ic shows source, URL, state, verification, readiness" columns_ok
 # no --logs: the chart deletes the test Pod once it succeeded (hook-succeeded), before helm reads
 # its logs; a failed one stays, and its logs are printed
 helm_test() {
