@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrateConfig } from '../../src/config/config.js';
@@ -86,6 +86,32 @@ describe('Postgres over TLS with a private CA', () => {
     expect(r).toBeInstanceOf(Error);
     expect((r as Error).message).toMatch(/no encryption/);
   });
+
+  it('a CA file replaced in place (a rotated Secret) is used by the next connections, without a restart', async () => {
+    const other = createTestPki('postgres-other');
+    const caFile = path.join(pki.dir, 'rotating-ca.crt');
+    copyFileSync(other.caCert, caFile); // the wrong CA first: connections fail
+    const cfg = loadMigrateConfig({ DATABASE_URL: urlFor('localhost'), DATABASE_CA_FILE: caFile });
+    const db = createDb({ url: cfg.databaseUrl, poolMax: 1, tls: cfg.databaseTls });
+    try {
+      await expect(db.raw('select 1')).rejects.toThrow();
+      copyFileSync(pki.caCert, caFile);
+      // the files are looked at again at most every 10 s (knex.ts TLS_FILES_CHECK_MS)
+      const until = Date.now() + 30_000;
+      let ssl: boolean | undefined;
+      while (ssl === undefined && Date.now() < until) {
+        try {
+          const r = await db.raw<{ rows: Array<{ ssl: boolean }> }>('select ssl from pg_stat_ssl where pid = pg_backend_pid()');
+          ssl = r.rows[0]?.ssl;
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+      expect(ssl).toBe(true);
+    } finally {
+      await db.destroy();
+    }
+  }, 60_000);
 
   it('`webhook-fanout migrate` (the migration job) migrates the TLS-only Postgres', async () => {
     const env = { DATABASE_URL: urlFor('localhost'), DATABASE_SSL_MODE: 'verify-full', DATABASE_CA_FILE: pki.caCert };
