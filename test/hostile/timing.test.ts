@@ -171,13 +171,13 @@ describe('refusals of every kind take the same time (distributions compared pair
     });
   }, 180_000);
 
-  it('without credentials: an unknown source, a source that needs Basic, a wrong signature, an unsigned call', async () => {
+  it('without credentials, the same signed request to an unknown source, a source that needs Basic, a source whose secret it is not; and unsigned', async () => {
     const badSignature = await github.sign('{"id":"x"}', github.other, 0);
     await compare({
-      unknown: () => refusalMs('no-such-source', {}),
-      'Basic source': () => refusalMs('basic-source', {}),
+      unknown: () => refusalMs('no-such-source', badSignature),
+      'Basic source': () => refusalMs('basic-source', badSignature),
       'wrong signature': () => refusalMs('signed-source', badSignature),
-      unsigned: () => refusalMs('signed-source', {}),
+      'unsigned, signature-only source': () => refusalMs('signed-source', {}),
     });
   }, 180_000);
 });
