@@ -309,11 +309,3 @@ export interface Resource<K extends string, S> {
 
 export type WebhookEndpointResource = Resource<'WebhookEndpoint', WebhookEndpointSpec>;
 export type InboundCredentialResource = Resource<'InboundCredential', InboundCredentialSpec>;
-
-export interface SecretResource {
-  apiVersion: 'v1';
-  kind: 'Secret';
-  metadata: ObjectMeta;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
