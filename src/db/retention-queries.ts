@@ -194,4 +194,3 @@ async function lockSettled(trx: Knex.Transaction, ids: readonly string[], graceS
   return res.rows.map((r) => r.id);
 }
 
-export type RetentionQueries = ReturnType<typeof createRetentionQueries>;

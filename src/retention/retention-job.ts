@@ -216,4 +216,3 @@ export function createRetentionJob(deps: {
   };
 }
 
-export type RetentionJob = ReturnType<typeof createRetentionJob>;

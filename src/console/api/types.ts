@@ -13,12 +13,8 @@ type Ok<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends {
 
 export type EventPage = Ok<'/api/events', 'get'>;
 export type EventSummary = EventPage['items'][number];
-export type EventDetail = Ok<'/api/events/{id}', 'get'>;
 export type Delivery = Ok<'/api/deliveries/{id}', 'get'>;
-export type DeliveryPage = Ok<'/api/deliveries', 'get'>;
-export type Attempt = Ok<'/api/deliveries/{id}/attempts', 'get'>['items'][number];
 export type Endpoint = Ok<'/api/endpoints', 'get'>['items'][number];
-export type Credential = Ok<'/api/inbound-credentials', 'get'>['items'][number];
 export type BulkReplayResult = Ok<'/api/deliveries/replay', 'post'>;
 export type EventStatus = EventSummary['status'];
 export type DeliveryStatus = Delivery['status'];
@@ -27,5 +23,4 @@ export const EVENT_STATUSES: readonly EventStatus[] = ['RECEIVED', 'COMPLETED', 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'SUCCESS', 'FAILED'];
 
 export type Timeseries = Ok<'/api/stats/timeseries', 'get'>;
-export type Attention = Ok<'/api/stats/attention', 'get'>;
 export type StatsBucket = Timeseries['bucket'];
