@@ -33,14 +33,21 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'render API data as text, never as HTML' },
-        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]", message: 'render API data as text, never as HTML' },
-        { selector: "CallExpression[callee.property.name=/^(insertAdjacentHTML|write|writeln|createContextualFragment)$/]", message: 'no HTML sinks' },
+        { selector: 'MemberExpression[property.name=/^(innerHTML|outerHTML)$/]', message: 'render API data as text, never as HTML' },
+        {
+          selector: 'CallExpression[callee.property.name=/^(insertAdjacentHTML|write|writeln|createContextualFragment)$/]',
+          message: 'no HTML sinks',
+        },
         // an href is a call of routes.ts `to.*` or a prop typed Href (which only `to.*` makes)
         {
-          selector: "JSXAttribute[name.name=/^(href|src|action|formAction)$/] > JSXExpressionContainer > :not(CallExpression[callee.object.name='to'], Identifier)",
+          selector:
+            "JSXAttribute[name.name=/^(href|src|action|formAction)$/] > JSXExpressionContainer > :not(CallExpression[callee.object.name='to'], Identifier)",
           message: "links only to the console's own routes (routes.ts `to.*`)",
         },
-        { selector: "JSXAttribute[name.name=/^(href|src|action|formAction)$/] > Literal[value=/^(?!\\/console\\/|#)/]", message: 'links only to the console\'s own routes' },
+        {
+          selector: 'JSXAttribute[name.name=/^(href|src|action|formAction)$/] > Literal[value=/^(?!\\/console\\/|#)/]',
+          message: "links only to the console's own routes",
+        },
       ],
       'no-eval': 'error',
       'no-implied-eval': 'error',

@@ -85,7 +85,8 @@ const proxy = http.createServer((req, res) => {
         ur.on('end', () => {
           const payload = Buffer.concat(out);
           if (action === 'ReceiveMessage') {
-            const msgs = (JSON.parse(payload.toString() || '{}') as { Messages?: { ReceiptHandle: string; Body: string }[] }).Messages ?? [];
+            const msgs =
+              (JSON.parse(payload.toString() || '{}') as { Messages?: { ReceiptHandle: string; Body: string }[] }).Messages ?? [];
             const now = performance.now();
             for (const m of msgs) {
               const id = (JSON.parse(m.Body) as { eventId: string }).eventId;

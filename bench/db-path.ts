@@ -34,7 +34,9 @@ try {
   async function fanout(eventId: string): Promise<void> {
     const { deliveries }: PrepareResult = await env(eventId).run(activities.prepare, { eventId });
     await Promise.all(
-      deliveries.map((d) => env(eventId).run(activities.deliver, { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts })),
+      deliveries.map((d) =>
+        env(eventId).run(activities.deliver, { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts }),
+      ),
     );
     await env(eventId).run(activities.finishEvent, { eventId });
   }

@@ -106,9 +106,8 @@ export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2
         t0,
         `${n} finished events of ${source}`,
         async () =>
-          (await countWhere(d.infra, `SELECT count(*)::int AS n FROM webhook_event WHERE source = ? AND status <> 'RECEIVED'`, [
-            source,
-          ])) >= n,
+          (await countWhere(d.infra, `SELECT count(*)::int AS n FROM webhook_event WHERE source = ? AND status <> 'RECEIVED'`, [source])) >=
+          n,
       );
       return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
     });
@@ -215,7 +214,9 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ on
     for (const key of order) {
       const r = await plan[key]();
       runs[key].push(r);
-      log(`e2e: round ${round + 1}/${rounds} ${key.padEnd(6)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`);
+      log(
+        `e2e: round ${round + 1}/${rounds} ${key.padEnd(6)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`,
+      );
     }
   }
   const caseOf = (endpoints: number, real: E2eRun[], bare: E2eRun[]): E2eCase => {

@@ -32,7 +32,8 @@ const worker = await Worker.create({
   activities,
 });
 const running = worker.run();
-const group = (e: { pid: number; comm: string }): string => (e.pid === process.pid ? 'starter+worker' : e.comm.startsWith('temporal') ? 'temporal' : 'other');
+const group = (e: { pid: number; comm: string }): string =>
+  e.pid === process.pid ? 'starter+worker' : e.comm.startsWith('temporal') ? 'temporal' : 'other';
 
 interface Run {
   temporalMs: number;
@@ -70,13 +71,16 @@ async function run(eager: boolean, steps: number, n: number): Promise<Run> {
 try {
   await run(false, 3, 50);
   await run(true, 3, 50);
-  console.log(`Eager workflow start, ${workflows} workflows per run, ${rounds} alternating rounds, ${CONCURRENCY} concurrent starts; CPU ms per workflow (medians)`);
+  console.log(
+    `Eager workflow start, ${workflows} workflows per run, ${rounds} alternating rounds, ${CONCURRENCY} concurrent starts; CPU ms per workflow (medians)`,
+  );
   console.log('local activities  start    temporal  starter+worker   total  workflows/s  others CPU s');
   const summary: Record<string, number> = {};
   for (const steps of [0, 3]) {
     const byMode: Record<'normal' | 'eager', Run[]> = { normal: [], eager: [] };
     for (let r = 0; r < rounds; r++) {
-      for (const eager of r % 2 === 0 ? [false, true] : [true, false]) byMode[eager ? 'eager' : 'normal'].push(await run(eager, steps, workflows));
+      for (const eager of r % 2 === 0 ? [false, true] : [true, false])
+        byMode[eager ? 'eager' : 'normal'].push(await run(eager, steps, workflows));
     }
     const totals: Record<string, number> = {};
     for (const mode of ['normal', 'eager'] as const) {

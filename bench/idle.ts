@@ -27,7 +27,13 @@ async function main(): Promise<void> {
     const queue = { QUEUE_URL: infra.fanoutTopology.queueUrl };
     const port = await freePort();
     const starts = [
-      spawnCli('ingest', 'ingest', { ...env, PORT: String(port), HOST: '127.0.0.1', TOPIC_ARN: infra.fanoutTopology.topicArn, ADMIN_API_ENABLED: 'false' }),
+      spawnCli('ingest', 'ingest', {
+        ...env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TOPIC_ARN: infra.fanoutTopology.topicArn,
+        ADMIN_API_ENABLED: 'false',
+      }),
       spawnCli('consumer', 'consumer', { ...env, ...queue }),
       spawnCli('worker', 'worker', env),
     ];
@@ -36,7 +42,9 @@ async function main(): Promise<void> {
     await Promise.all(starts);
     const roles = new Map(units.map((u) => [u.pid, u.role]));
     const snapshot = () =>
-      cpuSnapshot(({ pid, comm }) => (pid === process.pid ? 'bench' : (roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`))));
+      cpuSnapshot(({ pid, comm }) =>
+        pid === process.pid ? 'bench' : (roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`)),
+      );
     log(`all ready; settling ${settleS} s, then measuring ${idleS} s with no event`);
     await sleep(settleS);
     const before = snapshot();
@@ -46,7 +54,9 @@ async function main(): Promise<void> {
       .filter(([g]) => !g.startsWith('other:'))
       .sort((a, b) => b[1] - a[1])
       .map(([g, s]) => `${g.padEnd(10)} ${((s * 1000) / idleS).toFixed(1).padStart(6)} ms/s`);
-    process.stdout.write(`CPU per second with no event, over ${idleS} s (other processes on the machine: ${usage.foreignS.toFixed(1)} s)\n${rows.join('\n')}\n`);
+    process.stdout.write(
+      `CPU per second with no event, over ${idleS} s (other processes on the machine: ${usage.foreignS.toFixed(1)} s)\n${rows.join('\n')}\n`,
+    );
   } finally {
     await Promise.allSettled(units.map((u) => u.stop()));
     await infra.stop();

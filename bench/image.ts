@@ -39,9 +39,20 @@ async function history(image: string): Promise<HistoryEntry[]> {
   if (ENGINE === 'podman') {
     // podman's --human=false leaves {{.Size}} human-readable; its JSON has bytes
     const { stdout } = await exec(ENGINE, ['history', '--format', 'json', image]);
-    return (JSON.parse(stdout) as { id: string; size: number; CreatedBy: string }[]).map((e) => ({ id: e.id, size: e.size, createdBy: e.CreatedBy }));
+    return (JSON.parse(stdout) as { id: string; size: number; CreatedBy: string }[]).map((e) => ({
+      id: e.id,
+      size: e.size,
+      createdBy: e.CreatedBy,
+    }));
   }
-  const { stdout } = await exec(ENGINE, ['history', '--no-trunc', '--human=false', '--format', '{{.ID}}\t{{.Size}}\t{{.CreatedBy}}', image]);
+  const { stdout } = await exec(ENGINE, [
+    'history',
+    '--no-trunc',
+    '--human=false',
+    '--format',
+    '{{.ID}}\t{{.Size}}\t{{.CreatedBy}}',
+    image,
+  ]);
   return stdout
     .trim()
     .split('\n')
@@ -57,7 +68,13 @@ async function layerReport(): Promise<{ lines: string[]; aboveBaseMb: number; ba
   const own = image.slice(0, image.length - base.length).filter((e) => e.size > 0);
   const baseBytes = base.reduce((s, e) => s + e.size, 0);
   const aboveBase = own.reduce((s, e) => s + e.size, 0);
-  const lines = own.reverse().map((e) => `  ${(e.size / MB).toFixed(1).padStart(7)} MB  ${e.createdBy.replace(/^\/bin\/sh -c (#\(nop\) )?/, '').replace(/\s+/g, ' ').slice(0, 100)}`);
+  const lines = own.reverse().map(
+    (e) =>
+      `  ${(e.size / MB).toFixed(1).padStart(7)} MB  ${e.createdBy
+        .replace(/^\/bin\/sh -c (#\(nop\) )?/, '')
+        .replace(/\s+/g, ' ')
+        .slice(0, 100)}`,
+  );
   return { lines, aboveBaseMb: aboveBase / MB, baseMb: baseBytes / MB };
 }
 
@@ -99,7 +116,10 @@ async function stopChild(child: ReturnType<typeof spawn>): Promise<void> {
 
 async function hostWorker(distDir: string, env: Record<string, string>): Promise<StartFigures> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [path.join(distDir, 'cmd/cli.js'), 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(distDir, 'cmd/cli.js'), 'worker'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     await waitForLine(child, 'worker: started', 120_000);
     const startMs = performance.now() - t0;
@@ -112,10 +132,25 @@ async function hostWorker(distDir: string, env: Record<string, string>): Promise
 
 async function containerWorker(env: Record<string, string>): Promise<StartFigures> {
   const name = `wf-bench-worker-${process.pid}`;
-  const flags = ['--rm', '--name', name, '--read-only', '--tmpfs', '/tmp', '--user', '1000:1000', '--cap-drop', 'ALL', '--network', 'host',
-    ...(ENGINE === 'podman' ? ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : [])];
+  const flags = [
+    '--rm',
+    '--name',
+    name,
+    '--read-only',
+    '--tmpfs',
+    '/tmp',
+    '--user',
+    '1000:1000',
+    '--cap-drop',
+    'ALL',
+    '--network',
+    'host',
+    ...(ENGINE === 'podman' ? ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
+  ];
   const t0 = performance.now();
-  const child = spawn(ENGINE, ['run', ...flags, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), IMAGE, 'worker'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(ENGINE, ['run', ...flags, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), IMAGE, 'worker'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     await waitForLine(child, 'worker: started', 120_000);
     const startMs = performance.now() - t0;
@@ -131,15 +166,25 @@ async function containerWorker(env: Record<string, string>): Promise<StartFigure
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const fmt = (label: string, runs: StartFigures[]) =>
-  `  ${label.padEnd(34)} start ${median(runs.map((r) => r.startMs)).toFixed(0).padStart(5)} ms   RSS ${median(runs.map((r) => r.rssMb)).toFixed(0).padStart(4)} MiB   peak RSS ${
-    Number.isNaN(runs[0]?.peakRssMb ?? Number.NaN) ? '   -' : median(runs.map((r) => r.peakRssMb)).toFixed(0).padStart(4)
+  `  ${label.padEnd(34)} start ${median(runs.map((r) => r.startMs))
+    .toFixed(0)
+    .padStart(5)} ms   RSS ${median(runs.map((r) => r.rssMb))
+    .toFixed(0)
+    .padStart(4)} MiB   peak RSS ${
+    Number.isNaN(runs[0]?.peakRssMb ?? Number.NaN)
+      ? '   -'
+      : median(runs.map((r) => r.peakRssMb))
+          .toFixed(0)
+          .padStart(4)
   } MiB   (median of ${runs.length}: ${runs.map((r) => r.startMs.toFixed(0)).join(', ')} ms)`;
 
 async function main(): Promise<void> {
   const layers = await layerReport();
   console.log(`image ${IMAGE}: layers above the base (${layers.baseMb.toFixed(0)} MB), oldest first`);
   for (const l of layers.lines) console.log(l);
-  console.log(`  total above the base: ${layers.aboveBaseMb.toFixed(1)} MB (budget ${BUDGET_MB} MB: ${layers.aboveBaseMb <= BUDGET_MB ? 'within' : 'OVER'})`);
+  console.log(
+    `  total above the base: ${layers.aboveBaseMb.toFixed(1)} MB (budget ${BUDGET_MB} MB: ${layers.aboveBaseMb <= BUDGET_MB ? 'within' : 'OVER'})`,
+  );
 
   if (ROUNDS < 1) return;
   const dist = path.join(REPO, 'dist');

@@ -78,7 +78,8 @@ async function arrivals(d: LatencyBenchDeps, sent: Sent[]): Promise<number[]> {
   for (;;) {
     const missing = sent.filter((s) => d.receiver.arrivedAt(s.id) === undefined).length;
     if (missing === 0) break;
-    if (performance.now() > deadline) throw new Error(`latency: ${missing} of ${sent.length} deliveries did not arrive within ${SETTLE_MS} ms`);
+    if (performance.now() > deadline)
+      throw new Error(`latency: ${missing} of ${sent.length} deliveries did not arrive within ${SETTLE_MS} ms`);
     await sleep(50);
   }
   // a delivery can in principle arrive before the sender has read its 200: that counts as 0

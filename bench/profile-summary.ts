@@ -70,7 +70,8 @@ for (const [id, us] of selfUs) {
   total += us;
   const ownerKey = owner ?? `(${functionName || 'native'})`;
   byOwner.set(ownerKey, (byOwner.get(ownerKey) ?? 0) + us);
-  const where = url === '' ? '' : ` ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/')}:${lineNumber + 1}`;
+  const where =
+    url === '' ? '' : ` ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/')}:${lineNumber + 1}`;
   const key = `${functionName || '(anonymous)'}${where}`;
   byFunction.set(key, (byFunction.get(key) ?? 0) + us);
 }

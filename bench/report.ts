@@ -115,8 +115,7 @@ function cpuPer(cpu: Record<string, number>, units: number, scale: number): stri
 }
 
 /** CPU of every benchmark process per unit of work, in ms. */
-const cpuMsPer = (cpu: Record<string, number>, units: number): number =>
-  (Object.values(cpu).reduce((a, b) => a + b, 0) * 1000) / units;
+const cpuMsPer = (cpu: Record<string, number>, units: number): number => (Object.values(cpu).reduce((a, b) => a + b, 0) * 1000) / units;
 
 /**
  * Baseline CPU per unit over real CPU per unit: the ratio the throughputs would have if only this
@@ -124,8 +123,7 @@ const cpuMsPer = (cpu: Record<string, number>, units: number): number =>
  */
 export function cpuRatios(r: BenchResults): { ingest: number; e2e1: number; e2e10: number } {
   const { ingest, e2e } = r;
-  const e2eRatio = (c: E2eCase): number =>
-    cpuMsPer(c.bare.cpu, c.bare.totalDeliveries) / cpuMsPer(c.real.cpu, c.real.totalDeliveries);
+  const e2eRatio = (c: E2eCase): number => cpuMsPer(c.bare.cpu, c.bare.totalDeliveries) / cpuMsPer(c.real.cpu, c.real.totalDeliveries);
   return {
     ingest: cpuMsPer(ingest.baseline.cpu, ingest.baseline.ok) / cpuMsPer(ingest.ingest.cpu, ingest.ingest.ok),
     e2e1: e2eRatio(e2e.one),
@@ -174,7 +172,17 @@ export function renderTable(r: BenchResults): string {
       serverRow('baseline (fastify + INSERT)', ingest.baseline, r.rss.baseline),
       serverRow('ingest (Basic, idempotent, SNS)', ingest.ingest, r.rss.ingest.lifetime),
       ...(ingest.duplicate
-        ? [['ingest, duplicate id', f0(ingest.duplicate.rps), f1(ingest.duplicate.p50Ms), f1(ingest.duplicate.p99Ms), '', f0(ingest.duplicate.ok), f0(ingest.duplicate.non2xx + ingest.duplicate.errors)]]
+        ? [
+            [
+              'ingest, duplicate id',
+              f0(ingest.duplicate.rps),
+              f1(ingest.duplicate.p50Ms),
+              f1(ingest.duplicate.p99Ms),
+              '',
+              f0(ingest.duplicate.ok),
+              f0(ingest.duplicate.non2xx + ingest.duplicate.errors),
+            ],
+          ]
         : []),
     ]),
     `ratio ingest/baseline: ${f2(ingest.ratio)} (target >= ${INGEST_TARGET}); CPU-cost ratio ${f2(cpu.ingest)}`,
@@ -195,7 +203,10 @@ export function renderTable(r: BenchResults): string {
     `ratio real/bare: 1 endpoint ${f2(e2e.one.ratio)}, 10 endpoints ${f2(e2e.ten.ratio)} (target >= ${E2E_TARGET}); ` +
       `CPU-cost ratio: 1 endpoint ${f2(cpu.e2e1)}, 10 endpoints ${f2(cpu.e2e10)}`,
   ];
-  for (const [name, c] of [['1', e2e.one], ['10', e2e.ten]] as const) {
+  for (const [name, c] of [
+    ['1', e2e.one],
+    ['10', e2e.ten],
+  ] as const) {
     lines.push(`CPU ms per delivery, ${name.padStart(2)} endpoint(s), real: ${cpuPer(c.real.cpu, c.real.totalDeliveries, 1000)}`);
     lines.push(`${' '.repeat(35)}bare: ${cpuPer(c.bare.cpu, c.bare.totalDeliveries, 1000)}`);
   }

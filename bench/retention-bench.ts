@@ -44,7 +44,9 @@ const AUTHORIZATION = `Basic ${Buffer.from('bench:bench-password').toString('bas
 const log = (line: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 async function main(): Promise<void> {
-  log(`retention bench: backlog of ${EVENTS} events x ${ATTEMPTS_PER_EVENT} attempts, ${ROUNDS} rounds of ${DURATION_S} s, ${CONNECTIONS} connections`);
+  log(
+    `retention bench: backlog of ${EVENTS} events x ${ATTEMPTS_PER_EVENT} attempts, ${ROUNDS} rounds of ${DURATION_S} s, ${CONNECTIONS} connections`,
+  );
   const pg = await startEmbeddedPostgres({ settings: { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' } });
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const db = createDb({ url: pg.url, poolMax: 20 });
@@ -53,7 +55,11 @@ async function main(): Promise<void> {
   const load = await forkUnit('load', { databaseUrl: pg.url, temporalAddress: '', dbPoolMax: 1, maxConcurrentActivities: 1 });
   try {
     await migrateLatest(db);
-    const topology = await ensureTopology(aws, { topicName: 'bench-retention', queueName: 'bench-retention', dlqName: 'bench-retention-dlq' });
+    const topology = await ensureTopology(aws, {
+      topicName: 'bench-retention',
+      queueName: 'bench-retention',
+      dlqName: 'bench-retention-dlq',
+    });
     const repos = createRepositories(db);
     await repos.credentials.upsertByResourceUid('bench:retention', {
       source: SOURCE,
@@ -66,7 +72,9 @@ async function main(): Promise<void> {
 
     // the backlog: events of 40 to 100 days ago, final, each with one delivery and its attempts
     const seedStarted = Date.now();
-    const endpoint = (await db('webhook_endpoint').insert({ name: 'bench/old', source: 'old', url: 'http://127.0.0.1:9/' }).returning('id')) as Array<{ id: string }>;
+    const endpoint = (await db('webhook_endpoint')
+      .insert({ name: 'bench/old', source: 'old', url: 'http://127.0.0.1:9/' })
+      .returning('id')) as Array<{ id: string }>;
     // seeded on a connection without the services' statement timeout (a chunk of a loaded machine outlasts 10 s)
     const seedDb = createDb({ url: pg.url, poolMax: 1, statementTimeoutMs: 0 });
     const CHUNK = 10_000;
@@ -99,14 +107,28 @@ async function main(): Promise<void> {
         )
       ).rows[0]!;
     const seeded = await sizes();
-    log(`seeded ${seeded.events} events, ${seeded.deliveries} deliveries, ${seeded.attempts} attempts (${seeded.mb} MB) in ${round((Date.now() - seedStarted) / 1000)} s`);
+    log(
+      `seeded ${seeded.events} events, ${seeded.deliveries} deliveries, ${seeded.attempts} attempts (${seeded.mb} MB) in ${round((Date.now() - seedStarted) / 1000)} s`,
+    );
 
     const logger = createLogger({ level: 'warn', name: 'bench-ingest' });
     const ingest = await buildIngestProcess({
-      settings: { port: 0, host: '127.0.0.1', bodyLimitBytes: 1024 * 1024, credentialCacheSize: 1000, sweepIntervalMs: 3_600_000, sweepMinAgeMs: 3_600_000, retention: RETENTION_OFF },
+      settings: {
+        port: 0,
+        host: '127.0.0.1',
+        bodyLimitBytes: 1024 * 1024,
+        credentialCacheSize: 1000,
+        sweepIntervalMs: 3_600_000,
+        sweepMinAgeMs: 3_600_000,
+        retention: RETENTION_OFF,
+      },
       db,
       repos,
-      publisher: createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: `http://127.0.0.1:${fauxqs.port}` }, topicArn: topology.topicArn }),
+      publisher: createEventPublisher({
+        sns: aws.sns,
+        aws: { region: 'us-east-1', endpoint: `http://127.0.0.1:${fauxqs.port}` },
+        topicArn: topology.topicArn,
+      }),
       metrics: createMetrics(),
       logger,
     });
@@ -116,21 +138,45 @@ async function main(): Promise<void> {
     const url = `${started.url.replace('localhost', '127.0.0.1')}/api/webhooks/${SOURCE}`;
     const prefix = randomBytes(4).toString('hex');
     let n = 0;
-    const drive = () => load.load({ url, connections: CONNECTIONS, durationS: DURATION_S, authorization: AUTHORIZATION, ids: 'unique', idPrefix: `${prefix}-${n++}` });
+    const drive = () =>
+      load.load({
+        url,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        authorization: AUTHORIZATION,
+        ids: 'unique',
+        idPrefix: `${prefix}-${n++}`,
+      });
 
-    const prime = await fetch(url, { method: 'POST', headers: { authorization: AUTHORIZATION, 'content-type': 'application/json' }, body: '{"id":"prime"}' });
+    const prime = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: AUTHORIZATION, 'content-type': 'application/json' },
+      body: '{"id":"prime"}',
+    });
     if (prime.status !== 200) throw new Error(`priming answered ${prime.status}`);
     log('warm-up (5 s)');
-    await load.load({ url, connections: CONNECTIONS, durationS: 5, authorization: AUTHORIZATION, ids: 'unique', idPrefix: `${prefix}-warm` });
+    await load.load({
+      url,
+      connections: CONNECTIONS,
+      durationS: 5,
+      authorization: AUTHORIZATION,
+      ids: 'unique',
+      idPrefix: `${prefix}-warm`,
+    });
 
-    const results = { alone: [] as Array<{ rps: number; p99: number; p50: number; failed: number }>, purge: [] as Array<{ rps: number; p99: number; p50: number; failed: number; rowsPerS: number; run: RetentionRun }> };
+    const results = {
+      alone: [] as Array<{ rps: number; p99: number; p50: number; failed: number }>,
+      purge: [] as Array<{ rps: number; p99: number; p50: number; failed: number; rowsPerS: number; run: RetentionRun }>,
+    };
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? (['alone', 'purge'] as const) : (['purge', 'alone'] as const);
       for (const which of order) {
         if (which === 'alone') {
           const res = await drive();
           results.alone.push({ rps: res.rps, p99: res.p99Ms, p50: res.p50Ms, failed: res.non2xx + res.errors + res.timeouts });
-          log(`round ${r + 1} load alone:     ${res.rps.toFixed(0)} req/s  p50 ${res.p50Ms} ms  p99 ${res.p99Ms} ms  failed ${res.non2xx + res.errors + res.timeouts}`);
+          log(
+            `round ${r + 1} load alone:     ${res.rps.toFixed(0)} req/s  p50 ${res.p50Ms} ms  p99 ${res.p99Ms} ms  failed ${res.non2xx + res.errors + res.timeouts}`,
+          );
         } else {
           const job = createRetentionJob({
             db,
@@ -145,7 +191,14 @@ async function main(): Promise<void> {
           const run = await purge;
           const rows = run.deleted.events + run.deleted.deliveries + run.deleted.attempts;
           const rowsPerS = rows / ((Date.now() - t0) / 1000);
-          results.purge.push({ rps: res.rps, p99: res.p99Ms, p50: res.p50Ms, failed: res.non2xx + res.errors + res.timeouts, rowsPerS, run });
+          results.purge.push({
+            rps: res.rps,
+            p99: res.p99Ms,
+            p50: res.p50Ms,
+            failed: res.non2xx + res.errors + res.timeouts,
+            rowsPerS,
+            run,
+          });
           log(
             `round ${r + 1} load + purge:   ${res.rps.toFixed(0)} req/s  p50 ${res.p50Ms} ms  p99 ${res.p99Ms} ms  failed ${res.non2xx + res.errors + res.timeouts}  ` +
               `deleted ${run.deleted.events} events ${run.deleted.deliveries} deliveries ${run.deleted.attempts} attempts (${rowsPerS.toFixed(0)} rows/s, ${run.batches} batches)`,
@@ -155,21 +208,42 @@ async function main(): Promise<void> {
       }
     }
     // what is left of the backlog, deleted without load: the purge's own pace
-    const rest = createRetentionJob({ db, metrics: createMetrics({ defaultMetrics: false }), logger, settings: { ...RETENTION_OFF, maxAgeSeconds: 30 * 86_400, batchSize: BATCH_SIZE, batchPauseMs: BATCH_PAUSE_MS } });
+    const rest = createRetentionJob({
+      db,
+      metrics: createMetrics({ defaultMetrics: false }),
+      logger,
+      settings: { ...RETENTION_OFF, maxAgeSeconds: 30 * 86_400, batchSize: BATCH_SIZE, batchPauseMs: BATCH_PAUSE_MS },
+    });
     const restRun = await rest.runOnce();
     const restRows = restRun.deleted.events + restRun.deleted.deliveries + restRun.deleted.attempts;
-    log(`rest of the backlog without load: ${restRun.deleted.attempts} attempts in ${round(restRun.durationMs / 1000)} s (${(restRows / (restRun.durationMs / 1000)).toFixed(0)} rows/s)`);
+    log(
+      `rest of the backlog without load: ${restRun.deleted.attempts} attempts in ${round(restRun.durationMs / 1000)} s (${(restRows / (restRun.durationMs / 1000)).toFixed(0)} rows/s)`,
+    );
     const left = await sizes();
 
-    const alone = { rps: median(results.alone.map((x) => x.rps)), p50: median(results.alone.map((x) => x.p50)), p99: median(results.alone.map((x) => x.p99)) };
-    const during = { rps: median(results.purge.map((x) => x.rps)), p50: median(results.purge.map((x) => x.p50)), p99: median(results.purge.map((x) => x.p99)) };
+    const alone = {
+      rps: median(results.alone.map((x) => x.rps)),
+      p50: median(results.alone.map((x) => x.p50)),
+      p99: median(results.alone.map((x) => x.p99)),
+    };
+    const during = {
+      rps: median(results.purge.map((x) => x.rps)),
+      p50: median(results.purge.map((x) => x.p50)),
+      p99: median(results.purge.map((x) => x.p99)),
+    };
     const deletedAttempts = results.purge.reduce((a, x) => a + x.run.deleted.attempts, 0) + restRun.deleted.attempts;
     console.log('\n## Retention under load (medians over rounds)\n');
     console.log('| | req/s | p50 ms | p99 ms | failed |');
     console.log('|---|---|---|---|---|');
-    console.log(`| ingest alone | ${alone.rps.toFixed(0)} | ${alone.p50} | ${alone.p99} | ${results.alone.reduce((a, x) => a + x.failed, 0)} |`);
-    console.log(`| ingest during the purge | ${during.rps.toFixed(0)} | ${during.p50} | ${during.p99} | ${results.purge.reduce((a, x) => a + x.failed, 0)} |`);
-    console.log(`| ratio (purge / alone) | ${round(during.rps / alone.rps, 2)} | ${round(during.p50 / alone.p50, 2)} | ${round(during.p99 / alone.p99, 2)} | |`);
+    console.log(
+      `| ingest alone | ${alone.rps.toFixed(0)} | ${alone.p50} | ${alone.p99} | ${results.alone.reduce((a, x) => a + x.failed, 0)} |`,
+    );
+    console.log(
+      `| ingest during the purge | ${during.rps.toFixed(0)} | ${during.p50} | ${during.p99} | ${results.purge.reduce((a, x) => a + x.failed, 0)} |`,
+    );
+    console.log(
+      `| ratio (purge / alone) | ${round(during.rps / alone.rps, 2)} | ${round(during.p50 / alone.p50, 2)} | ${round(during.p99 / alone.p99, 2)} | |`,
+    );
     console.log(
       `\nbacklog ${seeded.events} events / ${seeded.deliveries} deliveries / ${seeded.attempts} attempts (${seeded.mb} MB); ` +
         `deleted ${deletedAttempts} attempts in all; purge pace under load ${median(results.purge.map((x) => x.rowsPerS)).toFixed(0)} rows/s (median), ` +

@@ -155,10 +155,11 @@ async function main(): Promise<void> {
     await latencyIngest.stop();
   }
   const startsAll = workflowStarts(await starter.scrape());
-  const starts: WorkflowStartFigures | undefined = startsE2e && startsAll && {
-    e2e: startsE2e,
-    latency: latency && { eager: startsAll.eager - startsE2e.eager, taskQueue: startsAll.taskQueue - startsE2e.taskQueue },
-  };
+  const starts: WorkflowStartFigures | undefined = startsE2e &&
+    startsAll && {
+      e2e: startsE2e,
+      latency: latency && { eager: startsAll.eager - startsE2e.eager, taskQueue: startsAll.taskQueue - startsE2e.taskQueue },
+    };
 
   const bareStats = await bareWorker.stats();
   const rss: PeakRss = {

@@ -107,7 +107,9 @@ async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
       spans: collector.spans.length - spansBefore,
       foreignS: usage.foreignS,
     };
-    log(`${mode}: ${JSON.stringify({ ...r, ingestMsPerRequest: round(r.ingestMsPerRequest, 3), serviceMsPerDelivery: round(r.serviceMsPerDelivery, 3) })}`);
+    log(
+      `${mode}: ${JSON.stringify({ ...r, ingestMsPerRequest: round(r.ingestMsPerRequest, 3), serviceMsPerDelivery: round(r.serviceMsPerDelivery, 3) })}`,
+    );
     return r;
   } finally {
     for (const p of procs.reverse()) await p.stop();
@@ -117,7 +119,7 @@ async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
 const rounds: Round[] = [];
 try {
   // off on on off off on ...: each mode goes first as often as the other
-  const order: Mode[] = Array.from({ length: ROUNDS * 2 }, (_, i) => ((i % 4 === 0 || i % 4 === 3) ? 'off' : 'on'));
+  const order: Mode[] = Array.from({ length: ROUNDS * 2 }, (_, i) => (i % 4 === 0 || i % 4 === 3 ? 'off' : 'on'));
   for (const [i, mode] of order.entries()) rounds.push(await runRound(mode, `BENCH_TRACING_${i}`));
 } finally {
   await receiver.close();
@@ -147,9 +149,21 @@ const lines = [
 process.stdout.write(`${lines.join('\n')}\n`);
 process.stdout.write(
   `${JSON.stringify({
-    tracing_off_service_cpu_ms_per_delivery: round(of('off', (r) => r.serviceMsPerDelivery), 3),
-    tracing_on_service_cpu_ms_per_delivery: round(of('on', (r) => r.serviceMsPerDelivery), 3),
-    tracing_off_ingest_cpu_ms_per_request: round(of('off', (r) => r.ingestMsPerRequest), 3),
-    tracing_on_ingest_cpu_ms_per_request: round(of('on', (r) => r.ingestMsPerRequest), 3),
+    tracing_off_service_cpu_ms_per_delivery: round(
+      of('off', (r) => r.serviceMsPerDelivery),
+      3,
+    ),
+    tracing_on_service_cpu_ms_per_delivery: round(
+      of('on', (r) => r.serviceMsPerDelivery),
+      3,
+    ),
+    tracing_off_ingest_cpu_ms_per_request: round(
+      of('off', (r) => r.ingestMsPerRequest),
+      3,
+    ),
+    tracing_on_ingest_cpu_ms_per_request: round(
+      of('on', (r) => r.ingestMsPerRequest),
+      3,
+    ),
   })}\n`,
 );

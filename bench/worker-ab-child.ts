@@ -24,10 +24,13 @@ const uuid = (n: number): string => `00000000-0000-4000-8000-${String(n).padStar
 const activities: FanoutActivities = {
   prepare: () =>
     Promise.resolve({
-      deliveries: Array.from(
-        { length: endpoints },
-        (_, i): PlannedDelivery => ({ deliveryId: uuid(i), endpointId: uuid(1000 + i), maxAttempts: 5, timeoutSeconds: 10, priorAttempts: 0 }),
-      ),
+      deliveries: Array.from({ length: endpoints }, (_, i): PlannedDelivery => ({
+        deliveryId: uuid(i),
+        endpointId: uuid(1000 + i),
+        maxAttempts: 5,
+        timeoutSeconds: 10,
+        priorAttempts: 0,
+      })),
       backoff: { initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 600_000 },
     }),
   deliver: () => Promise.resolve({ status: 'SUCCESS' }),

@@ -158,7 +158,9 @@ try {
       );
     }
   }
-  console.log(`${workflows} workflows per run (${endpoints} endpoint(s) unless the variant says), ${rounds} rounds alternating; CPU ms per workflow, medians`);
+  console.log(
+    `${workflows} workflows per run (${endpoints} endpoint(s) unless the variant says), ${rounds} rounds alternating; CPU ms per workflow, medians`,
+  );
   const threadNames = [...new Set([...runs.values()].flatMap((rs) => rs.flatMap((x) => Object.keys(x.threadsMs))))].sort();
   console.log(['variant'.padEnd(12), 'worker', 'temporal', ...threadNames, 'others CPU s'].join('  '));
   const summary: Record<string, Record<string, number>> = {};

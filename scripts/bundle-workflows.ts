@@ -24,4 +24,6 @@ const { code } = await bundleWorkflowCode({
 });
 await mkdir(path.dirname(out), { recursive: true });
 await writeFile(out, code);
-console.log(`workflow bundle: ${path.relative(process.cwd(), out)} (${(code.length / 1024).toFixed(0)} KiB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `workflow bundle: ${path.relative(process.cwd(), out)} (${(code.length / 1024).toFixed(0)} KiB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);

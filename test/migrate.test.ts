@@ -32,16 +32,26 @@ describe('migration 052', () => {
   });
 
   it('rejects statuses, auth types and methods outside the allowed sets', async () => {
-    expect(await refusal(t.db('webhook_event').insert({ source: 's', payload: Buffer.from('{}'), status: 'DONE' }))).toMatch(/^check_violation: .*webhook_event_status_chk/s);
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'DIGEST' }))).toMatch(/^check_violation: .*webhook_endpoint_auth_type_chk/s);
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', method: 'GET' }))).toMatch(/^check_violation: .*webhook_endpoint_method_chk/s);
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'HMAC' }))).toMatch(/^check_violation: .*webhook_endpoint_hmac_chk/s);
+    expect(await refusal(t.db('webhook_event').insert({ source: 's', payload: Buffer.from('{}'), status: 'DONE' }))).toMatch(
+      /^check_violation: .*webhook_event_status_chk/s,
+    );
+    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'DIGEST' }))).toMatch(
+      /^check_violation: .*webhook_endpoint_auth_type_chk/s,
+    );
+    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', method: 'GET' }))).toMatch(
+      /^check_violation: .*webhook_endpoint_method_chk/s,
+    );
+    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'HMAC' }))).toMatch(
+      /^check_violation: .*webhook_endpoint_hmac_chk/s,
+    );
   });
 
   it('allows one event per (source, external id) but any number without an external id', async () => {
     const ev = { source: 'stripe', payload: Buffer.from('{}') };
     await t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' });
-    expect(await refusal(t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' }))).toMatch(/^unique_violation: .*webhook_event_source_external_id_uq/s);
+    expect(await refusal(t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' }))).toMatch(
+      /^unique_violation: .*webhook_event_source_external_id_uq/s,
+    );
     await t.db('webhook_event').insert({ ...ev, source: 'github', external_event_id: 'evt_1' });
     await t.db('webhook_event').insert(ev);
     await t.db('webhook_event').insert(ev);
@@ -61,7 +71,9 @@ describe('migration 052 check constraints survive knex', () => {
     const base = { name: 'e', source: 's' };
     await t.db('webhook_endpoint').insert({ ...base, url: 'http://receiver.svc:8080/hook' });
     await t.db('webhook_endpoint').insert({ ...base, url: 'https://example.com/hook' });
-    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' }))).toMatch(/^check_violation: .*webhook_endpoint_url_chk/s);
+    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' }))).toMatch(
+      /^check_violation: .*webhook_endpoint_url_chk/s,
+    );
   });
 });
 
@@ -82,7 +94,11 @@ describe('migration 053: STANDARD_WEBHOOKS', () => {
   it.each([
     ['no key', { auth_type: 'STANDARD_WEBHOOKS' }, /webhook_endpoint_standard_webhooks_chk/],
     ['a key without whsec_', { auth_type: 'STANDARD_WEBHOOKS', signing_secret: 'plain' }, /webhook_endpoint_standard_webhooks_chk/],
-    ['a previous key with HMAC', { auth_type: 'HMAC', signing_secret: 'k', previous_signing_secret: key }, /webhook_endpoint_previous_secret_chk/],
+    [
+      'a previous key with HMAC',
+      { auth_type: 'HMAC', signing_secret: 'k', previous_signing_secret: key },
+      /webhook_endpoint_previous_secret_chk/,
+    ],
   ])('refuses %s', async (_what, row, constraint) => {
     expect(await refusal(t.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });

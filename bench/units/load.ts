@@ -14,8 +14,7 @@ export function startLoadUnit(): Unit {
 async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let seq = 0;
   // a new external id per request exercises the insert path; a fixed one the duplicate path
-  const nextBody = (): string =>
-    JSON.stringify({ id: o.ids === 'unique' ? `${o.idPrefix}-${seq++}` : `${o.idPrefix}-dup`, type: 'bench' });
+  const nextBody = (): string => JSON.stringify({ id: o.ids === 'unique' ? `${o.idPrefix}-${seq++}` : `${o.idPrefix}-dup`, type: 'bench' });
   const result = await autocannon({
     url: o.url,
     connections: o.connections,

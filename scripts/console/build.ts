@@ -39,7 +39,10 @@ export async function buildConsole(opts: { outDir?: string; quiet?: boolean } = 
   const manifestDir = path.join(outDir, '.vite');
   const manifest = JSON.parse(await readFile(path.join(manifestDir, 'manifest.json'), 'utf8')) as Manifest;
   const firstLoad = await Promise.all(
-    firstLoadChunks(manifest).map(async (file) => ({ file, gzipBytes: gzipSync(await readFile(path.join(outDir, file)), { level: 9 }).length })),
+    firstLoadChunks(manifest).map(async (file) => ({
+      file,
+      gzipBytes: gzipSync(await readFile(path.join(outDir, file)), { level: 9 }).length,
+    })),
   );
   // read by this script only: not a file the service should serve
   await rm(manifestDir, { recursive: true, force: true });

@@ -41,7 +41,13 @@ export async function renderDeployRbacFiles(helm: string): Promise<{ file: strin
   for (const [file, templates] of Object.entries(FILES)) {
     const args = ['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...templates.flatMap((t) => ['--show-only', t])];
     const { stdout } = await runOk(helm, args);
-    out.push({ file, text: `${header(templates)}${stdout.replace(HELM_ONLY_LABEL, '').replace(/^---\n/, '').trimEnd()}\n` });
+    out.push({
+      file,
+      text: `${header(templates)}${stdout
+        .replace(HELM_ONLY_LABEL, '')
+        .replace(/^---\n/, '')
+        .trimEnd()}\n`,
+    });
   }
   return out;
 }

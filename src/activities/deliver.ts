@@ -90,7 +90,13 @@ function sendInSpan(send: DeliverDeps['send'], req: OutboundRequest, endpoint: E
   }
   const attributes = {
     'http.request.method': req.method,
-    ...(target ? { 'server.address': target.hostname, 'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80), 'url.scheme': target.protocol.replace(':', '') } : {}),
+    ...(target
+      ? {
+          'server.address': target.hostname,
+          'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
+          'url.scheme': target.protocol.replace(':', ''),
+        }
+      : {}),
     'webhook.endpoint': endpoint.name,
     'webhook.endpoint_id': endpoint.id,
     'webhook.delivery_id': req.meta.deliveryId,
@@ -216,7 +222,10 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
    */
   async function failWithoutRequest(
     delivery: Delivery,
-    why: Pick<AttemptResult, 'error' | 'responseStatus' | 'responseBody'> & { error: string; skipped: NonNullable<AttemptResult['skipped']> },
+    why: Pick<AttemptResult, 'error' | 'responseStatus' | 'responseBody'> & {
+      error: string;
+      skipped: NonNullable<AttemptResult['skipped']>;
+    },
     log: object,
     logged: () => void,
   ): Promise<DeliverResult> {
@@ -291,12 +300,24 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });
     metrics.deliveryDuration.observe({ outcome: outcome.kind }, outcome.durationMs / 1000);
-    const outcomeLog = { ...log, responseStatus: outcome.status, statusClass: outcome.statusClass, durationMs: Math.round(outcome.durationMs) };
+    const outcomeLog = {
+      ...log,
+      responseStatus: outcome.status,
+      statusClass: outcome.statusClass,
+      durationMs: Math.round(outcome.durationMs),
+    };
 
     if (outcome.kind === 'success') {
       const settled = await record(
         delivery.id,
-        { status: 'SUCCESS', responseStatus: outcome.status, responseBody: outcome.body, error: null, startedAt, durationMs: outcome.durationMs },
+        {
+          status: 'SUCCESS',
+          responseStatus: outcome.status,
+          responseBody: outcome.body,
+          error: null,
+          startedAt,
+          durationMs: outcome.durationMs,
+        },
         outcomeLog,
       );
       if (!settled) return currentStatus(delivery.id);

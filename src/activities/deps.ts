@@ -12,7 +12,14 @@ export interface ActivityDeps {
   send: Send;
   metrics: Pick<
     Metrics,
-    'deliveryAttempts' | 'endpointAttempts' | 'deliveryDuration' | 'eventsFinished' | 'eventEndToEnd' | 'endpointAutoDisables' | 'deliveryDeferrals' | 'deliveryLimitWait'
+    | 'deliveryAttempts'
+    | 'endpointAttempts'
+    | 'deliveryDuration'
+    | 'eventsFinished'
+    | 'eventEndToEnd'
+    | 'endpointAutoDisables'
+    | 'deliveryDeferrals'
+    | 'deliveryLimitWait'
   >;
   logger?: ActivityLogger;
   /** delivery retry backoff; DEFAULT_BACKOFF when omitted */

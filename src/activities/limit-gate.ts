@@ -37,7 +37,15 @@ export type Release = (durationMs: number) => Promise<void>;
  * worker's slot meanwhile. The same path serves a local or a normal activity: every bit of state
  * is in Postgres.
  */
-export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Date.now, random = Math.random, sleep = realSleep }: LimitGateDeps) {
+export function createLimitGate({
+  limits,
+  metrics,
+  logger,
+  maxPauseMs,
+  now = Date.now,
+  random = Math.random,
+  sleep = realSleep,
+}: LimitGateDeps) {
   /** in-process waits of this worker right now (bounded by MAX_IN_PROCESS_WAITERS) */
   let waiters = 0;
 
@@ -50,7 +58,11 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
     const delay = waitDelayMs(waitMs);
     counted(endpoint, reason, delay);
     // on the activity's span: the attempt that follows (after the wait) is a new execution of it
-    spanEvent(reason === 'retry_after' ? 'Retry-After pause' : 'endpoint limit wait', { 'webhook.wait_reason': reason, 'webhook.wait_ms': delay, 'webhook.wait_where': 'temporal' });
+    spanEvent(reason === 'retry_after' ? 'Retry-After pause' : 'endpoint limit wait', {
+      'webhook.wait_reason': reason,
+      'webhook.wait_ms': delay,
+      'webhook.wait_where': 'temporal',
+    });
     logger.debug({ ...log, reason, waitMs: delay }, 'delivery waits on its endpoint');
     throw ApplicationFailure.create({
       message: `waiting ${delay} ms on the endpoint (${reason === 'retry_after' ? 'Retry-After pause' : `${reason} limit`})`,
@@ -76,13 +88,17 @@ export function createLimitGate({ limits, metrics, logger, maxPauseMs, now = Dat
       if (paused > 0) defer(endpoint, 'retry_after', paused, log);
       const declared = limitsOf(endpoint);
       if (declared === null) return undefined;
-      for (let slept = 0; ; ) {
+      for (let slept = 0; ;) {
         const admission = await limits.admit(endpoint.id, deliveryId, declared, leaseMs(endpoint));
         if (admission.admitted) break;
         const plan = planWait(admission.waitMs, slept, waiters);
         if (plan.where === 'temporal') defer(endpoint, admission.reason, plan.delayMs, log);
         counted(endpoint, admission.reason, plan.ms);
-        spanEvent('endpoint limit wait', { 'webhook.wait_reason': admission.reason, 'webhook.wait_ms': plan.ms, 'webhook.wait_where': 'worker' });
+        spanEvent('endpoint limit wait', {
+          'webhook.wait_reason': admission.reason,
+          'webhook.wait_ms': plan.ms,
+          'webhook.wait_where': 'worker',
+        });
         waiters++;
         try {
           await sleep(plan.ms);

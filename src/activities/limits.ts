@@ -60,7 +60,8 @@ export function planWait(
   sleptMs: number,
   waitersNow: number,
 ): { where: 'sleep'; ms: number } | { where: 'temporal'; delayMs: number } {
-  if (waitMs <= IN_PROCESS_WAIT_MS - sleptMs && waitersNow < MAX_IN_PROCESS_WAITERS) return { where: 'sleep', ms: Math.max(1, Math.ceil(waitMs)) };
+  if (waitMs <= IN_PROCESS_WAIT_MS - sleptMs && waitersNow < MAX_IN_PROCESS_WAITERS)
+    return { where: 'sleep', ms: Math.max(1, Math.ceil(waitMs)) };
   return { where: 'temporal', delayMs: waitDelayMs(waitMs > IN_PROCESS_WAIT_MS ? waitMs - EARLY_RETURN_MS : waitMs) };
 }
 

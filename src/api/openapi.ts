@@ -21,13 +21,11 @@ const inboundWebhook: Paths[string] = {
       'X-Hub-Signature-256, X-Shopify-Hmac-Sha256, X-Slack-Signature, webhook-signature, or a header of its own), or both, as ' +
       'its InboundCredential says (docs/sources.md). The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and ' +
       'published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id ' +
-      "and `duplicate: true`. The external id and type are read per source: where its provider puts them, else from the JSON body fields `id` and " +
+      'and `duplicate: true`. The external id and type are read per source: where its provider puts them, else from the JSON body fields `id` and ' +
       "`type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`. Slack's url_verification and GitHub's ping are " +
       'answered 200 (the challenge, or {"ok": true}) and not stored.',
     security: [{ basicAuth: [] }],
-    parameters: [
-      { name: 'source', in: 'path', required: true, schema: { type: 'string', pattern: SOURCE_PATTERN } },
-    ],
+    parameters: [{ name: 'source', in: 'path', required: true, schema: { type: 'string', pattern: SOURCE_PATTERN } }],
     requestBody: {
       required: false,
       content: { '*/*': { schema: { description: 'the third party payload, any content type' } } },
@@ -45,7 +43,9 @@ const inboundWebhook: Paths[string] = {
           },
         },
       },
-      400: problemResponse('A body that claims JSON and is not, an empty body, malformed HTTP, a missing or second Host, a second Authorization'),
+      400: problemResponse(
+        'A body that claims JSON and is not, an empty body, malformed HTTP, a missing or second Host, a second Authorization',
+      ),
       401: problemResponse(
         'Missing or bad credentials or signature, a stale signed timestamp, or an unknown source: one answer for all ' +
           '(WWW-Authenticate: Basic realm="webhooks"), no sooner than 250 ms after the request; presented Basic credentials ' +

@@ -41,7 +41,11 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     } catch (err) {
       const reverted = await deps.replays.revertReopened(deliveryIds);
       logger.warn({ eventId, deliveryIds, reverted, err: describeError(err) }, 'replay could not be started; deliveries left FAILED');
-      throw transient('replay_unavailable', 'the replay could not be started (workflow service unavailable); the deliveries stay FAILED', err);
+      throw transient(
+        'replay_unavailable',
+        'the replay could not be started (workflow service unavailable); the deliveries stay FAILED',
+        err,
+      );
     }
   };
 

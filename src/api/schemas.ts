@@ -135,7 +135,7 @@ export const DeliverySchema = Type.Object(
     lastAttemptAt: Nullable(Timestamp()),
     completedAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
-    attemptsUrl: Type.String({ description: 'path of this delivery\'s attempt log (GET /api/deliveries/{id}/attempts)' }),
+    attemptsUrl: Type.String({ description: "path of this delivery's attempt log (GET /api/deliveries/{id}/attempts)" }),
   },
   { title: 'Delivery' },
 );
@@ -148,7 +148,9 @@ export const AttemptSchema = Type.Object(
     outcome: StringEnum(ATTEMPT_OUTCOMES, 'RETRYING when another attempt follows'),
     responseStatus: Nullable(Type.Integer()),
     responseBody: Nullable(Type.String({ description: 'first 4 KiB of what the endpoint answered' })),
-    durationMs: Nullable(Type.Integer({ description: "null when no request was made (the endpoint was removed, or disabled: error 'endpoint disabled')" })),
+    durationMs: Nullable(
+      Type.Integer({ description: "null when no request was made (the endpoint was removed, or disabled: error 'endpoint disabled')" }),
+    ),
     error: Nullable(Type.String({ description: 'one line; never a secret' })),
     startedAt: Timestamp(),
   },
@@ -185,7 +187,8 @@ export const EventDetailSchema = Type.Object(
     traceId: Nullable(
       Type.String({
         pattern: '^[0-9a-f]{32}$',
-        description: "the OpenTelemetry trace id of the request that brought the event, its deliveries included; null when it was not traced (docs/tracing.md)",
+        description:
+          'the OpenTelemetry trace id of the request that brought the event, its deliveries included; null when it was not traced (docs/tracing.md)',
       }),
     ),
     deliveries: Type.Array(DeliverySchema),
@@ -211,7 +214,10 @@ export const EndpointSchema = Type.Object(
     timeoutSeconds: Type.Integer(),
     retryOnStatus: Type.Array(Type.Integer()),
     rateLimit: Nullable(
-      Type.Object({ perSecond: Type.Number({ description: 'deliveries per second, across all workers' }) }, { description: 'null: no rate limit' }),
+      Type.Object(
+        { perSecond: Type.Number({ description: 'deliveries per second, across all workers' }) },
+        { description: 'null: no rate limit' },
+      ),
     ),
     maxConcurrency: Nullable(Type.Integer({ description: 'requests in flight, across all workers; null: no limit' })),
     pausedUntil: Nullable(Timestamp('deliveries to it wait until then: it answered 429/503 with Retry-After; null: not paused')),
@@ -277,10 +283,9 @@ export const BulkReplayResultSchema = Type.Object({
   limit: Type.Integer(),
   replayed: Type.Integer({ description: 'deliveries reopened and handed to a replay run (dry run: would be)' }),
   replays: Type.Array(ReplayStartedSchema),
-  failed: Type.Array(
-    Type.Object({ eventId: Uuid(), deliveryIds: Type.Array(Uuid()), error: Type.String() }),
-    { description: 'replay runs that could not be started; those deliveries stay FAILED' },
-  ),
+  failed: Type.Array(Type.Object({ eventId: Uuid(), deliveryIds: Type.Array(Uuid()), error: Type.String() }), {
+    description: 'replay runs that could not be started; those deliveries stay FAILED',
+  }),
 });
 
 export type Delivery = Static<typeof DeliverySchema>;
@@ -338,7 +343,10 @@ export const TimeseriesSchema = Type.Object(
     sourcesOmitted: Type.Integer({ minimum: 0, description: `sources beyond the ${STATS_LIMITS.maxSeries} busiest, not listed` }),
     deliveriesByOutcome: Type.Object(
       { SUCCESS: Counts('deliveries that ended SUCCESS in the bucket'), FAILED: Counts('deliveries that ended FAILED in the bucket') },
-      { description: 'deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last)' },
+      {
+        description:
+          'deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last)',
+      },
     ),
     endpoints: Type.Array(
       Type.Object({
@@ -348,7 +356,9 @@ export const TimeseriesSchema = Type.Object(
         completed: Counts('deliveries to the endpoint that ended in the bucket'),
         failed: Counts('of those, FAILED'),
         failureRate: Ratios('failed / completed; null without a delivery'),
-        latencyP50Ms: Ratios('median delivery latency of the SUCCESS ones: from the delivery\'s creation (the event\'s fan-out) to its success, retries included'),
+        latencyP50Ms: Ratios(
+          "median delivery latency of the SUCCESS ones: from the delivery's creation (the event's fan-out) to its success, retries included",
+        ),
         latencyP95Ms: Ratios('95th percentile of the same'),
         total: Type.Object({
           completed: Type.Integer({ minimum: 0 }),
@@ -367,8 +377,14 @@ export const TimeseriesSchema = Type.Object(
 
 export const AttentionSchema = Type.Object(
   {
-    failedDeliveries: Type.Integer({ minimum: 0, description: 'FAILED deliveries not held for a disabled endpoint: to replay or to look at' }),
-    heldDeliveries: Type.Integer({ minimum: 0, description: 'deliveries held while their endpoint is disabled, re-delivered once it is enabled' }),
+    failedDeliveries: Type.Integer({
+      minimum: 0,
+      description: 'FAILED deliveries not held for a disabled endpoint: to replay or to look at',
+    }),
+    heldDeliveries: Type.Integer({
+      minimum: 0,
+      description: 'deliveries held while their endpoint is disabled, re-delivered once it is enabled',
+    }),
     pendingOverOneMinute: Type.Integer({ minimum: 0, description: 'deliveries still PENDING a minute after they were created' }),
     disabledEndpoints: Type.Integer({ minimum: 0, description: 'endpoints auto-disabled (state DISABLED)' }),
     pausedEndpoints: Type.Integer({ minimum: 0, description: 'endpoints paused by a Retry-After (pausedUntil in the future)' }),

@@ -33,7 +33,10 @@ export function lazyTemporalClient(opts: Pick<TemporalConfig, 'address' | 'names
       if (made === undefined) {
         made = Promise.all([import('@temporalio/client'), import('../cmd/temporal-connection.js')]).then(
           ([{ Client, Connection }, { temporalClientOptions }]) =>
-            new Client({ connection: Connection.lazy(temporalClientOptions({ address: opts.address, tls: opts.tls ?? null })), namespace: opts.namespace }),
+            new Client({
+              connection: Connection.lazy(temporalClientOptions({ address: opts.address, tls: opts.tls ?? null })),
+              namespace: opts.namespace,
+            }),
         );
         // a failed import is not remembered: the next replay tries again
         made.catch(() => {

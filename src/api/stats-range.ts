@@ -25,7 +25,10 @@ function aligned(fromMs: number, toMs: number, bucket: StatsBucket): StatsRange 
  * The range of GET /api/stats/timeseries from its query: defaults (the last hour; the narrowest
  * bucket giving at most defaultBuckets), then the bounds. A string names what is wrong, for a 400.
  */
-export function planStatsRange(q: { from?: string | undefined; to?: string | undefined; bucket?: StatsBucket | undefined }, nowMs: number): StatsRange | string {
+export function planStatsRange(
+  q: { from?: string | undefined; to?: string | undefined; bucket?: StatsBucket | undefined },
+  nowMs: number,
+): StatsRange | string {
   const toMs = q.to === undefined ? nowMs : Date.parse(q.to);
   const fromMs = q.from === undefined ? toMs - HOUR_MS : Date.parse(q.from);
   if (!(fromMs < toMs)) return 'querystring/from must be before querystring/to';

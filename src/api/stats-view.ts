@@ -52,7 +52,13 @@ export function timeseriesView(
   for (const r of rows.deliveries) {
     const s = series(r.endpoint_id);
     if (r.k === null) {
-      s.total = { completed: r.completed, failed: r.failed, failureRate: rate(r.failed, r.completed), latencyP50Ms: round(r.p50_ms), latencyP95Ms: round(r.p95_ms) };
+      s.total = {
+        completed: r.completed,
+        failed: r.failed,
+        failureRate: rate(r.failed, r.completed),
+        latencyP50Ms: round(r.p50_ms),
+        latencyP95Ms: round(r.p95_ms),
+      };
       continue;
     }
     const i = index(r.k);

@@ -35,7 +35,7 @@ export function isRepresentableDateTime(value: string): boolean {
 const invalid = (message: string): { error: Error } => ({ error: new Error(message) });
 
 const propertiesOf = (schema: Schema): Record<string, PropertySchema> =>
-  ((schema as { properties?: Record<string, PropertySchema> }).properties ?? {});
+  (schema as { properties?: Record<string, PropertySchema> }).properties ?? {};
 
 /** Query values as the schema's scalar types, strictly: anything but canonical text is refused. */
 function strictQuery(schema: Schema, query: unknown): { value: Record<string, unknown> } | { error: Error } {

@@ -95,7 +95,12 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   auth: {
     type: r.auth_type,
     username: r.auth_type === 'BASIC' ? r.auth_username : null,
-    secretSet: r.auth_type === 'HMAC' || r.auth_type === 'STANDARD_WEBHOOKS' ? r.signing_secret_set : r.auth_type === 'NONE' ? false : r.auth_secret_set,
+    secretSet:
+      r.auth_type === 'HMAC' || r.auth_type === 'STANDARD_WEBHOOKS'
+        ? r.signing_secret_set
+        : r.auth_type === 'NONE'
+          ? false
+          : r.auth_secret_set,
   },
   customHeaderNames: r.custom_header_names,
   maxAttempts: r.max_attempts,

@@ -84,7 +84,10 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), persistent: true, port: await freePort() }).then((pg) => {
             cleanups.push(() => pg.stop());
             if (pg.dataDir !== path.join(dataDir, 'postgres')) {
-              logger.info({ postgresDataDir: pg.dataDir }, 'Postgres keeps its data outside the checkout: its "postgres" user can not reach it');
+              logger.info(
+                { postgresDataDir: pg.dataDir },
+                'Postgres keeps its data outside the checkout: its "postgres" user can not reach it',
+              );
             }
             return pg.url;
           }),
@@ -140,8 +143,21 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const client = new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
 
       const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger, tracing });
-      const consumer = buildConsumerProcess({ settings: cfg.consumer, sqs: aws.sqs, client, repos, redrive: createRedriveQueries(liveDb), metrics, logger });
-      const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: cfg.ingest.topicArn, maxInFlight: cfg.ingest.publishMaxInFlight });
+      const consumer = buildConsumerProcess({
+        settings: cfg.consumer,
+        sqs: aws.sqs,
+        client,
+        repos,
+        redrive: createRedriveQueries(liveDb),
+        metrics,
+        logger,
+      });
+      const publisher = createEventPublisher({
+        sns: aws.sns,
+        aws: awsOptions,
+        topicArn: cfg.ingest.topicArn,
+        maxInFlight: cfg.ingest.publishMaxInFlight,
+      });
       cleanups.push(() => publisher.close());
       await consoleBuilt;
       const ingestProcess = await buildIngestProcess({
@@ -151,7 +167,9 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         publisher,
         metrics,
         logger,
-        adminApi: cfg.ingest.adminApi ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } } : undefined,
+        adminApi: cfg.ingest.adminApi
+          ? { auth: cfg.ingest.adminApi, temporal: { client: () => Promise.resolve(client), taskQueue: cfg.ingest.temporal.taskQueue } }
+          : undefined,
         console: cfg.ingest.console && cfg.ingest.adminApi ? { config: cfg.ingest.console, auth: cfg.ingest.adminApi } : undefined,
       });
       const parts = [worker.start(), consumer.start()];
@@ -177,7 +195,9 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
               ? idp.recipe(ingest.url, { console: cfg.ingest.console !== null })
               : [
                   `  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`,
-                  ...(cfg.ingest.console ? [`  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`] : []),
+                  ...(cfg.ingest.console
+                    ? [`  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`]
+                    : []),
                 ]),
           '',
           '  try:',

@@ -8,13 +8,19 @@ import { diagnoseTemporalTls } from './temporal-tls-diagnosis.js';
  * (config/tls.ts): the files are read now, at each connect; an API key file is re-read while the
  * connection lives (apiKeySource), so a rotated key needs no restart. `lazy`: connects on first use.
  */
-export function temporalClientOptions(t: Pick<TemporalConfig, 'address' | 'tls'>, extra: Partial<ConnectionOptions> = {}): ConnectionOptions {
+export function temporalClientOptions(
+  t: Pick<TemporalConfig, 'address' | 'tls'>,
+  extra: Partial<ConnectionOptions> = {},
+): ConnectionOptions {
   const { apiKey: _fixed, ...settings } = temporalConnectionSettings(t);
   const key = t.tls?.apiKey;
   return { ...settings, ...(key !== undefined ? { apiKey: apiKeySource(key) } : {}), ...extra };
 }
 
-export async function connectTemporalClient(t: Pick<TemporalConfig, 'address' | 'tls'>, extra: Partial<ConnectionOptions> = {}): Promise<Connection> {
+export async function connectTemporalClient(
+  t: Pick<TemporalConfig, 'address' | 'tls'>,
+  extra: Partial<ConnectionOptions> = {},
+): Promise<Connection> {
   try {
     return await Connection.connect(temporalClientOptions(t, extra));
   } catch (err) {

@@ -8,7 +8,8 @@ const EXPLAINED: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the frontend's certificate does not chain to TEMPORAL_TLS_CA (a wrong or missing CA)",
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the frontend's certificate does not chain to TEMPORAL_TLS_CA (a wrong or missing CA)",
   CERT_HAS_EXPIRED: "the frontend's certificate has expired",
-  ERR_TLS_CERT_ALTNAME_INVALID: "the frontend's certificate does not name the address's host: set TEMPORAL_TLS_SERVER_NAME to a name it carries",
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "the frontend's certificate does not name the address's host: set TEMPORAL_TLS_SERVER_NAME to a name it carries",
   ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the frontend requires a client certificate: set TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY',
   ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: 'the frontend refused the client certificate (not signed by a CA it accepts?)',
   ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: 'the frontend does not accept the client certificate: it is not signed by a CA in its clientCaFiles',
@@ -37,7 +38,10 @@ export async function diagnoseTemporalTls(settings: TemporalConnectionSettings, 
     ...(tls.clientCertPair ? { cert: tls.clientCertPair.crt, key: tls.clientCertPair.key } : {}),
     // the name is checked against the override, as gRPC does
     ...(tls.serverNameOverride !== undefined
-      ? { checkServerIdentity: (_host: string, cert: Parameters<typeof checkServerIdentity>[1]) => checkServerIdentity(tls.serverNameOverride ?? _host, cert) }
+      ? {
+          checkServerIdentity: (_host: string, cert: Parameters<typeof checkServerIdentity>[1]) =>
+            checkServerIdentity(tls.serverNameOverride ?? _host, cert),
+        }
       : {}),
   };
   return new Promise((resolve) => {

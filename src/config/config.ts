@@ -171,18 +171,35 @@ const database = (r: EnvReader): DatabaseConfig => {
   return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
 };
 
-const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+const OTEL_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 
 export function readTracingConfig(r: EnvReader): TracingConfig {
   for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
     const v = r.optional(name);
     if (v !== undefined && !/^https?:\/\/[^/]/i.test(v)) r.problems.push(`${name} must be an http(s) URL, got "${redactUrl(v)}"`);
   }
-  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) r.oneOf(name, ['http/protobuf', 'http/json', 'grpc'], 'http/protobuf');
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'])
+    r.oneOf(name, ['http/protobuf', 'http/json', 'grpc'], 'http/protobuf');
   r.oneOf('OTEL_TRACES_SAMPLER', OTEL_SAMPLERS, 'parentbased_always_on');
   if (r.optional('OTEL_TRACES_SAMPLER_ARG') !== undefined) r.num('OTEL_TRACES_SAMPLER_ARG', 1, 0, 1);
   r.oneOf('OTEL_TRACES_EXPORTER', ['otlp', 'none'], 'otlp');
-  return { enabled: tracingWanted({ ...Object.fromEntries(['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].map((n) => [n, r.optional(n)])) }) };
+  return {
+    enabled: tracingWanted({
+      ...Object.fromEntries(
+        ['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].map((n) => [
+          n,
+          r.optional(n),
+        ]),
+      ),
+    }),
+  };
 }
 
 const aws = (r: EnvReader): AwsConfig => ({
@@ -208,7 +225,8 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
   const authUrl = r.optional('AUTH_URL');
   const audience = r.optional('AUTH_AUDIENCE');
   if (authUrl === undefined) r.problems.push(`AUTH_URL (the identity provider's base address, e.g. https://tenant.auth0.com) is ${hint}`);
-  else if (!/^https?:\/\/[^/]/i.test(authUrl) || !URL.canParse(authUrl)) r.problems.push(`AUTH_URL must be an http(s) URL, got "${redactUrl(authUrl)}"`);
+  else if (!/^https?:\/\/[^/]/i.test(authUrl) || !URL.canParse(authUrl))
+    r.problems.push(`AUTH_URL must be an http(s) URL, got "${redactUrl(authUrl)}"`);
   if (audience === undefined) r.problems.push(`AUTH_AUDIENCE (the API audience identifier tokens are issued for) is ${hint}`);
   const base = (authUrl ?? '').replace(/\/+$/, '');
   return {
@@ -228,13 +246,16 @@ export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null)
   const explicit = r.optional('CONSOLE_ENABLED');
   if (!r.bool('CONSOLE_ENABLED', adminApi !== null)) return null;
   if (adminApi === null) {
-    if (explicit !== undefined) r.problems.push('CONSOLE_ENABLED=true needs the admin API, which ADMIN_API_ENABLED=false turns off (the console shows what the admin API answers)');
+    if (explicit !== undefined)
+      r.problems.push(
+        'CONSOLE_ENABLED=true needs the admin API, which ADMIN_API_ENABLED=false turns off (the console shows what the admin API answers)',
+      );
     return null;
   }
   const clientId = r.optional('CONSOLE_CLIENT_ID');
   if (clientId === undefined) {
     r.problems.push(
-      'CONSOLE_CLIENT_ID (the console\'s client id at the identity provider, e.g. an Auth0 Single Page Application) is required while the console is on (set CONSOLE_ENABLED=false to run without it)',
+      "CONSOLE_CLIENT_ID (the console's client id at the identity provider, e.g. an Auth0 Single Page Application) is required while the console is on (set CONSOLE_ENABLED=false to run without it)",
     );
   } else if (!/^[\x21-\x7e]{1,200}$/.test(clientId)) {
     r.problems.push('CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII characters without spaces');
@@ -243,7 +264,10 @@ export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null)
   if (!(CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow)) {
     r.problems.push(`CONSOLE_AUTH_FLOW must be one of ${CONSOLE_AUTH_FLOWS.join(', ')}, got "${flow.slice(0, 40)}"`);
   }
-  return { clientId: clientId ?? '', authFlow: (CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow) ? (flow as ConsoleAuthFlow) : 'implicit' };
+  return {
+    clientId: clientId ?? '',
+    authFlow: (CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow) ? (flow as ConsoleAuthFlow) : 'implicit',
+  };
 }
 
 function httpTimeouts(r: EnvReader): HttpTimeouts {
@@ -434,7 +458,8 @@ export interface DevConfig {
 function devUser(r: EnvReader): { username: string | undefined; password: string | undefined } {
   const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
   const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
-  if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username)) r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
+  if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username))
+    r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
   // dev/dev-idp.ts DEV_READONLY_USER (not imported: src/dev is left out of the build)
   if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
   if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');

@@ -81,7 +81,12 @@ export function createEnvReader(env: Env) {
     },
     list(name: string): string[] {
       const v = raw(name);
-      return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return v === undefined
+        ? []
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '');
     },
     done(): void {
       if (problems.length > 0) throw new ConfigError(problems);

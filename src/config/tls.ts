@@ -137,7 +137,9 @@ export function temporalConnectionSettings(t: { address: string; tls: TemporalTl
     tls: {
       ...(serverName !== undefined ? { serverNameOverride: serverName } : {}),
       ...(caFile !== undefined ? { serverRootCACertificate: readFileSync(caFile) } : {}),
-      ...(certFile !== undefined && keyFile !== undefined ? { clientCertPair: { crt: readFileSync(certFile), key: readFileSync(keyFile) } } : {}),
+      ...(certFile !== undefined && keyFile !== undefined
+        ? { clientCertPair: { crt: readFileSync(certFile), key: readFileSync(keyFile) } }
+        : {}),
     },
     ...(apiKey !== undefined ? { apiKey: currentApiKey(apiKey) } : {}),
   };

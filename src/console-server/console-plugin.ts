@@ -11,7 +11,6 @@ import { parseCspReport } from './csp-report.js';
 import { CONSOLE_CALLBACK_PATH, CONSOLE_PREFIX, CONSOLE_SCOPE } from './paths.js';
 import { cacheControlFor, consoleSecurityHeaders, CSP_REPORT_PATH, isAppRoute, REVALIDATE } from './security-headers.js';
 
-
 /** `npm run build` writes the console here (Vite, from src/console/); the same path from src/ and dist/ */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url));
 
@@ -74,7 +73,8 @@ export function consolePlugin(deps: ConsoleDeps): FastifyPluginAsync {
           reply.headers(headers);
         });
 
-        const sendIndex = (reply: FastifyReply) => reply.header('cache-control', REVALIDATE).sendFile('index.html', { cacheControl: false });
+        const sendIndex = (reply: FastifyReply) =>
+          reply.header('cache-control', REVALIDATE).sendFile('index.html', { cacheControl: false });
 
         scope.get('/', { schema: { hide: true } }, async (req, reply) => {
           // the app's links are under /console/; /console alone is sent there
@@ -96,16 +96,20 @@ export function consolePlugin(deps: ConsoleDeps): FastifyPluginAsync {
           }
         };
         scope.addContentTypeParser(['application/csp-report', 'application/reports+json'], { parseAs: 'string' }, parseJson);
-        scope.post(CSP_REPORT_PATH.slice(CONSOLE_PREFIX.length), { bodyLimit: CSP_REPORT_BODY_LIMIT, schema: { hide: true } }, async (req, reply) => {
-          const violations = parseCspReport(req.body);
-          const minute = Math.floor(Date.now() / 60_000);
-          if (logged.minute !== minute) logged = { minute, count: 0 };
-          for (const v of violations) {
-            deps.metrics.consoleCspViolations.inc({ directive: v.directive });
-            if (logged.count++ < CSP_LOG_PER_MINUTE) deps.logger.warn({ csp: v }, 'console: Content-Security-Policy violation reported');
-          }
-          return reply.code(204).send();
-        });
+        scope.post(
+          CSP_REPORT_PATH.slice(CONSOLE_PREFIX.length),
+          { bodyLimit: CSP_REPORT_BODY_LIMIT, schema: { hide: true } },
+          async (req, reply) => {
+            const violations = parseCspReport(req.body);
+            const minute = Math.floor(Date.now() / 60_000);
+            if (logged.minute !== minute) logged = { minute, count: 0 };
+            for (const v of violations) {
+              deps.metrics.consoleCspViolations.inc({ directive: v.directive });
+              if (logged.count++ < CSP_LOG_PER_MINUTE) deps.logger.warn({ csp: v }, 'console: Content-Security-Policy violation reported');
+            }
+            return reply.code(204).send();
+          },
+        );
 
         if (built) {
           await scope.register(fastifyStatic, {

@@ -123,8 +123,7 @@ export interface CredentialViewRow {
 }
 
 /** Microsecond UTC text of a timestamptz column: a JS Date would drop the microseconds and break keyset order. */
-const pageTs = (db: Db, column: string) =>
-  db.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_ts`);
+const pageTs = (db: Db, column: string) => db.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS page_ts`);
 
 function applyRange(q: Knex.QueryBuilder, column: string, r: TimeRange): void {
   if (r.from) q.where(column, '>=', r.from);
@@ -140,7 +139,12 @@ async function page<R extends { id: string; page_ts: string }>(
   after: PageAfter | undefined,
 ): Promise<Page<R>> {
   if (after) q.whereRaw(`(${tsColumn}, ${idColumn}) < (?::timestamptz, ?::uuid)`, [after.ts, after.id]);
-  const rows = (await q.orderBy([{ column: tsColumn, order: 'desc' }, { column: idColumn, order: 'desc' }]).limit(limit + 1)) as R[];
+  const rows = (await q
+    .orderBy([
+      { column: tsColumn, order: 'desc' },
+      { column: idColumn, order: 'desc' },
+    ])
+    .limit(limit + 1)) as R[];
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, next: rows.length > limit && last ? { ts: last.page_ts, id: last.id } : null };
@@ -203,7 +207,10 @@ export function createAdminQueries(db: Db) {
         .join('webhook_event as e', 'e.id', 'd.event_id')
         .select('d.*', 'e.source', pageTs(db, 'd.created_at'))
         .where('d.event_id', eventId)
-        .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])) as DeliveryListRow[];
+        .orderBy([
+          { column: 'd.created_at', order: 'desc' },
+          { column: 'd.id', order: 'desc' },
+        ])) as DeliveryListRow[];
     },
 
     async listEndpoints(

@@ -70,9 +70,7 @@ export function createCredentialRepository(db: Db) {
     },
 
     async resourceUids(prefix: string): Promise<string[]> {
-      const rows = await db<CredentialRow>('webhook_inbound_credential')
-        .select('resource_uid')
-        .where('resource_uid', 'like', `${prefix}%`);
+      const rows = await db<CredentialRow>('webhook_inbound_credential').select('resource_uid').where('resource_uid', 'like', `${prefix}%`);
       return rows.map((r) => r.resource_uid).filter((u): u is string => u !== null);
     },
   };

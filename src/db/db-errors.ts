@@ -21,7 +21,10 @@ export class DatabaseError extends AppError {
 type DatabaseErrorCode =
   | 'database_unavailable'
   | 'database_error'
-  | Extract<CodeOf<'permanent'>, 'unique_violation' | 'foreign_key_violation' | 'not_null_violation' | 'check_violation' | 'invalid_database_input'>;
+  | Extract<
+      CodeOf<'permanent'>,
+      'unique_violation' | 'foreign_key_violation' | 'not_null_violation' | 'check_violation' | 'invalid_database_input'
+    >;
 
 const MESSAGES: Record<DatabaseErrorCode, string> = {
   database_unavailable: 'the database is unavailable; retry later',
@@ -50,13 +53,23 @@ const CONSTRAINTS: Record<string, DatabaseErrorCode> = {
 const TRANSIENT_STATE = /^(08|53|57)|^40001$|^40P01$|^55P03$/;
 
 /** Socket errors on the way to Postgres. */
-const TRANSIENT_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TRANSIENT_SOCKET = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /**
  * pg's and knex's errors without a code: a connection that ended or never came up, and the
  * pool's timeout for a free connection (KnexTimeoutError, by name).
  */
-const TRANSIENT_MESSAGE = /Connection terminated|timeout expired|connection timeout|Timeout acquiring a connection|Client has encountered a connection error|Connection is closed|Unable to acquire a connection/i;
+const TRANSIENT_MESSAGE =
+  /Connection terminated|timeout expired|connection timeout|Timeout acquiring a connection|Client has encountered a connection error|Connection is closed|Unable to acquire a connection/i;
 
 function codeOf(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;

@@ -30,13 +30,12 @@ export function createEndpointLimitRepository(db: Db) {
      * for leaseMs, given back by release() or, when the worker died, by its expiry.
      */
     async admit(endpointId: string, deliveryId: string, limits: EndpointLimits, leaseMs: number): Promise<Admission> {
-      const res = await prepared<{ rows: AdmitRow[] }>(db, 'endpointLimits.admit', 'SELECT admitted, wait_ms, reason FROM webhook_endpoint_admit(?, ?, ?, ?, ?)', [
-        endpointId,
-        deliveryId,
-        limits.perSecond,
-        limits.maxConcurrency,
-        Math.round(leaseMs),
-      ]);
+      const res = await prepared<{ rows: AdmitRow[] }>(
+        db,
+        'endpointLimits.admit',
+        'SELECT admitted, wait_ms, reason FROM webhook_endpoint_admit(?, ?, ?, ?, ?)',
+        [endpointId, deliveryId, limits.perSecond, limits.maxConcurrency, Math.round(leaseMs)],
+      );
       const row = res.rows[0];
       if (!row) throw new Error('webhook_endpoint_admit returned no row');
       if (row.admitted) return { admitted: true };

@@ -4,7 +4,10 @@ import type { Db } from './knex.js';
 import { toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<Endpoint, 'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext'> &
+export type EndpointSpec = Omit<
+  Endpoint,
+  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext'
+> &
   Partial<Pick<Endpoint, 'propagateTraceContext'>>;
 
 /** Longest enable annotation value stored as it is. */
@@ -66,9 +69,7 @@ export function createEndpointRepository(db: Db) {
 
     /** Deliveries keep referencing the row, so a removed resource deactivates it instead. */
     async deactivateByResourceUid(resourceUid: string): Promise<boolean> {
-      const n = await db('webhook_endpoint')
-        .where({ resource_uid: resourceUid })
-        .update({ active: false, updated_at: db.fn.now() });
+      const n = await db('webhook_endpoint').where({ resource_uid: resourceUid }).update({ active: false, updated_at: db.fn.now() });
       return n > 0;
     },
 
@@ -122,7 +123,10 @@ export function createEndpointRepository(db: Db) {
 
     /** resource_uid of every disabled endpoint row (the operator's health poll compares them with its resources). */
     async disabledResourceUids(): Promise<Set<string>> {
-      const rows = await db<EndpointRow>('webhook_endpoint').select('resource_uid').whereNotNull('disabled_at').whereNotNull('resource_uid');
+      const rows = await db<EndpointRow>('webhook_endpoint')
+        .select('resource_uid')
+        .whereNotNull('disabled_at')
+        .whereNotNull('resource_uid');
       return new Set(rows.map((r) => r.resource_uid).filter((u): u is string => u !== null));
     },
 

@@ -55,7 +55,9 @@ export function createBatchingEventInserter(
 
     // a row is skipped only for a conflict, so it has an external id and an original
     const keys = duplicates.map((w) => [w.event.source, w.event.externalEventId] as const);
-    const originals = await db.raw<{ rows: Array<{ id: string; source: string; external_event_id: string; published_at: Date | null; workflow_id: string | null }> }>(
+    const originals = await db.raw<{
+      rows: Array<{ id: string; source: string; external_event_id: string; published_at: Date | null; workflow_id: string | null }>;
+    }>(
       `SELECT id, source, external_event_id, published_at, workflow_id FROM webhook_event
        WHERE (source, external_event_id) IN (${keys.map(() => '(?, ?)').join(', ')})`,
       keys.flat(),
@@ -77,9 +79,7 @@ export function createBatchingEventInserter(
         return;
       }
       // isolate the row that failed (or fail each one alone if Postgres is down)
-      await Promise.all(
-        batch.map((w) => fallback.insertOrGetDuplicate(w.event).then(w.resolve, w.reject)),
-      );
+      await Promise.all(batch.map((w) => fallback.insertOrGetDuplicate(w.event).then(w.resolve, w.reject)));
     }
   }
 

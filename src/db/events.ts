@@ -64,10 +64,7 @@ export function createEventRepository(db: Db) {
     },
 
     async markPublished(id: string): Promise<void> {
-      await db('webhook_event')
-        .where({ id })
-        .whereNull('published_at')
-        .update({ published_at: db.fn.now(), updated_at: db.fn.now() });
+      await db('webhook_event').where({ id }).whereNull('published_at').update({ published_at: db.fn.now(), updated_at: db.fn.now() });
     },
 
     /**
@@ -110,7 +107,11 @@ export function createEventRepository(db: Db) {
         .whereNull('workflow_id')
         // asOf (the database's time when a sweep pass began) keeps rows re-published during the
         // pass out of it, even with no grace period
-        .where('published_at', '<', db.raw(`coalesce(?::timestamptz, now()) - (? * interval '1 millisecond')`, [asOf ?? null, publishedBeforeMs]))
+        .where(
+          'published_at',
+          '<',
+          db.raw(`coalesce(?::timestamptz, now()) - (? * interval '1 millisecond')`, [asOf ?? null, publishedBeforeMs]),
+        )
         .where({ status: 'RECEIVED' })
         .orderBy('published_at')
         .orderBy('id')

@@ -110,7 +110,12 @@ const preparedTexts = new Map<string, string>();
  * A name stands for one text: reusing it for another fails here at once (pg would fail only on a
  * connection that ran both).
  */
-export function prepared<TResult>(db: Db, name: string, sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict): Knex.Raw<TResult> {
+export function prepared<TResult>(
+  db: Db,
+  name: string,
+  sql: string,
+  bindings: readonly Knex.RawBinding[] | Knex.ValueDict,
+): Knex.Raw<TResult> {
   const known = preparedTexts.get(name);
   if (known === undefined) preparedTexts.set(name, sql);
   else if (known !== sql) throw new Error(`prepared statement ${name} was used for a different statement`);

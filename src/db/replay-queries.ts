@@ -21,7 +21,10 @@ export interface Reopened {
 
 function failedMatching(db: Db, f: FailedDeliveryFilter): Knex.QueryBuilder {
   // an event whose payload retention dropped has nothing left to send: not replayable
-  const q = db('webhook_delivery as d').join('webhook_event as e', 'e.id', 'd.event_id').where('d.status', 'FAILED').whereNull('e.payload_dropped_at');
+  const q = db('webhook_delivery as d')
+    .join('webhook_event as e', 'e.id', 'd.event_id')
+    .where('d.status', 'FAILED')
+    .whereNull('e.payload_dropped_at');
   if (f.source !== undefined) q.where('e.source', f.source);
   if (f.eventType !== undefined) q.where('e.event_type', f.eventType);
   if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
@@ -55,7 +58,10 @@ export function createReplayQueries(db: Db) {
     async reopenFailedMatching(f: FailedDeliveryFilter, limit: number): Promise<Reopened[]> {
       const picked = failedMatching(db, f)
         .select('d.id')
-        .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
+        .orderBy([
+          { column: 'd.created_at', order: 'desc' },
+          { column: 'd.id', order: 'desc' },
+        ])
         .limit(limit)
         .forUpdate('d')
         .skipLocked();

@@ -162,11 +162,13 @@ export function createRetentionQueries(db: Db) {
         async (trx) => {
           const locked = await lockSettled(trx, ids, graceSeconds);
           if (locked.length === 0) return 0;
-          return trx.raw<{ rowCount: number }>(
-            `UPDATE webhook_event e SET payload = '\\x'::bytea, headers = '{}'::jsonb, payload_dropped_at = now()
+          return trx
+            .raw<{ rowCount: number }>(
+              `UPDATE webhook_event e SET payload = '\\x'::bytea, headers = '{}'::jsonb, payload_dropped_at = now()
               WHERE e.id = ANY(:ids::uuid[]) AND e.payload_dropped_at IS NULL AND ${SETTLED}`,
-            { ids: locked, grace: graceSeconds },
-          ).then((r) => r.rowCount);
+              { ids: locked, grace: graceSeconds },
+            )
+            .then((r) => r.rowCount);
         },
         { connection: conn },
       );
@@ -193,4 +195,3 @@ async function lockSettled(trx: Knex.Transaction, ids: readonly string[], graceS
   );
   return res.rows.map((r) => r.id);
 }
-

@@ -73,7 +73,11 @@ export const ATTENTION_SQL = `
 export function createStatsQueries(db: Db) {
   return {
     async eventsPerSource(w: StatsWindow): Promise<SourceBucketRow[]> {
-      const res = await db.raw<{ rows: Array<{ source: string; k: string; n: number }> }>(EVENTS_PER_SOURCE_SQL, [w.bucketSeconds, w.from, w.to]);
+      const res = await db.raw<{ rows: Array<{ source: string; k: string; n: number }> }>(EVENTS_PER_SOURCE_SQL, [
+        w.bucketSeconds,
+        w.from,
+        w.to,
+      ]);
       return res.rows.map((r) => ({ source: r.source, k: Number(r.k), n: r.n }));
     },
 

@@ -60,10 +60,7 @@ function fail(
   return { kind, status: r.status, body: r.body, error, durationMs: r.durationMs, statusClass };
 }
 
-function withRetryAfter(
-  outcome: Extract<DeliveryOutcome, { kind: 'permanent' | 'retryable' }>,
-  r: ResponseFacts,
-): DeliveryOutcome {
+function withRetryAfter(outcome: Extract<DeliveryOutcome, { kind: 'permanent' | 'retryable' }>, r: ResponseFacts): DeliveryOutcome {
   const retryAfterMs = parseRetryAfter(r.headers['retry-after'], r.now);
   return retryAfterMs === undefined ? outcome : { ...outcome, retryAfterMs };
 }

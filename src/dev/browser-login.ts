@@ -159,7 +159,9 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
   function signToken(user: DevUser, request: AuthorizeRequest): { token: string; scope: string } {
     const key = opts.signingKey();
     const alg = key.kty === 'EC' ? 'ES256' : 'RS256';
-    const pem = createPrivateKey({ key: key as NodeJsonWebKey, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pem = createPrivateKey({ key: key as NodeJsonWebKey, format: 'jwk' })
+      .export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     const asked = request.scope.split(' ');
     const scope = [...OIDC_SCOPES.filter((s) => asked.includes(s)), ...user.permissions].join(' ');
     const sign = createSigner({
@@ -195,7 +197,14 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
     };
   }
 
-  function page(res: ServerResponse, status: number, title: string, body: string, formTarget?: string, extra: Record<string, string | string[]> = {}): void {
+  function page(
+    res: ServerResponse,
+    status: number,
+    title: string,
+    body: string,
+    formTarget?: string,
+    extra: Record<string, string | string[]> = {},
+  ): void {
     res.writeHead(status, { ...securityHeaders(formTarget), ...extra });
     res.end(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
@@ -229,7 +238,12 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
   }
 
   /** Back to the app with the result: in the fragment (implicit) or the query (code), as RFC 6749 4.1.2 / 4.2.2. */
-  function redirectBack(res: ServerResponse, request: Pick<AuthorizeRequest, 'flow' | 'redirectUri' | 'state'>, params: Record<string, string>, status = 303): void {
+  function redirectBack(
+    res: ServerResponse,
+    request: Pick<AuthorizeRequest, 'flow' | 'redirectUri' | 'state'>,
+    params: Record<string, string>,
+    status = 303,
+  ): void {
     const out = new URLSearchParams(params);
     if (request.state !== undefined) out.set('state', request.state);
     const target = new URL(request.redirectUri);
@@ -255,7 +269,8 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
     const back = { flow, redirectUri, state: state ?? undefined };
     const fail = (error: string, description: string) => redirectBack(res, back, { error, error_description: description }, 302);
     if (state === null) return fail('invalid_request', 'state is given more than once');
-    if (responseType !== 'token' && responseType !== 'code') return fail('unsupported_response_type', 'response_type must be token or code');
+    if (responseType !== 'token' && responseType !== 'code')
+      return fail('unsupported_response_type', 'response_type must be token or code');
     const audience = single(query, 'audience');
     if (audience !== opts.audience) return fail('invalid_request', 'audience must be the API audience identifier');
     const scope = single(query, 'scope') ?? '';
@@ -291,7 +306,8 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
   }
 
   async function submitLogin(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '')) return errorPage(res, 415, 'The login form must be posted as a form.');
+    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? ''))
+      return errorPage(res, 415, 'The login form must be posted as a form.');
     const form = await readForm(req);
     if (!form) return errorPage(res, 413, 'The login form is too large.');
     const txId = single(form, 'tx') ?? '';

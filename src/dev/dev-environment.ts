@@ -61,7 +61,9 @@ export function devEnvironment(env: Env, wiring: DevWiring): Env {
     // dev mode serves this machine only
     HOST: '127.0.0.1',
     // the local identity provider knows one console client, its own
-    ...(idp ? { AUTH_URL: idp.authUrl, AUTH_AUDIENCE: idp.audience, AUTH_ISSUER: idp.issuer, CONSOLE_CLIENT_ID: DEV_CONSOLE_CLIENT_ID } : {}),
+    ...(idp
+      ? { AUTH_URL: idp.authUrl, AUTH_AUDIENCE: idp.audience, AUTH_ISSUER: idp.issuer, CONSOLE_CLIENT_ID: DEV_CONSOLE_CLIENT_ID }
+      : {}),
   };
 }
 

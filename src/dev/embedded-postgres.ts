@@ -87,9 +87,10 @@ export async function startEmbeddedPostgres(
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     await pg.initialise().catch((err: unknown) => {
-      const hint = root && /Permission denied/.test(String(err))
-        ? ` (running as root, Postgres runs as the "postgres" user, which must be able to reach ${path.dirname(dataDir)}: make its parent folders world-executable or choose another data folder)`
-        : '';
+      const hint =
+        root && /Permission denied/.test(String(err))
+          ? ` (running as root, Postgres runs as the "postgres" user, which must be able to reach ${path.dirname(dataDir)}: make its parent folders world-executable or choose another data folder)`
+          : '';
       throw new Error(`embedded Postgres could not initialise ${dataDir}${hint}`, { cause: err });
     });
   }

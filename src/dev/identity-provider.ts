@@ -173,14 +173,17 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-
 /**
  * The token request as a form. The specification's is JSON ({client_id, client_secret, audience,
  * grant_type}); oidc-provider reads a form. Either becomes the equivalent form (audience ->
  * resource, and, without a scope, every API permission, which the grant narrows to the client's
  * own).
  */
-async function readTokenRequest(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>): Promise<URLSearchParams | undefined> {
+async function readTokenRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string>,
+): Promise<URLSearchParams | undefined> {
   const raw = await readLimited(req, MAX_JSON_BODY);
   if (raw === undefined) {
     sendJson(res, 413, { error: 'invalid_request', error_description: 'the body is too large' }, headers);

@@ -47,7 +47,12 @@ export async function startTemporalDevServer(
 /** The dev server exited before it listened; the message carries the end of its output. */
 class DevServerExited extends Error {}
 
-async function startOnce(opts: { port?: number; dbFile?: string; namespace?: string; log?: (line: string) => void }): Promise<TemporalDevServer> {
+async function startOnce(opts: {
+  port?: number;
+  dbFile?: string;
+  namespace?: string;
+  log?: (line: string) => void;
+}): Promise<TemporalDevServer> {
   const port = opts.port ?? (await freePort());
   const namespace = opts.namespace ?? 'default';
   const args = [
@@ -92,7 +97,9 @@ async function startOnce(opts: { port?: number; dbFile?: string; namespace?: str
   );
   // a CLI that can not be run (missing, not executable) fails here, not with an exit
   const spawnFailed = new Promise<never>((_resolve, reject) =>
-    child.once('error', (err) => reject(new Error(`temporal dev server could not be run (${temporalCliPath()}): ${err.message}`, { cause: err }))),
+    child.once('error', (err) =>
+      reject(new Error(`temporal dev server could not be run (${temporalCliPath()}): ${err.message}`, { cause: err })),
+    ),
   );
   spawnFailed.catch(() => undefined); // an error after the start is not this function's to report
   try {

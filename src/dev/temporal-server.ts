@@ -14,7 +14,9 @@ export function temporalServerPath(): string {
   if (fromEnv) return fromEnv;
   const built = path.join(REPO_ROOT, '.cache/go-servers/bin/temporal-server');
   if (existsSync(built)) return built;
-  throw new Error('temporal-server not built: run `bash scripts/tools/go-builds.sh temporal` (or npm run provision), or set TEMPORAL_SERVER_PATH');
+  throw new Error(
+    'temporal-server not built: run `bash scripts/tools/go-builds.sh temporal` (or npm run provision), or set TEMPORAL_SERVER_PATH',
+  );
 }
 
 export interface TemporalServerTls {
@@ -42,7 +44,15 @@ export interface TemporalServer {
  */
 export async function startTemporalServer(opts: { tls?: TemporalServerTls; onLog?: (line: string) => void } = {}): Promise<TemporalServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'temporal-server-'));
-  const [grpc, http, fm, hg, hm, mg, mm] = (await Promise.all(Array.from({ length: 7 }, () => freePort()))) as [number, number, number, number, number, number, number];
+  const [grpc, http, fm, hg, hm, mg, mm] = (await Promise.all(Array.from({ length: 7 }, () => freePort()))) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const sqlite = (name: string) => `
     ${name}:
       sql:
@@ -92,7 +102,18 @@ dynamicConfigClient: { filepath: ${path.join(dir, 'dynamic.yaml')}, pollInterval
   await writeFile(path.join(dir, 'dynamic.yaml'), 'system.enableEagerWorkflowStart:\n  - value: true\n');
   const child: ChildProcess = spawn(
     temporalServerPath(),
-    ['--config-file', path.join(dir, 'config.yaml'), '--allow-no-auth', 'start', '--service', 'frontend', '--service', 'history', '--service', 'matching'],
+    [
+      '--config-file',
+      path.join(dir, 'config.yaml'),
+      '--allow-no-auth',
+      'start',
+      '--service',
+      'frontend',
+      '--service',
+      'history',
+      '--service',
+      'matching',
+    ],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const log = opts.onLog ?? (() => {});

@@ -45,7 +45,7 @@ export const ERROR_CODES = {
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
   secret_empty: { kind: 'permanent', status: 400, reason: 'SecretKeyEmpty', means: "a referenced Secret's key is empty" },
   not_null_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row without a required value' },
-  check_violation: { kind: 'permanent', status: 400, means: "Postgres refused a row by a check constraint" },
+  check_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row by a check constraint' },
   invalid_database_input: { kind: 'permanent', status: 400, means: 'Postgres refused a value (SQLSTATE class 22: data exception)' },
   unauthorized: { kind: 'permanent', status: 401, means: 'no or wrong credentials (with WWW-Authenticate)' },
   invalid_token: { kind: 'permanent', status: 401, means: 'a bearer token that is malformed, badly signed or expired' },
@@ -56,7 +56,11 @@ export const ERROR_CODES = {
   endpoint_not_found: { kind: 'permanent', status: 404, failureType: 'EndpointNotFound', means: "an activity's endpoint row is gone" },
   request_timeout: { kind: 'permanent', status: 408, means: 'the request was not received in time' },
   not_replayable: { kind: 'permanent', status: 409, means: 'a replay of deliveries that are not FAILED' },
-  payload_dropped: { kind: 'permanent', status: 409, means: 'a replay of an event whose payload retention dropped (RETENTION_PAYLOAD_MAX_AGE)' },
+  payload_dropped: {
+    kind: 'permanent',
+    status: 409,
+    means: 'a replay of an event whose payload retention dropped (RETENTION_PAYLOAD_MAX_AGE)',
+  },
   unique_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row that would duplicate a unique key' },
   foreign_key_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row whose reference is gone' },
   payload_too_large: { kind: 'permanent', status: 413, means: 'a body over the size limit' },
@@ -74,7 +78,11 @@ export const ERROR_CODES = {
   publish_failed: { kind: 'transient', status: 503, means: 'an event could not be published to SNS' },
   replay_unavailable: { kind: 'transient', status: 503, means: 'Temporal refused to start a replay' },
   identity_provider_unavailable: { kind: 'transient', status: 503, means: "the identity provider's key set could not be fetched" },
-  console_not_built: { kind: 'transient', status: 503, means: "the console is on but its files were not built (npm run build); answered until they are" },
+  console_not_built: {
+    kind: 'transient',
+    status: 503,
+    means: 'the console is on but its files were not built (npm run build); answered until they are',
+  },
 
   // internal: a bug
   internal: { kind: 'internal', status: 500, means: 'an error nothing classified' },

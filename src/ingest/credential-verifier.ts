@@ -153,7 +153,8 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
       const passOk = stored === undefined ? false : await bcrypt.compare(password, stored);
       if (!(userOk && passOk && row)) {
         await padding;
-        const reason: CredentialRefusal = row === undefined ? 'unknown_source' : row.passwordHash === null ? 'unexpected_credentials' : 'bad_credentials';
+        const reason: CredentialRefusal =
+          row === undefined ? 'unknown_source' : row.passwordHash === null ? 'unexpected_credentials' : 'bad_credentials';
         return { ok: false, reason, credential: row, beforeBody: true };
       }
       // a success leaks nothing the caller does not know; the padding finishes on its own

@@ -24,11 +24,7 @@ function fromJson(body: unknown, path: string): string | undefined {
   return undefined;
 }
 
-function firstMatch(
-  rules: ExtractionRule[],
-  json: unknown,
-  headers: Record<string, string>,
-): string | undefined {
+function firstMatch(rules: ExtractionRule[], json: unknown, headers: Record<string, string>): string | undefined {
   for (const rule of rules) {
     if (rule.jsonPath !== undefined && json !== undefined) {
       const v = fromJson(json, rule.jsonPath);

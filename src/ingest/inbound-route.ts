@@ -131,7 +131,8 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       try {
         outcome = await deps.verifier.verify(source, req.headers.authorization);
       } catch (err) {
-        if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
+        if (isAppError(err) && err.kind === 'transient')
+          throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });

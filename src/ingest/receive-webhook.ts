@@ -21,7 +21,11 @@ export interface InboundRequest {
 export type ReceiveResult = { eventId: string; duplicate: boolean } | { handshake: Handshake };
 
 const INSERT_ATTRIBUTES = { 'db.system': 'postgresql', 'db.operation.name': 'INSERT', 'db.collection.name': 'webhook_event' };
-const PUBLISH_ATTRIBUTES = { 'messaging.system': 'aws_sns', 'messaging.operation.type': 'send', 'messaging.operation.name': 'PublishBatch' };
+const PUBLISH_ATTRIBUTES = {
+  'messaging.system': 'aws_sns',
+  'messaging.operation.type': 'send',
+  'messaging.operation.name': 'PublishBatch',
+};
 
 const isJson = (contentType: string | null): boolean =>
   contentType !== null && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType);
@@ -66,7 +70,9 @@ export function createReceiveWebhook(deps: {
 
   /** The publish as a producer span; the message carries its context to the consumer (docs/tracing.md). */
   const publishInSpan = (eventId: string): Promise<void> =>
-    inSpan('publish event', { kind: SpanKind.PRODUCER, attributes: PUBLISH_ATTRIBUTES }, () => deps.publisher.publish(eventId, activeTraceCarrier()));
+    inSpan('publish event', { kind: SpanKind.PRODUCER, attributes: PUBLISH_ATTRIBUTES }, () =>
+      deps.publisher.publish(eventId, activeTraceCarrier()),
+    );
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
     const { credential } = req;
@@ -118,7 +124,8 @@ export function createReceiveWebhook(deps: {
       }
     } catch (err) {
       // an outage is worth a retry by the sender; anything else is ours and answers as it is classified
-      if (isAppError(err) && err.kind === 'transient') throw transient('database_unavailable', 'the event could not be stored; retry later', err);
+      if (isAppError(err) && err.kind === 'transient')
+        throw transient('database_unavailable', 'the event could not be stored; retry later', err);
       throw err;
     }
 

@@ -47,7 +47,11 @@ export function createSweeper(deps: {
     for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
       const unpublished = await deps.events.findUnpublished(deps.minAgeMs, batchSize);
       // re-published ones leave this set for the grace period (markRepublished): no paging needed
-      const unstarted = await deps.events.findUnstarted(opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? DEFAULT_UNSTARTED_AFTER_MS, batchSize, asOf);
+      const unstarted = await deps.events.findUnstarted(
+        opts.unstartedAfterMs ?? deps.unstartedAfterMs ?? DEFAULT_UNSTARTED_AFTER_MS,
+        batchSize,
+        asOf,
+      );
       // both kinds are accepted events with no known message: the gauge counts them alike
       if (pass === 0) deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
       const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];

@@ -102,7 +102,10 @@ export function createKubeApi(kc: KubeConfig, opts: { timeoutMs?: number; userAg
       let resourceVersion: string;
       do {
         const sep = path.includes('?') ? '&' : '?';
-        const page: KubeList<T> = await call(HttpMethod.GET, `${path}${sep}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        const page: KubeList<T> = await call(
+          HttpMethod.GET,
+          `${path}${sep}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+        );
         items.push(...(page.items ?? []));
         resourceVersion = page.metadata.resourceVersion;
         cont = page.metadata.continue || undefined;

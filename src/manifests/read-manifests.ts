@@ -23,7 +23,6 @@ export interface ManifestSet {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-
 /**
  * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
  * empty documents skipped, Secrets with base64 `data` or plain `stringData`. Unknown kinds are
@@ -31,9 +30,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export async function readManifests(dir: string): Promise<ManifestSet> {
   const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), errors: [] };
-  const files = (await readdir(dir, { recursive: true }))
-    .filter((f) => /\.(ya?ml|json)$/i.test(f))
-    .sort();
+  const files = (await readdir(dir, { recursive: true })).filter((f) => /\.(ya?ml|json)$/i.test(f)).sort();
   for (const file of files) {
     const text = await readFile(path.join(dir, file), 'utf8');
     const docs = parseAllDocuments(text);
@@ -58,7 +55,8 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
       const kind = obj.kind;
       if (kind === 'Secret') {
         const values: Record<string, string> = {};
-        if (isRecord(obj.data)) for (const [k, v] of Object.entries(obj.data)) values[k] = Buffer.from(String(v), 'base64').toString('utf8');
+        if (isRecord(obj.data))
+          for (const [k, v] of Object.entries(obj.data)) values[k] = Buffer.from(String(v), 'base64').toString('utf8');
         if (isRecord(obj.stringData)) for (const [k, v] of Object.entries(obj.stringData)) values[k] = String(v);
         set.secrets.set(`${metadata.namespace}/${metadata.name}`, values);
         return;
@@ -89,4 +87,3 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
 function stringValues(r: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(r).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
-

@@ -33,7 +33,8 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       await repos.endpoints.upsertByResourceUid(uid, await endpointRow(r, secrets));
       // as under the operator: a new value of the annotation enables a disabled endpoint, once
       const enabled = await repos.endpoints.applyEnableAnnotation(uid, r.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
-      if (enabled?.wasDisabled) logger.info(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name} enabled by the annotation ${ENABLE_ANNOTATION}`);
+      if (enabled?.wasDisabled)
+        logger.info(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name} enabled by the annotation ${ENABLE_ANNOTATION}`);
       seenEndpoints.add(uid);
       endpoints++;
     } catch (err) {

@@ -50,7 +50,11 @@ export function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | und
   const parent = opts.parent ?? context.active();
   return tracer.startActiveSpan(
     name,
-    { ...(opts.kind !== undefined ? { kind: opts.kind } : {}), ...(opts.attributes ? { attributes: opts.attributes } : {}), ...(opts.links ? { links: opts.links } : {}) },
+    {
+      ...(opts.kind !== undefined ? { kind: opts.kind } : {}),
+      ...(opts.attributes ? { attributes: opts.attributes } : {}),
+      ...(opts.links ? { links: opts.links } : {}),
+    },
     parent,
     async (span) => {
       try {

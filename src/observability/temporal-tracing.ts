@@ -22,7 +22,8 @@ export async function workerTracing(tracing: Tracing): Promise<WorkerTracing> {
   if (!tracing.enabled || !tracing.spanProcessor || !tracing.resource) {
     return { sinks: { exporter: { export: { fn: () => undefined } } }, activityInterceptors: [] };
   }
-  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor } =
+    await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
   const exporter = makeWorkflowExporter(tracing.spanProcessor, tracing.resource as Parameters<typeof makeWorkflowExporter>[1]);
   return {
     sinks: { exporter } as unknown as WorkflowSpanSinks,

@@ -20,4 +20,3 @@ export function otlpProtocol(env: Env): OtlpProtocol | { invalid: string } {
   const raw = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf';
   return raw === 'http/protobuf' || raw === 'http/json' || raw === 'grpc' ? raw : { invalid: raw };
 }
-

@@ -52,7 +52,11 @@ export interface Controller {
   resync(): Promise<void>;
   /** keys waiting or being reconciled */
   pending(): number;
-  informers: { endpoints: ResourceInformer<WebhookEndpointObject>[]; credentials: ResourceInformer<InboundCredentialObject>[]; secrets: ResourceInformer<SecretObject>[] };
+  informers: {
+    endpoints: ResourceInformer<WebhookEndpointObject>[];
+    credentials: ResourceInformer<InboundCredentialObject>[];
+    secrets: ResourceInformer<SecretObject>[];
+  };
 }
 
 /**
@@ -99,7 +103,9 @@ export function createController(o: ControllerOptions): Controller {
   const scopeName = (ns: string | undefined) => ns ?? '*';
   const informers = {
     endpoints: scopes.map((ns) => mk<WebhookEndpointObject>(collectionPath('WebhookEndpoint', ns), `webhookendpoints/${scopeName(ns)}`)),
-    credentials: scopes.map((ns) => mk<InboundCredentialObject>(collectionPath('InboundCredential', ns), `inboundcredentials/${scopeName(ns)}`)),
+    credentials: scopes.map((ns) =>
+      mk<InboundCredentialObject>(collectionPath('InboundCredential', ns), `inboundcredentials/${scopeName(ns)}`),
+    ),
     secrets: scopes.map((ns) => mk<SecretObject>(secretsPath(ns), `secrets/${scopeName(ns)}`)),
   };
   const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets];
@@ -114,7 +120,9 @@ export function createController(o: ControllerOptions): Controller {
     api: o.api,
     store: o.store,
     cached: (kind, ns, name) =>
-      kind === 'WebhookEndpoint' ? informerFor(informers.endpoints, ns)?.get(name, ns) : informerFor(informers.credentials, ns)?.get(name, ns),
+      kind === 'WebhookEndpoint'
+        ? informerFor(informers.endpoints, ns)?.get(name, ns)
+        : informerFor(informers.credentials, ns)?.get(name, ns),
     secret: (ns, name) => informerFor(informers.secrets, ns)?.get(name, ns),
     credentials,
     watchesNamespace,
@@ -151,19 +159,22 @@ export function createController(o: ControllerOptions): Controller {
   /** credentials waiting for their source (SourceConflict) get another look when any credential changes */
   const enqueueConflicted = () => {
     for (const c of credentials()) {
-      if (readyCondition(c)?.reason === 'SourceConflict') enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'peer');
+      if (readyCondition(c)?.reason === 'SourceConflict')
+        enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'peer');
     }
   };
   const onSecret = (secret: KubeObject) => {
     const ns = secret.metadata.namespace ?? 'default';
     const name = secret.metadata.name;
     for (const e of endpoints()) {
-      if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name) enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
+      if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name)
+        enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
     }
     for (const c of credentials()) {
       // the password, or any signing secret of the verification
       const refs = [c.spec.passwordSecretRef, ...(c.spec.verification?.secretRefs ?? [])];
-      if ((c.metadata.namespace ?? 'default') === ns && refs.some((r) => r?.name === name)) enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
+      if ((c.metadata.namespace ?? 'default') === ns && refs.some((r) => r?.name === name))
+        enqueue(keyOf('InboundCredential', ns, c.metadata.name), 'secret');
     }
   };
   for (const i of informers.endpoints) {
@@ -288,4 +299,3 @@ function errorReason(err: unknown): string {
   }
   return 'other';
 }
-

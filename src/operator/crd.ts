@@ -148,7 +148,12 @@ const EXTRACTION_RULE_EXTRAS: OpenApiSchema = {
 
 /** The rules src/resources/schema.ts states once, as CEL (dev mode checks their predicates). */
 const celOf = <S>(rules: SpecRule<S>[]): CelRule[] =>
-  rules.map(({ cel, message, fieldPath, reason }) => ({ rule: cel, message, ...(fieldPath ? { fieldPath } : {}), ...(reason ? { reason } : {}) }));
+  rules.map(({ cel, message, fieldPath, reason }) => ({
+    rule: cel,
+    message,
+    ...(fieldPath ? { fieldPath } : {}),
+    ...(reason ? { reason } : {}),
+  }));
 
 /** A retention age in seconds, in CEL: the pattern has made sure it is digits and one unit. */
 const celSeconds = (v: string) =>
@@ -172,7 +177,10 @@ const CREDENTIAL_EXTRAS: Record<string, OpenApiSchema> = {
   },
   'verification.type': { description: 'Basic, Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC' },
   'verification.secretRefs': { 'x-kubernetes-list-type': 'atomic' },
-  eventIdFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id' },
+  eventIdFrom: {
+    ...EXTRACTION_RULE_EXTRAS,
+    description: 'where the external event id is read; default: body id, then Webhook-Id / X-Event-Id',
+  },
   eventTypeFrom: { ...EXTRACTION_RULE_EXTRAS, description: 'where the event type is read; default: body type, then X-Event-Type' },
   retention: {
     description:
@@ -260,7 +268,11 @@ function conditionsSchema(): OpenApiSchema {
       type: 'object',
       required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
       properties: {
-        type: { type: 'string', maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' },
+        type: {
+          type: 'string',
+          maxLength: 316,
+          pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+        },
         status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
         observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
         lastTransitionTime: { type: 'string', format: 'date-time' },
@@ -321,8 +333,20 @@ const KINDS: KindDef[] = [
       { name: 'Auth', type: 'string', jsonPath: '.spec.auth.type', priority: 1 },
       { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
       { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ACTIVE, or DISABLED by auto-disable' },
-      { name: 'Rate', type: 'number', jsonPath: '.spec.rateLimit.perSecond', priority: 1, description: 'deliveries per second; empty = no limit' },
-      { name: 'Max In Flight', type: 'integer', jsonPath: '.spec.maxConcurrency', priority: 1, description: 'requests in flight; empty = no limit' },
+      {
+        name: 'Rate',
+        type: 'number',
+        jsonPath: '.spec.rateLimit.perSecond',
+        priority: 1,
+        description: 'deliveries per second; empty = no limit',
+      },
+      {
+        name: 'Max In Flight',
+        type: 'integer',
+        jsonPath: '.spec.maxConcurrency',
+        priority: 1,
+        description: 'requests in flight; empty = no limit',
+      },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason`, priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

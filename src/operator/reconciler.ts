@@ -65,8 +65,6 @@ interface Outcome {
   ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
 }
 
-
-
 const isUniqueViolation = (err: unknown): boolean => isAppError(err) && err.code === 'unique_violation';
 
 export function createReconciler(deps: ReconcilerDeps) {
@@ -154,7 +152,11 @@ export function createReconciler(deps: ReconcilerDeps) {
     }
     if (existing && credentialMatches(existing, row)) {
       if (row.passwordHash !== null) hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
-      return { result: 'unchanged', ready: readyTrue(`webhook_inbound_credential ${existing.id} matches the spec`), ids: { credentialId: existing.id } };
+      return {
+        result: 'unchanged',
+        ready: readyTrue(`webhook_inbound_credential ${existing.id} matches the spec`),
+        ids: { credentialId: existing.id },
+      };
     }
     let saved;
     try {
@@ -169,7 +171,11 @@ export function createReconciler(deps: ReconcilerDeps) {
     }
     if (row.passwordHash !== null) hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
     metrics.rowWrites.inc({ kind: 'InboundCredential', action: existing ? 'updated' : 'created' });
-    return { result: 'synced', ready: readyTrue(`webhook_inbound_credential ${saved.id} matches the spec`), ids: { credentialId: saved.id } };
+    return {
+      result: 'synced',
+      ready: readyTrue(`webhook_inbound_credential ${saved.id} matches the spec`),
+      ids: { credentialId: saved.id },
+    };
   }
 
   /** The source's row belongs to someone else: take it over from an orphan or a later resource. */
@@ -201,7 +207,11 @@ export function createReconciler(deps: ReconcilerDeps) {
   async function endpointHealth(obj: WebhookEndpointObject, outcome: Outcome): Promise<Outcome> {
     const uid = obj.metadata.uid;
     const enabled = await store.repos.endpoints.applyEnableAnnotation(uid, obj.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
-    if (enabled?.wasDisabled) logger.info({ resource: `${obj.metadata.namespace}/${obj.metadata.name}` }, `endpoint enabled by the annotation ${ENABLE_ANNOTATION}`);
+    if (enabled?.wasDisabled)
+      logger.info(
+        { resource: `${obj.metadata.namespace}/${obj.metadata.name}` },
+        `endpoint enabled by the annotation ${ENABLE_ANNOTATION}`,
+      );
     const row = await store.endpointByUid(uid);
     if (!row) return outcome;
     const state = endpointState(row);
@@ -250,12 +260,19 @@ export function createReconciler(deps: ReconcilerDeps) {
       status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null, state: status.state ?? null },
     });
     const changed =
-      !previous || previous.status !== outcome.ready.status || previous.reason !== outcome.ready.reason || previous.message !== outcome.ready.message;
+      !previous ||
+      previous.status !== outcome.ready.status ||
+      previous.reason !== outcome.ready.reason ||
+      previous.message !== outcome.ready.message;
     if (outcome.ready.status === 'False' && changed) {
       await deps.recorder.warning(obj, outcome.ready.reason, outcome.ready.message);
     }
     if (obj.status?.state === 'DISABLED' && status.state === 'ACTIVE') {
-      await deps.recorder.normal(obj, 'Enabled', 'the endpoint is enabled again; the deliveries held while it was disabled are redelivered once, oldest first');
+      await deps.recorder.normal(
+        obj,
+        'Enabled',
+        'the endpoint is enabled again; the deliveries held while it was disabled are redelivered once, oldest first',
+      );
     }
     return true;
   }

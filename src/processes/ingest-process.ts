@@ -15,7 +15,10 @@ import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
 
 /** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
-export type IngestSettings = Pick<IngestConfig, 'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'> &
+export type IngestSettings = Pick<
+  IngestConfig,
+  'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'
+> &
   // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
   Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext'>>;
 
@@ -89,8 +92,15 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     // otherwise stay loaded in every ingest that serves webhooks alone
     adminApi:
       deps.adminApi &&
-      (await import('../api/admin-api-from-config.js')).adminApiFromConfig({ ...deps.adminApi, db: deps.db, repos: deps.repos, logger: deps.logger }),
-    console: deps.console && (await import('../console-server/console-plugin.js')).consolePlugin({ ...deps.console, metrics: deps.metrics, logger: deps.logger }),
+      (await import('../api/admin-api-from-config.js')).adminApiFromConfig({
+        ...deps.adminApi,
+        db: deps.db,
+        repos: deps.repos,
+        logger: deps.logger,
+      }),
+    console:
+      deps.console &&
+      (await import('../console-server/console-plugin.js')).consolePlugin({ ...deps.console, metrics: deps.metrics, logger: deps.logger }),
   });
   const sweeper = createSweeper({
     events: deps.repos.events,
@@ -102,7 +112,12 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     unstartedAfterMs: settings.sweepUnstartedAfterMs,
   });
   // in ingest because every installation runs it (a consumer may not exist); one replica at a time
-  const retention = createRetentionJob({ db: deps.db, metrics: deps.metrics, logger: deps.logger, settings: settings.retention ?? RETENTION_OFF });
+  const retention = createRetentionJob({
+    db: deps.db,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    settings: settings.retention ?? RETENTION_OFF,
+  });
   return {
     app,
     sweeper,

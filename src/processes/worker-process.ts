@@ -82,7 +82,11 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       settings: { ...deps.queue.settings, temporal: settings.temporal },
       sqs: deps.queue.sqs,
       // eager start works only through the worker's own NativeConnection
-      client: new Client({ connection: deps.connection, namespace: settings.temporal.namespace, ...(interceptors ? { interceptors } : {}) }),
+      client: new Client({
+        connection: deps.connection,
+        namespace: settings.temporal.namespace,
+        ...(interceptors ? { interceptors } : {}),
+      }),
       eagerStart: true,
       repos: deps.repos,
       redrive: deps.queue.redrive,

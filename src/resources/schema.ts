@@ -58,20 +58,12 @@ export const WebhookEndpointSpec = Type.Object(
       errorMessage: URL_CREDENTIALS_MESSAGE,
       description: 'http(s) URL to deliver to, without credentials (user:password@): those go in auth',
     }),
-    method: Type.Optional(
-      Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], { default: 'POST' }),
-    ),
+    method: Type.Optional(Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], { default: 'POST' })),
     auth: Type.Optional(
       Type.Object(
         {
           type: Type.Union(
-            [
-              Type.Literal('NONE'),
-              Type.Literal('BASIC'),
-              Type.Literal('BEARER'),
-              Type.Literal('HMAC'),
-              Type.Literal('STANDARD_WEBHOOKS'),
-            ],
+            [Type.Literal('NONE'), Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('HMAC'), Type.Literal('STANDARD_WEBHOOKS')],
             { default: 'NONE' },
           ),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
@@ -81,9 +73,7 @@ export const WebhookEndpointSpec = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    customHeaders: Type.Optional(
-      Type.Record(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), Type.String({ maxLength: 4096 })),
-    ),
+    customHeaders: Type.Optional(Type.Record(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), Type.String({ maxLength: 4096 }))),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 5 })),
     timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120, default: 10 })),
     retryOnStatus: Type.Optional(
@@ -112,7 +102,7 @@ export const WebhookEndpointSpec = Type.Object(
     propagateTraceContext: Type.Optional(
       Type.Boolean({
         default: true,
-        description: 'send the delivery\'s W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none',
+        description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
       }),
     ),
     autoDisable: Type.Optional(
@@ -157,7 +147,12 @@ export const InboundVerification = Type.Object(
       }),
     ),
     header: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 256, pattern: HEADER_NAME, description: 'HMAC: the request header that carries the signature' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        pattern: HEADER_NAME,
+        description: 'HMAC: the request header that carries the signature',
+      }),
     ),
     algorithm: Type.Optional(
       Type.Union(
@@ -189,14 +184,16 @@ export const SourceRetention = Type.Object(
       Type.String({
         pattern: RETENTION_AGE_PATTERN,
         maxLength: 16,
-        description: 'delete this source\'s events (with deliveries and attempts) older than this, instead of RETENTION_MAX_AGE: 90d, 36h, 30m, 45s, or forever',
+        description:
+          "delete this source's events (with deliveries and attempts) older than this, instead of RETENTION_MAX_AGE: 90d, 36h, 30m, 45s, or forever",
       }),
     ),
     payloadMaxAge: Type.Optional(
       Type.String({
         pattern: RETENTION_AGE_PATTERN,
         maxLength: 16,
-        description: 'drop the payload and headers of this source\'s events older than this, instead of RETENTION_PAYLOAD_MAX_AGE; or forever',
+        description:
+          "drop the payload and headers of this source's events older than this, instead of RETENTION_PAYLOAD_MAX_AGE; or forever",
       }),
     ),
   },
@@ -288,7 +285,8 @@ export const VERIFICATION_RULES: SpecRule<InboundVerification>[] = [
 /** The first rule an InboundCredential spec breaks, in the CRD's words; undefined when none. */
 export function credentialRuleProblem(spec: InboundCredentialSpec): string | undefined {
   const v = spec.verification;
-  const broken = CREDENTIAL_RULES.find((r) => !r.holds(spec)) ?? (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v)));
+  const broken =
+    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ?? (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v)));
   return broken ? `spec: ${broken.message}` : undefined;
 }
 

@@ -19,12 +19,7 @@ export type SecretResolver = (namespace: string, name: string, key: string) => P
 const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 export const BCRYPT_ROUNDS = 10;
 
-async function resolve(
-  secrets: SecretResolver,
-  namespace: string,
-  ref: { name: string; key: string },
-  what: string,
-): Promise<string> {
+async function resolve(secrets: SecretResolver, namespace: string, ref: { name: string; key: string }, what: string): Promise<string> {
   const value = await secrets(namespace, ref.name, ref.key);
   if (value === undefined) throw permanent('secret_missing', `${what}: Secret ${namespace}/${ref.name} has no key "${ref.key}"`);
   if (value === '') throw permanent('secret_empty', `${what}: key "${ref.key}" of Secret ${namespace}/${ref.name} is empty`);
@@ -94,7 +89,10 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
 }
 
 /** spec.retention's ages in seconds (null: the global age, 0: forever); checks what the CRD's CEL rule checks. */
-export function retentionSeconds(retention: InboundCredentialResource['spec']['retention']): { maxAge: number | null; payloadMaxAge: number | null } {
+export function retentionSeconds(retention: InboundCredentialResource['spec']['retention']): {
+  maxAge: number | null;
+  payloadMaxAge: number | null;
+} {
   const seconds = (v: string | undefined, field: string): number | null => {
     if (v === undefined) return null;
     if (v === KEEP_FOREVER) return 0;
@@ -167,7 +165,14 @@ async function verificationRow(
     secrets: values,
     toleranceSeconds: v.toleranceSeconds ?? VERIFICATION_LIMITS.toleranceSeconds.default,
     ...(v.type === 'HMAC'
-      ? { hmac: { header: (v.header ?? '').toLowerCase(), algorithm: v.algorithm ?? 'sha256', encoding: v.encoding ?? 'hex', prefix: v.prefix ?? '' } }
+      ? {
+          hmac: {
+            header: (v.header ?? '').toLowerCase(),
+            algorithm: v.algorithm ?? 'sha256',
+            encoding: v.encoding ?? 'hex',
+            prefix: v.prefix ?? '',
+          },
+        }
       : {}),
   };
 }

@@ -24,7 +24,10 @@ export function specProblem(schema: TSchema, spec: unknown): string | undefined 
 /** The schema node a JSON pointer ("#/properties/url") names, if any. */
 function nodeAt(schema: TSchema, pointer: string): unknown {
   let node: unknown = schema;
-  for (const raw of pointer.replace(/^#\/?/, '').split('/').filter((p) => p !== '')) {
+  for (const raw of pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((p) => p !== '')) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (typeof node !== 'object' || node === null) return undefined;
     node = (node as Record<string, unknown>)[key];

@@ -47,7 +47,10 @@ export interface RetentionPolicy {
  * The passes of a run, deletes first (no payload is dropped from an event about to go): the global
  * age for every source without one of its own, then each source's own age (0 = forever: no pass).
  */
-export function retentionPlan(settings: Pick<RetentionSettings, 'maxAgeSeconds' | 'payloadMaxAgeSeconds'>, overrides: readonly SourceRetentionRow[]): RetentionPolicy[] {
+export function retentionPlan(
+  settings: Pick<RetentionSettings, 'maxAgeSeconds' | 'payloadMaxAgeSeconds'>,
+  overrides: readonly SourceRetentionRow[],
+): RetentionPolicy[] {
   const plan: RetentionPolicy[] = [];
   const kinds = [
     { kind: 'delete', global: settings.maxAgeSeconds, own: (o: SourceRetentionRow) => o.maxAgeSeconds },
@@ -152,7 +155,13 @@ export function createRetentionJob(deps: {
   /** One run, if no other replica is running one. */
   async function runOnce(): Promise<RetentionRun> {
     const started = performance.now();
-    const run: RetentionRun = { ran: false, deleted: { events: 0, deliveries: 0, attempts: 0 }, payloadsDropped: 0, batches: 0, durationMs: 0 };
+    const run: RetentionRun = {
+      ran: false,
+      deleted: { events: 0, deliveries: 0, attempts: 0 },
+      payloadsDropped: 0,
+      batches: 0,
+      durationMs: 0,
+    };
     const conn: unknown = await deps.db.client.acquireConnection();
     let locked = false;
     try {
@@ -169,7 +178,13 @@ export function createRetentionJob(deps: {
       metrics.retentionLastRunDuration.set(run.durationMs / 1000);
       metrics.retentionLastRunTimestamp.set(Date.now() / 1000);
       logger.info(
-        { ...run.deleted, payloadsDropped: run.payloadsDropped, batches: run.batches, durationMs: Math.round(run.durationMs), interrupted: stopping },
+        {
+          ...run.deleted,
+          payloadsDropped: run.payloadsDropped,
+          batches: run.batches,
+          durationMs: Math.round(run.durationMs),
+          interrupted: stopping,
+        },
         'retention run',
       );
       return run;
@@ -177,7 +192,13 @@ export function createRetentionJob(deps: {
       run.durationMs = performance.now() - started;
       metrics.retentionRuns.inc({ result: 'failed' });
       logger.warn(
-        { ...run.deleted, payloadsDropped: run.payloadsDropped, batches: run.batches, durationMs: Math.round(run.durationMs), err: describeError(err) },
+        {
+          ...run.deleted,
+          payloadsDropped: run.payloadsDropped,
+          batches: run.batches,
+          durationMs: Math.round(run.durationMs),
+          err: describeError(err),
+        },
         'retention run failed; the next one goes on from there',
       );
       throw err;
@@ -215,4 +236,3 @@ export function createRetentionJob(deps: {
     },
   };
 }
-

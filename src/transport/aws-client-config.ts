@@ -35,10 +35,10 @@ const EMULATOR_CREDENTIALS = { accessKeyId: 'test', secretAccessKey: 'test' } as
 function hasEnvCredentials(env: NodeJS.ProcessEnv): boolean {
   return Boolean(
     env.AWS_ACCESS_KEY_ID ||
-      env.AWS_PROFILE ||
-      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
-      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
-      env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
+    env.AWS_PROFILE ||
+    env.AWS_WEB_IDENTITY_TOKEN_FILE ||
+    env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
+    env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
   );
 }
 

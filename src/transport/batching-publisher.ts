@@ -39,7 +39,11 @@ export function createBatchingSnsPublisher(deps: {
     try {
       const { failed } = await deps.calls.publishBatch(
         deps.topicArn,
-        batch.map((w, i) => ({ id: `e${i}`, message: encodeEventMessage(w.eventId), ...(w.trace ? { attributes: traceAttributes(w.trace) } : {}) })),
+        batch.map((w, i) => ({
+          id: `e${i}`,
+          message: encodeEventMessage(w.eventId),
+          ...(w.trace ? { attributes: traceAttributes(w.trace) } : {}),
+        })),
       );
       batch.forEach((w, i) => {
         const code = failed.get(`e${i}`);

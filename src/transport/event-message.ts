@@ -25,7 +25,9 @@ export function traceAttributes(trace: TraceCarrier): Record<string, string> {
 }
 
 /** The trace context of a received message's attributes, when it has a well-formed one. */
-export function traceOfMessage(attributes: Readonly<Record<string, { StringValue?: string | undefined } | undefined>> | undefined): TraceCarrier | undefined {
+export function traceOfMessage(
+  attributes: Readonly<Record<string, { StringValue?: string | undefined } | undefined>> | undefined,
+): TraceCarrier | undefined {
   const traceparent = attributes?.traceparent?.StringValue;
   if (!isTraceparent(traceparent)) return undefined;
   const tracestate = attributes?.tracestate?.StringValue;

@@ -54,7 +54,13 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 /** Codes a request signed with a clock far off the server's is refused with. */
-const CLOCK_SKEW_CODES = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture', 'InvalidSignatureException', 'SignatureDoesNotMatch']);
+const CLOCK_SKEW_CODES = new Set([
+  'RequestTimeTooSkewed',
+  'RequestExpired',
+  'RequestInTheFuture',
+  'InvalidSignatureException',
+  'SignatureDoesNotMatch',
+]);
 /** the SDK's threshold: a skew below it is not what failed the call */
 const CLOCK_SKEW_MS = 300_000;
 
@@ -216,7 +222,16 @@ function post(
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: opts.agent, signal: opts.signal }, resolve);
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: opts.agent,
+        signal: opts.signal,
+      },
+      resolve,
+    );
     req.on('error', reject);
     req.on('socket', (socket) => {
       if (!socket.connecting) return;

@@ -59,7 +59,12 @@ export function createSnsPublishBatch(deps: {
         headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
         body: publishBatchBody(topicArn, entries),
       });
-      return { failed: parsePublishBatchResult(text, entries.map((e) => e.id)) };
+      return {
+        failed: parsePublishBatchResult(
+          text,
+          entries.map((e) => e.id),
+        ),
+      };
     },
     close: () => call.close(),
   };
@@ -117,7 +122,6 @@ function elements(xml: string, tag: string): string[] {
   for (let m = re.exec(xml); m; m = re.exec(xml)) out.push(m[1] ?? '');
   return out;
 }
-
 
 function field(xml: string, tag: string): string | undefined {
   const text = elements(xml, tag)[0];

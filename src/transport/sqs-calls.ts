@@ -81,8 +81,14 @@ export function createSqsCalls(deps: {
       return parseReceiveAnswer(text);
     },
     async deleteBatch(queueUrl, entries) {
-      const text = await send('DeleteMessageBatch', { QueueUrl: queueUrl, Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })) });
-      return parseDeleteAnswer(text, entries.map((e) => e.id));
+      const text = await send('DeleteMessageBatch', {
+        QueueUrl: queueUrl,
+        Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
+      });
+      return parseDeleteAnswer(
+        text,
+        entries.map((e) => e.id),
+      );
     },
     close: () => call.close(),
   };
@@ -126,7 +132,9 @@ export function parseReceiveAnswer(text: string): Message[] {
     const messageAttributes = isRecord(m.MessageAttributes)
       ? Object.fromEntries(
           Object.entries(m.MessageAttributes).flatMap(([name, v]) =>
-            isRecord(v) && typeof v.StringValue === 'string' ? [[name, { DataType: str(v.DataType) ?? 'String', StringValue: v.StringValue }]] : [],
+            isRecord(v) && typeof v.StringValue === 'string'
+              ? [[name, { DataType: str(v.DataType) ?? 'String', StringValue: v.StringValue }]]
+              : [],
           ),
         )
       : undefined;
@@ -151,7 +159,8 @@ export function parseDeleteAnswer(text: string, ids: readonly string[]): DeleteF
   const failed = new Map<string, DeleteFailure>();
   for (const f of Array.isArray(answer.Failed) ? answer.Failed : []) {
     const id = isRecord(f) ? str(f.Id) : undefined;
-    if (id !== undefined && isRecord(f)) failed.set(id, { id, code: asErrorCode(str(f.Code)) ?? 'Failed', senderFault: f.SenderFault === true });
+    if (id !== undefined && isRecord(f))
+      failed.set(id, { id, code: asErrorCode(str(f.Code)) ?? 'Failed', senderFault: f.SenderFault === true });
   }
   const done = new Set((Array.isArray(answer.Successful) ? answer.Successful : []).map((s) => (isRecord(s) ? str(s.Id) : undefined)));
   return ids.flatMap((id) => failed.get(id) ?? (done.has(id) ? [] : [{ id, code: 'NoResult', senderFault: false }]));

@@ -41,10 +41,7 @@ export { DEFAULT_TOPOLOGY };
  * processes at once: resources are looked up before being created, and attributes are set
  * separately, because CreateQueue with attributes that differ from an existing queue's fails.
  */
-export async function ensureTopology(
-  clients: { sns: SNSClient; sqs: SQSClient },
-  opts: TopologyOptions = {},
-): Promise<Topology> {
+export async function ensureTopology(clients: { sns: SNSClient; sqs: SQSClient }, opts: TopologyOptions = {}): Promise<Topology> {
   const o = { ...DEFAULT_TOPOLOGY, ...stripUndefined(opts) };
   const { sns, sqs } = clients;
 

@@ -31,12 +31,14 @@ const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'pr
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
 const DELIVER_MARGIN_MS = 30_000;
 
 /** A delivery's activity options: its endpoint's attempts and timeout, the global backoff. Pure, unit-tested. */
-export function deliveryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>, backoff: BackoffSettings): ActivityOptions {
+export function deliveryActivityOptions(
+  d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>,
+  backoff: BackoffSettings,
+): ActivityOptions {
   return {
     startToCloseTimeout: d.timeoutSeconds * 1000 + DELIVER_MARGIN_MS,
     retry: {
@@ -71,7 +73,10 @@ export function localFirstAttemptOptions(d: Pick<PlannedDelivery, 'timeoutSecond
  * so the delays are those of deliveryActivityOptions. The activity sets each delay itself from the
  * endpoint's attempt number; this policy applies when it could not (a timeout, a lost worker).
  */
-export function retryActivityOptions(d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>, backoff: BackoffSettings): ActivityOptions {
+export function retryActivityOptions(
+  d: Pick<PlannedDelivery, 'maxAttempts' | 'timeoutSeconds'>,
+  backoff: BackoffSettings,
+): ActivityOptions {
   const base = deliveryActivityOptions({ ...d, maxAttempts: Math.max(1, d.maxAttempts - 1) }, backoff);
   return {
     ...base,

@@ -54,8 +54,14 @@ describe('the alert rules under promtool', () => {
     const cases = (parse(readFileSync(TESTS, 'utf8')) as RuleTests).tests.flatMap((t) => t.alert_rule_test);
     for (const { alert } of rules) {
       const mine = cases.filter((c) => c.alertname === alert);
-      expect(mine.some((c) => c.exp_alerts.length > 0), `${alert} fires in a test`).toBe(true);
-      expect(mine.some((c) => c.exp_alerts.length === 0), `${alert} stays silent in a test`).toBe(true);
+      expect(
+        mine.some((c) => c.exp_alerts.length > 0),
+        `${alert} fires in a test`,
+      ).toBe(true);
+      expect(
+        mine.some((c) => c.exp_alerts.length === 0),
+        `${alert} stays silent in a test`,
+      ).toBe(true);
     }
   });
 
@@ -70,15 +76,18 @@ describe('the alert rules under promtool', () => {
     expect(r.stdout + r.stderr).toMatch(/WebhookFanoutDLQNotEmpty/);
   });
 
-  it.each(rules.map((r) => [r.alert, r] as const))('%s: severity, summary, a description naming what to look at, a runbook section', async (_name, rule) => {
-    expect(['warning', 'critical']).toContain(rule.labels.severity);
-    expect(rule.annotations.summary?.length).toBeGreaterThan(20);
-    expect(rule.annotations.description?.length).toBeGreaterThan(80);
-    const anchor = /docs\/runbook\.md#([a-z0-9-]+)$/.exec(rule.annotations.runbook_url ?? '')?.[1];
-    expect(anchor).toBe(rule.alert.toLowerCase());
-    const runbook = await readFile(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8');
-    expect(runbook).toMatch(new RegExp(`^## ${rule.alert}$`, 'm'));
-  });
+  it.each(rules.map((r) => [r.alert, r] as const))(
+    '%s: severity, summary, a description naming what to look at, a runbook section',
+    async (_name, rule) => {
+      expect(['warning', 'critical']).toContain(rule.labels.severity);
+      expect(rule.annotations.summary?.length).toBeGreaterThan(20);
+      expect(rule.annotations.description?.length).toBeGreaterThan(80);
+      const anchor = /docs\/runbook\.md#([a-z0-9-]+)$/.exec(rule.annotations.runbook_url ?? '')?.[1];
+      expect(anchor).toBe(rule.alert.toLowerCase());
+      const runbook = await readFile(path.join(REPO_ROOT, 'docs/runbook.md'), 'utf8');
+      expect(runbook).toMatch(new RegExp(`^## ${rule.alert}$`, 'm'));
+    },
+  );
 
   it('the chart renders the same rules as a PrometheusRule, jobs renamed for the release, with ruleLabels and without the disabled', async () => {
     const text = await helmTemplate({
@@ -101,23 +110,29 @@ describe('the alert rules under promtool', () => {
       expect(r.annotations).toEqual(original.annotations);
       expect(r.expr).toBe(original.expr.replace('job=~"webhook-fanout-(', 'job=~"payments-webhook-fanout-('));
     }
-    expect(rendered.find((r) => r.alert === 'WebhookFanoutProcessDown')?.expr).toContain('payments-webhook-fanout-(ingest|consumer|worker|operator)-metrics');
+    expect(rendered.find((r) => r.alert === 'WebhookFanoutProcessDown')?.expr).toContain(
+      'payments-webhook-fanout-(ingest|consumer|worker|operator)-metrics',
+    );
     // what the cluster's Prometheus loads is valid too
     await writeFile(path.join(work, 'rendered.yaml'), stringify({ groups: spec.groups }));
     const r = await run(promtool, ['check', 'rules', path.join(work, 'rendered.yaml')]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
   });
 
-  it('the dashboard ConfigMap carries the repository\'s JSON as it is, with the sidecar\'s label', async () => {
+  it("the dashboard ConfigMap carries the repository's JSON as it is, with the sidecar's label", async () => {
     const text = await helmTemplate({ set: ['metrics.dashboards.enabled=true', 'metrics.dashboards.annotations.grafana_folder=payments'] });
     const maps = parseManifests(text).filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('dashboard'));
     expect(maps).toHaveLength(1);
     expect(maps[0]?.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
     expect(maps[0]?.metadata.annotations).toEqual({ grafana_folder: 'payments' });
     const data = (maps[0] as unknown as { data: Record<string, string> }).data;
-    expect(JSON.parse(data['webhook-fanout.json'] ?? '')).toEqual(JSON.parse(readFileSync(path.join(CHART_DIR, 'files/dashboards/webhook-fanout.json'), 'utf8')));
+    expect(JSON.parse(data['webhook-fanout.json'] ?? '')).toEqual(
+      JSON.parse(readFileSync(path.join(CHART_DIR, 'files/dashboards/webhook-fanout.json'), 'utf8')),
+    );
     // off by default, both
     const plain = parseManifests(await helmTemplate());
-    expect(plain.filter((o) => o.kind === 'PrometheusRule' || (o.kind === 'ConfigMap' && o.metadata.name.includes('dashboard')))).toEqual([]);
+    expect(plain.filter((o) => o.kind === 'PrometheusRule' || (o.kind === 'ConfigMap' && o.metadata.name.includes('dashboard')))).toEqual(
+      [],
+    );
   });
 });

@@ -92,6 +92,8 @@ describe('admin API: the attempt log of a delivery', () => {
   it('the log is append-only in Postgres', async () => {
     const rows = await h.fanout.database.db('webhook_delivery_attempt').select('delivery_id', 'attempt').limit(1);
     expect(rows.length).toBe(1);
-    expect(await refusal(h.fanout.database.db('webhook_delivery_attempt').where(rows[0]!).update({ outcome: 'SUCCESS' }))).toMatch(/^database_error: .*append-only/s);
+    expect(await refusal(h.fanout.database.db('webhook_delivery_attempt').where(rows[0]!).update({ outcome: 'SUCCESS' }))).toMatch(
+      /^database_error: .*append-only/s,
+    );
   });
 });

@@ -41,7 +41,10 @@ describe('admin API authentication against the identity provider', () => {
       const body = res.json() as { access_token: string; token_type: string; expires_in: number };
       expect(body.token_type).toBe('Bearer');
       expect(body.expires_in).toBe(86_400);
-      const [header, payload] = body.access_token.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
+      const [header, payload] = body.access_token
+        .split('.')
+        .slice(0, 2)
+        .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
       expect(header).toMatchObject({ alg: 'RS256', kid: h.idpKey.kid });
       expect(payload).toMatchObject({ iss: h.idp.issuer, aud: AUDIENCE, sub: CLIENTS.admin.clientId });
       expect(payload?.permissions).toEqual(['read:webhooks', 'replay:webhooks']);

@@ -10,7 +10,10 @@ interface Answer {
   text: string;
 }
 
-async function call(url: string, opts: { method?: 'GET' | 'POST' | 'OPTIONS'; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+async function call(
+  url: string,
+  opts: { method?: 'GET' | 'POST' | 'OPTIONS'; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
   const res = await request(url, { method: opts.method ?? 'GET', headers: opts.headers, body: opts.body });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
@@ -50,7 +53,12 @@ describe('browser login of the dev identity provider (implicit and code + PKCE),
   async function login(params: Record<string, string>, user: { username: string; password: string }): Promise<Answer> {
     const pageAnswer = await call(authorizeUrl(params));
     expect(pageAnswer.status).toBe(200);
-    const form = new URLSearchParams({ tx: hidden(pageAnswer.text, 'tx'), csrf: hidden(pageAnswer.text, 'csrf'), username: user.username, password: user.password });
+    const form = new URLSearchParams({
+      tx: hidden(pageAnswer.text, 'tx'),
+      csrf: hidden(pageAnswer.text, 'csrf'),
+      username: user.username,
+      password: user.password,
+    });
     return call(`${h.idp.url}/authorize`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieOf(pageAnswer) },
@@ -148,16 +156,32 @@ describe('browser login of the dev identity provider (implicit and code + PKCE),
     }
 
     // JSON from another origin: the preflight is refused, and no CORS header is given
-    const preflight = await call(`${h.idp.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const preflight = await call(`${h.idp.url}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-    const ownPreflight = await call(`${h.idp.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: new URL(h.url).origin, 'access-control-request-method': 'POST' } });
+    const ownPreflight = await call(`${h.idp.url}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin: new URL(h.url).origin, 'access-control-request-method': 'POST' },
+    });
     expect(ownPreflight.status).toBe(204);
   });
 
   it('code flow without S256 PKCE is refused back at the app, with the state', async () => {
     for (const extra of [{}, { code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' }] as Array<Record<string, string>>) {
-      const res = await call(authorizeUrl({ response_type: 'code', client_id: CONSOLE_CLIENT_ID, redirect_uri: callback, audience: AUDIENCE, scope: 'openid', state: 'st', ...extra }));
+      const res = await call(
+        authorizeUrl({
+          response_type: 'code',
+          client_id: CONSOLE_CLIENT_ID,
+          redirect_uri: callback,
+          audience: AUDIENCE,
+          scope: 'openid',
+          state: 'st',
+          ...extra,
+        }),
+      );
       expect(res.status).toBe(302);
       const location = new URL(String(res.headers.location));
       expect(location.searchParams.get('error')).toBe('invalid_request');
@@ -235,7 +259,12 @@ describe('browser login of the dev identity provider (implicit and code + PKCE),
     const form = await call(`${h.idp.url}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'reader-client', client_secret: 'reader-secret', audience: AUDIENCE }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'reader-client',
+        client_secret: 'reader-secret',
+        audience: AUDIENCE,
+      }).toString(),
     });
     expect(form.status).toBe(200);
     const token = (JSON.parse(form.text) as { access_token: string }).access_token;

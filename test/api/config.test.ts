@@ -18,7 +18,9 @@ describe('ingest configuration of the admin API', () => {
     expect(message).toContain('AUTH_AUDIENCE');
     expect(message).toContain('ADMIN_API_ENABLED=false');
     expect(() => loadIngestConfig({ ...BASE, AUTH_URL: 'https://tenant.auth0.com' })).toThrow(/AUTH_AUDIENCE/);
-    expect(() => loadIngestConfig({ ...BASE, AUTH_URL: 'tenant.auth0.com', AUTH_AUDIENCE: 'https://api' })).toThrow(/AUTH_URL must be an http\(s\) URL/);
+    expect(() => loadIngestConfig({ ...BASE, AUTH_URL: 'tenant.auth0.com', AUTH_AUDIENCE: 'https://api' })).toThrow(
+      /AUTH_URL must be an http\(s\) URL/,
+    );
   });
 
   it('runs without the admin API only when explicitly disabled', () => {

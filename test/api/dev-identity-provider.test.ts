@@ -52,7 +52,9 @@ describe('dev mode identity provider', () => {
     const again = await startDevIdentityProvider({ dataDir: dir, port: 0 });
     try {
       const next = await http(`${again.config.authUrl}/oauth/token`, { headers: { 'content-type': 'application/json' }, body });
-      const header = JSON.parse(Buffer.from((next.json() as { access_token: string }).access_token.split('.')[0] ?? '', 'base64url').toString()) as {
+      const header = JSON.parse(
+        Buffer.from((next.json() as { access_token: string }).access_token.split('.')[0] ?? '', 'base64url').toString(),
+      ) as {
         kid: string;
       };
       expect(header.kid).toBe(kid.kid);
@@ -83,12 +85,19 @@ describe('dev mode identity provider', () => {
       const page = await http(authorize(`${apiUrl}/console/callback`), { method: 'GET' });
       const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.text)?.[1] ?? '';
       const res = await http(`${idp.config.authUrl}/authorize`, {
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: String([page.headers['set-cookie']].flat()[0]).split(';')[0] ?? '' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: String([page.headers['set-cookie']].flat()[0]).split(';')[0] ?? '',
+        },
         body: new URLSearchParams({ tx: field('tx'), csrf: field('csrf'), username: 'alice', password: 'wonderland-42' }).toString(),
       });
       expect(res.status).toBe(303);
       const token = new URLSearchParams(new URL(String(res.headers.location)).hash.slice(1)).get('access_token') ?? '';
-      const verify = createTokenVerifier({ keys: createKeyResolver({ authUrl: idp.config.authUrl }), issuer: idp.config.issuer, audience: idp.config.audience });
+      const verify = createTokenVerifier({
+        keys: createKeyResolver({ authUrl: idp.config.authUrl }),
+        issuer: idp.config.issuer,
+        audience: idp.config.audience,
+      });
       const principal = await verify(token);
       expect(principal.subject).toBe('alice');
       expect([...principal.permissions].sort()).toEqual(['email', 'openid', 'profile', 'read:webhooks', 'replay:webhooks']);

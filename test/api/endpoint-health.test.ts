@@ -89,7 +89,10 @@ describe('admin API: endpoint state and enable', () => {
     r.setScript([{ status: 200, body: 'back' }]);
     const enabled = await h.post(`/api/endpoints/${endpointId}/enable`, admin);
     expect(enabled.status).toBe(200);
-    expect(enabled.json()).toMatchObject({ wasDisabled: true, endpoint: { id: endpointId, state: 'ACTIVE', consecutiveFailures: 0, disabledAt: null } });
+    expect(enabled.json()).toMatchObject({
+      wasDisabled: true,
+      endpoint: { id: endpointId, state: 'ACTIVE', consecutiveFailures: 0, disabledAt: null },
+    });
 
     await eventually(async () => (await endpointItem(source)).heldDeliveries === 0 && r.requests.length >= 5);
     await eventually(async () => {
@@ -102,7 +105,9 @@ describe('admin API: endpoint state and enable', () => {
     await sleep(500);
     expect(r.requests.slice(2).map((q) => q.headers['x-webhook-event-id'])).toEqual(missed);
     // the attempt log of a redriven delivery: the held FAILED, then the SUCCESS of the redrive
-    const attempts = (await h.get(`/api/deliveries/${d.id}/attempts`, admin)).json() as { items: { outcome: string; error: string | null; durationMs: number | null }[] };
+    const attempts = (await h.get(`/api/deliveries/${d.id}/attempts`, admin)).json() as {
+      items: { outcome: string; error: string | null; durationMs: number | null }[];
+    };
     expect(attempts.items.map((a) => [a.outcome, a.error])).toEqual([
       ['FAILED', 'endpoint disabled'],
       ['SUCCESS', null],

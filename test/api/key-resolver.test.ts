@@ -56,7 +56,12 @@ describe('key resolver: cached keys, rate-limited refetch on an unknown kid', ()
   it('refuses unsupported algorithms and a missing kid without any fetch', async () => {
     const resolver = createKeyResolver({ authUrl: jwks.url });
     const before = jwks.fetches();
-    for (const header of [{ alg: 'HS256', kid: key.kid }, { alg: 'none', kid: key.kid }, { alg: 'RS512', kid: key.kid }, { alg: 'RS256' }]) {
+    for (const header of [
+      { alg: 'HS256', kid: key.kid },
+      { alg: 'none', kid: key.kid },
+      { alg: 'RS512', kid: key.kid },
+      { alg: 'RS256' },
+    ]) {
       await expect(resolver.publicKey(header)).rejects.toBeInstanceOf(InvalidToken);
     }
     expect(jwks.fetches()).toBe(before);

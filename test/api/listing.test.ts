@@ -32,7 +32,11 @@ describe('admin API: reads, filters and cursor pagination', () => {
   const db = () => h.fanout.database.db;
 
   /** n events of one source, one second apart, newest first as i grows smaller (one INSERT). */
-  async function insertEvents(source: string, n: number, opts: { status?: (i: number) => string; type?: (i: number) => string | null } = {}) {
+  async function insertEvents(
+    source: string,
+    n: number,
+    opts: { status?: (i: number) => string; type?: (i: number) => string | null } = {},
+  ) {
     const rows = Array.from({ length: n }, (_, i) => ({
       source,
       external_event_id: `${source}-${i}`,
@@ -173,8 +177,12 @@ describe('admin API: reads, filters and cursor pagination', () => {
     const source = uniqueSource('detail');
     const endpointId = await addEndpoint(h.fanout.repos, { source, url: 'http://127.0.0.1:9/hook' });
     const [textId, binId] = await insertEvents(source, 2);
-    await db()('webhook_event').where({ id: binId }).update({ payload: Buffer.from([0xff, 0x00, 0xc3]), content_type: 'application/octet-stream' });
-    await db()('webhook_event').where({ id: textId }).update({ payload: Buffer.from('{"caf\u00e9":1}'), headers: JSON.stringify({ 'x-trace': 'abc' }) });
+    await db()('webhook_event')
+      .where({ id: binId })
+      .update({ payload: Buffer.from([0xff, 0x00, 0xc3]), content_type: 'application/octet-stream' });
+    await db()('webhook_event')
+      .where({ id: textId })
+      .update({ payload: Buffer.from('{"caf\u00e9":1}'), headers: JSON.stringify({ 'x-trace': 'abc' }) });
     const [delivery] = (await h.fanout.repos.deliveries.prepareRun(textId ?? '', textId ?? '')) ?? [];
 
     const text = await h.get(`/api/events/${textId}`, token);
@@ -207,7 +215,14 @@ describe('admin API: reads, filters and cursor pagination', () => {
     // endpoint b failed for every event
     const bRows = await db()('webhook_delivery').where({ endpoint_id: b });
     for (const r of bRows as Array<{ id: string }>) {
-      await h.fanout.repos.deliveries.recordAttempt(r.id, { status: 'FAILED', responseStatus: 500, responseBody: 'down', error: 'HTTP 500', startedAt: new Date(), durationMs: 12 });
+      await h.fanout.repos.deliveries.recordAttempt(r.id, {
+        status: 'FAILED',
+        responseStatus: 500,
+        responseBody: 'down',
+        error: 'HTTP 500',
+        startedAt: new Date(),
+        durationMs: 12,
+      });
     }
 
     const list = async (q: string) => {
@@ -247,7 +262,14 @@ describe('admin API: reads, filters and cursor pagination', () => {
   it('endpoints show the auth type, the BASIC username and whether a secret is set, never a secret', async () => {
     const source = uniqueSource('ep');
     const secrets = ['basic-pass-XYZ', 'bearer-token-XYZ', 'hmac-secret-XYZ', 'api-key-in-header-XYZ', 'url-pass-XYZ'];
-    await addEndpoint(h.fanout.repos, { source, name: 'basic', url: 'https://u:url-pass-XYZ@example.com/a', authType: 'BASIC', authUsername: 'svc', authSecret: secrets[0] });
+    await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'basic',
+      url: 'https://u:url-pass-XYZ@example.com/a',
+      authType: 'BASIC',
+      authUsername: 'svc',
+      authSecret: secrets[0],
+    });
     await addEndpoint(h.fanout.repos, { source, name: 'bearer', url: 'https://example.com/b', authType: 'BEARER', authSecret: secrets[1] });
     await addEndpoint(h.fanout.repos, {
       source,
@@ -262,9 +284,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
     for (const s of secrets) expect(res.text).not.toContain(s);
-    const items = (res.json() as Page<{ name: string; auth: unknown; url: string; customHeaderNames: string[]; eventType: string | null }>).items;
+    const items = (res.json() as Page<{ name: string; auth: unknown; url: string; customHeaderNames: string[]; eventType: string | null }>)
+      .items;
     const byName = new Map(items.map((e) => [e.name, e]));
-    expect(byName.get('basic')).toMatchObject({ auth: { type: 'BASIC', username: 'svc', secretSet: true }, url: 'https://***@example.com/a' });
+    expect(byName.get('basic')).toMatchObject({
+      auth: { type: 'BASIC', username: 'svc', secretSet: true },
+      url: 'https://***@example.com/a',
+    });
     expect(byName.get('bearer')).toMatchObject({ auth: { type: 'BEARER', username: null, secretSet: true } });
     expect(byName.get('hmac')).toMatchObject({ auth: { type: 'HMAC', username: null, secretSet: true }, customHeaderNames: ['x-api-key'] });
     expect(byName.get('none')).toMatchObject({ auth: { type: 'NONE', username: null, secretSet: false }, eventType: 'order.created' });
@@ -273,7 +299,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
 
   it('endpoints show their limits and a pause their Retry-After asked for, while it runs', async () => {
     const source = uniqueSource('lim');
-    const limited = await addEndpoint(h.fanout.repos, { source, name: 'limited', url: 'https://example.com/l', rateLimitPerSecond: 2.5, maxConcurrency: 4 });
+    const limited = await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'limited',
+      url: 'https://example.com/l',
+      rateLimitPerSecond: 2.5,
+      maxConcurrency: 4,
+    });
     await addEndpoint(h.fanout.repos, { source, name: 'free', url: 'https://example.com/f' });
     await h.fanout.repos.endpointLimits.pause(limited, 60_000);
 
@@ -305,7 +337,17 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(res.text).not.toContain('$2');
     expect(res.text).not.toContain('inbound-password');
     expect(res.json()).toMatchObject({
-      items: [{ source, username: 'sender', verification: 'Basic', basic: true, eventIdRule: { jsonPath: 'data.id' }, eventTypeRule: null, managedBy: 'default/cred' }],
+      items: [
+        {
+          source,
+          username: 'sender',
+          verification: 'Basic',
+          basic: true,
+          eventIdRule: { jsonPath: 'data.id' },
+          eventTypeRule: null,
+          managedBy: 'default/cred',
+        },
+      ],
       nextCursor: null,
     });
   });

@@ -42,13 +42,25 @@ describe('OpenAPI document and docs page', () => {
         'POST /api/webhooks/{source}',
       ].sort(),
     );
-    expect(doc.components.securitySchemes).toMatchObject({ bearerAuth: { type: 'http', scheme: 'bearer' }, basicAuth: { scheme: 'basic' } });
+    expect(doc.components.securitySchemes).toMatchObject({
+      bearerAuth: { type: 'http', scheme: 'bearer' },
+      basicAuth: { scheme: 'basic' },
+    });
   });
 
   it('documents the bearer requirement, the filters and the problem+json errors from the route schemas', () => {
     const list = doc.paths['/api/events']?.get;
     expect(list?.security).toEqual([{ bearerAuth: [] }]);
-    expect(list?.parameters?.map((p) => p.name).sort()).toEqual(['cursor', 'externalId', 'from', 'limit', 'source', 'status', 'to', 'type']);
+    expect(list?.parameters?.map((p) => p.name).sort()).toEqual([
+      'cursor',
+      'externalId',
+      'from',
+      'limit',
+      'source',
+      'status',
+      'to',
+      'type',
+    ]);
     expect(Object.keys(list?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
     expect(JSON.stringify(list?.responses['401'])).toContain('application/problem+json');
     const replay = doc.paths['/api/deliveries/{id}/replay']?.post;

@@ -61,8 +61,22 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     return row!.id;
   }
 
-  async function insertDelivery(eventId: string, endpointId: string, status: string, createdAt: Date, completedAt: Date | null, extra: Record<string, unknown> = {}) {
-    await db()('webhook_delivery').insert({ event_id: eventId, endpoint_id: endpointId, status, created_at: createdAt, completed_at: completedAt, ...extra });
+  async function insertDelivery(
+    eventId: string,
+    endpointId: string,
+    status: string,
+    createdAt: Date,
+    completedAt: Date | null,
+    extra: Record<string, unknown> = {},
+  ) {
+    await db()('webhook_delivery').insert({
+      event_id: eventId,
+      endpoint_id: endpointId,
+      status,
+      created_at: createdAt,
+      completed_at: completedAt,
+      ...extra,
+    });
   }
 
   beforeAll(async () => {
@@ -115,10 +129,18 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
       latencyP95Ms: [2900, null, null],
       total: { completed: 3, failed: 1, failureRate: 1 / 3, latencyP50Ms: 2000, latencyP95Ms: 2900 },
     });
-    expect(eb).toMatchObject({ completed: [0, 1, 0], failed: [0, 0, 0], failureRate: [null, 0, null], latencyP50Ms: [null, 500, null], total: { completed: 1, latencyP95Ms: 500 } });
+    expect(eb).toMatchObject({
+      completed: [0, 1, 0],
+      failed: [0, 0, 0],
+      failureRate: [null, 0, null],
+      latencyP50Ms: [null, 500, null],
+      total: { completed: 1, latencyP95Ms: 500 },
+    });
 
     // a range that is not aligned is rounded out to whole buckets
-    const rounded = (await h.get(`/api/stats/timeseries?from=${at(30).toISOString()}&to=${at(90).toISOString()}&bucket=1m`, token)).json() as Timeseries;
+    const rounded = (
+      await h.get(`/api/stats/timeseries?from=${at(30).toISOString()}&to=${at(90).toISOString()}&bucket=1m`, token)
+    ).json() as Timeseries;
     expect([rounded.from, rounded.to]).toEqual([at(0).toISOString(), at(120).toISOString()]);
     expect(rounded.eventsBySource).toEqual([{ source: 'shop', counts: [2, 1], total: 3 }]);
   });
@@ -128,10 +150,15 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     const ep = await addEndpoint(h.fanout.repos, { source: 'attn', url: 'http://127.0.0.1:9/x', name: 'ns/attn' });
     const paused = await addEndpoint(h.fanout.repos, { source: 'attn', url: 'http://127.0.0.1:9/y', name: 'ns/paused' });
     await db()('webhook_endpoint').where({ id: ep }).update({ disabled_at: new Date() });
-    await db()('webhook_endpoint').where({ id: paused }).update({ paused_until: new Date(Date.now() + 600_000) });
+    await db()('webhook_endpoint')
+      .where({ id: paused })
+      .update({ paused_until: new Date(Date.now() + 600_000) });
     const now = Date.now();
     for (let i = 0; i < 3; i++) await insertDelivery(await insertEvent('attn', new Date(now)), ep, 'FAILED', new Date(now), new Date(now));
-    for (let i = 0; i < 2; i++) await insertDelivery(await insertEvent('attn', new Date(now)), ep, 'FAILED', new Date(now), new Date(now), { redrive_on_enable: true });
+    for (let i = 0; i < 2; i++)
+      await insertDelivery(await insertEvent('attn', new Date(now)), ep, 'FAILED', new Date(now), new Date(now), {
+        redrive_on_enable: true,
+      });
     await insertDelivery(await insertEvent('attn', new Date(now)), paused, 'PENDING', new Date(now - 120_000), null);
     // PENDING for less than a minute: not yet a concern
     await insertDelivery(await insertEvent('attn', new Date(now)), paused, 'PENDING', new Date(now - 5_000), null);
@@ -155,7 +182,9 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
       return (res.json() as { detail: string }).detail;
     };
     expect(await problem('from=2031-01-01T00:00:00Z&to=2031-03-01T00:00:00Z')).toMatch(/at most 31 days apart/);
-    expect(await problem('from=2031-01-01T00:00:00Z&to=2031-01-03T00:00:00Z&bucket=1m')).toMatch(/bucket 1m makes 2880 buckets of this range, at most 1000/);
+    expect(await problem('from=2031-01-01T00:00:00Z&to=2031-01-03T00:00:00Z&bucket=1m')).toMatch(
+      /bucket 1m makes 2880 buckets of this range, at most 1000/,
+    );
     expect(await problem('from=2031-01-02T00:00:00Z&to=2031-01-01T00:00:00Z')).toMatch(/from must be before/);
     expect(await problem('bucket=2m')).toMatch(/bucket/);
     expect(await problem('from=yesterday')).toMatch(/from/);
@@ -182,21 +211,21 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     // a week of events (what a table holds with a short retention), one every 6.048 s, with payloads and headers of a realistic size; a
     // delivery for each (one transaction, past the pool's statement timeout: a loaded machine)
     await db().transaction(async (trx) => {
-    await trx.raw('SET LOCAL statement_timeout = 0');
-    await trx.raw(
-      `INSERT INTO webhook_event (source, external_event_id, event_type, payload, headers, status, received_at, completed_at)
+      await trx.raw('SET LOCAL statement_timeout = 0');
+      await trx.raw(
+        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, headers, status, received_at, completed_at)
        SELECT 'bulk-' || (i % 7), 'evt-' || i, 'order.created', convert_to(repeat('{"k":"value"}', 30), 'UTF8'),
               jsonb_build_object('content-type', 'application/json', 'user-agent', 'sender/1.0', 'x-request-id', md5(i::text)),
               'COMPLETED', to_timestamp(? / 1000.0) + i * interval '6048 milliseconds', to_timestamp(? / 1000.0) + i * interval '6048 milliseconds' + interval '2 seconds'
          FROM generate_series(0, 99999) AS i`,
-      [start, start],
-    );
-    await trx.raw(
-      `INSERT INTO webhook_delivery (event_id, endpoint_id, status, attempts, created_at, completed_at, last_response_status, last_response_body)
+        [start, start],
+      );
+      await trx.raw(
+        `INSERT INTO webhook_delivery (event_id, endpoint_id, status, attempts, created_at, completed_at, last_response_status, last_response_body)
        SELECT id, ?, CASE WHEN random() < 0.1 THEN 'FAILED' ELSE 'SUCCESS' END, 1, received_at, completed_at, 200, repeat('ok', 50)
          FROM webhook_event WHERE source LIKE 'bulk-%'`,
-      [endpoint],
-    );
+        [endpoint],
+      );
     });
     // what autovacuum does to a table that grew: statistics and the visibility map
     await db().raw('VACUUM ANALYZE webhook_event');
@@ -220,21 +249,35 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
         ['deliveries per endpoint', DELIVERIES_PER_ENDPOINT_SQL, 'webhook_delivery', 'webhook_delivery_completed_idx'],
       ] as const) {
         const nodes = await plan(sql, bindings);
-        const scans = nodes.filter((n) => n['Relation Name'] === table || n['Index Name']).map((n) => `${n['Node Type']}${n['Index Name'] ? ` on ${n['Index Name']}` : ''}`);
+        const scans = nodes
+          .filter((n) => n['Relation Name'] === table || n['Index Name'])
+          .map((n) => `${n['Node Type']}${n['Index Name'] ? ` on ${n['Index Name']}` : ''}`);
         seen.push(`${what}, ${r.name}: ${scans.join(', ')}`);
         expect(scans, `${what}, ${r.name}`).not.toContain('Seq Scan');
         // index-only where VACUUM could set the visibility map, else through the index to the rows
-        expect(nodes.map((n) => n['Index Name']), `${what}, ${r.name}`).toContain(index);
+        expect(
+          nodes.map((n) => n['Index Name']),
+          `${what}, ${r.name}`,
+        ).toContain(index);
       }
     }
     const attention = await plan(ATTENTION_SQL, []);
-    const onEvents = attention.filter((n) => n['Relation Name'] === 'webhook_event' || (n['Relation Name'] === 'webhook_delivery' && n['Node Type'] === 'Seq Scan'));
-    seen.push(`attention: ${attention.filter((n) => n['Relation Name']).map((n) => `${n['Node Type']} ${n['Relation Name']}${n['Index Name'] ? ` (${n['Index Name']})` : ''}`).join(', ')}`);
+    const onEvents = attention.filter(
+      (n) => n['Relation Name'] === 'webhook_event' || (n['Relation Name'] === 'webhook_delivery' && n['Node Type'] === 'Seq Scan'),
+    );
+    seen.push(
+      `attention: ${attention
+        .filter((n) => n['Relation Name'])
+        .map((n) => `${n['Node Type']} ${n['Relation Name']}${n['Index Name'] ? ` (${n['Index Name']})` : ''}`)
+        .join(', ')}`,
+    );
     expect(onEvents).toEqual([]);
     console.log(seen.join('\n'));
 
     // and the answers are right: the week's 100 000 events in 6h buckets, the last day's share
-    const all = (await h.get(`/api/stats/timeseries?from=${new Date(start).toISOString()}&to=${new Date(end).toISOString()}&bucket=6h`, token)).json() as Timeseries;
+    const all = (
+      await h.get(`/api/stats/timeseries?from=${new Date(start).toISOString()}&to=${new Date(end).toISOString()}&bucket=6h`, token)
+    ).json() as Timeseries;
     expect(all.buckets).toHaveLength(28);
     expect(all.eventsBySource.reduce((sum, s) => sum + s.total, 0)).toBe(100_000);
     expect(all.eventsBySource).toHaveLength(7);
@@ -243,7 +286,12 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     expect(bulk?.total.completed).toBe(100_000);
     expect(bulk?.total.latencyP50Ms).toBe(2000);
     const asked = performance.now();
-    const day = (await h.get(`/api/stats/timeseries?from=${new Date(end - 86_400_000).toISOString()}&to=${new Date(end).toISOString()}&bucket=15m`, token)).json() as Timeseries;
+    const day = (
+      await h.get(
+        `/api/stats/timeseries?from=${new Date(end - 86_400_000).toISOString()}&to=${new Date(end).toISOString()}&bucket=15m`,
+        token,
+      )
+    ).json() as Timeseries;
     console.log(`the last day of 100 000 events (96 buckets) answered in ${Math.round(performance.now() - asked)} ms`);
     // events i with i * 6.048 s in the last day: from ceil(518400 / 6.048) = 85715 to 99999
     expect(day.eventsBySource.reduce((sum, s) => sum + s.total, 0)).toBe(100_000 - 85_715);

@@ -31,7 +31,9 @@ interface SkaffoldConfig {
   requires?: { configs: string[] }[];
   manifests?: { rawYaml?: string[] };
   build?: { artifacts: { image: string; custom?: { buildCommand: string; dependencies: { dockerfile: { path: string } } } }[] };
-  deploy?: { helm?: { releases: { chartPath: string; namespace: string; valuesFiles?: string[]; setValueTemplates?: Record<string, string> }[] } };
+  deploy?: {
+    helm?: { releases: { chartPath: string; namespace: string; valuesFiles?: string[]; setValueTemplates?: Record<string, string> }[] };
+  };
   profiles?: { name: string }[];
 }
 
@@ -64,10 +66,15 @@ describe('skaffold.yaml', () => {
     for (const f of release.valuesFiles ?? []) expect(existsSync(path.join(REPO_ROOT, f)), f).toBe(true);
     // skaffold's template variables are named after the artifact, "-" becoming "_"
     const variable = artifact.image.replace(/[^A-Za-z0-9]/g, '_');
-    expect(release.setValueTemplates).toEqual({ 'image.repository': `{{.IMAGE_REPO_${variable}}}`, 'image.tag': `{{.IMAGE_TAG_${variable}}}` });
+    expect(release.setValueTemplates).toEqual({
+      'image.repository': `{{.IMAGE_REPO_${variable}}}`,
+      'image.tag': `{{.IMAGE_TAG_${variable}}}`,
+    });
     expect(app.profiles?.map((p) => p.name)).toContain('kind');
     // the development values render
-    const objs = parseManifests(await helmTemplate({ values: release.valuesFiles!.map((f) => path.relative(CHART_DIR, path.join(REPO_ROOT, f))) }));
+    const objs = parseManifests(
+      await helmTemplate({ values: release.valuesFiles!.map((f) => path.relative(CHART_DIR, path.join(REPO_ROOT, f))) }),
+    );
     expect(objs.filter((o) => o.kind === 'Deployment')).toHaveLength(4);
   });
 });
@@ -124,12 +131,20 @@ describe('the kind end-to-end harness', () => {
   });
 
   it('configures endpoints the receiver can verify', async () => {
-    const [samples, receiver] = await Promise.all(['samples.yaml', 'receiver.yaml'].map((f) => readFile(path.join(E2E, 'manifests', f), 'utf8')));
+    const [samples, receiver] = await Promise.all(
+      ['samples.yaml', 'receiver.yaml'].map((f) => readFile(path.join(E2E, 'manifests', f), 'utf8')),
+    );
     const objs = parseManifests(samples!);
-    const endpoint = objs.find((o) => o.kind === 'WebhookEndpoint')! as unknown as { spec: { url: string; auth: { secretRef: { name: string; key: string } } } };
+    const endpoint = objs.find((o) => o.kind === 'WebhookEndpoint')! as unknown as {
+      spec: { url: string; auth: { secretRef: { name: string; key: string } } };
+    };
     expect(endpoint.spec.url).toMatch(/^http:\/\/receiver\.infra\.svc\.cluster\.local:8080\//);
-    const signing = objs.find((o) => o.kind === 'Secret' && o.metadata.name === endpoint.spec.auth.secretRef.name)! as unknown as { stringData: Record<string, string> };
-    const receiverSecret = parseManifests(receiver!).find((o) => o.kind === 'Secret')! as unknown as { stringData: { SIGNING_SECRET: string } };
+    const signing = objs.find((o) => o.kind === 'Secret' && o.metadata.name === endpoint.spec.auth.secretRef.name)! as unknown as {
+      stringData: Record<string, string>;
+    };
+    const receiverSecret = parseManifests(receiver!).find((o) => o.kind === 'Secret')! as unknown as {
+      stringData: { SIGNING_SECRET: string };
+    };
     expect(receiverSecret.stringData.SIGNING_SECRET).toBe(signing.stringData[endpoint.spec.auth.secretRef.key]);
   });
 });

@@ -33,7 +33,10 @@ async function hadolint(text: string): Promise<{ code: number; findings: Hadolin
 describe('Dockerfile', () => {
   it('passes hadolint with no finding at all (failure threshold: style)', async () => {
     const r = await hadolint(await dockerfile());
-    expect(r.findings.map((f) => `${f.line}: ${f.code} ${f.level} ${f.message}`), r.stderr).toEqual([]);
+    expect(
+      r.findings.map((f) => `${f.line}: ${f.code} ${f.level} ${f.message}`),
+      r.stderr,
+    ).toEqual([]);
     expect(r.code).toBe(0);
   });
 
@@ -44,7 +47,10 @@ describe('Dockerfile', () => {
   });
 
   it('sends only the build inputs as context (.dockerignore allow-list)', async () => {
-    const lines = (await readFile(path.join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const lines = (await readFile(path.join(REPO_ROOT, '.dockerignore'), 'utf8'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(lines[0]).toBe('*');
     const allowed = lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
     expect(allowed.sort()).toEqual([

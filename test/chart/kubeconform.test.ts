@@ -29,7 +29,10 @@ afterAll(async () => {
 
 function expectAllValid(report: KubeconformReport, expectedKinds: string[]): void {
   const bad = report.resources.filter((r) => r.status !== 'statusValid');
-  expect(bad.map((r) => `${r.kind}/${r.name}: ${r.status} ${r.msg}`), report.stderr).toEqual([]);
+  expect(
+    bad.map((r) => `${r.kind}/${r.name}: ${r.status} ${r.msg}`),
+    report.stderr,
+  ).toEqual([]);
   expect(report.exitCode).toBe(0);
   expect(report.summary.invalid + report.summary.errors + report.summary.skipped).toBe(0);
   const kinds = new Set(report.resources.map((r) => r.kind));

@@ -85,7 +85,8 @@ function effectiveEnv(c: Container, namespace: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of c.env ?? []) {
     if (e.value !== undefined) out[e.name] = e.value;
-    else if (e.valueFrom?.secretKeyRef) out[e.name] = e.name === 'DATABASE_URL' ? 'postgres://user:secret@postgres:5432/webhooks' : 'from-a-secret';
+    else if (e.valueFrom?.secretKeyRef)
+      out[e.name] = e.name === 'DATABASE_URL' ? 'postgres://user:secret@postgres:5432/webhooks' : 'from-a-secret';
     else if (e.valueFrom?.fieldRef) out[e.name] = e.valueFrom.fieldRef.fieldPath === 'metadata.namespace' ? namespace : 'pod-0';
   }
   return out;
@@ -114,11 +115,18 @@ function nodeFlagsOf(c: Container): string[] | undefined {
   return node === ENTRYPOINT[0] && script === ENTRYPOINT.at(-1) && rest.every((f) => f.startsWith('--')) ? rest : undefined;
 }
 const appContainers = (objs: K8sObject[]) =>
-  podSpecs(objs).flatMap((p) => p.spec.containers.filter((c) => commandOf(c) !== undefined && nodeFlagsOf(c) !== undefined).map((c) => ({ owner: p, c })));
+  podSpecs(objs).flatMap((p) =>
+    p.spec.containers.filter((c) => commandOf(c) !== undefined && nodeFlagsOf(c) !== undefined).map((c) => ({ owner: p, c })),
+  );
 
 describe('helm lint --strict', () => {
   it.each(each)('passes with %s values', async (name) => {
-    const r = await run(toolPath('helm'), ['lint', '--strict', CHART_DIR, ...VALUE_SETS[name]!.flatMap((f) => ['-f', path.join(CHART_DIR, f)])]);
+    const r = await run(toolPath('helm'), [
+      'lint',
+      '--strict',
+      CHART_DIR,
+      ...VALUE_SETS[name]!.flatMap((f) => ['-f', path.join(CHART_DIR, f)]),
+    ]);
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('0 chart(s) failed');
   });
@@ -145,10 +153,11 @@ describe('the chart CRDs', () => {
   it('are rendered only with --include-crds (helm installs crds/ once and never upgrades them)', async () => {
     expect(find(rendered.default!, 'CustomResourceDefinition')).toHaveLength(0);
     const withCrds = await render({ includeCrds: true });
-    expect(find(withCrds, 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual([
-      'inboundcredentials.webhookfanout.io',
-      'webhookendpoints.webhookfanout.io',
-    ]);
+    expect(
+      find(withCrds, 'CustomResourceDefinition')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['inboundcredentials.webhookfanout.io', 'webhookendpoints.webhookfanout.io']);
   });
 });
 
@@ -209,7 +218,9 @@ describe.each(each)('rendered with %s values', (set) => {
     }
     for (const sa of find(objs(), 'ServiceAccount')) {
       const component = sa.metadata.labels?.['app.kubernetes.io/component'];
-      expect((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken, sa.metadata.name).toBe(component === 'operator');
+      expect((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken, sa.metadata.name).toBe(
+        component === 'operator',
+      );
     }
     // every RoleBinding / ClusterRoleBinding binds the operator's ServiceAccount and nothing else
     for (const b of [...find(objs(), 'RoleBinding'), ...find(objs(), 'ClusterRoleBinding')]) {
@@ -278,7 +289,11 @@ describe.each(each)('rendered with %s values', (set) => {
     }
     for (const d of find(objs(), 'Deployment')) {
       const s = deploymentSpec(d);
-      expect(Object.keys(s.selector.matchLabels).sort()).toEqual(['app.kubernetes.io/component', 'app.kubernetes.io/instance', 'app.kubernetes.io/name']);
+      expect(Object.keys(s.selector.matchLabels).sort()).toEqual([
+        'app.kubernetes.io/component',
+        'app.kubernetes.io/instance',
+        'app.kubernetes.io/name',
+      ]);
       for (const [k, v] of Object.entries(s.selector.matchLabels)) expect(s.template.metadata.labels[k]).toBe(v);
     }
   });
@@ -289,7 +304,10 @@ describe.each(each)('rendered with %s values', (set) => {
       deployments.filter((d) => Object.entries(selector).every(([k, v]) => deploymentSpec(d).template.metadata.labels[k] === v));
     for (const pdb of find(objs(), 'PodDisruptionBudget')) {
       const sel = (pdb.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
-      expect(podsOf(sel).map((d) => d.metadata.name), pdb.metadata.name).toEqual([pdb.metadata.name]);
+      expect(
+        podsOf(sel).map((d) => d.metadata.name),
+        pdb.metadata.name,
+      ).toEqual([pdb.metadata.name]);
     }
     for (const svc of find(objs(), 'Service')) {
       const sel = (svc.spec as { selector: Record<string, string> }).selector;
@@ -303,7 +321,11 @@ describe.each(each)('rendered with %s values', (set) => {
     }
     if (!['minimal', 'example-dev'].includes(set)) {
       for (const d of deployments) expect(podsOf(deploymentSpec(d).selector.matchLabels)).toHaveLength(1);
-      expect(find(objs(), 'PodDisruptionBudget').map((p) => p.metadata.name).sort()).toEqual(deployments.map((d) => d.metadata.name).sort());
+      expect(
+        find(objs(), 'PodDisruptionBudget')
+          .map((p) => p.metadata.name)
+          .sort(),
+      ).toEqual(deployments.map((d) => d.metadata.name).sort());
     }
   });
 
@@ -318,7 +340,8 @@ describe.each(each)('rendered with %s values', (set) => {
     const a = migrate!.metadata.annotations ?? {};
     expect(a['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(a['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
-    const spec = (migrate!.spec as { template: { spec: { serviceAccountName: string; restartPolicy: string; containers: Container[] } } }).template.spec;
+    const spec = (migrate!.spec as { template: { spec: { serviceAccountName: string; restartPolicy: string; containers: Container[] } } })
+      .template.spec;
     expect(spec.restartPolicy).toBe('Never');
     expect(spec.containers[0]!.args).toEqual(['migrate']);
     const sa = one(objs(), 'ServiceAccount', spec.serviceAccountName);
@@ -335,9 +358,13 @@ describe.each(each)('rendered with %s values', (set) => {
     if (!enabled) return;
     const sel = (monitors[0]!.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
     const selected = find(objs(), 'Service').filter((s) => Object.entries(sel).every(([k, v]) => s.metadata.labels?.[k] === v));
-    const components = set === 'full-worker-consumes-queue' ? ['ingest', 'operator', 'worker'] : ['consumer', 'ingest', 'operator', 'worker'];
+    const components =
+      set === 'full-worker-consumes-queue' ? ['ingest', 'operator', 'worker'] : ['consumer', 'ingest', 'operator', 'worker'];
     expect(selected.map((s) => s.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(components);
-    for (const s of selected) expect((s.spec as { ports: { name: string; port: number }[] }).ports).toEqual([expect.objectContaining({ name: 'metrics', port: 9090 })]);
+    for (const s of selected)
+      expect((s.spec as { ports: { name: string; port: number }[] }).ports).toEqual([
+        expect.objectContaining({ name: 'metrics', port: 9090 }),
+      ]);
   });
 
   it('has a helm test Pod that posts a webhook to the ingest Service', () => {
@@ -351,7 +378,9 @@ describe.each(each)('rendered with %s values', (set) => {
     expect(pod.metadata.annotations?.['helm.sh/hook']).toBe('test');
     const c = (pod.spec as { containers: Container[] }).containers[0]!;
     const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e]));
-    const ingest = find(objs(), 'Service').find((s) => s.metadata.labels?.['app.kubernetes.io/component'] === 'ingest' && !s.metadata.name.endsWith('-metrics'))!;
+    const ingest = find(objs(), 'Service').find(
+      (s) => s.metadata.labels?.['app.kubernetes.io/component'] === 'ingest' && !s.metadata.name.endsWith('-metrics'),
+    )!;
     const port = (ingest.spec as { ports: { port: number }[] }).ports[0]!.port;
     expect(env.INGEST_URL?.value).toBe(`http://${ingest.metadata.name}.${NAMESPACE}.svc:${port}`);
     expect(c.args?.[0]).toContain('/api/webhooks/');
@@ -376,7 +405,9 @@ describe('specific values', () => {
       const command = commandOf(c)!;
       const env = effectiveEnv(c, NAMESPACE);
       const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
-      const volumes = new Map((owner.spec.volumes ?? []).map((v) => [v.name, (v as { secret?: { secretName: string } }).secret?.secretName]));
+      const volumes = new Map(
+        (owner.spec.volumes ?? []).map((v) => [v.name, (v as { secret?: { secretName: string } }).secret?.secretName]),
+      );
       const files = Object.entries(env).filter(([name]) => /_(FILE|CA|CERT|KEY)$/.test(name) && name !== 'TEMPORAL_API_KEY');
       for (const [name, file] of files) {
         const mount = mounts.get(path.dirname(file));
@@ -397,7 +428,7 @@ describe('specific values', () => {
     });
   });
 
-  it('worker.consumeQueue: the worker reads the queue with the consumer\'s settings, and no consumer renders', () => {
+  it("worker.consumeQueue: the worker reads the queue with the consumer's settings, and no consumer renders", () => {
     const objects = rendered['full-worker-consumes-queue']!;
     expect(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'consumer')).toEqual([]);
     const worker = one(objects, 'Deployment', 'wf-worker');
@@ -411,8 +442,9 @@ describe('specific values', () => {
     expect(loadWorkerConfig(env).consumeQueue).toMatchObject({ queueUrl: env.QUEUE_URL, concurrency: 5, visibilityTimeoutSeconds: 60 });
   });
 
-  it('runs the consumer as the image\'s entrypoint with --optimize-for-size first (consumer.nodeFlags), flags node accepts', async () => {
-    const container = (objs: K8sObject[], name: string): Container => deploymentSpec(one(objs, 'Deployment', `webhook-fanout-${name}`)).template.spec.containers[0]!;
+  it("runs the consumer as the image's entrypoint with --optimize-for-size first (consumer.nodeFlags), flags node accepts", async () => {
+    const container = (objs: K8sObject[], name: string): Container =>
+      deploymentSpec(one(objs, 'Deployment', `webhook-fanout-${name}`)).template.spec.containers[0]!;
     const defaults = rendered.default!;
     const consumer = container(defaults, 'consumer');
     expect(consumer.command).toEqual([ENTRYPOINT[0], '--optimize-for-size', ...ENTRYPOINT.slice(1)]);
@@ -448,7 +480,9 @@ describe('specific values', () => {
 
   it('is the one source of the operator RBAC: deploy/rbac/ is what scripts/kube/gen-rbac.ts renders from it', async () => {
     for (const { file, text } of await renderDeployRbacFiles(toolPath('helm'))) {
-      expect(await readFile(path.join(RBAC_DIR, file), 'utf8'), `deploy/rbac/${file} is stale: run npx tsx scripts/kube/gen-rbac.ts`).toBe(text);
+      expect(await readFile(path.join(RBAC_DIR, file), 'utf8'), `deploy/rbac/${file} is stale: run npx tsx scripts/kube/gen-rbac.ts`).toBe(
+        text,
+      );
     }
     expect((await readdir(RBAC_DIR)).sort()).toEqual(['operator.yaml', 'user-roles.yaml']);
     // what kubectl applies is what the chart installs for this release and namespace, Helm's own labels aside
@@ -463,7 +497,10 @@ describe('specific values', () => {
     ]);
     for (const o of applied) {
       const { labels, ...installed } = one(objs, o.kind, o.metadata.name).metadata;
-      expect({ ...o, metadata: { ...o.metadata, labels: undefined } }).toEqual({ ...one(objs, o.kind, o.metadata.name), metadata: { ...installed, labels: undefined } });
+      expect({ ...o, metadata: { ...o.metadata, labels: undefined } }).toEqual({
+        ...one(objs, o.kind, o.metadata.name),
+        metadata: { ...installed, labels: undefined },
+      });
       expect(Object.keys(o.metadata.labels ?? {})).not.toContain('app.kubernetes.io/managed-by');
       expect(labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     }
@@ -494,7 +531,8 @@ describe('specific values', () => {
   it('deletes the hook ServiceAccounts with their Jobs once the hooks succeeded (uninstall leaves none)', () => {
     const hookAccounts = find(rendered.default!, 'ServiceAccount').filter((o) => o.metadata.annotations?.['helm.sh/hook']);
     expect(hookAccounts.map((o) => o.metadata.name)).toContain('webhook-fanout-migrate');
-    for (const sa of hookAccounts) expect(sa.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
+    for (const sa of hookAccounts)
+      expect(sa.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe('before-hook-creation,hook-succeeded');
   });
 
   it('binds the operator per namespace with operator.watchNamespaces', () => {
@@ -509,7 +547,9 @@ describe('specific values', () => {
   it('exposes the ingest by an Ingress only when enabled, on the inbound path by default', async () => {
     expect(find(rendered.default!, 'Ingress')).toHaveLength(0);
     const objs = await render({ set: ['ingest.ingress.enabled=true'] });
-    const ing = one(objs, 'Ingress', 'webhook-fanout-ingest') as unknown as { spec: { rules: { http: { paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] } };
+    const ing = one(objs, 'Ingress', 'webhook-fanout-ingest') as unknown as {
+      spec: { rules: { http: { paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] };
+    };
     expect(ing.spec.rules[0]!.http.paths).toEqual([
       { path: '/api/webhooks', pathType: 'Prefix', backend: { service: { name: 'webhook-fanout-ingest', port: { name: 'http' } } } },
     ]);
@@ -520,10 +560,15 @@ describe('specific values', () => {
 
   it('annotates ServiceAccounts for IRSA and pins the image by digest', () => {
     const objs = rendered.full!;
-    expect(one(objs, 'ServiceAccount', 'wf-ingest').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(/role\/webhook-fanout-ingest$/);
-    expect(one(objs, 'ServiceAccount', 'wf-consumer').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(/role\/webhook-fanout-consumer$/);
+    expect(one(objs, 'ServiceAccount', 'wf-ingest').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(
+      /role\/webhook-fanout-ingest$/,
+    );
+    expect(one(objs, 'ServiceAccount', 'wf-consumer').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(
+      /role\/webhook-fanout-consumer$/,
+    );
     for (const { spec } of podSpecs(objs)) {
-      for (const c of allContainers(spec)) expect(c.image).toMatch(/^registry\.example\.com\/platform\/webhook-fanout@sha256:[0-9a-f]{64}$/);
+      for (const c of allContainers(spec))
+        expect(c.image).toMatch(/^registry\.example\.com\/platform\/webhook-fanout@sha256:[0-9a-f]{64}$/);
     }
   });
 
@@ -535,7 +580,9 @@ describe('specific values', () => {
 
   it('requires the identity provider when the admin API is enabled', async () => {
     expect(await helmTemplateError({ set: ['adminApi.enabled=true'] })).toMatch(/adminApi\.auth\.url is required/);
-    const objs = await render({ set: ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api', 'console.enabled=false'] });
+    const objs = await render({
+      set: ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api', 'console.enabled=false'],
+    });
     const env = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
     expect(env.filter((e) => e.name.startsWith('AUTH_') || e.name === 'ADMIN_API_ENABLED')).toEqual([
       { name: 'ADMIN_API_ENABLED', value: 'true' },
@@ -554,7 +601,10 @@ describe('specific values', () => {
       const env = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
       const named = env.filter((e) => e.name.startsWith('CONSOLE_'));
       // what the process makes of it
-      const cfg = loadIngestConfig({ ...effectiveEnv(deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!, NAMESPACE), TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' });
+      const cfg = loadIngestConfig({
+        ...effectiveEnv(deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!, NAMESPACE),
+        TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t',
+      });
       return { named, console: cfg.console };
     };
     expect(await consoleEnv([...admin, 'console.clientId=spa', 'console.authFlow=code'])).toEqual({
@@ -565,7 +615,10 @@ describe('specific values', () => {
       ],
       console: { clientId: 'spa', authFlow: 'code' },
     });
-    expect(await consoleEnv([...admin, 'console.enabled=false'])).toEqual({ named: [{ name: 'CONSOLE_ENABLED', value: 'false' }], console: null });
+    expect(await consoleEnv([...admin, 'console.enabled=false'])).toEqual({
+      named: [{ name: 'CONSOLE_ENABLED', value: 'false' }],
+      console: null,
+    });
     // the defaults: no admin API, no console (console.enabled alone turns nothing on)
     const defaults = await render();
     const env = deploymentSpec(one(defaults, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;
@@ -574,12 +627,32 @@ describe('specific values', () => {
 
   it('routes /console and the admin API through the Ingress when the console is on, on every host', async () => {
     const paths = async (set: string[]) => {
-      const objs = await render({ set: ['ingest.ingress.enabled=true', 'ingest.ingress.hosts[0].host=a.example.com', 'ingest.ingress.hosts[0].paths[0].path=/api/webhooks', 'ingest.ingress.hosts[0].paths[0].pathType=Prefix', 'ingest.ingress.hosts[1].host=b.example.com', 'ingest.ingress.hosts[1].paths[0].path=/api', 'ingest.ingress.hosts[1].paths[0].pathType=Prefix', ...set] });
-      const spec = one(objs, 'Ingress', 'webhook-fanout-ingest').spec as { rules: Array<{ host: string; http: { paths: Array<{ path: string; pathType: string; backend: { service: { name: string } } }> } }> };
+      const objs = await render({
+        set: [
+          'ingest.ingress.enabled=true',
+          'ingest.ingress.hosts[0].host=a.example.com',
+          'ingest.ingress.hosts[0].paths[0].path=/api/webhooks',
+          'ingest.ingress.hosts[0].paths[0].pathType=Prefix',
+          'ingest.ingress.hosts[1].host=b.example.com',
+          'ingest.ingress.hosts[1].paths[0].path=/api',
+          'ingest.ingress.hosts[1].paths[0].pathType=Prefix',
+          ...set,
+        ],
+      });
+      const spec = one(objs, 'Ingress', 'webhook-fanout-ingest').spec as {
+        rules: Array<{ host: string; http: { paths: Array<{ path: string; pathType: string; backend: { service: { name: string } } }> } }>;
+      };
       for (const r of spec.rules) for (const p of r.http.paths) expect(p.backend.service.name).toBe('webhook-fanout-ingest');
       return spec.rules.map((r) => [r.host, r.http.paths.map((p) => `${p.pathType} ${p.path}`)]);
     };
-    expect(await paths(['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api', 'console.clientId=spa'])).toEqual([
+    expect(
+      await paths([
+        'adminApi.enabled=true',
+        'adminApi.auth.url=https://idp.example.com',
+        'adminApi.auth.audience=api',
+        'console.clientId=spa',
+      ]),
+    ).toEqual([
       ['a.example.com', ['Prefix /api/webhooks', 'Prefix /console', 'Prefix /api']],
       ['b.example.com', ['Prefix /api', 'Prefix /console']],
     ]);
@@ -594,7 +667,11 @@ describe('specific values', () => {
     const components = new Set(objs.map((o) => o.metadata.labels?.['app.kubernetes.io/component']));
     expect(components.has('worker')).toBe(false);
     expect(components.has('operator')).toBe(false);
-    expect(find(objs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual([`${NAMESPACE}-webhook-fanout-edit`, `${NAMESPACE}-webhook-fanout-view`]);
+    expect(
+      find(objs, 'ClusterRole')
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual([`${NAMESPACE}-webhook-fanout-edit`, `${NAMESPACE}-webhook-fanout-view`]);
   });
 });
 
@@ -628,7 +705,11 @@ describe('pods of every kind', () => {
   it('gives the hook Jobs the chart-wide pod settings too (labels, annotations, envFrom, scheduling)', () => {
     for (const name of ['wf-migrate', 'wf-setup-transport']) {
       const job = one(rendered.full!, 'Job', name);
-      const tpl = (job.spec as { template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> } }).template;
+      const tpl = (
+        job.spec as {
+          template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+        }
+      ).template;
       // an injected sidecar would keep a Job from ever completing
       expect(tpl.metadata.labels['sidecar.istio.io/inject'], name).toBe('false');
       expect(tpl.metadata.annotations?.['cluster-autoscaler.kubernetes.io/safe-to-evict'], name).toBe('true');
@@ -644,8 +725,14 @@ describe('pods of every kind', () => {
 
   it('rolls the ingest without ever lowering its serving pods (maxUnavailable 0), unless set otherwise', async () => {
     const strategy = (o: K8sObject) => (o.spec as { strategy?: unknown }).strategy;
-    expect(strategy(one(rendered.default!, 'Deployment', 'webhook-fanout-ingest'))).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
-    expect(strategy(one(rendered.full!, 'Deployment', 'wf-ingest'))).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } });
+    expect(strategy(one(rendered.default!, 'Deployment', 'webhook-fanout-ingest'))).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+    });
+    expect(strategy(one(rendered.full!, 'Deployment', 'wf-ingest'))).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 },
+    });
     const recreate = await render({ set: ['ingest.strategy.type=Recreate'] });
     expect(strategy(one(recreate, 'Deployment', 'webhook-fanout-ingest'))).toEqual({ type: 'Recreate' });
   });

@@ -13,7 +13,7 @@ async function ingestEnv(set: string[]): Promise<Record<string, string | undefin
 }
 
 describe('chart: retention values', () => {
-  it('off by default: no RETENTION_* in ingest\'s environment', async () => {
+  it("off by default: no RETENTION_* in ingest's environment", async () => {
     const env = await ingestEnv([]);
     expect(Object.keys(env).filter((k) => k.startsWith('RETENTION_'))).toEqual([]);
   });
@@ -26,8 +26,14 @@ describe('chart: retention values', () => {
   it.each([
     { set: ['retention.maxAge=3months'], message: /retention\/maxAge.*does not match pattern/ },
     { set: ['retention.payloadMaxAge=0d'], message: /retention\/payloadMaxAge.*does not match pattern/ },
-    { set: ['retention.maxAge=7d', 'retention.payloadMaxAge=168h'], message: /retention.payloadMaxAge \(168h\) must be shorter than retention.maxAge \(7d\)/ },
-    { set: ['retention.maxAge=36h', 'retention.payloadMaxAge=2d'], message: /retention.payloadMaxAge \(2d\) must be shorter than retention.maxAge \(36h\)/ },
+    {
+      set: ['retention.maxAge=7d', 'retention.payloadMaxAge=168h'],
+      message: /retention.payloadMaxAge \(168h\) must be shorter than retention.maxAge \(7d\)/,
+    },
+    {
+      set: ['retention.maxAge=36h', 'retention.payloadMaxAge=2d'],
+      message: /retention.payloadMaxAge \(2d\) must be shorter than retention.maxAge \(36h\)/,
+    },
     { set: ['ingest.settings.RETENTION_BATCH_SIZE=0'], message: /RETENTION_BATCH_SIZE/ },
   ])('refuses $set with a message naming it', async ({ set, message }) => {
     expect(await helmTemplateError({ set })).toMatch(message);

@@ -12,7 +12,18 @@ import {
   type KubeControlPlane,
 } from '../support/kube.js';
 import { stringify } from 'yaml';
-import { CHART_DIR, NAMESPACE, RELEASE, REPO_ROOT, VALUE_SETS, helmTemplate, parseManifests, run, runOk, toolPath } from './support/chart.js';
+import {
+  CHART_DIR,
+  NAMESPACE,
+  RELEASE,
+  REPO_ROOT,
+  VALUE_SETS,
+  helmTemplate,
+  parseManifests,
+  run,
+  runOk,
+  toolPath,
+} from './support/chart.js';
 import { crdFiles } from './support/kubeconform.js';
 
 /**
@@ -83,7 +94,10 @@ afterAll(async () => {
 describe('the chart CRDs on a real API server', () => {
   it('are established and serve WebhookEndpoint and InboundCredential', async () => {
     const r = await kubectlOk(['api-resources', '--api-group=webhookfanout.io', '-o', 'name']);
-    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['inboundcredentials.webhookfanout.io', 'webhookendpoints.webhookfanout.io']);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([
+      'inboundcredentials.webhookfanout.io',
+      'webhookendpoints.webhookfanout.io',
+    ]);
   });
 
   it('re-apply server-side without conflict (the upgrade path of the chart README)', async () => {
@@ -106,7 +120,10 @@ describe.each(Object.keys(VALUE_SETS))('kubectl apply --dry-run=server, %s value
     for (const o of objects) {
       const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
       const resource = `${o.kind.toLowerCase()}${group ? `.${group}` : ''}/${o.metadata.name}`;
-      expect(lines.some((l) => l.startsWith(resource + ' ')), `${resource} in ${lines.join('\n')}`).toBe(true);
+      expect(
+        lines.some((l) => l.startsWith(resource + ' ')),
+        `${resource} in ${lines.join('\n')}`,
+      ).toBe(true);
     }
   });
 });
@@ -175,18 +192,30 @@ describe('the manifests of the kind end-to-end harness (test/e2e/kind/manifests)
 
 describe('helm against the API server', () => {
   it('helm install --dry-run=server renders the release and its NOTES', async () => {
-    const r = await runOk(toolPath('helm'), [
-      'install',
-      RELEASE,
-      CHART_DIR,
-      '--namespace',
-      NAMESPACE,
-      '--dry-run=server',
-      '-f',
-      path.join(CHART_DIR, 'ci/minimal-values.yaml'),
-      '--set',
-      'tests.enabled=true',
-    ], { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath, HELM_CACHE_HOME: path.join(work, 'cache'), HELM_CONFIG_HOME: path.join(work, 'config'), HELM_DATA_HOME: path.join(work, 'data') } });
+    const r = await runOk(
+      toolPath('helm'),
+      [
+        'install',
+        RELEASE,
+        CHART_DIR,
+        '--namespace',
+        NAMESPACE,
+        '--dry-run=server',
+        '-f',
+        path.join(CHART_DIR, 'ci/minimal-values.yaml'),
+        '--set',
+        'tests.enabled=true',
+      ],
+      {
+        env: {
+          ...process.env,
+          KUBECONFIG: cp.kubeconfigPath,
+          HELM_CACHE_HOME: path.join(work, 'cache'),
+          HELM_CONFIG_HOME: path.join(work, 'config'),
+          HELM_DATA_HOME: path.join(work, 'data'),
+        },
+      },
+    );
     expect(r.stdout).toMatch(/STATUS: pending-install/);
     expect(r.stdout).toMatch(/NOTES:\nwebhook-fanout 0\.1\.0 is installed as release "webhook-fanout" in namespace "webhook-fanout"/);
     expect(r.stdout).toContain('kubectl -n webhook-fanout create secret generic webhook-fanout-database');
@@ -201,18 +230,39 @@ describe('helm against the API server', () => {
         await runOk(
           toolPath('helm'),
           [
-            'install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--dry-run=server', '-f', path.join(CHART_DIR, 'ci/minimal-values.yaml'),
-            '--set', 'adminApi.enabled=true,adminApi.auth.url=https://tenant.eu.auth0.com,adminApi.auth.audience=https://api.example.com,console.clientId=spa-1',
+            'install',
+            RELEASE,
+            CHART_DIR,
+            '--namespace',
+            NAMESPACE,
+            '--dry-run=server',
+            '-f',
+            path.join(CHART_DIR, 'ci/minimal-values.yaml'),
+            '--set',
+            'adminApi.enabled=true,adminApi.auth.url=https://tenant.eu.auth0.com,adminApi.auth.audience=https://api.example.com,console.clientId=spa-1',
             ...extra,
           ],
-          { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath, HELM_CACHE_HOME: path.join(work, 'cache'), HELM_CONFIG_HOME: path.join(work, 'config'), HELM_DATA_HOME: path.join(work, 'data') } },
+          {
+            env: {
+              ...process.env,
+              KUBECONFIG: cp.kubeconfigPath,
+              HELM_CACHE_HOME: path.join(work, 'cache'),
+              HELM_CONFIG_HOME: path.join(work, 'config'),
+              HELM_DATA_HOME: path.join(work, 'data'),
+            },
+          },
         )
       ).stdout;
     const forwarded = await notes([]);
     expect(forwarded).toContain('Console (signs in at https://tenant.eu.auth0.com, client spa-1, implicit flow):');
     expect(forwarded).toContain('kubectl -n webhook-fanout port-forward svc/webhook-fanout-ingest 8080:');
-    expect(forwarded).toContain('http://localhost:8080/console/  (the identity provider must allow the callback http://localhost:8080/console/callback)');
-    const ingress = await notes(['--set', 'ingest.ingress.enabled=true,ingest.ingress.tls[0].secretName=t,ingest.ingress.tls[0].hosts[0]=webhooks.example.com']);
+    expect(forwarded).toContain(
+      'http://localhost:8080/console/  (the identity provider must allow the callback http://localhost:8080/console/callback)',
+    );
+    const ingress = await notes([
+      '--set',
+      'ingest.ingress.enabled=true,ingest.ingress.tls[0].secretName=t,ingest.ingress.tls[0].hosts[0]=webhooks.example.com',
+    ]);
     expect(ingress).toContain('https://webhooks.example.com/console/');
     expect(ingress).toContain('callback https://webhooks.example.com/console/callback');
     expect(await notes(['--set', 'console.enabled=false'])).not.toContain('Console (');
@@ -224,7 +274,11 @@ describe('the operator RBAC, applied for real', () => {
 
   beforeAll(async () => {
     const objs = parseManifests(await helmTemplate());
-    const rbac = objs.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind) && !o.metadata.annotations?.['helm.sh/hook']);
+    const rbac = objs.filter(
+      (o) =>
+        ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind) &&
+        !o.metadata.annotations?.['helm.sh/hook'],
+    );
     await kubectlOk(['apply', '--server-side', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
     operatorKubeconfig = path.join(work, 'operator.kubeconfig');
     await writeFile(operatorKubeconfig, kubeconfigYaml(cp, OPERATOR_USER, cp.operatorToken, OPERATOR_NAMESPACE), { mode: 0o600 });
@@ -260,7 +314,11 @@ describe('the operator RBAC, applied for real', () => {
   it('grants nothing more (least privilege)', async () => {
     // asked with the operator's own token (a SelfSubjectAccessReview)
     const can = async (verb: string, resource: string, namespace?: string) => {
-      const r = await kubectl(['auth', 'can-i', verb, resource, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])], undefined, operatorKubeconfig);
+      const r = await kubectl(
+        ['auth', 'can-i', verb, resource, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])],
+        undefined,
+        operatorKubeconfig,
+      );
       return r.stdout.trim();
     };
     expect(await can('list', 'webhookendpoints.webhookfanout.io')).toBe('yes');
@@ -283,9 +341,16 @@ describe('the operator RBAC, applied for real', () => {
       const user = `system:serviceaccount:${NAMESPACE}:${RELEASE}-${sa}`;
       const r = await kubectl(['auth', 'can-i', '--list', '--as', user, '-n', NAMESPACE]);
       expect(r.code, r.stderr).toBe(0);
-      const rows = r.stdout.split('\n').slice(1).filter(Boolean).map((l) => l.split(/\s+/)[0]);
+      const rows = r.stdout
+        .split('\n')
+        .slice(1)
+        .filter(Boolean)
+        .map((l) => l.split(/\s+/)[0]);
       // only what every authenticated user may do (self reviews, discovery)
-      for (const res of rows) expect(res, `${sa}: ${r.stdout}`).toMatch(/^(selfsubject\w+\.authorization\.k8s\.io|selfsubjectreviews\.authentication\.k8s\.io|)$/);
+      for (const res of rows)
+        expect(res, `${sa}: ${r.stdout}`).toMatch(
+          /^(selfsubject\w+\.authorization\.k8s\.io|selfsubjectreviews\.authentication\.k8s\.io|)$/,
+        );
     }
   });
 });

@@ -71,7 +71,13 @@ describe('consumer and worker started while Temporal is unreachable', () => {
     services.push(consumer, worker);
 
     for (const s of [consumer, worker]) {
-      expect(await eventually(() => probe(`${s.management}/healthz`), (v) => v === 200, 30_000)).toBe(200);
+      expect(
+        await eventually(
+          () => probe(`${s.management}/healthz`),
+          (v) => v === 200,
+          30_000,
+        ),
+      ).toBe(200);
     }
     await new Promise((r) => setTimeout(r, 3_000));
     for (const s of [consumer, worker]) {
@@ -79,13 +85,23 @@ describe('consumer and worker started while Temporal is unreachable', () => {
       const started = Date.now();
       expect(await probe(`${s.management}/readyz`)).toBe(503);
       expect(Date.now() - started).toBeLessThan(2_900);
-      const logged = await eventually(async () => s.output.join(''), (o) => o.includes('temporal unreachable; retrying'), 20_000);
+      const logged = await eventually(
+        async () => s.output.join(''),
+        (o) => o.includes('temporal unreachable; retrying'),
+        20_000,
+      );
       expect(logged).toContain('temporal unreachable; retrying');
     }
 
     temporal = await startTemporalDevServer({ port: temporalPort });
     for (const s of [consumer, worker]) {
-      expect(await eventually(() => probe(`${s.management}/readyz`), (v) => v === 200, 60_000)).toBe(200);
+      expect(
+        await eventually(
+          () => probe(`${s.management}/readyz`),
+          (v) => v === 200,
+          60_000,
+        ),
+      ).toBe(200);
       expect(s.child.exitCode).toBeNull();
     }
   }, 150_000);

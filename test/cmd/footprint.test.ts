@@ -42,7 +42,7 @@ function packagesLoadedBy(commandModule: string): Promise<Set<string>> {
 describe('what each process loads', () => {
   // tracing off (no OTEL_ endpoint) must cost nothing: the SDK, its exporters and Temporal's
   // interceptors are imported by observability/tracing.ts only once tracing is on
-  it.each(['ingest', 'consumer', 'worker'])('the %s does not load OpenTelemetry\'s SDK until tracing is on', async (command) => {
+  it.each(['ingest', 'consumer', 'worker'])("the %s does not load OpenTelemetry's SDK until tracing is on", async (command) => {
     const loaded = await packagesLoadedBy(command);
     for (const pkg of [
       '@opentelemetry/sdk-trace-node',
@@ -62,7 +62,17 @@ describe('what each process loads', () => {
     expect(loaded.has('fastify')).toBe(true); // the probe sees the packages a command loads
     expect(loaded.has('@aws-sdk/client-sns')).toBe(true);
     // ingest only publishes
-    for (const pkg of ['@temporalio/client', '@temporalio/proto', '@grpc/grpc-js', '@fastify/swagger', '@fastify/swagger-ui', 'typebox', 'get-jwks', '@kubernetes/client-node', '@aws-sdk/client-sqs']) {
+    for (const pkg of [
+      '@temporalio/client',
+      '@temporalio/proto',
+      '@grpc/grpc-js',
+      '@fastify/swagger',
+      '@fastify/swagger-ui',
+      'typebox',
+      'get-jwks',
+      '@kubernetes/client-node',
+      '@aws-sdk/client-sqs',
+    ]) {
       expect(loaded, pkg).not.toContain(pkg);
     }
   });

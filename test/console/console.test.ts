@@ -128,7 +128,9 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     receivers.good = await startReceiver();
     receivers.flaky = await startReceiver([{ status: 500, body: 'flaky is down' }]);
     receivers.fragile = await startReceiver([{ status: 500, body: 'fragile is down' }]);
-    receivers.hostile = await startReceiver([{ status: 502, body: `<html><title>x</title>${PROBE_TEXT}</html>`, headers: { 'content-type': 'text/html' } }]);
+    receivers.hostile = await startReceiver([
+      { status: 502, body: `<html><title>x</title>${PROBE_TEXT}</html>`, headers: { 'content-type': 'text/html' } },
+    ]);
     ({ dev, database } = await stack(receivers, 'implicit'));
     browser = await launchChromium();
     admin = await watchedPage(browser);
@@ -213,7 +215,10 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     await page.getByText('"total": 42').waitFor();
     // two deliveries: good (SUCCESS) and flaky (FAILED, one attempt); wait until both settled
     const rows = page.getByRole('table', { name: 'Deliveries of this event' }).getByRole('row');
-    await eventually(async () => (await rows.filter({ hasText: 'FAILED' }).count()) === 1 && (await rows.filter({ hasText: 'SUCCESS' }).count()) === 1, 60_000);
+    await eventually(
+      async () => (await rows.filter({ hasText: 'FAILED' }).count()) === 1 && (await rows.filter({ hasText: 'SUCCESS' }).count()) === 1,
+      60_000,
+    );
     await screenshot(page, 'event');
     await rows.filter({ hasText: 'default/flaky' }).getByRole('link').click();
     await heading(page, 'Delivery');
@@ -313,7 +318,10 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
 
     await page.getByRole('link', { name: 'Endpoints' }).click();
     await heading(page, 'Endpoints');
-    await page.getByRole('row', { name: /default\/fragile/ }).getByText('DISABLED', { exact: true }).waitFor({ timeout: 60_000 });
+    await page
+      .getByRole('row', { name: /default\/fragile/ })
+      .getByText('DISABLED', { exact: true })
+      .waitFor({ timeout: 60_000 });
     expect(await page.getByRole('button', { name: /Enable/ }).count()).toBe(0);
 
     // typed in by hand: the page says the permission is missing, and the API's 403 shows as such
@@ -351,15 +359,34 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     await page.getByText('default/fragile is ACTIVE again').waitFor();
     await eventually(async () => receivers.fragile.requests.some((r) => JSON.parse(r.body.toString()).id === held), 60_000);
     await page.goto(console$('/endpoints'));
-    await page.getByRole('row', { name: /default\/fragile/ }).getByText('ACTIVE', { exact: true }).waitFor();
-    await eventually(async () => (await page.getByRole('row', { name: /default\/fragile/ }).getByRole('link', { name: /held/ }).innerText()).trim() === '0', 60_000);
+    await page
+      .getByRole('row', { name: /default\/fragile/ })
+      .getByText('ACTIVE', { exact: true })
+      .waitFor();
+    await eventually(
+      async () =>
+        (
+          await page
+            .getByRole('row', { name: /default\/fragile/ })
+            .getByRole('link', { name: /held/ })
+            .innerText()
+        ).trim() === '0',
+      60_000,
+    );
   }, 150_000);
 
   it('an event whose payload, headers and endpoint answer carry <script>, <img onerror>, javascript: and </title> probes runs none of them', async () => {
     const { page } = admin;
     probeEventId = await send(
       'shop',
-      { id: `${PROBES.img}-${randomBytes(3).toString('hex')}`, type: 'probe', html: PROBES.script, link: PROBES.js, title: PROBES.title, svg: PROBES.svg },
+      {
+        id: `${PROBES.img}-${randomBytes(3).toString('hex')}`,
+        type: 'probe',
+        html: PROBES.script,
+        link: PROBES.js,
+        title: PROBES.title,
+        svg: PROBES.svg,
+      },
       { 'x-probe-img': PROBES.img, 'x-probe-title': PROBES.title, 'x-probe-link': PROBES.js },
     );
     await eventually(async () => receivers.hostile.requests.length >= 1, 60_000);

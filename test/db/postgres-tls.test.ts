@@ -22,9 +22,19 @@ beforeAll(async () => {
   const server = pki.issue('postgres-server', { dnsNames: ['localhost'] });
   keyForPostgres(server.key);
   const hba = path.join(pki.dir, 'pg_hba.conf');
-  writeFileSync(hba, ['hostssl all all 127.0.0.1/32 scram-sha-256', 'hostssl all all ::1/128 scram-sha-256', 'local all all trust', ''].join('\n'));
+  writeFileSync(
+    hba,
+    ['hostssl all all 127.0.0.1/32 scram-sha-256', 'hostssl all all ::1/128 scram-sha-256', 'local all all trust', ''].join('\n'),
+  );
   pg = await startEmbeddedPostgres({
-    settings: { ssl: 'on', ssl_cert_file: server.cert, ssl_key_file: server.key, ssl_ca_file: pki.caCert, hba_file: hba, password_encryption: 'scram-sha-256' },
+    settings: {
+      ssl: 'on',
+      ssl_cert_file: server.cert,
+      ssl_key_file: server.key,
+      ssl_ca_file: pki.caCert,
+      hba_file: hba,
+      password_encryption: 'scram-sha-256',
+    },
   });
 }, 120_000);
 
@@ -123,7 +133,9 @@ describe('Postgres over TLS with a private CA', () => {
     const cfg = loadMigrateConfig(env);
     const db = createDb({ url: cfg.databaseUrl, tls: cfg.databaseTls });
     try {
-      const tables = await db.raw<{ rows: Array<{ n: number }> }>(`select count(*)::int as n from information_schema.tables where table_name = 'webhook_event'`);
+      const tables = await db.raw<{ rows: Array<{ n: number }> }>(
+        `select count(*)::int as n from information_schema.tables where table_name = 'webhook_event'`,
+      );
       expect(tables.rows[0]?.n).toBe(1);
     } finally {
       await db.destroy();

@@ -58,10 +58,12 @@ describe('outbound request', () => {
   });
 
   it('BASIC: Authorization is Basic base64(username:password)', async () => {
-    receiver = await startReceiver({ handler: (req, res) => {
-      res.statusCode = req.headers.authorization === 'Basic YWxpY2U6czNjcjN0OnfDtnJk' ? 204 : 401;
-      res.end();
-    } });
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        res.statusCode = req.headers.authorization === 'Basic YWxpY2U6czNjcjN0OnfDtnJk' ? 204 : 401;
+        res.end();
+      },
+    });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BASIC', username: 'alice', secret: 's3cr3t:wörd', signingSecret: null } }),
     );
@@ -72,10 +74,12 @@ describe('outbound request', () => {
   });
 
   it('BEARER: Authorization is Bearer <token>', async () => {
-    receiver = await startReceiver({ handler: (req, res) => {
-      res.statusCode = req.headers.authorization === 'Bearer tok_live_123' ? 200 : 401;
-      res.end();
-    } });
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        res.statusCode = req.headers.authorization === 'Bearer tok_live_123' ? 200 : 401;
+        res.end();
+      },
+    });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_live_123', signingSecret: null } }),
     );
@@ -85,13 +89,15 @@ describe('outbound request', () => {
   it('HMAC: the receiver recomputes base64(HMAC-SHA256(raw body, secret)) and it matches', async () => {
     const secret = 'whsec_9f8e7d';
     let verified = false;
-    receiver = await startReceiver({ handler: (req, res) => {
-      const expected = createHmac('sha256', secret).update(req.body).digest();
-      const given = Buffer.from(String(req.headers['x-webhook-signature']), 'base64');
-      verified = given.length === expected.length && timingSafeEqual(given, expected);
-      res.statusCode = verified ? 200 : 401;
-      res.end();
-    } });
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        const expected = createHmac('sha256', secret).update(req.body).digest();
+        const given = Buffer.from(String(req.headers['x-webhook-signature']), 'base64');
+        verified = given.length === expected.length && timingSafeEqual(given, expected);
+        res.statusCode = verified ? 200 : 401;
+        res.end();
+      },
+    });
     const outcome = await sender.send(
       outbound(receiver.url, {
         body: binaryBody,
@@ -105,11 +111,13 @@ describe('outbound request', () => {
   });
 
   it('HMAC: a different secret does not verify (the receiver check can fail)', async () => {
-    receiver = await startReceiver({ handler: (req, res) => {
-      const expected = createHmac('sha256', 'the-right-secret').update(req.body).digest('base64');
-      res.statusCode = req.headers['x-webhook-signature'] === expected ? 200 : 401;
-      res.end();
-    } });
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        const expected = createHmac('sha256', 'the-right-secret').update(req.body).digest('base64');
+        res.statusCode = req.headers['x-webhook-signature'] === expected ? 200 : 401;
+        res.end();
+      },
+    });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'HMAC', username: null, secret: null, signingSecret: 'a-wrong-secret' } }),
     );
@@ -200,16 +208,20 @@ describe('outbound request', () => {
 
   it('BEARER without a token fails permanently without sending', async () => {
     receiver = await startReceiver();
-    const outcome = await sender.send(outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: null, signingSecret: null } }));
+    const outcome = await sender.send(
+      outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: null, signingSecret: null } }),
+    );
     expect(outcome).toMatchObject({ kind: 'permanent', status: null });
     expect(receiver.requests).toHaveLength(0);
   });
 
   it('never puts the BASIC password or BEARER token into an error', async () => {
-    receiver = await startReceiver({ handler: (_req, res) => {
-      res.statusCode = 403;
-      res.end('forbidden');
-    } });
+    receiver = await startReceiver({
+      handler: (_req, res) => {
+        res.statusCode = 403;
+        res.end('forbidden');
+      },
+    });
     const outcome = await sender.send(
       outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_do_not_leak', signingSecret: null } }),
     );

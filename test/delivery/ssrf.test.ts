@@ -146,10 +146,12 @@ describe('sender with the SSRF guard', () => {
   it('checks every new connection: a DNS answer that changes to a metadata address (rebinding) is blocked', async () => {
     // Connection: close forces a new connection, hence a new lookup, for the next attempt
     const receiver = track(
-      await startReceiver({ handler: (_req, res) => {
-        res.setHeader('Connection', 'close');
-        res.end('ok');
-      } }),
+      await startReceiver({
+        handler: (_req, res) => {
+          res.setHeader('Connection', 'close');
+          res.end('ok');
+        },
+      }),
     );
     let lookups = 0;
     const resolve: Resolve = async () => {

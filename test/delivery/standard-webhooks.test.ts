@@ -25,16 +25,18 @@ const swAuth = (signingSecret: string, previousSigningSecret: string | null = nu
 /** A receiver that answers 204 when `key` verifies the request, 401 with the library's reason otherwise. */
 function verifyingReceiver(key: string, tamper: (body: Buffer) => Buffer = (b) => b): Promise<Receiver> {
   const wh = new Webhook(key);
-  return startReceiver({ handler: (req, res) => {
-    try {
-      wh.verify(tamper(req.body), stringHeaders(req));
-      res.statusCode = 204;
-      res.end();
-    } catch (err) {
-      res.statusCode = 401;
-      res.end(err instanceof Error ? err.message : 'invalid');
-    }
-  } });
+  return startReceiver({
+    handler: (req, res) => {
+      try {
+        wh.verify(tamper(req.body), stringHeaders(req));
+        res.statusCode = 204;
+        res.end();
+      } catch (err) {
+        res.statusCode = 401;
+        res.end(err instanceof Error ? err.message : 'invalid');
+      }
+    },
+  });
 }
 
 const stringHeaders = (req: ReceivedRequest): Record<string, string> =>

@@ -28,17 +28,21 @@ describe('when a dependency of the tests does not start', () => {
     expect(message).toMatch(/invalid value for parameter "shared_buffers": "plenty"/);
   }, 60_000);
 
-  it("the global setup names the dependency, its exit and its output; the count line reads failed", async () => {
+  it('the global setup names the dependency, its exit and its output; the count line reads failed', async () => {
     // a Temporal CLI that fails the way a busy machine's did: it prints why, then exits
     const cli = path.join(dir, 'temporal');
     await writeFile(cli, '#!/bin/sh\necho "starting up" >&2\necho "bind: address already in use (fake)" >&2\nexit 3\n');
     await chmod(cli, 0o755);
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS'));
-    const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/vitest'), ['run', 'test/unit/domain/errors.test.ts', '--config', 'vitest.config.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...env, TEMPORAL_CLI_PATH: cli, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      path.join(REPO_ROOT, 'node_modules/.bin/vitest'),
+      ['run', 'test/unit/domain/errors.test.ts', '--config', 'vitest.config.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...env, TEMPORAL_CLI_PATH: cli, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -46,7 +50,9 @@ describe('when a dependency of the tests does not start', () => {
 
     expect(code, output).not.toBe(0);
     expect(output).toContain("the tests' global setup could not start its dependencies:");
-    expect(output).toMatch(/Temporal dev server failed to start: temporal dev server exited during start \(exit code 3\); its last output:\s+starting up\s+bind: address already in use \(fake\)/);
+    expect(output).toMatch(
+      /Temporal dev server failed to start: temporal dev server exited during start \(exit code 3\); its last output:\s+starting up\s+bind: address already in use \(fake\)/,
+    );
     expect(output).not.toContain('Unknown Error: undefined');
     expect(output).toMatch(/^0 passed, 1 failed$/m);
   }, 180_000);

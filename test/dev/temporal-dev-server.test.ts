@@ -6,7 +6,9 @@ describe('the Temporal dev server (the real CLI)', () => {
     // a database file it can not create: the server prints why and exits before it listens
     const err: unknown = await startTemporalDevServer({ dbFile: '/proc/no-such-dir/temporal.db' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
-    expect((err as Error).message).toMatch(/^temporal dev server exited during start \((exit code [1-9]\d*|killed by SIG\w+)\); its last output:\n\S/);
+    expect((err as Error).message).toMatch(
+      /^temporal dev server exited during start \((exit code [1-9]\d*|killed by SIG\w+)\); its last output:\n\S/,
+    );
     expect((err as Error).message).toMatch(/temporal\.db|no-such-dir|sqlite/i);
   }, 60_000);
 });

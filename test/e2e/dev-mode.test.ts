@@ -176,7 +176,10 @@ describe('dev mode (webhook-fanout dev)', () => {
       const addresses = await listening(p);
       expect(addresses.length, `port ${p}`).toBeGreaterThan(0);
       // 0100007F is 127.0.0.1 in /proc's byte order; 0.0.0.0 or :: would be all interfaces
-      expect(addresses.every((a) => a === '0100007F'), `port ${p}: ${addresses.join(', ')}`).toBe(true);
+      expect(
+        addresses.every((a) => a === '0100007F'),
+        `port ${p}: ${addresses.join(', ')}`,
+      ).toBe(true);
     }
   });
 
@@ -222,7 +225,10 @@ describe('dev mode (webhook-fanout dev)', () => {
       });
     const metrics = async () => (await http(`http://127.0.0.1:${mgmt}/metrics`, { method: 'GET' })).text;
     expect((await send('fragile-1')).status).toBe(200);
-    await eventually(async () => /webhook_fanout_endpoint_auto_disables_total\{endpoint="default\/fragile"\} 1/.test(await metrics()), 30_000);
+    await eventually(
+      async () => /webhook_fanout_endpoint_auto_disables_total\{endpoint="default\/fragile"\} 1/.test(await metrics()),
+      30_000,
+    );
     await eventually(async () => /webhook_fanout_endpoints_disabled 1/.test(await metrics()), 30_000);
     expect(fragile.requests).toHaveLength(1);
 
@@ -250,7 +256,9 @@ describe('dev mode (webhook-fanout dev)', () => {
     }
     const throttled = () => receiver.requests.slice(before).filter((q) => q.path.endsWith('/throttled'));
     await eventually(async () => throttled().length >= 4, 30_000);
-    const at = throttled().map((q) => q.startedAt).sort((a, b) => a - b);
+    const at = throttled()
+      .map((q) => q.startedAt)
+      .sort((a, b) => a - b);
     // 2 a second: 500 ms apart when admitted; the catch-all sink got the burst at once
     for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(400);
   });

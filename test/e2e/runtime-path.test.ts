@@ -8,7 +8,8 @@ import { startReceiver, type Receiver, type RecordedRequest } from '../support/r
 import { endpointSpec } from '../support/process-stack.js';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 
-const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec => endpointSpec(name, url, { timeoutSeconds: 2, ...over });
+const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec =>
+  endpointSpec(name, url, { timeoutSeconds: 2, ...over });
 
 describe.each([
   { mode: 'consumer and worker apart', workerConsumesQueue: false },
@@ -36,17 +37,23 @@ describe.each([
       eventTypeRule: null,
       resourceName: 'test/shop',
     });
-    await s.repos.endpoints.upsertByResourceUid('e1', endpoint('signed', `${signed.url}/all`, {
-      authType: 'HMAC',
-      signingSecret: 'whsec_test',
-      customHeaders: { 'X-Team': 'payments' },
-    }));
-    await s.repos.endpoints.upsertByResourceUid('e2', endpoint('orders', `${orders.url}/orders`, {
-      eventType: 'order.created',
-      authType: 'BEARER',
-      authSecret: 'tok_123',
-      method: 'PUT',
-    }));
+    await s.repos.endpoints.upsertByResourceUid(
+      'e1',
+      endpoint('signed', `${signed.url}/all`, {
+        authType: 'HMAC',
+        signingSecret: 'whsec_test',
+        customHeaders: { 'X-Team': 'payments' },
+      }),
+    );
+    await s.repos.endpoints.upsertByResourceUid(
+      'e2',
+      endpoint('orders', `${orders.url}/orders`, {
+        eventType: 'order.created',
+        authType: 'BEARER',
+        authSecret: 'tok_123',
+        method: 'PUT',
+      }),
+    );
     await s.repos.endpoints.upsertByResourceUid('e3', endpoint('flaky', `${flaky.url}/flaky`, { eventType: 'order.created' }));
     await s.repos.endpoints.upsertByResourceUid('e4', endpoint('other-type', `${other.url}/x`, { eventType: 'refund.created' }));
   });
@@ -131,13 +138,19 @@ describe.each([
         eventTypeRule: null,
         resourceName: 'test/sw',
       });
-      for (const [uid, r] of [['sw-old', holdsOld], ['sw-new', holdsNew]] as const) {
-        await s.repos.endpoints.upsertByResourceUid(uid, endpoint(uid, `${r.url}/hook`, {
-          source: 'sw',
-          authType: 'STANDARD_WEBHOOKS',
-          signingSecret: newKey,
-          previousSigningSecret: oldKey,
-        }));
+      for (const [uid, r] of [
+        ['sw-old', holdsOld],
+        ['sw-new', holdsNew],
+      ] as const) {
+        await s.repos.endpoints.upsertByResourceUid(
+          uid,
+          endpoint(uid, `${r.url}/hook`, {
+            source: 'sw',
+            authType: 'STANDARD_WEBHOOKS',
+            signingSecret: newKey,
+            previousSigningSecret: oldKey,
+          }),
+        );
       }
       const res = await http(`${s.url}/api/webhooks/sw`, {
         headers: { authorization: basic('sw', 'sw-pass'), 'content-type': 'application/json' },

@@ -139,7 +139,11 @@ describe('fanout activities', () => {
     expect(await t.repos.deliveries.listByEvent(eventId)).toHaveLength(1);
   });
 
-  it('prepare: a row another run inserts meanwhile is returned too, and a settled row is not delivered again', async ({ t, receiver, database }) => {
+  it('prepare: a row another run inserts meanwhile is returned too, and a settled row is not delivered again', async ({
+    t,
+    receiver,
+    database,
+  }) => {
     const source = uniqueSource();
     const a = await addEndpoint(t.repos, { source, url: receiver.url });
     const b = await addEndpoint(t.repos, { source, url: receiver.url });
@@ -150,7 +154,14 @@ describe('fanout activities', () => {
     const [held] = (await other('webhook_delivery').insert({ event_id: eventId, endpoint_id: b }).returning('id')) as Array<{ id: string }>;
     const prepared = t.prepare(1, { eventId });
     await expect
-      .poll(async () => (await database.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows.length)
+      .poll(
+        async () =>
+          (
+            await database.db.raw<{ rows: unknown[] }>(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).rows.length,
+      )
       .toBe(1);
     await other.commit();
     const first = await prepared;
@@ -187,7 +198,11 @@ describe('fanout activities', () => {
     expect(foreign.nonRetryable).toBe(true);
   });
 
-  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({ t, receiver, database }) => {
+  it('deliver: Retry-After sets the next retry delay, never below the backoff and capped at its maximum', async ({
+    t,
+    receiver,
+    database,
+  }) => {
     const { deliveryId, endpointId } = await t.preparedDelivery();
     receiver.setScript([{ status: 503, headers: { 'retry-after': '30' } }]);
     const long = await failureOf(t.deliver(1, { deliveryId, maxAttempts: 5 }));
@@ -223,7 +238,8 @@ describe('fanout activities', () => {
     ['a concurrency limit: two more (admission, giving the slot back)', { maxConcurrency: 5 }, 4],
   ])('deliver, %s', async ([, limits, statements], { t, database }) => {
     const { deliveryId, endpointId } = await t.preparedDelivery();
-    await database.db('webhook_endpoint')
+    await database
+      .db('webhook_endpoint')
       .where({ id: endpointId })
       .update({ rate_limit_per_second: limits.rateLimitPerSecond ?? null, max_concurrency: limits.maxConcurrency ?? null });
     const seen: string[] = [];
@@ -278,7 +294,11 @@ describe('fanout activities', () => {
     t.setSend(() => Promise.reject(new Error('bug in sender')));
     const first = await failureOf(t.deliver(1, { deliveryId, maxAttempts: 2 }));
     expect(first.nonRetryable).toBe(false);
-    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: 'sender error: bug in sender' });
+    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({
+      status: 'PENDING',
+      attempts: 1,
+      lastError: 'sender error: bug in sender',
+    });
     const last = await failureOf(t.deliver(2, { deliveryId, maxAttempts: 2 }));
     expect(last.nonRetryable).toBe(true);
     expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'FAILED', attempts: 2 });

@@ -37,8 +37,7 @@ describe('deliver activity during a Postgres outage', () => {
 
   // each call runs in an activity context whose Info carries the given attempt number
   const env = (attempt: number) => new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR') });
-  const prepare = (attempt: number, input: PrepareInput): Promise<PrepareResult> =>
-    env(attempt).run(activities.prepare, input);
+  const prepare = (attempt: number, input: PrepareInput): Promise<PrepareResult> => env(attempt).run(activities.prepare, input);
 
   const failureOf = async (p: Promise<unknown>): Promise<ApplicationFailure> => {
     const err: unknown = await p.then(
@@ -91,7 +90,7 @@ describe('deliver activity during a Postgres outage', () => {
     });
     const deliverProxied = (attempt: number, input: DeliverInput) => env(attempt).run(proxied.deliver, input);
 
-    it('deliver: a database failure spends no endpoint attempt and fails nothing, even on Temporal\'s last attempt', async () => {
+    it("deliver: a database failure spends no endpoint attempt and fails nothing, even on Temporal's last attempt", async () => {
       const { deliveryId } = await prepared({ maxAttempts: 3 });
       const calls = receiver.requests.length;
       proxy.cut();

@@ -65,7 +65,10 @@ describe('delivery outcomes', () => {
   });
 
   it('5xx then 2xx: SUCCESS with attempts=2', async ({ h, receiver }) => {
-    const r = await receiver([{ status: 503, body: 'busy' }, { status: 200, body: 'fine' }]);
+    const r = await receiver([
+      { status: 503, body: 'busy' },
+      { status: 200, body: 'fine' },
+    ]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, maxAttempts: 3 });
     const eventId = await addEvent(h.repos, { source });
@@ -78,7 +81,10 @@ describe('delivery outcomes', () => {
   });
 
   it('timeout: retried, and succeeds once the endpoint answers in time', async ({ h, receiver }) => {
-    const r = await receiver([{ status: 200, delayMs: 2_500 }, { status: 200, body: 'quick' }]);
+    const r = await receiver([
+      { status: 200, delayMs: 2_500 },
+      { status: 200, body: 'quick' },
+    ]);
     const source = uniqueSource();
     const endpointId = await addEndpoint(h.repos, { source, url: r.url, timeoutSeconds: 1, maxAttempts: 3 });
     const eventId = await addEvent(h.repos, { source });

@@ -52,7 +52,11 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
 
   it('disables after N FAILED deliveries in a row; the next ones fail at once without a request and are redriven once, oldest first, on enable', async () => {
     const source = uniqueSource('health');
-    const flaky = await receiver([{ status: 500, body: 'down' }, { status: 500, body: 'down' }, { status: 422, body: 'nope' }]);
+    const flaky = await receiver([
+      { status: 500, body: 'down' },
+      { status: 500, body: 'down' },
+      { status: 422, body: 'nope' },
+    ]);
     const healthy = await receiver();
     const endpointId = await addEndpoint(h.repos, { source, url: flaky.url, maxAttempts: 1, autoDisableAfter: 3, name: 'ns/flaky' });
     await addEndpoint(h.repos, { source, url: healthy.url, name: 'ns/healthy' });
@@ -157,7 +161,14 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
     );
     const settled = await Promise.all(
       deliveries.map((id) =>
-        h.repos.deliveries.recordAttempt(id, { status: 'FAILED', responseStatus: 500, responseBody: null, error: 'HTTP 500', startedAt: new Date(), durationMs: 5 }),
+        h.repos.deliveries.recordAttempt(id, {
+          status: 'FAILED',
+          responseStatus: 500,
+          responseBody: null,
+          error: 'HTTP 500',
+          startedAt: new Date(),
+          durationMs: 5,
+        }),
       ),
     );
     expect(settled.filter((s) => s?.autoDisabled)).toHaveLength(1);

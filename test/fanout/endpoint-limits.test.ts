@@ -184,7 +184,9 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     await expectOneAttemptEach(ids, endpointId);
     // both processes ran deliveries that had to wait: the limit held across them, not in one
     for (const w of workers) {
-      expect(await scraped([w], 'webhook_fanout_delivery_deferrals_total', { endpoint: 'rate-limited', reason: 'rate' })).toBeGreaterThan(0);
+      expect(await scraped([w], 'webhook_fanout_delivery_deferrals_total', { endpoint: 'rate-limited', reason: 'rate' })).toBeGreaterThan(
+        0,
+      );
     }
     expect(await scraped(workers, 'webhook_fanout_delivery_limit_wait_seconds_total', { endpoint: 'rate-limited' })).toBeGreaterThan(1);
   });
@@ -205,7 +207,9 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     // the limit is a ceiling, not one at a time
     expect(maxInFlight(limited.requests)).toBeGreaterThanOrEqual(2);
     await expectOneAttemptEach(ids, endpointId);
-    expect(await scraped(workers, 'webhook_fanout_delivery_deferrals_total', { endpoint: 'conc-limited', reason: 'concurrency' })).toBeGreaterThan(0);
+    expect(
+      await scraped(workers, 'webhook_fanout_delivery_deferrals_total', { endpoint: 'conc-limited', reason: 'concurrency' }),
+    ).toBeGreaterThan(0);
     // nothing is left holding a slot once every delivery is done
     expect(await database.db('webhook_endpoint_lease').where({ endpoint_id: endpointId })).toEqual([]);
   });
@@ -213,7 +217,14 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
   it('both limits together hold on one endpoint', async () => {
     const limited = await receiver(() => ({ status: 200, body: 'ok', delayMs: 500 }));
     const source = uniqueSource('both');
-    const endpointId = await addEndpoint(repos, { source, url: limited.url, name: 'both-limited', maxAttempts: 1, rateLimitPerSecond: 8, maxConcurrency: 2 });
+    const endpointId = await addEndpoint(repos, {
+      source,
+      url: limited.url,
+      name: 'both-limited',
+      maxAttempts: 1,
+      rateLimitPerSecond: 8,
+      maxConcurrency: 2,
+    });
 
     const ids = await fanOut(source, 16);
 
@@ -224,7 +235,9 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
   });
 
   it('a 503 with Retry-After pauses every delivery to that endpoint for the time it asks, without spending their attempts', async () => {
-    const r = await receiver((n) => (n === 0 ? { status: 503, body: 'busy', headers: { 'retry-after': '3' } } : { status: 200, body: 'ok' }));
+    const r = await receiver((n) =>
+      n === 0 ? { status: 503, body: 'busy', headers: { 'retry-after': '3' } } : { status: 200, body: 'ok' },
+    );
     const source = uniqueSource('pause');
     // no limits configured: the pause applies to every endpoint
     const endpointId = await addEndpoint(repos, { source, url: r.url, name: 'pausing', maxAttempts: 3 });
@@ -246,17 +259,16 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     for (const q of after) expect(q.startedAt - refusedAt).toBeGreaterThanOrEqual(2_900);
     expect(await deliveryOf(repos, firstEvent, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 2 });
     await expectOneAttemptEach(others, endpointId);
-    expect(await scraped(workers, 'webhook_fanout_delivery_deferrals_total', { endpoint: 'pausing', reason: 'retry_after' })).toBeGreaterThan(0);
+    expect(
+      await scraped(workers, 'webhook_fanout_delivery_deferrals_total', { endpoint: 'pausing', reason: 'retry_after' }),
+    ).toBeGreaterThan(0);
   });
 
   it('a worker that died holding a concurrency slot gives it back when its lease expires', async () => {
     const source = uniqueSource('lease');
     const endpointId = await addEndpoint(repos, { source, url: 'http://127.0.0.1:9/none', name: 'lease', maxConcurrency: 1 });
     const [a, b] = await Promise.all([addEvent(repos, { source }), addEvent(repos, { source })]);
-    const [da, db] = await Promise.all([
-      repos.deliveries.prepareRun(a, a),
-      repos.deliveries.prepareRun(b, b),
-    ]);
+    const [da, db] = await Promise.all([repos.deliveries.prepareRun(a, a), repos.deliveries.prepareRun(b, b)]);
     const limits = { perSecond: null, maxConcurrency: 1 };
     // a takes the one slot and is never heard of again (SIGKILL): b waits until the lease ends
     expect(await repos.endpointLimits.admit(endpointId, da![0]!.delivery.id, limits, 1_000)).toEqual({ admitted: true });
@@ -289,7 +301,14 @@ describe('per-endpoint rate and concurrency limits, two worker processes', () =>
     const r = await receiver((n) => (n === 0 ? { status: 200, body: 'late', delayMs: 60_000 } : { status: 200, body: 'ok' }));
     const source = uniqueSource('killed');
     // lease = timeoutSeconds + LEASE_MARGIN_MS = 20 s + 5 s: longer than a worker takes to start
-    const endpointId = await addEndpoint(repos, { source, url: r.url, name: 'killed', maxConcurrency: 1, timeoutSeconds: 20, maxAttempts: 3 });
+    const endpointId = await addEndpoint(repos, {
+      source,
+      url: r.url,
+      name: 'killed',
+      maxConcurrency: 1,
+      timeoutSeconds: 20,
+      maxAttempts: 3,
+    });
     const first = await addEvent(repos, { source });
     void runFanout(first).catch(() => undefined);
     while (r.requests.length === 0) await sleep(20);

@@ -15,7 +15,10 @@ async function eventTypes(client: Client, workflowId: string): Promise<string[]>
 // What a delivery costs Temporal is the history each run writes (issue 12): on the happy path a
 // fanout started by this version is one workflow task whose local activities leave a marker each.
 describe('the history of a fanout', () => {
-  it('an event whose endpoint answers 200 is one workflow task: a marker per local activity, no activity task, no patch marker, no search-attribute update', async ({ h, receiver }) => {
+  it('an event whose endpoint answers 200 is one workflow task: a marker per local activity, no activity task, no patch marker, no search-attribute update', async ({
+    h,
+    receiver,
+  }) => {
     const source = uniqueSource();
     const ok = await receiver();
     await addEndpoint(h.repos, { source, url: ok.url });

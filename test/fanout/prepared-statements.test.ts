@@ -36,7 +36,14 @@ describe('prepared statements of the delivery path', () => {
     return { eventId, deliveryId: row.delivery.id };
   }
 
-  const failed = { status: 'PENDING' as const, responseStatus: 500, responseBody: null, error: 'HTTP 500', startedAt: new Date(), durationMs: 5 };
+  const failed = {
+    status: 'PENDING' as const,
+    responseStatus: 500,
+    responseBody: null,
+    error: 'HTTP 500',
+    startedAt: new Date(),
+    durationMs: 5,
+  };
 
   it('a migration that adds columns does not break the statements a live connection prepared', async () => {
     const { repos: live } = dbWith({ poolMax: 1 });

@@ -16,13 +16,25 @@ describe('redrive health: disabled, paused, held', () => {
   it('counts what is disabled, paused now (not a pause that ended) and held', async () => {
     const q = createRedriveQueries(t.db);
     expect(await q.health()).toEqual({ disabled: 0, paused: 0, held: 0 });
-    const [disabled, paused, pauseOver, inactive] = [await seedEndpoint(t.db), await seedEndpoint(t.db), await seedEndpoint(t.db), await seedEndpoint(t.db)];
+    const [disabled, paused, pauseOver, inactive] = [
+      await seedEndpoint(t.db),
+      await seedEndpoint(t.db),
+      await seedEndpoint(t.db),
+      await seedEndpoint(t.db),
+    ];
     await t.db('webhook_endpoint').where({ id: disabled }).update({ disabled_at: t.db.fn.now() });
-    await t.db('webhook_endpoint').where({ id: paused }).update({ paused_until: t.db.raw(`now() + interval '5 minutes'`) });
-    await t.db('webhook_endpoint').where({ id: pauseOver }).update({ paused_until: t.db.raw(`now() - interval '1 minute'`) });
+    await t
+      .db('webhook_endpoint')
+      .where({ id: paused })
+      .update({ paused_until: t.db.raw(`now() + interval '5 minutes'`) });
+    await t
+      .db('webhook_endpoint')
+      .where({ id: pauseOver })
+      .update({ paused_until: t.db.raw(`now() - interval '1 minute'`) });
     // a deactivated endpoint's state is not health: it is configuration
     await t.db('webhook_endpoint').where({ id: inactive }).update({ active: false, disabled_at: t.db.fn.now() });
-    for (let i = 0; i < 3; i++) await seedEvent(t.db, [disabled], { source: 'h', age: 60, status: 'FAILED', deliveries: [{ status: 'FAILED', held: true }] });
+    for (let i = 0; i < 3; i++)
+      await seedEvent(t.db, [disabled], { source: 'h', age: 60, status: 'FAILED', deliveries: [{ status: 'FAILED', held: true }] });
     await seedEvent(t.db, [paused], { source: 'h', age: 60, status: 'FAILED', deliveries: [{ status: 'FAILED' }] });
     expect(await q.health()).toEqual({ disabled: 1, paused: 1, held: 3 });
   });

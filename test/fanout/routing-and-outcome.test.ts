@@ -3,7 +3,10 @@ import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harne
 import { counterDelta, it } from './support/fixtures.js';
 
 describe('routing and event outcome', () => {
-  it('fans out to the union of active matches: specific type and catch-all fire; other types, sources and inactive do not', async ({ h, receiver }) => {
+  it('fans out to the union of active matches: specific type and catch-all fire; other types, sources and inactive do not', async ({
+    h,
+    receiver,
+  }) => {
     const source = uniqueSource();
     const [specific, catchAll, otherType, inactive, otherSource] = await Promise.all([
       receiver(),

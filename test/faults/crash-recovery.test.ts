@@ -57,7 +57,13 @@ interface Proc {
 
 function launch(p: Proc): void {
   const child = spawn(process.execPath, [CLI, p.cmd], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'warn', ...p.env, MANAGEMENT_PORT: String(p.managementPort) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'warn',
+      ...p.env,
+      MANAGEMENT_PORT: String(p.managementPort),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const keep = (b: Buffer) => {
@@ -156,9 +162,26 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     const ingestPort = await freePort();
     ingestUrl = `http://127.0.0.1:${ingestPort}`;
     const defs: Array<[string, string, Record<string, string>]> = [
-      ['ingest', 'ingest', { ...common, PORT: String(ingestPort), HOST: '127.0.0.1', TOPIC_ARN: topology.topicArn, ADMIN_API_ENABLED: 'false', SWEEP_INTERVAL_SECONDS: '5', SWEEP_MIN_AGE_SECONDS: '5', SWEEP_UNSTARTED_AFTER_SECONDS: '20' }],
+      [
+        'ingest',
+        'ingest',
+        {
+          ...common,
+          PORT: String(ingestPort),
+          HOST: '127.0.0.1',
+          TOPIC_ARN: topology.topicArn,
+          ADMIN_API_ENABLED: 'false',
+          SWEEP_INTERVAL_SECONDS: '5',
+          SWEEP_MIN_AGE_SECONDS: '5',
+          SWEEP_UNSTARTED_AFTER_SECONDS: '20',
+        },
+      ],
       ['consumer', 'consumer', { ...common, QUEUE_URL: topology.queueUrl, QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5' }],
-      ['worker-1', 'worker', { ...common, DELIVERY_BACKOFF_INITIAL_MS: '200', DELIVERY_BACKOFF_MAX_MS: '2000', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' }],
+      [
+        'worker-1',
+        'worker',
+        { ...common, DELIVERY_BACKOFF_INITIAL_MS: '200', DELIVERY_BACKOFF_MAX_MS: '2000', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' },
+      ],
       // worker-2 also does the consumer's work (WORKER_CONSUME_QUEUE): it competes with the consumer
       // for messages and starts its workflows eagerly on itself, so its deaths cover that mode too
       [
@@ -303,7 +326,11 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     for (const s of serveAgain) log(`serving again: ${s.component} in ${s.ms} ms`);
     log(`all ${settled}/${ids.length} events settled ${settledAfter} ms after the last fault`);
     if (settled !== ids.length) {
-      const stuck = await db('webhook_event').whereIn('id', ids).where('status', 'RECEIVED').select('id', 'published_at', 'workflow_id').limit(5);
+      const stuck = await db('webhook_event')
+        .whereIn('id', ids)
+        .where('status', 'RECEIVED')
+        .select('id', 'published_at', 'workflow_id')
+        .limit(5);
       log(`stuck: ${JSON.stringify(stuck)}`);
       // what Temporal knows of the first one, and what the processes said last
       const conn = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
@@ -312,7 +339,10 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
         ? await new Client({ connection: conn, namespace: 'default' }).workflow
             .getHandle(first)
             .describe()
-            .then((d) => `${d.status.name} started ${d.startTime.toISOString()}`, (err: unknown) => String(err))
+            .then(
+              (d) => `${d.status.name} started ${d.startTime.toISOString()}`,
+              (err: unknown) => String(err),
+            )
         : 'none';
       await conn.close();
       log(`temporal on ${first ?? '-'}: ${described}`);
@@ -320,10 +350,18 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     }
     expect(settled).toBe(ids.length);
 
-    const statuses = await db('webhook_event').whereIn('id', ids).select('status').groupBy('status').count<{ status: string; count: string }[]>('* as count');
+    const statuses = await db('webhook_event')
+      .whereIn('id', ids)
+      .select('status')
+      .groupBy('status')
+      .count<{ status: string; count: string }[]>('* as count');
     expect(statuses.map((r) => ({ status: r.status, count: Number(r.count) }))).toEqual([{ status: 'COMPLETED', count: ids.length }]);
     // no delivery FAILED (the endpoints never refused one), every endpoint reached for every event
-    const failed = await db('webhook_delivery').whereIn('event_id', ids).whereNot('status', 'SUCCESS').count<{ n: string }[]>('* as n').first();
+    const failed = await db('webhook_delivery')
+      .whereIn('event_id', ids)
+      .whereNot('status', 'SUCCESS')
+      .count<{ n: string }[]>('* as n')
+      .first();
     expect(Number(failed?.n)).toBe(0);
     for (const r of receivers) {
       const seen = new Set(r.requests.map((q) => String(q.headers['x-webhook-event-id'])));

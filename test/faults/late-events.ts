@@ -40,7 +40,9 @@ export async function logLateEvents(db: Db, ids: string[], lastFault: number, lo
       .map(([k, n]) => `${k}:${n}`)
       .join(' ');
   };
-  log(`${late.length} of ${res.rows.length} events finished more than 5 s after the last fault (or not at all); s from the last fault -> count`);
+  log(
+    `${late.length} of ${res.rows.length} events finished more than 5 s after the last fault (or not at all); s from the last fault -> count`,
+  );
   log(`  received (10 s buckets): ${histogram((r) => r.recv, 10)}`);
   log(`  first prepare: ${histogram((r) => r.prep, 5)}`);
   log(`  last attempt: ${histogram((r) => r.att, 5)}`);

@@ -29,7 +29,11 @@ const cases: Case[] = [
   { name: 'February 30th in from', path: '/api/events?from=2026-02-30T00:00:00Z', param: 'from' },
   { name: 'hour 24 in to', path: '/api/events?to=2026-01-01T24:00:00Z', param: 'to' },
   { name: 'year 0 in from', path: '/api/deliveries?from=0000-01-01T00:00:00Z', param: 'from' },
-  ...LISTS.map((p) => ({ name: `cursor on February 30th on ${p}`, path: `${p}?cursor=${cursorOf(`2026-02-30T00:00:00.000000Z|${ID}`)}`, param: 'cursor' })),
+  ...LISTS.map((p) => ({
+    name: `cursor on February 30th on ${p}`,
+    path: `${p}?cursor=${cursorOf(`2026-02-30T00:00:00.000000Z|${ID}`)}`,
+    param: 'cursor',
+  })),
   { name: 'cursor in year 0', path: `/api/events?cursor=${cursorOf(`0000-01-01T00:00:00.000000Z|${ID}`)}`, param: 'cursor' },
   { name: 'cursor with a leap second', path: `/api/events?cursor=${cursorOf(`2026-12-31T23:59:60.000000Z|${ID}`)}`, param: 'cursor' },
   { name: 'limit 1.5', path: '/api/events?limit=1.5', param: 'limit' },
@@ -69,7 +73,12 @@ describe('hostile input on the admin API (valid token)', () => {
   const logLines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      logLines.push(...chunk.toString().split('\n').filter((l) => l !== ''));
+      logLines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -105,7 +114,10 @@ describe('hostile input on the admin API (valid token)', () => {
       rawRequest(h.url, ['GET /api/events HTTP/1.1', 'Host: localhost', ...auths.map((a) => `Authorization: ${a}`), '', ''].join('\r\n'));
     const once = await get([`Bearer ${reader}`]);
     expect(once.status).toBe(200);
-    for (const auths of [[`Bearer ${reader}`, `Bearer ${admin}`], [`Bearer ${admin}`, 'Bearer forged']]) {
+    for (const auths of [
+      [`Bearer ${reader}`, `Bearer ${admin}`],
+      [`Bearer ${admin}`, 'Bearer forged'],
+    ]) {
       const res = await get(auths);
       expect(res.status, res.body).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);

@@ -44,7 +44,18 @@ const cases: Case[] = [
   {
     name: 'an invalid chunk size',
     request: () =>
-      [`POST /api/webhooks/${SOURCE} HTTP/1.1`, 'Host: localhost', `Authorization: ${AUTH}`, 'Transfer-Encoding: chunked', '', 'zz', BODY, '0', '', ''].join('\r\n'),
+      [
+        `POST /api/webhooks/${SOURCE} HTTP/1.1`,
+        'Host: localhost',
+        `Authorization: ${AUTH}`,
+        'Transfer-Encoding: chunked',
+        '',
+        'zz',
+        BODY,
+        '0',
+        '',
+        '',
+      ].join('\r\n'),
     status: [400],
   },
   {
@@ -97,7 +108,14 @@ describe('hostile HTTP on the public port', () => {
   });
 
   it('a body that never ends is cut at the body timeout with 408 problem+json, nothing stored', async () => {
-    const head = [`POST /api/webhooks/${SOURCE} HTTP/1.1`, 'Host: localhost', `Authorization: ${AUTH}`, 'Transfer-Encoding: chunked', '', ''].join('\r\n');
+    const head = [
+      `POST /api/webhooks/${SOURCE} HTTP/1.1`,
+      'Host: localhost',
+      `Authorization: ${AUTH}`,
+      'Transfer-Encoding: chunked',
+      '',
+      '',
+    ].join('\r\n');
     const res = await rawRequest(h.url, `${head}1\r\n{\r\n`, { keepSending: { chunk: '1\r\n \r\n', everyMs: 200 }, timeoutMs: 15_000 });
     expectProblem(res, [408]);
     expect(res.elapsedMs).toBeGreaterThanOrEqual(TIMEOUTS.bodyMs - 100);
@@ -117,14 +135,17 @@ describe('hostile HTTP on the public port', () => {
   it.each([
     ['no credentials, a known source', `/api/webhooks/${SOURCE}`],
     ['no credentials, an unknown source', '/api/webhooks/nosuchsource'],
-  ] as const)('%s with a body that never ends: the body is waited for, as a signed source must (nothing tells them apart), and cut at its timeout', async (_name, path) => {
-    const head = [`POST ${path} HTTP/1.1`, 'Host: localhost', 'Transfer-Encoding: chunked', '', ''].join('\r\n');
-    const res = await rawRequest(h.url, `${head}1\r\n{\r\n`, { keepSending: { chunk: '1\r\n \r\n', everyMs: 200 }, timeoutMs: 15_000 });
-    expectProblem(res, [408]);
-    expect(res.elapsedMs).toBeGreaterThanOrEqual(TIMEOUTS.bodyMs - 100);
-    expect(res.elapsedMs).toBeLessThan(TIMEOUTS.bodyMs + 2500);
-    expect(await stored()).toBe(0);
-  });
+  ] as const)(
+    '%s with a body that never ends: the body is waited for, as a signed source must (nothing tells them apart), and cut at its timeout',
+    async (_name, path) => {
+      const head = [`POST ${path} HTTP/1.1`, 'Host: localhost', 'Transfer-Encoding: chunked', '', ''].join('\r\n');
+      const res = await rawRequest(h.url, `${head}1\r\n{\r\n`, { keepSending: { chunk: '1\r\n \r\n', everyMs: 200 }, timeoutMs: 15_000 });
+      expectProblem(res, [408]);
+      expect(res.elapsedMs).toBeGreaterThanOrEqual(TIMEOUTS.bodyMs - 100);
+      expect(res.elapsedMs).toBeLessThan(TIMEOUTS.bodyMs + 2500);
+      expect(await stored()).toBe(0);
+    },
+  );
 
   it.each([
     ['a wrong password', basic('hostile-user', 'wrong')],

@@ -42,7 +42,9 @@ describe('schemathesis against /api/openapi.json', () => {
     await addCredential(h.fanout.repos, source, 'fuzz-user', 'fuzz-pass');
     for (let i = 0; i < 3; i++) {
       const eventId = await addEvent(h.fanout.repos, { source, eventType: 'order.created' });
-      await h.fanout.database.db('webhook_delivery').insert({ event_id: eventId, endpoint_id: endpointId, status: 'FAILED', attempts: 1, last_error: 'x' });
+      await h.fanout.database
+        .db('webhook_delivery')
+        .insert({ event_id: eventId, endpoint_id: endpointId, status: 'FAILED', attempts: 1, last_error: 'x' });
     }
   });
   afterAll(async () => {
@@ -54,36 +56,39 @@ describe('schemathesis against /api/openapi.json', () => {
     const token = await h.token('admin');
     const started = Date.now();
     const cwd = await mkdtemp(path.join(tmpdir(), 'schemathesis-'));
-    const { code, output } = await runSchemathesis([
-      'run',
-      `${h.url}/api/openapi.json`,
-      '--url',
-      h.url,
-      '--header',
-      `Authorization: Bearer ${token}`,
-      '--checks',
-      CHECKS.join(','),
-      '--phases',
-      'examples,coverage,fuzzing',
-      '--max-examples',
-      '30',
-      '--max-time',
-      '45',
-      // the inbound route takes Basic credentials, not this token: every call would be a 401;
-      // test/hostile/http-layer.test.ts covers it
-      '--exclude-path',
-      '/api/webhooks/{source}',
-      '--seed',
-      '20261123',
-      // one worker: CPython 3.11's ast module is not thread-safe ("AST constructor recursion
-      // depth mismatch" inside schemathesis with two)
-      '--workers',
-      '1',
-      '--request-timeout',
-      '15',
-      '--warnings',
-      'off',
-    ], cwd).finally(() => rm(cwd, { recursive: true, force: true }));
+    const { code, output } = await runSchemathesis(
+      [
+        'run',
+        `${h.url}/api/openapi.json`,
+        '--url',
+        h.url,
+        '--header',
+        `Authorization: Bearer ${token}`,
+        '--checks',
+        CHECKS.join(','),
+        '--phases',
+        'examples,coverage,fuzzing',
+        '--max-examples',
+        '30',
+        '--max-time',
+        '45',
+        // the inbound route takes Basic credentials, not this token: every call would be a 401;
+        // test/hostile/http-layer.test.ts covers it
+        '--exclude-path',
+        '/api/webhooks/{source}',
+        '--seed',
+        '20261123',
+        // one worker: CPython 3.11's ast module is not thread-safe ("AST constructor recursion
+        // depth mismatch" inside schemathesis with two)
+        '--workers',
+        '1',
+        '--request-timeout',
+        '15',
+        '--warnings',
+        'off',
+      ],
+      cwd,
+    ).finally(() => rm(cwd, { recursive: true, force: true }));
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     // the summary, and every failure's heading (a traceback may be long)
     const lines = output.split('\n');

@@ -12,7 +12,12 @@ import { addEndpoint, addEvent, startFanoutHarness, uniqueSource, type FanoutHar
 const lines: string[] = [];
 const sink = new Writable({
   write(chunk: Buffer, _enc, done) {
-    lines.push(...chunk.toString().split('\n').filter((l) => l !== ''));
+    lines.push(
+      ...chunk
+        .toString()
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
     done();
   },
 });
@@ -26,7 +31,11 @@ function encodedTokensNaming(text: string, workflowId: string): string[] {
 
 describe('encodedTokensNaming', () => {
   it('finds a task token by what it encodes, wherever it is', () => {
-    const token = Buffer.concat([Buffer.from([0x0a, 0x24]), Buffer.from('3f1c0a4e-5a8b-4c4e-9d2e-1b7e0c9a6f11'), Buffer.from([0x12, 0x03, 0x61, 0x62, 0x63])]);
+    const token = Buffer.concat([
+      Buffer.from([0x0a, 0x24]),
+      Buffer.from('3f1c0a4e-5a8b-4c4e-9d2e-1b7e0c9a6f11'),
+      Buffer.from([0x12, 0x03, 0x61, 0x62, 0x63]),
+    ]);
     const line = JSON.stringify({ msg: `Activity failed: ${token.toString('base64')}`, other: token.toString('base64url') });
     expect(encodedTokensNaming(line, '3f1c0a4e-5a8b-4c4e-9d2e-1b7e0c9a6f11')).toHaveLength(2);
     expect(encodedTokensNaming(line, 'another-workflow-id')).toEqual([]);

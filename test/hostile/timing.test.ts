@@ -61,7 +61,9 @@ describe('inbound refusals take the same time for unknown sources and wrong pass
       times.costly?.push(await refusalMs('costly', 'guess'));
     }
     const m = { unknown: median(times.unknown ?? []), cheap: median(times.cheap ?? []), costly: median(times.costly ?? []) };
-    console.log(`refusal medians over ${SAMPLES} (ms): unknown source ${m.unknown.toFixed(1)}, wrong password cost 4 ${m.cheap.toFixed(1)}, cost 12 ${m.costly.toFixed(1)}`);
+    console.log(
+      `refusal medians over ${SAMPLES} (ms): unknown source ${m.unknown.toFixed(1)}, wrong password cost 4 ${m.cheap.toFixed(1)}, cost 12 ${m.costly.toFixed(1)}`,
+    );
     // Bounds wide enough for a loaded 2-core CI machine, narrow enough for what the leak was:
     // before the fix these ratios were about 0.25 (unknown) and 0.016 (cost 4) against cost 12.
     expect(m.unknown / m.costly).toBeGreaterThan(0.4);
@@ -135,7 +137,10 @@ describe('refusals of every kind take the same time (distributions compared pair
 
   async function refusalMs(source: string, headers: Record<string, string>): Promise<number> {
     const started = process.hrtime.bigint();
-    const res = await http(`${h.url}/api/webhooks/${source}`, { headers: { 'content-type': 'application/json', ...headers }, body: '{"id":"x"}' });
+    const res = await http(`${h.url}/api/webhooks/${source}`, {
+      headers: { 'content-type': 'application/json', ...headers },
+      body: '{"id":"x"}',
+    });
     expect(res.status, res.text).toBe(401);
     return Number(process.hrtime.bigint() - started) / 1e6;
   }
@@ -155,7 +160,9 @@ describe('refusals of every kind take the same time (distributions compared pair
       const diffs = times[other]!.map((x, i) => x - (times[base!]![i] ?? 0));
       const p = signTestP(diffs);
       const slower = diffs.filter((d) => d > 0).length;
-      console.log(`${other} vs ${base}: median difference ${median(diffs).toFixed(1)} ms, slower in ${slower}/${ROUNDS} pairs, sign test p = ${p.toPrecision(2)}`);
+      console.log(
+        `${other} vs ${base}: median difference ${median(diffs).toFixed(1)} ms, slower in ${slower}/${ROUNDS} pairs, sign test p = ${p.toPrecision(2)}`,
+      );
       expect(p, `${other} vs ${base}`).toBeGreaterThan(0.001);
       expect(Math.abs(median(diffs)), `${other} vs ${base}`).toBeLessThan(15);
     }

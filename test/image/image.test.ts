@@ -36,12 +36,19 @@ let ingestPort = 0;
 let common: Record<string, string>;
 
 beforeAll(async () => {
-  [t, conn, receiver, fauxqs] = await Promise.all([createTestDatabase(), sharedKube(), startReceiver(), startFauxqs({ port: 0, logger: false })]);
+  [t, conn, receiver, fauxqs] = await Promise.all([
+    createTestDatabase(),
+    sharedKube(),
+    startReceiver(),
+    startFauxqs({ port: 0, logger: false }),
+  ]);
   // an empty database, as a new install finds it: the image's `migrate` creates the schema
   await t.db.raw('drop schema public cascade; create schema public');
   ns = await createNamespace(conn, 'image');
   dir = await mkdtemp(path.join(tmpdir(), 'wf-image-'));
-  await writeFile(path.join(dir, 'kubeconfig'), kubeconfigYaml(conn, OPERATOR_USER, conn.operatorToken, OPERATOR_NAMESPACE), { mode: 0o644 });
+  await writeFile(path.join(dir, 'kubeconfig'), kubeconfigYaml(conn, OPERATOR_USER, conn.operatorToken, OPERATOR_NAMESPACE), {
+    mode: 0o644,
+  });
   for (const k of Object.keys(mgmt) as (keyof typeof GRACE_MS)[]) mgmt[k] = await freePort();
   ingestPort = await freePort();
   common = { DATABASE_URL: t.url, TEMPORAL_ADDRESS: inject('temporalAddress'), AWS_ENDPOINT_URL: fauxqs.address, AWS_REGION: 'us-east-1' };
@@ -56,7 +63,13 @@ describe('the image itself', () => {
   it('runs as uid/gid 1000 with HOME and TMPDIR in /tmp, the CLI as entrypoint, management and ingest ports exposed', async () => {
     const r = await engine(['image', 'inspect', IMAGE, '--format', '{{json .Config}}']);
     expect(r.code, r.stderr).toBe(0);
-    const cfg = JSON.parse(r.stdout) as { User: string; Env: string[]; Entrypoint: string[]; ExposedPorts: Record<string, unknown>; Labels: Record<string, string> };
+    const cfg = JSON.parse(r.stdout) as {
+      User: string;
+      Env: string[];
+      Entrypoint: string[];
+      ExposedPorts: Record<string, unknown>;
+      Labels: Record<string, string>;
+    };
     expect(cfg.User).toBe('1000:1000');
     expect(cfg.Env).toEqual(expect.arrayContaining(['HOME=/tmp', 'TMPDIR=/tmp', 'NODE_ENV=production']));
     expect(cfg.Entrypoint).toEqual(['node', '/app/dist/cmd/cli.js']);
@@ -117,7 +130,15 @@ describe('the image itself', () => {
       process.exit(0);
     `);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { files: number; imports: number; bad: string[]; failed: string[]; devDeps: string[]; devCode: string[]; bundler: string[] };
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
+      files: number;
+      imports: number;
+      bad: string[];
+      failed: string[];
+      devDeps: string[];
+      devCode: string[];
+      bundler: string[];
+    };
     expect(out.files).toBeGreaterThan(50);
     expect(out.imports).toBeGreaterThan(200);
     expect(out.bad).toEqual([]);
@@ -142,9 +163,16 @@ describe('every process from the image, as the chart runs it', () => {
   });
 
   it('setup-transport creates the topic and queues on the SNS/SQS endpoint and prints their addresses', async () => {
-    const r = await runOnce(['setup-transport'], { env: { ...common, TOPIC_NAME: 'image-events', QUEUE_NAME: 'image-events', DLQ_NAME: 'image-dlq' } });
+    const r = await runOnce(['setup-transport'], {
+      env: { ...common, TOPIC_NAME: 'image-events', QUEUE_NAME: 'image-events', DLQ_NAME: 'image-dlq' },
+    });
     expect(r.code, r.stderr).toBe(0);
-    const vars = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
+    const vars = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
     expect(vars.TOPIC_ARN).toMatch(/:image-events$/);
     expect(vars.QUEUE_URL).toMatch(/\/image-events$/);
     transport = { TOPIC_ARN: vars.TOPIC_ARN!, QUEUE_URL: vars.QUEUE_URL! };
@@ -162,23 +190,52 @@ describe('every process from the image, as the chart runs it', () => {
   it('ingest, consumer, worker and operator start and answer /healthz, /readyz and /metrics on the management port', async () => {
     const kube = ['-v', `${path.join(dir, 'kubeconfig')}:/etc/webhook-fanout/kubeconfig:ro`];
     const started = await Promise.all([
-      startService('operator', {
-        ...common, MANAGEMENT_PORT: String(mgmt.operator), KUBECONFIG: '/etc/webhook-fanout/kubeconfig', WATCH_NAMESPACE: ns,
-        LEADER_ELECTION_NAMESPACE: OPERATOR_NAMESPACE, LEADER_ELECTION_LEASE_NAME: `image-${ns}`, POD_NAME: 'operator-image-test',
-      }, kube),
-      startService('worker', { ...common, MANAGEMENT_PORT: String(mgmt.worker), TEMPORAL_TASK_QUEUE: `image-${ns}`, DELIVERY_BACKOFF_INITIAL_MS: '100' }),
-      startService('consumer', { ...common, MANAGEMENT_PORT: String(mgmt.consumer), QUEUE_URL: transport.QUEUE_URL, TEMPORAL_TASK_QUEUE: `image-${ns}` }),
+      startService(
+        'operator',
+        {
+          ...common,
+          MANAGEMENT_PORT: String(mgmt.operator),
+          KUBECONFIG: '/etc/webhook-fanout/kubeconfig',
+          WATCH_NAMESPACE: ns,
+          LEADER_ELECTION_NAMESPACE: OPERATOR_NAMESPACE,
+          LEADER_ELECTION_LEASE_NAME: `image-${ns}`,
+          POD_NAME: 'operator-image-test',
+        },
+        kube,
+      ),
+      startService('worker', {
+        ...common,
+        MANAGEMENT_PORT: String(mgmt.worker),
+        TEMPORAL_TASK_QUEUE: `image-${ns}`,
+        DELIVERY_BACKOFF_INITIAL_MS: '100',
+      }),
+      startService('consumer', {
+        ...common,
+        MANAGEMENT_PORT: String(mgmt.consumer),
+        QUEUE_URL: transport.QUEUE_URL,
+        TEMPORAL_TASK_QUEUE: `image-${ns}`,
+      }),
       // the admin API needs an OIDC issuer (AUTH_URL); its own tests cover it: off here
-      startService('ingest', { ...common, MANAGEMENT_PORT: String(mgmt.ingest), PORT: String(ingestPort), HOST: '127.0.0.1', TOPIC_ARN: transport.TOPIC_ARN, ADMIN_API_ENABLED: 'false' }),
+      startService('ingest', {
+        ...common,
+        MANAGEMENT_PORT: String(mgmt.ingest),
+        PORT: String(ingestPort),
+        HOST: '127.0.0.1',
+        TOPIC_ARN: transport.TOPIC_ARN,
+        ADMIN_API_ENABLED: 'false',
+      }),
     ]);
     for (const [i, name] of (['operator', 'worker', 'consumer', 'ingest'] as const).entries()) services.set(name, started[i]!);
 
     for (const [name, port] of Object.entries(mgmt)) {
       const svc = services.get(name as keyof typeof GRACE_MS)!;
-      const readyz = await eventually(async () => {
-        const r = await http(`http://127.0.0.1:${port}/readyz`, { method: 'GET' }).catch(() => undefined);
-        return r?.status === 200 ? r : undefined;
-      }, { timeoutMs: 60_000, what: `${name} /readyz` }).catch(async (err: unknown) => {
+      const readyz = await eventually(
+        async () => {
+          const r = await http(`http://127.0.0.1:${port}/readyz`, { method: 'GET' }).catch(() => undefined);
+          return r?.status === 200 ? r : undefined;
+        },
+        { timeoutMs: 60_000, what: `${name} /readyz` },
+      ).catch(async (err: unknown) => {
         throw new Error(`${String(err)}\n${name} logs:\n${await svc.logs()}`);
       });
       expect(readyz.status).toBe(200);
@@ -191,7 +248,10 @@ describe('every process from the image, as the chart runs it', () => {
   }, 120_000);
 
   it('a webhook sent to the ingest container reaches the receiver the custom resources configure, with the right headers', async () => {
-    await apply(conn, ns, `apiVersion: v1
+    await apply(
+      conn,
+      ns,
+      `apiVersion: v1
 kind: Secret
 metadata: {name: acme-inbound}
 stringData: {password: inbound-pw}
@@ -215,23 +275,34 @@ spec:
   url: ${receiver.url.replace(/\/hook$/, '')}/orders
   auth: {type: BEARER, secretRef: {name: orders-auth, key: token}}
   customHeaders: {X-Team: orders}
-`);
+`,
+    );
     const crs = customObjects(conn);
-    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'orders'))?.status === 'True', { what: 'orders Ready (operator container)' });
-    await eventually(async () => ready(await crs.get('InboundCredential', ns, 'acme'))?.status === 'True', { what: 'acme Ready (operator container)' });
-
-    const res = await eventually(async () => {
-      const r = await http(`http://127.0.0.1:${ingestPort}/api/webhooks/acme`, {
-        headers: { authorization: basic('acme-sender', 'inbound-pw'), 'content-type': 'application/json' },
-        body: JSON.stringify({ id: 'img-1', type: 'order.created', amount: 7 }),
-      });
-      return r.status === 200 ? r : undefined;
-    }, { what: 'ingest container accepting the credential' });
-    const { eventId } = res.json() as { eventId: string };
-    const got = await eventually(async () => receiver.requests.find((r) => r.path === '/orders' && r.headers['x-webhook-event-id'] === eventId), {
-      timeoutMs: 30_000,
-      what: 'the delivery from the worker container',
+    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'orders'))?.status === 'True', {
+      what: 'orders Ready (operator container)',
     });
+    await eventually(async () => ready(await crs.get('InboundCredential', ns, 'acme'))?.status === 'True', {
+      what: 'acme Ready (operator container)',
+    });
+
+    const res = await eventually(
+      async () => {
+        const r = await http(`http://127.0.0.1:${ingestPort}/api/webhooks/acme`, {
+          headers: { authorization: basic('acme-sender', 'inbound-pw'), 'content-type': 'application/json' },
+          body: JSON.stringify({ id: 'img-1', type: 'order.created', amount: 7 }),
+        });
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'ingest container accepting the credential' },
+    );
+    const { eventId } = res.json() as { eventId: string };
+    const got = await eventually(
+      async () => receiver.requests.find((r) => r.path === '/orders' && r.headers['x-webhook-event-id'] === eventId),
+      {
+        timeoutMs: 30_000,
+        what: 'the delivery from the worker container',
+      },
+    );
     expect(got.method).toBe('POST');
     expect(got.headers.authorization).toBe('Bearer token-1');
     expect(got.headers['x-team']).toBe('orders');
@@ -239,7 +310,7 @@ spec:
     expect(JSON.parse(got.body.toString())).toEqual({ id: 'img-1', type: 'order.created', amount: 7 });
   });
 
-  it('SIGTERM stops each container cleanly within the chart\'s terminationGracePeriodSeconds', async () => {
+  it("SIGTERM stops each container cleanly within the chart's terminationGracePeriodSeconds", async () => {
     // reverse order of the data flow, as a rollout might; each on its own
     for (const name of ['ingest', 'consumer', 'worker', 'operator'] as const) {
       const svc = services.get(name)!;

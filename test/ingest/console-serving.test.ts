@@ -10,7 +10,8 @@ import { http, type HttpResult } from '../support/http.js';
 import { startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 
 const AUTH_URL = 'https://tenant.eu.auth0.com';
-const INDEX = '<!doctype html><html><head><script type="module" src="/console/assets/index-BxY3k2aZ.js"></script></head><body>console fixture</body></html>';
+const INDEX =
+  '<!doctype html><html><head><script type="module" src="/console/assets/index-BxY3k2aZ.js"></script></head><body>console fixture</body></html>';
 const get = (url: string, headers: Record<string, string> = {}): Promise<HttpResult> => http(url, { method: 'GET', headers });
 
 /** what a browser checks on every console answer */
@@ -55,7 +56,10 @@ describe('the console on the public port (/console/)', () => {
       },
     });
     const logger = pino({ level: 'trace' }, sink);
-    const console = { config: { clientId: 'spa-client', authFlow: 'code' as const }, auth: { authUrl: AUTH_URL, audience: 'https://api.example.com' } };
+    const console = {
+      config: { clientId: 'spa-client', authFlow: 'code' as const },
+      auth: { authUrl: AUTH_URL, audience: 'https://api.example.com' },
+    };
     h = await startIngestHarness({ db: t.db, console: { ...console, dir: root }, logger });
     off = await startIngestHarness({ db: t.db });
     unbuilt = await startIngestHarness({ db: t.db, console: { ...console, dir: path.join(dir, 'missing') } });
@@ -147,23 +151,43 @@ describe('the console on the public port (/console/)', () => {
   });
 
   it('counts CSP violation reports by directive and logs them cut short; refuses oversized ones', async () => {
-    const before = (await h.metrics.registry.getSingleMetricAsString('webhook_fanout_console_csp_violations_total')).match(/directive="script-src-elem"} (\d+)/)?.[1] ?? '0';
-    const report = { 'csp-report': { 'document-uri': `${h.url}/console/`, 'effective-directive': 'script-src-elem', 'blocked-uri': 'inline', 'script-sample': `alert(1)${'x'.repeat(5000)}` } };
-    const res = await http(`${h.url}/console/csp-report`, { headers: { 'content-type': 'application/csp-report' }, body: JSON.stringify(report) });
+    const before =
+      (await h.metrics.registry.getSingleMetricAsString('webhook_fanout_console_csp_violations_total')).match(
+        /directive="script-src-elem"} (\d+)/,
+      )?.[1] ?? '0';
+    const report = {
+      'csp-report': {
+        'document-uri': `${h.url}/console/`,
+        'effective-directive': 'script-src-elem',
+        'blocked-uri': 'inline',
+        'script-sample': `alert(1)${'x'.repeat(5000)}`,
+      },
+    };
+    const res = await http(`${h.url}/console/csp-report`, {
+      headers: { 'content-type': 'application/csp-report' },
+      body: JSON.stringify(report),
+    });
     expect(res.status).toBe(204);
     expectSecurityHeaders(res);
     const reportingApi = await http(`${h.url}/console/csp-report`, {
       headers: { 'content-type': 'application/reports+json' },
-      body: JSON.stringify([{ type: 'csp-violation', body: { effectiveDirective: 'script-src-elem', blockedURL: 'https://evil.example/x.js' } }]),
+      body: JSON.stringify([
+        { type: 'csp-violation', body: { effectiveDirective: 'script-src-elem', blockedURL: 'https://evil.example/x.js' } },
+      ]),
     });
     expect(reportingApi.status).toBe(204);
-    const after = (await h.metrics.registry.getSingleMetricAsString('webhook_fanout_console_csp_violations_total')).match(/directive="script-src-elem"} (\d+)/)?.[1];
+    const after = (await h.metrics.registry.getSingleMetricAsString('webhook_fanout_console_csp_violations_total')).match(
+      /directive="script-src-elem"} (\d+)/,
+    )?.[1];
     expect(Number(after) - Number(before)).toBe(2);
     const logged = logLines.filter((l) => l.includes('Content-Security-Policy violation'));
     expect(logged.length).toBeGreaterThanOrEqual(2);
     expect(logged.every((l) => l.length < 1500)).toBe(true);
 
-    const huge = await http(`${h.url}/console/csp-report`, { headers: { 'content-type': 'application/csp-report' }, body: JSON.stringify({ 'csp-report': { x: 'y'.repeat(64 * 1024) } }) });
+    const huge = await http(`${h.url}/console/csp-report`, {
+      headers: { 'content-type': 'application/csp-report' },
+      body: JSON.stringify({ 'csp-report': { x: 'y'.repeat(64 * 1024) } }),
+    });
     expect(huge.status).toBe(413);
     const notJson = await http(`${h.url}/console/csp-report`, { headers: { 'content-type': 'application/csp-report' }, body: '<xml/>' });
     expect(notJson.status).toBe(400);

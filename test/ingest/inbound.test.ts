@@ -4,8 +4,7 @@ import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 
 const AUTH = basic('stripe-user', 's3cret-pass');
-const eventsOf = async (t: TestDatabase, source: string) =>
-  t.db('webhook_event').where({ source }).orderBy('received_at');
+const eventsOf = async (t: TestDatabase, source: string) => t.db('webhook_event').where({ source }).orderBy('received_at');
 
 describe('POST /api/webhooks/{source}', () => {
   let t: TestDatabase;

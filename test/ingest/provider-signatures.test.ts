@@ -71,7 +71,8 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
     const report = await syncManifests(stack.repos, await readManifests(dir), logger);
     expect(report.errors).toEqual([]);
   };
-  const stored = async (source: string): Promise<number> => Number((await stack.t.db('webhook_event').where({ source }).count('* as n'))[0]?.n);
+  const stored = async (source: string): Promise<number> =>
+    Number((await stack.t.db('webhook_event').where({ source }).count('* as n'))[0]?.n);
   const send = async (p: Provider, body: string, headers: Record<string, string>, source = p.source) =>
     http(`${stack.url}/api/webhooks/${source}`, { headers: { 'content-type': 'application/json', ...headers }, body });
   const signed = async (p: Provider, n = ++seq, secret = p.secret, ts = now()) => {
@@ -166,7 +167,11 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
 
   it("handshakes are answered and not stored: Slack's url_verification gets its challenge, GitHub's ping a 200", async () => {
     const slack = provider('Slack');
-    const body = JSON.stringify({ token: 'legacy', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    const body = JSON.stringify({
+      token: 'legacy',
+      challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+      type: 'url_verification',
+    });
     const before = await stored('slack');
     const res = await send(slack, body, await slack.sign(body, slack.secret, now()));
     expect(res.status, res.text).toBe(200);
@@ -177,7 +182,11 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
 
     const github = provider('GitHub');
     const ping = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 292430182 });
-    const pinged = await send(github, ping, { 'x-github-event': 'ping', 'x-github-delivery': 'ping-1', ...(await github.sign(ping, github.secret, now())) });
+    const pinged = await send(github, ping, {
+      'x-github-event': 'ping',
+      'x-github-delivery': 'ping-1',
+      ...(await github.sign(ping, github.secret, now())),
+    });
     expect(pinged.status, pinged.text).toBe(200);
     expect(await stack.t.db('webhook_event').where({ source: 'github', external_event_id: 'ping-1' }).first()).toBeUndefined();
     const handshakes = (await stack.metrics.inboundRequests.get()).values.filter((v) => v.labels.outcome === 'handshake');
@@ -189,7 +198,8 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
 
   it('the refusals are counted by source and reason; the sender was told none of them', async () => {
     const { values } = await stack.metrics.inboundRefused.get();
-    const count = (source: string, reason: string) => values.find((v) => v.labels.source === source && v.labels.reason === reason)?.value ?? 0;
+    const count = (source: string, reason: string) =>
+      values.find((v) => v.labels.source === source && v.labels.reason === reason)?.value ?? 0;
     for (const p of PROVIDERS) {
       expect(count(p.source, 'bad_signature'), p.source).toBeGreaterThanOrEqual(2);
       expect(count(p.source, 'missing_signature'), p.source).toBeGreaterThanOrEqual(1);
@@ -203,7 +213,14 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
   it('the examples of examples/sources are read by dev mode without a problem, one per provider', async () => {
     const set = await readManifests(fileURLToPath(new URL('../../examples/sources/', import.meta.url)));
     expect(set.errors).toEqual([]);
-    expect(set.credentials.map((c) => c.spec.verification?.type).sort()).toEqual(['GitHub', 'HMAC', 'Shopify', 'Slack', 'StandardWebhooks', 'Stripe']);
+    expect(set.credentials.map((c) => c.spec.verification?.type).sort()).toEqual([
+      'GitHub',
+      'HMAC',
+      'Shopify',
+      'Slack',
+      'StandardWebhooks',
+      'Stripe',
+    ]);
   });
 
   it('rotation: with two secretRefs either secret verifies; a Secret changed at run time is picked up without a restart', async () => {

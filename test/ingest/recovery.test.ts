@@ -177,7 +177,8 @@ describe('credential rotation', () => {
   it('stops accepting a cached password soon after the stored hash changes', async () => {
     expect((await post(h, '{"a":1}')).status).toBe(200);
     expect((await post(h, '{"a":2}')).status).toBe(200); // served from the verified cache
-    await t.db('webhook_inbound_credential')
+    await t
+      .db('webhook_inbound_credential')
       .where({ source: 'shop' })
       .update({ password_hash: await bcrypt.hash('new-pass', 10) });
     expect((await post(h, '{"a":3}')).status).toBe(200); // still cached: the TTL has not passed

@@ -7,7 +7,16 @@ import { createInformer } from '../../src/kube/informer.js';
 import { createKubeApi, type KubeApi } from '../../src/kube/api.js';
 import { collectionPath, type WebhookEndpointObject } from '../../src/operator/resources.js';
 import { kubectl, OPERATOR_NAMESPACE, startKubeControlPlane, type KubeControlPlane } from '../support/kube.js';
-import { adminKubeConfig, apply, createNamespace, customObjects, eventually, ready, settled, startTestOperator } from '../support/kube-shared.js';
+import {
+  adminKubeConfig,
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  ready,
+  settled,
+  startTestOperator,
+} from '../support/kube-shared.js';
 import { createTestDatabase } from '../support/db.js';
 
 /**
@@ -79,14 +88,21 @@ describe('informer (makeInformer + restart wrapper)', () => {
     const deleted: string[] = [];
     inf.on('delete', (o) => deleted.push(o.metadata.name));
     await inf.start();
-    expect(inf.list(ns).map((o) => o.metadata.name).sort()).toEqual(['first', 'second']);
+    expect(
+      inf
+        .list(ns)
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['first', 'second']);
 
     await inf.stop();
     await kubectl(cp, ['delete', 'whe', 'first', '-n', ns]);
     await apply(cp, ns, endpoint('third'));
     await compactEtcd();
     await inf.start();
-    await eventually(async () => inf.get('third', ns) !== undefined && inf.get('first', ns) === undefined, { what: 'the re-list after 410' });
+    await eventually(async () => inf.get('third', ns) !== undefined && inf.get('first', ns) === undefined, {
+      what: 'the re-list after 410',
+    });
     expect(calls.lists).toBe(2);
     expect(deleted).toEqual(['first']);
     await inf.stop();
@@ -101,11 +117,16 @@ describe('informer (makeInformer + restart wrapper)', () => {
       await cp.restartApiServer();
       await apply(cp, ns, endpoint('after-restart'));
       const crs = customObjects(cp);
-      const o = await eventually(async () => {
-        const r = await crs.get('WebhookEndpoint', ns, 'after-restart');
-        return ready(r)?.status === 'True' ? r : undefined;
-      }, { timeoutMs: 60_000, what: 'after-restart Ready' });
-      expect(await tdb.db('webhook_endpoint').where({ resource_uid: o.metadata.uid }).first()).toMatchObject({ url: 'http://x.example/after-restart' });
+      const o = await eventually(
+        async () => {
+          const r = await crs.get('WebhookEndpoint', ns, 'after-restart');
+          return ready(r)?.status === 'True' ? r : undefined;
+        },
+        { timeoutMs: 60_000, what: 'after-restart Ready' },
+      );
+      expect(await tdb.db('webhook_endpoint').where({ resource_uid: o.metadata.uid }).first()).toMatchObject({
+        url: 'http://x.example/after-restart',
+      });
       expect(await restarts()).toBeGreaterThan(0);
     } finally {
       await op.stop();

@@ -24,7 +24,12 @@ describe('/readyz', () => {
   afterAll(async () => server?.close());
 
   it('answers 503 "starting" until the process says it started, whatever the checks say', async () => {
-    const early = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new Registry(), checks: { postgres: async () => true } });
+    const early = await startManagementServer({
+      port: 0,
+      host: '127.0.0.1',
+      registry: new Registry(),
+      checks: { postgres: async () => true },
+    });
     try {
       const before = await fetch(`http://127.0.0.1:${early.port}/readyz`);
       expect(before.status).toBe(503);

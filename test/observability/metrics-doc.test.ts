@@ -18,7 +18,7 @@ async function registered(): Promise<{ own: string[]; all: Set<string> }> {
 }
 
 describe('docs/metrics.md, the metrics reference', () => {
-  it('documents every metric of the service (the operator\'s in docs/operator.md) and no metric that does not exist', async () => {
+  it("documents every metric of the service (the operator's in docs/operator.md) and no metric that does not exist", async () => {
     const { own, all } = await registered();
     const documented = new Set([...namesIn(doc('metrics.md')), ...namesIn(doc('operator.md'))]);
     // a histogram's series are named after it: `_bucket`, `_sum`, `_count` in a query are its own

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderCrdFiles } from '../../src/operator/crd.js';
 import { kubectl, KubectlError, type KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { CREDENTIAL_RULE_BREAKS, VALID_CREDENTIAL_SPECS } from '../support/credential-specs.js';
 
@@ -16,7 +25,9 @@ describe('generated CRDs', () => {
     const files = renderCrdFiles();
     expect(files.map((f) => f.file).sort()).toEqual(['webhookfanout.io_inboundcredentials.yaml', 'webhookfanout.io_webhookendpoints.yaml']);
     for (const { file, text } of files) {
-      expect(await readFile(path.join(ROOT, 'crds', file), 'utf8'), `crds/${file} is stale: run npx tsx scripts/kube/gen-crds.ts`).toBe(text);
+      expect(await readFile(path.join(ROOT, 'crds', file), 'utf8'), `crds/${file} is stale: run npx tsx scripts/kube/gen-crds.ts`).toBe(
+        text,
+      );
     }
   });
 
@@ -28,10 +39,18 @@ describe('generated CRDs', () => {
     expect(credential!.spec.names).toMatchObject({ kind: 'InboundCredential', shortNames: ['ic'] });
     expect(v.subresources).toEqual({ status: {} });
     expect(spec.required).toEqual(['source', 'url']);
-    expect(spec.properties.method).toEqual({ type: 'string', enum: ['POST', 'PUT', 'PATCH'], default: 'POST', description: 'HTTP method of the outbound request' });
+    expect(spec.properties.method).toEqual({
+      type: 'string',
+      enum: ['POST', 'PUT', 'PATCH'],
+      default: 'POST',
+      description: 'HTTP method of the outbound request',
+    });
     expect(spec.properties.maxAttempts).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 5 });
     expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
-    expect(spec.properties.auth.properties.type).toMatchObject({ enum: ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'], default: 'NONE' });
+    expect(spec.properties.auth.properties.type).toMatchObject({
+      enum: ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'],
+      default: 'NONE',
+    });
     expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
     expect(JSON.stringify(spec)).not.toContain('"additionalProperties":false');
   });
@@ -62,7 +81,13 @@ describe('against kube-apiserver', () => {
     };
     expect(crd.status.conditions).toEqual(
       expect.arrayContaining([
-        { type: 'Established', status: 'True', reason: expect.any(String), message: expect.any(String), lastTransitionTime: expect.any(String) },
+        {
+          type: 'Established',
+          status: 'True',
+          reason: expect.any(String),
+          message: expect.any(String),
+          lastTransitionTime: expect.any(String),
+        },
         expect.objectContaining({ type: 'NamesAccepted', status: 'True' }),
       ]),
     );
@@ -76,16 +101,45 @@ describe('against kube-apiserver', () => {
   });
 
   it('applies the defaults of the schema', async () => {
-    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: defaults}\nspec: {source: s, url: "http://x.example/h", auth: {}}\n`);
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: defaults}\nspec: {source: s, url: "http://x.example/h", auth: {}}\n`,
+    );
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'defaults');
-    expect(o?.spec).toEqual({ source: 's', url: 'http://x.example/h', method: 'POST', maxAttempts: 5, timeoutSeconds: 10, active: true, propagateTraceContext: true, auth: { type: 'NONE' } });
+    expect(o?.spec).toEqual({
+      source: 's',
+      url: 'http://x.example/h',
+      method: 'POST',
+      maxAttempts: 5,
+      timeoutSeconds: 10,
+      active: true,
+      propagateTraceContext: true,
+      auth: { type: 'NONE' },
+    });
   });
 
   const rejected: [string, string, RegExp][] = [
-    ['BASIC without a username', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, secretRef: {name: a, key: b}}}`, /auth\.username is required when auth\.type is BASIC/],
-    ['BASIC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BASIC, username: u}}`, /auth\.secretRef is required when auth\.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS/],
-    ['STANDARD_WEBHOOKS without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: STANDARD_WEBHOOKS}}`, /auth\.secretRef is required/],
-    ['a previousSecretRef with HMAC', `spec: {source: s, url: "http://x/h", auth: {type: HMAC, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`, /auth\.previousSecretRef is only used with auth\.type STANDARD_WEBHOOKS/],
+    [
+      'BASIC without a username',
+      `spec: {source: s, url: "http://x/h", auth: {type: BASIC, secretRef: {name: a, key: b}}}`,
+      /auth\.username is required when auth\.type is BASIC/,
+    ],
+    [
+      'BASIC without a secretRef',
+      `spec: {source: s, url: "http://x/h", auth: {type: BASIC, username: u}}`,
+      /auth\.secretRef is required when auth\.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS/,
+    ],
+    [
+      'STANDARD_WEBHOOKS without a secretRef',
+      `spec: {source: s, url: "http://x/h", auth: {type: STANDARD_WEBHOOKS}}`,
+      /auth\.secretRef is required/,
+    ],
+    [
+      'a previousSecretRef with HMAC',
+      `spec: {source: s, url: "http://x/h", auth: {type: HMAC, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`,
+      /auth\.previousSecretRef is only used with auth\.type STANDARD_WEBHOOKS/,
+    ],
     ['BEARER without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: BEARER}}`, /auth\.secretRef is required/],
     ['HMAC without a secretRef', `spec: {source: s, url: "http://x/h", auth: {type: HMAC}}`, /auth\.secretRef is required/],
     ['an ftp url', `spec: {source: s, url: "ftp://files.example/x"}`, /spec\.url/],
@@ -93,24 +147,52 @@ describe('against kube-apiserver', () => {
     ['a url with a bare token', `spec: {source: s, url: "https://tok@x/h"}`, /url must not contain credentials/],
     ['a url with an @ in the password', `spec: {source: s, url: "http://u:p@x@y/h"}`, /url must not contain credentials/],
     ['a url with an empty username', `spec: {source: s, url: "http://:pw@x/h"}`, /url must not contain credentials/],
-    ['an http url without a host', `spec: {source: s, url: "http:///nohost"}`, /url must be an absolute http:\/\/ or https:\/\/ URL with a host/],
+    [
+      'an http url without a host',
+      `spec: {source: s, url: "http:///nohost"}`,
+      /url must be an absolute http:\/\/ or https:\/\/ URL with a host/,
+    ],
     ['an unknown auth type', `spec: {source: s, url: "http://x/h", auth: {type: DIGEST}}`, /Unsupported value: "DIGEST"/],
     ['an unknown method', `spec: {source: s, url: "http://x/h", method: GET}`, /Unsupported value: "GET"/],
-    ['maxAttempts 0', `spec: {source: s, url: "http://x/h", maxAttempts: 0}`, /spec\.maxAttempts: Invalid value: 0: spec\.maxAttempts in body should be greater than or equal to 1/],
+    [
+      'maxAttempts 0',
+      `spec: {source: s, url: "http://x/h", maxAttempts: 0}`,
+      /spec\.maxAttempts: Invalid value: 0: spec\.maxAttempts in body should be greater than or equal to 1/,
+    ],
     ['timeoutSeconds 121', `spec: {source: s, url: "http://x/h", timeoutSeconds: 121}`, /spec\.timeoutSeconds.*less than or equal to 120/],
     ['a bad source', `spec: {source: "-bad source", url: "http://x/h"}`, /spec\.source.*should match/],
-    ['a header name that is not a token', `spec: {source: s, url: "http://x/h", customHeaders: {"Bad Header": v}}`, /customHeaders names must be HTTP header names/],
+    [
+      'a header name that is not a token',
+      `spec: {source: s, url: "http://x/h", customHeaders: {"Bad Header": v}}`,
+      /customHeaders names must be HTTP header names/,
+    ],
     ['a retryOnStatus outside 4xx', `spec: {source: s, url: "http://x/h", retryOnStatus: [503]}`, /less than or equal to 499/],
     ['a missing url', `spec: {source: s}`, /spec\.url: Required value/],
-    ['a rate of zero', `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: 0}}`, /rateLimit\.perSecond must be a positive number of deliveries per second/],
-    ['a negative rate', `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: -2}}`, /rateLimit\.perSecond must be a positive number/],
+    [
+      'a rate of zero',
+      `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: 0}}`,
+      /rateLimit\.perSecond must be a positive number of deliveries per second/,
+    ],
+    [
+      'a negative rate',
+      `spec: {source: s, url: "http://x/h", rateLimit: {perSecond: -2}}`,
+      /rateLimit\.perSecond must be a positive number/,
+    ],
     ['a rateLimit without perSecond', `spec: {source: s, url: "http://x/h", rateLimit: {}}`, /spec\.rateLimit\.perSecond: Required value/],
-    ['a maxConcurrency of 0', `spec: {source: s, url: "http://x/h", maxConcurrency: 0}`, /maxConcurrency must be a whole number of requests in flight, 1\.\.1000/],
+    [
+      'a maxConcurrency of 0',
+      `spec: {source: s, url: "http://x/h", maxConcurrency: 0}`,
+      /maxConcurrency must be a whole number of requests in flight, 1\.\.1000/,
+    ],
     ['a fractional maxConcurrency', `spec: {source: s, url: "http://x/h", maxConcurrency: 1.5}`, /spec\.maxConcurrency/],
   ];
 
   it('accepts limits, a fractional rate included, and shows them with -o wide', async () => {
-    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: limited}\nspec: {source: s, url: "http://x.example/h", rateLimit: {perSecond: 0.5}, maxConcurrency: 4}\n`);
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: limited}\nspec: {source: s, url: "http://x.example/h", rateLimit: {perSecond: 0.5}, maxConcurrency: 4}\n`,
+    );
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'limited');
     expect(o?.spec).toMatchObject({ rateLimit: { perSecond: 0.5 }, maxConcurrency: 4 });
     const wide = await kubectl(conn, ['get', 'whe', 'limited', '-n', ns, '-o', 'wide']);
@@ -119,7 +201,11 @@ describe('against kube-apiserver', () => {
   });
   it.each(rejected)('rejects a WebhookEndpoint with %s, before anything reaches Postgres', async (_what, spec, message) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
-    const err = await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: ${name}}\n${spec}\n`).then(
+    const err = await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: ${name}}\n${spec}\n`,
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -132,7 +218,12 @@ describe('against kube-apiserver', () => {
     const crs = customObjects(conn);
     await expect(crs.create('InboundCredential', ns, 'no-secret', { source: 's', username: 'u' })).rejects.toMatchObject({ code: 422 });
     const err = await crs
-      .create('InboundCredential', ns, 'empty-rule', { source: 's', username: 'u', passwordSecretRef: { name: 'a', key: 'b' }, eventIdFrom: {} })
+      .create('InboundCredential', ns, 'empty-rule', {
+        source: 's',
+        username: 'u',
+        passwordSecretRef: { name: 'a', key: 'b' },
+        eventIdFrom: {},
+      })
       .catch((e: unknown) => e as { code: number; body: string });
     expect(err).toMatchObject({ code: 422 });
     expect(String((err as { body: unknown }).body)).toContain('set jsonPath, header or both');
@@ -155,7 +246,11 @@ describe('against kube-apiserver', () => {
       const yaml = `apiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: valid-${i}}\nspec: ${JSON.stringify(spec)}\n`;
       await kubectl(conn, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], { input: yaml });
     }
-    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-basic}\nspec: {source: shown-basic, username: u, passwordSecretRef: {name: a, key: b}}\n---\napiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-stripe}\nspec: {source: shown-stripe, verification: {type: Stripe, secretRefs: [{name: a, key: b}]}}\n`);
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-basic}\nspec: {source: shown-basic, username: u, passwordSecretRef: {name: a, key: b}}\n---\napiVersion: webhookfanout.io/v1alpha1\nkind: InboundCredential\nmetadata: {name: shown-stripe}\nspec: {source: shown-stripe, verification: {type: Stripe, secretRefs: [{name: a, key: b}]}}\n`,
+    );
     const table = await kubectl(conn, ['get', 'ic', '-n', ns]);
     expect(table).toMatch(/NAME\s+SOURCE\s+VERIFICATION\s+USERNAME\s+READY/);
     expect(table).toMatch(/shown-basic\s+shown-basic\s+Basic\s+u\s/);

@@ -2,7 +2,17 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, ready, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  ready,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startStack, type Stack } from '../support/stack.js';
@@ -89,10 +99,13 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
     }
     await eventually(async () => ready(await crs.get('InboundCredential', ns, 'acme'))?.status === 'True', { what: 'acme Ready' });
 
-    const res = await eventually(async () => {
-      const r = await send('inbound-v1', 'evt-1');
-      return r.status === 200 ? r : undefined;
-    }, { what: 'ingest accepting the credential' });
+    const res = await eventually(
+      async () => {
+        const r = await send('inbound-v1', 'evt-1');
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'ingest accepting the credential' },
+    );
     const { eventId } = res.json() as { eventId: string };
 
     const bearer = await eventually(async () => received('/bearer', eventId), { timeoutMs: 30_000, what: 'the BEARER delivery' });
@@ -109,20 +122,47 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
   it('rotating the Secrets changes what ingest accepts and what delivery sends, within seconds, without a restart', async () => {
     const t0 = Date.now();
     await kubectl(conn, [
-      'create', 'secret', 'generic', 'acme-inbound', '-n', ns, '--from-literal=password=inbound-v2', '--dry-run=client', '-o', 'yaml',
+      'create',
+      'secret',
+      'generic',
+      'acme-inbound',
+      '-n',
+      ns,
+      '--from-literal=password=inbound-v2',
+      '--dry-run=client',
+      '-o',
+      'yaml',
     ]).then((yaml) => apply(conn, ns, yaml));
-    await kubectl(conn, ['patch', 'secret', 'orders-auth', '-n', ns, '--type=merge', '-p', '{"stringData":{"token":"token-v2","signing":"sign-v2"}}']);
+    await kubectl(conn, [
+      'patch',
+      'secret',
+      'orders-auth',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"stringData":{"token":"token-v2","signing":"sign-v2"}}',
+    ]);
 
     // ingest re-reads credential rows every 2 s: the old password stops working, the new one works
-    const res = await eventually(async () => {
-      const r = await send('inbound-v2', 'evt-2');
-      return r.status === 200 ? r : undefined;
-    }, { timeoutMs: 15_000, what: 'the new inbound password accepted' });
-    await eventually(async () => (await send('inbound-v1', 'evt-old')).status === 401, { timeoutMs: 15_000, what: 'the old password refused' });
+    const res = await eventually(
+      async () => {
+        const r = await send('inbound-v2', 'evt-2');
+        return r.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the new inbound password accepted' },
+    );
+    await eventually(async () => (await send('inbound-v1', 'evt-old')).status === 401, {
+      timeoutMs: 15_000,
+      what: 'the old password refused',
+    });
     expect(Date.now() - t0).toBeLessThan(10_000);
 
     const { eventId } = res.json() as { eventId: string };
-    const bearer = await eventually(async () => received('/bearer', eventId), { timeoutMs: 30_000, what: 'the BEARER delivery after rotation' });
+    const bearer = await eventually(async () => received('/bearer', eventId), {
+      timeoutMs: 30_000,
+      what: 'the BEARER delivery after rotation',
+    });
     expect(bearer.headers.authorization).toBe('Bearer token-v2');
     const hmac = await eventually(async () => received('/hmac', eventId), { timeoutMs: 30_000, what: 'the HMAC delivery after rotation' });
     expect(hmac.headers['x-webhook-signature']).toBe(createHmac('sha256', 'sign-v2').update(hmac.body).digest('base64'));
@@ -134,13 +174,19 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
     expect(res.status).toBe(200);
     const { eventId } = res.json() as { eventId: string };
     await eventually(async () => received('/hmac', eventId), { timeoutMs: 30_000, what: 'the HMAC delivery' });
-    const event = await eventually(async () => {
-      const e = await stack.repos.events.get(eventId);
-      return e && e.status !== 'RECEIVED' ? e : undefined;
-    }, { timeoutMs: 30_000, what: 'the event finished' });
+    const event = await eventually(
+      async () => {
+        const e = await stack.repos.events.get(eventId);
+        return e && e.status !== 'RECEIVED' ? e : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the event finished' },
+    );
     expect(event.status).toBe('COMPLETED');
     expect(received('/bearer', eventId)).toBeUndefined();
-    const deliveries = await stack.t.db('webhook_delivery').join('webhook_endpoint', 'webhook_endpoint.id', 'webhook_delivery.endpoint_id').select('webhook_endpoint.name', 'webhook_endpoint.active');
+    const deliveries = await stack.t
+      .db('webhook_delivery')
+      .join('webhook_endpoint', 'webhook_endpoint.id', 'webhook_delivery.endpoint_id')
+      .select('webhook_endpoint.name', 'webhook_endpoint.active');
     expect(deliveries).toEqual(expect.arrayContaining([{ name: `${ns}/orders-bearer`, active: false }]));
   });
 });

@@ -7,7 +7,17 @@ import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '..
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, ready, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  ready,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
@@ -73,15 +83,18 @@ describe('WebhookEndpoint autoDisable', () => {
     await expect(apply(conn, ns, endpointYaml('bad', 'http://127.0.0.1:9/x', 'autoDisable: {}'))).rejects.toThrow(
       /autoDisable.afterConsecutiveFailures is required/,
     );
-    await expect(apply(conn, ns, endpointYaml('bad', 'http://127.0.0.1:9/x', 'autoDisable: {afterConsecutiveFailures: -1}'))).rejects.toThrow(
-      /afterConsecutiveFailures.*(greater than or equal to 0|should be >= 0)/,
-    );
+    await expect(
+      apply(conn, ns, endpointYaml('bad', 'http://127.0.0.1:9/x', 'autoDisable: {afterConsecutiveFailures: -1}')),
+    ).rejects.toThrow(/afterConsecutiveFailures.*(greater than or equal to 0|should be >= 0)/);
     await apply(conn, ns, endpointYaml('plain', 'http://127.0.0.1:9/x', ''));
     const crs = customObjects(conn);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'plain');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'plain Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'plain');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'plain Ready' },
+    );
     expect(cr.status?.state).toBe('ACTIVE');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ autoDisableAfter: 0, disabledAt: null });
   });
@@ -89,30 +102,43 @@ describe('WebhookEndpoint autoDisable', () => {
   it('disabled after N FAILED deliveries: Ready=False AutoDisabled, a Warning Event, DISABLED in kubectl get; a new annotation value enables it and redrives each missed event once, oldest first', async () => {
     await apply(conn, ns, endpointYaml('orders', receiver.url, 'autoDisable: {afterConsecutiveFailures: 2}'));
     const crs = customObjects(conn);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'orders');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'orders Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'orders');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'orders Ready' },
+    );
     const row = await store.endpointByUid(cr.metadata.uid);
     expect(row).toMatchObject({ autoDisableAfter: 2 });
     const endpointId = row!.id;
-    expect(await kubectl(conn, ['get', 'whe', 'orders', '-n', ns])).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE\s+orders\s+health-orders\s+\S+\s+ACTIVE\s+True/);
+    expect(await kubectl(conn, ['get', 'whe', 'orders', '-n', ns])).toMatch(
+      /NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE\s+orders\s+health-orders\s+\S+\s+ACTIVE\s+True/,
+    );
 
     for (let i = 0; i < 2; i++) expect(await fanout.runFanout(await addEvent(fanout.repos, { source: 'health-orders' }))).toBe('FAILED');
     expect(receiver.requests).toHaveLength(2);
 
-    const disabled = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'orders');
-      return ready(o)?.reason === 'AutoDisabled' ? o : undefined;
-    }, { what: 'Ready=False AutoDisabled' });
+    const disabled = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'orders');
+        return ready(o)?.reason === 'AutoDisabled' ? o : undefined;
+      },
+      { what: 'Ready=False AutoDisabled' },
+    );
     expect(ready(disabled)).toMatchObject({ status: 'False', reason: 'AutoDisabled' });
     expect(ready(disabled)?.message).toMatch(/2 deliveries in a row ended FAILED.*webhookfanout\.io\/enable/);
     expect(disabled.status?.state).toBe('DISABLED');
-    expect(await kubectl(conn, ['get', 'whe', 'orders', '-n', ns, '-o', 'wide'])).toMatch(/orders\s+health-orders\s+http\S+\s+true\s+DISABLED\s+False\s+AutoDisabled/);
-    const events = await eventually(async () => {
-      const e = await warnings('orders', 'AutoDisabled');
-      return e.items.length > 0 ? e.items : undefined;
-    }, { what: 'the AutoDisabled Event' });
+    expect(await kubectl(conn, ['get', 'whe', 'orders', '-n', ns, '-o', 'wide'])).toMatch(
+      /orders\s+health-orders\s+http\S+\s+true\s+DISABLED\s+False\s+AutoDisabled/,
+    );
+    const events = await eventually(
+      async () => {
+        const e = await warnings('orders', 'AutoDisabled');
+        return e.items.length > 0 ? e.items : undefined;
+      },
+      { what: 'the AutoDisabled Event' },
+    );
     expect(events[0]?.type).toBe('Warning');
 
     // missed while disabled: failed at once, nothing reaches the receiver
@@ -127,23 +153,33 @@ describe('WebhookEndpoint autoDisable', () => {
 
     receiver.setScript([{ status: 200, body: 'ok' }]);
     await kubectl(conn, ['annotate', 'whe', 'orders', '-n', ns, 'webhookfanout.io/enable=first']);
-    await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'orders');
-      return ready(o)?.status === 'True' && o?.status?.state === 'ACTIVE' ? o : undefined;
-    }, { what: 'Ready again' });
+    await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'orders');
+        return ready(o)?.status === 'True' && o?.status?.state === 'ACTIVE' ? o : undefined;
+      },
+      { what: 'Ready again' },
+    );
     await eventually(async () => receiver.requests.length >= 5, { what: 'the missed deliveries' });
-    await eventually(async () => (await deliveryOf(fanout.repos, missed[2]!, endpointId)).status === 'SUCCESS', { what: 'the last redrive settled' });
+    await eventually(async () => (await deliveryOf(fanout.repos, missed[2]!, endpointId)).status === 'SUCCESS', {
+      what: 'the last redrive settled',
+    });
     expect(receiver.requests.slice(2).map((r) => r.headers['x-webhook-event-id'])).toEqual(missed);
-    const enabledEvents = await eventually(async () => {
-      const e = await warnings('orders', 'Enabled');
-      return e.items.length > 0 ? e.items : undefined;
-    }, { what: 'the Enabled Event' });
+    const enabledEvents = await eventually(
+      async () => {
+        const e = await warnings('orders', 'Enabled');
+        return e.items.length > 0 ? e.items : undefined;
+      },
+      { what: 'the Enabled Event' },
+    );
     expect(enabledEvents[0]?.type).toBe('Normal');
 
     // the same value again does nothing; after another disable only a new value enables
     receiver.setScript([{ status: 500 }]);
     for (let i = 0; i < 2; i++) await fanout.runFanout(await addEvent(fanout.repos, { source: 'health-orders' }));
-    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'orders'))?.reason === 'AutoDisabled', { what: 'disabled again' });
+    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'orders'))?.reason === 'AutoDisabled', {
+      what: 'disabled again',
+    });
     await kubectl(conn, ['annotate', '--overwrite', 'whe', 'orders', '-n', ns, 'webhookfanout.io/enable=first']);
     await op.controller()?.resync(); // every resource reconciled again: the value acted on is not acted on twice
     await settled(op);

@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, ready, secretYaml, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  ready,
+  secretYaml,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { http } from '../support/http.js';
 import { startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
@@ -19,7 +30,6 @@ let store: OperatorStore;
 let ns: string;
 let op: TestOperator;
 let ingest: IngestHarness;
-
 
 beforeAll(async () => {
   [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
@@ -56,10 +66,13 @@ spec:
   verification: ${verificationYaml(stripe, 'stripe-signing', ['current', 'previous'])}
 `,
     );
-    const cr = await eventually(async () => {
-      const o = await customObjects(conn).get('InboundCredential', ns, 'stripe');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'stripe Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await customObjects(conn).get('InboundCredential', ns, 'stripe');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'stripe Ready' },
+    );
     const row = await store.credentialByUid(cr.metadata.uid);
     expect(row).toMatchObject({
       source: 'op-stripe',
@@ -76,11 +89,16 @@ spec:
   it('a Secret changed at run time updates the row: the new secret verifies, the replaced one no longer does', async () => {
     const next = 'whsec_rotated-at-run-time';
     await apply(conn, ns, secretYaml('stripe-signing', { current: next, previous: stripe.other }));
-    await eventually(async () => (await tdb.db('webhook_inbound_credential').where({ source: 'op-stripe' }).first())?.verification?.secrets?.[0] === next, {
-      what: 'the rotated secret in the row',
-    });
+    await eventually(
+      async () => (await tdb.db('webhook_inbound_credential').where({ source: 'op-stripe' }).first())?.verification?.secrets?.[0] === next,
+      {
+        what: 'the rotated secret in the row',
+      },
+    );
     const e = stripe.event(1001);
-    await eventually(async () => (await send('op-stripe', e.body, await stripe.sign(e.body, stripe.secret, now()))) === 401, { what: 'the old secret refused' });
+    await eventually(async () => (await send('op-stripe', e.body, await stripe.sign(e.body, stripe.secret, now()))) === 401, {
+      what: 'the old secret refused',
+    });
     expect(await send('op-stripe', e.body, await stripe.sign(e.body, next, now()))).toBe(200);
   });
 
@@ -97,25 +115,33 @@ spec:
   verification: ${verificationYaml(standard, 'standard-signing', ['key', 'absent'])}
 `,
     );
-    const bad = await eventually(async () => {
-      const o = await customObjects(conn).get('InboundCredential', ns, 'standard');
-      return ready(o)?.status === 'False' ? o : undefined;
-    }, { what: 'standard not Ready' });
+    const bad = await eventually(
+      async () => {
+        const o = await customObjects(conn).get('InboundCredential', ns, 'standard');
+        return ready(o)?.status === 'False' ? o : undefined;
+      },
+      { what: 'standard not Ready' },
+    );
     expect(ready(bad)).toMatchObject({ reason: 'InvalidSecret' });
     expect(ready(bad)?.message).toMatch(/verification\.secretRefs\[0\]: a Standard Webhooks key must be whsec_/);
     expect(ready(bad)?.message).not.toContain('not-a-whsec-key');
     expect(await tdb.db('webhook_inbound_credential').where({ source: 'op-standard' }).first()).toBeUndefined();
 
     await apply(conn, ns, secretYaml('standard-signing', { key: standard.secret }));
-    const missing = await eventually(async () => {
-      const o = await customObjects(conn).get('InboundCredential', ns, 'standard');
-      return ready(o)?.reason === 'SecretKeyNotFound' ? o : undefined;
-    }, { what: 'the missing key reported' });
+    const missing = await eventually(
+      async () => {
+        const o = await customObjects(conn).get('InboundCredential', ns, 'standard');
+        return ready(o)?.reason === 'SecretKeyNotFound' ? o : undefined;
+      },
+      { what: 'the missing key reported' },
+    );
     expect(ready(missing)?.message).toMatch(/verification\.secretRefs\[1\]: Secret .*standard-signing has no key "absent"/);
 
     const other = whsec();
     await apply(conn, ns, secretYaml('standard-signing', { key: standard.secret, absent: other }));
-    await eventually(async () => ready(await customObjects(conn).get('InboundCredential', ns, 'standard'))?.status === 'True', { what: 'standard Ready' });
+    await eventually(async () => ready(await customObjects(conn).get('InboundCredential', ns, 'standard'))?.status === 'True', {
+      what: 'standard Ready',
+    });
     const e = standard.event(7);
     expect(await send('op-standard', e.body, await standard.sign(e.body, other, now()))).toBe(200);
   });

@@ -54,10 +54,13 @@ async function lease(name: string): Promise<{ holderIdentity?: string; leaseTran
 }
 
 const readyEndpoint = (ns: string, name: string) =>
-  eventually(async () => {
-    const o = await customObjects(conn).get('WebhookEndpoint', ns, name);
-    return ready(o)?.status === 'True' ? o : undefined;
-  }, { timeoutMs: 30_000, what: `${ns}/${name} Ready` });
+  eventually(
+    async () => {
+      const o = await customObjects(conn).get('WebhookEndpoint', ns, name);
+      return ready(o)?.status === 'True' ? o : undefined;
+    },
+    { timeoutMs: 30_000, what: `${ns}/${name} Ready` },
+  );
 
 beforeAll(async () => {
   [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
@@ -82,7 +85,14 @@ describe('restart', () => {
         ...(await tdb.db('webhook_endpoint').select('id', 'updated_at').where('name', 'like', `${ns}/%`).orderBy('id')),
         ...(await tdb.db('webhook_inbound_credential').select('id', 'updated_at').where('resource_name', 'like', `${ns}/%`).orderBy('id')),
       ],
-      versions: await kubectl(conn, ['get', 'whe,ic', '-n', ns, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}']),
+      versions: await kubectl(conn, [
+        'get',
+        'whe,ic',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}',
+      ]),
       events: (await kubectl(conn, ['get', 'events', '-n', ns, '-o', 'jsonpath={range .items[*]}{.metadata.name}:{.count} {end}'])).trim(),
     });
     const before = await snapshot();
@@ -127,9 +137,13 @@ describe('leader election', () => {
 
       await apply(conn, ns, resources('le2'));
       await readyEndpoint(ns, 'le2-a');
-      await eventually(async () => (await counter(b.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'WebhookEndpoint', result: 'synced' })) > 0, {
-        what: 'replica-b counting its reconciles',
-      });
+      await eventually(
+        async () =>
+          (await counter(b.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'WebhookEndpoint', result: 'synced' })) > 0,
+        {
+          what: 'replica-b counting its reconciles',
+        },
+      );
       expect(await counter(b.registry, 'webhook_fanout_operator_leader_transitions_total')).toBe(1);
     } finally {
       await Promise.all(ops.map((o) => o.stop()));
@@ -194,10 +208,13 @@ describe('webhook-fanout operator (the CLI process)', () => {
     const ready1 = await one.get('/readyz');
     expect(ready1.status).toBe(200);
     expect(JSON.parse(ready1.text)).toMatchObject({ status: 'ready', checks: { postgres: 'ok', kubernetes: 'ok', informers: 'ok' } });
-    const metrics = await eventually(async () => {
-      const text = (await one.get('/metrics')).text;
-      return /webhook_fanout_operator_reconciles_total\{kind="WebhookEndpoint",result="synced"\} [1-9]/.test(text) ? text : undefined;
-    }, { what: 'the reconcile counted on /metrics' });
+    const metrics = await eventually(
+      async () => {
+        const text = (await one.get('/metrics')).text;
+        return /webhook_fanout_operator_reconciles_total\{kind="WebhookEndpoint",result="synced"\} [1-9]/.test(text) ? text : undefined;
+      },
+      { what: 'the reconcile counted on /metrics' },
+    );
     expect(metrics).toMatch(/webhook_fanout_operator_leader 1/);
     expect((await two.get('/metrics')).text).toMatch(/webhook_fanout_operator_leader 0/);
 

@@ -29,7 +29,6 @@ let store: OperatorStore;
 let ns: string;
 let op: TestOperator;
 
-
 beforeAll(async () => {
   [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
   store = createOperatorStore(tdb.db);
@@ -65,10 +64,13 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'orders');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'orders Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'orders');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'orders Ready' },
+    );
     expect(cr.metadata.finalizers).toContain('webhookfanout.io/finalizer');
     expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
     expect(ready(cr)).toMatchObject({ reason: 'Synced', observedGeneration: cr.metadata.generation });
@@ -98,10 +100,15 @@ spec:
     const crs = customObjects(conn);
     const before = await crs.get('WebhookEndpoint', ns, 'orders');
     await kubectl(conn, ['patch', 'whe', 'orders', '-n', ns, '--type=merge', '-p', '{"spec":{"maxAttempts":9,"method":"PUT"}}']);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'orders');
-      return o && o.status?.observedGeneration === o.metadata.generation && o.metadata.generation > (before?.metadata.generation ?? 0) ? o : undefined;
-    }, { what: 'observedGeneration to follow' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'orders');
+        return o && o.status?.observedGeneration === o.metadata.generation && o.metadata.generation > (before?.metadata.generation ?? 0)
+          ? o
+          : undefined;
+      },
+      { what: 'observedGeneration to follow' },
+    );
     const row = await store.endpointByUid(cr.metadata.uid);
     expect(row).toMatchObject({ id: before?.status?.endpointId, maxAttempts: 9, method: 'PUT' });
     expect(ready(cr)).toMatchObject({ status: 'True', observedGeneration: cr.metadata.generation });
@@ -112,7 +119,9 @@ spec:
     const cr = await crs.get('WebhookEndpoint', ns, 'orders');
     const t0 = Date.now();
     await apply(conn, ns, secretYaml('orders-token', { token: 'rotated-token' }));
-    await eventually(async () => (await store.endpointByUid(cr!.metadata.uid))?.authSecret === 'rotated-token', { what: 'rotated token in the row' });
+    await eventually(async () => (await store.endpointByUid(cr!.metadata.uid))?.authSecret === 'rotated-token', {
+      what: 'rotated token in the row',
+    });
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
@@ -137,10 +146,13 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'standard');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'standard Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'standard');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'standard Ready' },
+    );
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
       authType: 'STANDARD_WEBHOOKS',
       signingSecret: newKey,
@@ -149,15 +161,38 @@ spec:
     });
 
     // the rotation ends: the previous key is dropped from the spec and from the row
-    await kubectl(conn, ['patch', 'whe', 'standard', '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/spec/auth/previousSecretRef"}]']);
-    await eventually(async () => (await store.endpointByUid(cr.metadata.uid))?.previousSigningSecret === null, { what: 'previous key dropped' });
+    await kubectl(conn, [
+      'patch',
+      'whe',
+      'standard',
+      '-n',
+      ns,
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/auth/previousSecretRef"}]',
+    ]);
+    await eventually(async () => (await store.endpointByUid(cr.metadata.uid))?.previousSigningSecret === null, {
+      what: 'previous key dropped',
+    });
 
     // a key that is not whsec_<base64>: not Ready, the row keeps the last good key, the message names no value
-    await kubectl(conn, ['patch', 'whe', 'standard', '-n', ns, '--type=merge', '-p', '{"spec":{"auth":{"secretRef":{"name":"sw-keys","key":"bad"}}}}']);
-    const bad = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'standard');
-      return ready(o)?.status === 'False' ? o : undefined;
-    }, { what: 'standard not Ready' });
+    await kubectl(conn, [
+      'patch',
+      'whe',
+      'standard',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"auth":{"secretRef":{"name":"sw-keys","key":"bad"}}}}',
+    ]);
+    const bad = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'standard');
+        return ready(o)?.status === 'False' ? o : undefined;
+      },
+      { what: 'standard not Ready' },
+    );
     expect(ready(bad)).toMatchObject({ reason: 'InvalidSecret' });
     expect(ready(bad)?.message).toMatch(/whsec_/);
     expect(ready(bad)?.message).not.toContain('not-a-whsec-key');
@@ -179,23 +214,40 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const cr = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'signed');
-      return ready(o)?.status === 'False' ? o : undefined;
-    }, { what: 'signed not Ready' });
+    const cr = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'signed');
+        return ready(o)?.status === 'False' ? o : undefined;
+      },
+      { what: 'signed not Ready' },
+    );
     expect(ready(cr)).toMatchObject({ reason: 'SecretNotFound', observedGeneration: cr.metadata.generation });
     expect(ready(cr)?.message).toContain(`Secret ${ns}/signing not found`);
     expect(await store.endpointByUid(cr.metadata.uid)).toBeUndefined();
-    const events = await eventually(async () => {
-      const out = await kubectl(conn, ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=signed,type=Warning', '-o', 'json']);
-      const items = (JSON.parse(out) as { items: { reason: string; message: string }[] }).items;
-      return items.length > 0 ? items : undefined;
-    }, { what: 'a Warning Event' });
+    const events = await eventually(
+      async () => {
+        const out = await kubectl(conn, [
+          'get',
+          'events',
+          '-n',
+          ns,
+          '--field-selector',
+          'involvedObject.name=signed,type=Warning',
+          '-o',
+          'json',
+        ]);
+        const items = (JSON.parse(out) as { items: { reason: string; message: string }[] }).items;
+        return items.length > 0 ? items : undefined;
+      },
+      { what: 'a Warning Event' },
+    );
     expect(events[0]?.reason).toBe('SecretNotFound');
 
     // a Secret without the key: still not Ready, with the precise reason
     await apply(conn, ns, secretYaml('signing', { other: 'x' }));
-    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'signed'))?.reason === 'SecretKeyNotFound', { what: 'SecretKeyNotFound' });
+    await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'signed'))?.reason === 'SecretKeyNotFound', {
+      what: 'SecretKeyNotFound',
+    });
     expect(await store.endpointByUid(cr.metadata.uid)).toBeUndefined();
 
     await apply(conn, ns, secretYaml('signing', { hmac: 'whsec_123' }));
@@ -242,19 +294,31 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const stripe = await eventually(async () => {
-      const o = await crs.get('InboundCredential', ns, 'stripe');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'stripe Ready' });
+    const stripe = await eventually(
+      async () => {
+        const o = await crs.get('InboundCredential', ns, 'stripe');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'stripe Ready' },
+    );
     const row = await store.credentialByUid(stripe.metadata.uid);
-    expect(row).toMatchObject({ id: stripe.status?.credentialId, source: 'stripe', username: 'stripe-sender', eventIdRule: { jsonPath: 'data.id' }, resourceName: `${ns}/stripe` });
+    expect(row).toMatchObject({
+      id: stripe.status?.credentialId,
+      source: 'stripe',
+      username: 'stripe-sender',
+      eventIdRule: { jsonPath: 'data.id' },
+      resourceName: `${ns}/stripe`,
+    });
     expect(row?.passwordHash).toMatch(/^\$2[aby]\$/);
     expect(await bcrypt.compare('pa55word', row?.passwordHash ?? '')).toBe(true);
 
-    const shopify = await eventually(async () => {
-      const o = await crs.get('InboundCredential', ns, 'shopify');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'shopify Ready' });
+    const shopify = await eventually(
+      async () => {
+        const o = await crs.get('InboundCredential', ns, 'shopify');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'shopify Ready' },
+    );
     expect((await store.credentialByUid(shopify.metadata.uid))?.passwordHash).toBe(hash);
   });
 
@@ -262,10 +326,13 @@ spec:
     const crs = customObjects(conn);
     const stripe = await crs.get('InboundCredential', ns, 'stripe');
     await apply(conn, ns, secretYaml('stripe-inbound', { password: 'n3w-pa55word' }));
-    const row = await eventually(async () => {
-      const r = await store.credentialByUid(stripe!.metadata.uid);
-      return r && (await bcrypt.compare('n3w-pa55word', r.passwordHash ?? '')) ? r : undefined;
-    }, { what: 'the new password hash' });
+    const row = await eventually(
+      async () => {
+        const r = await store.credentialByUid(stripe!.metadata.uid);
+        return r && (await bcrypt.compare('n3w-pa55word', r.passwordHash ?? '')) ? r : undefined;
+      },
+      { what: 'the new password hash' },
+    );
     expect(await bcrypt.compare('pa55word', row.passwordHash ?? '')).toBe(false);
   });
 
@@ -285,10 +352,13 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const second = await eventually(async () => {
-      const o = await crs.get('InboundCredential', ns, 'stripe-second');
-      return ready(o)?.status === 'False' ? o : undefined;
-    }, { what: 'stripe-second not Ready' });
+    const second = await eventually(
+      async () => {
+        const o = await crs.get('InboundCredential', ns, 'stripe-second');
+        return ready(o)?.status === 'False' ? o : undefined;
+      },
+      { what: 'stripe-second not Ready' },
+    );
     expect(ready(second)?.reason).toBe('SourceConflict');
     expect(ready(second)?.message).toContain(`InboundCredential ${ns}/stripe`);
     expect(await store.credentialByUid(second.metadata.uid)).toBeUndefined();
@@ -299,7 +369,9 @@ spec:
     await crs.delete('InboundCredential', ns, 'stripe');
     await eventually(async () => (await crs.get('InboundCredential', ns, 'stripe')) === undefined, { what: 'stripe deleted' });
     expect(await store.credentialByUid(first!.metadata.uid)).toBeUndefined();
-    await eventually(async () => ready(await crs.get('InboundCredential', ns, 'stripe-second'))?.status === 'True', { what: 'stripe-second Ready' });
+    await eventually(async () => ready(await crs.get('InboundCredential', ns, 'stripe-second'))?.status === 'True', {
+      what: 'stripe-second Ready',
+    });
     const row = await store.credentialByUid(second.metadata.uid);
     expect(row).toMatchObject({ source: 'stripe', username: 'other' });
     expect(await bcrypt.compare('second', row?.passwordHash ?? '')).toBe(true);
@@ -310,20 +382,41 @@ describe('failures', () => {
   it('retries with backoff while Postgres fails, with a SyncFailed Event, and converges once it works again', async () => {
     await tdb.db.raw('ALTER TABLE webhook_endpoint RENAME TO webhook_endpoint_away');
     try {
-      await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: s, url: "http://later.example/h"}\n`);
-      await eventually(async () => (await counter(op.registry, 'webhook_fanout_operator_reconcile_errors_total', { kind: 'WebhookEndpoint', reason: 'postgres' })) >= 2, {
-        what: 'retried errors',
-      });
-      const events = await kubectl(conn, ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=later,reason=SyncFailed', '-o', 'jsonpath={.items[*].message}']);
+      await apply(
+        conn,
+        ns,
+        `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: s, url: "http://later.example/h"}\n`,
+      );
+      await eventually(
+        async () =>
+          (await counter(op.registry, 'webhook_fanout_operator_reconcile_errors_total', { kind: 'WebhookEndpoint', reason: 'postgres' })) >=
+          2,
+        {
+          what: 'retried errors',
+        },
+      );
+      const events = await kubectl(conn, [
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        'involvedObject.name=later,reason=SyncFailed',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
       expect(events).toContain('could not sync to Postgres, retrying');
     } finally {
       await tdb.db.raw('ALTER TABLE webhook_endpoint_away RENAME TO webhook_endpoint');
     }
     const crs = customObjects(conn);
-    const later = await eventually(async () => {
-      const o = await crs.get('WebhookEndpoint', ns, 'later');
-      return ready(o)?.status === 'True' ? o : undefined;
-    }, { what: 'later Ready after the failure', timeoutMs: 30_000 });
+    const later = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'later');
+        return ready(o)?.status === 'True' ? o : undefined;
+      },
+      { what: 'later Ready after the failure', timeoutMs: 30_000 },
+    );
     expect(await store.endpointByUid(later.metadata.uid)).toMatchObject({ url: 'http://later.example/h' });
   });
 });
@@ -333,17 +426,25 @@ describe('drift and metrics', () => {
     const crs = customObjects(conn);
     const orders = await crs.get('WebhookEndpoint', ns, 'orders');
     await tdb.db('webhook_endpoint').where({ resource_uid: orders!.metadata.uid }).update({ url: 'http://tampered/', active: false });
-    await tdb.db('webhook_endpoint').insert({ name: `${ns}/ghost`, source: 'stripe', url: 'http://ghost/', resource_uid: 'ghost-uid', active: true });
+    await tdb
+      .db('webhook_endpoint')
+      .insert({ name: `${ns}/ghost`, source: 'stripe', url: 'http://ghost/', resource_uid: 'ghost-uid', active: true });
     await op.controller()!.resync();
     await settled(op);
-    await eventually(async () => (await store.endpointByUid(orders!.metadata.uid))?.url === 'http://orders.internal:8080/hooks', { what: 'repaired url' });
+    await eventually(async () => (await store.endpointByUid(orders!.metadata.uid))?.url === 'http://orders.internal:8080/hooks', {
+      what: 'repaired url',
+    });
     expect(await store.endpointByUid(orders!.metadata.uid)).toMatchObject({ active: true });
     expect(await store.endpointByUid('ghost-uid')).toMatchObject({ active: false });
   });
 
   it('counts reconciles, results and durations', async () => {
-    expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'WebhookEndpoint', result: 'synced' })).toBeGreaterThan(0);
-    expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'InboundCredential', result: 'not_ready' })).toBeGreaterThan(0);
+    expect(
+      await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'WebhookEndpoint', result: 'synced' }),
+    ).toBeGreaterThan(0);
+    expect(
+      await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { kind: 'InboundCredential', result: 'not_ready' }),
+    ).toBeGreaterThan(0);
     expect(await counter(op.registry, 'webhook_fanout_operator_reconciles_total', { result: 'deleted' })).toBeGreaterThan(0);
     const text = await op.registry.metrics();
     expect(text).toContain('webhook_fanout_operator_reconcile_duration_seconds_bucket');

@@ -36,7 +36,9 @@ async function canI(args: readonly string[]): Promise<boolean> {
 
 describe('operator RBAC (deploy/rbac)', () => {
   it('authenticates as the ServiceAccount the manifests bind', async () => {
-    const who = await kubectl(conn, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { kubeconfigPath: operatorKubeconfig });
+    const who = await kubectl(conn, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], {
+      kubeconfigPath: operatorKubeconfig,
+    });
     expect(who).toBe(OPERATOR_USER);
   });
 

@@ -80,7 +80,10 @@ describe('reconcile(WebhookEndpoint key)', () => {
   });
 
   it('adds the finalizer, writes the row and Ready=True; a second reconcile changes nothing', async () => {
-    await apply(conn, ns, `apiVersion: v1
+    await apply(
+      conn,
+      ns,
+      `apiVersion: v1
 kind: Secret
 metadata: {name: tok}
 stringData: {token: t0k}
@@ -89,7 +92,8 @@ apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookEndpoint
 metadata: {name: a}
 spec: {source: shop, url: "http://a.internal/hook", auth: {type: BEARER, secretRef: {name: tok, key: token}}}
-`);
+`,
+    );
     await cacheShows('a', (o) => o !== undefined);
     await eventually(async () => secrets.get('tok', ns) !== undefined, { what: 'the Secret in the cache' });
 
@@ -98,7 +102,11 @@ spec: {source: shop, url: "http://a.internal/hook", auth: {type: BEARER, secretR
     const cr = await crs.get('WebhookEndpoint', ns, 'a');
     expect(cr?.metadata.finalizers).toEqual([FINALIZER]);
     expect(ready(cr)).toMatchObject({ status: 'True', reason: 'Synced', observedGeneration: cr?.metadata.generation });
-    expect(await store.endpointByUid(cr!.metadata.uid)).toMatchObject({ id: cr?.status?.endpointId, authType: 'BEARER', authSecret: 't0k' });
+    expect(await store.endpointByUid(cr!.metadata.uid)).toMatchObject({
+      id: cr?.status?.endpointId,
+      authType: 'BEARER',
+      authSecret: 't0k',
+    });
 
     // once the cache caught up with its own writes, the next reconcile is a no-op
     await cacheShows('a', (o) => o !== undefined && readyCondition(o)?.status === 'True');
@@ -123,11 +131,15 @@ spec: {source: shop, url: "http://a.internal/hook", auth: {type: BEARER, secretR
   });
 
   it('a missing Secret key is not_ready with the reason and nothing written', async () => {
-    await apply(conn, ns, `apiVersion: webhookfanout.io/v1alpha1
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookEndpoint
 metadata: {name: b}
 spec: {source: shop, url: "http://b.internal/hook", auth: {type: BEARER, secretRef: {name: tok, key: nope}}}
-`);
+`,
+    );
     await cacheShows('b', (o) => o !== undefined);
     expect(await reconciler.reconcile(key('b'))).toBe('not_ready');
     const cr = await customObjects(conn).get('WebhookEndpoint', ns, 'b');

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubectlError, type KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  createNamespace,
+  customObjects,
+  eventually,
+  settled,
+  sharedKube,
+  startTestOperator,
+  type TestOperator,
+} from '../support/kube-shared.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 // InboundCredential spec.retention: a source's own retention ages, checked by the CRD on a real
@@ -56,7 +65,7 @@ describe('InboundCredential spec.retention against kube-apiserver and the operat
     expect(await customObjects(conn).get('InboundCredential', ns, name)).toBeUndefined();
   });
 
-  it('accepts ages and forever, and the operator writes them (in seconds, 0 = forever) to the source\'s row', async () => {
+  it("accepts ages and forever, and the operator writes them (in seconds, 0 = forever) to the source's row", async () => {
     await apply(conn, ns, credential('chatty', '{maxAge: 2d, payloadMaxAge: 36h}'));
     await apply(conn, ns, credential('audit', '{maxAge: forever}'));
     await apply(conn, ns, credential('pii', '{payloadMaxAge: 30m}'));
@@ -67,9 +76,10 @@ describe('InboundCredential spec.retention against kube-apiserver and the operat
     const row = (source: string) =>
       eventually(
         async () =>
-          (await tdb.db('webhook_inbound_credential').where({ source }).first('retention_max_age_seconds', 'retention_payload_max_age_seconds')) as
-            | Ages
-            | undefined,
+          (await tdb
+            .db('webhook_inbound_credential')
+            .where({ source })
+            .first('retention_max_age_seconds', 'retention_payload_max_age_seconds')) as Ages | undefined,
       );
     expect(await row('chatty')).toEqual({ retention_max_age_seconds: 2 * 86_400, retention_payload_max_age_seconds: 36 * 3600 });
     expect(await row('audit')).toEqual({ retention_max_age_seconds: 0, retention_payload_max_age_seconds: null });

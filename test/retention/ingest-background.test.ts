@@ -22,8 +22,14 @@ describe('ingest runs retention in the background', () => {
 
   it('deletes the old backlog batch after batch while webhooks are accepted, and keeps what is undelivered', async () => {
     const ep = await seedEndpoint(t.db);
-    for (let i = 0; i < 120; i++) await seedEvent(t.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
-    const held = await seedEvent(t.db, [ep], { source: 'old', age: 200 * DAY, status: 'FAILED', deliveries: [{ status: 'FAILED', held: true }] });
+    for (let i = 0; i < 120; i++)
+      await seedEvent(t.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
+    const held = await seedEvent(t.db, [ep], {
+      source: 'old',
+      age: 200 * DAY,
+      status: 'FAILED',
+      deliveries: [{ status: 'FAILED', held: true }],
+    });
     h = await startIngestHarness({
       db: t.db,
       retention: { ...RETENTION_OFF, maxAgeSeconds: 30 * DAY, intervalMs: 500, batchSize: 10, batchPauseMs: 20 },

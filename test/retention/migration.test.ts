@@ -42,14 +42,30 @@ describe('migrations 063-064 on a database with data', () => {
   });
 
   it('keeps every row, adds the columns empty and a valid index, and retention works on the upgraded rows', async () => {
-    const cols = await db.raw<{ rows: unknown[] }>(`SELECT 1 FROM information_schema.columns WHERE table_name = 'webhook_event' AND column_name = 'payload_dropped_at'`);
+    const cols = await db.raw<{ rows: unknown[] }>(
+      `SELECT 1 FROM information_schema.columns WHERE table_name = 'webhook_event' AND column_name = 'payload_dropped_at'`,
+    );
     expect(cols.rows).toHaveLength(0);
     // today's data: a credential, an endpoint, events in every status with deliveries and attempts
-    await db('webhook_inbound_credential').insert({ source: 'shop', username: 'u', password_hash: '$2b$10$0123456789012345678901234567890123456789012345678901' });
+    await db('webhook_inbound_credential').insert({
+      source: 'shop',
+      username: 'u',
+      password_hash: '$2b$10$0123456789012345678901234567890123456789012345678901',
+    });
     const ep = await seedEndpoint(db, 'shop');
     // seedEvent writes only columns that exist before 063
-    const old = await seedEvent(db, [ep], { source: 'shop', age: 100 * DAY, status: 'FAILED', deliveries: [{ status: 'FAILED', attempts: 3 }] });
-    const held = await seedEvent(db, [ep], { source: 'shop', age: 100 * DAY, status: 'FAILED', deliveries: [{ status: 'FAILED', held: true }] });
+    const old = await seedEvent(db, [ep], {
+      source: 'shop',
+      age: 100 * DAY,
+      status: 'FAILED',
+      deliveries: [{ status: 'FAILED', attempts: 3 }],
+    });
+    const held = await seedEvent(db, [ep], {
+      source: 'shop',
+      age: 100 * DAY,
+      status: 'FAILED',
+      deliveries: [{ status: 'FAILED', held: true }],
+    });
     const recent = await seedEvent(db, [ep], { source: 'shop', age: 60, status: 'RECEIVED', deliveries: [{ status: 'PENDING' }] });
     const snapshot = async () => ({
       events: await db('webhook_event').select('id', 'payload', 'headers', 'status').orderBy('id'),

@@ -65,7 +65,9 @@ describe('retention: RETENTION_MAX_AGE deletes settled events with their deliver
     expect(run).toMatchObject({ ran: true, deleted: { events: 0, deliveries: 0, attempts: 0 }, payloadsDropped: 0 });
     expect(await exists(t.db, ancient)).toBe(true);
     // the oldest row's age is reported all the same: what a dashboard shows before one turns it on
-    expect(await metricValue(metrics, 'webhook_fanout_retention_oldest_row_age_seconds', { table: 'webhook_event' })).toBeGreaterThan(2999 * DAY);
+    expect(await metricValue(metrics, 'webhook_fanout_retention_oldest_row_age_seconds', { table: 'webhook_event' })).toBeGreaterThan(
+      2999 * DAY,
+    );
   });
 });
 
@@ -79,11 +81,23 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
   afterAll(async () => t?.destroy());
 
   const cases = [
-    { name: 'an event not final (RECEIVED: its workflow has not finished)', event: { status: 'RECEIVED' as const, deliveries: [{ status: 'PENDING' as const }] } },
+    {
+      name: 'an event not final (RECEIVED: its workflow has not finished)',
+      event: { status: 'RECEIVED' as const, deliveries: [{ status: 'PENDING' as const }] },
+    },
     { name: 'an event not final without deliveries yet (not started)', event: { status: 'RECEIVED' as const } },
-    { name: 'a delivery PENDING (a replay or a redrive in flight)', event: { status: 'PARTIAL' as const, deliveries: [{ status: 'SUCCESS' as const }, { status: 'PENDING' as const }] } },
-    { name: 'a delivery held for a disabled endpoint', event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, held: true }] } },
-    { name: 'a delivery settled a minute ago (its run is finishing)', event: { status: 'COMPLETED' as const, deliveries: [{ status: 'SUCCESS' as const, changedAgo: 60 }] } },
+    {
+      name: 'a delivery PENDING (a replay or a redrive in flight)',
+      event: { status: 'PARTIAL' as const, deliveries: [{ status: 'SUCCESS' as const }, { status: 'PENDING' as const }] },
+    },
+    {
+      name: 'a delivery held for a disabled endpoint',
+      event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, held: true }] },
+    },
+    {
+      name: 'a delivery settled a minute ago (its run is finishing)',
+      event: { status: 'COMPLETED' as const, deliveries: [{ status: 'SUCCESS' as const, changedAgo: 60 }] },
+    },
   ];
 
   for (const c of cases) {
@@ -101,20 +115,31 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
       expect(row.payload.toString()).toContain('4242');
       expect((await t.db('webhook_delivery').where({ event_id: kept })).length).toBe(c.event.deliveries?.length ?? 0);
       // the settled one of 200 days lost its payload in the same run; kept's was never touched
-      expect(((await t.db('webhook_event').where({ id: dropped }).first()) as { payload_dropped_at: Date | null }).payload_dropped_at).not.toBeNull();
+      expect(
+        ((await t.db('webhook_event').where({ id: dropped }).first()) as { payload_dropped_at: Date | null }).payload_dropped_at,
+      ).not.toBeNull();
     });
   }
 
   it('deletes a held event once its endpoint was enabled and the redelivery settled', async () => {
-    const held = await seedEvent(t.db, ep, { source: 'held', age: 400 * DAY, status: 'FAILED', deliveries: [{ status: 'FAILED', held: true }] });
+    const held = await seedEvent(t.db, ep, {
+      source: 'held',
+      age: 400 * DAY,
+      status: 'FAILED',
+      deliveries: [{ status: 'FAILED', held: true }],
+    });
     const { job } = retentionJob(t.db, { maxAgeSeconds: 300 * DAY });
     await job.runOnce();
     expect(await exists(t.db, held)).toBe(true);
     // the redrive delivered it (an hour ago): settled, nothing held
-    await t.db('webhook_delivery')
+    await t
+      .db('webhook_delivery')
       .where({ event_id: held })
       .update({ status: 'SUCCESS', redrive_on_enable: false, updated_at: t.db.raw(`now() - interval '1 hour'`) });
-    await t.db('webhook_event').where({ id: held }).update({ status: 'COMPLETED', updated_at: t.db.raw(`now() - interval '1 hour'`) });
+    await t
+      .db('webhook_event')
+      .where({ id: held })
+      .update({ status: 'COMPLETED', updated_at: t.db.raw(`now() - interval '1 hour'`) });
     await job.runOnce();
     expect(await exists(t.db, held)).toBe(false);
   });
@@ -161,7 +186,12 @@ describe('retention: RETENTION_PAYLOAD_MAX_AGE drops payloads and headers, keeps
   afterAll(async () => t?.destroy());
 
   it('empties payload and headers, marks the event, keeps deliveries and attempts; the next run passes it over', async () => {
-    const old = await seedEvent(t.db, ep, { source: 'p', age: 10 * DAY, deliveries: [{ status: 'FAILED', attempts: 2 }], status: 'FAILED' });
+    const old = await seedEvent(t.db, ep, {
+      source: 'p',
+      age: 10 * DAY,
+      deliveries: [{ status: 'FAILED', attempts: 2 }],
+      status: 'FAILED',
+    });
     const young = await seedEvent(t.db, ep, { source: 'p', age: 6 * 86_400, deliveries: [{ status: 'SUCCESS' }] });
     const { job, metrics } = retentionJob(t.db, { payloadMaxAgeSeconds: 7 * DAY });
     const run = await job.runOnce();
@@ -177,7 +207,12 @@ describe('retention: RETENTION_PAYLOAD_MAX_AGE drops payloads and headers, keeps
     expect(row.headers).toEqual({});
     expect(row.payload_dropped_at).toBeInstanceOf(Date);
     expect(row.status).toBe('FAILED');
-    expect(await t.db('webhook_delivery_attempt').join('webhook_delivery', 'webhook_delivery.id', 'webhook_delivery_attempt.delivery_id').where('webhook_delivery.event_id', old)).toHaveLength(2);
+    expect(
+      await t
+        .db('webhook_delivery_attempt')
+        .join('webhook_delivery', 'webhook_delivery.id', 'webhook_delivery_attempt.delivery_id')
+        .where('webhook_delivery.event_id', old),
+    ).toHaveLength(2);
     const youngRow = (await t.db('webhook_event').where({ id: young }).first()) as { payload: Buffer };
     expect(youngRow.payload.toString()).toContain('4242');
     expect(await metricValue(metrics, 'webhook_fanout_retention_payloads_dropped_total')).toBe(1);
@@ -231,7 +266,12 @@ describe('retention: per-source ages (InboundCredential spec.retention)', () => 
     expect(left.has(ids.plainMid)).toBe(true);
     expect(left.has(ids.plainOld)).toBe(false);
     expect(left.has(ids.noCredential)).toBe(false);
-    const dropped = (id: string) => t.db('webhook_event').where({ id }).first().then((r: { payload_dropped_at: Date | null }) => r.payload_dropped_at !== null);
+    const dropped = (id: string) =>
+      t
+        .db('webhook_event')
+        .where({ id })
+        .first()
+        .then((r: { payload_dropped_at: Date | null }) => r.payload_dropped_at !== null);
     expect(await dropped(ids.privateOld)).toBe(true);
     expect(await dropped(ids.plainMid)).toBe(false);
     expect(run.deleted.events).toBe(4);
@@ -345,7 +385,9 @@ describe('retention statements use indexes, not a scan of the tables', () => {
       [ep],
     );
     // a year into RETENTION_PAYLOAD_MAX_AGE: most events have lost their payload already
-    await t.db.raw(`UPDATE webhook_event SET payload = ''::bytea, payload_dropped_at = now() WHERE received_at < now() - interval '3 days'`);
+    await t.db.raw(
+      `UPDATE webhook_event SET payload = ''::bytea, payload_dropped_at = now() WHERE received_at < now() - interval '3 days'`,
+    );
     await t.db.raw('ANALYZE');
   });
   afterAll(async () => t?.destroy());
@@ -370,7 +412,7 @@ describe('retention statements use indexes, not a scan of the tables', () => {
     expect(oldestDelivery).toMatch(/Index (Only )?Scan (Backward )?using webhook_delivery_created_idx/);
   });
 
-  it('the settled check finds an event\'s deliveries through an index', async () => {
+  it("the settled check finds an event's deliveries through an index", async () => {
     const p = await plan(
       `SELECT e.id FROM webhook_event e WHERE e.id = ANY(ARRAY(SELECT id FROM webhook_event LIMIT 500)) AND ${SETTLED}`,
       { grace: 900 },

@@ -28,25 +28,41 @@ describe('admin API: events whose payload retention dropped', () => {
 
     // a week later, with RETENTION_PAYLOAD_MAX_AGE=1d: the rows as the clock would have aged them
     const db = h.fanout.database.db;
-    await db('webhook_event').where({ id: eventId }).update({ received_at: db.raw(`now() - interval '7 days'`), updated_at: db.raw(`now() - interval '7 days'`) });
-    await db('webhook_delivery').where({ event_id: eventId }).update({ updated_at: db.raw(`now() - interval '7 days'`) });
+    await db('webhook_event')
+      .where({ id: eventId })
+      .update({ received_at: db.raw(`now() - interval '7 days'`), updated_at: db.raw(`now() - interval '7 days'`) });
+    await db('webhook_delivery')
+      .where({ event_id: eventId })
+      .update({ updated_at: db.raw(`now() - interval '7 days'`) });
     const { job } = retentionJob(db, { payloadMaxAgeSeconds: 86_400 });
     expect((await job.runOnce()).payloadsDropped).toBeGreaterThanOrEqual(1);
 
-    const event = (await h.get(`/api/events/${eventId}`, token)).json() as { payloadDroppedAt: string | null; payload: string; payloadSize: number; headers: object; deliveries: Array<{ id: string; status: string }> };
+    const event = (await h.get(`/api/events/${eventId}`, token)).json() as {
+      payloadDroppedAt: string | null;
+      payload: string;
+      payloadSize: number;
+      headers: object;
+      deliveries: Array<{ id: string; status: string }>;
+    };
     expect(event.payloadDroppedAt).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(event.payload).toBe('');
     expect(event.payloadSize).toBe(0);
     expect(event.headers).toEqual({});
     expect(event.deliveries).toEqual([expect.objectContaining({ id: failed.id, status: 'FAILED' })]);
-    const listed = (await h.get(`/api/events?source=${source}`, token)).json() as { items: Array<{ id: string; payloadDroppedAt: string | null }> };
+    const listed = (await h.get(`/api/events?source=${source}`, token)).json() as {
+      items: Array<{ id: string; payloadDroppedAt: string | null }>;
+    };
     expect(listed.items).toEqual([expect.objectContaining({ id: eventId, payloadDroppedAt: event.payloadDroppedAt })]);
 
     for (const path of [`/api/events/${eventId}/replay`, `/api/deliveries/${failed.id}/replay`]) {
       const res = await h.post(path, token);
       expect(res.status, path).toBe(409);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.json()).toMatchObject({ status: 409, code: 'payload_dropped', detail: expect.stringMatching(/payload was dropped by retention \(RETENTION_PAYLOAD_MAX_AGE\)/) });
+      expect(res.json()).toMatchObject({
+        status: 409,
+        code: 'payload_dropped',
+        detail: expect.stringMatching(/payload was dropped by retention \(RETENTION_PAYLOAD_MAX_AGE\)/),
+      });
     }
     // a bulk replay passes it over
     const bulk = await h.post('/api/deliveries/replay', token, { source });

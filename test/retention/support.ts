@@ -23,7 +23,9 @@ export interface SeededEvent {
 
 /** One endpoint to hang deliveries on (the endpoint's own state does not matter to retention). */
 export async function seedEndpoint(db: Db, source = 'any'): Promise<string> {
-  const [row] = (await db('webhook_endpoint').insert({ name: `ep-${randomUUID().slice(0, 6)}`, source, url: 'http://127.0.0.1:9/x' }).returning('id')) as Array<{ id: string }>;
+  const [row] = (await db('webhook_endpoint')
+    .insert({ name: `ep-${randomUUID().slice(0, 6)}`, source, url: 'http://127.0.0.1:9/x' })
+    .returning('id')) as Array<{ id: string }>;
   if (!row) throw new Error('no endpoint');
   return row.id;
 }
@@ -106,7 +108,11 @@ export function retentionJob(db: Db, settings: Partial<RetentionSettings>, opts:
 }
 
 /** A metric's value by labels, read from the registry as Prometheus would scrape it. */
-export async function metricValue(metrics: ReturnType<typeof createMetrics>, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+export async function metricValue(
+  metrics: ReturnType<typeof createMetrics>,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const m = await metrics.registry.getSingleMetric(name)?.get();
   const v = m?.values.find((x) => Object.entries(labels).every(([k, want]) => String((x.labels as Record<string, unknown>)[k]) === want));
   return v?.value;

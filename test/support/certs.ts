@@ -25,8 +25,24 @@ export function createTestPki(label: string): TestPki {
   const caKey = path.join(dir, 'ca.key');
   const caCert = path.join(dir, 'ca.crt');
   openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', caKey);
-  openssl('req', '-x509', '-new', '-key', caKey, '-sha256', '-days', '1', '-subj', `/CN=${label} test CA`, '-out', caCert,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    caKey,
+    '-sha256',
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${label} test CA`,
+    '-out',
+    caCert,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   return {
     dir,
     caCert,
@@ -50,7 +66,24 @@ export function createTestPki(label: string): TestPki {
       openssl('pkcs8', '-topk8', '-nocrypt', '-in', key, '-out', `${key}.p8`);
       execFileSync('mv', [`${key}.p8`, key]);
       openssl('req', '-new', '-key', key, '-subj', `/CN=${name}`, '-out', csr);
-      openssl('x509', '-req', '-in', csr, '-CA', caCert, '-CAkey', caKey, '-CAcreateserial', '-days', '1', '-sha256', '-extfile', ext, '-out', cert);
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        caCert,
+        '-CAkey',
+        caKey,
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-sha256',
+        '-extfile',
+        ext,
+        '-out',
+        cert,
+      );
       chmodSync(key, 0o600);
       return { cert, key };
     },

@@ -11,16 +11,50 @@ export const VALID_CREDENTIAL_SPECS: [string, Record<string, unknown>][] = [
   ['Basic named', { ...basic, verification: { type: 'Basic' } }],
   ['a signature alone', { source: 's', verification: { type: 'Stripe', secretRefs: [ref], toleranceSeconds: 600 } }],
   ['Basic beside a signature, two secrets', { ...basic, verification: { type: 'GitHub', secretRefs: [ref, { name: 'a', key: 'c' }] } }],
-  ['HMAC with its options', { source: 's', verification: { type: 'HMAC', secretRefs: [ref], header: 'X-Sig', algorithm: 'sha1', encoding: 'base64', prefix: 'sha1=' } }],
+  [
+    'HMAC with its options',
+    {
+      source: 's',
+      verification: { type: 'HMAC', secretRefs: [ref], header: 'X-Sig', algorithm: 'sha1', encoding: 'base64', prefix: 'sha1=' },
+    },
+  ],
 ];
 
 export const CREDENTIAL_RULE_BREAKS: [string, Record<string, unknown>, RegExp][] = [
-  ['Basic without passwordSecretRef', { source: 's', username: 'u' }, /username and passwordSecretRef are required when verification\.type is Basic/],
+  [
+    'Basic without passwordSecretRef',
+    { source: 's', username: 'u' },
+    /username and passwordSecretRef are required when verification\.type is Basic/,
+  ],
   ['nothing at all', { source: 's' }, /username and passwordSecretRef are required when verification\.type is Basic/],
-  ['a username without a password beside a signature', { source: 's', username: 'u', verification: { type: 'Slack', secretRefs: [ref] } }, /username and passwordSecretRef go together/],
-  ['a signature type without secretRefs', { source: 's', verification: { type: 'Shopify' } }, /verification\.secretRefs is required for a signature type/],
-  ['secretRefs with Basic', { ...basic, verification: { type: 'Basic', secretRefs: [ref] } }, /verification\.secretRefs is not used with type Basic/],
-  ['a tolerance for GitHub', { source: 's', verification: { type: 'GitHub', secretRefs: [ref], toleranceSeconds: 60 } }, /toleranceSeconds is only used with Stripe, Slack, StandardWebhooks/],
-  ['HMAC without a header', { source: 's', verification: { type: 'HMAC', secretRefs: [ref] } }, /verification\.header is required for type HMAC/],
-  ['a prefix for Stripe', { source: 's', verification: { type: 'Stripe', secretRefs: [ref], prefix: 'x' } }, /header, algorithm, encoding and prefix are only used with type HMAC/],
+  [
+    'a username without a password beside a signature',
+    { source: 's', username: 'u', verification: { type: 'Slack', secretRefs: [ref] } },
+    /username and passwordSecretRef go together/,
+  ],
+  [
+    'a signature type without secretRefs',
+    { source: 's', verification: { type: 'Shopify' } },
+    /verification\.secretRefs is required for a signature type/,
+  ],
+  [
+    'secretRefs with Basic',
+    { ...basic, verification: { type: 'Basic', secretRefs: [ref] } },
+    /verification\.secretRefs is not used with type Basic/,
+  ],
+  [
+    'a tolerance for GitHub',
+    { source: 's', verification: { type: 'GitHub', secretRefs: [ref], toleranceSeconds: 60 } },
+    /toleranceSeconds is only used with Stripe, Slack, StandardWebhooks/,
+  ],
+  [
+    'HMAC without a header',
+    { source: 's', verification: { type: 'HMAC', secretRefs: [ref] } },
+    /verification\.header is required for type HMAC/,
+  ],
+  [
+    'a prefix for Stripe',
+    { source: 's', verification: { type: 'Stripe', secretRefs: [ref], prefix: 'x' } },
+    /header, algorithm, encoding and prefix are only used with type HMAC/,
+  ],
 ];

@@ -32,7 +32,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ['Kubernetes broker', startKubeBroker()],
   ] as const;
   const settled = await Promise.allSettled(starts.map(([, start]) => start));
-  const failures = settled.flatMap((r, i) => (r.status === 'rejected' ? [`${starts[i]?.[0] ?? '?'} failed to start: ${reasonOf(r.reason)}`] : []));
+  const failures = settled.flatMap((r, i) =>
+    r.status === 'rejected' ? [`${starts[i]?.[0] ?? '?'} failed to start: ${reasonOf(r.reason)}`] : [],
+  );
   if (failures.length > 0) {
     // one failed to start: stop the others, or a Postgres outlives the run
     await Promise.allSettled(settled.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));

@@ -9,7 +9,13 @@ import { freePort } from '../../src/dev/ports.js';
 import type { HttpTimeouts } from '../../src/http/timeouts.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
-import { buildIngestProcess, type ConsoleWiring, type IngestProcess, type IngestSettings, type StartedIngest } from '../../src/processes/ingest-process.js';
+import {
+  buildIngestProcess,
+  type ConsoleWiring,
+  type IngestProcess,
+  type IngestSettings,
+  type StartedIngest,
+} from '../../src/processes/ingest-process.js';
 import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
 import { createEventPublisher } from '../../src/transport/publisher.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';

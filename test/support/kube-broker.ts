@@ -21,7 +21,13 @@ export interface KubeBroker {
 async function bootstrap(cp: KubeControlPlane): Promise<void> {
   await kubectl(cp, ['create', 'namespace', OPERATOR_NAMESPACE]);
   await kubectl(cp, ['apply', '-f', path.join(REPO_ROOT, 'charts/webhook-fanout/crds'), '-f', path.join(REPO_ROOT, 'deploy/rbac')]);
-  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/webhookendpoints.webhookfanout.io', 'crd/inboundcredentials.webhookfanout.io']);
+  await kubectl(cp, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/webhookendpoints.webhookfanout.io',
+    'crd/inboundcredentials.webhookfanout.io',
+  ]);
 }
 
 export async function startKubeBroker(): Promise<KubeBroker> {

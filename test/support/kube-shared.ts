@@ -48,31 +48,58 @@ export const secretYaml = (name: string, data: Record<string, string>): string =
     .join('\n')}\n`;
 
 export interface CrObject {
-  metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion: string; finalizers?: string[]; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation: number;
+    resourceVersion: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
   spec: Record<string, unknown>;
   status?: {
     observedGeneration?: number;
     endpointId?: string;
     credentialId?: string;
     state?: string;
-    conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number; lastTransitionTime: string }[];
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      observedGeneration?: number;
+      lastTransitionTime: string;
+    }[];
   };
 }
 
 export function customObjects(conn: KubeConnection) {
   const api = adminKubeConfig(conn).makeApiClient(CustomObjectsApi);
-  const plural = (kind: 'WebhookEndpoint' | 'InboundCredential') => (kind === 'WebhookEndpoint' ? 'webhookendpoints' : 'inboundcredentials');
+  const plural = (kind: 'WebhookEndpoint' | 'InboundCredential') =>
+    kind === 'WebhookEndpoint' ? 'webhookendpoints' : 'inboundcredentials';
   return {
     api,
     async get(kind: 'WebhookEndpoint' | 'InboundCredential', namespace: string, name: string): Promise<CrObject | undefined> {
       try {
-        return (await api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: plural(kind), name })) as CrObject;
+        return (await api.getNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace,
+          plural: plural(kind),
+          name,
+        })) as CrObject;
       } catch (err) {
         if ((err as { code?: number }).code === 404) return undefined;
         throw err;
       }
     },
-    async create(kind: 'WebhookEndpoint' | 'InboundCredential', namespace: string, name: string, spec: Record<string, unknown>): Promise<CrObject> {
+    async create(
+      kind: 'WebhookEndpoint' | 'InboundCredential',
+      namespace: string,
+      name: string,
+      spec: Record<string, unknown>,
+    ): Promise<CrObject> {
       return (await api.createNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
@@ -90,7 +117,10 @@ export function customObjects(conn: KubeConnection) {
 export const ready = (o: CrObject | undefined) => o?.status?.conditions?.find((c) => c.type === 'Ready');
 
 /** Polls until fn returns a value other than undefined/false, or fails with the last value seen. */
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false>,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
   let last: unknown;
   for (;;) {
@@ -101,7 +131,10 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, op
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'a condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${opts.what ?? 'a condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
   }
 }
@@ -135,14 +168,21 @@ export async function startTestOperator(
 
 /** Resolves once the leader's controller synced and its queue is empty. */
 export async function settled(op: RunningOperator, timeoutMs = 20_000): Promise<void> {
-  await eventually(async () => {
-    const c = op.controller();
-    return c !== undefined && c.synced() && c.pending() === 0;
-  }, { timeoutMs, what: 'the operator to settle' });
+  await eventually(
+    async () => {
+      const c = op.controller();
+      return c !== undefined && c.synced() && c.pending() === 0;
+    },
+    { timeoutMs, what: 'the operator to settle' },
+  );
 }
 
 /** Sum of a counter's values for the given label subset. */
-export async function counter(registry: ReturnType<typeof createMetrics>['registry'], name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function counter(
+  registry: ReturnType<typeof createMetrics>['registry'],
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();

@@ -61,7 +61,8 @@ const hex = (id: string | undefined): string => id ?? '';
  */
 export async function startCollector(): Promise<Collector> {
   const binary = process.env.OTELCOL_PATH ?? path.join(REPO_ROOT, '.cache/go-servers/bin/otelcol');
-  if (!existsSync(binary)) throw new Error('otelcol not built: run `bash scripts/tools/go-builds.sh otelcol` (npm test provisions it), or set OTELCOL_PATH');
+  if (!existsSync(binary))
+    throw new Error('otelcol not built: run `bash scripts/tools/go-builds.sh otelcol` (npm test provisions it), or set OTELCOL_PATH');
   const spans: CollectedSpan[] = [];
   const sink: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -83,7 +84,10 @@ export async function startCollector(): Promise<Collector> {
                 name: String(s.name),
                 kind: Number(s.kind ?? 0),
                 attributes: attrs(s.attributes as KeyValues),
-                events: ((s.events as Array<{ name: string; attributes?: KeyValues }> | undefined) ?? []).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
+                events: ((s.events as Array<{ name: string; attributes?: KeyValues }> | undefined) ?? []).map((e) => ({
+                  name: e.name,
+                  attributes: attrs(e.attributes),
+                })),
                 status: (s.status as CollectedSpan['status'] | undefined) ?? {},
               });
             }

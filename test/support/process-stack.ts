@@ -23,7 +23,14 @@ export interface RunningCli {
 export async function startCli(command: 'ingest' | 'consumer' | 'worker', env: Record<string, string>): Promise<RunningCli> {
   const [management, port] = await Promise.all([freePort(), freePort()]);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', command], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', MANAGEMENT_PORT: String(management), PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      MANAGEMENT_PORT: String(management),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -112,7 +119,12 @@ export async function startProcessWorld(): Promise<ProcessWorld> {
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const aws = createAwsClients({ region: 'us-east-1', endpoint: fauxqs.address });
   const suffix = randomUUID().slice(0, 8);
-  const topology = await ensureTopology(aws, { topicName: `events-${suffix}`, queueName: `events-${suffix}`, dlqName: `dlq-${suffix}`, visibilityTimeoutSeconds: 30 });
+  const topology = await ensureTopology(aws, {
+    topicName: `events-${suffix}`,
+    queueName: `events-${suffix}`,
+    dlqName: `dlq-${suffix}`,
+    visibilityTimeoutSeconds: 30,
+  });
   aws.sns.destroy();
   aws.sqs.destroy();
   return {

@@ -38,13 +38,20 @@ export const PROVIDERS: Provider[] = [
     secret: whsec(),
     other: whsec(),
     timestamped: true,
-    sign: async (payload, secret, timestamp) => ({ 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }) }),
+    sign: async (payload, secret, timestamp) => ({
+      'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }),
+    }),
     withWrongFirst: (h) => {
       const [t, v1] = (h['stripe-signature'] ?? '').split(',');
       return { 'stripe-signature': `${t},v1=${hex(32)},${v1},v0=${hex(32)}` };
     },
     event: (n) => ({
-      body: JSON.stringify({ id: `evt_${n}`, object: 'event', type: 'invoice.paid', data: { object: { id: `in_${n}`, amount_paid: 1200 } } }),
+      body: JSON.stringify({
+        id: `evt_${n}`,
+        object: 'event',
+        type: 'invoice.paid',
+        data: { object: { id: `in_${n}`, amount_paid: 1200 } },
+      }),
       headers: {},
       id: `evt_${n}`,
       type: 'invoice.paid',
@@ -59,7 +66,11 @@ export const PROVIDERS: Provider[] = [
     sign: async (payload, secret) => ({ 'x-hub-signature-256': await githubSign(secret, payload) }),
     event: (n) => ({
       body: JSON.stringify({ ref: 'refs/heads/main', after: hex(20), repository: { full_name: 'acme/app' } }),
-      headers: { 'x-github-delivery': `72d3162e-cc78-11e3-81ab-4c9367dc0958-${n}`, 'x-github-event': 'push', 'x-github-hook-id': '292430182' },
+      headers: {
+        'x-github-delivery': `72d3162e-cc78-11e3-81ab-4c9367dc0958-${n}`,
+        'x-github-event': 'push',
+        'x-github-hook-id': '292430182',
+      },
       id: `72d3162e-cc78-11e3-81ab-4c9367dc0958-${n}`,
       type: 'push',
     }),
@@ -96,7 +107,12 @@ export const PROVIDERS: Provider[] = [
       'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${payload}`).digest('hex')}`,
     }),
     event: (n) => ({
-      body: JSON.stringify({ type: 'event_callback', team_id: 'T1', event_id: `Ev0${n}ABCDEF`, event: { type: 'app_mention', text: 'hi' } }),
+      body: JSON.stringify({
+        type: 'event_callback',
+        team_id: 'T1',
+        event_id: `Ev0${n}ABCDEF`,
+        event: { type: 'app_mention', text: 'hi' },
+      }),
       headers: {},
       id: `Ev0${n}ABCDEF`,
       type: 'app_mention',
@@ -111,9 +127,16 @@ export const PROVIDERS: Provider[] = [
     sign: async (payload, secret, ts) => {
       // the message id is part of what is signed; the event's own headers carry the same one
       const id = /"msg":"([^"]+)"/.exec(payload)?.[1] ?? 'msg_unset';
-      return { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': new Webhook(secret).sign(id, new Date(ts * 1000), payload) };
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': new Webhook(secret).sign(id, new Date(ts * 1000), payload),
+      };
     },
-    withWrongFirst: (h) => ({ ...h, 'webhook-signature': `v1,${randomBytes(32).toString('base64')} v1a,${randomBytes(64).toString('base64')} ${h['webhook-signature']}` }),
+    withWrongFirst: (h) => ({
+      ...h,
+      'webhook-signature': `v1,${randomBytes(32).toString('base64')} v1a,${randomBytes(64).toString('base64')} ${h['webhook-signature']}`,
+    }),
     event: (n) => ({
       body: JSON.stringify({ type: 'user.created', msg: `msg_2Lh9${n}`, data: { id: `u_${n}` } }),
       headers: {},
@@ -130,7 +153,12 @@ export const PROVIDERS: Provider[] = [
     timestamped: false,
     sign: async (payload, secret) => ({ 'x-acme-signature': `sha512=${createHmac('sha512', secret).update(payload).digest('base64')}` }),
     withWrongFirst: (h) => ({ 'x-acme-signature': `sha512=${randomBytes(64).toString('base64')}, ${h['x-acme-signature']}` }),
-    event: (n) => ({ body: JSON.stringify({ id: `acme-${n}`, type: 'thing.happened' }), headers: {}, id: `acme-${n}`, type: 'thing.happened' }),
+    event: (n) => ({
+      body: JSON.stringify({ id: `acme-${n}`, type: 'thing.happened' }),
+      headers: {},
+      id: `acme-${n}`,
+      type: 'thing.happened',
+    }),
   },
 ];
 
@@ -143,6 +171,8 @@ export const provider = (type: SignatureType): Provider => {
 /** The InboundCredential spec.verification of a provider, its secrets in the Secret `secretName`. */
 export function verificationYaml(p: Provider, secretName: string, keys: string[]): string {
   const refs = keys.map((k) => `{name: ${secretName}, key: ${k}}`).join(', ');
-  const hmac = p.hmac ? `, header: ${p.hmac.header}, algorithm: ${p.hmac.algorithm}, encoding: ${p.hmac.encoding}, prefix: "${p.hmac.prefix}"` : '';
+  const hmac = p.hmac
+    ? `, header: ${p.hmac.header}, algorithm: ${p.hmac.algorithm}, encoding: ${p.hmac.encoding}, prefix: "${p.hmac.prefix}"`
+    : '';
   return `{type: ${p.type}, secretRefs: [${refs}]${hmac}}`;
 }

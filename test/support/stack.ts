@@ -66,7 +66,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const taskQueue = `e2e-${suffix}`;
 
   const temporal = { namespace: 'default', taskQueue };
-  const queue = { settings: { queueUrl: topology.queueUrl, concurrency: 10, waitTimeSeconds: 1, aws: { region: awsOptions.region, endpoint: awsOptions.endpoint } }, sqs: aws.sqs, redrive: createRedriveQueries(t.db) };
+  const queue = {
+    settings: {
+      queueUrl: topology.queueUrl,
+      concurrency: 10,
+      waitTimeSeconds: 1,
+      aws: { region: awsOptions.region, endpoint: awsOptions.endpoint },
+    },
+    sqs: aws.sqs,
+    redrive: createRedriveQueries(t.db),
+  };
   const worker = await buildWorkerProcess({
     settings: {
       temporal,
@@ -83,10 +92,25 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   });
   const consumer = opts.workerConsumesQueue
     ? undefined
-    : buildConsumerProcess({ settings: { ...queue.settings, temporal }, sqs: queue.sqs, client, repos, redrive: queue.redrive, metrics, logger });
+    : buildConsumerProcess({
+        settings: { ...queue.settings, temporal },
+        sqs: queue.sqs,
+        client,
+        repos,
+        redrive: queue.redrive,
+        metrics,
+        logger,
+      });
   const publisher = createEventPublisher({ sns: aws.sns, aws: awsOptions, topicArn: topology.topicArn });
   const ingestProcess = await buildIngestProcess({
-    settings: { port: 0, host: '127.0.0.1', bodyLimitBytes: 1024 * 1024, credentialCacheSize: 100, sweepIntervalMs: 60_000, sweepMinAgeMs: 60_000 },
+    settings: {
+      port: 0,
+      host: '127.0.0.1',
+      bodyLimitBytes: 1024 * 1024,
+      credentialCacheSize: 100,
+      sweepIntervalMs: 60_000,
+      sweepMinAgeMs: 60_000,
+    },
     db: t.db,
     repos,
     publisher,

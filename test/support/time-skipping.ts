@@ -43,7 +43,12 @@ export async function startTimeSkippingEnv(): Promise<TimeSkippingEnv> {
     await waitForPort(port, 60_000, () => child.exitCode !== null);
     if (child.exitCode !== null) throw new Error(`temporal test server exited with ${child.exitCode}: ${stderr}`);
     const create = (TestWorkflowEnvironment as unknown as { create: CreateEnv }).create.bind(TestWorkflowEnvironment);
-    const env = await create({ server: { type: 'existing' }, supportsTimeSkipping: true, namespace: 'default', address: `127.0.0.1:${port}` });
+    const env = await create({
+      server: { type: 'existing' },
+      supportsTimeSkipping: true,
+      namespace: 'default',
+      address: `127.0.0.1:${port}`,
+    });
     return {
       env,
       async stop() {

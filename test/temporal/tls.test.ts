@@ -6,7 +6,17 @@ import type { TemporalTls } from '../../src/config/tls.js';
 import { startTemporalServer, type TemporalServer } from '../../src/dev/temporal-server.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
 import { basic, http } from '../support/http.js';
-import { endpointSpec, readyz, SOURCE, startCli, startProcessWorld, stopCli, waitReady, type ProcessWorld, type RunningCli } from '../support/process-stack.js';
+import {
+  endpointSpec,
+  readyz,
+  SOURCE,
+  startCli,
+  startProcessWorld,
+  stopCli,
+  waitReady,
+  type ProcessWorld,
+  type RunningCli,
+} from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/stack.js';
 
@@ -27,7 +37,9 @@ beforeAll(async () => {
   // the frontend's certificate names temporal.test only: the processes need TEMPORAL_TLS_SERVER_NAME
   const frontend = pki.issue('frontend', { dnsNames: ['temporal.test'], usage: 'server' });
   client = pki.issue('webhook-fanout', { usage: 'client' });
-  server = await startTemporalServer({ tls: { certFile: frontend.cert, keyFile: frontend.key, clientCaFile: pki.caCert, requireClientAuth: true } });
+  server = await startTemporalServer({
+    tls: { certFile: frontend.cert, keyFile: frontend.key, clientCaFile: pki.caCert, requireClientAuth: true },
+  });
   good = { caFile: pki.caCert, certFile: client.cert, keyFile: client.key, serverName: 'temporal.test', apiKey: undefined };
   const c = await connectTemporalClient({ address: server.address, tls: good });
   await c.workflowService.registerNamespace({ namespace: 'default', workflowExecutionRetentionPeriod: msToTs('1 day') });
@@ -41,10 +53,26 @@ afterAll(async () => {
 describe('connections to a TLS-only Temporal with client authentication', () => {
   const otherClient = () => other.issue('stranger', { usage: 'client' });
   it.each([
-    { name: 'a CA that did not sign the frontend', tls: () => ({ ...good, caFile: other.caCert }), named: /does not chain to TEMPORAL_TLS_CA/ },
-    { name: 'no client certificate', tls: () => ({ ...good, certFile: undefined, keyFile: undefined }), named: /requires a client certificate: set TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/ },
-    { name: 'a client certificate from another CA', tls: () => ({ ...good, certFile: otherClient().cert, keyFile: `${other.dir}/stranger.key` }), named: /does not accept the client certificate/ },
-    { name: 'no server name (the certificate does not name 127.0.0.1)', tls: () => ({ ...good, serverName: undefined }), named: /set TEMPORAL_TLS_SERVER_NAME/ },
+    {
+      name: 'a CA that did not sign the frontend',
+      tls: () => ({ ...good, caFile: other.caCert }),
+      named: /does not chain to TEMPORAL_TLS_CA/,
+    },
+    {
+      name: 'no client certificate',
+      tls: () => ({ ...good, certFile: undefined, keyFile: undefined }),
+      named: /requires a client certificate: set TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/,
+    },
+    {
+      name: 'a client certificate from another CA',
+      tls: () => ({ ...good, certFile: otherClient().cert, keyFile: `${other.dir}/stranger.key` }),
+      named: /does not accept the client certificate/,
+    },
+    {
+      name: 'no server name (the certificate does not name 127.0.0.1)',
+      tls: () => ({ ...good, serverName: undefined }),
+      named: /set TEMPORAL_TLS_SERVER_NAME/,
+    },
   ])('are refused with $name, naming the problem (client and worker connections)', async ({ tls, named }) => {
     const t = { address: server.address, tls: tls() };
     await expect(connectTemporalClient(t, { connectTimeout: 3_000 })).rejects.toThrow(named);
@@ -112,7 +140,11 @@ describe('ingest, consumer and worker processes on the TLS-only Temporal', () =>
     await eventually(async () => worker.output.join('').includes('requires a client certificate'), 60_000);
     expect(await readyz(worker)).toBe(503);
     expect(worker.child.exitCode).toBeNull();
-    const line = worker.output.join('').split('\n').find((l) => l.includes('requires a client certificate')) ?? '';
+    const line =
+      worker.output
+        .join('')
+        .split('\n')
+        .find((l) => l.includes('requires a client certificate')) ?? '';
     expect(JSON.parse(line)).toMatchObject({ level: 40, dependency: 'temporal', msg: 'temporal unreachable; retrying' });
   }, 120_000);
 });

@@ -4,7 +4,16 @@ import { inject } from 'vitest';
 import { eventDetailView } from '../../src/api/views.js';
 import { startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
 import { basic, http } from '../support/http.js';
-import { endpointSpec, SOURCE, startCli, startProcessWorld, stopCli, waitReady, type ProcessWorld, type RunningCli } from '../support/process-stack.js';
+import {
+  endpointSpec,
+  SOURCE,
+  startCli,
+  startProcessWorld,
+  stopCli,
+  waitReady,
+  type ProcessWorld,
+  type RunningCli,
+} from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/stack.js';
 
@@ -34,7 +43,10 @@ beforeAll(async () => {
   flaky = await startReceiver([{ status: 503 }, { status: 200 }]);
   quiet = await startReceiver();
   await world.repos.endpoints.upsertByResourceUid('trace-flaky', endpointSpec('traced-flaky', `${flaky.url}/hook`));
-  await world.repos.endpoints.upsertByResourceUid('trace-quiet', endpointSpec('untraced', `${quiet.url}/hook`, { propagateTraceContext: false }));
+  await world.repos.endpoints.upsertByResourceUid(
+    'trace-quiet',
+    endpointSpec('untraced', `${quiet.url}/hook`, { propagateTraceContext: false }),
+  );
   const common = {
     ...world.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -70,7 +82,7 @@ async function send(id: string, traceparent: string): Promise<string> {
 
 const ofTrace = (traceId: string): CollectedSpan[] => collector.spans.filter((s) => s.traceId === traceId);
 
-describe('one trace from the sender\'s request to every delivery', () => {
+describe("one trace from the sender's request to every delivery", () => {
   const senderTrace = hex(16);
   const senderSpan = hex(8);
   let eventId: string;
@@ -90,13 +102,18 @@ describe('one trace from the sender\'s request to every delivery', () => {
     spans = ofTrace(senderTrace);
   }, 180_000);
 
-  it('continues the sender\'s traceparent as the parent of the inbound span (INBOUND_TRACEPARENT=parent)', () => {
+  it("continues the sender's traceparent as the parent of the inbound span (INBOUND_TRACEPARENT=parent)", () => {
     const server = spans.find((s) => s.kind === SERVER);
     expect(server).toMatchObject({
       service: 'webhook-fanout-ingest',
       name: 'POST /api/webhooks/{source}',
       parentSpanId: senderSpan,
-      attributes: expect.objectContaining({ 'http.route': '/api/webhooks/{source}', 'webhook.source': 'shop', 'webhook.event_id': eventId, 'http.response.status_code': 200 }),
+      attributes: expect.objectContaining({
+        'http.route': '/api/webhooks/{source}',
+        'webhook.source': 'shop',
+        'webhook.event_id': eventId,
+        'http.response.status_code': 200,
+      }),
     });
   });
 
@@ -121,7 +138,11 @@ describe('one trace from the sender\'s request to every delivery', () => {
     expect(insert.parentSpanId).toBe(server.spanId);
     expect(publish).toMatchObject({ parentSpanId: server.spanId, kind: PRODUCER });
     // carried in the SNS/SQS message attributes
-    expect(process).toMatchObject({ parentSpanId: publish.spanId, kind: CONSUMER, attributes: expect.objectContaining({ 'webhook.event_id': eventId, 'webhook.start': 'started' }) });
+    expect(process).toMatchObject({
+      parentSpanId: publish.spanId,
+      kind: CONSUMER,
+      attributes: expect.objectContaining({ 'webhook.event_id': eventId, 'webhook.start': 'started' }),
+    });
     expect(start.parentSpanId).toBe(process.spanId);
     // carried in the workflow's start headers
     expect(run.parentSpanId).toBe(start.spanId);
@@ -134,7 +155,13 @@ describe('one trace from the sender\'s request to every delivery', () => {
   it('has each delivery attempt as a client span with the endpoint, the attempt, the status and the outcome, the retry in the same trace', () => {
     const attempts = spans
       .filter((s) => s.name === 'POST' && s.kind === CLIENT)
-      .map((s) => ({ endpoint: s.attributes['webhook.endpoint'], attempt: s.attributes['webhook.attempt'], status: s.attributes['http.response.status_code'], outcome: s.attributes['webhook.outcome'], error: s.status.code === 2 }))
+      .map((s) => ({
+        endpoint: s.attributes['webhook.endpoint'],
+        attempt: s.attributes['webhook.attempt'],
+        status: s.attributes['http.response.status_code'],
+        outcome: s.attributes['webhook.outcome'],
+        error: s.status.code === 2,
+      }))
       .sort((a, b) => `${String(a.endpoint)}${String(a.attempt)}`.localeCompare(`${String(b.endpoint)}${String(b.attempt)}`));
     expect(attempts).toEqual([
       { endpoint: 'traced-flaky', attempt: 1, status: 503, outcome: 'retryable', error: true },
@@ -147,7 +174,7 @@ describe('one trace from the sender\'s request to every delivery', () => {
     }
   });
 
-  it('sends the receiver a traceparent of the attempt\'s span, unless the endpoint turned it off', () => {
+  it("sends the receiver a traceparent of the attempt's span, unless the endpoint turned it off", () => {
     const attemptSpans = spans.filter((s) => s.name === 'POST' && s.attributes['webhook.endpoint'] === 'traced-flaky');
     expect(flaky.requests).toHaveLength(2);
     flaky.requests.forEach((req, i) => {

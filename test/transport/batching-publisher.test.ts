@@ -24,7 +24,11 @@ describe('batching SNS publisher', () => {
   });
 
   it('publishes 25 concurrent ids in batches; every caller resolves and every id arrives once', async () => {
-    const publisher = createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: fauxqs.address }, topicArn: topology.topicArn });
+    const publisher = createEventPublisher({
+      sns: aws.sns,
+      aws: { region: 'us-east-1', endpoint: fauxqs.address },
+      topicArn: topology.topicArn,
+    });
     const ids = Array.from({ length: 25 }, () => randomUUID());
     await Promise.all(ids.map((id) => publisher.publish(id)));
     const seen: string[] = [];
@@ -51,7 +55,11 @@ describe('batching SNS publisher', () => {
   });
 
   it('refuses an id that is not a UUID before it reaches the topic', async () => {
-    const publisher = createEventPublisher({ sns: aws.sns, aws: { region: 'us-east-1', endpoint: fauxqs.address }, topicArn: topology.topicArn });
+    const publisher = createEventPublisher({
+      sns: aws.sns,
+      aws: { region: 'us-east-1', endpoint: fauxqs.address },
+      topicArn: topology.topicArn,
+    });
     await expect(publisher.publish('not-a-uuid')).rejects.toMatchObject({ kind: 'internal', code: 'unpublishable_event_id' });
   });
 });

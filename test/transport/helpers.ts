@@ -8,11 +8,7 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQ
 /** A short random suffix so every test gets its own topic and queues. */
 export const uniqueSuffix = (): string => randomBytes(4).toString('hex');
 
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -65,11 +61,14 @@ export function deferred(): Deferred {
 /** A real pino logger whose records are kept in memory for assertions. */
 export function captureLogger(): { logger: Logger; records: Record<string, unknown>[] } {
   const records: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'debug' }, {
-    write(line: string) {
-      records.push(JSON.parse(line) as Record<string, unknown>);
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        records.push(JSON.parse(line) as Record<string, unknown>);
+      },
     },
-  });
+  );
   return { logger, records };
 }
 

@@ -53,12 +53,17 @@ describe('createMessageDeleter', () => {
     for (let i = 0; i < count; i += 10) {
       const n = Math.min(10, count - i);
       await clients.sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: n }, (_, j) => ({ Id: `s${j}`, MessageBody: `m${i + j}` })) }),
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: Array.from({ length: n }, (_, j) => ({ Id: `s${j}`, MessageBody: `m${i + j}` })),
+        }),
       );
     }
     const messages: Message[] = [];
     while (messages.length < count) {
-      const out = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1 }));
+      const out = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1 }),
+      );
       messages.push(...(out.Messages ?? []));
     }
     return { queueUrl, messages };

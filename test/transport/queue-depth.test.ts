@@ -50,7 +50,13 @@ describe('queue depth probe (webhook_fanout_queue_depth_messages)', () => {
 
   it('a failed read leaves the last values and stop() ends the ticks', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const probe = createQueueDepthProbe({ sqs: aws.sqs, queueUrl: `${topology.queueUrl}-gone`, metrics, logger: createLogger({ level: 'silent' }), intervalMs: 50 });
+    const probe = createQueueDepthProbe({
+      sqs: aws.sqs,
+      queueUrl: `${topology.queueUrl}-gone`,
+      metrics,
+      logger: createLogger({ level: 'silent' }),
+      intervalMs: 50,
+    });
     probe.start();
     await new Promise((r) => setTimeout(r, 200));
     await probe.stop();

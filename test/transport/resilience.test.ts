@@ -33,7 +33,11 @@ describe('transport when SNS/SQS is unavailable', () => {
   }
 
   /** the production publisher (ingest's), on its own clients for this endpoint */
-  function publisherFor(endpoint: string, topicArn: string, extra: Partial<AwsClientsOptions> = {}): ReturnType<typeof createEventPublisher> {
+  function publisherFor(
+    endpoint: string,
+    topicArn: string,
+    extra: Partial<AwsClientsOptions> = {},
+  ): ReturnType<typeof createEventPublisher> {
     const publisher = createEventPublisher({ sns: clientsFor(endpoint, extra).sns, aws: optionsFor(endpoint, extra), topicArn });
     cleanups.push(() => publisher.close());
     return publisher;
@@ -110,7 +114,11 @@ describe('transport when SNS/SQS is unavailable', () => {
     const failures = () => records.filter((r) => r.msg === 'receiving from the queue failed');
     await waitFor(() => (failures().length >= 4 ? true : undefined), 'four failed receives');
     expect(consumer.running).toBe(true);
-    expect(failures().slice(0, 4).map((r) => r.retryInMs)).toEqual([100, 200, 400, 400]);
+    expect(
+      failures()
+        .slice(0, 4)
+        .map((r) => r.retryInMs),
+    ).toEqual([100, 200, 400, 400]);
 
     const backend: Backend = await startFauxqsBackend(port);
     cleanups.push(() => backend.stop());

@@ -37,7 +37,10 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
       method: 'POST',
       body: new URLSearchParams({ ...params, Version: '2010-05-08' }),
       // moto routes by the credential scope's service; the signature is not checked yet
-      headers: { authorization: 'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0' },
+      headers: {
+        authorization:
+          'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0',
+      },
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`IAM ${params.Action}: ${res.status} ${text}`);
@@ -47,7 +50,10 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
   beforeAll(async () => {
     const port = await freePort();
     endpoint = `http://127.0.0.1:${port}`;
-    moto = spawn(MOTO_SERVER, ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore', env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '3' } });
+    moto = spawn(MOTO_SERVER, ['-H', '127.0.0.1', '-p', String(port)], {
+      stdio: 'ignore',
+      env: { ...process.env, INITIAL_NO_AUTH_ACTION_COUNT: '3' },
+    });
     await waitForPort(port, 30_000);
     await iam({ Action: 'CreateUser', UserName: 'ingest' });
     const policy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['sns:*', 'sqs:*'], Resource: '*' }] };
@@ -97,7 +103,10 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
 
   it('receive and delete, signed with the right key: the published id comes back once, and is gone after the delete', async () => {
     const { sns, sqs, options } = clientsWith(key.secretAccessKey);
-    const topology = await ensureTopology({ sns, sqs }, { topicName: 'signed-q', queueName: 'signed-q', dlqName: 'signed-q-dlq', visibilityTimeoutSeconds: 1 });
+    const topology = await ensureTopology(
+      { sns, sqs },
+      { topicName: 'signed-q', queueName: 'signed-q', dlqName: 'signed-q-dlq', visibilityTimeoutSeconds: 1 },
+    );
     const publisher = createEventPublisher({ sns, aws: options, topicArn: topology.topicArn });
     const eventId = randomUUID();
     await publisher.publish(eventId);
@@ -182,11 +191,14 @@ async function scriptedServer(answers: Array<Answer | 'hang'>): Promise<{
   };
 }
 
-const error = (code: string): string => `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>m</Message></Error></ErrorResponse>`;
+const error = (code: string): string =>
+  `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>m</Message></Error></ErrorResponse>`;
 const taken = (ids: string[], failed: Record<string, string> = {}): string =>
   `<PublishBatchResponse><PublishBatchResult><Failed>${Object.entries(failed)
     .map(([id, code]) => `<member><Code>${code}</Code><Id>${id}</Id><SenderFault>true</SenderFault></member>`)
-    .join('')}</Failed><Successful>${ids.map((id) => `<member><Id>${id}</Id><MessageId>m</MessageId></member>`).join('')}</Successful></PublishBatchResult></PublishBatchResponse>`;
+    .join(
+      '',
+    )}</Failed><Successful>${ids.map((id) => `<member><Id>${id}</Id><MessageId>m</MessageId></member>`).join('')}</Successful></PublishBatchResult></PublishBatchResponse>`;
 
 describe('signed calls: what is retried, what is not, what a caller learns', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -223,7 +235,9 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
     const sent = entries(2);
     expect(await calls.publishBatch(TOPIC, sent)).toEqual({ failed: new Map() });
     const [req] = server.requests;
-    expect(req?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/sns\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    expect(req?.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/sns\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(req?.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expect(req?.headers['content-type']).toBe('application/x-www-form-urlencoded; charset=utf-8');
     const form = new URLSearchParams(req?.body);
@@ -233,10 +247,38 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   });
 
   it.each<[string, Array<{ status: number; body: string }>, number]>([
-    ['a 503 is retried', [{ status: 503, body: error('ServiceUnavailable') }, { status: 200, body: taken(['e0']) }], 2],
-    ['a 500 without a body is retried', [{ status: 500, body: '' }, { status: 200, body: taken(['e0']) }], 2],
-    ['throttling (400 Throttling) is retried', [{ status: 400, body: error('Throttling') }, { status: 200, body: taken(['e0']) }], 2],
-    ['a 429 is retried', [{ status: 429, body: '' }, { status: 200, body: taken(['e0']) }], 2],
+    [
+      'a 503 is retried',
+      [
+        { status: 503, body: error('ServiceUnavailable') },
+        { status: 200, body: taken(['e0']) },
+      ],
+      2,
+    ],
+    [
+      'a 500 without a body is retried',
+      [
+        { status: 500, body: '' },
+        { status: 200, body: taken(['e0']) },
+      ],
+      2,
+    ],
+    [
+      'throttling (400 Throttling) is retried',
+      [
+        { status: 400, body: error('Throttling') },
+        { status: 200, body: taken(['e0']) },
+      ],
+      2,
+    ],
+    [
+      'a 429 is retried',
+      [
+        { status: 429, body: '' },
+        { status: 200, body: taken(['e0']) },
+      ],
+      2,
+    ],
   ])('%s, then the call succeeds', async (_what, answers, requests) => {
     const { server, calls, slept } = await callsTo(answers);
     expect((await calls.publishBatch(TOPIC, entries(1))).failed.size).toBe(0);
@@ -283,17 +325,38 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   });
 
   it.each<[string, Answer, string, number]>([
-    ['SQS: a missing queue (query-compatible header) is not retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}', headers: { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' } }, 'AWS.SimpleQueueService.NonExistentQueue', 1],
-    ['SQS: throttling (JSON __type) is retried', { status: 400, body: '{"__type":"com.amazonaws.sqs#RequestThrottled"}' }, 'RequestThrottled', 2],
+    [
+      'SQS: a missing queue (query-compatible header) is not retried',
+      {
+        status: 400,
+        body: '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}',
+        headers: { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' },
+      },
+      'AWS.SimpleQueueService.NonExistentQueue',
+      1,
+    ],
+    [
+      'SQS: throttling (JSON __type) is retried',
+      { status: 400, body: '{"__type":"com.amazonaws.sqs#RequestThrottled"}' },
+      'RequestThrottled',
+      2,
+    ],
   ])('%s', async (_what, answer, code, requests) => {
     const { server, calls } = await sqsCallsTo([answer]);
-    await expect(calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 1, waitTimeSeconds: 0 })).rejects.toMatchObject({ name: code, status: 400 });
+    await expect(calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 1, waitTimeSeconds: 0 })).rejects.toMatchObject({
+      name: code,
+      status: 400,
+    });
     expect(server.requests).toHaveLength(requests);
     const sent = server.requests[0];
     expect(sent?.headers['x-amz-target']).toBe('AmazonSQS.ReceiveMessage');
     expect(sent?.headers['content-type']).toBe('application/x-amz-json-1.0');
     expect(sent?.headers.authorization).toMatch(/\/us-east-1\/sqs\/aws4_request, /);
-    expect(JSON.parse(sent?.body ?? '{}')).toMatchObject({ QueueUrl: `${server.endpoint}/1/q`, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 });
+    expect(JSON.parse(sent?.body ?? '{}')).toMatchObject({
+      QueueUrl: `${server.endpoint}/1/q`,
+      MaxNumberOfMessages: 1,
+      WaitTimeSeconds: 0,
+    });
   });
 
   it('SQS: aborting a long poll ends it at once and is not retried', async () => {
@@ -322,7 +385,9 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   });
 
   it('an answer over 1 MiB is not read to the end and fails the call', async () => {
-    const { calls } = await callsTo([{ status: 200, body: `<PublishBatchResponse>${'x'.repeat(2 << 20)}</PublishBatchResponse>` }], { maxAttempts: 1 });
+    const { calls } = await callsTo([{ status: 200, body: `<PublishBatchResponse>${'x'.repeat(2 << 20)}</PublishBatchResponse>` }], {
+      maxAttempts: 1,
+    });
     await expect(calls.publishBatch(TOPIC, entries(1))).rejects.toMatchObject({ name: 'NetworkError' });
   });
 

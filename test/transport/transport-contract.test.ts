@@ -3,11 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  GetSubscriptionAttributesCommand,
-  ListSubscriptionsByTopicCommand,
-  ListTopicsCommand,
-} from '@aws-sdk/client-sns';
+import { GetSubscriptionAttributesCommand, ListSubscriptionsByTopicCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permanent, transient } from '../../src/domain/errors.js';
@@ -19,15 +15,7 @@ import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
-import {
-  captureLogger,
-  deferred,
-  queueDepth,
-  queueMessagesCount,
-  receiveOne,
-  uniqueSuffix,
-  waitFor,
-} from './helpers.js';
+import { captureLogger, deferred, queueDepth, queueMessagesCount, receiveOne, uniqueSuffix, waitFor } from './helpers.js';
 
 /**
  * One contract, two independent SNS/SQS implementations: what passes on both is what we rely on
@@ -95,9 +83,7 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
     const topics = await clients.sns.send(new ListTopicsCommand({}));
     expect(topics.Topics?.filter((t) => t.TopicArn === first.topicArn)).toHaveLength(1);
 
-    const attrs = await clients.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: first.queueUrl, AttributeNames: ['All'] }),
-    );
+    const attrs = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: first.queueUrl, AttributeNames: ['All'] }));
     const redrive = JSON.parse(attrs.Attributes?.RedrivePolicy ?? '{}') as Record<string, unknown>;
     expect(redrive.deadLetterTargetArn).toBe(first.dlqArn);
     expect(Number(redrive.maxReceiveCount)).toBe(5);
@@ -113,9 +99,7 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
     const sqsSubs = subs.Subscriptions?.filter((s) => s.Protocol === 'sqs') ?? [];
     expect(sqsSubs).toHaveLength(1);
     expect(sqsSubs[0]?.Endpoint).toBe(first.queueArn);
-    const subAttrs = await clients.sns.send(
-      new GetSubscriptionAttributesCommand({ SubscriptionArn: sqsSubs[0]?.SubscriptionArn }),
-    );
+    const subAttrs = await clients.sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: sqsSubs[0]?.SubscriptionArn }));
     expect(subAttrs.Attributes?.RawMessageDelivery).toBe('true');
   });
 
@@ -232,14 +216,16 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
         handled.push(id);
       },
     });
-    const sent = await clients.sqs.send(
-      new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: '{"eventId":"not-a-uuid"}' }),
-    );
+    const sent = await clients.sqs.send(new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: '{"eventId":"not-a-uuid"}' }));
     c.start();
-    const dead = await waitFor(async () => {
-      const got = await deadLetters(topo.dlqUrl);
-      return got.length > 0 ? got : undefined;
-    }, 'the poison message in the DLQ', 20_000);
+    const dead = await waitFor(
+      async () => {
+        const got = await deadLetters(topo.dlqUrl);
+        return got.length > 0 ? got : undefined;
+      },
+      'the poison message in the DLQ',
+      20_000,
+    );
     await c.stop();
     expect(dead).toEqual([{ body: '{"eventId":"not-a-uuid"}', reason: 'invalid: not {"eventId": <uuid>}', messageId: sent.MessageId }]);
     expect(await queueMessagesCount(metrics, 'invalid')).toBe(1);
@@ -269,13 +255,19 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
       await clients.sqs.send(new SendMessageCommand({ QueueUrl: topo.queueUrl, MessageBody: JSON.stringify({ eventId: id }) }));
     }
     c.start();
-    const dead = await waitFor(async () => {
-      const got = await deadLetters(topo.dlqUrl);
-      return got.length > 0 ? got : undefined;
-    }, 'the permanent failure in the DLQ', 20_000);
+    const dead = await waitFor(
+      async () => {
+        const got = await deadLetters(topo.dlqUrl);
+        return got.length > 0 ? got : undefined;
+      },
+      'the permanent failure in the DLQ',
+      20_000,
+    );
     await waitFor(() => (seen.filter((s) => s === transientId).length >= 2 ? true : undefined), 'the transient one redelivered');
     await c.stop();
-    expect(dead).toEqual([{ body: JSON.stringify({ eventId: permanentId }), reason: 'permanent: event_not_found', messageId: expect.any(String) }]);
+    expect(dead).toEqual([
+      { body: JSON.stringify({ eventId: permanentId }), reason: 'permanent: event_not_found', messageId: expect.any(String) },
+    ]);
     expect(seen.filter((s) => s === permanentId)).toHaveLength(1);
     expect(await queueMessagesCount(metrics, 'dead_lettered')).toBe(1);
     expect(await queueDepth(clients.sqs, topo.queueUrl)).toEqual({ visible: 0, notVisible: 0 });
@@ -286,22 +278,35 @@ describe.each(CASES)('transport contract on $name, $transport calls', (kind) => 
    * A client whose calls pass through a proxy that counts them by operation (`x-amz-target`) on
    * their way to the backend: what goes over the wire, whoever makes the call (SDK or not).
    */
-  async function countingSqs(): Promise<{ sqs: AwsClients['sqs']; aws: AwsClientsOptions; calls: Map<string, number>; close(): Promise<void> }> {
+  async function countingSqs(): Promise<{
+    sqs: AwsClients['sqs'];
+    aws: AwsClientsOptions;
+    calls: Map<string, number>;
+    close(): Promise<void>;
+  }> {
     const upstream = new URL(backend.endpoint);
     const calls = new Map<string, number>();
     const proxy = http.createServer((req, res) => {
       const name = String(req.headers['x-amz-target'] ?? '?').replace(/^AmazonSQS\./, '');
       calls.set(name, (calls.get(name) ?? 0) + 1);
-      const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
+      const up = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       req.pipe(up);
     });
     proxy.listen(0, '127.0.0.1');
     await once(proxy, 'listening');
-    const aws: AwsClientsOptions = { region: 'us-east-1', endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, env: {}, transport: kind.transport };
+    const aws: AwsClientsOptions = {
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      env: {},
+      transport: kind.transport,
+    };
     const own = createAwsClients(aws);
     own.sns.destroy();
     return {

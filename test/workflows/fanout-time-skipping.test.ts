@@ -148,7 +148,11 @@ describe('fanout workflow on a time-skipping server', () => {
     // the first attempt in the worker (a local activity), the retries as activity tasks
     expect(d!.local).toEqual([true, ...Array<boolean>(12).fill(false)]);
     // 1, 2, 4 ... 512 s, then the 10 min cap
-    expectDelays(gaps(d!), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map((s) => s * 1_000), run.timersMs);
+    expectDelays(
+      gaps(d!),
+      [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map((s) => s * 1_000),
+      run.timersMs,
+    );
     // about 47 minutes of Temporal time
     expect(run.elapsedMs).toBeGreaterThanOrEqual(2_823_000);
     expect(run.status).toBe('FAILED');
@@ -159,7 +163,10 @@ describe('fanout workflow on a time-skipping server', () => {
 
   it('a non-retryable failure ends the delivery at once, whatever max_attempts says', async () => {
     const run = await runFanout([
-      { plan: { maxAttempts: 5, timeoutSeconds: 10, priorAttempts: 0 }, behave: () => Promise.reject(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryFailed')) },
+      {
+        plan: { maxAttempts: 5, timeoutSeconds: 10, priorAttempts: 0 },
+        behave: () => Promise.reject(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryFailed')),
+      },
     ]);
     expect(run.observed[0]!.attempts).toEqual([1]);
     expect(run.observed[0]!.local).toEqual([true]);
@@ -173,7 +180,11 @@ describe('fanout workflow on a time-skipping server', () => {
         behave: (attempt) =>
           attempt === 1
             ? Promise.reject(
-                ApplicationFailure.create({ message: 'HTTP 429', type: 'DeliveryRetryableFailure', details: [{ responseStatus: 429, statusClass: '4xx', retryDelayMs: 45_000 }] }),
+                ApplicationFailure.create({
+                  message: 'HTTP 429',
+                  type: 'DeliveryRetryableFailure',
+                  details: [{ responseStatus: 429, statusClass: '4xx', retryDelayMs: 45_000 }],
+                }),
               )
             : Promise.resolve({ status: 'SUCCESS' }),
       },
@@ -188,7 +199,10 @@ describe('fanout workflow on a time-skipping server', () => {
   it('deliveries run concurrently, each with its own attempts: one slow retrier does not hold back the others', async () => {
     const run = await runFanout([
       { plan: { maxAttempts: 1, timeoutSeconds: 10, priorAttempts: 0 }, behave: () => Promise.resolve({ status: 'SUCCESS' }) },
-      { plan: { maxAttempts: 4, timeoutSeconds: 10, priorAttempts: 0 }, behave: (attempt) => (attempt < 4 ? retryable() : Promise.resolve({ status: 'SUCCESS' })) },
+      {
+        plan: { maxAttempts: 4, timeoutSeconds: 10, priorAttempts: 0 },
+        behave: (attempt) => (attempt < 4 ? retryable() : Promise.resolve({ status: 'SUCCESS' })),
+      },
     ]);
     const [fast, slow] = run.observed;
     expect(fast!.attempts).toEqual([1]);

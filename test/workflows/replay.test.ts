@@ -85,7 +85,11 @@ describe('recorded fanout histories', () => {
   it('the workflow without the local-first-attempt path fails the histories recorded with it', async () => {
     // what the patch protects: a worker of the previous version would not replay the new runs,
     // nor this version the old ones without the patched() branch
-    const results = await replayAll(changed, 'UnpatchedFanout', VERSIONS.map((v) => `success.${v}`));
+    const results = await replayAll(
+      changed,
+      'UnpatchedFanout',
+      VERSIONS.map((v) => `success.${v}`),
+    );
     for (const v of VERSIONS) expect(results.get(`success.${v}`)?.error?.name, v).toBe('DeterminismViolationError');
   });
 });

@@ -36,7 +36,11 @@ export function registerConfigurationRoutes(app: TypedApp, deps: AdminRouteDeps)
     },
     async (req) => {
       const q = req.query;
-      const page = await deps.queries.listEndpoints({ source: q.source, active: q.active, state: q.state }, q.limit ?? PAGE_SIZE.default, decodeCursor(q.cursor));
+      const page = await deps.queries.listEndpoints(
+        { source: q.source, active: q.active, state: q.state },
+        q.limit ?? PAGE_SIZE.default,
+        decodeCursor(q.cursor),
+      );
       return { items: page.items.map(endpointView), nextCursor: encodeCursor(page.next) };
     },
   );
@@ -61,7 +65,10 @@ export function registerConfigurationRoutes(app: TypedApp, deps: AdminRouteDeps)
       const enabled = await deps.endpoints.enable(req.params.id);
       const row = enabled && (await deps.queries.getEndpoint(req.params.id));
       if (!enabled || !row) throw permanent('not_found', `no endpoint ${req.params.id}`);
-      req.log.info({ endpointId: row.id, endpoint: row.name, wasDisabled: enabled.wasDisabled, held: enabled.held, actor: actorOf(req) }, 'endpoint enabled');
+      req.log.info(
+        { endpointId: row.id, endpoint: row.name, wasDisabled: enabled.wasDisabled, held: enabled.held, actor: actorOf(req) },
+        'endpoint enabled',
+      );
       return { endpoint: endpointView(row), wasDisabled: enabled.wasDisabled };
     },
   );

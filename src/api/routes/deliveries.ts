@@ -109,7 +109,12 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
           "or when retention dropped its event's payload (code payload_dropped: nothing left to send).",
         security,
         params: IdParams,
-        response: { 202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The delivery is not FAILED, or its payload was dropped by retention') },
+        response: {
+          202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'),
+          ...authErrors,
+          ...notFound,
+          ...conflict('The delivery is not FAILED, or its payload was dropped by retention'),
+        },
       },
     },
     async (req, reply) => {

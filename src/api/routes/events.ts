@@ -41,7 +41,14 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         throw permanent('invalid_request', 'querystring/externalId needs querystring/source (an external id is unique per source)');
       }
       const page = await deps.queries.listEvents(
-        { source: q.source, status: q.status, type: q.type, externalId: q.externalId, from: dateOrUndefined(q.from), to: dateOrUndefined(q.to) },
+        {
+          source: q.source,
+          status: q.status,
+          type: q.type,
+          externalId: q.externalId,
+          from: dateOrUndefined(q.from),
+          to: dateOrUndefined(q.to),
+        },
         q.limit ?? PAGE_SIZE.default,
         decodeCursor(q.cursor),
       );
@@ -82,7 +89,12 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
           'or when retention dropped its payload (code payload_dropped: nothing left to send).',
         security,
         params: IdParams,
-        response: { 202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'), ...authErrors, ...notFound, ...conflict('The event has no FAILED delivery, or its payload was dropped by retention') },
+        response: {
+          202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'),
+          ...authErrors,
+          ...notFound,
+          ...conflict('The event has no FAILED delivery, or its payload was dropped by retention'),
+        },
       },
     },
     async (req, reply) => {

@@ -12,7 +12,12 @@ export interface TokenClaims {
 export function claimsOf(token: string): TokenClaims {
   try {
     const part = token.split('.')[1] ?? '';
-    const binary = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+    const binary = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
     // the claims are UTF-8 JSON; atob gives one character per byte
     const json = new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
     const claims = JSON.parse(json) as { sub?: unknown; permissions?: unknown; scope?: unknown };

@@ -20,7 +20,10 @@ interface PendingLogin {
 }
 
 const base64url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 const randomString = (bytes = 32): string => base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 
@@ -92,7 +95,8 @@ export async function completeLogin(config: ConsoleConfig, params: URLSearchPara
   const pending = takePending();
   const error = params.get('error');
   if (error) return { ok: false, error: `${error}${params.get('error_description') ? `: ${params.get('error_description')}` : ''}` };
-  if (!pending || params.get('state') !== pending.state) return { ok: false, error: 'the login answer does not match the login this tab started (state)' };
+  if (!pending || params.get('state') !== pending.state)
+    return { ok: false, error: 'the login answer does not match the login this tab started (state)' };
 
   let session: Session | null;
   if (config.flow === 'code') {

@@ -8,4 +8,3 @@ export function safeReturnTo(path: string | null | undefined): string {
   if (!path || !path.startsWith(`${BASE}/`) || path.startsWith('//') || path.startsWith(CALLBACK_PATH)) return `${BASE}/`;
   return path;
 }
-

@@ -63,7 +63,8 @@ export function BulkReplayPage() {
       name: 'endpointId',
       label: 'Endpoint',
       kind: 'select',
-      options: endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
+      options:
+        endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
     },
     { name: 'eventType', label: 'Event type', kind: 'text' },
     { name: 'from', label: 'Created from', kind: 'datetime' },
@@ -133,8 +134,8 @@ export function BulkReplayPage() {
                       ) : (
                         <div role="group" aria-label="Confirm the replay">
                           <p>
-                            Replay {data.result.replayed} FAILED deliver{data.result.replayed === 1 ? 'y' : 'ies'} now? Each is sent again to its
-                            endpoint.
+                            Replay {data.result.replayed} FAILED deliver{data.result.replayed === 1 ? 'y' : 'ies'} now? Each is sent again
+                            to its endpoint.
                           </p>
                           <button type="button" class="danger" onClick={replay} disabled={busy}>
                             Confirm replay

@@ -36,24 +36,29 @@ export function CredentialsPage() {
         <Show value={page}>
           {(data) => (
             <>
-              <Table caption={'Inbound credentials'} columns={['Source', 'Username', 'Event id from', 'Event type from', 'Managed by', 'Updated']} count={data.items.length} empty="No inbound credentials.">
-                      {data.items.map((c) => (
-                        <tr key={c.id}>
-                          <td>
-                            <a href={to.events({ source: c.source })} aria-label={`Events of ${c.source}`}>
-                              {c.source}
-                            </a>
-                          </td>
-                          <td>{c.username}</td>
-                          <td>{rule(c.eventIdRule)}</td>
-                          <td>{rule(c.eventTypeRule)}</td>
-                          <td>{nullable(c.managedBy)}</td>
-                          <td>
-                            <Time iso={c.updatedAt} />
-                          </td>
-                        </tr>
-                      ))}
-                    </Table>
+              <Table
+                caption={'Inbound credentials'}
+                columns={['Source', 'Username', 'Event id from', 'Event type from', 'Managed by', 'Updated']}
+                count={data.items.length}
+                empty="No inbound credentials."
+              >
+                {data.items.map((c) => (
+                  <tr key={c.id}>
+                    <td>
+                      <a href={to.events({ source: c.source })} aria-label={`Events of ${c.source}`}>
+                        {c.source}
+                      </a>
+                    </td>
+                    <td>{c.username}</td>
+                    <td>{rule(c.eventIdRule)}</td>
+                    <td>{rule(c.eventTypeRule)}</td>
+                    <td>{nullable(c.managedBy)}</td>
+                    <td>
+                      <Time iso={c.updatedAt} />
+                    </td>
+                  </tr>
+                ))}
+              </Table>
               <Pager
                 hasCursor={Boolean(q.cursor)}
                 firstHref={to.credentials({ source: q.source })}

@@ -22,7 +22,8 @@ export function DeliveriesPage() {
       name: 'endpointId',
       label: 'Endpoint',
       kind: 'select',
-      options: endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
+      options:
+        endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
     },
     { name: 'eventId', label: 'Event id', kind: 'text' },
     { name: 'from', label: 'Created from', kind: 'datetime' },

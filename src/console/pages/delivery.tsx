@@ -88,31 +88,37 @@ export function DeliveryPage() {
               </section>
               <section class="card" aria-labelledby="attempts-heading">
                 <h2 id="attempts-heading">Attempt log</h2>
-                <Table caption={'Attempts, in order'} columns={['Attempt', 'Outcome', 'Response status', 'Duration', 'Started', 'Error', 'Response body']} count={attempts.length} empty="No attempt yet." class="attempts">
-                        {attempts.map((a) => (
-                          <tr key={a.attempt}>
-                            <td>{a.attempt}</td>
-                            <td>
-                              <Status value={a.outcome} />
-                            </td>
-                            <td>{nullable(a.responseStatus)}</td>
-                            <td>{a.durationMs === null ? nullable(null) : `${a.durationMs} ms`}</td>
-                            <td>
-                              <Time iso={a.startedAt} />
-                            </td>
-                            <td class="break">{nullable(a.error)}</td>
-                            <td>
-                              {a.responseBody === null || a.responseBody === '' ? (
-                                nullable(null)
-                              ) : (
-                                <pre class="code-block small" tabIndex={0} aria-label={`Response body of attempt ${a.attempt}`}>
-                                  {a.responseBody}
-                                </pre>
-                              )}
-                            </td>
-                          </tr>
-                        ))}
-                      </Table>
+                <Table
+                  caption={'Attempts, in order'}
+                  columns={['Attempt', 'Outcome', 'Response status', 'Duration', 'Started', 'Error', 'Response body']}
+                  count={attempts.length}
+                  empty="No attempt yet."
+                  class="attempts"
+                >
+                  {attempts.map((a) => (
+                    <tr key={a.attempt}>
+                      <td>{a.attempt}</td>
+                      <td>
+                        <Status value={a.outcome} />
+                      </td>
+                      <td>{nullable(a.responseStatus)}</td>
+                      <td>{a.durationMs === null ? nullable(null) : `${a.durationMs} ms`}</td>
+                      <td>
+                        <Time iso={a.startedAt} />
+                      </td>
+                      <td class="break">{nullable(a.error)}</td>
+                      <td>
+                        {a.responseBody === null || a.responseBody === '' ? (
+                          nullable(null)
+                        ) : (
+                          <pre class="code-block small" tabIndex={0} aria-label={`Response body of attempt ${a.attempt}`}>
+                            {a.responseBody}
+                          </pre>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
               </section>
             </>
           );

@@ -80,64 +80,72 @@ export function EndpointsPage() {
         <Show value={page}>
           {(data) => (
             <>
-              <Table caption={'Endpoints'} columns={['Name', 'Source / type', 'URL', 'State', 'Consecutive failures', 'Held', 'Limits', 'Paused until', 'Auth', '']} count={data.items.length} empty="No endpoints.">
-                      {data.items.map((e) => (
-                        <tr key={e.id}>
-                          <td>
-                            {e.name}
-                            {!e.active && <span class="muted"> (inactive)</span>}
-                          </td>
-                          <td>
-                            {e.source}
-                            <br />
-                            <span class="muted">{e.eventType ?? 'every type'}</span>
-                          </td>
-                          <td class="mono break">
-                            {e.method} {e.url}
-                          </td>
-                          <td>
-                            <Status value={e.state} />
-                            {e.disabledAt && (
-                              <>
-                                <br />
-                                <span class="muted">
-                                  since <Time iso={e.disabledAt} />
-                                </span>
-                              </>
-                            )}
-                          </td>
-                          <td>
-                            {e.consecutiveFailures}
-                            <span class="muted"> / {e.autoDisableAfter === 0 ? 'never disabled' : `disabled at ${e.autoDisableAfter}`}</span>
-                          </td>
-                          <td>
-                            <a href={to.deliveries({ endpointId: e.id, status: 'FAILED' })} aria-label={`${e.heldDeliveries} held deliveries of ${e.name}`}>
-                              {e.heldDeliveries}
-                            </a>
-                          </td>
-                          <td>
-                            {limits(e)}
-                            <br />
-                            <span class="muted">
-                              {e.maxAttempts} attempts, {e.timeoutSeconds} s timeout
-                            </span>
-                          </td>
-                          <td>{e.pausedUntil ? <Time iso={e.pausedUntil} /> : nullable(null)}</td>
-                          <td>
-                            {e.auth.type}
-                            {e.auth.username ? ` (${e.auth.username})` : ''}
-                            {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
-                          </td>
-                          <td>
-                            {canReplay && e.state === 'DISABLED' && (
-                              <button type="button" onClick={() => enable(e)} aria-label={`Enable ${e.name}`}>
-                                Enable
-                              </button>
-                            )}
-                          </td>
-                        </tr>
-                      ))}
-                    </Table>
+              <Table
+                caption={'Endpoints'}
+                columns={['Name', 'Source / type', 'URL', 'State', 'Consecutive failures', 'Held', 'Limits', 'Paused until', 'Auth', '']}
+                count={data.items.length}
+                empty="No endpoints."
+              >
+                {data.items.map((e) => (
+                  <tr key={e.id}>
+                    <td>
+                      {e.name}
+                      {!e.active && <span class="muted"> (inactive)</span>}
+                    </td>
+                    <td>
+                      {e.source}
+                      <br />
+                      <span class="muted">{e.eventType ?? 'every type'}</span>
+                    </td>
+                    <td class="mono break">
+                      {e.method} {e.url}
+                    </td>
+                    <td>
+                      <Status value={e.state} />
+                      {e.disabledAt && (
+                        <>
+                          <br />
+                          <span class="muted">
+                            since <Time iso={e.disabledAt} />
+                          </span>
+                        </>
+                      )}
+                    </td>
+                    <td>
+                      {e.consecutiveFailures}
+                      <span class="muted"> / {e.autoDisableAfter === 0 ? 'never disabled' : `disabled at ${e.autoDisableAfter}`}</span>
+                    </td>
+                    <td>
+                      <a
+                        href={to.deliveries({ endpointId: e.id, status: 'FAILED' })}
+                        aria-label={`${e.heldDeliveries} held deliveries of ${e.name}`}
+                      >
+                        {e.heldDeliveries}
+                      </a>
+                    </td>
+                    <td>
+                      {limits(e)}
+                      <br />
+                      <span class="muted">
+                        {e.maxAttempts} attempts, {e.timeoutSeconds} s timeout
+                      </span>
+                    </td>
+                    <td>{e.pausedUntil ? <Time iso={e.pausedUntil} /> : nullable(null)}</td>
+                    <td>
+                      {e.auth.type}
+                      {e.auth.username ? ` (${e.auth.username})` : ''}
+                      {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
+                    </td>
+                    <td>
+                      {canReplay && e.state === 'DISABLED' && (
+                        <button type="button" onClick={() => enable(e)} aria-label={`Enable ${e.name}`}>
+                          Enable
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </Table>
               <Pager
                 hasCursor={Boolean(q.cursor)}
                 firstHref={to.endpoints(filters)}

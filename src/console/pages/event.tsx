@@ -97,13 +97,13 @@ export function EventPage() {
                 <h2 id="headers-heading">Headers</h2>
                 <p class="muted">As received, without credentials.</p>
                 <Table caption="Request headers" columns={['Name', 'Value']}>
-                      {Object.entries(e.headers).map(([name, value]) => (
-                        <tr key={name}>
-                          <td class="mono">{name}</td>
-                          <td class="mono break">{value}</td>
-                        </tr>
-                      ))}
-                    </Table>
+                  {Object.entries(e.headers).map(([name, value]) => (
+                    <tr key={name}>
+                      <td class="mono">{name}</td>
+                      <td class="mono break">{value}</td>
+                    </tr>
+                  ))}
+                </Table>
               </section>
             </>
           );

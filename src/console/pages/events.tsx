@@ -21,26 +21,31 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function EventsTable({ items, caption }: { items: readonly EventSummary[]; caption: string }) {
   return (
-    <Table caption={caption} columns={['Received', 'Source', 'Type', 'Status', 'External id', 'Size', 'Event']} count={items.length} empty="No events.">
-          {items.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <Time iso={e.receivedAt} />
-              </td>
-              <td>{e.source}</td>
-              <td>{nullable(e.type)}</td>
-              <td>
-                <Status value={e.status} />
-              </td>
-              <td class="mono truncate">{nullable(e.externalEventId)}</td>
-              <td>{bytes(e.payloadSize)}</td>
-              <td>
-                <a href={to.event(e.id)} aria-label={`Event ${e.id}`}>
-                  <Code>{e.id.slice(0, 8)}</Code>
-                </a>
-              </td>
-            </tr>
-          ))}
+    <Table
+      caption={caption}
+      columns={['Received', 'Source', 'Type', 'Status', 'External id', 'Size', 'Event']}
+      count={items.length}
+      empty="No events."
+    >
+      {items.map((e) => (
+        <tr key={e.id}>
+          <td>
+            <Time iso={e.receivedAt} />
+          </td>
+          <td>{e.source}</td>
+          <td>{nullable(e.type)}</td>
+          <td>
+            <Status value={e.status} />
+          </td>
+          <td class="mono truncate">{nullable(e.externalEventId)}</td>
+          <td>{bytes(e.payloadSize)}</td>
+          <td>
+            <a href={to.event(e.id)} aria-label={`Event ${e.id}`}>
+              <Code>{e.id.slice(0, 8)}</Code>
+            </a>
+          </td>
+        </tr>
+      ))}
     </Table>
   );
 }

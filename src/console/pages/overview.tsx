@@ -46,10 +46,30 @@ export function OverviewPage() {
         <Show value={attention}>
           {(c) => (
             <div class="tiles">
-              <Tile label="FAILED deliveries" value={c.failedDeliveries} href={to.deliveries({ status: 'FAILED' })} warn={c.failedDeliveries > 0} />
-              <Tile label="held by disabled endpoints" value={c.heldDeliveries} href={to.endpoints({ state: 'DISABLED' })} warn={c.heldDeliveries > 0} />
-              <Tile label="PENDING over a minute" value={c.pendingOverOneMinute} href={to.deliveries({ status: 'PENDING' })} warn={c.pendingOverOneMinute > 0} />
-              <Tile label="disabled endpoints" value={c.disabledEndpoints} href={to.endpoints({ state: 'DISABLED' })} warn={c.disabledEndpoints > 0} />
+              <Tile
+                label="FAILED deliveries"
+                value={c.failedDeliveries}
+                href={to.deliveries({ status: 'FAILED' })}
+                warn={c.failedDeliveries > 0}
+              />
+              <Tile
+                label="held by disabled endpoints"
+                value={c.heldDeliveries}
+                href={to.endpoints({ state: 'DISABLED' })}
+                warn={c.heldDeliveries > 0}
+              />
+              <Tile
+                label="PENDING over a minute"
+                value={c.pendingOverOneMinute}
+                href={to.deliveries({ status: 'PENDING' })}
+                warn={c.pendingOverOneMinute > 0}
+              />
+              <Tile
+                label="disabled endpoints"
+                value={c.disabledEndpoints}
+                href={to.endpoints({ state: 'DISABLED' })}
+                warn={c.disabledEndpoints > 0}
+              />
               <Tile label="paused endpoints" value={c.pausedEndpoints} href={to.endpoints()} warn={c.pausedEndpoints > 0} />
             </div>
           )}
@@ -60,7 +80,12 @@ export function OverviewPage() {
           <h2 id="charts-heading">Traffic, {label}</h2>
           <nav class="range-switch" aria-label="Range">
             {(Object.keys(RANGES) as Range[]).map((r) => (
-              <a key={r} href={to.overview({ range: r === 'hour' ? undefined : r })} class={r === range ? 'pill current' : 'pill'} aria-current={r === range ? 'true' : undefined}>
+              <a
+                key={r}
+                href={to.overview({ range: r === 'hour' ? undefined : r })}
+                class={r === range ? 'pill current' : 'pill'}
+                aria-current={r === range ? 'true' : undefined}
+              >
                 {RANGES[r].label}
               </a>
             ))}

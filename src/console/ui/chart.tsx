@@ -51,7 +51,10 @@ export function TimeChart({
             ...(unit ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${v} ${unit}`) } : {}),
           })),
         ],
-        axes: [{}, { size: unit === 'ms' ? 84 : 60, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) }],
+        axes: [
+          {},
+          { size: unit === 'ms' ? 84 : 60, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) },
+        ],
       },
       [times.slice(), ...series.map((s) => s.values.slice())] as uPlot.AlignedData,
       el,
@@ -82,15 +85,15 @@ export function TimeChart({
         <details>
           <summary>Figures</summary>
           <Table caption={title} columns={['From', ...series.map((s) => s.label)]}>
-                {times.map((t, i) => (
-                  <tr key={t}>
-                    <td>{new Date(t * 1000).toLocaleString()}</td>
-                    {series.map((s) => (
-                      <td key={s.label}>{s.values[i] ?? '—'}</td>
-                    ))}
-                  </tr>
+            {times.map((t, i) => (
+              <tr key={t}>
+                <td>{new Date(t * 1000).toLocaleString()}</td>
+                {series.map((s) => (
+                  <td key={s.label}>{s.values[i] ?? '—'}</td>
                 ))}
-              </Table>
+              </tr>
+            ))}
+          </Table>
         </details>
       )}
     </figure>

@@ -19,26 +19,26 @@ export function DeliveriesTable({
       count={items.length}
       empty="No deliveries."
     >
-          {items.map((d) => (
-            <tr key={d.id}>
-              <td>
-                <Time iso={d.createdAt} />
-              </td>
-              <td>{endpoints?.get(d.endpointId)?.name ?? <Code>{d.endpointId.slice(0, 8)}</Code>}</td>
-              <td>{d.source}</td>
-              <td>
-                <Status value={d.status} />
-              </td>
-              <td>{d.attempts}</td>
-              <td>{nullable(d.lastResponseStatus)}</td>
-              <td class="truncate">{nullable(d.lastError)}</td>
-              <td>
-                <a href={to.delivery(d.id)} aria-label={`Delivery ${d.id}`}>
-                  <Code>{d.id.slice(0, 8)}</Code>
-                </a>
-              </td>
-            </tr>
-          ))}
+      {items.map((d) => (
+        <tr key={d.id}>
+          <td>
+            <Time iso={d.createdAt} />
+          </td>
+          <td>{endpoints?.get(d.endpointId)?.name ?? <Code>{d.endpointId.slice(0, 8)}</Code>}</td>
+          <td>{d.source}</td>
+          <td>
+            <Status value={d.status} />
+          </td>
+          <td>{d.attempts}</td>
+          <td>{nullable(d.lastResponseStatus)}</td>
+          <td class="truncate">{nullable(d.lastError)}</td>
+          <td>
+            <a href={to.delivery(d.id)} aria-label={`Delivery ${d.id}`}>
+              <Code>{d.id.slice(0, 8)}</Code>
+            </a>
+          </td>
+        </tr>
+      ))}
     </Table>
   );
 }

@@ -38,7 +38,8 @@ export function FilterForm({
   const submit = (e: Event) => {
     e.preventDefault();
     const q: Query = {};
-    for (const f of fields) q[f.name] = f.kind === 'datetime' ? fromLocalInput(values[f.name] ?? '') : (values[f.name] ?? '').trim() || undefined;
+    for (const f of fields)
+      q[f.name] = f.kind === 'datetime' ? fromLocalInput(values[f.name] ?? '') : (values[f.name] ?? '').trim() || undefined;
     onSubmit(q);
   };
   return (

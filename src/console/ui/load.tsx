@@ -59,7 +59,12 @@ export function ProblemView({ problem }: { problem: ApiProblem }) {
 
 /** Renders the loaded value, a loading line, or the problem (a 403 says so, never a blank page). */
 export function Show<T>({ value, children }: { value: Loaded<T>; children: (data: T) => ComponentChildren }) {
-  if (value.status === 'loading') return <p class="loading" role="status">Loading…</p>;
+  if (value.status === 'loading')
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
   if (value.status === 'error') return <ProblemView problem={value.problem} />;
   return <>{children(value.data)}</>;
 }

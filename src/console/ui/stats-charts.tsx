@@ -21,7 +21,10 @@ export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLab
   );
   const endpoints = stats.endpoints.slice(0, TOP);
   const failureRate = useMemo<Series[]>(() => endpoints.map((e) => ({ label: e.name, values: e.failureRate.map(pct) })), [stats]);
-  const p95 = useMemo<Series[]>(() => endpoints.map((e) => ({ label: e.name, values: e.latencyP95Ms.map((v) => (v === null ? null : Math.round(v))) })), [stats]);
+  const p95 = useMemo<Series[]>(
+    () => endpoints.map((e) => ({ label: e.name, values: e.latencyP95Ms.map((v) => (v === null ? null : Math.round(v))) })),
+    [stats],
+  );
 
   return (
     <>
@@ -37,23 +40,28 @@ export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLab
         </p>
       )}
       <h3 class="subheading">Per endpoint, {rangeLabel}</h3>
-      <Table caption={`Deliveries per endpoint, ${rangeLabel}`} columns={['Endpoint', 'Source', 'Ended', 'FAILED', 'Failure rate', 'p50 latency', 'p95 latency']} count={stats.endpoints.length} empty="No delivery ended in this range.">
-              {stats.endpoints.map((e) => (
-                <tr key={e.endpointId}>
-                  <td>
-                    <a href={to.deliveries({ endpointId: e.endpointId })} aria-label={`Deliveries of ${e.name}`}>
-                      {e.name}
-                    </a>
-                  </td>
-                  <td>{e.source}</td>
-                  <td>{e.total.completed}</td>
-                  <td>{e.total.failed}</td>
-                  <td>{e.total.failureRate === null ? '—' : `${pct(e.total.failureRate)} %`}</td>
-                  <td>{ms(e.total.latencyP50Ms)}</td>
-                  <td>{ms(e.total.latencyP95Ms)}</td>
-                </tr>
-              ))}
-            </Table>
+      <Table
+        caption={`Deliveries per endpoint, ${rangeLabel}`}
+        columns={['Endpoint', 'Source', 'Ended', 'FAILED', 'Failure rate', 'p50 latency', 'p95 latency']}
+        count={stats.endpoints.length}
+        empty="No delivery ended in this range."
+      >
+        {stats.endpoints.map((e) => (
+          <tr key={e.endpointId}>
+            <td>
+              <a href={to.deliveries({ endpointId: e.endpointId })} aria-label={`Deliveries of ${e.name}`}>
+                {e.name}
+              </a>
+            </td>
+            <td>{e.source}</td>
+            <td>{e.total.completed}</td>
+            <td>{e.total.failed}</td>
+            <td>{e.total.failureRate === null ? '—' : `${pct(e.total.failureRate)} %`}</td>
+            <td>{ms(e.total.latencyP50Ms)}</td>
+            <td>{ms(e.total.latencyP95Ms)}</td>
+          </tr>
+        ))}
+      </Table>
     </>
   );
 }

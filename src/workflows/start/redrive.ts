@@ -65,7 +65,10 @@ export function createRedriver(deps: RedriverDeps): Redriver {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     await queries.markStarted(c.deliveryId, c.workflowId);
-    logger.info({ eventId: c.eventId, deliveryId: c.deliveryId, endpointId: c.endpointId, workflowId: c.workflowId }, 'held delivery redriven');
+    logger.info(
+      { eventId: c.eventId, deliveryId: c.deliveryId, endpointId: c.endpointId, workflowId: c.workflowId },
+      'held delivery redriven',
+    );
   }
 
   async function waitSettled(deliveryId: string): Promise<boolean> {
@@ -92,7 +95,10 @@ export function createRedriver(deps: RedriverDeps): Redriver {
   async function runPass(): Promise<void> {
     for (const c of await queries.unconfirmed(deps.unconfirmedAfterMs ?? UNCONFIRMED_AFTER_MS, ENDPOINTS_PER_PASS)) {
       await startRun(c).catch((err: unknown) =>
-        logger.warn({ deliveryId: c.deliveryId, workflowId: c.workflowId, err: describeError(err) }, 'redrive start failed; retrying later'),
+        logger.warn(
+          { deliveryId: c.deliveryId, workflowId: c.workflowId, err: describeError(err) },
+          'redrive start failed; retrying later',
+        ),
       );
     }
     const health = await queries.health();

@@ -21,7 +21,6 @@ export function ecKey(kid: string = randomUUID()): SigningKey {
   return { kid, alg: 'ES256', privateKey, jwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' } };
 }
 
-
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 
 /** header.payload signed with the key (RS256 or ES256 in JOSE's raw r||s form). */

@@ -36,7 +36,11 @@ export interface RunResult {
 export function run(bin: string, args: string[], opts: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const withInput = opts.input !== undefined;
-    const child = spawn(bin, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdio: [withInput ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, {
+      cwd: opts.cwd ?? REPO_ROOT,
+      env: opts.env ?? process.env,
+      stdio: [withInput ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -52,7 +56,11 @@ export function run(bin: string, args: string[], opts: { input?: string; cwd?: s
 }
 
 /** Runs a program and returns its stdout; rejects with its output on a non-zero exit. */
-export async function runOk(bin: string, args: string[], opts: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+export async function runOk(
+  bin: string,
+  args: string[],
+  opts: { input?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunResult> {
   const r = await run(bin, args, opts);
   if (r.code !== 0) {
     throw new Error(`${path.basename(bin)} ${args.join(' ')} exited ${r.code}:\n${r.stderr.trim()}\n${r.stdout.trim()}`.trim());
@@ -191,7 +199,8 @@ export function podSpecs(objs: K8sObject[]): PodOwner[] {
     if (['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'ReplicaSet'].includes(o.kind) && spec?.template) {
       out.push({ object: o, spec: spec.template.spec, labels: spec.template.metadata?.labels ?? {} });
     } else if (o.kind === 'CronJob') {
-      const job = (o.spec as { jobTemplate: { spec: { template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } } } }).jobTemplate.spec.template;
+      const job = (o.spec as { jobTemplate: { spec: { template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec } } } })
+        .jobTemplate.spec.template;
       out.push({ object: o, spec: job.spec, labels: job.metadata?.labels ?? {} });
     } else if (o.kind === 'Pod') {
       out.push({ object: o, spec: o.spec as PodSpec, labels: o.metadata.labels ?? {} });
@@ -208,10 +217,16 @@ export const find = (objs: K8sObject[], kind: string, name?: string): K8sObject[
 export function one(objs: K8sObject[], kind: string, name: string): K8sObject {
   const found = find(objs, kind, name);
   if (found.length !== 1) {
-    throw new Error(`expected one ${kind} ${name}, found ${found.length}; rendered: ${objs.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+    throw new Error(
+      `expected one ${kind} ${name}, found ${found.length}; rendered: ${objs.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
   }
   return found[0]!;
 }
 
 export const deploymentSpec = (o: K8sObject) =>
-  o.spec as { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+  o.spec as {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };

@@ -26,7 +26,9 @@ const K8S_SUBDIR = 'k8s-standalone-1';
 /** Kubernetes versions the schemas of which are available (e.g. "1.34.0"). */
 export async function availableKubernetesVersions(): Promise<string[]> {
   if (!existsSync(KV_DIR)) {
-    throw new Error(`the offline Kubernetes JSON schemas are not installed at ${KV_DIR}: run \`bash scripts/tools/install.sh\` (PyPI kubernetes-validate)`);
+    throw new Error(
+      `the offline Kubernetes JSON schemas are not installed at ${KV_DIR}: run \`bash scripts/tools/install.sh\` (PyPI kubernetes-validate)`,
+    );
   }
   return (await readdir(KV_DIR))
     .map((d) => /^v(\d+\.\d+\.\d+)-local-strict$/.exec(d)?.[1])
@@ -170,11 +172,15 @@ export async function crdToJsonSchemas(crdFiles: string[], dir: string, strict =
 
 /** The CRDs the rendered chart may contain: the project's and prometheus-operator's ServiceMonitor and PrometheusRule. */
 export function crdFiles(): string[] {
-  const files = ['crds/webhookfanout.io_inboundcredentials.yaml', 'crds/webhookfanout.io_webhookendpoints.yaml'].map((f) => path.join(REPO_ROOT, f));
+  const files = ['crds/webhookfanout.io_inboundcredentials.yaml', 'crds/webhookfanout.io_webhookendpoints.yaml'].map((f) =>
+    path.join(REPO_ROOT, f),
+  );
   const operatorCrds = ['servicemonitors', 'prometheusrules'].map((k) => path.join(TOOLS_DIR, `crds/monitoring.coreos.com_${k}.yaml`));
   for (const crd of operatorCrds) {
     if (!existsSync(crd)) {
-      throw new Error(`the prometheus-operator CRD is not installed at ${crd}: run \`bash scripts/tools/install.sh\` (Go module github.com/prometheus-operator/prometheus-operator)`);
+      throw new Error(
+        `the prometheus-operator CRD is not installed at ${crd}: run \`bash scripts/tools/install.sh\` (Go module github.com/prometheus-operator/prometheus-operator)`,
+      );
     }
   }
   return [...files, ...operatorCrds];
@@ -200,7 +206,9 @@ export interface KubeconformReport {
 export function toolSchemaDir(): string {
   const dir = path.join(TOOLS_DIR, 'schemas');
   if (!existsSync(path.join(dir, 'skaffold'))) {
-    throw new Error(`the skaffold.yaml schema is not installed in ${dir}: run \`bash scripts/tools/install.sh\` (Go module github.com/GoogleContainerTools/skaffold/v2)`);
+    throw new Error(
+      `the skaffold.yaml schema is not installed in ${dir}: run \`bash scripts/tools/install.sh\` (Go module github.com/GoogleContainerTools/skaffold/v2)`,
+    );
   }
   return dir;
 }
@@ -208,22 +216,26 @@ export function toolSchemaDir(): string {
 /** Validates manifests (YAML text) with kubeconform -strict against one Kubernetes version. */
 export async function kubeconform(manifests: string, kubernetesVersion: string, crdSchemaDir: string): Promise<KubeconformReport> {
   const k8sDir = await prepareKubernetesSchemas(kubernetesVersion);
-  const r = await run(toolPath('kubeconform'), [
-    '-strict',
-    '-summary',
-    '-verbose',
-    '-output',
-    'json',
-    '-kubernetes-version',
-    kubernetesVersion,
-    '-schema-location',
-    `${k8sDir}/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
-    '-schema-location',
-    `${crdSchemaDir}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
-    '-schema-location',
-    `${toolSchemaDir()}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
-    '-',
-  ], { input: manifests });
+  const r = await run(
+    toolPath('kubeconform'),
+    [
+      '-strict',
+      '-summary',
+      '-verbose',
+      '-output',
+      'json',
+      '-kubernetes-version',
+      kubernetesVersion,
+      '-schema-location',
+      `${k8sDir}/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+      '-schema-location',
+      `${crdSchemaDir}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
+      '-schema-location',
+      `${toolSchemaDir()}/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json`,
+      '-',
+    ],
+    { input: manifests },
+  );
   let parsed: { resources?: KubeconformResource[]; summary: KubeconformReport['summary'] };
   try {
     parsed = JSON.parse(r.stdout) as typeof parsed;

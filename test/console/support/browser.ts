@@ -61,8 +61,7 @@ export async function watchedPage(browser: Browser): Promise<Watched> {
     dialogs,
     requests,
     cspViolations: () => page.evaluate<string[]>('[...(globalThis.__cspViolations ?? [])]'),
-    probeGlobals: (names: readonly string[] = PROBE_GLOBALS) =>
-      page.evaluate((list) => list.filter((n) => n in globalThis), [...names]),
+    probeGlobals: (names: readonly string[] = PROBE_GLOBALS) => page.evaluate((list) => list.filter((n) => n in globalThis), [...names]),
     close: () => context.close(),
   };
 }
@@ -135,7 +134,9 @@ export async function tabOrder(page: Page, max = 200): Promise<string[]> {
 
 /** Every control of the page that a mouse could use (visible, enabled), in the same form as tabOrder. */
 export async function controls(page: Page): Promise<string[]> {
-  return page.evaluate<string[]>(`[...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])')]
+  return page.evaluate<
+    string[]
+  >(`[...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])')]
     .filter((el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && !el.disabled; })
     .map(${DESCRIBE})`);
 }

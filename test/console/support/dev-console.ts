@@ -35,7 +35,14 @@ export async function startDevConsole(opts: { manifests: string; env?: Record<st
     process.execPath,
     ['--import', 'tsx', 'src/cmd/cli.ts', 'dev', '--config-dir', configDir, '--data-dir', path.join(dir, 'data')],
     {
-      env: { ...process.env, PORT: String(port), MANAGEMENT_PORT: String(mgmt), DEV_AUTH_PORT: String(authPort), LOG_LEVEL: 'info', ...opts.env },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        MANAGEMENT_PORT: String(mgmt),
+        DEV_AUTH_PORT: String(authPort),
+        LOG_LEVEL: 'info',
+        ...opts.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

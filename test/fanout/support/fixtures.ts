@@ -43,9 +43,7 @@ export const it = base.extend<FanoutFixtures>({
 /** The sum of a counter's series whose labels include `labels`. */
 export async function counterValue(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
   const { values } = await counter.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))
-    .reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want)).reduce((sum, v) => sum + v.value, 0);
 }
 
 /**

@@ -47,7 +47,10 @@ function quietRuntime(): void {
  * file's own.
  */
 export async function startFanoutHarness(
-  opts: { backoff?: BackoffSettings; /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase } = {},
+  opts: {
+    backoff?: BackoffSettings;
+    /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase;
+  } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
   const address = inject('temporalAddress');

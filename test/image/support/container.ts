@@ -17,11 +17,16 @@ export const ENGINE = process.env.CONTAINER_ENGINE ?? 'podman';
  */
 export const CHART_FLAGS = [
   '--read-only',
-  '--tmpfs', '/tmp',
-  '--user', '1000:1000',
-  '--cap-drop', 'ALL',
-  '--security-opt', 'no-new-privileges',
-  '--network', 'host',
+  '--tmpfs',
+  '/tmp',
+  '--user',
+  '1000:1000',
+  '--cap-drop',
+  'ALL',
+  '--security-opt',
+  'no-new-privileges',
+  '--network',
+  'host',
   ...(ENGINE === 'podman' ? ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
 ];
 
@@ -44,12 +49,20 @@ export async function engine(args: string[], timeoutMs = 60_000): Promise<RunRes
 }
 
 /** One command to completion in a fresh container (`--rm`), as a Job runs it. */
-export function runOnce(args: string[], opts: { env?: Record<string, string>; extra?: string[]; entrypoint?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runOnce(
+  args: string[],
+  opts: { env?: Record<string, string>; extra?: string[]; entrypoint?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return engine(
     [
-      'run', '--rm', ...CHART_FLAGS, ...envFlags(opts.env ?? {}), ...(opts.extra ?? []),
+      'run',
+      '--rm',
+      ...CHART_FLAGS,
+      ...envFlags(opts.env ?? {}),
+      ...(opts.extra ?? []),
       ...(opts.entrypoint ? ['--entrypoint', opts.entrypoint] : []),
-      IMAGE, ...args,
+      IMAGE,
+      ...args,
     ],
     opts.timeoutMs ?? 120_000,
   );

@@ -32,13 +32,24 @@ describe('the timeseries view: one value per bucket, busiest first, bounded', ()
       ['e2', '', 2],
       ['e1', 'ns/one', 1],
     ]);
-    expect(view.endpoints[1]).toMatchObject({ failureRate: [null, 0.25, null], latencyP50Ms: [null, 10, null], latencyP95Ms: [null, 100, null] });
+    expect(view.endpoints[1]).toMatchObject({
+      failureRate: [null, 0.25, null],
+      latencyP50Ms: [null, 10, null],
+      latencyP95Ms: [null, 100, null],
+    });
   });
 
   it('lists at most 100 sources and endpoints and counts the rest', () => {
     const view = timeseriesView(range, {
       events: Array.from({ length: 103 }, (_, i) => ({ source: `s${i}`, k: k(0), n: i + 1 })),
-      deliveries: Array.from({ length: 101 }, (_, i) => ({ endpoint_id: `e${i}`, k: null, completed: i, failed: 0, p50_ms: null, p95_ms: null })),
+      deliveries: Array.from({ length: 101 }, (_, i) => ({
+        endpoint_id: `e${i}`,
+        k: null,
+        completed: i,
+        failed: 0,
+        p50_ms: null,
+        p95_ms: null,
+      })),
       endpoints: [],
     });
     expect([view.eventsBySource.length, view.sourcesOmitted, view.endpoints.length, view.endpointsOmitted]).toEqual([100, 3, 100, 1]);

@@ -17,8 +17,16 @@ function load(env: Readonly<Record<string, string | undefined>>): { console: Con
 
 describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE_AUTH_FLOW)', () => {
   it.each([
-    { name: 'on by default with the admin API, implicit flow', env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1' }, console: { clientId: 'spa-1', authFlow: 'implicit' } },
-    { name: 'the code flow with PKCE', env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1', CONSOLE_AUTH_FLOW: 'code' }, console: { clientId: 'spa-1', authFlow: 'code' } },
+    {
+      name: 'on by default with the admin API, implicit flow',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1' },
+      console: { clientId: 'spa-1', authFlow: 'implicit' },
+    },
+    {
+      name: 'the code flow with PKCE',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1', CONSOLE_AUTH_FLOW: 'code' },
+      console: { clientId: 'spa-1', authFlow: 'code' },
+    },
     { name: 'switched off', env: { ...auth, CONSOLE_ENABLED: 'false' }, console: null },
     { name: 'off with the admin API when not asked for', env: { ADMIN_API_ENABLED: 'false' }, console: null },
   ])('$name', ({ env, console }) => {
@@ -27,10 +35,26 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
 
   it.each([
     { name: 'no client id', env: auth, problem: /CONSOLE_CLIENT_ID .* is required while the console is on \(set CONSOLE_ENABLED=false/ },
-    { name: 'console asked for without the admin API', env: { ADMIN_API_ENABLED: 'false', CONSOLE_ENABLED: 'true' }, problem: /CONSOLE_ENABLED=true needs the admin API/ },
-    { name: 'unknown flow', env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_AUTH_FLOW: 'hybrid' }, problem: /CONSOLE_AUTH_FLOW must be one of implicit, code, got "hybrid"/ },
-    { name: 'client id with a space', env: { ...auth, CONSOLE_CLIENT_ID: 'a b' }, problem: /CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII/ },
-    { name: 'not a boolean', env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_ENABLED: 'sure' }, problem: /CONSOLE_ENABLED must be true or false/ },
+    {
+      name: 'console asked for without the admin API',
+      env: { ADMIN_API_ENABLED: 'false', CONSOLE_ENABLED: 'true' },
+      problem: /CONSOLE_ENABLED=true needs the admin API/,
+    },
+    {
+      name: 'unknown flow',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_AUTH_FLOW: 'hybrid' },
+      problem: /CONSOLE_AUTH_FLOW must be one of implicit, code, got "hybrid"/,
+    },
+    {
+      name: 'client id with a space',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'a b' },
+      problem: /CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII/,
+    },
+    {
+      name: 'not a boolean',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'spa', CONSOLE_ENABLED: 'sure' },
+      problem: /CONSOLE_ENABLED must be true or false/,
+    },
   ])('names the problem: $name', ({ env, problem }) => {
     const out = load(env);
     expect(out).toHaveProperty('problems');
@@ -56,7 +80,10 @@ describe("dev mode's console user (WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_P
 
   it.each([
     { env: {}, user: { username: undefined, password: undefined } },
-    { env: { WEBHOOK_FANOUT_DEV_USER: 'alice', WEBHOOK_FANOUT_DEV_PASSWORD: 'correct horse' }, user: { username: 'alice', password: 'correct horse' } },
+    {
+      env: { WEBHOOK_FANOUT_DEV_USER: 'alice', WEBHOOK_FANOUT_DEV_PASSWORD: 'correct horse' },
+      user: { username: 'alice', password: 'correct horse' },
+    },
   ])('$env', ({ env, user }) => {
     expect(loadDevConfig(env).devIdentityProvider?.user).toEqual(user);
   });

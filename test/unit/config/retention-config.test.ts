@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { loadIngestConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
-const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t', ADMIN_API_ENABLED: 'false' };
+const base = {
+  DATABASE_URL: 'postgres://u:p@db:5432/webhooks',
+  TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t',
+  ADMIN_API_ENABLED: 'false',
+};
 
 function problems(env: Readonly<Record<string, string | undefined>>): string[] {
   try {
@@ -18,7 +22,10 @@ describe('ingest configuration: retention (RETENTION_*)', () => {
   it.each([
     { env: {}, retention: { maxAgeSeconds: null, payloadMaxAgeSeconds: null, intervalMs: 300_000, batchSize: 500, batchPauseMs: 100 } },
     { env: { RETENTION_MAX_AGE: '90d' }, retention: { maxAgeSeconds: 90 * 86_400, payloadMaxAgeSeconds: null } },
-    { env: { RETENTION_MAX_AGE: '90d', RETENTION_PAYLOAD_MAX_AGE: '36h' }, retention: { maxAgeSeconds: 90 * 86_400, payloadMaxAgeSeconds: 36 * 3600 } },
+    {
+      env: { RETENTION_MAX_AGE: '90d', RETENTION_PAYLOAD_MAX_AGE: '36h' },
+      retention: { maxAgeSeconds: 90 * 86_400, payloadMaxAgeSeconds: 36 * 3600 },
+    },
     { env: { RETENTION_PAYLOAD_MAX_AGE: '45s' }, retention: { maxAgeSeconds: null, payloadMaxAgeSeconds: 45 } },
     {
       env: { RETENTION_INTERVAL_SECONDS: '60', RETENTION_BATCH_SIZE: '2000', RETENTION_BATCH_PAUSE_MS: '0' },
@@ -29,10 +36,19 @@ describe('ingest configuration: retention (RETENTION_*)', () => {
   });
 
   it.each([
-    { env: { RETENTION_MAX_AGE: '3 months' }, problem: /^RETENTION_MAX_AGE must be a duration such as 90d, 36h, 30m or 45s .*got "3 months"; unset it to keep events forever/ },
+    {
+      env: { RETENTION_MAX_AGE: '3 months' },
+      problem: /^RETENTION_MAX_AGE must be a duration such as 90d, 36h, 30m or 45s .*got "3 months"; unset it to keep events forever/,
+    },
     { env: { RETENTION_PAYLOAD_MAX_AGE: '0s' }, problem: /^RETENTION_PAYLOAD_MAX_AGE must be a duration/ },
-    { env: { RETENTION_MAX_AGE: '7d', RETENTION_PAYLOAD_MAX_AGE: '30d' }, problem: /^RETENTION_PAYLOAD_MAX_AGE \(30d\) must be shorter than RETENTION_MAX_AGE \(7d\)/ },
-    { env: { RETENTION_MAX_AGE: '7d', RETENTION_PAYLOAD_MAX_AGE: '168h' }, problem: /^RETENTION_PAYLOAD_MAX_AGE \(7d\) must be shorter than RETENTION_MAX_AGE \(7d\)/ },
+    {
+      env: { RETENTION_MAX_AGE: '7d', RETENTION_PAYLOAD_MAX_AGE: '30d' },
+      problem: /^RETENTION_PAYLOAD_MAX_AGE \(30d\) must be shorter than RETENTION_MAX_AGE \(7d\)/,
+    },
+    {
+      env: { RETENTION_MAX_AGE: '7d', RETENTION_PAYLOAD_MAX_AGE: '168h' },
+      problem: /^RETENTION_PAYLOAD_MAX_AGE \(7d\) must be shorter than RETENTION_MAX_AGE \(7d\)/,
+    },
     { env: { RETENTION_BATCH_SIZE: '0' }, problem: /^RETENTION_BATCH_SIZE must be an integer between 1 and 10000/ },
     { env: { RETENTION_INTERVAL_SECONDS: 'soon' }, problem: /^RETENTION_INTERVAL_SECONDS must be an integer/ },
   ])('names the problem: $env', ({ env, problem }) => {

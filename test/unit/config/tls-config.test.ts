@@ -24,7 +24,10 @@ describe('Postgres TLS settings (DATABASE_SSL_MODE and its files)', () => {
     { env: { DATABASE_CA_FILE: FILE }, tls: { mode: 'verify-full', caFile: FILE } },
     { env: { DATABASE_SSL_MODE: 'verify-ca', DATABASE_CA_FILE: FILE }, tls: { mode: 'verify-ca', caFile: FILE } },
     { env: { DATABASE_SSL_MODE: 'require' }, tls: { mode: 'require', caFile: undefined } },
-    { env: { DATABASE_SSL_MODE: 'verify-full', DATABASE_CLIENT_CERT_FILE: FILE, DATABASE_CLIENT_KEY_FILE: FILE }, tls: { certFile: FILE, keyFile: FILE } },
+    {
+      env: { DATABASE_SSL_MODE: 'verify-full', DATABASE_CLIENT_CERT_FILE: FILE, DATABASE_CLIENT_KEY_FILE: FILE },
+      tls: { certFile: FILE, keyFile: FILE },
+    },
   ])('$env -> $tls', ({ env, tls }) => {
     const cfg = loadMigrateConfig({ ...db, ...env });
     if (tls === null) expect(cfg.databaseTls).toBeNull();
@@ -32,11 +35,23 @@ describe('Postgres TLS settings (DATABASE_SSL_MODE and its files)', () => {
   });
 
   it.each([
-    { env: { DATABASE_SSL_MODE: 'prefer' }, problem: 'DATABASE_SSL_MODE must be one of disable, require, verify-ca, verify-full, got "prefer"' },
+    {
+      env: { DATABASE_SSL_MODE: 'prefer' },
+      problem: 'DATABASE_SSL_MODE must be one of disable, require, verify-ca, verify-full, got "prefer"',
+    },
     { env: { DATABASE_CA_FILE: MISSING }, problem: `DATABASE_CA_FILE: can not read ${MISSING} (ENOENT)` },
-    { env: { DATABASE_CLIENT_CERT_FILE: FILE }, problem: 'DATABASE_CLIENT_CERT_FILE and DATABASE_CLIENT_KEY_FILE go together: set both or neither' },
-    { env: { DATABASE_SSL_MODE: 'require', DATABASE_CA_FILE: FILE }, problem: 'DATABASE_SSL_MODE=require does not check the server: with DATABASE_CA_FILE use verify-ca or verify-full' },
-    { env: { DATABASE_SSL_MODE: 'disable', DATABASE_CA_FILE: FILE }, problem: 'DATABASE_SSL_MODE=disable contradicts DATABASE_CA_FILE / DATABASE_CLIENT_CERT_FILE' },
+    {
+      env: { DATABASE_CLIENT_CERT_FILE: FILE },
+      problem: 'DATABASE_CLIENT_CERT_FILE and DATABASE_CLIENT_KEY_FILE go together: set both or neither',
+    },
+    {
+      env: { DATABASE_SSL_MODE: 'require', DATABASE_CA_FILE: FILE },
+      problem: 'DATABASE_SSL_MODE=require does not check the server: with DATABASE_CA_FILE use verify-ca or verify-full',
+    },
+    {
+      env: { DATABASE_SSL_MODE: 'disable', DATABASE_CA_FILE: FILE },
+      problem: 'DATABASE_SSL_MODE=disable contradicts DATABASE_CA_FILE / DATABASE_CLIENT_CERT_FILE',
+    },
     {
       env: { DATABASE_URL: 'postgres://u:p@db/w?sslmode=require', DATABASE_CA_FILE: FILE },
       problem: 'DATABASE_URL sets sslmode and DATABASE_SSL_MODE / DATABASE_CA_FILE are set too: say TLS in one place',
@@ -46,11 +61,14 @@ describe('Postgres TLS settings (DATABASE_SSL_MODE and its files)', () => {
   });
 });
 
-describe('Temporal TLS settings (the Temporal CLI\'s TEMPORAL_TLS_* and TEMPORAL_API_KEY)', () => {
+describe("Temporal TLS settings (the Temporal CLI's TEMPORAL_TLS_* and TEMPORAL_API_KEY)", () => {
   it.each([
     { env: {}, tls: null },
     { env: { TEMPORAL_TLS: 'true' }, tls: { caFile: undefined, certFile: undefined, apiKey: undefined } },
-    { env: { TEMPORAL_TLS_CA: FILE, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' }, tls: { caFile: FILE, serverName: 'temporal.internal' } },
+    {
+      env: { TEMPORAL_TLS_CA: FILE, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' },
+      tls: { caFile: FILE, serverName: 'temporal.internal' },
+    },
     { env: { TEMPORAL_TLS_CERT: FILE, TEMPORAL_TLS_KEY: FILE }, tls: { certFile: FILE, keyFile: FILE } },
     { env: { TEMPORAL_API_KEY: 'k' }, tls: { apiKey: { value: 'k' } } },
     { env: { TEMPORAL_API_KEY_FILE: FILE }, tls: { apiKey: { file: FILE } } },
@@ -66,7 +84,8 @@ describe('Temporal TLS settings (the Temporal CLI\'s TEMPORAL_TLS_* and TEMPORAL
     { env: { TEMPORAL_API_KEY: 'k', TEMPORAL_API_KEY_FILE: FILE }, problem: 'set TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE, not both' },
     {
       env: { TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'k' },
-      problem: 'TEMPORAL_TLS=false contradicts TEMPORAL_TLS_CA / TEMPORAL_TLS_CERT / TEMPORAL_TLS_SERVER_NAME / TEMPORAL_API_KEY (an API key is never sent in plaintext)',
+      problem:
+        'TEMPORAL_TLS=false contradicts TEMPORAL_TLS_CA / TEMPORAL_TLS_CERT / TEMPORAL_TLS_SERVER_NAME / TEMPORAL_API_KEY (an API key is never sent in plaintext)',
     },
   ])('$env -> "$problem"', ({ env, problem }) => {
     expect(problemsOf(() => loadConsumerConfig({ ...consumer, ...env }))).toContain(problem);

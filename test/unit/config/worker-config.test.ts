@@ -21,10 +21,20 @@ describe('the worker configuration: consuming the queue itself (WORKER_CONSUME_Q
     { env: { WORKER_CONSUME_QUEUE: 'false', QUEUE_URL: 'http://sqs:4566/000000000000/q' }, consumeQueue: null },
     {
       env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs:4566/000000000000/q' },
-      consumeQueue: { queueUrl: 'http://sqs:4566/000000000000/q', concurrency: 10, visibilityTimeoutSeconds: 30, aws: { region: 'us-east-1' } },
+      consumeQueue: {
+        queueUrl: 'http://sqs:4566/000000000000/q',
+        concurrency: 10,
+        visibilityTimeoutSeconds: 30,
+        aws: { region: 'us-east-1' },
+      },
     },
     {
-      env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs:4566/000000000000/q', CONSUMER_CONCURRENCY: '4', AWS_REGION: 'eu-west-1' },
+      env: {
+        WORKER_CONSUME_QUEUE: 'true',
+        QUEUE_URL: 'http://sqs:4566/000000000000/q',
+        CONSUMER_CONCURRENCY: '4',
+        AWS_REGION: 'eu-west-1',
+      },
       consumeQueue: { concurrency: 4, aws: { region: 'eu-west-1', transport: 'signed' } },
     },
     {
@@ -40,8 +50,14 @@ describe('the worker configuration: consuming the queue itself (WORKER_CONSUME_Q
   it.each([
     { env: { WORKER_CONSUME_QUEUE: 'true' }, problem: /^QUEUE_URL is required/ },
     { env: { WORKER_CONSUME_QUEUE: 'sometimes' }, problem: /^WORKER_CONSUME_QUEUE must be true or false, got "sometimes"/ },
-    { env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs/q', CONSUMER_CONCURRENCY: '50' }, problem: /^CONSUMER_CONCURRENCY must be/ },
-    { env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs/q', AWS_TRANSPORT: 'smithy' }, problem: /^AWS_TRANSPORT must be one of signed, sdk, got "smithy"/ },
+    {
+      env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs/q', CONSUMER_CONCURRENCY: '50' },
+      problem: /^CONSUMER_CONCURRENCY must be/,
+    },
+    {
+      env: { WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: 'http://sqs/q', AWS_TRANSPORT: 'smithy' },
+      problem: /^AWS_TRANSPORT must be one of signed, sdk, got "smithy"/,
+    },
   ])('names the problem: $env', ({ env, problem }) => {
     expect(problems(env)).toEqual([expect.stringMatching(problem)]);
   });

@@ -54,15 +54,33 @@ describe('CSP reports: attacker-controlled text, bounded', () => {
   it.each([
     {
       name: 'report-uri body',
-      body: { 'csp-report': { 'document-uri': 'http://h/console/', 'violated-directive': 'script-src-elem', 'effective-directive': 'script-src-elem', 'blocked-uri': 'inline', 'script-sample': 'alert(1)' } },
+      body: {
+        'csp-report': {
+          'document-uri': 'http://h/console/',
+          'violated-directive': 'script-src-elem',
+          'effective-directive': 'script-src-elem',
+          'blocked-uri': 'inline',
+          'script-sample': 'alert(1)',
+        },
+      },
       expected: [{ directive: 'script-src-elem', blockedUri: 'inline', documentUri: 'http://h/console/', sample: 'alert(1)' }],
     },
     {
       name: 'Reporting API body',
-      body: [{ type: 'csp-violation', body: { documentURL: 'http://h/console/', effectiveDirective: 'connect-src', blockedURL: 'https://evil.example/x', sample: '' } }, { type: 'deprecation', body: {} }],
+      body: [
+        {
+          type: 'csp-violation',
+          body: { documentURL: 'http://h/console/', effectiveDirective: 'connect-src', blockedURL: 'https://evil.example/x', sample: '' },
+        },
+        { type: 'deprecation', body: {} },
+      ],
       expected: [{ directive: 'connect-src', blockedUri: 'https://evil.example/x', documentUri: 'http://h/console/', sample: '' }],
     },
-    { name: 'unknown directive becomes other', body: { 'csp-report': { 'effective-directive': 'x'.repeat(500) } }, expected: [{ directive: 'other', blockedUri: '', documentUri: '', sample: '' }] },
+    {
+      name: 'unknown directive becomes other',
+      body: { 'csp-report': { 'effective-directive': 'x'.repeat(500) } },
+      expected: [{ directive: 'other', blockedUri: '', documentUri: '', sample: '' }],
+    },
     { name: 'not a report', body: { hello: 'world' }, expected: [] },
     { name: 'null', body: null, expected: [] },
   ])('$name', ({ body, expected }) => {

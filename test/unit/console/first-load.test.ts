@@ -6,7 +6,11 @@ const chunk = (file: string, extra: Partial<Manifest[string]> = {}): Manifest[st
 
 describe("the console build's first-load JavaScript (what the 250 KB budget counts)", () => {
   it.each<[string, Manifest, string[]]>([
-    ['the entry alone', { 'index.html': chunk('assets/index-a.js', { isEntry: true, css: ['assets/index-a.css'] }) }, ['assets/index-a.js']],
+    [
+      'the entry alone',
+      { 'index.html': chunk('assets/index-a.js', { isEntry: true, css: ['assets/index-a.css'] }) },
+      ['assets/index-a.js'],
+    ],
     [
       'the entry and what it imports statically, transitively, once each',
       {

@@ -5,7 +5,11 @@ describe('console routes: every link the console renders', () => {
   it.each([
     ['overview', to.overview(), '/console/'],
     ['overview, last day', to.overview({ range: 'day' }), '/console/?range=day'],
-    ['events with filters, empty ones left out', to.events({ source: 'shop', type: '', status: undefined, cursor: null }), '/console/events?source=shop'],
+    [
+      'events with filters, empty ones left out',
+      to.events({ source: 'shop', type: '', status: undefined, cursor: null }),
+      '/console/events?source=shop',
+    ],
     ['an event', to.event('0b7c6a1e-0000-4000-8000-000000000001'), '/console/events/0b7c6a1e-0000-4000-8000-000000000001'],
     ['a delivery', to.delivery('d1'), '/console/deliveries/d1'],
     ['deliveries of an endpoint', to.deliveries({ endpointId: 'e1', status: 'FAILED' }), '/console/deliveries?endpointId=e1&status=FAILED'],

@@ -5,7 +5,9 @@ import { permanent } from '../../../src/domain/errors.js';
 // pg's errors carry Postgres's SQLSTATE as `code`; socket errors node's; pg and knex also throw
 // plain Errors for a connection that ended or a pool that had none free.
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });
-const knexTimeout = Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' });
+const knexTimeout = Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
+  name: 'KnexTimeoutError',
+});
 
 describe('classifyDatabaseError', () => {
   it.each<[string, unknown, string, string]>([

@@ -18,7 +18,11 @@ const request = (over: Partial<OutboundRequest> = {}): OutboundRequest => ({
   ...over,
 });
 const auth = (a: Partial<OutboundRequest['auth']>): OutboundRequest['auth'] => ({
-  type: 'NONE', username: null, secret: null, signingSecret: null, ...a,
+  type: 'NONE',
+  username: null,
+  secret: null,
+  signingSecret: null,
+  ...a,
 });
 
 describe('signBody', () => {
@@ -53,21 +57,47 @@ describe('buildHeaders', () => {
   });
 
   it.each<[string, Partial<OutboundRequest>, Record<string, string | undefined>]>([
-    ['no event type: no X-Webhook-Event-Type', { meta: { eventId: 'e', source: 's', eventType: null, deliveryId: 'd', attempt: 1 } },
-      { 'X-Webhook-Event-Type': undefined }],
+    [
+      'no event type: no X-Webhook-Event-Type',
+      { meta: { eventId: 'e', source: 's', eventType: null, deliveryId: 'd', attempt: 1 } },
+      { 'X-Webhook-Event-Type': undefined },
+    ],
     ['no stored content type: octet-stream', { contentType: null }, { 'Content-Type': 'application/octet-stream' }],
-    ['non-ASCII event type is percent-encoded', { meta: { eventId: 'e', source: 's', eventType: 'café.créé', deliveryId: 'd', attempt: 1 } },
-      { 'X-Webhook-Event-Type': 'caf%C3%A9.cr%C3%A9%C3%A9' }],
-    ['BASIC', { auth: auth({ type: 'BASIC', username: 'u', secret: 'p:w' }) }, { Authorization: `Basic ${Buffer.from('u:p:w').toString('base64')}` }],
+    [
+      'non-ASCII event type is percent-encoded',
+      { meta: { eventId: 'e', source: 's', eventType: 'café.créé', deliveryId: 'd', attempt: 1 } },
+      { 'X-Webhook-Event-Type': 'caf%C3%A9.cr%C3%A9%C3%A9' },
+    ],
+    [
+      'BASIC',
+      { auth: auth({ type: 'BASIC', username: 'u', secret: 'p:w' }) },
+      { Authorization: `Basic ${Buffer.from('u:p:w').toString('base64')}` },
+    ],
     ['BEARER', { auth: auth({ type: 'BEARER', secret: 'tok' }) }, { Authorization: 'Bearer tok' }],
-    ['HMAC', { auth: auth({ type: 'HMAC', signingSecret: 'sig' }) },
-      { 'X-Webhook-Signature': createHmac('sha256', 'sig').update('{"a":1}').digest('base64'), Authorization: undefined }],
+    [
+      'HMAC',
+      { auth: auth({ type: 'HMAC', signingSecret: 'sig' }) },
+      { 'X-Webhook-Signature': createHmac('sha256', 'sig').update('{"a":1}').digest('base64'), Authorization: undefined },
+    ],
     ['custom headers are kept', { customHeaders: { 'X-Tenant': 'acme', 'x-trace': '1' } }, { 'X-Tenant': 'acme', 'x-trace': '1' }],
-    ['a custom header cannot override the service headers',
-      { customHeaders: { authorization: 'x', 'Content-Type': 'text/plain', 'x-webhook-attempt': '99', Host: 'evil', 'Content-Length': '1' } },
-      { 'Content-Type': 'application/json', 'X-Webhook-Attempt': '3', authorization: undefined, Host: undefined, 'Content-Length': undefined }],
-    ['a custom User-Agent is replaced (one header per name)', { customHeaders: { 'user-agent': 'mine' } },
-      { 'User-Agent': USER_AGENT, 'user-agent': undefined }],
+    [
+      'a custom header cannot override the service headers',
+      {
+        customHeaders: { authorization: 'x', 'Content-Type': 'text/plain', 'x-webhook-attempt': '99', Host: 'evil', 'Content-Length': '1' },
+      },
+      {
+        'Content-Type': 'application/json',
+        'X-Webhook-Attempt': '3',
+        authorization: undefined,
+        Host: undefined,
+        'Content-Length': undefined,
+      },
+    ],
+    [
+      'a custom User-Agent is replaced (one header per name)',
+      { customHeaders: { 'user-agent': 'mine' } },
+      { 'User-Agent': USER_AGENT, 'user-agent': undefined },
+    ],
   ])('%s', (_what, over, expected) => {
     const headers = buildHeaders(request(over));
     for (const [name, value] of Object.entries(expected)) {
@@ -80,11 +110,25 @@ describe('buildHeaders', () => {
     ['BASIC without password', { auth: auth({ type: 'BASIC', username: 'u' }) }, 'invalid_endpoint_auth', /BASIC auth needs/],
     ['BASIC without username', { auth: auth({ type: 'BASIC', secret: 'p' }) }, 'invalid_endpoint_auth', /BASIC auth needs/],
     ['BEARER without token', { auth: auth({ type: 'BEARER', secret: '' }) }, 'invalid_endpoint_auth', /BEARER auth needs a token/],
-    ['BEARER token with a newline', { auth: auth({ type: 'BEARER', secret: 'to\nken' }) }, 'invalid_header', /BEARER token "Authorization"/],
+    [
+      'BEARER token with a newline',
+      { auth: auth({ type: 'BEARER', secret: 'to\nken' }) },
+      'invalid_header',
+      /BEARER token "Authorization"/,
+    ],
     ['HMAC without secret', { auth: auth({ type: 'HMAC' }) }, 'invalid_endpoint_auth', /HMAC auth needs a signing secret/],
-    ['custom header with a bad name', { customHeaders: { 'bad name': 'v' } }, 'invalid_header', /custom header "bad name" has an invalid name/],
-    ['custom header with a bad value', { customHeaders: { 'X-Secret': 'hunter2\r\nInjected: 1' } }, 'invalid_header',
-      /custom header "X-Secret" has a value with characters not allowed/],
+    [
+      'custom header with a bad name',
+      { customHeaders: { 'bad name': 'v' } },
+      'invalid_header',
+      /custom header "bad name" has an invalid name/,
+    ],
+    [
+      'custom header with a bad value',
+      { customHeaders: { 'X-Secret': 'hunter2\r\nInjected: 1' } },
+      'invalid_header',
+      /custom header "X-Secret" has a value with characters not allowed/,
+    ],
     ['stored content type with a newline', { contentType: 'text/plain\nX: y' }, 'invalid_header', /stored content type/],
   ])('%s: a permanent %s, the value never in the message', (_what, over, code, message) => {
     let thrown: unknown;

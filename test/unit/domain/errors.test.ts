@@ -10,10 +10,16 @@ describe('describeError', () => {
     ['an Error with an Error cause', new Error('could not sync', { cause: new Error('ECONNRESET') }), 'could not sync: ECONNRESET'],
     ['a non-Error cause is left out', new Error('x', { cause: 'secret-ish detail' }), 'x'],
     ['whitespace collapsed to one line', new Error('a\n  b\tc'), 'a b c'],
-    ['knex insert: the SQL text dropped, the reason kept',
+    [
+      'knex insert: the SQL text dropped, the reason kept',
       new Error('insert into "webhook_event" ("payload") values ($1) returning * - duplicate key value violates unique constraint'),
-      'duplicate key value violates unique constraint'],
-    ['knex multi-line select', new Error('select *\nfrom "t"\nwhere "a" = $1 - relation "t" does not exist'), 'relation "t" does not exist'],
+      'duplicate key value violates unique constraint',
+    ],
+    [
+      'knex multi-line select',
+      new Error('select *\nfrom "t"\nwhere "a" = $1 - relation "t" does not exist'),
+      'relation "t" does not exist',
+    ],
     ['a message that only looks like SQL is kept', new Error('selected endpoint is gone'), 'selected endpoint is gone'],
     ['a thrown string', 'plain\nstring', 'plain string'],
     ['a thrown number', 42, '42'],
@@ -92,7 +98,11 @@ describe('the error code registry', () => {
 
   it('docs/architecture.md lists every code with its kind and status, and no other', () => {
     const doc = readFileSync(new URL('../../../docs/architecture.md', import.meta.url), 'utf8');
-    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (permanent|transient|internal) \| (\d{3}) \|/gm)].map((m) => [m[1], m[2], Number(m[3])]);
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (permanent|transient|internal) \| (\d{3}) \|/gm)].map((m) => [
+      m[1],
+      m[2],
+      Number(m[3]),
+    ]);
     expect(rows).toEqual(codes.map((c) => [c, ERROR_CODES[c].kind, ERROR_CODES[c].status]));
   });
 });

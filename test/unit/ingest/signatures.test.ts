@@ -70,7 +70,9 @@ describe.each(PROVIDERS.filter((p) => p.timestamped))('$type, signed timestamps'
       [-3600, false],
     ] as const) {
       const headers = await p.sign(BODY, p.secret, NOW + offset);
-      expect(check(p, [p.secret], headers), `signed ${offset} s from now`).toEqual(ok ? { ok: true } : { ok: false, reason: 'stale_timestamp' });
+      expect(check(p, [p.secret], headers), `signed ${offset} s from now`).toEqual(
+        ok ? { ok: true } : { ok: false, reason: 'stale_timestamp' },
+      );
     }
     // a shorter tolerance is the source's own
     expect(check(p, [p.secret], await p.sign(BODY, p.secret, NOW - 11), BODY, NOW, 10)).toEqual({ ok: false, reason: 'stale_timestamp' });
@@ -95,11 +97,36 @@ describe('malformed signature headers', () => {
     ['Shopify, not base64', 'Shopify', { 'x-shopify-hmac-sha256': 'not base64!' }, 'malformed_signature'],
     ['Shopify, hex instead of base64 (decodes as base64, never equal)', 'Shopify', { 'x-shopify-hmac-sha256': hex64() }, 'bad_signature'],
     ['Slack without its timestamp', 'Slack', { 'x-slack-signature': `v0=${hex64()}` }, 'missing_signature'],
-    ['Slack with a v1= signature', 'Slack', { 'x-slack-signature': `v1=${hex64()}`, 'x-slack-request-timestamp': String(NOW) }, 'malformed_signature'],
-    ['Slack with a timestamp in ms text', 'Slack', { 'x-slack-signature': `v0=${hex64()}`, 'x-slack-request-timestamp': '1.5e9' }, 'malformed_signature'],
-    ['Standard Webhooks without webhook-id', 'StandardWebhooks', { 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,AAAA' }, 'missing_signature'],
-    ['Standard Webhooks with only v1a signatures', 'StandardWebhooks', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1a,AAAA' }, 'malformed_signature'],
-    ['Standard Webhooks with a bad base64 v1', 'StandardWebhooks', { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,@@@@' }, 'malformed_signature'],
+    [
+      'Slack with a v1= signature',
+      'Slack',
+      { 'x-slack-signature': `v1=${hex64()}`, 'x-slack-request-timestamp': String(NOW) },
+      'malformed_signature',
+    ],
+    [
+      'Slack with a timestamp in ms text',
+      'Slack',
+      { 'x-slack-signature': `v0=${hex64()}`, 'x-slack-request-timestamp': '1.5e9' },
+      'malformed_signature',
+    ],
+    [
+      'Standard Webhooks without webhook-id',
+      'StandardWebhooks',
+      { 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,AAAA' },
+      'missing_signature',
+    ],
+    [
+      'Standard Webhooks with only v1a signatures',
+      'StandardWebhooks',
+      { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1a,AAAA' },
+      'malformed_signature',
+    ],
+    [
+      'Standard Webhooks with a bad base64 v1',
+      'StandardWebhooks',
+      { 'webhook-id': 'm', 'webhook-timestamp': String(NOW), 'webhook-signature': 'v1,@@@@' },
+      'malformed_signature',
+    ],
     ['HMAC without the prefix', 'HMAC', { 'x-acme-signature': randomBytes(64).toString('base64') }, 'malformed_signature'],
     ['HMAC in another header', 'HMAC', { 'x-hub-signature-256': 'sha512=AAAA' }, 'missing_signature'],
   ])('%s', (_what, type, headers, reason) => {
@@ -110,7 +137,9 @@ describe('malformed signature headers', () => {
   it('a header repeated by the sender (joined by Node with ", ") still yields each signature', async () => {
     const p = provider('StandardWebhooks');
     const h = await p.sign(BODY, p.secret, NOW);
-    expect(check(p, [p.secret], { ...h, 'webhook-signature': `v1,${randomBytes(32).toString('base64')}, ${h['webhook-signature']}` })).toEqual({ ok: true });
+    expect(
+      check(p, [p.secret], { ...h, 'webhook-signature': `v1,${randomBytes(32).toString('base64')}, ${h['webhook-signature']}` }),
+    ).toEqual({ ok: true });
   });
 });
 
@@ -120,9 +149,15 @@ describe('published examples', () => {
     const body =
       'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
     const v: SignatureVerification = { type: 'Slack', secrets: ['8f742231b10e8888abcd99yyyzzz85a5'], toleranceSeconds: 300 };
-    const headers = { 'x-slack-request-timestamp': '1531420618', 'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503' };
+    const headers = {
+      'x-slack-request-timestamp': '1531420618',
+      'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
+    };
     expect(verifySignature(v, Buffer.from(body), headers, 1531420618 + 60)).toEqual({ ok: true });
-    expect(verifySignature(v, Buffer.from(body.replace('foobar', 'foobaz')), headers, 1531420618 + 60)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifySignature(v, Buffer.from(body.replace('foobar', 'foobaz')), headers, 1531420618 + 60)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     // the same request five minutes and one second later is a replay
     expect(verifySignature(v, Buffer.from(body), headers, 1531420618 + 301)).toEqual({ ok: false, reason: 'stale_timestamp' });
   });
@@ -149,7 +184,10 @@ describe("Shopify: the documented recipe against Shopify's own library (@shopify
   });
   const verdicts = async (body: string, headers: Record<string, string>) => {
     const all = { ...p.event(1).headers, 'x-shopify-api-version': ApiVersion.October25, ...headers };
-    const theirs = await shopify.webhooks.validate({ rawBody: body, rawRequest: new Request('https://ingest.example/api/webhooks/shopify', { method: 'POST', headers: all, body }) });
+    const theirs = await shopify.webhooks.validate({
+      rawBody: body,
+      rawRequest: new Request('https://ingest.example/api/webhooks/shopify', { method: 'POST', headers: all, body }),
+    });
     return { shopify: theirs.valid, ours: check(p, [p.secret], all, body).ok };
   };
   it.each([

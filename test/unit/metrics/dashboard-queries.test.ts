@@ -52,7 +52,9 @@ function uses(expr: string): { selectors: Selector[]; groupingLabels: string[]; 
       const labels: string[] = [];
       const matchers = node.getChild('LabelMatchers');
       const inner = matchers?.cursor();
-      if (inner) do if (inner.name === 'LabelName') labels.push(q.slice(inner.from, inner.to)); while (inner.next() && inner.from < (matchers?.to ?? 0));
+      if (inner)
+        do if (inner.name === 'LabelName') labels.push(q.slice(inner.from, inner.to));
+        while (inner.next() && inner.from < (matchers?.to ?? 0));
       out.selectors.push({ metric: id ? q.slice(id.from, id.to) : '', labels });
     } else if (c.name === 'LabelName' && c.node.parent?.name === 'GroupingLabels') out.groupingLabels.push(q.slice(c.from, c.to));
   } while (c.next());
@@ -68,13 +70,19 @@ interface Query {
 function dashboardQueries(): Query[] {
   const dir = new URL('files/dashboards/', CHART);
   return readdirSync(dir).flatMap((file) => {
-    const dash = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string; legendFormat?: string }> }> };
-    return dash.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `${file}: ${p.title}`, expr: t.expr, ...(t.legendFormat ? { legend: t.legendFormat } : {}) })));
+    const dash = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as {
+      panels: Array<{ title: string; targets?: Array<{ expr: string; legendFormat?: string }> }>;
+    };
+    return dash.panels.flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ where: `${file}: ${p.title}`, expr: t.expr, ...(t.legendFormat ? { legend: t.legendFormat } : {}) })),
+    );
   });
 }
 
 function ruleQueries(): Query[] {
-  const file = parse(readFileSync(new URL('files/prometheus-rules.yaml', CHART), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+  const file = parse(readFileSync(new URL('files/prometheus-rules.yaml', CHART), 'utf8')) as {
+    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
+  };
   return file.groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
 }
 
@@ -95,7 +103,8 @@ function problems(q: Query, known: Map<string, Set<string>>): string[] {
     for (const l of s.labels) if (!labels.has(l) && !TARGET_LABELS.has(l)) found.push(`label ${l} is not carried by ${s.metric}`);
   }
   for (const l of u.groupingLabels) if (!carried.has(l)) found.push(`grouping label ${l} is carried by none of ${names}`);
-  for (const [, l] of (q.legend ?? '').matchAll(/\{\{\s*(\w+)\s*\}\}/g)) if (l && !carried.has(l)) found.push(`legend label ${l} is carried by none of ${names}`);
+  for (const [, l] of (q.legend ?? '').matchAll(/\{\{\s*(\w+)\s*\}\}/g))
+    if (l && !carried.has(l)) found.push(`legend label ${l} is carried by none of ${names}`);
   return [...new Set(found)];
 }
 
@@ -103,7 +112,12 @@ describe('dashboards and alert rules use only exported metrics and labels', () =
   const known = exported();
 
   it('the registries the processes export hold the metrics the dashboards are about', () => {
-    for (const m of ['webhook_fanout_inbound_requests_total', 'webhook_fanout_process_cpu_seconds_total', 'webhook_fanout_operator_leader', 'webhook_fanout_retention_deleted_rows_total']) {
+    for (const m of [
+      'webhook_fanout_inbound_requests_total',
+      'webhook_fanout_process_cpu_seconds_total',
+      'webhook_fanout_operator_leader',
+      'webhook_fanout_retention_deleted_rows_total',
+    ]) {
       expect(known.has(m), m).toBe(true);
     }
     expect([...(known.get('webhook_fanout_delivery_duration_seconds_bucket') ?? [])].sort()).toEqual(['le', 'outcome']);
@@ -124,7 +138,10 @@ describe('dashboards and alert rules use only exported metrics and labels', () =
     { expr: 'rate(webhook_fanout_inbound_request_total[5m])', problem: /metric webhook_fanout_inbound_request_total is not exported/ },
     { expr: 'sum by (endpoint_name) (rate(webhook_fanout_endpoint_delivery_attempts_total[5m]))', problem: /grouping label endpoint_name/ },
     { expr: 'webhook_fanout_unpublished_events{source="x"}', problem: /label source is not carried by webhook_fanout_unpublished_events/ },
-    { expr: 'sum(webhook_fanout_deliveries_held) / sum(webhook_fanout_delivery_attempts_total{table="x"})', problem: /label table is not carried by webhook_fanout_delivery_attempts_total/ },
+    {
+      expr: 'sum(webhook_fanout_deliveries_held) / sum(webhook_fanout_delivery_attempts_total{table="x"})',
+      problem: /label table is not carried by webhook_fanout_delivery_attempts_total/,
+    },
     { expr: 'sum(rate(webhook_fanout_delivery_attempts_total[5m])', problem: /syntax error/ },
     { expr: 'sum(webhook_fanout_deliveries_held)', legend: '{{endpoint_id}}', problem: /legend label endpoint_id/ },
   ])('the check itself catches $expr', ({ expr, legend, problem }) => {

@@ -32,10 +32,19 @@ describe('whether the OTEL_* variables turn tracing on', () => {
   });
 
   it.each([
-    { env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http' }, problem: 'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, grpc, got "http"' },
-    { env: { OTEL_TRACES_SAMPLER: 'ratio' }, problem: expect.stringMatching(/^OTEL_TRACES_SAMPLER must be one of always_on, .*, got "ratio"$/) },
+    {
+      env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http' },
+      problem: 'OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, grpc, got "http"',
+    },
+    {
+      env: { OTEL_TRACES_SAMPLER: 'ratio' },
+      problem: expect.stringMatching(/^OTEL_TRACES_SAMPLER must be one of always_on, .*, got "ratio"$/),
+    },
     { env: { OTEL_TRACES_SAMPLER_ARG: '2' }, problem: 'OTEL_TRACES_SAMPLER_ARG must be a number between 0 and 1, got "2"' },
-    { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }, problem: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "collector:4317"' },
+    {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' },
+      problem: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "collector:4317"',
+    },
   ])('the configuration names $env', ({ env, problem }) => {
     let problems: string[] = [];
     try {
@@ -58,12 +67,17 @@ describe('W3C trace context', () => {
     if (traceId !== undefined) expect(isSampled(tp)).toBe(sampled);
   });
 
-  it('travels as SNS message attributes and comes back from SQS\'s', () => {
-    const body = publishBatchBody('arn:aws:sns:us-east-1:0:t', [{ id: 'e0', message: '{}', attributes: traceAttributes({ traceparent: TP, tracestate: 'k=v' }) }]);
+  it("travels as SNS message attributes and comes back from SQS's", () => {
+    const body = publishBatchBody('arn:aws:sns:us-east-1:0:t', [
+      { id: 'e0', message: '{}', attributes: traceAttributes({ traceparent: TP, tracestate: 'k=v' }) },
+    ]);
     const m = 'PublishBatchRequestEntries.member.1.MessageAttributes.entry';
     expect(body).toContain(`&${m}.1.Name=traceparent&${m}.1.Value.DataType=String&${m}.1.Value.StringValue=${TP}`);
     expect(body).toContain(`&${m}.2.Name=tracestate&${m}.2.Value.DataType=String&${m}.2.Value.StringValue=k%3Dv`);
-    expect(traceOfMessage({ traceparent: { StringValue: TP }, tracestate: { StringValue: 'k=v' } })).toEqual({ traceparent: TP, tracestate: 'k=v' });
+    expect(traceOfMessage({ traceparent: { StringValue: TP }, tracestate: { StringValue: 'k=v' } })).toEqual({
+      traceparent: TP,
+      tracestate: 'k=v',
+    });
     expect(traceOfMessage({ traceparent: { StringValue: 'not-one' } })).toBeUndefined();
     expect(traceOfMessage(undefined)).toBeUndefined();
   });

@@ -4,7 +4,13 @@ import { desiredStatus, keyOf, parseKey, sameStatus, type Condition, type Resour
 const NOW = new Date('2026-05-01T10:00:00.789Z');
 const EARLIER = '2026-04-01T09:00:00Z';
 const ready = (status: 'True' | 'False', lastTransitionTime = EARLIER, extra: Partial<Condition> = {}): Condition => ({
-  type: 'Ready', status, observedGeneration: 1, lastTransitionTime, reason: 'Old', message: 'old', ...extra,
+  type: 'Ready',
+  status,
+  observedGeneration: 1,
+  lastTransitionTime,
+  reason: 'Old',
+  message: 'old',
+  ...extra,
 });
 const other: Condition = { type: 'Progressing', status: 'True', lastTransitionTime: EARLIER, reason: 'X', message: 'x' };
 
@@ -20,13 +26,22 @@ describe('desiredStatus', () => {
     const desired = desiredStatus(obj, { status: next, reason: 'Synced', message: 'in Postgres' }, {}, NOW);
     expect(desired.observedGeneration).toBe(4);
     expect(desired.conditions?.[0]).toEqual({
-      type: 'Ready', status: next, observedGeneration: 4, lastTransitionTime, reason: 'Synced', message: 'in Postgres',
+      type: 'Ready',
+      status: next,
+      observedGeneration: 4,
+      lastTransitionTime,
+      reason: 'Synced',
+      message: 'in Postgres',
     });
   });
 
   it('keeps condition types it does not own, after Ready', () => {
-    const desired = desiredStatus({ metadata: { generation: 1 }, status: { conditions: [other, ready('True')] } },
-      { status: 'True', reason: 'R', message: 'm' }, {}, NOW);
+    const desired = desiredStatus(
+      { metadata: { generation: 1 }, status: { conditions: [other, ready('True')] } },
+      { status: 'True', reason: 'R', message: 'm' },
+      {},
+      NOW,
+    );
     expect(desired.conditions?.map((c) => c.type)).toEqual(['Ready', 'Progressing']);
     expect(desired.conditions?.[1]).toEqual(other);
   });
@@ -38,7 +53,8 @@ describe('desiredStatus', () => {
   ])('carries %s', (_what, ids, expected) => {
     const desired = desiredStatus({ metadata: {} }, { status: 'True', reason: 'R', message: 'm' }, ids, NOW);
     expect({ endpointId: desired.endpointId, credentialId: desired.credentialId }).toEqual({
-      endpointId: expected.endpointId, credentialId: expected.credentialId,
+      endpointId: expected.endpointId,
+      credentialId: expected.credentialId,
     });
     expect(desired.observedGeneration).toBe(0);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { retentionSeconds } from '../../../src/resources/to-rows.js';
 import { isAppError } from '../../../src/domain/errors.js';
 
-describe('spec.retention -> the source\'s ages in seconds (what dev mode and the operator write)', () => {
+describe("spec.retention -> the source's ages in seconds (what dev mode and the operator write)", () => {
   it.each([
     { retention: undefined, want: { maxAge: null, payloadMaxAge: null } },
     { retention: {}, want: { maxAge: null, payloadMaxAge: null } },

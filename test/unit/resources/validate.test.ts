@@ -10,14 +10,29 @@ describe('specProblem', () => {
     ['a valid endpoint', WebhookEndpointSpec, ok, undefined],
     ['maxAttempts 0', WebhookEndpointSpec, { ...ok, maxAttempts: 0 }, 'spec.maxAttempts: must be >= 1'],
     ['a fractional timeout', WebhookEndpointSpec, { ...ok, timeoutSeconds: 1.5 }, 'spec.timeoutSeconds: must be integer'],
-    ['an ftp url: the schema\'s own message', WebhookEndpointSpec, { ...ok, url: 'ftp://files.example/x' }, /^spec\.url: must be an http:\/\/ or https:\/\/ URL without credentials/],
+    [
+      "an ftp url: the schema's own message",
+      WebhookEndpointSpec,
+      { ...ok, url: 'ftp://files.example/x' },
+      /^spec\.url: must be an http:\/\/ or https:\/\/ URL without credentials/,
+    ],
     ['a password in the url', WebhookEndpointSpec, { ...ok, url: 'http://u:pw@host/x' }, /^spec\.url: .*put them in spec\.auth/],
     ['an unknown auth type', WebhookEndpointSpec, { ...ok, auth: { type: 'DIGEST' } }, /^spec\.auth\.type: /],
     ['an unknown field, named', WebhookEndpointSpec, { ...ok, retries: 3 }, 'spec: must not have additional properties (retries)'],
     ['a missing url', WebhookEndpointSpec, { source: 'shop' }, /^spec: must have required properties? url/],
     ['autoDisable with a threshold', WebhookEndpointSpec, { ...ok, autoDisable: { afterConsecutiveFailures: 5 } }, undefined],
-    ['a negative autoDisable threshold', WebhookEndpointSpec, { ...ok, autoDisable: { afterConsecutiveFailures: -1 } }, 'spec.autoDisable.afterConsecutiveFailures: must be >= 0'],
-    ['an unknown field of autoDisable', WebhookEndpointSpec, { ...ok, autoDisable: { after: 5 } }, /^spec\.autoDisable: must not have additional properties \(after\)/],
+    [
+      'a negative autoDisable threshold',
+      WebhookEndpointSpec,
+      { ...ok, autoDisable: { afterConsecutiveFailures: -1 } },
+      'spec.autoDisable.afterConsecutiveFailures: must be >= 0',
+    ],
+    [
+      'an unknown field of autoDisable',
+      WebhookEndpointSpec,
+      { ...ok, autoDisable: { after: 5 } },
+      /^spec\.autoDisable: must not have additional properties \(after\)/,
+    ],
     ['a valid credential', InboundCredentialSpec, { source: 's', username: 'u', passwordSecretRef: { name: 'a', key: 'b' } }, undefined],
   ] as const)('%s', (_what, schema, spec, expected) => {
     const problem = specProblem(schema, spec);
@@ -38,11 +53,27 @@ describe('credentialSpecProblem', () => {
   });
   const ref = { name: 'a', key: 'b' };
   it.each([
-    ['four secretRefs', { source: 's', verification: { type: 'Stripe', secretRefs: [ref, ref, ref, ref] } }, 'spec.verification.secretRefs: must not have more than 3 items'],
-    ['no secretRefs in the list', { source: 's', verification: { type: 'Stripe', secretRefs: [] } }, 'spec.verification.secretRefs: must not have fewer than 1 items'],
-    ['a tolerance of 0', { source: 's', verification: { type: 'Stripe', secretRefs: [ref], toleranceSeconds: 0 } }, 'spec.verification.toleranceSeconds: must be >= 1'],
+    [
+      'four secretRefs',
+      { source: 's', verification: { type: 'Stripe', secretRefs: [ref, ref, ref, ref] } },
+      'spec.verification.secretRefs: must not have more than 3 items',
+    ],
+    [
+      'no secretRefs in the list',
+      { source: 's', verification: { type: 'Stripe', secretRefs: [] } },
+      'spec.verification.secretRefs: must not have fewer than 1 items',
+    ],
+    [
+      'a tolerance of 0',
+      { source: 's', verification: { type: 'Stripe', secretRefs: [ref], toleranceSeconds: 0 } },
+      'spec.verification.toleranceSeconds: must be >= 1',
+    ],
     ['an unknown type', { source: 's', verification: { type: 'Twilio', secretRefs: [ref] } }, /^spec\.verification\.type: /],
-    ['an unknown algorithm', { source: 's', verification: { type: 'HMAC', secretRefs: [ref], header: 'x', algorithm: 'md5' } }, /^spec\.verification\.algorithm: /],
+    [
+      'an unknown algorithm',
+      { source: 's', verification: { type: 'HMAC', secretRefs: [ref], header: 'x', algorithm: 'md5' } },
+      /^spec\.verification\.algorithm: /,
+    ],
   ] as const)('the schema: %s', (_what, spec, expected) => {
     expect(credentialSpecProblem(spec)).toMatch(expected);
   });

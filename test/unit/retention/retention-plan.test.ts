@@ -3,7 +3,7 @@ import { retentionPlan } from '../../../src/retention/retention-job.js';
 
 const D = 86_400;
 
-describe('retentionPlan: the passes of a run from the global ages and the sources\' own', () => {
+describe("retentionPlan: the passes of a run from the global ages and the sources' own", () => {
   it.each([
     { name: 'nothing set: no pass (keep forever)', settings: { maxAgeSeconds: null, payloadMaxAgeSeconds: null }, overrides: [], plan: [] },
     {

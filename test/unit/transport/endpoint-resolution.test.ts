@@ -53,7 +53,12 @@ describe('endpoint resolution for real AWS (no AWS_ENDPOINT_URL given)', () => {
     ['us-east-1', {}, 'https://sns.us-east-1.amazonaws.com/', 'https://sqs.us-east-1.amazonaws.com/'],
     ['eu-central-1', {}, 'https://sns.eu-central-1.amazonaws.com/', 'https://sqs.eu-central-1.amazonaws.com/'],
     ['cn-north-1 (another partition)', {}, 'https://sns.cn-north-1.amazonaws.com.cn/', 'https://sqs.cn-north-1.amazonaws.com.cn/'],
-    ['us-east-1 FIPS', { AWS_USE_FIPS_ENDPOINT: 'true' }, 'https://sns-fips.us-east-1.amazonaws.com/', 'https://sqs-fips.us-east-1.amazonaws.com/'],
+    [
+      'us-east-1 FIPS',
+      { AWS_USE_FIPS_ENDPOINT: 'true' },
+      'https://sns-fips.us-east-1.amazonaws.com/',
+      'https://sqs-fips.us-east-1.amazonaws.com/',
+    ],
     ['us-east-1 dual stack', { AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'https://sns.us-east-1.api.aws/', 'https://sqs.us-east-1.api.aws/'],
     [
       'us-gov-west-1 FIPS and dual stack',
@@ -78,9 +83,9 @@ describe('endpoint resolution for real AWS (no AWS_ENDPOINT_URL given)', () => {
       expect((await resolveCallTarget(sns)).url.href).toBe(snsExpected);
       expect((await resolveCallTarget(sqs)).url.href).toBe(sqsExpected);
       const topicArn = `arn:aws:sns:${region}:123456789012:events`;
-      expect(await snsSdkUrl(sns, new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: [{ Id: 'e0', Message: '{}' }] }))).toBe(
-        snsExpected,
-      );
+      expect(
+        await snsSdkUrl(sns, new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: [{ Id: 'e0', Message: '{}' }] })),
+      ).toBe(snsExpected);
       expect(await sqsSdkUrl(sqs, new ReceiveMessageCommand({ QueueUrl: `${sqsExpected}123456789012/events` }))).toBe(sqsExpected);
     } finally {
       sns.destroy();

@@ -23,7 +23,11 @@ describe('parseReceiveAnswer: the messages of a ReceiveMessage answer (JSON prot
         { MessageId: 'b', Body: 'ünïcode ✓', ReceiptHandle: 'rh-b', receiveCount: '2' },
       ],
     ],
-    ['a message without MD5 is taken as it is', JSON.stringify({ Messages: [{ MessageId: 'c', ReceiptHandle: 'r', Body: 'x' }] }), [{ MessageId: 'c', Body: 'x', ReceiptHandle: 'r' }]],
+    [
+      'a message without MD5 is taken as it is',
+      JSON.stringify({ Messages: [{ MessageId: 'c', ReceiptHandle: 'r', Body: 'x' }] }),
+      [{ MessageId: 'c', Body: 'x', ReceiptHandle: 'r' }],
+    ],
   ])('%s', (_what, text, expected) => {
     const got = parseReceiveAnswer(text).map((m) => ({
       ...(m.MessageId !== undefined ? { MessageId: m.MessageId } : {}),
@@ -35,7 +39,11 @@ describe('parseReceiveAnswer: the messages of a ReceiveMessage answer (JSON prot
   });
 
   it.each<[string, string, string]>([
-    ['a body that does not match its MD5 fails the whole receive, as the SDK does', JSON.stringify({ Messages: [message('a', 'ok'), message('b', 'changed', md5('original'))] }), 'InvalidChecksum'],
+    [
+      'a body that does not match its MD5 fails the whole receive, as the SDK does',
+      JSON.stringify({ Messages: [message('a', 'ok'), message('b', 'changed', md5('original'))] }),
+      'InvalidChecksum',
+    ],
     ['an answer that is not JSON', '<html>proxy error</html>', 'InvalidAnswer'],
     ['Messages that is not a list', '{"Messages":{"a":1}}', 'InvalidAnswer'],
   ])('%s', (_what, text, name) => {
@@ -60,11 +68,26 @@ describe('parseDeleteAnswer: the entries a DeleteMessageBatch did not delete', (
 
 describe("parseJsonErrorCode: SQS's code in an error answer", () => {
   it.each<[string, string, string | undefined, string | undefined]>([
-    ['the query-compatible header wins', '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}', 'AWS.SimpleQueueService.NonExistentQueue;Sender', 'AWS.SimpleQueueService.NonExistentQueue'],
-    ['the JSON type after its namespace', '{"__type":"com.amazonaws.sqs#RequestThrottled","message":"slow down"}', undefined, 'RequestThrottled'],
+    [
+      'the query-compatible header wins',
+      '{"__type":"com.amazonaws.sqs#QueueDoesNotExist"}',
+      'AWS.SimpleQueueService.NonExistentQueue;Sender',
+      'AWS.SimpleQueueService.NonExistentQueue',
+    ],
+    [
+      'the JSON type after its namespace',
+      '{"__type":"com.amazonaws.sqs#RequestThrottled","message":"slow down"}',
+      undefined,
+      'RequestThrottled',
+    ],
     ['a type without namespace', '{"__type":"ThrottlingException"}', undefined, 'ThrottlingException'],
     ['not JSON and no header', 'Bad Gateway', undefined, undefined],
-    ['an XML error from a front end', '<ErrorResponse><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>', undefined, 'SignatureDoesNotMatch'],
+    [
+      'an XML error from a front end',
+      '<ErrorResponse><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>',
+      undefined,
+      'SignatureDoesNotMatch',
+    ],
     ['text that is no identifier is not repeated into logs', '{"__type":"a secret: value"}', undefined, undefined],
   ])('%s', (_what, text, header, code) => {
     expect(parseJsonErrorCode(text, header)).toBe(code);

@@ -21,13 +21,26 @@ describe('deliveryActivityOptions', () => {
       startToCloseTimeout: startToClose,
       // Temporal's limit: the endpoint's attempts plus room for retries after database failures
       // (which spend none), the same budget the deliver activity counts with
-      retry: { maximumAttempts: maxAttempts + DATABASE_RETRY_BUDGET, initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 600_000 },
+      retry: {
+        maximumAttempts: maxAttempts + DATABASE_RETRY_BUDGET,
+        initialInterval: 1_000,
+        backoffCoefficient: 2,
+        maximumInterval: 600_000,
+      },
     });
   });
 
   it('carries a configured backoff as is', () => {
-    const options = deliveryActivityOptions({ maxAttempts: 3, timeoutSeconds: 5 }, { initialIntervalMs: 50, backoffCoefficient: 3, maximumIntervalMs: 900 });
-    expect(options.retry).toEqual({ maximumAttempts: 3 + DATABASE_RETRY_BUDGET, initialInterval: 50, backoffCoefficient: 3, maximumInterval: 900 });
+    const options = deliveryActivityOptions(
+      { maxAttempts: 3, timeoutSeconds: 5 },
+      { initialIntervalMs: 50, backoffCoefficient: 3, maximumIntervalMs: 900 },
+    );
+    expect(options.retry).toEqual({
+      maximumAttempts: 3 + DATABASE_RETRY_BUDGET,
+      initialInterval: 50,
+      backoffCoefficient: 3,
+      maximumInterval: 900,
+    });
   });
 });
 
@@ -48,14 +61,27 @@ describe('first attempt as a local activity, then the retries as an activity', (
   });
 
   it('the continued backoff respects the cap', () => {
-    const options = retryActivityOptions({ maxAttempts: 3, timeoutSeconds: 5 }, { initialIntervalMs: 500, backoffCoefficient: 3, maximumIntervalMs: 900 });
+    const options = retryActivityOptions(
+      { maxAttempts: 3, timeoutSeconds: 5 },
+      { initialIntervalMs: 500, backoffCoefficient: 3, maximumIntervalMs: 900 },
+    );
     expect(options.retry?.initialInterval).toBe(900);
   });
 
-  const failed = (cause: Error) => new ActivityFailure('activity failed', 'deliver', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker', cause);
+  const failed = (cause: Error) =>
+    new ActivityFailure('activity failed', 'deliver', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker', cause);
 
   it.each([
-    ['a 5xx with its delay (production backoff or Retry-After)', failed(ApplicationFailure.create({ type: 'DeliveryRetryableFailure', details: [{ responseStatus: 503, statusClass: '5xx', retryDelayMs: 7_000 }] })), 7_000],
+    [
+      'a 5xx with its delay (production backoff or Retry-After)',
+      failed(
+        ApplicationFailure.create({
+          type: 'DeliveryRetryableFailure',
+          details: [{ responseStatus: 503, statusClass: '5xx', retryDelayMs: 7_000 }],
+        }),
+      ),
+      7_000,
+    ],
     ['a database failure (no delay given)', failed(ApplicationFailure.create({ type: 'DeliveryDatabaseUnavailable' })), 1_000],
     ['a timeout of the attempt', failed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)), 1_000],
     ['a 4xx', failed(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryPermanentFailure')), undefined],

@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { claimsOf } from '../../../../src/console/auth/claims.js';
 
-const jwt = (claims: unknown) => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
+const jwt = (claims: unknown) =>
+  `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
 
-describe("what the console reads of its token (presentation only: the API checks every call)", () => {
+describe('what the console reads of its token (presentation only: the API checks every call)', () => {
   it.each([
-    ['Auth0 permissions array', { sub: 'auth0|1', permissions: ['read:webhooks', 'replay:webhooks'] }, 'auth0|1', ['read:webhooks', 'replay:webhooks']],
+    [
+      'Auth0 permissions array',
+      { sub: 'auth0|1', permissions: ['read:webhooks', 'replay:webhooks'] },
+      'auth0|1',
+      ['read:webhooks', 'replay:webhooks'],
+    ],
     ['scope string', { sub: 'u', scope: 'openid read:webhooks' }, 'u', ['openid', 'read:webhooks']],
     ['both', { sub: 'u', permissions: ['read:webhooks'], scope: 'replay:webhooks' }, 'u', ['read:webhooks', 'replay:webhooks']],
     ['neither', { sub: 'u' }, 'u', []],
