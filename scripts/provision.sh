@@ -10,6 +10,17 @@ cd "$(dirname "$0")/.."
 mkdir -p .cache
 exec 9>.cache/.provision.lock
 flock 9
+# Debian's chromium for the console's browser tests (test/console/, playwright-core drives it;
+# no browser is ever downloaded). Tests only; installed with apt when we may, else named.
+if [ "${npm_lifecycle_event:-}" != "prestart" ] && ! [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "provision: installing Debian's chromium (apt-get) for test/console" >&2
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; } >/dev/null \
+      || echo "provision: chromium did not install; test/console will fail" >&2
+  else
+    echo "provision: Debian's chromium is needed by test/console: apt-get install chromium (or set CHROMIUM_PATH)" >&2
+  fi
+fi
 [ "${npm_lifecycle_event:-}" = "prestart" ] || bash scripts/tools/install.sh || echo "provision: the chart/image check tools did not install (see above); test/chart will fail" >&2
 # by its physical path: a venv's scripts name their interpreter by the path the venv was made at,
 # and .cache may be a symlink (git worktrees sharing one cache) that is gone when they are
