@@ -2,2171 +2,2171 @@
 // run `npx tsx scripts/console/api-types.ts` (test/console/api-types.test.ts fails when stale).
 
 export interface paths {
-  '/api/webhooks/{source}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Receive a webhook from a third party
-     * @description HTTP Basic credentials of the source, or the signature of its provider over the raw body (Stripe-Signature, X-Hub-Signature-256, X-Shopify-Hmac-Sha256, X-Slack-Signature, webhook-signature, or a header of its own), or both, as its InboundCredential says (docs/sources.md). The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id and `duplicate: true`. The external id and type are read per source: where its provider puts them, else from the JSON body fields `id` and `type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`. Slack's url_verification and GitHub's ping are answered 200 (the challenge, or {"ok": true}) and not stored.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          source: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          '*/*': unknown;
-        };
-      };
-      responses: {
-        /** @description Persisted and published (or a duplicate of an earlier event) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              eventId: string;
-              duplicate: boolean;
-            };
-          };
-        };
-        /** @description A body that claims JSON and is not, an empty body, malformed HTTP, a missing or second Host, a second Authorization */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Missing or bad credentials or signature, a stale signed timestamp, or an unknown source: one answer for all (WWW-Authenticate: Basic realm="webhooks"), no sooner than 250 ms after the request; presented Basic credentials that are wrong are refused before the body is read, with Connection: close */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Headers or body not received within HTTP_HEADERS_TIMEOUT_SECONDS / HTTP_REQUEST_TIMEOUT_SECONDS */
-        408: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Body larger than the limit */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description An Expect header other than 100-continue */
-        417: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Request line and headers over Node's 16 KiB */
-        431: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Postgres or the topic is unavailable; retry after Retry-After (the sender retrying is safe) */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': components['schemas']['Problem'];
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/events': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List received events, newest first
-     * @description Requires read:webhooks. Filters combine with AND; time filters apply to receivedAt. `externalId` (with `source`) finds the event a sender knows by its own id.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description a source name */
-          source?: string;
-          status?: 'RECEIVED' | 'COMPLETED' | 'PARTIAL' | 'FAILED';
-          /** @description event type */
-          type?: string;
-          /** @description the sender's event id (body `id`, or Webhook-Id / X-Event-Id); needs `source`, the pair is unique */
-          externalId?: string;
-          /** @description only those with receivedAt at or after this instant (RFC 3339, with offset) */
-          from?: string;
-          /** @description only those with receivedAt before this instant (RFC 3339, with offset) */
-          to?: string;
-          /** @description page size, default 50 */
-          limit?: number;
-          /** @description opaque: the nextCursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of events (without payloads) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: {
-                /** Format: uuid */
-                id: string;
-                source: string;
-                externalEventId: string | null;
-                type: string | null;
-                /** @enum {string} */
-                status: 'RECEIVED' | 'COMPLETED' | 'PARTIAL' | 'FAILED';
-                contentType: string | null;
-                /** @description bytes */
-                payloadSize: number;
-                workflowId: string | null;
-                /** Format: date-time */
-                receivedAt: string;
-                publishedAt: string | null;
-                completedAt: string | null;
-                payloadDroppedAt: string | null;
-              }[];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/events/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * One event with its payload and deliveries
-     * @description Requires read:webhooks.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The event, its payload and its deliveries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string;
-              source: string;
-              externalEventId: string | null;
-              type: string | null;
-              /** @enum {string} */
-              status: 'RECEIVED' | 'COMPLETED' | 'PARTIAL' | 'FAILED';
-              contentType: string | null;
-              /** @description bytes */
-              payloadSize: number;
-              workflowId: string | null;
-              /** Format: date-time */
-              receivedAt: string;
-              publishedAt: string | null;
-              completedAt: string | null;
-              payloadDroppedAt: string | null;
-              /** @description request headers as received, minus credentials */
-              headers: {
-                [key: string]: string;
-              };
-              /** @description the raw body: text when it is valid UTF-8, else base64 */
-              payload: string;
-              /** @enum {string} */
-              payloadEncoding: 'utf8' | 'base64';
-              traceId: string | null;
-              deliveries: {
-                /** Format: uuid */
-                id: string;
-                /** Format: uuid */
-                eventId: string;
-                /** Format: uuid */
-                endpointId: string;
-                source: string;
-                /** @enum {string} */
-                status: 'PENDING' | 'SUCCESS' | 'FAILED';
-                attempts: number;
-                lastResponseStatus: number | null;
-                lastResponseBody: string | null;
-                lastError: string | null;
-                lastAttemptAt: string | null;
-                completedAt: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
-                attemptsUrl: string;
-              }[];
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/events/{id}/replay': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replay the event's FAILED deliveries
-     * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send).
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Reopened to PENDING; a replay run was started */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              eventId: string;
-              /** @description the replay run: its own workflow id, not the event id */
-              workflowId: string;
-              deliveryIds: string[];
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description The event has no FAILED delivery, or its payload was dropped by retention */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/deliveries': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List deliveries, newest first
-     * @description Requires read:webhooks. Filters combine with AND; source is the event's; time filters apply to createdAt.
-     */
-    get: {
-      parameters: {
-        query?: {
-          status?: 'PENDING' | 'SUCCESS' | 'FAILED';
-          /** @description a source name */
-          source?: string;
-          endpointId?: string;
-          eventId?: string;
-          /** @description only those with createdAt at or after this instant (RFC 3339, with offset) */
-          from?: string;
-          /** @description only those with createdAt before this instant (RFC 3339, with offset) */
-          to?: string;
-          /** @description page size, default 50 */
-          limit?: number;
-          /** @description opaque: the nextCursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of deliveries */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: {
-                /** Format: uuid */
-                id: string;
-                /** Format: uuid */
-                eventId: string;
-                /** Format: uuid */
-                endpointId: string;
-                source: string;
-                /** @enum {string} */
-                status: 'PENDING' | 'SUCCESS' | 'FAILED';
-                attempts: number;
-                lastResponseStatus: number | null;
-                lastResponseBody: string | null;
-                lastError: string | null;
-                lastAttemptAt: string | null;
-                completedAt: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
-                attemptsUrl: string;
-              }[];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/deliveries/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * One delivery
-     * @description Requires read:webhooks.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The delivery */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string;
-              /** Format: uuid */
-              eventId: string;
-              /** Format: uuid */
-              endpointId: string;
-              source: string;
-              /** @enum {string} */
-              status: 'PENDING' | 'SUCCESS' | 'FAILED';
-              attempts: number;
-              lastResponseStatus: number | null;
-              lastResponseBody: string | null;
-              lastError: string | null;
-              lastAttemptAt: string | null;
-              completedAt: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
-              attemptsUrl: string;
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/deliveries/{id}/attempts': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * A delivery's attempt log, in attempt order
-     * @description Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB the endpoint answered, the error, and its outcome (RETRYING when another attempt followed). Never a request header.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The attempts (one page: nextCursor is null) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: {
-                /** @description 1-based; a replay continues the numbering */
-                attempt: number;
-                /**
-                 * @description RETRYING when another attempt follows
-                 * @enum {string}
-                 */
-                outcome: 'SUCCESS' | 'FAILED' | 'RETRYING';
-                responseStatus: number | null;
-                responseBody: string | null;
-                durationMs: number | null;
-                error: string | null;
-                /** Format: date-time */
-                startedAt: string;
-              }[];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/deliveries/{id}/replay': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replay a FAILED delivery
-     * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send).
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Reopened to PENDING; a replay run was started */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Delivery */
-              delivery: {
-                /** Format: uuid */
-                id: string;
-                /** Format: uuid */
-                eventId: string;
-                /** Format: uuid */
-                endpointId: string;
-                source: string;
-                /** @enum {string} */
-                status: 'PENDING' | 'SUCCESS' | 'FAILED';
-                attempts: number;
-                lastResponseStatus: number | null;
-                lastResponseBody: string | null;
-                lastError: string | null;
-                lastAttemptAt: string | null;
-                completedAt: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
-                attemptsUrl: string;
-              };
-              replay: {
-                /** Format: uuid */
-                eventId: string;
-                /** @description the replay run: its own workflow id, not the event id */
-                workflowId: string;
-                deliveryIds: string[];
-              };
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description The delivery is not FAILED, or its payload was dropped by retention */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/deliveries/replay': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Replay FAILED deliveries matching filters (bulk, capped)
-     * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send).
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      /** @description FAILED deliveries matching every given filter are replayed */
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description a source name */
-            source?: string;
-            /** Format: uuid */
-            endpointId?: string;
-            /** @description event type */
-            eventType?: string;
-            /**
-             * Format: date-time
-             * @description only those with the delivery createdAt at or after this instant (RFC 3339, with offset)
-             */
-            from?: string;
-            /**
-             * Format: date-time
-             * @description only those with the delivery createdAt before this instant (RFC 3339, with offset)
-             */
-            to?: string;
-            /** @description at most this many deliveries, newest first (default 100) */
-            limit?: number;
-            /** @description only count what would be replayed (default false) */
-            dryRun?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Dry run: what would be replayed */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              dryRun: boolean;
-              /** @description FAILED deliveries matching the filters (before this replay) */
-              matched: number;
-              limit: number;
-              /** @description deliveries reopened and handed to a replay run (dry run: would be) */
-              replayed: number;
-              replays: {
-                /** Format: uuid */
-                eventId: string;
-                /** @description the replay run: its own workflow id, not the event id */
-                workflowId: string;
-                deliveryIds: string[];
-              }[];
-              /** @description replay runs that could not be started; those deliveries stay FAILED */
-              failed: {
-                /** Format: uuid */
-                eventId: string;
-                deliveryIds: string[];
-                error: string;
-              }[];
-            };
-          };
-        };
-        /** @description Reopened to PENDING; replay runs were started */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              dryRun: boolean;
-              /** @description FAILED deliveries matching the filters (before this replay) */
-              matched: number;
-              limit: number;
-              /** @description deliveries reopened and handed to a replay run (dry run: would be) */
-              replayed: number;
-              replays: {
-                /** Format: uuid */
-                eventId: string;
-                /** @description the replay run: its own workflow id, not the event id */
-                workflowId: string;
-                deliveryIds: string[];
-              }[];
-              /** @description replay runs that could not be started; those deliveries stay FAILED */
-              failed: {
-                /** Format: uuid */
-                eventId: string;
-                deliveryIds: string[];
-                error: string;
-              }[];
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/endpoints': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Downstream endpoints as reconciled, newest first
-     * @description Requires read:webhooks. Secrets are never shown: only the auth type, the BASIC username and whether a secret is set.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description a source name */
-          source?: string;
-          active?: boolean;
-          /** @description ACTIVE, or DISABLED by auto-disable */
-          state?: 'ACTIVE' | 'DISABLED';
-          /** @description page size, default 50 */
-          limit?: number;
-          /** @description opaque: the nextCursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of endpoints */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                source: string;
-                eventType: string | null;
-                /** @description credentials in the URL (refused in new configuration) are shown as *** */
-                url: string;
-                /** @enum {string} */
-                method: 'POST' | 'PUT' | 'PATCH';
-                auth: {
-                  /** @enum {string} */
-                  type: 'NONE' | 'BASIC' | 'BEARER' | 'HMAC' | 'STANDARD_WEBHOOKS';
-                  username: string | null;
-                  /** @description whether the password, token or signing secret of this type is set (it is never shown) */
-                  secretSet: boolean;
+    "/api/webhooks/{source}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a webhook from a third party
+         * @description HTTP Basic credentials of the source, or the signature of its provider over the raw body (Stripe-Signature, X-Hub-Signature-256, X-Shopify-Hmac-Sha256, X-Slack-Signature, webhook-signature, or a header of its own), or both, as its InboundCredential says (docs/sources.md). The raw body is stored byte-for-byte (any content type, default limit 1 MiB) and published; 200 means persisted and published. A repeated (source, external event id) answers 200 with the original id and `duplicate: true`. The external id and type are read per source: where its provider puts them, else from the JSON body fields `id` and `type`, then the headers `Webhook-Id` / `X-Event-Id` and `X-Event-Type`. Slack's url_verification and GitHub's ping are answered 200 (the challenge, or {"ok": true}) and not stored.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    source: string;
                 };
-                /** @description names only: values may be credentials */
-                customHeaderNames: string[];
-                maxAttempts: number;
-                timeoutSeconds: number;
-                retryOnStatus: number[];
-                rateLimit: {
-                  /** @description deliveries per second, across all workers */
-                  perSecond: number;
-                } | null;
-                maxConcurrency: number | null;
-                pausedUntil: string | null;
-                active: boolean;
-                /**
-                 * @description DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again
-                 * @enum {string}
-                 */
-                state: 'ACTIVE' | 'DISABLED';
-                /** @description spec.autoDisable.afterConsecutiveFailures; 0 = never */
-                autoDisableAfter: number;
-                /** @description deliveries in a row that ended FAILED; a SUCCESS resets it */
-                consecutiveFailures: number;
-                disabledAt: string | null;
-                /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
-                heldDeliveries: number;
-                managedBy: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-              }[];
-              nextCursor: string | null;
+                cookie?: never;
             };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/endpoints/{id}/enable': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Enable an endpoint disabled by auto-disable; its held deliveries are redriven
-     * @description Requires replay:webhooks. The endpoint is ACTIVE again with its failure count at 0. Every delivery that FAILED with "endpoint disabled" is then replayed once, oldest first, like any delivery (heldDeliveries counts those not yet handed to a replay run). Idempotent: enabling an ACTIVE endpoint changes nothing (wasDisabled false).
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The endpoint, ACTIVE */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** Endpoint */
-              endpoint: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                source: string;
-                eventType: string | null;
-                /** @description credentials in the URL (refused in new configuration) are shown as *** */
-                url: string;
-                /** @enum {string} */
-                method: 'POST' | 'PUT' | 'PATCH';
-                auth: {
-                  /** @enum {string} */
-                  type: 'NONE' | 'BASIC' | 'BEARER' | 'HMAC' | 'STANDARD_WEBHOOKS';
-                  username: string | null;
-                  /** @description whether the password, token or signing secret of this type is set (it is never shown) */
-                  secretSet: boolean;
+            requestBody?: {
+                content: {
+                    "*/*": unknown;
                 };
-                /** @description names only: values may be credentials */
-                customHeaderNames: string[];
-                maxAttempts: number;
-                timeoutSeconds: number;
-                retryOnStatus: number[];
-                rateLimit: {
-                  /** @description deliveries per second, across all workers */
-                  perSecond: number;
-                } | null;
-                maxConcurrency: number | null;
-                pausedUntil: string | null;
-                active: boolean;
-                /**
-                 * @description DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again
-                 * @enum {string}
-                 */
-                state: 'ACTIVE' | 'DISABLED';
-                /** @description spec.autoDisable.afterConsecutiveFailures; 0 = never */
-                autoDisableAfter: number;
-                /** @description deliveries in a row that ended FAILED; a SUCCESS resets it */
-                consecutiveFailures: number;
-                disabledAt: string | null;
-                /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
-                heldDeliveries: number;
-                managedBy: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-              };
-              /** @description false: it was already ACTIVE and nothing changed (enable is idempotent) */
-              wasDisabled: boolean;
             };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description No resource with this id */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/inbound-credentials': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Inbound credentials as reconciled, newest first
-     * @description Requires read:webhooks. Never includes a password or its hash.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description a source name */
-          source?: string;
-          /** @description page size, default 50 */
-          limit?: number;
-          /** @description opaque: the nextCursor of the previous page */
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description A page of inbound credentials */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: {
-                /** Format: uuid */
-                id: string;
-                source: string;
-                username: string | null;
-                /** @description Basic, or the signature scheme: Stripe, GitHub, Shopify, Slack, StandardWebhooks, HMAC */
-                verification: string;
-                /** @description whether Basic credentials are required (alone, or beside the signature) */
-                basic: boolean;
-                eventIdRule: {
-                  /** @description dot path into a JSON body, e.g. data.id */
-                  jsonPath?: string;
-                  /** @description request header name */
-                  header?: string;
-                } | null;
-                eventTypeRule: {
-                  /** @description dot path into a JSON body, e.g. data.id */
-                  jsonPath?: string;
-                  /** @description request header name */
-                  header?: string;
-                } | null;
-                managedBy: string | null;
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-              }[];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
-    };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/stats/timeseries': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * Events, delivery outcomes, failure rate and latency per endpoint, per time bucket
-     * @description Requires read:webhooks. The range is rounded out to whole buckets (multiples of the width since the epoch); at most 31 days and 1000 buckets, else 400. Every series has one value per bucket. Answered from indexes (migration 057), not from the rows.
-     */
-    get: {
-      parameters: {
-        query?: {
-          /** @description start of the range (RFC 3339, with offset), rounded down to the bucket; default: `to` minus one hour */
-          from?: string;
-          /** @description end of the range, exclusive, rounded up to the bucket; default: now */
-          to?: string;
-          /** @description bucket width; default: the narrowest giving at most 120 buckets. At most 1000 buckets and 31 days a request (400 beyond) */
-          bucket?: '1m' | '5m' | '15m' | '1h' | '6h' | '1d';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description One value per bucket of each series */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * Format: date-time
-               * @description start of the first bucket
-               */
-              from: string;
-              /**
-               * Format: date-time
-               * @description end of the last bucket (exclusive)
-               */
-              to: string;
-              /** @enum {string} */
-              bucket: '1m' | '5m' | '15m' | '1h' | '6h' | '1d';
-              bucketSeconds: number;
-              /** @description start of each bucket; every series below has one value per bucket, in this order */
-              buckets: string[];
-              /** @description events received per source, the busiest sources first */
-              eventsBySource: {
-                source: string;
-                /** @description events received in the bucket */
-                counts: number[];
-                total: number;
-              }[];
-              /** @description sources beyond the 100 busiest, not listed */
-              sourcesOmitted: number;
-              /** @description deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last) */
-              deliveriesByOutcome: {
-                /** @description deliveries that ended SUCCESS in the bucket */
-                SUCCESS: number[];
-                /** @description deliveries that ended FAILED in the bucket */
-                FAILED: number[];
-              };
-              /** @description per endpoint with deliveries that ended in the range: the most failures first, then the busiest */
-              endpoints: {
-                /** Format: uuid */
-                endpointId: string;
-                name: string;
-                source: string;
-                /** @description deliveries to the endpoint that ended in the bucket */
-                completed: number[];
-                /** @description of those, FAILED */
-                failed: number[];
-                /** @description failed / completed; null without a delivery */
-                failureRate: (number | null)[];
-                /** @description median delivery latency of the SUCCESS ones: from the delivery's creation (the event's fan-out) to its success, retries included */
-                latencyP50Ms: (number | null)[];
-                /** @description 95th percentile of the same */
-                latencyP95Ms: (number | null)[];
-                total: {
-                  completed: number;
-                  failed: number;
-                  failureRate: number | null;
-                  latencyP50Ms: number | null;
-                  latencyP95Ms: number | null;
+            responses: {
+                /** @description Persisted and published (or a duplicate of an earlier event) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            eventId: string;
+                            duplicate: boolean;
+                        };
+                    };
                 };
-              }[];
-              /** @description endpoints beyond the first 100, not listed */
-              endpointsOmitted: number;
+                /** @description A body that claims JSON and is not, an empty body, malformed HTTP, a missing or second Host, a second Authorization */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing or bad credentials or signature, a stale signed timestamp, or an unknown source: one answer for all (WWW-Authenticate: Basic realm="webhooks"), no sooner than 250 ms after the request; presented Basic credentials that are wrong are refused before the body is read, with Connection: close */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Headers or body not received within HTTP_HEADERS_TIMEOUT_SECONDS / HTTP_REQUEST_TIMEOUT_SECONDS */
+                408: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Body larger than the limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description An Expect header other than 100-continue */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Request line and headers over Node's 16 KiB */
+                431: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Postgres or the topic is unavailable; retry after Retry-After (the sender retrying is safe) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
-          };
         };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/stats/attention': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List received events, newest first
+         * @description Requires read:webhooks. Filters combine with AND; time filters apply to receivedAt. `externalId` (with `source`) finds the event a sender knows by its own id.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a source name */
+                    source?: string;
+                    status?: "RECEIVED" | "COMPLETED" | "PARTIAL" | "FAILED";
+                    /** @description event type */
+                    type?: string;
+                    /** @description the sender's event id (body `id`, or Webhook-Id / X-Event-Id); needs `source`, the pair is unique */
+                    externalId?: string;
+                    /** @description only those with receivedAt at or after this instant (RFC 3339, with offset) */
+                    from?: string;
+                    /** @description only those with receivedAt before this instant (RFC 3339, with offset) */
+                    to?: string;
+                    /** @description page size, default 50 */
+                    limit?: number;
+                    /** @description opaque: the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of events (without payloads) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                source: string;
+                                externalEventId: string | null;
+                                type: string | null;
+                                /** @enum {string} */
+                                status: "RECEIVED" | "COMPLETED" | "PARTIAL" | "FAILED";
+                                contentType: string | null;
+                                /** @description bytes */
+                                payloadSize: number;
+                                workflowId: string | null;
+                                /** Format: date-time */
+                                receivedAt: string;
+                                publishedAt: string | null;
+                                completedAt: string | null;
+                                payloadDroppedAt: string | null;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * What needs a person now: FAILED and held deliveries, stale PENDING ones, disabled and paused endpoints
-     * @description Requires read:webhooks. Counts over everything stored, at the time of the request.
-     */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The counts */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description FAILED deliveries not held for a disabled endpoint: to replay or to look at */
-              failedDeliveries: number;
-              /** @description deliveries held while their endpoint is disabled, re-delivered once it is enabled */
-              heldDeliveries: number;
-              /** @description deliveries still PENDING a minute after they were created */
-              pendingOverOneMinute: number;
-              /** @description endpoints auto-disabled (state DISABLED) */
-              disabledEndpoints: number;
-              /** @description endpoints paused by a Retry-After (pausedUntil in the future) */
-              pausedEndpoints: number;
-              /**
-               * Format: date-time
-               * @description when the counts were taken
-               */
-              at: string;
-            };
-          };
+    "/api/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        /** @description Invalid parameters, filters or cursor */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
+        /**
+         * One event with its payload and deliveries
+         * @description Requires read:webhooks.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
             };
-          };
-        };
-        /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
+            requestBody?: never;
+            responses: {
+                /** @description The event, its payload and its deliveries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            source: string;
+                            externalEventId: string | null;
+                            type: string | null;
+                            /** @enum {string} */
+                            status: "RECEIVED" | "COMPLETED" | "PARTIAL" | "FAILED";
+                            contentType: string | null;
+                            /** @description bytes */
+                            payloadSize: number;
+                            workflowId: string | null;
+                            /** Format: date-time */
+                            receivedAt: string;
+                            publishedAt: string | null;
+                            completedAt: string | null;
+                            payloadDroppedAt: string | null;
+                            /** @description request headers as received, minus credentials */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /** @description the raw body: text when it is valid UTF-8, else base64 */
+                            payload: string;
+                            /** @enum {string} */
+                            payloadEncoding: "utf8" | "base64";
+                            traceId: string | null;
+                            deliveries: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                eventId: string;
+                                /** Format: uuid */
+                                endpointId: string;
+                                source: string;
+                                /** @enum {string} */
+                                status: "PENDING" | "SUCCESS" | "FAILED";
+                                attempts: number;
+                                lastResponseStatus: number | null;
+                                lastResponseBody: string | null;
+                                lastError: string | null;
+                                lastAttemptAt: string | null;
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
+                                attemptsUrl: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
             };
-          };
         };
-        /** @description Valid token without the required permission (error="insufficient_scope") */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-        /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/problem+json': {
-              /** @description URI naming the problem kind */
-              type: string;
-              title: string;
-              status: number;
-              detail?: string;
-              /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
-              code: string;
-            };
-          };
-        };
-      };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
+    "/api/events/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay the event's FAILED deliveries
+         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Reopened to PENDING; a replay run was started */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            eventId: string;
+                            /** @description the replay run: its own workflow id, not the event id */
+                            workflowId: string;
+                            deliveryIds: string[];
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description The event has no FAILED delivery, or its payload was dropped by retention */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deliveries, newest first
+         * @description Requires read:webhooks. Filters combine with AND; source is the event's; time filters apply to createdAt.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "PENDING" | "SUCCESS" | "FAILED";
+                    /** @description a source name */
+                    source?: string;
+                    endpointId?: string;
+                    eventId?: string;
+                    /** @description only those with createdAt at or after this instant (RFC 3339, with offset) */
+                    from?: string;
+                    /** @description only those with createdAt before this instant (RFC 3339, with offset) */
+                    to?: string;
+                    /** @description page size, default 50 */
+                    limit?: number;
+                    /** @description opaque: the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of deliveries */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                eventId: string;
+                                /** Format: uuid */
+                                endpointId: string;
+                                source: string;
+                                /** @enum {string} */
+                                status: "PENDING" | "SUCCESS" | "FAILED";
+                                attempts: number;
+                                lastResponseStatus: number | null;
+                                lastResponseBody: string | null;
+                                lastError: string | null;
+                                lastAttemptAt: string | null;
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
+                                attemptsUrl: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery
+         * @description Requires read:webhooks.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The delivery */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            eventId: string;
+                            /** Format: uuid */
+                            endpointId: string;
+                            source: string;
+                            /** @enum {string} */
+                            status: "PENDING" | "SUCCESS" | "FAILED";
+                            attempts: number;
+                            lastResponseStatus: number | null;
+                            lastResponseBody: string | null;
+                            lastError: string | null;
+                            lastAttemptAt: string | null;
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
+                            attemptsUrl: string;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempt log, in attempt order
+         * @description Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB the endpoint answered, the error, and its outcome (RETRYING when another attempt followed). Never a request header.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The attempts (one page: nextCursor is null) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @description 1-based; a replay continues the numbering */
+                                attempt: number;
+                                /**
+                                 * @description RETRYING when another attempt follows
+                                 * @enum {string}
+                                 */
+                                outcome: "SUCCESS" | "FAILED" | "RETRYING";
+                                responseStatus: number | null;
+                                responseBody: string | null;
+                                durationMs: number | null;
+                                error: string | null;
+                                /** Format: date-time */
+                                startedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a FAILED delivery
+         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Reopened to PENDING; a replay run was started */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Delivery */
+                            delivery: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                eventId: string;
+                                /** Format: uuid */
+                                endpointId: string;
+                                source: string;
+                                /** @enum {string} */
+                                status: "PENDING" | "SUCCESS" | "FAILED";
+                                attempts: number;
+                                lastResponseStatus: number | null;
+                                lastResponseBody: string | null;
+                                lastError: string | null;
+                                lastAttemptAt: string | null;
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
+                                attemptsUrl: string;
+                            };
+                            replay: {
+                                /** Format: uuid */
+                                eventId: string;
+                                /** @description the replay run: its own workflow id, not the event id */
+                                workflowId: string;
+                                deliveryIds: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description The delivery is not FAILED, or its payload was dropped by retention */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay FAILED deliveries matching filters (bulk, capped)
+         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description FAILED deliveries matching every given filter are replayed */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a source name */
+                        source?: string;
+                        /** Format: uuid */
+                        endpointId?: string;
+                        /** @description event type */
+                        eventType?: string;
+                        /**
+                         * Format: date-time
+                         * @description only those with the delivery createdAt at or after this instant (RFC 3339, with offset)
+                         */
+                        from?: string;
+                        /**
+                         * Format: date-time
+                         * @description only those with the delivery createdAt before this instant (RFC 3339, with offset)
+                         */
+                        to?: string;
+                        /** @description at most this many deliveries, newest first (default 100) */
+                        limit?: number;
+                        /** @description only count what would be replayed (default false) */
+                        dryRun?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Dry run: what would be replayed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            dryRun: boolean;
+                            /** @description FAILED deliveries matching the filters (before this replay) */
+                            matched: number;
+                            limit: number;
+                            /** @description deliveries reopened and handed to a replay run (dry run: would be) */
+                            replayed: number;
+                            replays: {
+                                /** Format: uuid */
+                                eventId: string;
+                                /** @description the replay run: its own workflow id, not the event id */
+                                workflowId: string;
+                                deliveryIds: string[];
+                            }[];
+                            /** @description replay runs that could not be started; those deliveries stay FAILED */
+                            failed: {
+                                /** Format: uuid */
+                                eventId: string;
+                                deliveryIds: string[];
+                                error: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Reopened to PENDING; replay runs were started */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            dryRun: boolean;
+                            /** @description FAILED deliveries matching the filters (before this replay) */
+                            matched: number;
+                            limit: number;
+                            /** @description deliveries reopened and handed to a replay run (dry run: would be) */
+                            replayed: number;
+                            replays: {
+                                /** Format: uuid */
+                                eventId: string;
+                                /** @description the replay run: its own workflow id, not the event id */
+                                workflowId: string;
+                                deliveryIds: string[];
+                            }[];
+                            /** @description replay runs that could not be started; those deliveries stay FAILED */
+                            failed: {
+                                /** Format: uuid */
+                                eventId: string;
+                                deliveryIds: string[];
+                                error: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Downstream endpoints as reconciled, newest first
+         * @description Requires read:webhooks. Secrets are never shown: only the auth type, the BASIC username and whether a secret is set.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a source name */
+                    source?: string;
+                    active?: boolean;
+                    /** @description ACTIVE, or DISABLED by auto-disable */
+                    state?: "ACTIVE" | "DISABLED";
+                    /** @description page size, default 50 */
+                    limit?: number;
+                    /** @description opaque: the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                source: string;
+                                eventType: string | null;
+                                /** @description credentials in the URL (refused in new configuration) are shown as *** */
+                                url: string;
+                                /** @enum {string} */
+                                method: "POST" | "PUT" | "PATCH";
+                                auth: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    username: string | null;
+                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    secretSet: boolean;
+                                };
+                                /** @description names only: values may be credentials */
+                                customHeaderNames: string[];
+                                maxAttempts: number;
+                                timeoutSeconds: number;
+                                retryOnStatus: number[];
+                                rateLimit: {
+                                    /** @description deliveries per second, across all workers */
+                                    perSecond: number;
+                                } | null;
+                                maxConcurrency: number | null;
+                                pausedUntil: string | null;
+                                active: boolean;
+                                /**
+                                 * @description DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again
+                                 * @enum {string}
+                                 */
+                                state: "ACTIVE" | "DISABLED";
+                                /** @description spec.autoDisable.afterConsecutiveFailures; 0 = never */
+                                autoDisableAfter: number;
+                                /** @description deliveries in a row that ended FAILED; a SUCCESS resets it */
+                                consecutiveFailures: number;
+                                disabledAt: string | null;
+                                /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
+                                heldDeliveries: number;
+                                managedBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/endpoints/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable an endpoint disabled by auto-disable; its held deliveries are redriven
+         * @description Requires replay:webhooks. The endpoint is ACTIVE again with its failure count at 0. Every delivery that FAILED with "endpoint disabled" is then replayed once, oldest first, like any delivery (heldDeliveries counts those not yet handed to a replay run). Idempotent: enabling an ACTIVE endpoint changes nothing (wasDisabled false).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The endpoint, ACTIVE */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Endpoint */
+                            endpoint: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                source: string;
+                                eventType: string | null;
+                                /** @description credentials in the URL (refused in new configuration) are shown as *** */
+                                url: string;
+                                /** @enum {string} */
+                                method: "POST" | "PUT" | "PATCH";
+                                auth: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    username: string | null;
+                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    secretSet: boolean;
+                                };
+                                /** @description names only: values may be credentials */
+                                customHeaderNames: string[];
+                                maxAttempts: number;
+                                timeoutSeconds: number;
+                                retryOnStatus: number[];
+                                rateLimit: {
+                                    /** @description deliveries per second, across all workers */
+                                    perSecond: number;
+                                } | null;
+                                maxConcurrency: number | null;
+                                pausedUntil: string | null;
+                                active: boolean;
+                                /**
+                                 * @description DISABLED after autoDisableAfter deliveries in a row ended FAILED, until enabled again
+                                 * @enum {string}
+                                 */
+                                state: "ACTIVE" | "DISABLED";
+                                /** @description spec.autoDisable.afterConsecutiveFailures; 0 = never */
+                                autoDisableAfter: number;
+                                /** @description deliveries in a row that ended FAILED; a SUCCESS resets it */
+                                consecutiveFailures: number;
+                                disabledAt: string | null;
+                                /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
+                                heldDeliveries: number;
+                                managedBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            /** @description false: it was already ACTIVE and nothing changed (enable is idempotent) */
+                            wasDisabled: boolean;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/inbound-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inbound credentials as reconciled, newest first
+         * @description Requires read:webhooks. Never includes a password or its hash.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a source name */
+                    source?: string;
+                    /** @description page size, default 50 */
+                    limit?: number;
+                    /** @description opaque: the nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of inbound credentials */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                source: string;
+                                username: string | null;
+                                /** @description Basic, or the signature scheme: Stripe, GitHub, Shopify, Slack, StandardWebhooks, HMAC */
+                                verification: string;
+                                /** @description whether Basic credentials are required (alone, or beside the signature) */
+                                basic: boolean;
+                                eventIdRule: {
+                                    /** @description dot path into a JSON body, e.g. data.id */
+                                    jsonPath?: string;
+                                    /** @description request header name */
+                                    header?: string;
+                                } | null;
+                                eventTypeRule: {
+                                    /** @description dot path into a JSON body, e.g. data.id */
+                                    jsonPath?: string;
+                                    /** @description request header name */
+                                    header?: string;
+                                } | null;
+                                managedBy: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/timeseries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events, delivery outcomes, failure rate and latency per endpoint, per time bucket
+         * @description Requires read:webhooks. The range is rounded out to whole buckets (multiples of the width since the epoch); at most 31 days and 1000 buckets, else 400. Every series has one value per bucket. Answered from indexes (migration 057), not from the rows.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description start of the range (RFC 3339, with offset), rounded down to the bucket; default: `to` minus one hour */
+                    from?: string;
+                    /** @description end of the range, exclusive, rounded up to the bucket; default: now */
+                    to?: string;
+                    /** @description bucket width; default: the narrowest giving at most 120 buckets. At most 1000 buckets and 31 days a request (400 beyond) */
+                    bucket?: "1m" | "5m" | "15m" | "1h" | "6h" | "1d";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description One value per bucket of each series */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description start of the first bucket
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description end of the last bucket (exclusive)
+                             */
+                            to: string;
+                            /** @enum {string} */
+                            bucket: "1m" | "5m" | "15m" | "1h" | "6h" | "1d";
+                            bucketSeconds: number;
+                            /** @description start of each bucket; every series below has one value per bucket, in this order */
+                            buckets: string[];
+                            /** @description events received per source, the busiest sources first */
+                            eventsBySource: {
+                                source: string;
+                                /** @description events received in the bucket */
+                                counts: number[];
+                                total: number;
+                            }[];
+                            /** @description sources beyond the 100 busiest, not listed */
+                            sourcesOmitted: number;
+                            /** @description deliveries by the outcome they ended with, in the bucket they ended (PENDING ones have not ended; a replayed delivery counts when it ended last) */
+                            deliveriesByOutcome: {
+                                /** @description deliveries that ended SUCCESS in the bucket */
+                                SUCCESS: number[];
+                                /** @description deliveries that ended FAILED in the bucket */
+                                FAILED: number[];
+                            };
+                            /** @description per endpoint with deliveries that ended in the range: the most failures first, then the busiest */
+                            endpoints: {
+                                /** Format: uuid */
+                                endpointId: string;
+                                name: string;
+                                source: string;
+                                /** @description deliveries to the endpoint that ended in the bucket */
+                                completed: number[];
+                                /** @description of those, FAILED */
+                                failed: number[];
+                                /** @description failed / completed; null without a delivery */
+                                failureRate: (number | null)[];
+                                /** @description median delivery latency of the SUCCESS ones: from the delivery's creation (the event's fan-out) to its success, retries included */
+                                latencyP50Ms: (number | null)[];
+                                /** @description 95th percentile of the same */
+                                latencyP95Ms: (number | null)[];
+                                total: {
+                                    completed: number;
+                                    failed: number;
+                                    failureRate: number | null;
+                                    latencyP50Ms: number | null;
+                                    latencyP95Ms: number | null;
+                                };
+                            }[];
+                            /** @description endpoints beyond the first 100, not listed */
+                            endpointsOmitted: number;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person now: FAILED and held deliveries, stale PENDING ones, disabled and paused endpoints
+         * @description Requires read:webhooks. Counts over everything stored, at the time of the request.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The counts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description FAILED deliveries not held for a disabled endpoint: to replay or to look at */
+                            failedDeliveries: number;
+                            /** @description deliveries held while their endpoint is disabled, re-delivered once it is enabled */
+                            heldDeliveries: number;
+                            /** @description deliveries still PENDING a minute after they were created */
+                            pendingOverOneMinute: number;
+                            /** @description endpoints auto-disabled (state DISABLED) */
+                            disabledEndpoints: number;
+                            /** @description endpoints paused by a Retry-After (pausedUntil in the future) */
+                            pausedEndpoints: number;
+                            /**
+                             * Format: date-time
+                             * @description when the counts were taken
+                             */
+                            at: string;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    Problem: {
-      type: string;
-      title: string;
-      status: number;
-      detail?: string;
-      code: string;
+    schemas: {
+        Problem: {
+            type: string;
+            title: string;
+            status: number;
+            detail?: string;
+            code: string;
+        };
     };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export type operations = Record<string, never>;
