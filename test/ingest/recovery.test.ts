@@ -53,7 +53,12 @@ describe('when the topic is unavailable', () => {
     expect(queued.sort()).toEqual([rows[0].id, rows[1].id].sort());
     const after = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']);
     expect(after.every((r: { published_at: Date | null }) => r.published_at !== null)).toBe(true);
-    expect(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_publish_failures_total')).toMatch(/ 2$/m);
+    // each refused request counted its failed publish; a publish tried while the emulator was
+    // still coming back (the sender's retry, the sweep) may add to it, and then succeeded
+    const failures = Number(
+      / (\d+)$/m.exec(await h.metrics.registry.getSingleMetricAsString('webhook_fanout_publish_failures_total'))?.[1],
+    );
+    expect(failures).toBeGreaterThanOrEqual(2);
   });
 });
 
