@@ -363,11 +363,11 @@ function scaleOutLines(s: ScaleOutFigures, cfg: BenchConfig): string[] {
       .map(([g, v]) => `${g} ${f2(v)}`)
       .join(', ');
   const row = (c: ScaleOutCase): string =>
-    `${c.setup.workers} worker(s), consumer concurrency ${c.setup.consumerConcurrency}: ${f0(c.deliveriesPerS)} deliveries/s; ` +
-    `cores busy: machine ${f2(c.machineCores)} of ${machine().cpus}; ${cores(c)}`;
+    `${c.setup.workers} worker(s), ${c.setup.consumers} consumer(s) at concurrency ${c.setup.consumerConcurrency}: ${f0(c.deliveriesPerS)} deliveries/s; ` +
+    `cores busy: machine ${f2(c.machineCores)} of ${machine().cpus} (other processes ${f2(c.foreignCores)}); ${cores(c)}`;
   return [
     `Scale-out (BENCH_SCALE_OUT): ${cfg.scaleOutEvents} one-endpoint events per run, ${cfg.e2eRounds} mirrored rounds, medians; ` +
-      `the consumer's concurrency ${cfg.workerConsumesQueue ? 'is per worker (each consumes the queue)' : 'grows with the workers'}`,
+      (cfg.workerConsumesQueue ? 'each worker consumes the queue' : 'one consumer per worker'),
     `  ${row(s.one)}`,
     `  ${row(s.two)}`,
     `  ratio two workers / one: ${f2(s.ratio)}`,

@@ -144,8 +144,8 @@ async function main(): Promise<void> {
       ...(cfg.workerConsumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv(concurrency), ...cfg.consumerEnv } : {}),
       ...cfg.workerEnv,
     });
-  const spawnConsumer = (concurrency: number): Promise<CliHandle> | undefined =>
-    cfg.workerConsumesQueue ? undefined : spawnService('consumer', 'consumer', { ...queueEnv(concurrency), ...cfg.consumerEnv });
+  const spawnConsumer = (concurrency: number, role = 'consumer'): Promise<CliHandle> | undefined =>
+    cfg.workerConsumesQueue ? undefined : spawnService('consumer', role, { ...queueEnv(concurrency), ...cfg.consumerEnv });
   const e2eStarts = [spawnWorker('worker', cfg.consumerConcurrency), spawnConsumer(cfg.consumerConcurrency), fork('bare-worker')] as const;
   // a consumer that fails to start must not leave the worker running once the bench exits
   await Promise.allSettled(e2eStarts);
@@ -199,9 +199,10 @@ async function main(): Promise<void> {
   if (cfg.scaleOut) {
     await Promise.all([worker.stop(), consumer?.stop(), bareWorker.stop()]);
     const start = async (setup: ScaleOutSetup): Promise<{ stop(): Promise<void> }> => {
+      const nth = (role: string, i: number): string => (i === 0 ? role : `${role}-${i + 1}`);
       const starts = [
-        ...Array.from({ length: setup.workers }, (_, i) => spawnWorker(i === 0 ? 'worker' : `worker-${i + 1}`, setup.consumerConcurrency)),
-        spawnConsumer(setup.consumerConcurrency),
+        ...Array.from({ length: setup.workers }, (_, i) => spawnWorker(nth('worker', i), setup.consumerConcurrency)),
+        ...Array.from({ length: setup.consumers }, (_, i) => spawnConsumer(setup.consumerConcurrency, nth('consumer', i))),
       ];
       await Promise.allSettled(starts);
       const handles = (await Promise.all(starts)).filter((h): h is CliHandle => h !== undefined);

@@ -1,7 +1,8 @@
 // BENCH_SCALE_OUT=1: one worker process against two, on the same Temporal, with one-endpoint
-// events (the case where the worker's CPU per delivery is highest). The consumer's concurrent
-// starts scale with the workers (BENCH_CONSUMER_CONCURRENCY per worker), so each worker is offered
-// what the single one was. Per run: throughput, and the cores each component kept busy, which
+// events (the case where the worker's CPU per delivery is highest). The consumers scale with the
+// workers, one consumer process per worker at BENCH_CONSUMER_CONCURRENCY each (the setting's
+// maximum is 10: a deployment adds consumer replicas), so each worker is offered what the single
+// one was; with BENCH_WORKER_CONSUMES_QUEUE each worker reads the queue itself. Per run: throughput, and the cores each component kept busy, which
 // shows where the limit is (a component near one core, or the machine's cores all busy).
 import type { BenchConfig } from './config.js';
 import { runReal, type E2eBenchDeps, type E2eRun } from './e2e-bench.js';
@@ -10,7 +11,9 @@ import { median } from './stats.js';
 export interface ScaleOutSetup {
   /** worker processes running, each with its own role (worker, worker-2) */
   workers: number;
-  /** the consumer's CONSUMER_CONCURRENCY (with the worker consuming the queue: each worker's) */
+  /** consumer processes (consumer, consumer-2); 0 when the workers consume the queue */
+  consumers: number;
+  /** CONSUMER_CONCURRENCY of each consumer (or of each worker consuming the queue) */
   consumerConcurrency: number;
 }
 
@@ -22,6 +25,8 @@ export interface ScaleOutCase {
   cores: Record<string, number>;
   /** cores the whole machine kept busy, every process included */
   machineCores: number;
+  /** of those, processes outside the bench (other users of the machine) */
+  foreignCores: number;
 }
 
 export interface ScaleOutFigures {
@@ -42,23 +47,34 @@ function caseOf(setup: ScaleOutSetup, runs: E2eRun[]): ScaleOutCase {
   const wall = runs.reduce((a, r) => a + r.wallS, 0);
   const cores: Record<string, number> = {};
   let busy = 0;
+  let foreign = 0;
   for (const r of runs) {
+    foreign += r.foreignCpuS;
     busy += r.foreignCpuS;
     for (const [g, s] of Object.entries(r.cpu)) {
       cores[g] = (cores[g] ?? 0) + s / wall;
       busy += s;
     }
   }
-  return { setup, runs, deliveriesPerS: median(runs.map((r) => r.deliveriesPerS)), cores, machineCores: busy / wall };
+  return {
+    setup,
+    runs,
+    deliveriesPerS: median(runs.map((r) => r.deliveriesPerS)),
+    cores,
+    machineCores: busy / wall,
+    foreignCores: foreign / wall,
+  };
 }
 
 /** Rounds of one worker and two, the order mirrored every other round; each setup warmed up first. */
 export async function runScaleOut(d: ScaleOutDeps): Promise<ScaleOutFigures> {
   const { cfg, e2e } = d;
-  const setups: [ScaleOutSetup, ScaleOutSetup] = [
-    { workers: 1, consumerConcurrency: cfg.consumerConcurrency },
-    { workers: 2, consumerConcurrency: cfg.consumerConcurrency * (cfg.workerConsumesQueue ? 1 : 2) },
-  ];
+  const setup = (workers: number): ScaleOutSetup => ({
+    workers,
+    consumers: cfg.workerConsumesQueue ? 0 : workers,
+    consumerConcurrency: cfg.consumerConcurrency,
+  });
+  const setups: [ScaleOutSetup, ScaleOutSetup] = [setup(1), setup(2)];
   const runs: [E2eRun[], E2eRun[]] = [[], []];
   for (let round = 0; round < cfg.e2eRounds; round++) {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
