@@ -54,6 +54,17 @@ const IN_MEMORY_SQLITE: TemporalServerPersistence = {
   visibility: { pluginName: 'sqlite', databaseName: 'visibility', connectAddr: 'localhost', maxConns: 1 },
 };
 
+/**
+ * Authorization on the frontend with the server's own JWT claim mapper and authorizer (global.
+ * authorization, `default` both): a call's `Authorization: Bearer <JWT>` must be signed by a key of
+ * the JWKS and carry `permissions` such as `default:write` (namespace:role) or
+ * `temporal-system:admin`; as Temporal Cloud takes an API key.
+ */
+export interface TemporalServerAuthorization {
+  /** where the frontend reads the keys that sign tokens (a JWKS over http(s), or file://) */
+  jwksUrl: string;
+}
+
 export interface TemporalServer {
   /** host:port of the frontend (gRPC) */
   address: string;
@@ -64,12 +75,17 @@ export interface TemporalServer {
 /**
  * The real Temporal server (not the CLI's dev server, which takes no TLS), as production runs it
  * minus the database: frontend, history and matching in one process on in-memory SQLite (or on
- * the SQL stores in `persistence`), every port free-picked. With `tls`, the frontend serves TLS only, with client authentication when
- * asked (global.tls.frontend of the server's configuration). No namespace exists until one is
+ * the SQL stores in `persistence`), every port free-picked. With `tls`, the frontend serves TLS
+ * only, with client authentication when asked (global.tls.frontend of the server's configuration). No namespace exists until one is
  * registered (registerNamespace below).
  */
 export async function startTemporalServer(
-  opts: { tls?: TemporalServerTls; persistence?: TemporalServerPersistence; onLog?: (line: string) => void } = {},
+  opts: {
+    tls?: TemporalServerTls;
+    authorization?: TemporalServerAuthorization;
+    persistence?: TemporalServerPersistence;
+    onLog?: (line: string) => void;
+  } = {},
 ): Promise<TemporalServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'temporal-server-'));
   const [grpc, http, hg, mg] = (await Promise.all(Array.from({ length: 4 }, () => freePort()))) as [number, number, number, number];
@@ -101,6 +117,16 @@ export async function startTemporalServer(
         requireClientAuth: ${opts.tls.requireClientAuth}
         clientCaFiles: [${opts.tls.clientCaFile}]`
     : '';
+  const authorization = opts.authorization
+    ? `
+  authorization:
+    authorizer: default
+    claimMapper: default
+    permissionsClaimName: permissions
+    jwtKeyProvider:
+      keySourceURIs: ["${opts.authorization.jwksUrl}"]
+      refreshInterval: 1m`
+    : '';
   const config = `
 log: { stdout: true, level: warn }
 persistence:
@@ -109,7 +135,7 @@ persistence:
   numHistoryShards: ${persistence.numHistoryShards}
   datastores:${store('default', persistence.default)}${store('visibility', persistence.visibility)}
 global:
-  membership: { maxJoinDuration: 30s, broadcastAddress: 127.0.0.1 }${tls}
+  membership: { maxJoinDuration: 30s, broadcastAddress: 127.0.0.1 }${tls}${authorization}
 services:
   frontend: { rpc: { grpcPort: ${grpc}, membershipPort: ${fm}, httpPort: ${http}, bindOnLocalHost: true } }
   history: { rpc: { grpcPort: ${hg}, membershipPort: ${hm}, bindOnLocalHost: true } }
