@@ -16,6 +16,9 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
+# the root's postinstall applies patches/ (patch-package, a devDependency here)
+COPY scripts/postinstall.mjs ./scripts/
+COPY patches ./patches
 # install scripts run (package.json "allowScripts": bcrypt, protobufjs, @swc/core, ...); the
 # native packages ship prebuilt binaries for linux-x64/arm64 glibc, so no compiler is needed.
 # `npm install`, not `npm ci`: the lock file lacks other platforms' optional packages (the
@@ -41,11 +44,15 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
+COPY scripts/postinstall.mjs ./scripts/
 COPY scripts/image/prune-node-modules.sh /usr/local/bin/prune-node-modules
-# the npm cache is a cache mount: it never lands in a layer (and can not be removed: busy).
+# the npm cache is a cache mount: it never lands in a layer (and can not be removed: busy)
+RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev
+# patch-package is a devDependency: the patched package comes from the build stage, where
+# `npm install` applied patches/ (the worker checks at start-up that the patch is there)
+COPY --from=build /src/node_modules/@temporalio/worker/lib ./node_modules/@temporalio/worker/lib
 # prune: this platform's native libraries only, no declarations/maps/docs/tests of dependencies
-RUN --mount=type=cache,target=/root/.npm npm install --no-save --omit=dev \
- && prune-node-modules /app/node_modules
+RUN prune-node-modules /app/node_modules
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

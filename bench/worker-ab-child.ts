@@ -40,13 +40,14 @@ const activities: FanoutActivities = {
 // as the service installs it: SDK and core logs into pino at WARN
 installTemporalRuntime(createLogger({ level: 'info', name: 'worker-ab' }));
 const connection = await NativeConnection.connect({ address });
-const worker = await createFanoutWorker({
+const { worker } = await createFanoutWorker({
   connection,
   namespace: 'default',
   taskQueue,
   activities,
   maxConcurrentActivityTaskExecutions: 100,
   workflowCode: { kind: 'bundle', codePath: bundle },
+  sandboxDiagnostics: process.env.WORKER_SANDBOX_DIAGNOSTICS === 'true',
 });
 const running = worker.run();
 process.send?.('ready');

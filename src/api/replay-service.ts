@@ -3,6 +3,7 @@ import type { EventRepository } from '../db/events.js';
 import type { FailedDeliveryFilter, ReplayQueries } from '../db/replay-queries.js';
 import { describeError, permanent, transient } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
 import type { BulkReplayResult, ReplayStarted } from './schemas.js';
 
 /** startReplay bound to a Temporal client and task queue. */
@@ -33,9 +34,18 @@ export interface ReplayService {
 export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const { logger } = deps;
 
-  const start = async (eventId: string, deliveryIds: string[], actor: string): Promise<ReplayStarted> => {
+  /**
+   * Starts the run in a span of the event's stored trace (linked to the admin request's span), so
+   * the replay's workflow, activities and attempts join the event's trace (docs/tracing.md).
+   */
+  const start = async (eventId: string, deliveryIds: string[], actor: string, traceparent: string | null): Promise<ReplayStarted> => {
     try {
-      const { workflowId } = await deps.startReplay({ eventId, deliveryIds });
+      const attributes = { 'webhook.event_id': eventId, 'webhook.replay.deliveries': deliveryIds.length };
+      const { workflowId } = await inEventTrace('replay event', traceparent, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
+        const started = await deps.startReplay({ eventId, deliveryIds });
+        span?.setAttribute('webhook.workflow_id', started.workflowId);
+        return started;
+      });
       logger.info({ eventId, deliveryIds, workflowId, actor }, 'replay started');
       return { eventId, workflowId, deliveryIds };
     } catch (err) {
@@ -49,8 +59,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     }
   };
 
-  /** The event is still there with its payload; else the refusal that says why not. */
-  const replayableEvent = async (eventId: string): Promise<void> => {
+  /** The event is still there with its payload (and its stored trace context); else the refusal that says why not. */
+  const replayableEvent = async (eventId: string): Promise<{ traceparent: string | null }> => {
     const e = await deps.events.getMeta(eventId);
     if (!e) throw permanent('not_found', `no event ${eventId} (deleted by retention, RETENTION_MAX_AGE, if it existed)`);
     if (e.payloadDroppedAt) {
@@ -59,30 +69,31 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         `event ${eventId} can not be replayed: its payload was dropped by retention (RETENTION_PAYLOAD_MAX_AGE) at ${e.payloadDroppedAt.toISOString()}; its deliveries and attempts stay readable`,
       );
     }
+    return { traceparent: e.traceparent };
   };
 
   return {
     async replayDelivery(id, actor) {
       const d = await deps.deliveries.get(id);
       if (!d) throw permanent('not_found', `no delivery ${id}`);
-      await replayableEvent(d.eventId);
+      const { traceparent } = await replayableEvent(d.eventId);
       if (!(await deps.deliveries.reopenFailed(id))) {
         // retention may have dropped the payload since: say so rather than "not FAILED"
         await replayableEvent(d.eventId);
         const now = (await deps.deliveries.get(id))?.status ?? d.status;
         throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`);
       }
-      return start(d.eventId, [id], actor);
+      return start(d.eventId, [id], actor, traceparent);
     },
 
     async replayEvent(eventId, actor) {
-      await replayableEvent(eventId);
+      const { traceparent } = await replayableEvent(eventId);
       const ids = await deps.replays.reopenFailedOfEvent(eventId);
       if (ids.length === 0) {
         await replayableEvent(eventId);
         throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`);
       }
-      return start(eventId, ids, actor);
+      return start(eventId, ids, actor, traceparent);
     },
 
     async replayMatching(f, limit, dryRun, actor) {
@@ -100,7 +111,9 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         for (let next = queue.shift(); next; next = queue.shift()) {
           const [eventId, deliveryIds] = next;
           try {
-            result.replays.push(await start(eventId, deliveryIds, actor));
+            // the event's trace, only looked up when there is a tracer to continue it
+            const traceparent = tracingOn() ? ((await deps.events.getMeta(eventId))?.traceparent ?? null) : null;
+            result.replays.push(await start(eventId, deliveryIds, actor, traceparent));
             result.replayed += deliveryIds.length;
           } catch (err) {
             result.failed.push({ eventId, deliveryIds, error: describeError(err) });

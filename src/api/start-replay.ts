@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../config/config.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { StartReplay } from './replay-service.js';
 
 /** The Temporal client replays start runs on; called on each replay, so it may make one the first time. */
@@ -23,7 +24,13 @@ export function bindStartReplay(client: TemporalClientSource, taskQueue: string,
  * Temporal's protobuf code, a large part of ingest's memory) is imported then, and the connection
  * is lazy too, so ingest starts and serves webhooks with Temporal down. close() closes it if made.
  */
-export function lazyTemporalClient(opts: Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pick<TemporalConfig, 'tls'>>): {
+export function lazyTemporalClient(
+  opts: Pick<TemporalConfig, 'address' | 'namespace'> &
+    Partial<Pick<TemporalConfig, 'tls'>> & {
+      /** when on, replays start their runs through Temporal's tracing interceptor, as the consumer does */
+      tracing?: Tracing;
+    },
+): {
   client: TemporalClientSource;
   close(): Promise<void>;
 } {
@@ -31,11 +38,16 @@ export function lazyTemporalClient(opts: Pick<TemporalConfig, 'address' | 'names
   return {
     client() {
       if (made === undefined) {
-        made = Promise.all([import('@temporalio/client'), import('../cmd/temporal-connection.js')]).then(
-          ([{ Client, Connection }, { temporalClientOptions }]) =>
+        made = Promise.all([
+          import('@temporalio/client'),
+          import('../cmd/temporal-connection.js'),
+          opts.tracing ? import('../observability/temporal-tracing.js').then((m) => m.clientTracing(opts.tracing!)) : undefined,
+        ]).then(
+          ([{ Client, Connection }, { temporalClientOptions }, interceptors]) =>
             new Client({
               connection: Connection.lazy(temporalClientOptions({ address: opts.address, tls: opts.tls ?? null })),
               namespace: opts.namespace,
+              ...(interceptors ? { interceptors } : {}),
             }),
         );
         // a failed import is not remembered: the next replay tries again

@@ -18,7 +18,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const publisher = createEventPublisher({ sns, aws: cfg.aws, topicArn: cfg.topicArn, maxInFlight: cfg.publishMaxInFlight });
   // admin API replays start workflow runs; the client is made on the first replay, so ingest
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
-  const temporal = cfg.adminApi ? lazyTemporalClient(cfg.temporal) : undefined;
+  const temporal = cfg.adminApi ? lazyTemporalClient({ ...cfg.temporal, tracing }) : undefined;
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
   else if (!cfg.console) logger.info('console disabled (CONSOLE_ENABLED=false)');
   await runService({

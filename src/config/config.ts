@@ -134,6 +134,12 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
    * "Consumer and worker in one process"); null: a separate consumer does.
    */
   consumeQueue: QueueConsumerConfig | null;
+  /**
+   * WORKER_SANDBOX_DIAGNOSTICS=true: the Temporal SDK's deadlock detector and per-promise stack
+   * traces in the workflow sandbox, which cost about a third of the worker's CPU per event; off by
+   * default (processes/workflow-sandbox.ts).
+   */
+  sandboxDiagnostics: boolean;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -381,6 +387,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1, 10_000),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE', false) ? queueConsumer(r) : null,
+    sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS', false),
   };
   r.done();
   return cfg;

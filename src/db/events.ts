@@ -6,6 +6,12 @@ import { toEvent, type EventRow } from './rows.js';
 export type NewEvent = Pick<WebhookEvent, 'source' | 'externalEventId' | 'eventType' | 'payload' | 'contentType' | 'headers'> &
   Partial<Pick<WebhookEvent, 'traceparent'>>;
 
+/** An event the sweeper re-publishes, with the trace its publish joins (docs/tracing.md). */
+interface SweptEvent {
+  id: string;
+  traceparent: string | null;
+}
+
 export interface InsertedEvent {
   id: string;
   duplicate: boolean;
@@ -87,23 +93,23 @@ export function createEventRepository(db: Db) {
     },
 
     /** Accepted events whose publish failed and was not retried by the sender. */
-    async findUnpublished(olderThanMs: number, limit: number): Promise<string[]> {
+    async findUnpublished(olderThanMs: number, limit: number): Promise<SweptEvent[]> {
       const rows = await db<EventRow>('webhook_event')
-        .select('id')
+        .select('id', 'traceparent')
         .whereNull('published_at')
         .where('received_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [olderThanMs]))
         .orderBy('received_at')
         .limit(limit);
-      return rows.map((r) => r.id);
+      return rows.map((r) => ({ id: r.id, traceparent: r.traceparent ?? null }));
     },
 
     /**
      * Published events no consumer has started a workflow for: their message was lost or
      * dead-lettered (e.g. Temporal was down for longer than the queue's receive budget).
      */
-    async findUnstarted(publishedBeforeMs: number, limit: number, asOf?: string): Promise<string[]> {
+    async findUnstarted(publishedBeforeMs: number, limit: number, asOf?: string): Promise<SweptEvent[]> {
       const rows = await db<EventRow>('webhook_event')
-        .select('id')
+        .select('id', 'traceparent')
         .whereNull('workflow_id')
         // asOf (the database's time when a sweep pass began) keeps rows re-published during the
         // pass out of it, even with no grace period
@@ -116,7 +122,7 @@ export function createEventRepository(db: Db) {
         .orderBy('published_at')
         .orderBy('id')
         .limit(limit);
-      return rows.map((r) => r.id);
+      return rows.map((r) => ({ id: r.id, traceparent: r.traceparent ?? null }));
     },
 
     /**

@@ -28,6 +28,17 @@ export interface TemporalServerTls {
   requireClientAuth: boolean;
 }
 
+/**
+ * Authorization on the frontend with the server's own JWT claim mapper and authorizer (global.
+ * authorization, `default` both): a call's `Authorization: Bearer <JWT>` must be signed by a key of
+ * the JWKS and carry `permissions` such as `default:write` (namespace:role) or
+ * `temporal-system:admin`; as Temporal Cloud takes an API key.
+ */
+export interface TemporalServerAuthorization {
+  /** where the frontend reads the keys that sign tokens (a JWKS over http(s), or file://) */
+  jwksUrl: string;
+}
+
 export interface TemporalServer {
   /** host:port of the frontend (gRPC) */
   address: string;
@@ -42,7 +53,9 @@ export interface TemporalServer {
  * asked (global.tls.frontend of the server's configuration). No namespace exists until one is
  * registered (registerNamespace below).
  */
-export async function startTemporalServer(opts: { tls?: TemporalServerTls; onLog?: (line: string) => void } = {}): Promise<TemporalServer> {
+export async function startTemporalServer(
+  opts: { tls?: TemporalServerTls; authorization?: TemporalServerAuthorization; onLog?: (line: string) => void } = {},
+): Promise<TemporalServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'temporal-server-'));
   const [grpc, http, fm, hg, hm, mg, mm] = (await Promise.all(Array.from({ length: 7 }, () => freePort()))) as [
     number,
@@ -74,6 +87,16 @@ export async function startTemporalServer(opts: { tls?: TemporalServerTls; onLog
         requireClientAuth: ${opts.tls.requireClientAuth}
         clientCaFiles: [${opts.tls.clientCaFile}]`
     : '';
+  const authorization = opts.authorization
+    ? `
+  authorization:
+    authorizer: default
+    claimMapper: default
+    permissionsClaimName: permissions
+    jwtKeyProvider:
+      keySourceURIs: ["${opts.authorization.jwksUrl}"]
+      refreshInterval: 1m`
+    : '';
   const config = `
 log: { stdout: true, level: warn }
 persistence:
@@ -82,7 +105,7 @@ persistence:
   numHistoryShards: 1
   datastores:${sqlite('default')}${sqlite('visibility')}
 global:
-  membership: { maxJoinDuration: 30s, broadcastAddress: 127.0.0.1 }${tls}
+  membership: { maxJoinDuration: 30s, broadcastAddress: 127.0.0.1 }${tls}${authorization}
 services:
   frontend: { rpc: { grpcPort: ${grpc}, membershipPort: ${fm}, httpPort: ${http}, bindOnLocalHost: true } }
   history: { rpc: { grpcPort: ${hg}, membershipPort: ${hm}, bindOnLocalHost: true } }

@@ -21,7 +21,7 @@ export interface InboundRequest {
 export type ReceiveResult = { eventId: string; duplicate: boolean } | { handshake: Handshake };
 
 const INSERT_ATTRIBUTES = { 'db.system': 'postgresql', 'db.operation.name': 'INSERT', 'db.collection.name': 'webhook_event' };
-const PUBLISH_ATTRIBUTES = {
+export const PUBLISH_ATTRIBUTES = {
   'messaging.system': 'aws_sns',
   'messaging.operation.type': 'send',
   'messaging.operation.name': 'PublishBatch',

@@ -1,7 +1,9 @@
 import type { EventRepository } from '../db/events.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
+import { activeTraceCarrier, inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
 import type { EventPublisher } from '../transport/publisher.js';
+import { PUBLISH_ATTRIBUTES } from './receive-webhook.js';
 
 /** How long after publishing an event without a workflow counts as stuck (SWEEP_UNSTARTED_AFTER_SECONDS). */
 export const DEFAULT_UNSTARTED_AFTER_MS = 60_000;
@@ -54,13 +56,16 @@ export function createSweeper(deps: {
       );
       // both kinds are accepted events with no known message: the gauge counts them alike
       if (pass === 0) deps.metrics.unpublishedEvents.set(unpublished.length + unstarted.length);
-      const ids = [...unpublished.map((id) => ({ id, via: 'sweeper' })), ...unstarted.map((id) => ({ id, via: 'sweeper_unstarted' }))];
+      const ids = [...unpublished.map((e) => ({ ...e, via: 'sweeper' })), ...unstarted.map((e) => ({ ...e, via: 'sweeper_unstarted' }))];
       if (ids.length === 0) break;
-      deps.logger.info({ unpublished, unstarted }, 'sweeper re-publishing events');
+      deps.logger.info(
+        { unpublished: unpublished.map((e) => e.id), unstarted: unstarted.map((e) => e.id) },
+        'sweeper re-publishing events',
+      );
       // concurrently: the ingest's publisher batches them into PublishBatch calls
       const results = await Promise.allSettled(
-        ids.map(async ({ id, via }) => {
-          await deps.publisher.publish(id);
+        ids.map(async ({ id, traceparent, via }) => {
+          await (tracingOn() ? republishInTrace(id, traceparent, via) : deps.publisher.publish(id));
           // an unstarted one waits the grace period again before its next copy
           await (via === 'sweeper' ? deps.events.markPublished(id) : deps.events.markRepublished(id));
           deps.metrics.republished.inc({ via });
@@ -80,6 +85,19 @@ export function createSweeper(deps: {
     }
     return published;
   }
+
+  /**
+   * The re-publish as a producer span of the event's stored trace, whose context the message
+   * carries on to the consumer: the delivery joins the trace of the request that brought the
+   * event, however late (docs/tracing.md). An event stored untraced gets a trace of its own.
+   */
+  const republishInTrace = (eventId: string, traceparent: string | null, via: string): Promise<void> =>
+    inEventTrace(
+      'republish event',
+      traceparent,
+      { kind: SpanKind.PRODUCER, attributes: { ...PUBLISH_ATTRIBUTES, 'webhook.event_id': eventId, 'webhook.republished_by': via } },
+      () => deps.publisher.publish(eventId, activeTraceCarrier()),
+    );
 
   const tick = (): void => {
     if (running) return;

@@ -69,6 +69,27 @@ export function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | und
   );
 }
 
+/**
+ * Runs fn in a span of an event's stored trace (webhook_event.traceparent, the inbound request's
+ * span): a replay or a re-publish long after the event came in joins the event's trace, as its
+ * child, and links to what caused it now (the active span: the admin request, when there is one).
+ * With no stored trace (tracing was off when the event came in, or it was sampled out) the span
+ * is a child of the active context, a trace of its own. Off: fn(undefined). Why this way round:
+ * docs/tracing.md, "Replays and re-publishes".
+ */
+export function inEventTrace<T>(
+  name: string,
+  stored: string | null | undefined,
+  opts: Omit<SpanOptions, 'parent' | 'links'>,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (tracer === undefined) return fn(undefined);
+  if (!isTraceparent(stored)) return inSpan(name, opts, fn);
+  const cause = trace.getSpanContext(context.active());
+  const links = cause && trace.isSpanContextValid(cause) ? [{ context: cause }] : [];
+  return inSpan(name, { ...opts, parent: contextOf({ traceparent: stored }), links }, fn);
+}
+
 /** Marks a span as failed with the error's message (never a stack or a request's content). */
 export function failed(span: Span | undefined, err: unknown): void {
   if (span === undefined) return;

@@ -4,6 +4,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import type { FanoutActivities } from '../activities/types.js';
 import type { WorkerTracing } from '../observability/temporal-tracing.js';
 import { TASK_QUEUE } from '../workflows/names.js';
+import { workflowSandboxOptions, type SandboxMode } from './workflow-sandbox.js';
 
 export interface FanoutWorkerOptions {
   connection: NativeConnection;
@@ -21,6 +22,8 @@ export interface FanoutWorkerOptions {
   identity?: string;
   /** Temporal's OpenTelemetry interceptors and the workflow spans' sink (observability/temporal-tracing.ts); none: no tracing */
   tracing?: WorkerTracing;
+  /** the SDK's deadlock detector and stack traces in the workflow sandbox (workflow-sandbox.ts); default off */
+  sandboxDiagnostics?: boolean;
 }
 
 /** Workflow runs kept in the worker's sticky cache (see createFanoutWorker). */
@@ -55,9 +58,10 @@ export function resolveWorkflowCode(): WorkflowCode {
 }
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
-export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Worker> {
+export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ worker: Worker; sandbox: SandboxMode }> {
   const code = opts.workflowCode ?? resolveWorkflowCode();
-  return Worker.create({
+  const sandbox = workflowSandboxOptions(opts.sandboxDiagnostics ?? false);
+  const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
@@ -80,6 +84,7 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
     // holds the runs waiting for retries; one evicted is replayed from its (short) history.
     maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30 seconds',
+    ...sandbox.options,
     ...(opts.identity === undefined ? {} : { identity: opts.identity }),
     ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
     interceptors: {
@@ -87,6 +92,7 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<Wor
       ...(code.kind === 'source' ? { workflowModules: [workflowInterceptorModule(code.workflowsPath)] } : {}),
     },
   });
+  return { worker, sandbox: sandbox.mode };
 }
 
 function workflowCodeOptions(code: WorkflowCode): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {

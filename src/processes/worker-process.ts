@@ -16,9 +16,10 @@ import { clientTracing, workerTracing } from '../observability/temporal-tracing.
 import { TRACING_OFF, type Tracing } from '../observability/tracing.js';
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
-export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> & {
-  temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
-};
+export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
+  Partial<Pick<WorkerConfig, 'sandboxDiagnostics'>> & {
+    temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
+  };
 
 export interface WorkerDeps {
   settings: WorkerSettings;
@@ -60,7 +61,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     workflowCode.kind === 'bundle' ? { workflowBundle: workflowCode.codePath } : { workflowsPath: workflowCode.workflowsPath },
     workflowCode.kind === 'bundle' ? 'workflow code: prebuilt bundle' : 'workflow code: bundling from source at start-up',
   );
-  const worker = await createFanoutWorker({
+  const { worker, sandbox } = await createFanoutWorker({
     workflowCode,
     connection: deps.connection,
     namespace: settings.temporal.namespace,
@@ -74,7 +75,19 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
     tracing: await workerTracing(tracing),
+    sandboxDiagnostics: settings.sandboxDiagnostics ?? false,
   });
+  if (sandbox === 'diagnostics-on-unpatched-sdk') {
+    deps.logger.warn(
+      { sandbox },
+      'the Temporal SDK is not patched (an install without its scripts?): the workflow sandbox keeps its deadlock detector and stack traces, at about a third more worker CPU per event',
+    );
+  } else {
+    deps.logger.info(
+      { sandbox },
+      sandbox === 'diagnostics-off' ? 'workflow sandbox: no deadlock detector, no stack traces' : 'workflow sandbox: SDK diagnostics on',
+    );
+  }
   const interceptors = deps.queue ? await clientTracing(tracing) : undefined;
   const consumer =
     deps.queue &&

@@ -22,6 +22,8 @@ export interface CollectedSpan {
   kind: number;
   attributes: Record<string, string | number | boolean>;
   events: Array<{ name: string; attributes: Record<string, string | number | boolean> }>;
+  /** the spans this one links to (not its parent) */
+  links: Array<{ traceId: string; spanId: string }>;
   status: { code?: number; message?: string };
 }
 
@@ -87,6 +89,10 @@ export async function startCollector(): Promise<Collector> {
                 events: ((s.events as Array<{ name: string; attributes?: KeyValues }> | undefined) ?? []).map((e) => ({
                   name: e.name,
                   attributes: attrs(e.attributes),
+                })),
+                links: ((s.links as Array<{ traceId?: string; spanId?: string }> | undefined) ?? []).map((l) => ({
+                  traceId: hex(l.traceId),
+                  spanId: hex(l.spanId),
                 })),
                 status: (s.status as CollectedSpan['status'] | undefined) ?? {},
               });

@@ -19,6 +19,7 @@ import {
 } from '../schemas.js';
 import { attemptView, deliveryView } from '../views.js';
 import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+import { inReplayRequestSpan } from './replay-request-span.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -120,7 +121,9 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       },
     },
     async (req, reply) => {
-      const replay = await deps.replay.replayDelivery(req.params.id, actorOf(req));
+      const replay = await inReplayRequestSpan('/api/deliveries/{id}/replay', req.headers, () =>
+        deps.replay.replayDelivery(req.params.id, actorOf(req)),
+      );
       const row = await deps.queries.getDelivery(req.params.id);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return reply.code(202).send({ delivery: deliveryView(row), replay });
@@ -150,11 +153,13 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
     },
     async (req, reply) => {
       const b = req.body;
-      const result = await deps.replay.replayMatching(
-        { source: b.source, endpointId: b.endpointId, eventType: b.eventType, from: dateOrUndefined(b.from), to: dateOrUndefined(b.to) },
-        b.limit ?? BULK_REPLAY_LIMIT.default,
-        b.dryRun ?? false,
-        actorOf(req),
+      const result = await inReplayRequestSpan('/api/deliveries/replay', req.headers, () =>
+        deps.replay.replayMatching(
+          { source: b.source, endpointId: b.endpointId, eventType: b.eventType, from: dateOrUndefined(b.from), to: dateOrUndefined(b.to) },
+          b.limit ?? BULK_REPLAY_LIMIT.default,
+          b.dryRun ?? false,
+          actorOf(req),
+        ),
       );
       return reply.code(result.dryRun ? 200 : 202).send(result);
     },

@@ -16,6 +16,7 @@ import {
 } from '../schemas.js';
 import { eventDetailView, eventSummaryView } from '../views.js';
 import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+import { inReplayRequestSpan } from './replay-request-span.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -98,7 +99,9 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       },
     },
     async (req, reply) => {
-      const started = await deps.replay.replayEvent(req.params.id, actorOf(req));
+      const started = await inReplayRequestSpan('/api/events/{id}/replay', req.headers, () =>
+        deps.replay.replayEvent(req.params.id, actorOf(req)),
+      );
       return reply.code(202).send(started);
     },
   );

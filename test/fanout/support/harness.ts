@@ -50,6 +50,8 @@ export async function startFanoutHarness(
   opts: {
     backoff?: BackoffSettings;
     /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase;
+    /** WORKER_SANDBOX_DIAGNOSTICS (default off, as in production) */
+    sandboxDiagnostics?: boolean;
   } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
@@ -70,6 +72,7 @@ export async function startFanoutHarness(
       outboundDenyCidrs: [],
       outboundAllowCidrs: [],
       maxConcurrentActivities: 100,
+      sandboxDiagnostics: opts.sandboxDiagnostics ?? false,
     },
     connection,
     repos,

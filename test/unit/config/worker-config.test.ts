@@ -62,3 +62,19 @@ describe('the worker configuration: consuming the queue itself (WORKER_CONSUME_Q
     expect(problems(env)).toEqual([expect.stringMatching(problem)]);
   });
 });
+
+describe('the worker configuration: the workflow sandbox diagnostics (WORKER_SANDBOX_DIAGNOSTICS)', () => {
+  it.each([
+    { env: {}, sandboxDiagnostics: false },
+    { env: { WORKER_SANDBOX_DIAGNOSTICS: 'true' }, sandboxDiagnostics: true },
+    { env: { WORKER_SANDBOX_DIAGNOSTICS: 'false' }, sandboxDiagnostics: false },
+  ])('$env -> $sandboxDiagnostics', ({ env, sandboxDiagnostics }) => {
+    expect(loadWorkerConfig({ ...base, ...env }).sandboxDiagnostics).toBe(sandboxDiagnostics);
+  });
+
+  it('names a value that is not a boolean', () => {
+    expect(problems({ WORKER_SANDBOX_DIAGNOSTICS: 'sometimes' })).toEqual([
+      expect.stringMatching(/^WORKER_SANDBOX_DIAGNOSTICS must be true or false, got "sometimes"/),
+    ]);
+  });
+});

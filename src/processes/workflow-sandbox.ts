@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { WorkerOptions } from '@temporalio/worker';
+
+/**
+ * The workflow sandbox's two diagnostics, and the Temporal SDK patch that lets the worker turn them
+ * off (patches/@temporalio+worker+*.patch, applied by `npm install`: scripts/postinstall.mjs).
+ *
+ * On every workflow activation the SDK calls into the workflow's V8 context three times with a
+ * timeout (its deadlock detector), and Node starts and joins a watchdog thread for each such call;
+ * and a promise hook captures a stack trace for every promise workflow code creates (for the
+ * `__stack_trace` query). Together they were a third of the worker's CPU per one-endpoint event
+ * (docs/benchmarks.md, issue 26); SDK 1.24 has no option for either (upstream:
+ * temporalio/sdk-typescript#1587, nodejs/node#47739). The patch adds two: `isolateExecutionTimeout`
+ * 0 makes the calls without a timeout, `workflowStackTraces: false` installs no hook.
+ * WebhookFanoutWorkflow is ours, small and replay-tested, so the worker runs without both unless
+ * WORKER_SANDBOX_DIAGNOSTICS=true (then the SDK's defaults: a 5 s deadlock detector, stack traces).
+ */
+const PATCH_MARKERS: ReadonlyArray<readonly [file: string, marker: string]> = [
+  ['workflow/reusable-vm.js', 'isolateExecutionTimeoutMs > 0 ?'],
+  ['workflow/vm-shared.js', 'install(stackTraces = true)'],
+];
+
+/** Whether the installed @temporalio/worker carries the patch (an install with --ignore-scripts would not). */
+export function sdkPatchApplied(): boolean {
+  const lib = dirname(createRequire(import.meta.url).resolve('@temporalio/worker'));
+  return PATCH_MARKERS.every(([file, marker]) => {
+    try {
+      return readFileSync(join(lib, file), 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+export type SandboxMode = 'diagnostics-on' | 'diagnostics-off' | 'diagnostics-on-unpatched-sdk';
+
+/**
+ * The worker options for the sandbox. Without the patch an unpatched SDK would pass a timeout of 0
+ * to Node (which refuses it), so then the SDK's defaults stay, whatever was asked.
+ */
+export function workflowSandboxOptions(
+  diagnostics: boolean,
+  patched: boolean = sdkPatchApplied(),
+): { mode: SandboxMode; options: Pick<WorkerOptions, 'isolateExecutionTimeout' | 'workflowStackTraces'> } {
+  if (diagnostics) return { mode: 'diagnostics-on', options: {} };
+  if (!patched) return { mode: 'diagnostics-on-unpatched-sdk', options: {} };
+  return { mode: 'diagnostics-off', options: { isolateExecutionTimeout: 0, workflowStackTraces: false } };
+}
