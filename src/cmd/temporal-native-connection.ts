@@ -1,7 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
-import type { TemporalConfig } from '../config/config.js';
 import { API_KEY_REFRESH_MS, currentApiKey, temporalConnectionSettings } from '../config/tls.js';
-import { explained } from './temporal-connection.js';
+import { checkAccess, explained, type TemporalTarget } from './temporal-connection.js';
 
 /**
  * The worker's NativeConnection with the configured TLS, client certificate and API key
@@ -9,7 +8,7 @@ import { explained } from './temporal-connection.js';
  * API_KEY_REFRESH_MS and handed to the connection when it changed (a rotated Secret); close()
  * stops that and closes the connection.
  */
-export async function connectTemporalNative(t: Pick<TemporalConfig, 'address' | 'tls'>): Promise<NativeConnection> {
+export async function connectTemporalNative(t: TemporalTarget): Promise<NativeConnection> {
   const settings = temporalConnectionSettings(t);
   let connection: NativeConnection;
   try {
@@ -17,6 +16,7 @@ export async function connectTemporalNative(t: Pick<TemporalConfig, 'address' | 
   } catch (err) {
     throw await explained(err, t);
   }
+  await checkAccess(connection, t);
   const key = t.tls?.apiKey;
   if (key === undefined || 'value' in key) return connection;
   let last = settings.apiKey;

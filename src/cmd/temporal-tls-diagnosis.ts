@@ -75,3 +75,55 @@ function splitAddress(address: string): string[] {
   const i = address.lastIndexOf(':');
   return i < 0 ? [address] : [address.slice(0, i), address.slice(i + 1)];
 }
+
+/** gRPC status codes of a refused credential: PERMISSION_DENIED (what Temporal's authorizer answers), UNAUTHENTICATED. */
+const REFUSED_CODES = new Set([7, 16]);
+
+/** Whether an error (the client's ServiceError, the worker core's error) is the server refusing the caller's credentials. */
+export function isAuthorizationRefusal(err: unknown): boolean {
+  // the client wraps it: "Failed to connect to Temporal server", the refusal as its cause
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'number' && REFUSED_CODES.has(code)) return true;
+    const message = e instanceof Error ? e.message : String(e);
+    if (/PERMISSION_DENIED|permission ?denied|UNAUTHENTICATED|Request unauthorized/i.test(message)) return true;
+  }
+  return false;
+}
+
+/** The API key as configured: which setting gave it, and its value now (never put in a message). */
+export interface ConfiguredApiKey {
+  setting: 'TEMPORAL_API_KEY' | 'TEMPORAL_API_KEY_FILE';
+  key: string | undefined;
+}
+
+/**
+ * Why a server with authorization on (Temporal Cloud, or a self-hosted one with a JWT claim mapper)
+ * refused the connection, in words that name the setting (pure). Temporal answers every refusal
+ * alike ("Request unauthorized."), on purpose; what can be told apart here is: no key at all, a
+ * key (a JWT, as Temporal Cloud's and the default claim mapper's are) whose `exp` has passed, and
+ * the rest (signed by a key the server does not trust, or no permission on the namespace).
+ */
+export function diagnoseTemporalAuth(apiKey: ConfiguredApiKey | undefined, namespace: string | undefined, now = Date.now()): string {
+  if (apiKey === undefined) {
+    return 'the server refuses calls without an API key: set TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE (Temporal Cloud, or a server with authorization on)';
+  }
+  const expiresAt = jwtExpiry(apiKey.key);
+  if (expiresAt !== undefined && expiresAt <= now) {
+    return `the API key (${apiKey.setting}) expired at ${new Date(expiresAt).toISOString()}: set a current one`;
+  }
+  const where = namespace === undefined ? '' : ` or does not grant access to namespace "${namespace}" (TEMPORAL_NAMESPACE)`;
+  return `the server refuses the API key (${apiKey.setting}): it is not signed by a key the server trusts${where}`;
+}
+
+/** A JWT's `exp` in ms, or undefined when the key is not a JWT or has none (pure; nothing is verified here). */
+function jwtExpiry(key: string | undefined): number | undefined {
+  const payload = key?.split('.');
+  if (payload?.length !== 3 || payload[1] === undefined) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload[1], 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
