@@ -2,22 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedriver, type Redriver } from '../../src/workflows/start/redrive.js';
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+import { type OperatorStore } from '../../src/operator/store.js';
 import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '../fanout/support/harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { type TestDatabase } from '../support/db.js';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
+import { apply, customObjects, eventually, ready, settled, type TestOperator } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
@@ -35,12 +26,14 @@ let op: TestOperator;
 let fanout: FanoutHarness;
 let redriver: Redriver;
 let receiver: Receiver;
+let scene: OperatorScene;
 
 beforeAll(async () => {
-  [conn, tdb, receiver] = await Promise.all([sharedKube(), createTestDatabase(), startReceiver([{ status: 500, body: 'down' }])]);
-  store = createOperatorStore(tdb.db);
-  ns = await createNamespace(conn, 'health');
-  op = await startTestOperator(conn, tdb.db, { namespaces: [ns], healthPollMs: 200 });
+  [scene, receiver] = await Promise.all([
+    startOperatorScene('health', { operator: { healthPollMs: 200 } }),
+    startReceiver([{ status: 500, body: 'down' }]),
+  ]);
+  ({ conn, tdb, store, ns, op } = scene);
   fanout = await startFanoutHarness({ database: tdb });
   redriver = createRedriver({
     queries: createRedriveQueries(tdb.db),
@@ -51,15 +44,13 @@ beforeAll(async () => {
     intervalMs: 100,
   });
   redriver.start();
-  await settled(op);
 });
 
 afterAll(async () => {
   await redriver?.stop();
-  await op?.stop();
   await fanout?.close();
   await receiver?.close();
-  await tdb?.destroy();
+  await scene?.close();
 });
 
 const endpointYaml = (name: string, url: string, autoDisable: string) => `apiVersion: webhookfanout.io/v1alpha1

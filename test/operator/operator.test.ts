@@ -2,21 +2,10 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import {
-  apply,
-  counter,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  secretYaml,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+import { apply, counter, customObjects, eventually, ready, settled, secretYaml, type TestOperator } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { type TestDatabase } from '../support/db.js';
+import { type OperatorStore } from '../../src/operator/store.js';
 
 /**
  * The operator against a real kube-apiserver and a real Postgres, running as the least-privilege
@@ -28,18 +17,15 @@ let tdb: TestDatabase;
 let store: OperatorStore;
 let ns: string;
 let op: TestOperator;
+let scene: OperatorScene;
 
 beforeAll(async () => {
-  [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
-  store = createOperatorStore(tdb.db);
-  ns = await createNamespace(conn, 'op');
-  op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
-  await settled(op);
+  scene = await startOperatorScene('op');
+  ({ conn, tdb, store, ns, op } = scene);
 });
 
 afterAll(async () => {
-  await op?.stop();
-  await tdb?.destroy();
+  await scene?.close();
 });
 
 describe('WebhookEndpoint', () => {

@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubectlError, type KubeConnection } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { apply, customObjects, eventually } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { type TestDatabase } from '../support/db.js';
 
 // InboundCredential spec.retention: a source's own retention ages, checked by the CRD on a real
 // kube-apiserver and written to the credential's row by the operator.
@@ -34,17 +26,14 @@ describe('InboundCredential spec.retention against kube-apiserver and the operat
   let conn: KubeConnection;
   let ns: string;
   let tdb: TestDatabase;
-  let op: TestOperator;
+  let scene: OperatorScene;
 
   beforeAll(async () => {
-    [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
-    ns = await createNamespace(conn, 'retention');
-    op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
-    await settled(op);
+    scene = await startOperatorScene('retention');
+    ({ conn, tdb, ns } = scene);
   });
   afterAll(async () => {
-    await op?.stop();
-    await tdb?.destroy();
+    await scene?.close();
   });
 
   it.each([
