@@ -7,7 +7,7 @@ import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '..
 import { type TestDatabase } from '../support/db.js';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import { apply, customObjects, eventually, ready, settled, type TestOperator } from '../support/kube-shared.js';
+import { apply, customObjects, eventually, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -78,14 +78,7 @@ describe('WebhookEndpoint autoDisable', () => {
       apply(conn, ns, endpointYaml('bad', 'http://127.0.0.1:9/x', 'autoDisable: {afterConsecutiveFailures: -1}')),
     ).rejects.toThrow(/afterConsecutiveFailures.*(greater than or equal to 0|should be >= 0)/);
     await apply(conn, ns, endpointYaml('plain', 'http://127.0.0.1:9/x', ''));
-    const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'plain');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'plain Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'plain');
     expect(cr.status?.state).toBe('ACTIVE');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ autoDisableAfter: 0, disabledAt: null });
   });
@@ -93,13 +86,7 @@ describe('WebhookEndpoint autoDisable', () => {
   it('disabled after N FAILED deliveries: Ready=False AutoDisabled, a Warning Event, DISABLED in kubectl get; a new annotation value enables it and redrives each missed event once, oldest first', async () => {
     await apply(conn, ns, endpointYaml('orders', receiver.url, 'autoDisable: {afterConsecutiveFailures: 2}'));
     const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'orders');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'orders Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'orders');
     const row = await store.endpointByUid(cr.metadata.uid);
     expect(row).toMatchObject({ autoDisableAfter: 2 });
     const endpointId = row!.id;

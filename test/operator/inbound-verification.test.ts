@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, customObjects, eventually, ready, secretYaml } from '../support/kube-shared.js';
+import { apply, customObjects, eventually, ready, secretYaml, whenReady } from '../support/kube-shared.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { http } from '../support/http.js';
@@ -53,13 +53,7 @@ spec:
   verification: ${verificationYaml(stripe, 'stripe-signing', ['current', 'previous'])}
 `,
     );
-    const cr = await eventually(
-      async () => {
-        const o = await customObjects(conn).get('InboundCredential', ns, 'stripe');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'stripe Ready' },
-    );
+    const cr = await whenReady(conn, 'InboundCredential', ns, 'stripe');
     const row = await store.credentialByUid(cr.metadata.uid);
     expect(row).toMatchObject({
       source: 'op-stripe',

@@ -2,7 +2,17 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import { apply, counter, customObjects, eventually, ready, settled, secretYaml, type TestOperator } from '../support/kube-shared.js';
+import {
+  apply,
+  counter,
+  customObjects,
+  eventually,
+  ready,
+  settled,
+  secretYaml,
+  type TestOperator,
+  whenReady,
+} from '../support/kube-shared.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { type OperatorStore } from '../../src/operator/store.js';
@@ -49,14 +59,7 @@ spec:
     X-Team: payments
 `,
     );
-    const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'orders');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'orders Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'orders');
     expect(cr.metadata.finalizers).toContain('webhookfanout.io/finalizer');
     expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
     expect(ready(cr)).toMatchObject({ reason: 'Synced', observedGeneration: cr.metadata.generation });
@@ -132,13 +135,7 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'standard');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'standard Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'standard');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
       authType: 'STANDARD_WEBHOOKS',
       signingSecret: newKey,
@@ -279,14 +276,7 @@ spec:
   passwordSecretRef: { name: shopify-inbound, key: password }
 `,
     );
-    const crs = customObjects(conn);
-    const stripe = await eventually(
-      async () => {
-        const o = await crs.get('InboundCredential', ns, 'stripe');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'stripe Ready' },
-    );
+    const stripe = await whenReady(conn, 'InboundCredential', ns, 'stripe');
     const row = await store.credentialByUid(stripe.metadata.uid);
     expect(row).toMatchObject({
       id: stripe.status?.credentialId,
@@ -298,13 +288,7 @@ spec:
     expect(row?.passwordHash).toMatch(/^\$2[aby]\$/);
     expect(await bcrypt.compare('pa55word', row?.passwordHash ?? '')).toBe(true);
 
-    const shopify = await eventually(
-      async () => {
-        const o = await crs.get('InboundCredential', ns, 'shopify');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'shopify Ready' },
-    );
+    const shopify = await whenReady(conn, 'InboundCredential', ns, 'shopify');
     expect((await store.credentialByUid(shopify.metadata.uid))?.passwordHash).toBe(hash);
   });
 
@@ -395,14 +379,7 @@ describe('failures', () => {
     } finally {
       await tdb.db.raw('ALTER TABLE webhook_endpoint_away RENAME TO webhook_endpoint');
     }
-    const crs = customObjects(conn);
-    const later = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'later');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'later Ready after the failure', timeoutMs: 30_000 },
-    );
+    const later = await whenReady(conn, 'WebhookEndpoint', ns, 'later', { what: 'later Ready after the failure', timeoutMs: 30_000 });
     expect(await store.endpointByUid(later.metadata.uid)).toMatchObject({ url: 'http://later.example/h' });
   });
 });

@@ -139,6 +139,22 @@ export async function eventually<T>(
   }
 }
 
+/** The resource once the operator reconciled it: its Ready condition True. */
+export const whenReady = (
+  conn: KubeConnection,
+  kind: 'WebhookEndpoint' | 'InboundCredential',
+  namespace: string,
+  name: string,
+  opts: { timeoutMs?: number; what?: string } = {},
+): Promise<CrObject> =>
+  eventually(
+    async () => {
+      const o = await customObjects(conn).get(kind, namespace, name);
+      return ready(o)?.status === 'True' ? o : undefined;
+    },
+    { what: `${name} Ready`, ...opts },
+  );
+
 export interface TestOperator extends RunningOperator {
   metrics: OperatorMetrics;
   registry: ReturnType<typeof createMetrics>['registry'];
