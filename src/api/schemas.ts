@@ -83,6 +83,7 @@ export const DeliveryListQuery = Type.Object(
     source: Type.Optional(SourceParam),
     endpointId: Type.Optional(Uuid()),
     eventId: Type.Optional(Uuid()),
+    eventType: Type.Optional(TextParam("the event's type, exactly (as the bulk replay's eventType)")),
     ...timeParams('createdAt'),
     ...pageParams,
   },

@@ -2,6 +2,7 @@
 import * as nodeModule from 'node:module';
 import { ConfigError } from '../config/env-reader.js';
 import { fatalLine } from '../observability/logger.js';
+import { startFailure } from './start-failure.js';
 
 interface CommandModule {
   main(env: NodeJS.ProcessEnv, argv: string[]): Promise<void>;
@@ -89,7 +90,7 @@ run().catch((err: unknown) => {
     process.stderr.write(fatalLine(err.message, { problems: err.problems }));
     process.exit(2);
   }
-  const detail = err instanceof Error ? { err: { type: err.name, message: err.message, stack: err.stack } } : { err: String(err) };
-  process.stderr.write(fatalLine('failed to start', detail));
+  const failure = startFailure(err);
+  process.stderr.write(fatalLine(`failed to start: ${failure.cause}`, { err: failure.err }));
   process.exit(1);
 });

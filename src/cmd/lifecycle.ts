@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { routeProcessWarnings } from '../observability/logger.js';
 import { startManagementServer, type ReadinessCheck } from '../observability/management-server.js';
 import type { RunningProcess } from '../processes/running-process.js';
+import { startFailure } from './start-failure.js';
 
 export interface ServiceRun {
   /** resolves once the service stopped (signal or fatal error) */
@@ -79,7 +80,9 @@ export async function runService(opts: {
     // only now: /readyz said 503 "starting" while the public port did not listen yet
     if (!stopping) management.setStarted();
   } catch (err) {
-    logger.error({ err }, `${opts.name}: failed to start`);
+    const failure = startFailure(err);
+    // not under `err`: pino's error serializer would take the plain object for an Error and add its raw cause
+    logger.error({ error: failure.err }, `${opts.name}: failed to start: ${failure.cause}`);
     await shutdown('start failed', 1);
   }
   logger.info({ managementPort: management.port }, `${opts.name}: started; /metrics, /healthz, /readyz on port ${management.port}`);

@@ -1,3 +1,4 @@
+import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -18,10 +19,7 @@ export async function waitFor<T>(
       if (n > 1) opts.logger.info({ dependency: what, attempts: n }, `${what} reachable`);
       return result;
     } catch (err) {
-      opts.logger.warn(
-        { dependency: what, attempt: n, retryInMs: delay, err: err instanceof Error ? err.message : String(err) },
-        `${what} unreachable; retrying`,
-      );
+      opts.logger.warn({ dependency: what, attempt: n, retryInMs: delay, err: describeError(err) }, `${what} unreachable; retrying`);
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, opts.maxDelayMs ?? 5_000);
     }

@@ -39,6 +39,8 @@ export interface DeliveryFilter extends TimeRange {
   source?: string;
   endpointId?: string;
   eventId?: string;
+  /** the event's type */
+  eventType?: string;
 }
 
 /** An event without its payload bytes (a page of 200 could otherwise weigh 200 MiB). */
@@ -184,6 +186,7 @@ export function createAdminQueries(db: Db) {
       if (f.source !== undefined) q.where('e.source', f.source);
       if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
       if (f.eventId !== undefined) q.where('d.event_id', f.eventId);
+      if (f.eventType !== undefined) q.where('e.event_type', f.eventType);
       applyRange(q, 'd.created_at', f);
       return page<DeliveryListRow>(db, q, 'd.created_at', 'd.id', limit, after);
     },

@@ -50,11 +50,14 @@ export function isAppError(err: unknown): err is AppError {
 // knex prefixes driver errors with the full SQL text: keep only the reason after it
 const withoutSql = (message: string): string => /^(insert|update|delete|select|with)\b[\s\S]* - ([^]*)$/i.exec(message)?.[2] ?? message;
 
+// a URL's user information (postgres://user:password@host) is a credential wherever a driver quotes it
+const withoutUserInfo = (text: string): string => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[redacted]@');
+
 /** A one-line, secret-free description of any thrown value, for logs and last_error. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? `: ${withoutSql(err.cause.message)}` : '';
-    return `${withoutSql(err.message)}${cause}`.replace(/\s+/g, ' ').slice(0, 500);
+    return withoutUserInfo(`${withoutSql(err.message)}${cause}`.replace(/\s+/g, ' ')).slice(0, 500);
   }
-  return String(err).replace(/\s+/g, ' ').slice(0, 500);
+  return withoutUserInfo(String(err).replace(/\s+/g, ' ')).slice(0, 500);
 }

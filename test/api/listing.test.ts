@@ -1,6 +1,8 @@
 import bcrypt from 'bcrypt';
+import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEndpoint, uniqueSource } from '../fanout/support/harness.js';
+import { planOf } from '../support/query-plan.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 
 interface Page<T> {
@@ -159,6 +161,17 @@ describe('admin API: reads, filters and cursor pagination', () => {
       expect(res.headers['content-type'], q).toMatch(/^application\/problem\+json/);
       expect((res.json() as { status: number }).status).toBe(400);
     }
+    for (const [q, named] of [
+      ['eventType=', /eventType/],
+      [`eventType=${'x'.repeat(201)}`, /eventType/],
+      ['eventType=a%00b', /eventType/],
+      ['event_type=order.created', /event_type/], // the column's name is not the filter's: 400, not everything
+    ] as const) {
+      const res = await h.get(`/api/deliveries?${q}`, token);
+      expect(res.status, q).toBe(400);
+      expect(res.headers['content-type'], q).toMatch(/^application\/problem\+json/);
+      expect((res.json() as { detail: string }).detail, q).toMatch(named);
+    }
     expect((await h.get('/api/deliveries?endpointId=nope', token)).status).toBe(400);
     expect((await h.get('/api/deliveries?status=RECEIVED', token)).status).toBe(400);
     expect((await h.get('/api/events/not-a-uuid', token)).status).toBe(400);
@@ -202,13 +215,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(bin.deliveries).toEqual([]);
   });
 
-  it('lists deliveries newest first with filters status, source, endpoint, event and time', async () => {
+  it('lists deliveries newest first with filters status, source, endpoint, event, event type and time', async () => {
     const source = uniqueSource('dlv');
     const otherSource = uniqueSource('dlv-other');
     const a = await addEndpoint(h.fanout.repos, { source, url: 'http://127.0.0.1:9/a' });
     const b = await addEndpoint(h.fanout.repos, { source, url: 'http://127.0.0.1:9/b' });
     const c = await addEndpoint(h.fanout.repos, { source: otherSource, url: 'http://127.0.0.1:9/c' });
-    const events = await insertEvents(source, 3);
+    const events = await insertEvents(source, 3, { type: (i) => (i === 1 ? 'invoice.paid' : 'order.created') });
     const [otherEvent] = await insertEvents(otherSource, 1);
     for (const e of events) await h.fanout.repos.deliveries.prepareRun(e, e);
     await h.fanout.repos.deliveries.prepareRun(otherEvent ?? '', otherEvent ?? '');
@@ -242,6 +255,10 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(await list(`endpointId=${a}`)).toHaveLength(3);
     expect(await list(`endpointId=${c}&source=${source}`)).toEqual([]);
     expect((await list(`eventId=${events[0]}`)).map((d) => d.endpointId).sort()).toEqual([a, b].sort());
+    const invoices = await list(`source=${source}&eventType=invoice.paid`);
+    expect(invoices.map((d) => d.eventId)).toEqual([events[1], events[1]]);
+    expect(await list(`source=${source}&eventType=order.created&status=FAILED`)).toHaveLength(2);
+    expect(await list(`source=${source}&eventType=invoice.pai`)).toEqual([]); // exact, not a prefix
     expect(await list(`source=${source}&from=2999-01-01T00:00:00Z`)).toEqual([]);
     expect(await list(`source=${source}&to=2000-01-01T00:00:00Z`)).toEqual([]);
 
@@ -258,6 +275,67 @@ describe('admin API: reads, filters and cursor pagination', () => {
       lastError: 'HTTP 500',
     });
   });
+
+  it('the event type filter reads the few deliveries of a rare type, not the table (50 000 deliveries, EXPLAIN ANALYZE)', async () => {
+    const source = uniqueSource('types-bulk');
+    const endpoint = await addEndpoint(h.fanout.repos, { source, url: 'http://127.0.0.1:9/types' });
+    const rareType = `invoice.voided-${source}`;
+    const start = Date.parse('2029-01-01T00:00:00.000Z');
+    // a year of one common type; the rare type's 20 events are the oldest, so walking the
+    // deliveries newest first until 20 match would read all of them
+    await db().transaction(async (trx) => {
+      await trx.raw('SET LOCAL statement_timeout = 0');
+      await trx.raw(
+        `INSERT INTO webhook_event (source, external_event_id, event_type, payload, status, received_at)
+         SELECT ?, 'bulk-' || i, CASE WHEN i < 20 THEN ? ELSE 'order.created' END, convert_to('{}', 'UTF8'), 'COMPLETED',
+                to_timestamp(? / 1000.0) + i * interval '10 minutes'
+           FROM generate_series(0, 49999) AS i`,
+        [source, rareType, start],
+      );
+      await trx.raw(
+        `INSERT INTO webhook_delivery (event_id, endpoint_id, status, attempts, created_at)
+         SELECT id, ?, 'SUCCESS', 1, received_at FROM webhook_event WHERE source = ?`,
+        [endpoint, source],
+      );
+    });
+    await db().raw('VACUUM ANALYZE webhook_event');
+    await db().raw('VACUUM ANALYZE webhook_delivery');
+
+    // the statement the API runs, as it runs it (pg's $n placeholders back to knex's ?, in order)
+    const ran: Array<{ sql: string; bindings: readonly Knex.RawBinding[] }> = [];
+    const capture = (q: { sql: string; bindings?: readonly Knex.RawBinding[] }) => {
+      if (q.sql.includes('"webhook_delivery"') && q.sql.includes('event_type'))
+        ran.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] });
+    };
+    db().on('query', capture);
+    let res;
+    try {
+      res = await h.get(`/api/deliveries?eventType=${encodeURIComponent(rareType)}`, token);
+    } finally {
+      db().off('query', capture);
+    }
+    expect(res.status, res.text).toBe(200);
+    const items = (res.json() as Page<DeliveryItem>).items;
+    expect(items).toHaveLength(20);
+    expect(items.every((d) => d.source === source && d.endpointId === endpoint)).toBe(true);
+    const [statement] = ran;
+    if (!statement) throw new Error('the list statement was not seen');
+
+    const nodes = await planOf(db(), statement.sql, statement.bindings, { analyze: true });
+    const onTables = nodes.filter((n) => n['Relation Name'] === 'webhook_event' || n['Relation Name'] === 'webhook_delivery');
+    const read = onTables.map((n) => ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1));
+    const described = onTables.map((n, i) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}: ${read[i]} rows`);
+    console.log(`GET /api/deliveries?eventType= (rare type): ${described.join('; ')}`);
+    expect(
+      onTables.map((n) => n['Node Type']),
+      described.join('; '),
+    ).not.toContain('Seq Scan');
+    // 20 events and their 20 deliveries, with room for the planner's way to them; not 50 000
+    expect(
+      read.reduce((a, b) => a + b, 0),
+      described.join('; '),
+    ).toBeLessThan(1_000);
+  }, 120_000);
 
   it('endpoints show the auth type, the BASIC username and whether a secret is set, never a secret', async () => {
     const source = uniqueSource('ep');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ATTENTION_SQL, DELIVERIES_PER_ENDPOINT_SQL, EVENTS_PER_SOURCE_SQL } from '../../src/db/stats-queries.js';
 import { addEndpoint } from '../fanout/support/harness.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
+import { planOf } from '../support/query-plan.js';
 
 interface Timeseries {
   from: string;
@@ -35,19 +36,8 @@ interface Attention {
   at: string;
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
 const T0 = Date.parse('2031-03-01T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000);
-
-function nodesOf(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
-}
 
 describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
   let h: AdminHarness;
@@ -231,10 +221,7 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     await db().raw('VACUUM ANALYZE webhook_event');
     await db().raw('VACUUM ANALYZE webhook_delivery');
 
-    const plan = async (sql: string, bindings: Array<Date | number>) => {
-      const res = await db().raw<{ rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, bindings);
-      return nodesOf(res.rows[0]!['QUERY PLAN'][0]!.Plan);
-    };
+    const plan = (sql: string, bindings: Array<Date | number>) => planOf(db(), sql, bindings);
     // the console's two charts: the last hour and the last day of the week
     const end = start + week;
     const ranges = [

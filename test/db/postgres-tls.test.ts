@@ -123,6 +123,25 @@ describe('Postgres over TLS with a private CA', () => {
     }
   }, 60_000);
 
+  it('`webhook-fanout migrate` against a certificate from another CA logs the cause, without the password or the URL', async () => {
+    const other = createTestPki('postgres-wrong-ca');
+    // TLS fails before the password is sent: any password shows whether the line leaks it
+    const url = `postgres://postgres:not-in-the-log-${Date.now()}@localhost:${pg.port}/postgres`;
+    const failed = await cli(['migrate'], { DATABASE_URL: url, DATABASE_SSL_MODE: 'verify-full', DATABASE_CA_FILE: other.caCert });
+    expect(failed.code).toBe(1);
+    const lines = failed.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; err?: { code?: string } });
+    const fatal = lines.find((l) => l.level === 60);
+    expect(fatal?.msg).toMatch(
+      /^failed to start: .*(self[- ]signed certificate in certificate chain|unable to verify|unable to get local issuer)/i,
+    );
+    expect(fatal?.err?.code).toMatch(/CERT|SELF_SIGNED/);
+    expect(failed.stderr + failed.stdout).not.toContain('not-in-the-log');
+    expect(failed.stderr + failed.stdout).not.toContain(url);
+  });
+
   it('`webhook-fanout migrate` (the migration job) migrates the TLS-only Postgres', async () => {
     const env = { DATABASE_URL: urlFor('localhost'), DATABASE_SSL_MODE: 'verify-full', DATABASE_CA_FILE: pki.caCert };
     const migrated = await cli(['migrate'], env);

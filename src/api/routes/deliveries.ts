@@ -31,7 +31,8 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       schema: {
         tags: ['deliveries'],
         summary: 'List deliveries, newest first',
-        description: "Requires read:webhooks. Filters combine with AND; source is the event's; time filters apply to createdAt.",
+        description:
+          "Requires read:webhooks. Filters combine with AND; source and eventType are the event's; time filters apply to createdAt.",
         security,
         querystring: DeliveryListQuery,
         response: { 200: described(listOf(DeliverySchema), 'A page of deliveries'), ...authErrors },
@@ -45,6 +46,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
           source: q.source,
           endpointId: q.endpointId,
           eventId: q.eventId,
+          eventType: q.eventType,
           from: dateOrUndefined(q.from),
           to: dateOrUndefined(q.to),
         },

@@ -588,7 +588,7 @@ export interface paths {
         };
         /**
          * List deliveries, newest first
-         * @description Requires read:webhooks. Filters combine with AND; source is the event's; time filters apply to createdAt.
+         * @description Requires read:webhooks. Filters combine with AND; source and eventType are the event's; time filters apply to createdAt.
          */
         get: {
             parameters: {
@@ -598,6 +598,8 @@ export interface paths {
                     source?: string;
                     endpointId?: string;
                     eventId?: string;
+                    /** @description the event's type, exactly (as the bulk replay's eventType) */
+                    eventType?: string;
                     /** @description only those with createdAt at or after this instant (RFC 3339, with offset) */
                     from?: string;
                     /** @description only those with createdAt before this instant (RFC 3339, with offset) */

@@ -23,4 +23,5 @@ export const EVENT_STATUSES: readonly EventStatus[] = ['RECEIVED', 'COMPLETED', 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'SUCCESS', 'FAILED'];
 
 export type Timeseries = Ok<'/api/stats/timeseries', 'get'>;
+export type Attention = Ok<'/api/stats/attention', 'get'>;
 export type StatsBucket = Timeseries['bucket'];

@@ -6,7 +6,7 @@ import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { Code, PageHeading } from '../ui/bits.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
-import { loadEndpoints } from '../ui/endpoint-names.js';
+import { endpointField, loadEndpoints } from '../ui/endpoint-names.js';
 import { FilterForm, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad } from '../ui/load.js';
 
@@ -22,14 +22,15 @@ export function BulkReplayPage() {
   const q = useQuery();
   const endpoints = useLoad(() => loadEndpoints(api), []);
   const limit = q.limit && /^\d+$/.test(q.limit) ? Number(q.limit) : 100;
-  const body = {
+  // the same filters narrow the replay and the dry run's list of what it would take
+  const filters = {
     ...(q.source ? { source: q.source } : {}),
     ...(q.endpointId ? { endpointId: q.endpointId } : {}),
     ...(q.eventType ? { eventType: q.eventType } : {}),
     ...(q.from ? { from: q.from } : {}),
     ...(q.to ? { to: q.to } : {}),
-    limit,
   };
+  const body = { ...filters, limit };
   const dry = q.run === 'dry';
   const dryRun = useLoad(async () => {
     if (!dry) return null;
@@ -37,16 +38,7 @@ export function BulkReplayPage() {
       ok(api.POST('/api/deliveries/replay', { body: { ...body, dryRun: true } })),
       ok(
         api.GET('/api/deliveries', {
-          params: {
-            query: {
-              status: 'FAILED',
-              limit: Math.min(limit, LIST_MAX),
-              ...(q.source ? { source: q.source } : {}),
-              ...(q.endpointId ? { endpointId: q.endpointId } : {}),
-              ...(q.from ? { from: q.from } : {}),
-              ...(q.to ? { to: q.to } : {}),
-            },
-          },
+          params: { query: { ...filters, status: 'FAILED', limit: Math.min(limit, LIST_MAX) } },
         }),
       ),
     ]);
@@ -59,13 +51,7 @@ export function BulkReplayPage() {
 
   const fields: FieldSpec[] = [
     { name: 'source', label: 'Source', kind: 'text' },
-    {
-      name: 'endpointId',
-      label: 'Endpoint',
-      kind: 'select',
-      options:
-        endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
-    },
+    endpointField(endpoints),
     { name: 'eventType', label: 'Event type', kind: 'text' },
     { name: 'from', label: 'Created from', kind: 'datetime' },
     { name: 'to', label: 'Created before', kind: 'datetime' },
@@ -119,7 +105,6 @@ export function BulkReplayPage() {
                     <strong>{data.result.matched}</strong> FAILED deliver{data.result.matched === 1 ? 'y matches' : 'ies match'}; a replay
                     would take the newest <strong>{data.result.replayed}</strong>.
                   </p>
-                  {q.eventType && <p class="muted">The list below is not narrowed by event type; the replay is.</p>}
                   <DeliveriesTable
                     items={data.which}
                     caption="FAILED deliveries matching the filters, newest first"

@@ -5,7 +5,7 @@ import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { PageHeading } from '../ui/bits.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
-import { loadEndpoints } from '../ui/endpoint-names.js';
+import { endpointField, loadEndpoints } from '../ui/endpoint-names.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { Show, useLoad } from '../ui/load.js';
 
@@ -14,18 +14,21 @@ export function DeliveriesPage() {
   const { route, url } = useLocation();
   const q = useQuery();
   const endpoints = useLoad(() => loadEndpoints(api), []);
-  const filters = { status: q.status, source: q.source, endpointId: q.endpointId, eventId: q.eventId, from: q.from, to: q.to };
+  const filters = {
+    status: q.status,
+    source: q.source,
+    endpointId: q.endpointId,
+    eventId: q.eventId,
+    eventType: q.eventType,
+    from: q.from,
+    to: q.to,
+  };
   const fields: FieldSpec[] = [
     { name: 'status', label: 'Status', kind: 'select', options: DELIVERY_STATUSES.map((s) => ({ value: s, label: s })) },
     { name: 'source', label: 'Source', kind: 'text' },
-    {
-      name: 'endpointId',
-      label: 'Endpoint',
-      kind: 'select',
-      options:
-        endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
-    },
+    endpointField(endpoints),
     { name: 'eventId', label: 'Event id', kind: 'text' },
+    { name: 'eventType', label: 'Event type', kind: 'text' },
     { name: 'from', label: 'Created from', kind: 'datetime' },
     { name: 'to', label: 'Created before', kind: 'datetime' },
   ];
@@ -39,6 +42,7 @@ export function DeliveriesPage() {
               ...(q.source ? { source: q.source } : {}),
               ...(q.endpointId ? { endpointId: q.endpointId } : {}),
               ...(q.eventId ? { eventId: q.eventId } : {}),
+              ...(q.eventType ? { eventType: q.eventType } : {}),
               ...(q.from ? { from: q.from } : {}),
               ...(q.to ? { to: q.to } : {}),
               ...(q.cursor ? { cursor: q.cursor } : {}),

@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { ok } from '../api/client.js';
-import type { StatsBucket } from '../api/types.js';
+import type { Attention, StatsBucket } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to, type Href } from '../routes.js';
 import { PageHeading } from '../ui/bits.js';
@@ -22,6 +22,15 @@ function Tile({ label, value, href, warn }: { label: string; value: number; href
     </a>
   );
 }
+
+/** What needs a person, each count linking to the list it counts; a count above zero is marked. */
+const attentionTiles = (c: Attention): Array<{ label: string; value: number; href: Href }> => [
+  { label: 'FAILED deliveries', value: c.failedDeliveries, href: to.deliveries({ status: 'FAILED' }) },
+  { label: 'held by disabled endpoints', value: c.heldDeliveries, href: to.endpoints({ state: 'DISABLED' }) },
+  { label: 'PENDING over a minute', value: c.pendingOverOneMinute, href: to.deliveries({ status: 'PENDING' }) },
+  { label: 'disabled endpoints', value: c.disabledEndpoints, href: to.endpoints({ state: 'DISABLED' }) },
+  { label: 'paused endpoints', value: c.pausedEndpoints, href: to.endpoints() },
+];
 
 export function OverviewPage() {
   const { api } = useConsole();
@@ -46,31 +55,9 @@ export function OverviewPage() {
         <Show value={attention}>
           {(c) => (
             <div class="tiles">
-              <Tile
-                label="FAILED deliveries"
-                value={c.failedDeliveries}
-                href={to.deliveries({ status: 'FAILED' })}
-                warn={c.failedDeliveries > 0}
-              />
-              <Tile
-                label="held by disabled endpoints"
-                value={c.heldDeliveries}
-                href={to.endpoints({ state: 'DISABLED' })}
-                warn={c.heldDeliveries > 0}
-              />
-              <Tile
-                label="PENDING over a minute"
-                value={c.pendingOverOneMinute}
-                href={to.deliveries({ status: 'PENDING' })}
-                warn={c.pendingOverOneMinute > 0}
-              />
-              <Tile
-                label="disabled endpoints"
-                value={c.disabledEndpoints}
-                href={to.endpoints({ state: 'DISABLED' })}
-                warn={c.disabledEndpoints > 0}
-              />
-              <Tile label="paused endpoints" value={c.pausedEndpoints} href={to.endpoints()} warn={c.pausedEndpoints > 0} />
+              {attentionTiles(c).map((t) => (
+                <Tile key={t.label} {...t} warn={t.value > 0} />
+              ))}
             </div>
           )}
         </Show>

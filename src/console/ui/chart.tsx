@@ -1,17 +1,16 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { Table } from './bits.js';
+import { isEmptyRange, type Series } from './chart-range.js';
 
-export interface Series {
-  label: string;
-  values: ReadonlyArray<number | null>;
-}
+export type { Series };
 
 const PALETTE = ['#1f4e8c', '#c2410c', '#15803d', '#7c3aed', '#b91c1c', '#0e7490', '#a16207', '#be185d'];
 
 /**
  * A time-series chart (uPlot on a canvas), with its numbers in a table under a disclosure: a
- * screen reader or keyboard user gets the same figures as the picture.
+ * screen reader or keyboard user gets the same figures as the picture. An empty range says so
+ * (`empty`) instead of drawing an axis.
  */
 export function TimeChart({
   title,
@@ -19,6 +18,7 @@ export function TimeChart({
   series,
   unit,
   id,
+  empty = 'Nothing in this range.',
 }: {
   title: string;
   /** bucket starts, epoch seconds */
@@ -26,11 +26,13 @@ export function TimeChart({
   series: readonly Series[];
   unit?: string;
   id: string;
+  empty?: string;
 }) {
   const host = useRef<HTMLDivElement>(null);
+  const nothing = isEmptyRange(series, unit);
   useEffect(() => {
     const el = host.current;
-    if (!el) return;
+    if (!el || nothing) return;
     const width = () => Math.max(280, el.clientWidth);
     const plot = new uPlot(
       {
@@ -65,23 +67,27 @@ export function TimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [times, series, unit]);
+  }, [times, series, unit, nothing]);
 
   return (
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
-      <div ref={host} aria-hidden="true" />
-      <ul class="legend" aria-hidden="true">
-        {series.map((s, i) => (
-          <li key={s.label}>
-            <span class="swatch" style={{ backgroundColor: PALETTE[i % PALETTE.length] }} />
-            {s.label}
-          </li>
-        ))}
-      </ul>
-      {series.length === 0 ? (
-        <p class="empty">Nothing in this range.</p>
+      {nothing ? (
+        <p class="empty">{empty}</p>
       ) : (
+        <>
+          <div ref={host} aria-hidden="true" />
+          <ul class="legend" aria-hidden="true">
+            {series.map((s, i) => (
+              <li key={s.label}>
+                <span class="swatch" style={{ backgroundColor: PALETTE[i % PALETTE.length] }} />
+                {s.label}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {!nothing && (
         <details>
           <summary>Figures</summary>
           <Table caption={title} columns={['From', ...series.map((s) => s.label)]}>

@@ -1,5 +1,7 @@
 import { ok, type Api } from '../api/client.js';
 import type { Endpoint } from '../api/types.js';
+import type { FieldSpec } from './filters.js';
+import type { Loaded } from './load.js';
 
 /** Every endpoint (a few pages at most), by id: pages show names where the API gives ids. */
 export async function loadEndpoints(api: Api): Promise<Map<string, Endpoint>> {
@@ -12,4 +14,14 @@ export async function loadEndpoints(api: Api): Promise<Map<string, Endpoint>> {
     cursor = page.nextCursor;
   }
   return all;
+}
+
+/** The filter forms' endpoint field: every endpoint by name and source, once they loaded. */
+export function endpointField(endpoints: Loaded<Map<string, Endpoint>>): FieldSpec {
+  return {
+    name: 'endpointId',
+    label: 'Endpoint',
+    kind: 'select',
+    options: endpoints.status === 'ok' ? [...endpoints.data.values()].map((e) => ({ value: e.id, label: `${e.name} (${e.source})` })) : [],
+  };
 }

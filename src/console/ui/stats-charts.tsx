@@ -29,8 +29,20 @@ export function StatsCharts({ stats, rangeLabel }: { stats: Timeseries; rangeLab
   return (
     <>
       <div class="charts">
-        <TimeChart id="chart-events" title={`Events received per source, ${rangeLabel}`} times={times} series={bySource} />
-        <TimeChart id="chart-outcomes" title={`Deliveries by outcome, ${rangeLabel}`} times={times} series={byOutcome} />
+        <TimeChart
+          id="chart-events"
+          title={`Events received per source, ${rangeLabel}`}
+          times={times}
+          series={bySource}
+          empty="No event received in this range."
+        />
+        <TimeChart
+          id="chart-outcomes"
+          title={`Deliveries by outcome, ${rangeLabel}`}
+          times={times}
+          series={byOutcome}
+          empty="No delivery ended in this range."
+        />
         <TimeChart id="chart-failure" title={`Failure rate per endpoint (%), ${rangeLabel}`} times={times} series={failureRate} unit="%" />
         <TimeChart id="chart-latency" title={`p95 delivery latency per endpoint, ${rangeLabel}`} times={times} series={p95} unit="ms" />
       </div>

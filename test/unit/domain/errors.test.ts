@@ -23,6 +23,12 @@ describe('describeError', () => {
     ['a message that only looks like SQL is kept', new Error('selected endpoint is gone'), 'selected endpoint is gone'],
     ['a thrown string', 'plain\nstring', 'plain string'],
     ['a thrown number', 42, '42'],
+    [
+      "a URL's user and password are left out",
+      new Error('could not connect', { cause: new Error('bad postgres://app:s3cret@db.internal:5432/fanout') }),
+      'could not connect: bad postgres://[redacted]@db.internal:5432/fanout',
+    ],
+    ['a URL without user information is kept', new Error('GET https://example.com/a@b failed'), 'GET https://example.com/a@b failed'],
     ['undefined', undefined, 'undefined'],
   ])('%s', (_what, err, expected) => {
     expect(describeError(err)).toBe(expected);

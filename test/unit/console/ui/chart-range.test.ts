@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { isEmptyRange, type Series } from '../../../../src/console/ui/chart-range.js';
+
+const s = (...values: Array<number | null>): Series => ({ label: 'x', values });
+
+describe('isEmptyRange: when a chart says "nothing in this range" instead of drawing an axis', () => {
+  it.each<[string, Series[], string | undefined, boolean]>([
+    ['no series', [], undefined, true],
+    ['counts, all zero (no delivery ended)', [s(0, 0, 0), s(0, 0, 0)], undefined, true],
+    ['counts, one non-zero', [s(0, 0, 0), s(0, 1, 0)], undefined, false],
+    ['a rate, all null (no delivery)', [s(null, null)], '%', true],
+    ['a rate of 0 %: deliveries, none failed', [s(0, null, 0)], '%', false],
+    ['latency, one bucket with a value', [s(null, 120)], 'ms', false],
+  ])('%s', (_what, series, unit, empty) => {
+    expect(isEmptyRange(series, unit)).toBe(empty);
+  });
+});
