@@ -1,4 +1,11 @@
+/** BENCH_TEMPORAL: the CLI's dev server in memory, or temporal-server on Postgres (bench/temporal-postgres.ts) */
+export type TemporalKind = 'dev' | 'postgres';
+
 export interface BenchConfig {
+  temporalKind: TemporalKind;
+  /** BENCH_SCALE_OUT=1: the scale-out phase (one worker, then two), events per run of it */
+  scaleOut: boolean;
+  scaleOutEvents: number;
   /** concurrent connections of the load generator, the same for ingest and baseline */
   connections: number;
   durationS: number;
@@ -56,9 +63,19 @@ function envList(env: NodeJS.ProcessEnv, name: string): Record<string, string> {
   return out;
 }
 
+function temporalKind(env: NodeJS.ProcessEnv): TemporalKind {
+  const raw = env.BENCH_TEMPORAL ?? '';
+  if (raw === '' || raw === 'dev') return 'dev';
+  if (raw === 'postgres') return 'postgres';
+  throw new Error(`BENCH_TEMPORAL must be dev or postgres, got ${JSON.stringify(raw)}`);
+}
+
 /** Defaults keep the whole `npm run bench` under about five minutes on a 2-core machine. */
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
   return {
+    temporalKind: temporalKind(env),
+    scaleOut: env.BENCH_SCALE_OUT === '1',
+    scaleOutEvents: int(env, 'BENCH_SCALE_OUT_EVENTS', 400, 1),
     connections: int(env, 'BENCH_CONNECTIONS', 50, 1),
     durationS: int(env, 'BENCH_DURATION_S', 10, 1),
     warmupS: int(env, 'BENCH_WARMUP_S', 3, 0),

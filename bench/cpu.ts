@@ -52,7 +52,7 @@ function machineBusyTicks(): number {
  * CPU ticks of every process descending from this one, grouped by `name` (forked units by role,
  * postgres, temporal, this process). Read from /proc, so it costs nothing while a run is going.
  */
-export function cpuSnapshot(name: (e: { pid: number; comm: string }) => string): CpuSnapshot {
+export function cpuSnapshot(name: (e: { pid: number; ppid: number; comm: string }) => string): CpuSnapshot {
   const entries = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map((d) => readEntry(Number(d)))

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { createEventPublisher } from '../src/transport/publisher.js';
 import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
+import { cloudActionsOf, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
 import { countWhere, insertEvents, payloadOf, seedEndpoints } from './e2e-fixtures.js';
@@ -23,7 +24,14 @@ export interface E2eRun {
   eventsDoneS?: number;
   cpu: Record<string, number>;
   foreignCpuS: number;
+  /** the whole measured window, s (the CPU above was spent in it) */
+  wallS: number;
+  /** real path, when asked: Temporal Cloud's Actions of a few of its finished workflows */
+  actions?: CloudActions[];
 }
+
+/** Workflows whose histories are counted for Temporal Cloud's Actions, per counted run. */
+const ACTIONS_SAMPLE = 3;
 
 /** One path (real or bare) at one fan-out, over all rounds: medians, and CPU summed. */
 export interface E2ePath {
@@ -37,6 +45,8 @@ export interface E2ePath {
   totalDeliveries: number;
   cpu: Record<string, number>;
   foreignCpuS: number;
+  /** the Actions counted over all rounds (real path) */
+  actions: CloudActions[];
 }
 
 export interface E2eCase {
@@ -67,11 +77,13 @@ async function waitUntil(t0: number, what: string, done: () => Promise<boolean> 
 }
 
 /** Runs one measured run and adds the CPU each component spent meanwhile. */
-async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS'>>): Promise<E2eRun> {
+async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS' | 'wallS'>>): Promise<E2eRun> {
   const before = d.snapshot();
+  const t0 = performance.now();
   const r = await body();
+  const wallS = (performance.now() - t0) / 1000;
   const u = cpuUsage(before, d.snapshot());
-  return { ...r, cpu: u.groups, foreignCpuS: u.foreignS };
+  return { ...r, cpu: u.groups, foreignCpuS: u.foreignS, wallS };
 }
 
 /**
@@ -79,7 +91,7 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
  * WebhookFanoutWorkflow per event, the worker prepares, delivers and finishes. Done when every
  * delivery row is SUCCESS in Postgres; the time until every event is finished is noted too.
  */
-export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2eRun> {
+export async function runReal(d: E2eBenchDeps, k: number, n: number, opts: { countActions?: boolean } = {}): Promise<E2eRun> {
   const source = `bench-e2e-${k}-${randomBytes(3).toString('hex')}`;
   // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200
   const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
@@ -89,7 +101,7 @@ export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2
   const publisher = createEventPublisher({ sns: d.infra.aws.sns, aws: d.infra.awsOptions, topicArn: d.infra.fanoutTopology.topicArn });
   const expected = n * k;
   try {
-    return await measured(d, async () => {
+    const run = await measured(d, async () => {
       const t0 = performance.now();
       await mapLimit(eventIds, 20, (id) => publisher.publish(id));
       const seconds = await waitUntil(
@@ -111,6 +123,8 @@ export async function runReal(d: E2eBenchDeps, k: number, n: number): Promise<E2
       );
       return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
     });
+    // outside the measured window: reading histories costs the server CPU too (one workflow per event, its id the event's)
+    return opts.countActions ? { ...run, actions: await cloudActionsOf(d.client, eventIds.slice(0, ACTIONS_SAMPLE)) } : run;
   } finally {
     await publisher.close();
   }
@@ -183,6 +197,7 @@ function combine(runs: E2eRun[]): E2ePath {
     totalDeliveries: runs.reduce((a, r) => a + r.deliveries, 0),
     cpu,
     foreignCpuS: runs.reduce((a, r) => a + r.foreignCpuS, 0),
+    actions: runs.flatMap((r) => r.actions ?? []),
   };
 }
 
@@ -201,10 +216,11 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ on
   d.afterWarmup?.();
   const runs = { real1: [] as E2eRun[], bare1: [] as E2eRun[], real10: [] as E2eRun[], bare10: [] as E2eRun[], floor: [] as E2eRun[] };
   type Key = keyof typeof runs;
+  // Temporal Cloud's Actions are counted from the first round's histories
   const plan: Record<Key, () => Promise<E2eRun>> = {
-    real1: () => runReal(d, 1, cfg.e2eEvents1),
+    real1: () => runReal(d, 1, cfg.e2eEvents1, { countActions: runs.real1.length === 0 }),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
-    real10: () => runReal(d, 10, cfg.e2eEvents10),
+    real10: () => runReal(d, 10, cfg.e2eEvents10, { countActions: runs.real10.length === 0 }),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
     floor: () => runFloor(d, cfg.e2eEvents1),
   };

@@ -5,6 +5,8 @@ import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
 import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../src/transport/aws-clients.js';
 import { ensureTopology, type Topology } from '../src/transport/topology.js';
+import type { TemporalKind } from './config.js';
+import { startTemporalOnPostgres } from './temporal-postgres.js';
 import { BASELINE_TABLE_SQL } from './units/baseline.js';
 
 /** Topology of the ingest benchmark: nobody consumes it, so it never feeds the e2e runs. */
@@ -24,18 +26,32 @@ export interface Infra {
   ingestTopology: Topology;
   fanoutTopology: Topology;
   temporalAddress: string;
-  /** the Temporal dev server's process */
+  /** which Temporal runs: the CLI's dev server in memory, or temporal-server on Postgres */
+  temporalKind: TemporalKind;
+  /** the Temporal server's process */
   temporalPid: number | undefined;
+  /** the postmaster of Temporal's own Postgres (kind postgres): its backends are Temporal's share */
+  temporalPostgresPid: number | undefined;
   /** drops every queued message (the ingest queue fills up; nothing reads it) */
   purgeQueues(): void;
   stop(): Promise<void>;
 }
 
+/** The Temporal of the run, as startInfra needs it: where, its process, its Postgres, how to stop it. */
+async function startTemporal(
+  kind: TemporalKind,
+): Promise<{ address: string; pid: number | undefined; postgresPid: number | undefined; stop(): Promise<void> }> {
+  if (kind === 'postgres') return startTemporalOnPostgres();
+  const dev = await startTemporalDevServer();
+  return { address: dev.address, pid: dev.pid, postgresPid: undefined, stop: () => dev.stop() };
+}
+
 /**
  * The real dependencies, local: one embedded Postgres (fsync off, as in dev mode), fauxqs in
- * this process, and the Temporal dev server with its state IN MEMORY (no SQLite file).
+ * this process, and Temporal: the dev server with its state IN MEMORY (no SQLite file), or
+ * (kind postgres) temporal-server on a second embedded Postgres (bench/temporal-postgres.ts).
  */
-export async function startInfra(): Promise<Infra> {
+export async function startInfra(temporalKind: TemporalKind = 'dev'): Promise<Infra> {
   const stops: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => console.error('cleanup step failed:', err));
@@ -43,7 +59,7 @@ export async function startInfra(): Promise<Infra> {
   try {
     const [pgR, temporalR, fauxqsR] = await Promise.allSettled([
       startEmbeddedPostgres(),
-      startTemporalDevServer(),
+      startTemporal(temporalKind),
       startFauxqs({ port: 0, logger: false }),
     ]);
     // whatever did start is stopped again if something else did not
@@ -76,7 +92,9 @@ export async function startInfra(): Promise<Infra> {
       ingestTopology,
       fanoutTopology,
       temporalAddress: temporal.address,
+      temporalKind,
       temporalPid: temporal.pid,
+      temporalPostgresPid: temporal.postgresPid,
       purgeQueues: () => fauxqs.reset(),
       stop,
     };

@@ -1,9 +1,11 @@
 import os from 'node:os';
-import type { BenchConfig } from './config.js';
+import { describeActions, medianActions, type CloudActions } from './cloud-actions.js';
+import type { BenchConfig, TemporalKind } from './config.js';
 import type { E2eCase, E2ePath } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
+import type { ScaleOutCase, ScaleOutFigures } from './scale-out.js';
 import { round } from './stats.js';
 
 /** Peak RSS of one of the service's compiled processes, MB. */
@@ -23,8 +25,10 @@ export interface PeakRss {
   /** absent when the worker consumes the queue (BENCH_WORKER_CONSUMES_QUEUE) */
   consumer: ServiceRss | undefined;
   bareWorker: number;
-  /** the Temporal dev server's VmHWM over the whole bench (both e2e paths and the floor runs) */
+  /** the Temporal server's VmHWM over the whole bench (both e2e paths and the floor runs) */
   temporal: number | undefined;
+  /** Temporal's own Postgres (BENCH_TEMPORAL=postgres) after the e2e phase: Pss of the cluster */
+  temporalPostgres: number | undefined;
 }
 
 /** Workflow starts by how the first task reached the worker, per phase (from the starter's /metrics). */
@@ -43,6 +47,8 @@ export interface BenchResults {
   rss: PeakRss;
   /** undefined when the starter's /metrics did not answer */
   starts: WorkflowStartFigures | undefined;
+  /** BENCH_SCALE_OUT=1 only */
+  scaleOut: ScaleOutFigures | undefined;
 }
 
 /**
@@ -50,23 +56,68 @@ export interface BenchResults {
  * Temporal server and Postgres they use. Left out: the bench process (load, SNS/SQS emulator,
  * receiver), and the other units, idle meanwhile. Issue 12's targets are on this sum.
  */
-export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'postgres'] as const;
+export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'temporal-postgres', 'postgres'] as const;
+
+/**
+ * What webhook-fanout itself spends (issue 26's targets): the worker, the consumer and the
+ * Postgres backends serving them; Temporal and its Postgres apart (a Temporal cluster or
+ * Temporal Cloud pays those, not webhook-fanout's pods).
+ */
+export const OWN_GROUPS = ['worker', 'consumer', 'postgres'] as const;
+
+const cpuMsPerDeliveryOf = (p: E2ePath, groups: readonly string[]): number =>
+  (groups.reduce((a, g) => a + (p.cpu[g] ?? 0), 0) * 1000) / p.totalDeliveries;
 
 /** CPU ms per delivery of the service's processes (SERVICE_GROUPS), over all measured rounds. */
 export function serviceCpuMsPerDelivery(p: E2ePath): number {
-  return (SERVICE_GROUPS.reduce((a, g) => a + (p.cpu[g] ?? 0), 0) * 1000) / p.totalDeliveries;
+  return cpuMsPerDeliveryOf(p, SERVICE_GROUPS);
+}
+
+/** CPU ms per delivery of webhook-fanout's own processes and their Postgres (OWN_GROUPS). */
+export function ownCpuMsPerDelivery(p: E2ePath): number {
+  return cpuMsPerDeliveryOf(p, OWN_GROUPS);
+}
+
+/** Temporal's CPU ms on the real path: its server and its Postgres, per workflow (= event) and per delivery. */
+export interface TemporalCpu {
+  serverPerWorkflow: number;
+  postgresPerWorkflow: number;
+  serverPerDelivery: number;
+  postgresPerDelivery: number;
+}
+
+export function temporalCpu(p: E2ePath): TemporalCpu {
+  const workflows = p.runs.reduce((a, r) => a + r.events, 0);
+  const server = (p.cpu.temporal ?? 0) * 1000;
+  const pg = (p.cpu['temporal-postgres'] ?? 0) * 1000;
+  return {
+    serverPerWorkflow: server / workflows,
+    postgresPerWorkflow: pg / workflows,
+    serverPerDelivery: server / p.totalDeliveries,
+    postgresPerDelivery: pg / p.totalDeliveries,
+  };
 }
 
 /**
- * Temporal's floor: CPU ms per empty workflow (no activity) of the Temporal server and of the
- * worker that runs it, the least any one-workflow-per-event design pays per event on this server.
+ * Temporal's floor: CPU ms per empty workflow (no activity) of the Temporal server (its Postgres
+ * included) and of the worker that runs it, the least any one-workflow-per-event design pays per
+ * event on this server.
  */
 export function floorCpuMs(p: E2ePath): { temporal: number; worker: number } {
   return {
-    temporal: ((p.cpu.temporal ?? 0) * 1000) / p.totalDeliveries,
+    temporal: (((p.cpu.temporal ?? 0) + (p.cpu['temporal-postgres'] ?? 0)) * 1000) / p.totalDeliveries,
     worker: ((p.cpu['bare-worker'] ?? 0) * 1000) / p.totalDeliveries,
   };
 }
+
+/** How the run's Temporal is named in the table and in the JSON's `temporal`. */
+export const TEMPORAL_NAMES: Record<TemporalKind, { table: string; json: string }> = {
+  dev: { table: 'dev server (temporal CLI), state in memory', json: 'dev-server-in-memory' },
+  postgres: {
+    table: 'temporal-server v1.32.1 (frontend, history, matching; 4 history shards) on its own embedded Postgres, SQL visibility',
+    json: 'temporal-server-postgres',
+  },
+};
 
 /**
  * What the service spends per event above Temporal's floor: its CPU per event (all of one event's
@@ -85,6 +136,8 @@ export function eagerShare(s: { eager: number; taskQueue: number }): number {
 }
 
 export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
+/** issue 26: webhook-fanout's own CPU per delivery (OWN_GROUPS) */
+export const OWN_CPU_TARGET_MS = { one: 10, ten: 2.5 } as const;
 export const RSS_TARGET_MB = { worker: 250, ingest: 150, consumer: 120 } as const;
 export const LATENCY_P99_TARGET_MS = 250;
 
@@ -160,7 +213,7 @@ export function renderTable(r: BenchResults): string {
   const lines: string[] = [
     '',
     `webhook-fanout benchmark: ${m.cpus} cores (${m.cpuModel}), ${m.memGiB} GiB, Node ${m.node}`,
-    'Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: dev server, state in memory',
+    `Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: ${TEMPORAL_NAMES[cfg.temporalKind].table}`,
     'webhook-fanout: the compiled build (node dist/cmd/cli.js ingest|consumer|worker, NODE_ENV=production); baseline and bare worker: tsx',
     `node's flags (the chart's nodeFlags): ${Object.entries(nodeFlags(cfg))
       .map(([c, f]) => `${c} ${f?.length ? f.join(' ') : '-'}`)
@@ -216,6 +269,12 @@ export function renderTable(r: BenchResults): string {
       `1 endpoint ${target(serviceCpuMsPerDelivery(e2e.one.real), CPU_TARGET_MS.one)}, ` +
       `10 endpoints ${target(serviceCpuMsPerDelivery(e2e.ten.real), CPU_TARGET_MS.ten)}`,
   );
+  lines.push(
+    `CPU ms per delivery of webhook-fanout itself (${OWN_GROUPS.join(' + ')}; Temporal apart): ` +
+      `1 endpoint ${target(ownCpuMsPerDelivery(e2e.one.real), OWN_CPU_TARGET_MS.one)}, ` +
+      `10 endpoints ${target(ownCpuMsPerDelivery(e2e.ten.real), OWN_CPU_TARGET_MS.ten)}`,
+    ...temporalLines(r),
+  );
   const floor = floorCpuMs(e2e.floor);
   const aboveTen = cpuMsAboveFloorPerEvent(e2e.ten, floor);
   lines.push(
@@ -239,7 +298,10 @@ export function renderTable(r: BenchResults): string {
     `peak RSS MB over the whole life (over the measured rounds): worker ${f0(r.rss.worker.lifetime)} (${f0(r.rss.worker.sampled)}), ` +
       `consumer ${r.rss.consumer ? `${f0(r.rss.consumer.lifetime)} (${f0(r.rss.consumer.sampled)})` : '- (the worker consumes the queue)'}, ingest ${f0(r.rss.ingest.lifetime)} (${f0(r.rss.ingest.sampled)}); ` +
       `targets ${RSS_TARGET_MB.worker} / ${RSS_TARGET_MB.consumer} / ${RSS_TARGET_MB.ingest}; bare worker (tsx) ${f0(r.rss.bareWorker)}; ` +
-      `Temporal dev server (state in memory) ${r.rss.temporal === undefined ? '-' : f0(r.rss.temporal)}`,
+      `Temporal server ${r.rss.temporal === undefined ? '-' : f0(r.rss.temporal)}` +
+      (r.rss.temporalPostgres === undefined
+        ? ''
+        : `, its Postgres ${f0(r.rss.temporalPostgres)} (Pss of the cluster at the end of the e2e phase)`),
     `V8 heap used / total, external MB at the end of the phase; GC s over the life: ` +
       (['worker', 'consumer', 'ingest'] as const)
         .map((k) => {
@@ -259,8 +321,61 @@ export function renderTable(r: BenchResults): string {
       '',
     );
   }
+  if (r.scaleOut) lines.push(...scaleOutLines(r.scaleOut, cfg), '');
   return lines.join('\n');
 }
+
+/** Temporal's cost on the real path, and Temporal Cloud's Actions per event. */
+function temporalLines(r: BenchResults): string[] {
+  const { e2e, cfg } = r;
+  const pg = cfg.temporalKind === 'postgres';
+  const of = (t: number, p: number): string => (pg ? `${f2(t)} + its Postgres ${f2(p)} = ${f2(t + p)}` : f2(t));
+  const t1 = temporalCpu(e2e.one.real);
+  const t10 = temporalCpu(e2e.ten.real);
+  const fl = e2e.floor.totalDeliveries;
+  const lines = [
+    `Temporal (${cfg.temporalKind}), CPU ms per workflow (one per event): 1 endpoint ${of(t1.serverPerWorkflow, t1.postgresPerWorkflow)}, ` +
+      `10 endpoints ${of(t10.serverPerWorkflow, t10.postgresPerWorkflow)}, empty workflow ` +
+      `${of(((e2e.floor.cpu.temporal ?? 0) * 1000) / fl, ((e2e.floor.cpu['temporal-postgres'] ?? 0) * 1000) / fl)}; ` +
+      `per delivery: 1 endpoint ${of(t1.serverPerDelivery, t1.postgresPerDelivery)}, 10 endpoints ${of(t10.serverPerDelivery, t10.postgresPerDelivery)}`,
+  ];
+  for (const [name, c] of [
+    ['1 endpoint', e2e.one],
+    ['10 endpoints', e2e.ten],
+  ] as const) {
+    const a = medianActions(c.real.actions);
+    if (!a) continue;
+    const totals = c.real.actions.map((x) => x.total);
+    lines.push(
+      `Temporal Cloud Actions per event, ${name}: ${a.total} (${describeActions(a)}); from ${totals.length} histories` +
+        (Math.min(...totals) === Math.max(...totals) ? '' : `, ${Math.min(...totals)} to ${Math.max(...totals)}`),
+    );
+  }
+  return lines;
+}
+
+/** The scale-out phase: throughput of one worker and two, and the cores each component kept busy. */
+function scaleOutLines(s: ScaleOutFigures, cfg: BenchConfig): string[] {
+  const cores = (c: ScaleOutCase): string =>
+    Object.entries(c.cores)
+      .filter(([, v]) => v >= 0.02)
+      .sort((a, b) => b[1] - a[1])
+      .map(([g, v]) => `${g} ${f2(v)}`)
+      .join(', ');
+  const row = (c: ScaleOutCase): string =>
+    `${c.setup.workers} worker(s), ${c.setup.consumers} consumer(s) at concurrency ${c.setup.consumerConcurrency}: ${f0(c.deliveriesPerS)} deliveries/s; ` +
+    `cores busy: machine ${f2(c.machineCores)} of ${machine().cpus} (other processes ${f2(c.foreignCores)}); ${cores(c)}`;
+  return [
+    `Scale-out (BENCH_SCALE_OUT): ${cfg.scaleOutEvents} one-endpoint events per run, ${cfg.e2eRounds} mirrored rounds, medians; ` +
+      (cfg.workerConsumesQueue ? 'each worker consumes the queue' : 'one consumer per worker'),
+    `  ${row(s.one)}`,
+    `  ${row(s.two)}`,
+    `  ratio two workers / one: ${f2(s.ratio)}`,
+  ];
+}
+
+/** Temporal Cloud's Actions per event (the median history), when counted. */
+const actionsPerEvent = (samples: readonly CloudActions[]): number | undefined => medianActions(samples)?.total;
 
 /** The machine-readable summary: printed as the very last line. */
 export function summary(r: BenchResults): Record<string, number | string | boolean> {
@@ -294,6 +409,9 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_target_met: Math.min(e2e.one.ratio, e2e.ten.ratio) >= E2E_TARGET,
     e2e_1_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(e2e.one.real), 2),
     e2e_10_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(e2e.ten.real), 2),
+    e2e_1_service_cpu_ms_per_delivery: round(ownCpuMsPerDelivery(e2e.one.real), 2),
+    e2e_10_service_cpu_ms_per_delivery: round(ownCpuMsPerDelivery(e2e.ten.real), 2),
+    ...temporalSummary(r),
     e2e_1_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.one.bare.cpu, e2e.one.bare.totalDeliveries), 2),
     e2e_10_bare_cpu_ms_per_delivery: round(cpuMsPer(e2e.ten.bare.cpu, e2e.ten.bare.totalDeliveries), 2),
     e2e_floor_temporal_cpu_ms_per_workflow: round(floorCpuMs(e2e.floor).temporal, 2),
@@ -309,6 +427,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     ...(r.rss.consumer ? { consumer_peak_rss_mb: round(r.rss.consumer.lifetime, 0) } : {}),
     bare_worker_peak_rss_mb: round(r.rss.bareWorker, 0),
     ...(r.rss.temporal === undefined ? {} : { temporal_peak_rss_mb: round(r.rss.temporal, 0) }),
+    ...(r.rss.temporalPostgres === undefined ? {} : { temporal_postgres_pss_mb: round(r.rss.temporalPostgres, 0) }),
     connections: cfg.connections,
     duration_s: cfg.durationS,
     rounds: cfg.rounds,
@@ -319,8 +438,38 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_fail_first: cfg.e2eFailFirst,
     worker_consumes_queue: cfg.workerConsumesQueue,
     ...Object.fromEntries(Object.entries(nodeFlags(cfg)).map(([c, f]) => [`${c}_node_flags`, (f ?? []).join(' ')])),
-    temporal: 'dev-server-in-memory',
+    temporal: TEMPORAL_NAMES[cfg.temporalKind].json,
+    temporal_kind: cfg.temporalKind,
     cpus: m.cpus,
     node: m.node,
+  };
+}
+
+/** Temporal's keys of the summary: CPU by server kind, Cloud Actions, scale-out. */
+function temporalSummary(r: BenchResults): Record<string, number> {
+  const t1 = temporalCpu(r.e2e.one.real);
+  const t10 = temporalCpu(r.e2e.ten.real);
+  const a1 = actionsPerEvent(r.e2e.one.real.actions);
+  const a10 = actionsPerEvent(r.e2e.ten.real.actions);
+  const s = r.scaleOut;
+  return {
+    // the server process per one-endpoint workflow; its Postgres apart (0 on the dev server)
+    temporal_cpu_ms_per_workflow: round(t1.serverPerWorkflow, 2),
+    temporal_postgres_cpu_ms_per_workflow: round(t1.postgresPerWorkflow, 2),
+    temporal_10_cpu_ms_per_workflow: round(t10.serverPerWorkflow, 2),
+    temporal_10_postgres_cpu_ms_per_workflow: round(t10.postgresPerWorkflow, 2),
+    temporal_1_cpu_ms_per_delivery: round(t1.serverPerDelivery + t1.postgresPerDelivery, 2),
+    temporal_10_cpu_ms_per_delivery: round(t10.serverPerDelivery + t10.postgresPerDelivery, 2),
+    ...(a1 === undefined ? {} : { temporal_cloud_actions_per_event_1: a1 }),
+    ...(a10 === undefined ? {} : { temporal_cloud_actions_per_event_10: a10 }),
+    ...(s
+      ? {
+          scale_out_ratio: round(s.ratio, 3),
+          scale_out_1_deliveries_per_s: round(s.one.deliveriesPerS),
+          scale_out_2_deliveries_per_s: round(s.two.deliveriesPerS),
+          scale_out_1_machine_cores: round(s.one.machineCores, 2),
+          scale_out_2_machine_cores: round(s.two.machineCores, 2),
+        }
+      : {}),
   };
 }

@@ -14,6 +14,8 @@ import { BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js'
 import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
 import { startReceiver } from './receiver.js';
+import { runScaleOut, type ScaleOutFigures, type ScaleOutSetup } from './scale-out.js';
+import { postgresPssMb } from './temporal-postgres.js';
 import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss, type WorkflowStartFigures } from './report.js';
 
 /** The source the latency phase posts to (its own credential and endpoint). */
@@ -31,12 +33,23 @@ async function cleanup(): Promise<void> {
   }
 }
 
-/** CPU by component: our processes by role, then the dependencies by process name. */
+/**
+ * CPU by component: our processes by role (the Temporal server's too), then the dependencies by
+ * process name. Temporal's own Postgres cluster (BENCH_TEMPORAL=postgres) is `temporal-postgres`:
+ * its postmaster and every backend, the postmaster's children.
+ */
 const roles = new Map<number, string>();
+let temporalPostgresPid: number | undefined;
 const snapshot = (): CpuSnapshot =>
-  cpuSnapshot(({ pid, comm }) => {
+  cpuSnapshot(({ pid, ppid, comm }) => {
     if (pid === process.pid) return 'bench';
-    return roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`);
+    const role = roles.get(pid);
+    if (role !== undefined) return role;
+    if (comm === 'postgres')
+      return temporalPostgresPid !== undefined && (pid === temporalPostgresPid || ppid === temporalPostgresPid)
+        ? 'temporal-postgres'
+        : 'postgres';
+    return comm === 'temporal' ? comm : `other:${comm}`;
   });
 
 /** The environment every compiled process of the service gets: where its dependencies are. */
@@ -53,9 +66,17 @@ function serviceEnv(infra: Infra, cfg: BenchConfig): Record<string, string> {
 async function main(): Promise<void> {
   const cfg = loadBenchConfig();
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm run bench does)`);
-  log('starting embedded Postgres, fauxqs and the Temporal dev server (in memory)');
-  const infra = await startInfra();
-  cleanups.push(() => infra.stop());
+  log(
+    cfg.temporalKind === 'postgres'
+      ? 'starting embedded Postgres, fauxqs, and temporal-server on a second embedded Postgres'
+      : 'starting embedded Postgres, fauxqs and the Temporal dev server (in memory)',
+  );
+  // registered before it is up: a Ctrl-C while the databases and Temporal start stops them once started
+  const starting = startInfra(cfg.temporalKind);
+  cleanups.push(async () => (await starting.catch(() => undefined))?.stop());
+  const infra = await starting;
+  if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
+  temporalPostgresPid = infra.temporalPostgresPid;
   await seedCredential(infra);
   await seedCredential(infra, LATENCY_SOURCE);
 
@@ -113,18 +134,21 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: infra.temporalAddress });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
-  const queueEnv = { QUEUE_URL: infra.fanoutTopology.queueUrl, CONSUMER_CONCURRENCY: String(cfg.consumerConcurrency) };
-  const e2eStarts = [
-    spawnService('worker', 'worker', {
+  const queueEnv = (concurrency: number): Record<string, string> => ({
+    QUEUE_URL: infra.fanoutTopology.queueUrl,
+    CONSUMER_CONCURRENCY: String(concurrency),
+  });
+  const spawnWorker = (role: string, concurrency: number): Promise<CliHandle> =>
+    spawnService('worker', role, {
       WORKER_MAX_CONCURRENT_ACTIVITIES: String(cfg.maxConcurrentActivities),
       // the receiver is on loopback, which the outbound address policy refuses by default
       OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      ...(cfg.workerConsumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv, ...cfg.consumerEnv } : {}),
+      ...(cfg.workerConsumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv(concurrency), ...cfg.consumerEnv } : {}),
       ...cfg.workerEnv,
-    }),
-    cfg.workerConsumesQueue ? undefined : spawnService('consumer', 'consumer', { ...queueEnv, ...cfg.consumerEnv }),
-    fork('bare-worker'),
-  ] as const;
+    });
+  const spawnConsumer = (concurrency: number, role = 'consumer'): Promise<CliHandle> | undefined =>
+    cfg.workerConsumesQueue ? undefined : spawnService('consumer', role, { ...queueEnv(concurrency), ...cfg.consumerEnv });
+  const e2eStarts = [spawnWorker('worker', cfg.consumerConcurrency), spawnConsumer(cfg.consumerConcurrency), fork('bare-worker')] as const;
   // a consumer that fails to start must not leave the worker running once the bench exits
   await Promise.allSettled(e2eStarts);
   const [worker, consumer, bareWorker] = await Promise.all(e2eStarts);
@@ -169,11 +193,30 @@ async function main(): Promise<void> {
     consumer: consumer && { sampled: consumer.sampledPeakMb(), lifetime: consumer.lifetimePeakMb(), heap: await consumer.heap() },
     bareWorker: bareStats.peakRssMb,
     temporal: infra.temporalPid === undefined ? undefined : lifetimePeakMbOf(infra.temporalPid),
+    temporalPostgres: infra.temporalPostgresPid === undefined ? undefined : postgresPssMb(infra.temporalPostgresPid),
   };
+
+  // Phase 4 (BENCH_SCALE_OUT=1): one worker process against two, the others stopped first.
+  let scaleOut: ScaleOutFigures | undefined;
+  if (cfg.scaleOut) {
+    await Promise.all([worker.stop(), consumer?.stop(), bareWorker.stop()]);
+    const start = async (setup: ScaleOutSetup): Promise<{ stop(): Promise<void> }> => {
+      const nth = (role: string, i: number): string => (i === 0 ? role : `${role}-${i + 1}`);
+      const starts = [
+        ...Array.from({ length: setup.workers }, (_, i) => spawnWorker(nth('worker', i), setup.consumerConcurrency)),
+        ...Array.from({ length: setup.consumers }, (_, i) => spawnConsumer(setup.consumerConcurrency, nth('consumer', i))),
+      ];
+      await Promise.allSettled(starts);
+      const handles = (await Promise.all(starts)).filter((h): h is CliHandle => h !== undefined);
+      return { stop: async () => void (await Promise.all(handles.map((h) => h.stop()))) };
+    };
+    log(`scale-out: ${cfg.scaleOutEvents} one-endpoint events per run, one worker then two, ${cfg.e2eRounds} mirrored rounds`);
+    scaleOut = await runScaleOut({ e2e: deps, cfg, start });
+  }
   log('stopping everything');
   await cleanup();
 
-  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts };
+  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts, scaleOut };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }

@@ -7,11 +7,14 @@ import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.j
 import type { BackoffSettings, DeliverFailureDetails, DeliverInput, DeliverResult } from './types.js';
 import { DELIVERY_FAILURE } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
+import type { AttemptHandoff } from './attempt-handoff.js';
 import { activeTraceCarrier, failed, inSpan, SpanKind, tracingOn } from '../observability/spans.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   logger: ActivityLogger;
   backoff: BackoffSettings;
+  /** the rows prepare read, for a first attempt on this worker (attempt-handoff.ts) */
+  handoff: AttemptHandoff;
 };
 
 /** The longest wait between retries after a database outage (the budget: workflows/names.ts DATABASE_RETRY_BUDGET). */
@@ -116,11 +119,11 @@ function sendInSpan(send: DeliverDeps['send'], req: OutboundRequest, endpoint: E
 }
 
 /**
- * One attempt of one delivery. The endpoint is read on every attempt so a rotated secret or a
- * changed URL applies to the next retry. The row records every attempt; Temporal's retry policy
+ * One attempt of one delivery. The endpoint is read on every attempt (the first one's by prepare,
+ * a moment before) so a rotated secret or a changed URL applies to the next retry. The row records every attempt; Temporal's retry policy
  * (built from the endpoint's max_attempts) schedules the next one.
  */
-export function createDeliver({ repos, send, metrics, logger, backoff }: DeliverDeps) {
+export function createDeliver({ repos, send, metrics, logger, backoff, handoff }: DeliverDeps) {
   // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
   const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
 
@@ -262,8 +265,10 @@ export function createDeliver({ repos, send, metrics, logger, backoff }: Deliver
   }
 
   async function deliverOnce(input: DeliverInput, temporalAttempt: number): Promise<DeliverResult> {
-    // one round trip for the delivery, its endpoint (fresh: rotated secrets apply) and its event
-    const loaded = await repos.deliveries.loadAttempt(input.deliveryId);
+    // the first attempt (the local activity, right after prepare) takes the rows prepare read; a retry reads
+    // the delivery, its endpoint (fresh: rotated secrets apply) and its event in one round trip
+    const firstLocal = Context.current().info.isLocal;
+    const loaded = (firstLocal ? handoff.take(input.deliveryId) : undefined) ?? (await repos.deliveries.loadAttempt(input.deliveryId));
     if (!loaded) {
       throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} not found`, DELIVERY_FAILURE.missing);
     }

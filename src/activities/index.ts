@@ -1,3 +1,4 @@
+import { createAttemptHandoff } from './attempt-handoff.js';
 import { createDeliver } from './deliver.js';
 import { DEFAULT_BACKOFF, noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
@@ -12,9 +13,10 @@ export type * from './types.js';
 export function createActivities(deps: ActivityDeps): FanoutActivities {
   const logger = deps.logger ?? noopLogger;
   const backoff = validateBackoff(deps.backoff ?? DEFAULT_BACKOFF);
+  const handoff = createAttemptHandoff();
   return {
-    prepare: withFailureMapping(createPrepare({ repos: deps.repos, logger, backoff })),
-    deliver: withFailureMapping(createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff })),
+    prepare: withFailureMapping(createPrepare({ repos: deps.repos, logger, backoff, handoff })),
+    deliver: withFailureMapping(createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff })),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };
 }

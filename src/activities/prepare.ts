@@ -1,10 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { permanent } from '../domain/errors.js';
 import type { Delivery, Endpoint } from '../domain/records.js';
+import type { AttemptHandoff } from './attempt-handoff.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
 
-type PrepareDeps = Pick<ActivityDeps, 'repos'> & { logger: ActivityLogger; backoff: BackoffSettings };
+type PrepareDeps = Pick<ActivityDeps, 'repos'> & { logger: ActivityLogger; backoff: BackoffSettings; handoff: AttemptHandoff };
 
 const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
   deliveryId: d.id,
@@ -19,7 +20,7 @@ const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'ma
  * (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
-export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
+export function createPrepare({ repos, logger, backoff, handoff }: PrepareDeps) {
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
@@ -27,7 +28,10 @@ export function createPrepare({ repos, logger, backoff }: PrepareDeps) {
       const rows = await repos.deliveries.prepareRun(input.eventId, Context.current().info.workflowExecution?.workflowId ?? input.eventId);
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
-      const deliveries = rows.filter((r) => r.delivery.status === 'PENDING').map((r) => plan(r.delivery, r.endpoint));
+      const pending = rows.filter((r) => r.delivery.status === 'PENDING');
+      // their first attempts run next, on this worker: they take these rows instead of reading them again
+      handoff.put(pending);
+      const deliveries = pending.map((r) => plan(r.delivery, r.endpoint));
       logger.debug({ eventId: input.eventId, matched: rows.length, pending: deliveries.length }, 'fanout prepared');
       return { deliveries, backoff };
     }

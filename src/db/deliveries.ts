@@ -57,21 +57,28 @@ function withDates<T extends object>(row: T, keys: ReadonlyArray<keyof T>): T {
   return out;
 }
 
-/** A delivery a fanout run prepared, with what its activity's retry policy is built from. */
+/**
+ * A delivery a fanout run prepared: its row, its endpoint and its event as one attempt needs them
+ * (the worker hands them to the delivery's first attempt: activities/attempt-handoff.ts). The
+ * rows of one run share one event object.
+ */
 export interface PreparedRow {
-  delivery: Pick<Delivery, 'id' | 'status' | 'attempts'>;
-  endpoint: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>;
+  delivery: Delivery;
+  endpoint: Endpoint;
+  event: WebhookEvent;
 }
 
 /**
  * A row of the prepare statement: one per matched endpoint, with its delivery, which is missing
  * when the statement neither inserted it nor saw it in its snapshot; a single row without an
- * endpoint when none matched; no row when there is no such event.
+ * endpoint when none matched; no row when there is no such event. The event's payload is on the
+ * first row only (the others repeat the small columns), so a payload crosses the wire once.
  */
-type PrepareRunRow =
-  | { endpoint_id: null }
-  | { endpoint_id: string; max_attempts: number; timeout_seconds: number; delivery_id: null }
-  | { endpoint_id: string; max_attempts: number; timeout_seconds: number; delivery_id: string; status: DeliveryStatus; attempts: number };
+type PrepareRunRow = Omit<EventRow, 'payload'> & {
+  payload: Buffer | null;
+  endpoint: EndpointRow | null;
+  delivery: DeliveryRow | null;
+};
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
 async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
@@ -79,25 +86,31 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
     db,
     'deliveries.prepareRun',
     `WITH event AS (
-       SELECT id, source, event_type FROM webhook_event WHERE id = :eventId),
+       SELECT id, source, external_event_id, event_type, payload, content_type, headers, status, workflow_id,
+              published_at, received_at, completed_at
+         FROM webhook_event WHERE id = :eventId),
      recorded AS (
        UPDATE webhook_event SET workflow_id = :workflowId, updated_at = now() WHERE id = :eventId AND workflow_id IS NULL),
      matched AS (
-       SELECT ep.id, ep.max_attempts, ep.timeout_seconds, ep.created_at
+       SELECT ep.*
          FROM webhook_endpoint ep JOIN event ev ON ep.source = ev.source
         WHERE ep.active AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
        SELECT :eventId, id FROM matched
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
-       RETURNING id, endpoint_id, status, attempts, created_at),
+       RETURNING *),
      delivery AS (
        SELECT * FROM inserted
        UNION ALL
-       SELECT id, endpoint_id, status, attempts, created_at FROM webhook_delivery
+       SELECT * FROM webhook_delivery
         WHERE event_id = :eventId AND endpoint_id IN (SELECT id FROM matched))
-     SELECT m.id AS endpoint_id, m.max_attempts, m.timeout_seconds, d.id AS delivery_id, d.status, d.attempts
-       FROM event
+     SELECT CASE WHEN m.id IS NULL THEN NULL ELSE row_to_json(m) END AS endpoint,
+            CASE WHEN d.id IS NULL THEN NULL ELSE row_to_json(d) END AS delivery,
+            ev.id, ev.source, ev.external_event_id, ev.event_type, ev.content_type, ev.headers, ev.status, ev.workflow_id,
+            ev.published_at, ev.received_at, ev.completed_at,
+            CASE WHEN row_number() OVER (ORDER BY d.created_at, m.created_at, m.id) = 1 THEN ev.payload END AS payload
+       FROM event ev
        LEFT JOIN matched m ON true
        LEFT JOIN delivery d ON d.endpoint_id = m.id
       ORDER BY d.created_at, m.created_at, m.id`,
@@ -105,6 +118,9 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
   );
   return res.rows;
 }
+
+const deliveryDates = ['last_attempt_at', 'completed_at', 'created_at'] as const;
+const endpointDates = ['created_at', 'updated_at', 'disabled_at', 'paused_until'] as const;
 
 /**
  * For a reopen (a replay): the delivery's event still has its payload, and its row is held FOR
@@ -131,14 +147,18 @@ export function createDeliveryRepository(db: Db) {
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
-      if (rows.some((r) => r.endpoint_id !== null && r.delivery_id === null)) rows = await prepareRunRows(db, eventId, workflowId);
-      if (rows.length === 0) return undefined;
+      if (rows.some((r) => r.endpoint !== null && r.delivery === null)) rows = await prepareRunRows(db, eventId, workflowId);
+      const first = rows[0];
+      if (!first) return undefined;
+      const { endpoint: _e, delivery: _d, payload, ...eventColumns } = first;
+      const event = toEvent({ ...eventColumns, payload: payload ?? Buffer.alloc(0), traceparent: null });
       return rows.flatMap((r) =>
-        r.endpoint_id !== null && r.delivery_id !== null
+        r.endpoint !== null && r.delivery !== null
           ? [
               {
-                delivery: { id: r.delivery_id, status: r.status, attempts: r.attempts },
-                endpoint: { id: r.endpoint_id, maxAttempts: r.max_attempts, timeoutSeconds: r.timeout_seconds },
+                delivery: toDelivery(withDates(r.delivery, deliveryDates)),
+                endpoint: toEndpoint(withDates(r.endpoint, endpointDates)),
+                event,
               },
             ]
           : [],
@@ -166,8 +186,8 @@ export function createDeliveryRepository(db: Db) {
       if (!row) return undefined;
       const { delivery, endpoint, ...event } = row;
       return {
-        delivery: toDelivery(withDates(delivery, ['last_attempt_at', 'completed_at', 'created_at'])),
-        endpoint: toEndpoint(withDates(endpoint, ['created_at', 'updated_at', 'disabled_at', 'paused_until'])),
+        delivery: toDelivery(withDates(delivery, deliveryDates)),
+        endpoint: toEndpoint(withDates(endpoint, endpointDates)),
         event: toEvent(event),
       };
     },

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './ports.js';
+import { freeLowPort, freePort } from './ports.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -28,6 +28,32 @@ export interface TemporalServerTls {
   requireClientAuth: boolean;
 }
 
+/** One SQL datastore of the server's `persistence.datastores` (its `sql:` settings). */
+export interface TemporalSqlStore {
+  pluginName: string;
+  databaseName: string;
+  connectAddr: string;
+  user?: string;
+  password?: string;
+  maxConns: number;
+}
+
+/**
+ * Where the server keeps its state: by default in-memory SQLite (one connection each); the bench
+ * points both stores at Postgres (bench/temporal-postgres.ts) to measure what production runs.
+ */
+export interface TemporalServerPersistence {
+  numHistoryShards: number;
+  default: TemporalSqlStore;
+  visibility: TemporalSqlStore;
+}
+
+const IN_MEMORY_SQLITE: TemporalServerPersistence = {
+  numHistoryShards: 1,
+  default: { pluginName: 'sqlite', databaseName: 'default', connectAddr: 'localhost', maxConns: 1 },
+  visibility: { pluginName: 'sqlite', databaseName: 'visibility', connectAddr: 'localhost', maxConns: 1 },
+};
+
 /**
  * Authorization on the frontend with the server's own JWT claim mapper and authorizer (global.
  * authorization, `default` both): a call's `Authorization: Bearer <JWT>` must be signed by a key of
@@ -48,35 +74,39 @@ export interface TemporalServer {
 
 /**
  * The real Temporal server (not the CLI's dev server, which takes no TLS), as production runs it
- * minus the database: frontend, history and matching in one process on in-memory SQLite, every
- * port free-picked. With `tls`, the frontend serves TLS only, with client authentication when
- * asked (global.tls.frontend of the server's configuration). No namespace exists until one is
+ * minus the database: frontend, history and matching in one process on in-memory SQLite (or on
+ * the SQL stores in `persistence`), every port free-picked. With `tls`, the frontend serves TLS
+ * only, with client authentication when asked (global.tls.frontend of the server's configuration). No namespace exists until one is
  * registered (registerNamespace below).
  */
 export async function startTemporalServer(
-  opts: { tls?: TemporalServerTls; authorization?: TemporalServerAuthorization; onLog?: (line: string) => void } = {},
+  opts: {
+    tls?: TemporalServerTls;
+    authorization?: TemporalServerAuthorization;
+    persistence?: TemporalServerPersistence;
+    onLog?: (line: string) => void;
+  } = {},
 ): Promise<TemporalServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'temporal-server-'));
-  const [grpc, http, fm, hg, hm, mg, mm] = (await Promise.all(Array.from({ length: 7 }, () => freePort()))) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const sqlite = (name: string) => `
-    ${name}:
-      sql:
-        pluginName: sqlite
-        databaseName: ${name}
-        connectAddr: localhost
-        connectProtocol: tcp
-        connectAttributes: { mode: memory, cache: private }
-        maxConns: 1
-        maxIdleConns: 1
-        maxConnLifetime: 1h`;
+  const [grpc, http, hg, mg] = (await Promise.all(Array.from({ length: 4 }, () => freePort()))) as [number, number, number, number];
+  // membership ports end up in a SMALLINT column of the SQL stores (Postgres refuses 32768 and up)
+  const [fm, hm, mm] = (await Promise.all(Array.from({ length: 3 }, () => freeLowPort()))) as [number, number, number];
+  const persistence = opts.persistence ?? IN_MEMORY_SQLITE;
+  const store = (name: string, s: TemporalSqlStore): string =>
+    [
+      `\n    ${name}:`,
+      '      sql:',
+      `        pluginName: ${s.pluginName}`,
+      `        databaseName: ${s.databaseName}`,
+      `        connectAddr: ${JSON.stringify(s.connectAddr)}`,
+      '        connectProtocol: tcp',
+      ...(s.user === undefined ? [] : [`        user: ${JSON.stringify(s.user)}`]),
+      ...(s.password === undefined ? [] : [`        password: ${JSON.stringify(s.password)}`]),
+      ...(s.pluginName === 'sqlite' ? ['        connectAttributes: { mode: memory, cache: private }'] : []),
+      `        maxConns: ${s.maxConns}`,
+      `        maxIdleConns: ${s.maxConns}`,
+      '        maxConnLifetime: 1h',
+    ].join('\n');
   const tls = opts.tls
     ? `
   tls:
@@ -102,8 +132,8 @@ log: { stdout: true, level: warn }
 persistence:
   defaultStore: default
   visibilityStore: visibility
-  numHistoryShards: 1
-  datastores:${sqlite('default')}${sqlite('visibility')}
+  numHistoryShards: ${persistence.numHistoryShards}
+  datastores:${store('default', persistence.default)}${store('visibility', persistence.visibility)}
 global:
   membership: { maxJoinDuration: 30s, broadcastAddress: 127.0.0.1 }${tls}${authorization}
 services:

@@ -40,6 +40,8 @@ interface ActivityFixtures {
     setSend(send: Send): void;
     prepare(attempt: number, input: PrepareInput): Promise<PrepareResult>;
     deliver(attempt: number, input: DeliverInput): Promise<DeliverResult>;
+    /** the delivery's first attempt as the workflow runs it: a local activity on the worker that prepared it */
+    deliverFirstLocal(input: DeliverInput): Promise<DeliverResult>;
     finishEvent(attempt: number, input: FinishEventInput): Promise<FinalEventStatus>;
     /** an endpoint on this test's receiver, an event for it, and its prepared delivery */
     preparedDelivery(opts?: { maxAttempts?: number }): Promise<{ eventId: string; endpointId: string; deliveryId: string }>;
@@ -109,6 +111,8 @@ const it = base.extend<ActivityFixtures>({
       },
       prepare,
       deliver: (attempt, input) => env(attempt).run(activities.deliver, input),
+      deliverFirstLocal: (input) =>
+        new MockActivityEnvironment({ attempt: 1, isLocal: true }, { logger: new DefaultLogger('ERROR') }).run(activities.deliver, input),
       finishEvent: (attempt, input) => env(attempt).run(activities.finishEvent, input),
       preparedDelivery: (opts = {}) => preparedDelivery({ repos, prepare, url: receiver.url }, opts),
     });
@@ -251,6 +255,39 @@ describe('fanout activities', () => {
       database.db.off('query', count);
     }
     expect(seen, seen.join('\n')).toHaveLength(statements);
+  });
+
+  it('deliver, the first attempt as a local activity right after prepare: one statement (record), the rows come from prepare', async ({
+    t,
+    database,
+    receiver,
+  }) => {
+    const { deliveryId } = await t.preparedDelivery();
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      expect(await t.deliverFirstLocal({ deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+    } finally {
+      database.db.off('query', count);
+    }
+    expect(seen, seen.join('\n')).toHaveLength(1);
+    // what was sent is what a loaded attempt sends: the event's body to the endpoint's URL
+    expect(receiver.requests.at(-1)?.body.toString()).toBe(JSON.stringify({ hello: 'world' }));
+    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+  });
+
+  it('deliver: the rows prepare handed over serve one attempt only; the next local one reads them fresh', async ({ t, database }) => {
+    const { deliveryId, endpointId } = await t.preparedDelivery();
+    t.setSend(() => Promise.resolve({ kind: 'retryable', status: 503, body: '', error: 'HTTP 503', durationMs: 1, statusClass: '5xx' }));
+    await failureOf(t.deliverFirstLocal({ deliveryId, maxAttempts: 5 }));
+    // changed after the first attempt: a later attempt must see it
+    await database.db('webhook_endpoint').where({ id: endpointId }).update({ active: false });
+    const before = t.sent.length;
+    const failure = await failureOf(t.deliverFirstLocal({ deliveryId, maxAttempts: 5 }));
+    expect(failure.nonRetryable).toBe(true);
+    expect(t.sent.length).toBe(before);
+    expect(await t.repos.deliveries.get(deliveryId)).toMatchObject({ status: 'FAILED', lastError: 'endpoint is no longer active' });
   });
 
   it('prepare and finishEvent: one statement each, whatever the number of endpoints', async ({ t, receiver, database }) => {
