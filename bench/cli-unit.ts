@@ -149,12 +149,17 @@ export async function spawnCli(
   command: CliCommand,
   role: string,
   env: Record<string, string>,
-  opts: { nodeFlags?: Partial<Record<CliCommand, string[]>>; startTimeoutMs?: number } = {},
+  opts: {
+    nodeFlags?: Partial<Record<CliCommand, string[]>>;
+    startTimeoutMs?: number;
+    /** another build's CLI (bench/baseline-build.ts); default this checkout's */
+    cli?: string;
+  } = {},
 ): Promise<CliHandle> {
   mkdirSync(LOG_DIR, { recursive: true });
   const managementPort = await freePort();
   const logFd = openSync(path.join(LOG_DIR, `${role}.log`), 'w');
-  const child = spawn(process.execPath, [...profileFlags(role), ...nodeFlagsFor(command, opts.nodeFlags), CLI, command], {
+  const child = spawn(process.execPath, [...profileFlags(role), ...nodeFlagsFor(command, opts.nodeFlags), opts.cli ?? CLI, command], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',

@@ -71,8 +71,10 @@ async function main(): Promise<void> {
       ? 'starting embedded Postgres, fauxqs, and temporal-server on a second embedded Postgres'
       : 'starting embedded Postgres, fauxqs and the Temporal dev server (in memory)',
   );
-  const infra = await startInfra(cfg.temporalKind);
-  cleanups.push(() => infra.stop());
+  // registered before it is up: a Ctrl-C while the databases and Temporal start stops them once started
+  const starting = startInfra(cfg.temporalKind);
+  cleanups.push(async () => (await starting.catch(() => undefined))?.stop());
+  const infra = await starting;
   if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
   temporalPostgresPid = infra.temporalPostgresPid;
   await seedCredential(infra);

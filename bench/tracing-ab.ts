@@ -4,7 +4,11 @@
 // off, ...) so that noise on a shared machine hits both. Each round: fresh processes, a warm-up,
 // then EVENTS events posted to ingest (one endpoint each) until every delivery is done; CPU of
 // each process from /proc. Prints CPU per request (ingest) and per delivery (the three together).
-//   npm run bench:tracing      (TRACING_EVENTS=600, TRACING_ROUNDS=2 per mode, TRACING_CONCURRENCY=20)
+//   npm run bench:tracing      (TRACING_EVENTS=600, TRACING_ROUNDS=2 per mode, TRACING_CONCURRENCY=20, TRACING_WARMUP=100)
+// BENCH_TRACING_BASELINE_REF=<commit> adds a third column: the same rounds against a build of that
+// commit (from before tracing existed: `off costs nothing` measured, not argued), built once under
+// .data/bench/ (bench/baseline-build.ts), with a database of its own that its own code migrates
+// and seeds; rounds go baseline, off, on, then on, off, baseline, ...
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { CLI, spawnCli, type CliHandle } from './cli-unit.js';
@@ -15,12 +19,14 @@ import { AUTHORIZATION, seedCredential } from './ingest-bench.js';
 import { startReceiver } from './receiver.js';
 import { mapLimit, median, round } from './stats.js';
 import { startCollector } from '../test/support/otel-collector.js';
+import { baselineBuild, seedBaselineDatabase, type BaselineBuild } from './baseline-build.js';
 
 const EVENTS = Number(process.env.TRACING_EVENTS ?? 600);
 const ROUNDS = Number(process.env.TRACING_ROUNDS ?? 2);
 const CONCURRENCY = Number(process.env.TRACING_CONCURRENCY ?? 20);
-const WARMUP = 100;
+const WARMUP = Number(process.env.TRACING_WARMUP ?? 100);
 const SOURCE = 'bench-tracing';
+const BASELINE_REF = process.env.BENCH_TRACING_BASELINE_REF?.trim() || undefined;
 const log = (line: string): void => void process.stderr.write(`[bench:tracing] ${line}\n`);
 
 if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm run bench:tracing does)`);
@@ -30,7 +36,19 @@ const receiver = await startReceiver();
 await seedCredential(infra, SOURCE);
 await seedEndpoints(infra, SOURCE, 1, receiver.url);
 
-type Mode = 'off' | 'on';
+/** the older build and its own database, when BENCH_TRACING_BASELINE_REF asks for one */
+let baseline: (BaselineBuild & { databaseUrl: string }) | undefined;
+if (BASELINE_REF) {
+  const build = await baselineBuild(BASELINE_REF, log);
+  const url = new URL(infra.pgUrl);
+  url.pathname = `/bench_tracing_baseline_${build.sha.slice(0, 12)}`;
+  await infra.db.raw(`CREATE DATABASE ${url.pathname.slice(1)}`);
+  await seedBaselineDatabase(build, { url: url.toString(), source: SOURCE, receiverUrl: receiver.url }, log);
+  baseline = { ...build, databaseUrl: url.toString() };
+  log(`baseline: ${build.sha.slice(0, 12)} (${BASELINE_REF}), built in ${build.dir}`);
+}
+
+type Mode = 'baseline' | 'off' | 'on';
 interface Round {
   mode: Mode;
   ingestMsPerRequest: number;
@@ -67,7 +85,7 @@ async function delivered(target: number): Promise<void> {
 
 async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
   const env: Record<string, string> = {
-    DATABASE_URL: infra.pgUrl,
+    DATABASE_URL: mode === 'baseline' && baseline ? baseline.databaseUrl : infra.pgUrl,
     AWS_ENDPOINT_URL: infra.awsEndpoint,
     TEMPORAL_ADDRESS: infra.temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -79,10 +97,11 @@ async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
   };
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const procs: CliHandle[] = [];
+  const cli = mode === 'baseline' && baseline ? { cli: baseline.cli } : {};
   try {
-    procs.push(await spawnCli('worker', `tracing-${mode}-worker`, env));
-    procs.push(await spawnCli('consumer', `tracing-${mode}-consumer`, env));
-    procs.push(await spawnCli('ingest', `tracing-${mode}-ingest`, { ...env, PORT: String(port), HOST: '127.0.0.1' }));
+    procs.push(await spawnCli('worker', `tracing-${mode}-worker`, env, cli));
+    procs.push(await spawnCli('consumer', `tracing-${mode}-consumer`, env, cli));
+    procs.push(await spawnCli('ingest', `tracing-${mode}-ingest`, { ...env, PORT: String(port), HOST: '127.0.0.1' }, cli));
     const roles = new Map(procs.map((p) => [p.pid, p.role.replace(`tracing-${mode}-`, '')]));
     const snapshot = () => cpuSnapshot(({ pid }) => roles.get(pid) ?? 'other');
     const prefix = randomBytes(4).toString('hex');
@@ -118,8 +137,11 @@ async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
 
 const rounds: Round[] = [];
 try {
-  // off on on off off on ...: each mode goes first as often as the other
-  const order: Mode[] = Array.from({ length: ROUNDS * 2 }, (_, i) => (i % 4 === 0 || i % 4 === 3 ? 'off' : 'on'));
+  // off on on off off on ...: each mode goes first as often as the other; with a baseline,
+  // baseline off on on off baseline ...: the baseline and `on` take turns at the ends
+  const order: Mode[] = baseline
+    ? Array.from({ length: ROUNDS }, (_, i): Mode[] => (i % 2 === 0 ? ['baseline', 'off', 'on'] : ['on', 'off', 'baseline'])).flat()
+    : Array.from({ length: ROUNDS * 2 }, (_, i) => (i % 4 === 0 || i % 4 === 3 ? 'off' : 'on'));
   for (const [i, mode] of order.entries()) rounds.push(await runRound(mode, `BENCH_TRACING_${i}`));
 } finally {
   await receiver.close();
@@ -136,16 +158,27 @@ const rows: Array<[string, (r: Round) => number, number]> = [
   ['spans exported per event', (r) => r.spans / EVENTS, 1],
   ['CPU of other processes on the machine, s', (r) => r.foreignS, 1],
 ];
-const lines = [
-  `tracing off / on, ${EVENTS} events x 1 endpoint per round, ${ROUNDS} rounds each (medians), concurrency ${CONCURRENCY}`,
-  '| figure | off | on | on / off |',
-  '|---|---|---|---|',
-  ...rows.map(([name, f, d]) => {
-    const off = of('off', f);
-    const on = of('on', f);
-    return `| ${name} | ${round(off, d)} | ${round(on, d)} | ${off > 0 ? round(on / off, 2) : '-'} |`;
-  }),
-];
+const ratio = (a: number, b: number): string => (b > 0 ? String(round(a / b, 2)) : '-');
+const lines = baseline
+  ? [
+      `before tracing (${baseline.sha.slice(0, 12)}) / tracing off / on, ${EVENTS} events x 1 endpoint per round, ${ROUNDS} rounds each (medians), concurrency ${CONCURRENCY}`,
+      '| figure | before tracing | off | on | off / before | on / off |',
+      '|---|---|---|---|---|---|',
+      ...rows.map(([name, f, d]) => {
+        const [before, off, on] = [of('baseline', f), of('off', f), of('on', f)];
+        return `| ${name} | ${round(before, d)} | ${round(off, d)} | ${round(on, d)} | ${ratio(off, before)} | ${ratio(on, off)} |`;
+      }),
+    ]
+  : [
+      `tracing off / on, ${EVENTS} events x 1 endpoint per round, ${ROUNDS} rounds each (medians), concurrency ${CONCURRENCY}`,
+      '| figure | off | on | on / off |',
+      '|---|---|---|---|',
+      ...rows.map(([name, f, d]) => {
+        const off = of('off', f);
+        const on = of('on', f);
+        return `| ${name} | ${round(off, d)} | ${round(on, d)} | ${ratio(on, off)} |`;
+      }),
+    ];
 process.stdout.write(`${lines.join('\n')}\n`);
 process.stdout.write(
   `${JSON.stringify({
@@ -165,5 +198,18 @@ process.stdout.write(
       of('on', (r) => r.ingestMsPerRequest),
       3,
     ),
+    ...(baseline
+      ? {
+          before_tracing_ref: baseline.sha,
+          before_tracing_service_cpu_ms_per_delivery: round(
+            of('baseline', (r) => r.serviceMsPerDelivery),
+            3,
+          ),
+          before_tracing_ingest_cpu_ms_per_request: round(
+            of('baseline', (r) => r.ingestMsPerRequest),
+            3,
+          ),
+        }
+      : {}),
   })}\n`,
 );

@@ -94,7 +94,7 @@ const send = (id: string, traceparent: string) =>
     body: JSON.stringify({ id, type: 'order.created' }),
   });
 
-async function replay(eventId: string): Promise<{ workflowId: string }> {
+async function operatorToken(): Promise<string> {
   const token = await http(`${idp.url}/oauth/token`, {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -105,9 +105,11 @@ async function replay(eventId: string): Promise<{ workflowId: string }> {
     }),
   });
   expect(token.status).toBe(200);
-  const res = await http(`${ingestUrl}/api/events/${eventId}/replay`, {
-    headers: { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` },
-  });
+  return (token.json() as { access_token: string }).access_token;
+}
+
+async function replay(eventId: string): Promise<{ workflowId: string }> {
+  const res = await http(`${ingestUrl}/api/events/${eventId}/replay`, { headers: { authorization: `Bearer ${await operatorToken()}` } });
   expect(res.status, res.text).toBe(202);
   return res.json() as { workflowId: string };
 }
@@ -215,6 +217,42 @@ describe("a replay through the admin API joins the event's stored trace", () => 
     const [, traceId, parentId, flags] = String(mine[1]?.headers.traceparent).split('-');
     expect({ traceId, parentId, flags }).toEqual({ traceId: senderTrace, parentId: replayed.spanId, flags: '01' });
   });
+});
+
+describe('a bulk replay', () => {
+  it("replays each event in its own event's trace, every replay span linked to the one admin request", async () => {
+    let letThrough = false;
+    receiver.setScript(() => ({ status: letThrough ? 200 : 400 }));
+    const traces = [hex(16), hex(16)];
+    const eventIds = [];
+    for (const t of traces) eventIds.push(await failedEvent(`00-${t}-${hex(8)}-01`));
+    letThrough = true;
+    const res = await http(`${ingestUrl}/api/deliveries/replay`, {
+      headers: { authorization: `Bearer ${await operatorToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ source: SOURCE.source, limit: 10 }),
+    });
+    expect(res.status, res.text).toBe(202);
+    expect(res.json()).toMatchObject({ replayed: 2, failed: [] });
+    for (const id of eventIds) await eventually(async () => (await world.repos.events.get(id))?.status === 'COMPLETED', 90_000);
+    const admin = await eventually(async () => collector.spans.find((s) => s.name === 'POST /api/deliveries/replay'), 30_000);
+    expect(admin.kind).toBe(SERVER);
+    for (const [i, traceId] of traces.entries()) {
+      const spans = await eventually(async () => {
+        const got = ofTrace(traceId);
+        return named(got, 'RunActivity:finishEvent').length === 2 && named(got, 'POST').length === 2 ? got : undefined;
+      }, 60_000);
+      const inbound = spans.find((s) => s.name === 'POST /api/webhooks/{source}');
+      expect(named(spans, 'replay event')).toMatchObject([
+        {
+          parentSpanId: inbound?.spanId,
+          attributes: expect.objectContaining({ 'webhook.event_id': eventIds[i] }),
+          links: [{ traceId: admin.traceId, spanId: admin.spanId }],
+        },
+      ]);
+      const replayed = named(spans, 'POST').find((s) => s.attributes['http.response.status_code'] === 200)!;
+      expect(ancestors(replayed, spans).map((s) => s.name)).toContain('replay event');
+    }
+  }, 240_000);
 });
 
 describe('a replay of an event with no stored trace', () => {
