@@ -14,11 +14,13 @@ import type { Infra } from './infra.js';
 // The database path of the worker alone: the fanout activities (prepare, one deliver per
 // endpoint, finishEvent) run in an activity context against the embedded Postgres, with a sender
 // that answers 200 at once (no HTTP, no Temporal). Prints the CPU per delivery of this process
-// and of Postgres, which the e2e bench mixes with Temporal's and the sender's.
+// and of Postgres, which the e2e bench mixes with Temporal's and the sender's. Rounds alternate
+// the first attempts as the workflow runs them (local activities: they take the rows prepare read,
+// activities/attempt-handoff.ts) with first attempts that read their rows themselves (as a retry does).
 //
-//   npx tsx bench/db-path.ts [events=2000] [endpoints=1] [concurrency=10]
+//   npx tsx bench/db-path.ts [events=2000] [endpoints=1] [concurrency=10] [rounds=4]
 
-const [events = 2000, endpoints = 1, concurrency = 10] = process.argv.slice(2).map(Number);
+const [events = 2000, endpoints = 1, concurrency = 10, rounds = 4] = process.argv.slice(2).map(Number);
 
 const pg = await startEmbeddedPostgres();
 const db = createDb({ url: pg.url, poolMax: 10 });
@@ -29,43 +31,58 @@ try {
   const send: Send = async () => ({ kind: 'success', status: 200, body: 'ok', durationMs: 1, statusClass: '2xx' });
   const activities = createActivities({ repos, send, metrics: createMetrics({ defaultMetrics: false }) });
   const logger = new DefaultLogger('ERROR');
-  const env = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'r' } }, { logger });
+  const env = (workflowId: string, isLocal = false) =>
+    new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'r' }, isLocal }, { logger });
 
-  async function fanout(eventId: string): Promise<void> {
+  async function fanout(eventId: string, firstLocal: boolean): Promise<void> {
     const { deliveries }: PrepareResult = await env(eventId).run(activities.prepare, { eventId });
     await Promise.all(
       deliveries.map((d) =>
-        env(eventId).run(activities.deliver, { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts }),
+        env(eventId, firstLocal).run(activities.deliver, {
+          deliveryId: d.deliveryId,
+          maxAttempts: d.maxAttempts,
+          priorAttempts: d.priorAttempts,
+        }),
       ),
     );
     await env(eventId).run(activities.finishEvent, { eventId });
   }
 
-  async function run(source: string, n: number): Promise<void> {
-    const ids = await insertEvents(infra, source, n);
+  async function run(ids: string[], firstLocal: boolean): Promise<void> {
     let next = 0;
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
-        while (next < ids.length) await fanout(ids[next++] as string);
+        while (next < ids.length) await fanout(ids[next++] as string, firstLocal);
       }),
     );
   }
 
   await seedEndpoints(infra, 'warm', endpoints, 'http://127.0.0.1:9/');
-  await seedEndpoints(infra, 'db-path', endpoints, 'http://127.0.0.1:9/');
-  await run('warm', Math.min(200, events));
+  await run(await insertEvents(infra, 'warm', Math.min(200, events)), true);
   const name = (e: { pid: number; comm: string }) => (e.pid === process.pid ? 'node' : e.comm === 'postgres' ? 'postgres' : 'other');
-  const before = cpuSnapshot(name);
-  const started = performance.now();
-  await run('db-path', events);
-  const s = (performance.now() - started) / 1000;
-  const used = cpuUsage(before, cpuSnapshot(name));
-  const deliveries = events * endpoints;
-  const per = (g: string) => (((used.groups[g] ?? 0) * 1000) / deliveries).toFixed(3);
-  console.log(
-    `${events} events x ${endpoints} endpoints, ${concurrency} at a time: ${(deliveries / s).toFixed(0)} deliveries/s; ` +
-      `CPU ms per delivery: node ${per('node')}, postgres ${per('postgres')}; other processes ${used.foreignS.toFixed(1)} s`,
-  );
+  const variants = [
+    { label: 'first attempts take the rows prepare read', firstLocal: true },
+    { label: 'first attempts read their rows', firstLocal: false },
+  ];
+  for (let r = 0; r < rounds; r++) {
+    for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+      // a source per run: the events' external ids repeat from run to run
+      const source = `db-path-${r}-${v.firstLocal ? 'local' : 'read'}`;
+      await seedEndpoints(infra, source, endpoints, 'http://127.0.0.1:9/');
+      const ids = await insertEvents(infra, source, events);
+      const before = cpuSnapshot(name);
+      const started = performance.now();
+      await run(ids, v.firstLocal);
+      const s = (performance.now() - started) / 1000;
+      const used = cpuUsage(before, cpuSnapshot(name));
+      const deliveries = events * endpoints;
+      const per = (g: string) => (((used.groups[g] ?? 0) * 1000) / deliveries).toFixed(3);
+      console.log(
+        `round ${r + 1}, ${v.label}: ${events} events x ${endpoints} endpoints, ${concurrency} at a time: ${(deliveries / s).toFixed(0)} deliveries/s; ` +
+          `CPU ms per delivery: node ${per('node')}, postgres ${per('postgres')}; other processes ${used.foreignS.toFixed(1)} s`,
+      );
+    }
+  }
 } finally {
   await db.destroy();
   await pg.stop();
