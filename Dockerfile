@@ -29,14 +29,15 @@ COPY scripts/bundle-workflows.ts ./scripts/
 COPY scripts/console/build.ts ./scripts/console/
 COPY src ./src
 # `npm run build`: tsc (src/ -> dist/, without dev mode and the console: tsconfig.build.json), the
-# prebuilt workflow bundle, dist/workflow-bundle.js, and the web console (Vite, devDependencies of
+# prebuilt workflow bundles, dist/workflow-bundle.js and (with the tracing interceptors)
+# dist/workflow-bundle-traced.js, and the web console (Vite, devDependencies of
 # this stage) into dist/console. The worker loads the bundle, so the workflow sources go
 # (names.js and start/ stay: the consumer and the admin API start workflows with them).
 RUN npm run build \
  && test -f dist/console/index.html && test ! -e dist/console/.vite \
  && rm dist/workflows/index.js* dist/workflows/fanout.js* \
  && chmod 0755 dist/cmd/cli.js \
- && test -f dist/workflow-bundle.js && test -f dist/workflows/names.js \
+ && test -f dist/workflow-bundle.js && test -f dist/workflow-bundle-traced.js && test -f dist/workflows/names.js \
  && test ! -e dist/dev && test ! -e dist/cmd/dev.js
 
 # ---- deps: production dependencies only, pruned -----------------------------------------------

@@ -193,6 +193,7 @@ async function main(): Promise<void> {
   await mkdir(path.dirname(sourceDist), { recursive: true });
   await cp(dist, sourceDist, { recursive: true });
   await rm(path.join(sourceDist, 'workflow-bundle.js'));
+  await rm(path.join(sourceDist, 'workflow-bundle-traced.js'), { force: true });
 
   const [pg, temporal] = await Promise.all([startEmbeddedPostgres(), startTemporalDevServer()]);
   try {

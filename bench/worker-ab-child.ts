@@ -46,7 +46,7 @@ const { worker } = await createFanoutWorker({
   taskQueue,
   activities,
   maxConcurrentActivityTaskExecutions: 100,
-  workflowCode: { kind: 'bundle', codePath: bundle },
+  workflowCode: { kind: 'bundle', codePath: bundle, traced: false },
   sandboxDiagnostics: process.env.WORKER_SANDBOX_DIAGNOSTICS === 'true',
 });
 const running = worker.run();

@@ -6,6 +6,8 @@ import type { Tracing } from './tracing.js';
 export type WorkflowSpanSinks = InjectedSinks<{ exporter: { export(spans: unknown[]): void } }>;
 
 export interface WorkerTracing {
+  /** whether this worker traces: then it loads the workflow bundle with the tracing interceptors */
+  traced: boolean;
   /** always injected: a run started with a trace context exports its spans through it */
   sinks: WorkflowSpanSinks;
   activityInterceptors: ActivityInterceptorsFactory[];
@@ -20,12 +22,13 @@ export interface WorkerTracing {
  */
 export async function workerTracing(tracing: Tracing): Promise<WorkerTracing> {
   if (!tracing.enabled || !tracing.spanProcessor || !tracing.resource) {
-    return { sinks: { exporter: { export: { fn: () => undefined } } }, activityInterceptors: [] };
+    return { traced: false, sinks: { exporter: { export: { fn: () => undefined } } }, activityInterceptors: [] };
   }
   const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor } =
     await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
   const exporter = makeWorkflowExporter(tracing.spanProcessor, tracing.resource as Parameters<typeof makeWorkflowExporter>[1]);
   return {
+    traced: true,
     sinks: { exporter } as unknown as WorkflowSpanSinks,
     activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx) })],
   };

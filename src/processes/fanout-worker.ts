@@ -30,36 +30,45 @@ export interface FanoutWorkerOptions {
 export const WORKFLOW_CACHE_SIZE = 100;
 
 /**
- * The workflow interceptors beside the workflow code (workflows/tracing-interceptors.ts): bundled
- * into the prebuilt bundle by scripts/bundle-workflows.ts, registered here when bundling from
- * source. They act on runs started with a trace context only.
+ * The workflow interceptors beside the workflow code (workflows/tracing-interceptors.ts), for a
+ * worker that traces: they act on runs started with a trace context only. Only such a worker loads
+ * them. A workflow run evaluates every module of its bundle anew (the SDK gives each run its own
+ * module instances), and Temporal's OpenTelemetry interceptors bring half the bundle's code: in a
+ * worker without tracing they cost about 4 ms of CPU per event (docs/benchmarks.md, issue 26).
+ * Leaving them out changes no command a run issues, so either worker replays the other's histories.
  */
 export function workflowInterceptorModule(workflowsPath: string): string {
   return workflowsPath.replace(/index\.(ts|js)$/, 'tracing-interceptors.$1');
 }
 
+/** The prebuilt bundles beside dist/processes (scripts/bundle-workflows.ts): without and with the tracing interceptors. */
+export const WORKFLOW_BUNDLES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' } as const;
+
 /** Where the worker's workflow code comes from (see resolveWorkflowCode). */
-export type WorkflowCode = { kind: 'bundle'; codePath: string } | { kind: 'source'; workflowsPath: string };
+export type WorkflowCode =
+  { kind: 'bundle'; codePath: string; traced: boolean } | { kind: 'source'; workflowsPath: string; traced: boolean };
 
 /**
- * The workflow code beside this module. A build (`npm run build`, the image) writes a prebuilt
- * bundle, dist/workflow-bundle.js (scripts/bundle-workflows.ts): loading it skips webpack at
- * start-up, which costs seconds and memory, and the image then needs no workflow sources. From
+ * The workflow code beside this module, with the tracing interceptors when `traced`. A build (`npm
+ * run build`, the image) writes the prebuilt bundles (WORKFLOW_BUNDLES): loading one skips webpack
+ * at start-up, which costs seconds and memory, and the image then needs no workflow sources. From
  * a checkout (tsx, vitest) there is no bundle: the worker bundles src/workflows/index.ts itself.
  */
-export function resolveWorkflowCode(): WorkflowCode {
-  const bundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
-  if (existsSync(bundle)) return { kind: 'bundle', codePath: bundle };
+export function resolveWorkflowCode(traced = false): WorkflowCode {
+  const bundle = fileURLToPath(new URL(`../${traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain}`, import.meta.url));
+  if (existsSync(bundle)) return { kind: 'bundle', codePath: bundle, traced };
   for (const ext of ['.js', '.ts']) {
     const candidate = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
-    if (existsSync(candidate)) return { kind: 'source', workflowsPath: candidate };
+    if (existsSync(candidate)) return { kind: 'source', workflowsPath: candidate, traced };
   }
-  throw new Error('no workflow code beside the worker: neither ../workflow-bundle.js nor ../workflows/index.{js,ts}');
+  throw new Error(
+    `no workflow code beside the worker: neither ../${traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain} nor ../workflows/index.{js,ts}`,
+  );
 }
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
 export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ worker: Worker; sandbox: SandboxMode }> {
-  const code = opts.workflowCode ?? resolveWorkflowCode();
+  const code = opts.workflowCode ?? resolveWorkflowCode(opts.tracing?.traced ?? false);
   const sandbox = workflowSandboxOptions(opts.sandboxDiagnostics ?? false);
   const worker = await Worker.create({
     connection: opts.connection,
@@ -89,7 +98,7 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ w
     ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
     interceptors: {
       ...(opts.tracing && opts.tracing.activityInterceptors.length > 0 ? { activity: opts.tracing.activityInterceptors } : {}),
-      ...(code.kind === 'source' ? { workflowModules: [workflowInterceptorModule(code.workflowsPath)] } : {}),
+      ...(code.kind === 'source' && code.traced ? { workflowModules: [workflowInterceptorModule(code.workflowsPath)] } : {}),
     },
   });
   return { worker, sandbox: sandbox.mode };

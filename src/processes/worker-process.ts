@@ -55,8 +55,9 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
   const sender = createSender({
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
   });
-  const workflowCode = resolveWorkflowCode();
   const tracing = deps.tracing ?? TRACING_OFF;
+  // the bundle with Temporal's tracing interceptors only when this worker traces (fanout-worker.ts)
+  const workflowCode = resolveWorkflowCode(tracing.enabled);
   deps.logger.info(
     workflowCode.kind === 'bundle' ? { workflowBundle: workflowCode.codePath } : { workflowsPath: workflowCode.workflowsPath },
     workflowCode.kind === 'bundle' ? 'workflow code: prebuilt bundle' : 'workflow code: bundling from source at start-up',
