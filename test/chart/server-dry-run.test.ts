@@ -58,6 +58,34 @@ async function kubectlOk(args: string[], input?: string): Promise<Kubectl> {
 const dryRun = (input: string, namespace?: string) =>
   kubectl(['apply', '--dry-run=server', '--validate=strict', ...(namespace ? ['-n', namespace] : []), '-f', '-'], input);
 
+/** `helm install --dry-run=server` of the chart with its minimal values and `args` on top: what it printed. */
+async function helmInstallDryRun(args: string[]): Promise<string> {
+  const r = await runOk(
+    toolPath('helm'),
+    [
+      'install',
+      RELEASE,
+      CHART_DIR,
+      '--namespace',
+      NAMESPACE,
+      '--dry-run=server',
+      '-f',
+      path.join(CHART_DIR, 'ci/minimal-values.yaml'),
+      ...args,
+    ],
+    {
+      env: {
+        ...process.env,
+        KUBECONFIG: cp.kubeconfigPath,
+        HELM_CACHE_HOME: path.join(work, 'cache'),
+        HELM_CONFIG_HOME: path.join(work, 'config'),
+        HELM_DATA_HOME: path.join(work, 'data'),
+      },
+    },
+  );
+  return r.stdout;
+}
+
 beforeAll(async () => {
   toolPath('helm'); // fail early with the install hint
   work = await mkdtemp(path.join(os.tmpdir(), 'chart-dry-run-'));
@@ -192,67 +220,22 @@ describe('the manifests of the kind end-to-end harness (test/e2e/kind/manifests)
 
 describe('helm against the API server', () => {
   it('helm install --dry-run=server renders the release and its NOTES', async () => {
-    const r = await runOk(
-      toolPath('helm'),
-      [
-        'install',
-        RELEASE,
-        CHART_DIR,
-        '--namespace',
-        NAMESPACE,
-        '--dry-run=server',
-        '-f',
-        path.join(CHART_DIR, 'ci/minimal-values.yaml'),
-        '--set',
-        'tests.enabled=true',
-      ],
-      {
-        env: {
-          ...process.env,
-          KUBECONFIG: cp.kubeconfigPath,
-          HELM_CACHE_HOME: path.join(work, 'cache'),
-          HELM_CONFIG_HOME: path.join(work, 'config'),
-          HELM_DATA_HOME: path.join(work, 'data'),
-        },
-      },
-    );
-    expect(r.stdout).toMatch(/STATUS: pending-install/);
-    expect(r.stdout).toMatch(/NOTES:\nwebhook-fanout 0\.1\.0 is installed as release "webhook-fanout" in namespace "webhook-fanout"/);
-    expect(r.stdout).toContain('kubectl -n webhook-fanout create secret generic webhook-fanout-database');
-    expect(r.stdout).toContain('helm test webhook-fanout -n webhook-fanout');
-    expect(r.stdout).not.toContain('WARNING');
-    expect(r.stdout).not.toContain('/console/');
+    const out = await helmInstallDryRun(['--set', 'tests.enabled=true']);
+    expect(out).toMatch(/STATUS: pending-install/);
+    expect(out).toMatch(/NOTES:\nwebhook-fanout 0\.1\.0 is installed as release "webhook-fanout" in namespace "webhook-fanout"/);
+    expect(out).toContain('kubectl -n webhook-fanout create secret generic webhook-fanout-database');
+    expect(out).toContain('helm test webhook-fanout -n webhook-fanout');
+    expect(out).not.toContain('WARNING');
+    expect(out).not.toContain('/console/');
   });
 
   it('the NOTES say the console URL and the callback to register, with the Ingress and without', async () => {
-    const notes = async (extra: string[]) =>
-      (
-        await runOk(
-          toolPath('helm'),
-          [
-            'install',
-            RELEASE,
-            CHART_DIR,
-            '--namespace',
-            NAMESPACE,
-            '--dry-run=server',
-            '-f',
-            path.join(CHART_DIR, 'ci/minimal-values.yaml'),
-            '--set',
-            'adminApi.enabled=true,adminApi.auth.url=https://tenant.eu.auth0.com,adminApi.auth.audience=https://api.example.com,console.clientId=spa-1',
-            ...extra,
-          ],
-          {
-            env: {
-              ...process.env,
-              KUBECONFIG: cp.kubeconfigPath,
-              HELM_CACHE_HOME: path.join(work, 'cache'),
-              HELM_CONFIG_HOME: path.join(work, 'config'),
-              HELM_DATA_HOME: path.join(work, 'data'),
-            },
-          },
-        )
-      ).stdout;
+    const notes = (extra: string[]) =>
+      helmInstallDryRun([
+        '--set',
+        'adminApi.enabled=true,adminApi.auth.url=https://tenant.eu.auth0.com,adminApi.auth.audience=https://api.example.com,console.clientId=spa-1',
+        ...extra,
+      ]);
     const forwarded = await notes([]);
     expect(forwarded).toContain('Console (signs in at https://tenant.eu.auth0.com, client spa-1, implicit flow):');
     expect(forwarded).toContain('kubectl -n webhook-fanout port-forward svc/webhook-fanout-ingest 8080:');

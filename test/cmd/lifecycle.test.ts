@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { runService } from '../../src/cmd/lifecycle.js';
@@ -62,5 +64,23 @@ describe('runService /readyz', () => {
     stopped();
     await shutdown;
     await service.done;
+  });
+});
+
+describe('runService on a fatal error', () => {
+  it('an unhandled rejection whose other listener throws (the Temporal SDK in a main-thread worker) still stops the parts, then exits 1', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./support/throwing-listener-child.ts', import.meta.url)), String(await freePort())],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, out).toBe(1);
+    expect(out).toContain('part stopped');
+    expect(out).toMatch(/"msg":"uncaught exception"/);
+    expect(out).toMatch(/"msg":"unhandled rejection"/);
   });
 });

@@ -2,17 +2,8 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
+import { apply, customObjects, eventually, ready } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startStack, type Stack } from '../support/stack.js';
@@ -25,7 +16,6 @@ import { startStack, type Stack } from '../support/stack.js';
  */
 let conn: KubeConnection;
 let stack: Stack;
-let op: TestOperator;
 let receiver: Receiver;
 let ns: string;
 
@@ -67,15 +57,17 @@ spec:
   auth: {type: HMAC, secretRef: {name: orders-auth, key: signing}}
 `;
 
+let scene: OperatorScene;
+
 beforeAll(async () => {
-  [conn, stack, receiver] = await Promise.all([sharedKube(), startStack(), startReceiver()]);
-  ns = await createNamespace(conn, 'e2e');
-  op = await startTestOperator(conn, stack.t.db, { namespaces: [ns] });
-  await settled(op);
+  [stack, receiver] = await Promise.all([startStack(), startReceiver()]);
+  // on the stack's database, which the stack drops
+  scene = await startOperatorScene('e2e', { database: stack.t });
+  ({ conn, ns } = scene);
 });
 
 afterAll(async () => {
-  await op?.stop();
+  await scene?.close();
   await stack?.close();
   await receiver?.close();
 });

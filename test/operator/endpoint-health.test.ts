@@ -2,22 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedriver, type Redriver } from '../../src/workflows/start/redrive.js';
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+import { type OperatorStore } from '../../src/operator/store.js';
 import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '../fanout/support/harness.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { type TestDatabase } from '../support/db.js';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
+import { apply, customObjects, eventually, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
@@ -35,12 +26,14 @@ let op: TestOperator;
 let fanout: FanoutHarness;
 let redriver: Redriver;
 let receiver: Receiver;
+let scene: OperatorScene;
 
 beforeAll(async () => {
-  [conn, tdb, receiver] = await Promise.all([sharedKube(), createTestDatabase(), startReceiver([{ status: 500, body: 'down' }])]);
-  store = createOperatorStore(tdb.db);
-  ns = await createNamespace(conn, 'health');
-  op = await startTestOperator(conn, tdb.db, { namespaces: [ns], healthPollMs: 200 });
+  [scene, receiver] = await Promise.all([
+    startOperatorScene('health', { operator: { healthPollMs: 200 } }),
+    startReceiver([{ status: 500, body: 'down' }]),
+  ]);
+  ({ conn, tdb, store, ns, op } = scene);
   fanout = await startFanoutHarness({ database: tdb });
   redriver = createRedriver({
     queries: createRedriveQueries(tdb.db),
@@ -51,15 +44,13 @@ beforeAll(async () => {
     intervalMs: 100,
   });
   redriver.start();
-  await settled(op);
 });
 
 afterAll(async () => {
   await redriver?.stop();
-  await op?.stop();
   await fanout?.close();
   await receiver?.close();
-  await tdb?.destroy();
+  await scene?.close();
 });
 
 const endpointYaml = (name: string, url: string, autoDisable: string) => `apiVersion: webhookfanout.io/v1alpha1
@@ -87,14 +78,7 @@ describe('WebhookEndpoint autoDisable', () => {
       apply(conn, ns, endpointYaml('bad', 'http://127.0.0.1:9/x', 'autoDisable: {afterConsecutiveFailures: -1}')),
     ).rejects.toThrow(/afterConsecutiveFailures.*(greater than or equal to 0|should be >= 0)/);
     await apply(conn, ns, endpointYaml('plain', 'http://127.0.0.1:9/x', ''));
-    const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'plain');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'plain Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'plain');
     expect(cr.status?.state).toBe('ACTIVE');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ autoDisableAfter: 0, disabledAt: null });
   });
@@ -102,13 +86,7 @@ describe('WebhookEndpoint autoDisable', () => {
   it('disabled after N FAILED deliveries: Ready=False AutoDisabled, a Warning Event, DISABLED in kubectl get; a new annotation value enables it and redrives each missed event once, oldest first', async () => {
     await apply(conn, ns, endpointYaml('orders', receiver.url, 'autoDisable: {afterConsecutiveFailures: 2}'));
     const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'orders');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'orders Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'orders');
     const row = await store.endpointByUid(cr.metadata.uid);
     expect(row).toMatchObject({ autoDisableAfter: 2 });
     const endpointId = row!.id;

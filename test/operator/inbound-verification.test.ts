@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  secretYaml,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { apply, customObjects, eventually, ready, secretYaml, whenReady } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { type TestDatabase } from '../support/db.js';
 import { http } from '../support/http.js';
 import { startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 import { provider, verificationYaml, whsec } from '../support/providers.js';
-import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+import { type OperatorStore } from '../../src/operator/store.js';
 
 /**
  * spec.verification under the operator, against a real kube-apiserver and Postgres: the Secrets of
@@ -28,22 +18,19 @@ let conn: KubeConnection;
 let tdb: TestDatabase;
 let store: OperatorStore;
 let ns: string;
-let op: TestOperator;
 let ingest: IngestHarness;
 
+let scene: OperatorScene;
+
 beforeAll(async () => {
-  [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
-  store = createOperatorStore(tdb.db);
-  ns = await createNamespace(conn, 'sig');
-  op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
+  scene = await startOperatorScene('sig');
+  ({ conn, tdb, store, ns } = scene);
   ingest = await startIngestHarness({ db: tdb.db, rowTtlMs: 200 });
-  await settled(op);
 }, 120_000);
 
 afterAll(async () => {
   await ingest?.close();
-  await op?.stop();
-  await tdb?.destroy();
+  await scene?.close();
 });
 
 describe('InboundCredential spec.verification under the operator', () => {
@@ -66,13 +53,7 @@ spec:
   verification: ${verificationYaml(stripe, 'stripe-signing', ['current', 'previous'])}
 `,
     );
-    const cr = await eventually(
-      async () => {
-        const o = await customObjects(conn).get('InboundCredential', ns, 'stripe');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'stripe Ready' },
-    );
+    const cr = await whenReady(conn, 'InboundCredential', ns, 'stripe');
     const row = await store.credentialByUid(cr.metadata.uid);
     expect(row).toMatchObject({
       source: 'op-stripe',

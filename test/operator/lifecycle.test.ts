@@ -19,6 +19,7 @@ import {
   sharedKube,
   startTestOperator,
   type TestOperator,
+  whenReady,
 } from '../support/kube-shared.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -54,13 +55,7 @@ async function lease(name: string): Promise<{ holderIdentity?: string; leaseTran
 }
 
 const readyEndpoint = (ns: string, name: string) =>
-  eventually(
-    async () => {
-      const o = await customObjects(conn).get('WebhookEndpoint', ns, name);
-      return ready(o)?.status === 'True' ? o : undefined;
-    },
-    { timeoutMs: 30_000, what: `${ns}/${name} Ready` },
-  );
+  whenReady(conn, 'WebhookEndpoint', ns, name, { timeoutMs: 30_000, what: `${ns}/${name} Ready` });
 
 beforeAll(async () => {
   [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);

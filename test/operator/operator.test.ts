@@ -5,18 +5,17 @@ import { kubectl } from '../support/kube.js';
 import {
   apply,
   counter,
-  createNamespace,
   customObjects,
   eventually,
   ready,
   settled,
   secretYaml,
-  sharedKube,
-  startTestOperator,
   type TestOperator,
+  whenReady,
 } from '../support/kube-shared.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { type TestDatabase } from '../support/db.js';
+import { type OperatorStore } from '../../src/operator/store.js';
 
 /**
  * The operator against a real kube-apiserver and a real Postgres, running as the least-privilege
@@ -28,18 +27,15 @@ let tdb: TestDatabase;
 let store: OperatorStore;
 let ns: string;
 let op: TestOperator;
+let scene: OperatorScene;
 
 beforeAll(async () => {
-  [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
-  store = createOperatorStore(tdb.db);
-  ns = await createNamespace(conn, 'op');
-  op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
-  await settled(op);
+  scene = await startOperatorScene('op');
+  ({ conn, tdb, store, ns, op } = scene);
 });
 
 afterAll(async () => {
-  await op?.stop();
-  await tdb?.destroy();
+  await scene?.close();
 });
 
 describe('WebhookEndpoint', () => {
@@ -63,14 +59,7 @@ spec:
     X-Team: payments
 `,
     );
-    const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'orders');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'orders Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'orders');
     expect(cr.metadata.finalizers).toContain('webhookfanout.io/finalizer');
     expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
     expect(ready(cr)).toMatchObject({ reason: 'Synced', observedGeneration: cr.metadata.generation });
@@ -146,13 +135,7 @@ spec:
 `,
     );
     const crs = customObjects(conn);
-    const cr = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'standard');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'standard Ready' },
-    );
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'standard');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
       authType: 'STANDARD_WEBHOOKS',
       signingSecret: newKey,
@@ -293,14 +276,7 @@ spec:
   passwordSecretRef: { name: shopify-inbound, key: password }
 `,
     );
-    const crs = customObjects(conn);
-    const stripe = await eventually(
-      async () => {
-        const o = await crs.get('InboundCredential', ns, 'stripe');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'stripe Ready' },
-    );
+    const stripe = await whenReady(conn, 'InboundCredential', ns, 'stripe');
     const row = await store.credentialByUid(stripe.metadata.uid);
     expect(row).toMatchObject({
       id: stripe.status?.credentialId,
@@ -312,13 +288,7 @@ spec:
     expect(row?.passwordHash).toMatch(/^\$2[aby]\$/);
     expect(await bcrypt.compare('pa55word', row?.passwordHash ?? '')).toBe(true);
 
-    const shopify = await eventually(
-      async () => {
-        const o = await crs.get('InboundCredential', ns, 'shopify');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'shopify Ready' },
-    );
+    const shopify = await whenReady(conn, 'InboundCredential', ns, 'shopify');
     expect((await store.credentialByUid(shopify.metadata.uid))?.passwordHash).toBe(hash);
   });
 
@@ -409,14 +379,7 @@ describe('failures', () => {
     } finally {
       await tdb.db.raw('ALTER TABLE webhook_endpoint_away RENAME TO webhook_endpoint');
     }
-    const crs = customObjects(conn);
-    const later = await eventually(
-      async () => {
-        const o = await crs.get('WebhookEndpoint', ns, 'later');
-        return ready(o)?.status === 'True' ? o : undefined;
-      },
-      { what: 'later Ready after the failure', timeoutMs: 30_000 },
-    );
+    const later = await whenReady(conn, 'WebhookEndpoint', ns, 'later', { what: 'later Ready after the failure', timeoutMs: 30_000 });
     expect(await store.endpointByUid(later.metadata.uid)).toMatchObject({ url: 'http://later.example/h' });
   });
 });

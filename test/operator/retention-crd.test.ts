@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubectlError, type KubeConnection } from '../support/kube.js';
-import {
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import type { KubeConnection } from '../support/kube.js';
+import { apply, applyRefused, customObjects, eventually } from '../support/kube-shared.js';
+import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { type TestDatabase } from '../support/db.js';
 
 // InboundCredential spec.retention: a source's own retention ages, checked by the CRD on a real
 // kube-apiserver and written to the credential's row by the operator.
@@ -34,17 +26,14 @@ describe('InboundCredential spec.retention against kube-apiserver and the operat
   let conn: KubeConnection;
   let ns: string;
   let tdb: TestDatabase;
-  let op: TestOperator;
+  let scene: OperatorScene;
 
   beforeAll(async () => {
-    [conn, tdb] = await Promise.all([sharedKube(), createTestDatabase()]);
-    ns = await createNamespace(conn, 'retention');
-    op = await startTestOperator(conn, tdb.db, { namespaces: [ns] });
-    await settled(op);
+    scene = await startOperatorScene('retention');
+    ({ conn, tdb, ns } = scene);
   });
   afterAll(async () => {
-    await op?.stop();
-    await tdb?.destroy();
+    await scene?.close();
   });
 
   it.each([
@@ -56,12 +45,7 @@ describe('InboundCredential spec.retention against kube-apiserver and the operat
     { retention: '{keepFor: 7d}', message: /unknown field "spec.retention.keepFor"/ },
   ])('refuses retention $retention with a message naming it', async ({ retention, message }) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
-    const err = await apply(conn, ns, credential(name, retention)).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(KubectlError);
-    expect((err as KubectlError).stderr).toMatch(message);
+    expect(await applyRefused(conn, ns, credential(name, retention))).toMatch(message);
     expect(await customObjects(conn).get('InboundCredential', ns, name)).toBeUndefined();
   });
 

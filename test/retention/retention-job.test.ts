@@ -4,7 +4,7 @@ import { createReplayQueries } from '../../src/db/replay-queries.js';
 import { SETTLED } from '../../src/db/retention-queries.js';
 import { createDb } from '../../src/db/knex.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { counts, DAY, exists, metricValue, retentionJob, seedEndpoint, seedEvent } from './support.js';
+import { counts, databaseWithEndpoints, DAY, exists, metricValue, retentionJob, seedEndpoint, seedEvent } from './support.js';
 
 // The retention job against a real Postgres: what goes, what never goes whatever its age, batches,
 // one replica at a time, and the metrics. Rows are backdated as a year of traffic leaves them.
@@ -12,10 +12,7 @@ import { counts, DAY, exists, metricValue, retentionJob, seedEndpoint, seedEvent
 describe('retention: RETENTION_MAX_AGE deletes settled events with their deliveries and attempts', () => {
   let t: TestDatabase;
   let ep: string[];
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    ep = [await seedEndpoint(t.db), await seedEndpoint(t.db)];
-  });
+  beforeAll(async () => ({ t, ep } = await databaseWithEndpoints(2)));
   afterAll(async () => t?.destroy());
 
   it('deletes final events older than the age, whole; keeps younger ones; counts each table', async () => {
@@ -74,10 +71,7 @@ describe('retention: RETENTION_MAX_AGE deletes settled events with their deliver
 describe('retention never deletes an undelivered event, whatever its age', () => {
   let t: TestDatabase;
   let ep: string[];
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    ep = [await seedEndpoint(t.db), await seedEndpoint(t.db)];
-  });
+  beforeAll(async () => ({ t, ep } = await databaseWithEndpoints(2)));
   afterAll(async () => t?.destroy());
 
   const cases = [
@@ -179,10 +173,7 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
 describe('retention: RETENTION_PAYLOAD_MAX_AGE drops payloads and headers, keeps the rest', () => {
   let t: TestDatabase;
   let ep: string[];
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    ep = [await seedEndpoint(t.db)];
-  });
+  beforeAll(async () => ({ t, ep } = await databaseWithEndpoints(1)));
   afterAll(async () => t?.destroy());
 
   it('empties payload and headers, marks the event, keeps deliveries and attempts; the next run passes it over', async () => {
@@ -226,10 +217,7 @@ describe('retention: RETENTION_PAYLOAD_MAX_AGE drops payloads and headers, keeps
 describe('retention: per-source ages (InboundCredential spec.retention)', () => {
   let t: TestDatabase;
   let ep: string[];
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    ep = [await seedEndpoint(t.db)];
-  });
+  beforeAll(async () => ({ t, ep } = await databaseWithEndpoints(1)));
   afterAll(async () => t?.destroy());
 
   const credential = (source: string, maxAge: number | null, payloadMaxAge: number | null = null) =>
@@ -282,10 +270,7 @@ describe('retention: per-source ages (InboundCredential spec.retention)', () => 
 describe('retention: bounded batches, one replica at a time, a bounded stop', () => {
   let t: TestDatabase;
   let ep: string[];
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    ep = [await seedEndpoint(t.db)];
-  });
+  beforeAll(async () => ({ t, ep } = await databaseWithEndpoints(1)));
   afterAll(async () => t?.destroy());
 
   it('works a backlog off in batches of batchSize, passing over the events it must keep once', async () => {

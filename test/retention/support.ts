@@ -3,6 +3,7 @@ import type { Db } from '../../src/db/knex.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRetentionJob, RETENTION_OFF, type RetentionSettings } from '../../src/retention/retention-job.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 export interface SeededDelivery {
   status: 'PENDING' | 'SUCCESS' | 'FAILED';
@@ -28,6 +29,14 @@ export async function seedEndpoint(db: Db, source = 'any'): Promise<string> {
     .returning('id')) as Array<{ id: string }>;
   if (!row) throw new Error('no endpoint');
   return row.id;
+}
+
+/** A fresh database with `endpoints` endpoints of source `any`: what each block of the retention tests works on. */
+export async function databaseWithEndpoints(endpoints: number): Promise<{ t: TestDatabase; ep: string[] }> {
+  const t = await createTestDatabase();
+  const ep: string[] = [];
+  for (let i = 0; i < endpoints; i++) ep.push(await seedEndpoint(t.db));
+  return { t, ep };
 }
 
 /**

@@ -8,7 +8,7 @@ import { createOperatorMetrics, type OperatorMetrics } from '../../src/metrics/o
 import { createLogger } from '../../src/observability/logger.js';
 import { startOperator, type OperatorOptions, type RunningOperator } from '../../src/operator/operator.js';
 import { API_GROUP, API_VERSION } from '../../src/resources/schema.js';
-import { kubeconfigYaml, kubectl, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from './kube.js';
+import { kubeconfigYaml, kubectl, KubectlError, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from './kube.js';
 
 /** The shared control plane of this test run (started by the first file that asks; see kube-broker.ts). */
 export async function sharedKube(): Promise<KubeConnection> {
@@ -42,6 +42,16 @@ export const apply = (conn: KubeConnection, namespace: string, yaml: string): Pr
   kubectl(conn, ['apply', '-n', namespace, '-f', '-'], { input: yaml });
 
 /** A Secret manifest with stringData, for apply(). */
+/** What kubectl said when the API server refused the manifest; fails when it was accepted. */
+export async function applyRefused(conn: KubeConnection, namespace: string, yaml: string): Promise<string> {
+  const err = await apply(conn, namespace, yaml).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof KubectlError)) throw new Error(`expected the API server to refuse the manifest; got ${String(err)}`, { cause: err });
+  return err.stderr;
+}
+
 export const secretYaml = (name: string, data: Record<string, string>): string =>
   `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n${Object.entries(data)
     .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
@@ -138,6 +148,22 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
   }
 }
+
+/** The resource once the operator reconciled it: its Ready condition True. */
+export const whenReady = (
+  conn: KubeConnection,
+  kind: 'WebhookEndpoint' | 'InboundCredential',
+  namespace: string,
+  name: string,
+  opts: { timeoutMs?: number; what?: string } = {},
+): Promise<CrObject> =>
+  eventually(
+    async () => {
+      const o = await customObjects(conn).get(kind, namespace, name);
+      return ready(o)?.status === 'True' ? o : undefined;
+    },
+    { what: `${name} Ready`, ...opts },
+  );
 
 export interface TestOperator extends RunningOperator {
   metrics: OperatorMetrics;

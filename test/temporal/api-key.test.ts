@@ -9,6 +9,7 @@ import { msToTs } from '@temporalio/common/lib/time.js';
 import { connectTemporalClient } from '../../src/cmd/temporal-connection.js';
 import { connectTemporalNative } from '../../src/cmd/temporal-native-connection.js';
 import type { TemporalTls } from '../../src/config/tls.js';
+import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
 import { startTemporalServer, type TemporalServer } from '../../src/dev/temporal-server.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
 import { basic, http } from '../support/http.js';
@@ -56,6 +57,8 @@ function signingKey() {
   };
 }
 
+const AUDIENCE = 'https://webhook-fanout.test/api';
+const OPERATOR = { clientId: 'operator', clientSecret: 'operator-secret', permissions: ['read:webhooks', 'replay:webhooks'] };
 const trusted = signingKey();
 const stranger = signingKey();
 let jwks: Server;
@@ -135,10 +138,12 @@ describe('ingest, consumer and worker processes with an API key', () => {
   const running: RunningCli[] = [];
   let env: Record<string, string>;
   let keyFile: string;
+  let idp: IdentityProvider | undefined;
 
   beforeAll(async () => {
     world = await startProcessWorld();
-    receiver = await startReceiver();
+    // the first delivery is refused for good (400: FAILED), so that ingest's admin API replays it
+    receiver = await startReceiver([{ status: 400 }, { status: 200 }]);
     await world.repos.endpoints.upsertByResourceUid('api-key-e1', endpointSpec('api-key-receiver', `${receiver.url}/hook`));
     keyFile = path.join(pki.dir, 'api-key');
     // a Secret's file, with the newline kubectl create secret --from-file keeps
@@ -155,14 +160,25 @@ describe('ingest, consumer and worker processes with an API key', () => {
   afterAll(async () => {
     await Promise.all(running.map((p) => stopCli(p)));
     await receiver?.close();
+    await idp?.close();
     await world?.close();
   });
 
-  it('deliver an event end to end: the worker with TEMPORAL_API_KEY, the consumer with TEMPORAL_API_KEY_FILE', async () => {
+  it('deliver an event end to end and replay it through the admin API: the worker with TEMPORAL_API_KEY, the consumer and ingest with TEMPORAL_API_KEY_FILE', async () => {
+    idp = await startIdentityProvider({ audience: AUDIENCE, clients: [OPERATOR] });
     const procs = await Promise.all([
       startCli('worker', { ...world.env, ...env, TEMPORAL_API_KEY: trusted.sign(['default:write']) }),
       startCli('consumer', { ...world.env, ...env, TEMPORAL_API_KEY_FILE: keyFile }),
-      startCli('ingest', { ...world.env, ...env }),
+      // ingest starts workflows too: the admin API's replays
+      startCli('ingest', {
+        ...world.env,
+        ...env,
+        TEMPORAL_API_KEY_FILE: keyFile,
+        ADMIN_API_ENABLED: 'true',
+        CONSOLE_ENABLED: 'false',
+        AUTH_URL: idp.url,
+        AUTH_AUDIENCE: AUDIENCE,
+      }),
     ]);
     running.push(...procs);
     await Promise.all(procs.map((p) => waitReady(p)));
@@ -173,8 +189,25 @@ describe('ingest, consumer and worker processes with an API key', () => {
     });
     expect(res.status).toBe(200);
     const { eventId } = res.json() as { eventId: string };
+    await eventually(async () => (await world.repos.events.get(eventId))?.status === 'FAILED', 120_000);
+    const token = await http(`${idp.url}/oauth/token`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: OPERATOR.clientId,
+        client_secret: OPERATOR.clientSecret,
+        audience: AUDIENCE,
+        grant_type: 'client_credentials',
+      }),
+    });
+    const replay = await http(`http://127.0.0.1:${procs[2]!.port}/api/events/${eventId}/replay`, {
+      headers: { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` },
+    });
+    expect(replay.status, replay.text).toBe(202);
     await eventually(async () => (await world.repos.events.get(eventId))?.status === 'COMPLETED', 120_000);
-    expect(receiver.requests.map((r) => r.headers['x-webhook-event-id'])).toEqual([eventId]);
+    expect(receiver.requests.map((r) => [r.headers['x-webhook-event-id'], r.headers['x-webhook-attempt']])).toEqual([
+      [eventId, '1'],
+      [eventId, expect.any(String)],
+    ]);
     // the key is a credential: never in a log line
     for (const p of procs) expect(p.output.join('')).not.toMatch(/eyJ[\w-]+\.eyJ/);
   }, 240_000);
