@@ -363,7 +363,9 @@ function scaleOutLines(s: ScaleOutFigures, cfg: BenchConfig): string[] {
       .map(([g, v]) => `${g} ${f2(v)}`)
       .join(', ');
   const row = (c: ScaleOutCase): string =>
-    `${c.setup.workers} worker(s), ${c.setup.consumers} consumer(s) at concurrency ${c.setup.consumerConcurrency}: ${f0(c.deliveriesPerS)} deliveries/s; ` +
+    `${c.setup.workers} worker(s), ` +
+    (c.setup.consumers === 0 ? 'each consuming the queue' : `${c.setup.consumers} consumer(s)`) +
+    ` at concurrency ${c.setup.consumerConcurrency}: ${f0(c.deliveriesPerS)} deliveries/s; ` +
     `cores busy: machine ${f2(c.machineCores)} of ${machine().cpus} (other processes ${f2(c.foreignCores)}); ${cores(c)}`;
   return [
     `Scale-out (BENCH_SCALE_OUT): ${cfg.scaleOutEvents} one-endpoint events per run, ${cfg.e2eRounds} mirrored rounds, medians; ` +
