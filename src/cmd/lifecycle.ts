@@ -74,6 +74,14 @@ export async function runService(opts: {
     logger.error({ err }, 'unhandled rejection');
     void shutdown('unhandledRejection', 1);
   });
+  // A throw nothing caught ends the process the same way: logged, then the bounded shutdown, exit 1.
+  // The worker runs its workflows on the main thread (processes/workflow-sandbox.ts), where the
+  // Temporal SDK adds an 'unhandledRejection' listener of its own that throws for any rejection not
+  // made by workflow code: such a throw comes here, and the worker still drains.
+  process.on('uncaughtException', (err) => {
+    logger.error({ err }, 'uncaught exception');
+    void shutdown('uncaughtException', 1);
+  });
 
   try {
     parts = await opts.start();

@@ -85,7 +85,9 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
   } else {
     deps.logger.info(
       { sandbox },
-      sandbox === 'diagnostics-off' ? 'workflow sandbox: no deadlock detector, no stack traces' : 'workflow sandbox: SDK diagnostics on',
+      sandbox === 'diagnostics-off'
+        ? 'workflow sandbox: on the main thread, no deadlock detector, no stack traces'
+        : 'workflow sandbox: SDK diagnostics on',
     );
   }
   const interceptors = deps.queue ? await clientTracing(tracing) : undefined;

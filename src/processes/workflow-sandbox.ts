@@ -16,6 +16,15 @@ import type { WorkerOptions } from '@temporalio/worker';
  * 0 makes the calls without a timeout, `workflowStackTraces: false` installs no hook.
  * WebhookFanoutWorkflow is ours, small and replay-tested, so the worker runs without both unless
  * WORKER_SANDBOX_DIAGNOSTICS=true (then the SDK's defaults: a 5 s deadlock detector, stack traces).
+ *
+ * Without them it also runs its workflows on its main thread instead of a worker thread of their
+ * own: `debugMode` is the SDK's only switch for that (it names what a debugger needs; it changes
+ * nothing else but the deadlock timeout, which is off here anyway). Each activation then crosses
+ * no thread boundary: about 1.9 ms of CPU less per event at one endpoint and at ten
+ * (docs/benchmarks.md, issue 26). An activation of this workflow takes well under a millisecond,
+ * so the event loop the activities share is not held up. The SDK then listens for unhandled
+ * rejections in the main thread and throws for any not made by workflow code; the process's
+ * lifecycle turns that throw into its usual shutdown (cmd/lifecycle.ts).
  */
 const PATCH_MARKERS: ReadonlyArray<readonly [file: string, marker: string]> = [
   ['workflow/reusable-vm.js', 'isolateExecutionTimeoutMs > 0 ?'],
@@ -43,8 +52,8 @@ export type SandboxMode = 'diagnostics-on' | 'diagnostics-off' | 'diagnostics-on
 export function workflowSandboxOptions(
   diagnostics: boolean,
   patched: boolean = sdkPatchApplied(),
-): { mode: SandboxMode; options: Pick<WorkerOptions, 'isolateExecutionTimeout' | 'workflowStackTraces'> } {
+): { mode: SandboxMode; options: Pick<WorkerOptions, 'debugMode' | 'isolateExecutionTimeout' | 'workflowStackTraces'> } {
   if (diagnostics) return { mode: 'diagnostics-on', options: {} };
   if (!patched) return { mode: 'diagnostics-on-unpatched-sdk', options: {} };
-  return { mode: 'diagnostics-off', options: { isolateExecutionTimeout: 0, workflowStackTraces: false } };
+  return { mode: 'diagnostics-off', options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false } };
 }

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -101,5 +103,23 @@ describe('runService start-up failure', () => {
     expect(failed?.msg).toMatch(/^test: failed to start: the database is unavailable; retry later: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
     expect(failed?.error?.code).toBe('ECONNREFUSED');
     expect(JSON.stringify(lines)).not.toContain('not-in-the-log');
+  });
+});
+
+describe('runService on a fatal error', () => {
+  it('an unhandled rejection whose other listener throws (the Temporal SDK in a main-thread worker) still stops the parts, then exits 1', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./support/throwing-listener-child.ts', import.meta.url)), String(await freePort())],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, out).toBe(1);
+    expect(out).toContain('part stopped');
+    expect(out).toMatch(/"msg":"uncaught exception"/);
+    expect(out).toMatch(/"msg":"unhandled rejection"/);
   });
 });

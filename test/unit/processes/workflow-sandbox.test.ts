@@ -3,7 +3,12 @@ import { workflowSandboxOptions } from '../../../src/processes/workflow-sandbox.
 
 describe('the workflow sandbox options', () => {
   it.each([
-    { diagnostics: false, patched: true, mode: 'diagnostics-off', options: { isolateExecutionTimeout: 0, workflowStackTraces: false } },
+    {
+      diagnostics: false,
+      patched: true,
+      mode: 'diagnostics-off',
+      options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false },
+    },
     // an unpatched SDK would hand Node a timeout of 0, which it refuses: the SDK's defaults stay
     { diagnostics: false, patched: false, mode: 'diagnostics-on-unpatched-sdk', options: {} },
     { diagnostics: true, patched: true, mode: 'diagnostics-on', options: {} },
