@@ -460,8 +460,10 @@ function temporalSummary(r: BenchResults): Record<string, number> {
     temporal_postgres_cpu_ms_per_workflow: round(t1.postgresPerWorkflow, 2),
     temporal_10_cpu_ms_per_workflow: round(t10.serverPerWorkflow, 2),
     temporal_10_postgres_cpu_ms_per_workflow: round(t10.postgresPerWorkflow, 2),
-    temporal_1_cpu_ms_per_delivery: round(t1.serverPerDelivery + t1.postgresPerDelivery, 2),
-    temporal_10_cpu_ms_per_delivery: round(t10.serverPerDelivery + t10.postgresPerDelivery, 2),
+    temporal_1_cpu_ms_per_delivery: round(t1.serverPerDelivery, 2),
+    temporal_1_postgres_cpu_ms_per_delivery: round(t1.postgresPerDelivery, 2),
+    temporal_10_cpu_ms_per_delivery: round(t10.serverPerDelivery, 2),
+    temporal_10_postgres_cpu_ms_per_delivery: round(t10.postgresPerDelivery, 2),
     ...(a1 === undefined ? {} : { temporal_cloud_actions_per_event_1: a1 }),
     ...(a10 === undefined ? {} : { temporal_cloud_actions_per_event_10: a10 }),
     ...(s
