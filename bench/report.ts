@@ -213,7 +213,8 @@ export function renderTable(r: BenchResults): string {
   const lines: string[] = [
     '',
     `webhook-fanout benchmark: ${m.cpus} cores (${m.cpuModel}), ${m.memGiB} GiB, Node ${m.node}`,
-    `Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: ${TEMPORAL_NAMES[cfg.temporalKind].table}`,
+    `Postgres: embedded, fsync off; SNS/SQS: fauxqs in the bench process; Temporal: ${TEMPORAL_NAMES[cfg.temporalKind].table}` +
+      (cfg.temporalKind === 'postgres' && cfg.temporalDurable ? ' (its Postgres durable: fsync and synchronous commits on)' : ''),
     'webhook-fanout: the compiled build (node dist/cmd/cli.js ingest|consumer|worker, NODE_ENV=production); baseline and bare worker: tsx',
     `node's flags (the chart's nodeFlags): ${Object.entries(nodeFlags(cfg))
       .map(([c, f]) => `${c} ${f?.length ? f.join(' ') : '-'}`)
@@ -442,6 +443,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     ...Object.fromEntries(Object.entries(nodeFlags(cfg)).map(([c, f]) => [`${c}_node_flags`, (f ?? []).join(' ')])),
     temporal: TEMPORAL_NAMES[cfg.temporalKind].json,
     temporal_kind: cfg.temporalKind,
+    ...(cfg.temporalKind === 'postgres' ? { temporal_postgres_durable: cfg.temporalDurable } : {}),
     cpus: m.cpus,
     node: m.node,
   };

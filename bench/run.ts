@@ -59,7 +59,7 @@ async function main(): Promise<void> {
       : 'starting embedded Postgres, fauxqs and the Temporal dev server (in memory)',
   );
   // registered before it is up: a Ctrl-C while the databases and Temporal start stops them once started
-  const starting = startInfra(cfg.temporalKind);
+  const starting = startInfra(cfg.temporalKind, { temporalDurable: cfg.temporalDurable });
   cleanups.push(async () => (await starting.catch(() => undefined))?.stop());
   const infra = await starting;
   if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
