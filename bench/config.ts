@@ -3,6 +3,8 @@ export type TemporalKind = 'dev' | 'postgres';
 
 export interface BenchConfig {
   temporalKind: TemporalKind;
+  /** BENCH_TEMPORAL_DURABLE=1 (with postgres): Temporal's Postgres with fsync and synchronous commits on */
+  temporalDurable: boolean;
   /** BENCH_SCALE_OUT=1: the scale-out phase (one worker, then two), events per run of it */
   scaleOut: boolean;
   scaleOutEvents: number;
@@ -74,6 +76,7 @@ function temporalKind(env: NodeJS.ProcessEnv): TemporalKind {
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
   return {
     temporalKind: temporalKind(env),
+    temporalDurable: env.BENCH_TEMPORAL_DURABLE === '1',
     scaleOut: env.BENCH_SCALE_OUT === '1',
     scaleOutEvents: int(env, 'BENCH_SCALE_OUT_EVENTS', 400, 1),
     connections: int(env, 'BENCH_CONNECTIONS', 50, 1),

@@ -3,9 +3,12 @@
 // alone for IDLE_SETTLE_S, then their CPU over IDLE_S seconds with no event at all, per second.
 // Pollers, timers, metrics and the sweeper are what such a figure is made of.
 //
-//   npm run bench:idle        # builds first; IDLE_S (30), IDLE_SETTLE_S (10)
+//   npm run bench:idle        # builds first; IDLE_S (30), IDLE_SETTLE_S (10), BENCH_TEMPORAL (dev; postgres:
+//                             # temporal-server on its own Postgres, as in npm run bench)
 import { freePort } from '../src/dev/ports.js';
 import { spawnCli, type CliHandle } from './cli-unit.js';
+import { componentOf } from './components.js';
+import { loadBenchConfig } from './config.js';
 import { cpuSnapshot, cpuUsage } from './cpu.js';
 import { startInfra } from './infra.js';
 
@@ -15,7 +18,7 @@ const log = (m: string): void => void process.stderr.write(`[idle] ${m}\n`);
 const sleep = (s: number): Promise<void> => new Promise((r) => setTimeout(r, s * 1000));
 
 async function main(): Promise<void> {
-  const infra = await startInfra();
+  const infra = await startInfra(loadBenchConfig().temporalKind);
   const units: CliHandle[] = [];
   try {
     const env = {
@@ -41,10 +44,8 @@ async function main(): Promise<void> {
     for (const r of await Promise.allSettled(starts)) if (r.status === 'fulfilled') units.push(r.value);
     await Promise.all(starts);
     const roles = new Map(units.map((u) => [u.pid, u.role]));
-    const snapshot = () =>
-      cpuSnapshot(({ pid, comm }) =>
-        pid === process.pid ? 'bench' : (roles.get(pid) ?? (comm === 'postgres' || comm === 'temporal' ? comm : `other:${comm}`)),
-      );
+    if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
+    const snapshot = () => cpuSnapshot(componentOf({ roles, temporalPostgresPid: infra.temporalPostgresPid }));
     log(`all ready; settling ${settleS} s, then measuring ${idleS} s with no event`);
     await sleep(settleS);
     const before = snapshot();
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     const rows = Object.entries(usage.groups)
       .filter(([g]) => !g.startsWith('other:'))
       .sort((a, b) => b[1] - a[1])
-      .map(([g, s]) => `${g.padEnd(10)} ${((s * 1000) / idleS).toFixed(1).padStart(6)} ms/s`);
+      .map(([g, s]) => `${g.padEnd(17)} ${((s * 1000) / idleS).toFixed(1).padStart(6)} ms/s`);
     process.stdout.write(
       `CPU per second with no event, over ${idleS} s (other processes on the machine: ${usage.foreignS.toFixed(1)} s)\n${rows.join('\n')}\n`,
     );

@@ -40,8 +40,9 @@ export interface Infra {
 /** The Temporal of the run, as startInfra needs it: where, its process, its Postgres, how to stop it. */
 async function startTemporal(
   kind: TemporalKind,
+  durable: boolean,
 ): Promise<{ address: string; pid: number | undefined; postgresPid: number | undefined; stop(): Promise<void> }> {
-  if (kind === 'postgres') return startTemporalOnPostgres();
+  if (kind === 'postgres') return startTemporalOnPostgres({ durable });
   const dev = await startTemporalDevServer();
   return { address: dev.address, pid: dev.pid, postgresPid: undefined, stop: () => dev.stop() };
 }
@@ -51,7 +52,7 @@ async function startTemporal(
  * this process, and Temporal: the dev server with its state IN MEMORY (no SQLite file), or
  * (kind postgres) temporal-server on a second embedded Postgres (bench/temporal-postgres.ts).
  */
-export async function startInfra(temporalKind: TemporalKind = 'dev'): Promise<Infra> {
+export async function startInfra(temporalKind: TemporalKind = 'dev', opts: { temporalDurable?: boolean } = {}): Promise<Infra> {
   const stops: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => console.error('cleanup step failed:', err));
@@ -59,7 +60,7 @@ export async function startInfra(temporalKind: TemporalKind = 'dev'): Promise<In
   try {
     const [pgR, temporalR, fauxqsR] = await Promise.allSettled([
       startEmbeddedPostgres(),
-      startTemporal(temporalKind),
+      startTemporal(temporalKind, opts.temporalDurable ?? false),
       startFauxqs({ port: 0, logger: false }),
     ]);
     // whatever did start is stopped again if something else did not

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
 import { forkUnit, type ChildHandle } from './child-handle.js';
 import { CLI, lifetimePeakMbOf, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
+import { componentOf, type KnownProcesses } from './components.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
@@ -33,24 +34,10 @@ async function cleanup(): Promise<void> {
   }
 }
 
-/**
- * CPU by component: our processes by role (the Temporal server's too), then the dependencies by
- * process name. Temporal's own Postgres cluster (BENCH_TEMPORAL=postgres) is `temporal-postgres`:
- * its postmaster and every backend, the postmaster's children.
- */
-const roles = new Map<number, string>();
-let temporalPostgresPid: number | undefined;
-const snapshot = (): CpuSnapshot =>
-  cpuSnapshot(({ pid, ppid, comm }) => {
-    if (pid === process.pid) return 'bench';
-    const role = roles.get(pid);
-    if (role !== undefined) return role;
-    if (comm === 'postgres')
-      return temporalPostgresPid !== undefined && (pid === temporalPostgresPid || ppid === temporalPostgresPid)
-        ? 'temporal-postgres'
-        : 'postgres';
-    return comm === 'temporal' ? comm : `other:${comm}`;
-  });
+/** CPU by component: our processes by role (the Temporal server's too), then the dependencies (bench/components.ts). */
+const known: KnownProcesses = { roles: new Map<number, string>(), temporalPostgresPid: undefined };
+const roles = known.roles;
+const snapshot = (): CpuSnapshot => cpuSnapshot(componentOf(known));
 
 /** The environment every compiled process of the service gets: where its dependencies are. */
 function serviceEnv(infra: Infra, cfg: BenchConfig): Record<string, string> {
@@ -72,11 +59,11 @@ async function main(): Promise<void> {
       : 'starting embedded Postgres, fauxqs and the Temporal dev server (in memory)',
   );
   // registered before it is up: a Ctrl-C while the databases and Temporal start stops them once started
-  const starting = startInfra(cfg.temporalKind);
+  const starting = startInfra(cfg.temporalKind, { temporalDurable: cfg.temporalDurable });
   cleanups.push(async () => (await starting.catch(() => undefined))?.stop());
   const infra = await starting;
   if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
-  temporalPostgresPid = infra.temporalPostgresPid;
+  known.temporalPostgresPid = infra.temporalPostgresPid;
   await seedCredential(infra);
   await seedCredential(infra, LATENCY_SOURCE);
 

@@ -90,14 +90,20 @@ async function postmasterPid(dataDir: string): Promise<number> {
   return pid;
 }
 
-/** Starts Temporal's Postgres, its two databases, the server on them and the `default` namespace. */
-export async function startTemporalOnPostgres(opts: { log?: (line: string) => void } = {}): Promise<TemporalOnPostgres> {
+/** What a production database does on every commit, which the embedded Postgres leaves out by default. */
+const DURABLE = { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' } as const;
+
+/**
+ * Starts Temporal's Postgres, its two databases, the server on them and the `default` namespace.
+ * `durable`: Temporal's Postgres flushes WAL on every commit (BENCH_TEMPORAL_DURABLE=1).
+ */
+export async function startTemporalOnPostgres(opts: { durable?: boolean; log?: (line: string) => void } = {}): Promise<TemporalOnPostgres> {
   const stops: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => opts.log?.(`stopping Temporal on Postgres: ${String(err)}`));
   };
   try {
-    const pg = await startEmbeddedPostgres();
+    const pg = await startEmbeddedPostgres(opts.durable ? { settings: DURABLE } : {});
     stops.push(() => pg.stop());
     await setUpDatabase(pg.port, 'temporal', 'postgresql/v12/temporal');
     await setUpDatabase(pg.port, 'temporal_visibility', 'postgresql/v12/visibility');

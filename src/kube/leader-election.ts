@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger.js';
 import { isAlreadyExists, isConflict, isNotFound, microTime, type KubeApi } from './api.js';
 import { validLeaderElectionTiming } from './leader-election-timing.js';
+import { describeError } from '../domain/errors.js';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, the algorithm of client-go's leaderelection:
@@ -146,7 +147,7 @@ export function createLeaderElector(o: LeaderElectionOptions): LeaderElector {
     try {
       await o.onStartedLeading();
     } catch (err) {
-      o.logger.error({ err }, 'failed to start leading');
+      o.logger.error({ err: describeError(err) }, `failed to start leading: ${describeError(err)}`);
     }
     let lastRenew = Date.now();
     while (!stopped) {

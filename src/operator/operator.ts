@@ -11,6 +11,7 @@ import { createKubeApi, type KubeApi } from '../kube/api.js';
 import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
 import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
+import { describeError } from '../domain/errors.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];
@@ -91,7 +92,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       try {
         await c.start();
       } catch (err) {
-        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'controller failed to start');
+        const cause = describeError(err);
+        logger.error({ err: cause }, `controller failed to start: ${cause}`);
       }
     });
     return transition;

@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/knex.js';
 import { runService } from '../../src/cmd/lifecycle.js';
 import { freePort } from '../../src/dev/ports.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -64,6 +67,42 @@ describe('runService /readyz', () => {
     stopped();
     await shutdown;
     await service.done;
+  });
+});
+
+describe('runService start-up failure', () => {
+  it("logs the cause under the classified error, without the DATABASE_URL's password", async () => {
+    const lines: Array<{ level: number; msg: string; error?: { code?: string } }> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as (typeof lines)[number]);
+        done();
+      },
+    });
+    // nothing listens there: the driver's ECONNREFUSED under "the database is unavailable"
+    const url = `postgres://app:not-in-the-log@127.0.0.1:${await freePort()}/fanout`;
+    const db = createDb({ url, poolMax: 1 });
+    try {
+      await runService({
+        name: 'test',
+        logger: pino({ level: 'info' }, sink),
+        managementPort: await freePort(),
+        managementHost: '127.0.0.1',
+        registry: new Registry(),
+        checks: {},
+        exitOnStop: false,
+        start: async () => {
+          await db.raw('select 1');
+          return [];
+        },
+      });
+    } finally {
+      await db.destroy();
+    }
+    const failed = lines.find((l) => l.msg.startsWith('test: failed to start'));
+    expect(failed?.msg).toMatch(/^test: failed to start: the database is unavailable; retry later: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+    expect(failed?.error?.code).toBe('ECONNREFUSED');
+    expect(JSON.stringify(lines)).not.toContain('not-in-the-log');
   });
 });
 
