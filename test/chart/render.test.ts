@@ -437,8 +437,8 @@ describe('specific values', () => {
     const env = effectiveEnv(c, NAMESPACE);
     expect(env).toMatchObject({ WORKER_CONSUME_QUEUE: 'true', CONSUMER_CONCURRENCY: '5', QUEUE_VISIBILITY_TIMEOUT_SECONDS: '60' });
     expect(env.QUEUE_URL).toMatch(/webhook-fanout-events$/);
-    // the consumer's heap settings stay the consumer's
-    expect(env.NODE_OPTIONS).toContain('--max-semi-space-size=8');
+    // the consumer's heap settings stay the consumer's: the worker keeps its own
+    expect(env.NODE_OPTIONS).toContain('--max-semi-space-size=32');
     expect(loadWorkerConfig(env).consumeQueue).toMatchObject({ queueUrl: env.QUEUE_URL, concurrency: 5, visibilityTimeoutSeconds: 60 });
   });
 
