@@ -251,7 +251,12 @@ describe('every process from the image, as the chart runs it', () => {
       expect(metrics.status).toBe(200);
       expect(metrics.text).toContain('process_resident_memory_bytes');
     }
-    expect(await services.get('worker')!.logs()).toContain('workflow code: prebuilt bundle');
+    const workerLogs = await services.get('worker')!.logs();
+    expect(workerLogs).toContain('workflow code: prebuilt bundle');
+    // without tracing: the bundle without the tracing interceptors; the image's SDK carries the
+    // patch (patches/), so the sandbox runs without its diagnostics, on the main thread
+    expect(workerLogs).toContain('"workflowBundle":"/app/dist/workflow-bundle.js"');
+    expect(workerLogs).toContain('"sandbox":"diagnostics-off"');
   }, 120_000);
 
   it('a webhook sent to the ingest container reaches the receiver the custom resources configure, with the right headers', async () => {
