@@ -18,11 +18,10 @@ import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
 import { freePort } from '../src/dev/ports.js';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
+import { CHART_FLAGS, ENGINE, IMAGE } from '../test/image/support/container.js';
 
 const exec = promisify(execFile);
 const REPO = fileURLToPath(new URL('../', import.meta.url));
-const IMAGE = process.env.IMAGE ?? 'webhook-fanout:dev';
-const ENGINE = process.env.CONTAINER_ENGINE ?? 'podman';
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const BUDGET_MB = 200;
 // image sizes in MB (10^6 bytes, as podman and docker print them); memory in MiB (/proc's kB)
@@ -132,21 +131,8 @@ async function hostWorker(distDir: string, env: Record<string, string>): Promise
 
 async function containerWorker(env: Record<string, string>): Promise<StartFigures> {
   const name = `wf-bench-worker-${process.pid}`;
-  const flags = [
-    '--rm',
-    '--name',
-    name,
-    '--read-only',
-    '--tmpfs',
-    '/tmp',
-    '--user',
-    '1000:1000',
-    '--cap-drop',
-    'ALL',
-    '--network',
-    'host',
-    ...(ENGINE === 'podman' ? ['--runtime', 'runc', '--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
-  ];
+  // as the chart runs it (the image tests' flags)
+  const flags = ['--rm', '--name', name, ...CHART_FLAGS];
   const t0 = performance.now();
   const child = spawn(ENGINE, ['run', ...flags, ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), IMAGE, 'worker'], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -162,9 +162,9 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff }
   }
 
   return async function deliver(input: DeliverInput): Promise<DeliverResult> {
-    const temporalAttempt = Context.current().info.attempt;
+    const { attempt: temporalAttempt, isLocal } = Context.current().info;
     try {
-      return await deliverOnce(input, temporalAttempt);
+      return await deliverOnce(input, temporalAttempt, isLocal);
     } catch (err) {
       // decided failures pass as they are; an outage spends no endpoint attempt
       if (err instanceof ApplicationFailure) throw err;
@@ -264,10 +264,9 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff }
     );
   }
 
-  async function deliverOnce(input: DeliverInput, temporalAttempt: number): Promise<DeliverResult> {
+  async function deliverOnce(input: DeliverInput, temporalAttempt: number, firstLocal: boolean): Promise<DeliverResult> {
     // the first attempt (the local activity, right after prepare) takes the rows prepare read; a retry reads
     // the delivery, its endpoint (fresh: rotated secrets apply) and its event in one round trip
-    const firstLocal = Context.current().info.isLocal;
     const loaded = (firstLocal ? handoff.take(input.deliveryId) : undefined) ?? (await repos.deliveries.loadAttempt(input.deliveryId));
     if (!loaded) {
       throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} not found`, DELIVERY_FAILURE.missing);

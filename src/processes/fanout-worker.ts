@@ -55,15 +55,14 @@ export type WorkflowCode =
  * a checkout (tsx, vitest) there is no bundle: the worker bundles src/workflows/index.ts itself.
  */
 export function resolveWorkflowCode(traced = false): WorkflowCode {
-  const bundle = fileURLToPath(new URL(`../${traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain}`, import.meta.url));
+  const file = traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain;
+  const bundle = fileURLToPath(new URL(`../${file}`, import.meta.url));
   if (existsSync(bundle)) return { kind: 'bundle', codePath: bundle, traced };
   for (const ext of ['.js', '.ts']) {
     const candidate = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
     if (existsSync(candidate)) return { kind: 'source', workflowsPath: candidate, traced };
   }
-  throw new Error(
-    `no workflow code beside the worker: neither ../${traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain} nor ../workflows/index.{js,ts}`,
-  );
+  throw new Error(`no workflow code beside the worker: neither ../${file} nor ../workflows/index.{js,ts}`);
 }
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +13,12 @@ import { freePort } from '../../src/dev/ports.js';
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A span as the collector exports it in OTLP/JSON, with its service. */
+/** OTLP's span kinds (its protobuf numbering, not the API's enum): what CollectedSpan.kind holds. */
+export const OTLP_SPAN_KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 } as const;
+
+/** A random W3C id part: 16 bytes for a trace id, 8 for a span id. */
+export const randomHex = (bytes: number): string => randomBytes(bytes).toString('hex');
+
 export interface CollectedSpan {
   service: string;
   traceId: string;

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { eventDetailView } from '../../src/api/views.js';
-import { startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
+import { OTLP_SPAN_KIND, randomHex, startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
 import { basic, http } from '../support/http.js';
 import {
   endpointSpec,
@@ -22,12 +21,7 @@ import { eventually } from '../support/stack.js';
  * with OpenTelemetry's SDK to a real OTLP receiver (the OpenTelemetry Collector, built from its Go
  * modules), each over another of the three protocols the SDK's variables choose.
  */
-const SERVER = 2;
-const CLIENT = 3;
-const PRODUCER = 4;
-const CONSUMER = 5;
-
-const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
+const { SERVER, CLIENT, PRODUCER, CONSUMER } = OTLP_SPAN_KIND;
 
 let collector: Collector;
 let world: ProcessWorld;
@@ -50,7 +44,7 @@ beforeAll(async () => {
   const common = {
     ...world.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `tracing-${hex(4)}`,
+    TEMPORAL_TASK_QUEUE: `tracing-${randomHex(4)}`,
     // export quickly, so the test does not wait for the default 5 s batches
     OTEL_BSP_SCHEDULE_DELAY: '200',
   };
@@ -83,13 +77,13 @@ async function send(id: string, traceparent: string): Promise<string> {
 const ofTrace = (traceId: string): CollectedSpan[] => collector.spans.filter((s) => s.traceId === traceId);
 
 describe("one trace from the sender's request to every delivery", () => {
-  const senderTrace = hex(16);
-  const senderSpan = hex(8);
+  const senderTrace = randomHex(16);
+  const senderSpan = randomHex(8);
   let eventId: string;
   let spans: CollectedSpan[];
 
   beforeAll(async () => {
-    eventId = await send(`traced-${hex(4)}`, `00-${senderTrace}-${senderSpan}-01`);
+    eventId = await send(`traced-${randomHex(4)}`, `00-${senderTrace}-${senderSpan}-01`);
     await eventually(async () => (await world.repos.events.get(eventId))?.status === 'COMPLETED', 90_000);
     // everything that ran has been exported once finishEvent's activity span is in
     spans = await eventually(async () => {
@@ -196,13 +190,13 @@ describe("one trace from the sender's request to every delivery", () => {
 
 describe('a sampled-out event', () => {
   it('exports no span and stores no trace id, and the receiver still gets the (unsampled) traceparent', async () => {
-    const unsampled = hex(16);
+    const unsampled = randomHex(16);
     flaky.setScript([{ status: 200 }]);
-    const eventId = await send(`unsampled-${hex(4)}`, `00-${unsampled}-${hex(8)}-00`);
+    const eventId = await send(`unsampled-${randomHex(4)}`, `00-${unsampled}-${randomHex(8)}-00`);
     await eventually(async () => (await world.repos.events.get(eventId))?.status === 'COMPLETED', 90_000);
     // a sampled event after it: once its spans are in, the unsampled one's would be too
-    const marker = hex(16);
-    const markerEvent = await send(`marker-${hex(4)}`, `00-${marker}-${hex(8)}-01`);
+    const marker = randomHex(16);
+    const markerEvent = await send(`marker-${randomHex(4)}`, `00-${marker}-${randomHex(8)}-01`);
     await eventually(async () => (await world.repos.events.get(markerEvent))?.status === 'COMPLETED', 90_000);
     await eventually(async () => ofTrace(marker).some((s) => s.name === 'RunActivity:finishEvent'), 60_000);
     expect(ofTrace(unsampled)).toEqual([]);

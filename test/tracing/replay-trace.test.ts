@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
-import { startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
+import { OTLP_SPAN_KIND, randomHex, startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
 import { basic, http } from '../support/http.js';
 import {
   endpointSpec,
@@ -24,14 +23,9 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
  * sweeper), the consumer and the worker as separate processes exporting to a real OpenTelemetry
  * Collector, the admin API's tokens from the project's own identity provider over HTTP.
  */
-const SERVER = 2;
-const CLIENT = 3;
-const PRODUCER = 4;
-const CONSUMER = 5;
+const { SERVER, CLIENT, PRODUCER, CONSUMER } = OTLP_SPAN_KIND;
 const AUDIENCE = 'https://webhook-fanout.test/api';
 const OPERATOR = { clientId: 'operator', clientSecret: 'operator-secret', permissions: ['read:webhooks', 'replay:webhooks'] };
-
-const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 
 let collector: Collector;
 let world: ProcessWorld;
@@ -55,7 +49,7 @@ beforeAll(async () => {
   const common = {
     ...world.env,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `replay-trace-${hex(4)}`,
+    TEMPORAL_TASK_QUEUE: `replay-trace-${randomHex(4)}`,
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.httpEndpoint,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
     OTEL_BSP_SCHEDULE_DELAY: '200',
@@ -116,7 +110,7 @@ async function replay(eventId: string): Promise<{ workflowId: string }> {
 
 /** Sends an event (the receiver refuses it for good: its delivery FAILS) and waits until it FAILED. */
 async function failedEvent(traceparent: string): Promise<string> {
-  const res = await send(`replay-${hex(4)}`, traceparent);
+  const res = await send(`replay-${randomHex(4)}`, traceparent);
   expect(res.status).toBe(200);
   const { eventId } = res.json() as { eventId: string };
   await eventually(async () => (await world.repos.events.get(eventId))?.status === 'FAILED', 90_000);
@@ -136,7 +130,7 @@ function ancestors(span: CollectedSpan, spans: CollectedSpan[]): CollectedSpan[]
 }
 
 describe("a replay through the admin API joins the event's stored trace", () => {
-  const senderTrace = hex(16);
+  const senderTrace = randomHex(16);
   let eventId: string;
   let started: { workflowId: string };
   let spans: CollectedSpan[];
@@ -145,7 +139,7 @@ describe("a replay through the admin API joins the event's stored trace", () => 
     let letThrough = false;
     // 400: not retried, the delivery FAILED, until the replay
     receiver.setScript(() => ({ status: letThrough ? 200 : 400 }));
-    eventId = await failedEvent(`00-${senderTrace}-${hex(8)}-01`);
+    eventId = await failedEvent(`00-${senderTrace}-${randomHex(8)}-01`);
     // the first run's spans are in before the replay
     await eventually(async () => named(ofTrace(senderTrace), 'RunActivity:finishEvent').length === 1, 60_000);
     letThrough = true;
@@ -223,9 +217,9 @@ describe('a bulk replay', () => {
   it("replays each event in its own event's trace, every replay span linked to the one admin request", async () => {
     let letThrough = false;
     receiver.setScript(() => ({ status: letThrough ? 200 : 400 }));
-    const traces = [hex(16), hex(16)];
+    const traces = [randomHex(16), randomHex(16)];
     const eventIds = [];
-    for (const t of traces) eventIds.push(await failedEvent(`00-${t}-${hex(8)}-01`));
+    for (const t of traces) eventIds.push(await failedEvent(`00-${t}-${randomHex(8)}-01`));
     letThrough = true;
     const res = await http(`${ingestUrl}/api/deliveries/replay`, {
       headers: { authorization: `Bearer ${await operatorToken()}`, 'content-type': 'application/json' },
@@ -257,11 +251,11 @@ describe('a bulk replay', () => {
 
 describe('a replay of an event with no stored trace', () => {
   it("starts a fresh trace: the admin request's, with the replay's run and attempt in it", async () => {
-    const unsampled = hex(16);
+    const unsampled = randomHex(16);
     let letThrough = false;
     receiver.setScript(() => ({ status: letThrough ? 200 : 400 }));
     // sampled out at ingest: the event is stored without a traceparent, as with tracing off
-    const eventId = await failedEvent(`00-${unsampled}-${hex(8)}-00`);
+    const eventId = await failedEvent(`00-${unsampled}-${randomHex(8)}-00`);
     expect((await world.repos.events.get(eventId))?.traceparent).toBeNull();
     letThrough = true;
     await replay(eventId);
@@ -290,9 +284,9 @@ describe('a replay of an event with no stored trace', () => {
 describe("the sweeper's re-publish of an event whose publish failed", () => {
   it("joins the event's stored trace: the consumer, the workflow and the attempt continue it", async () => {
     receiver.setScript([{ status: 200 }]);
-    const senderTrace = hex(16);
+    const senderTrace = randomHex(16);
     topicProxy.cut();
-    const res = await send(`swept-${hex(4)}`, `00-${senderTrace}-${hex(8)}-01`);
+    const res = await send(`swept-${randomHex(4)}`, `00-${senderTrace}-${randomHex(8)}-01`);
     topicProxy.restore();
     expect(res.status).toBe(503);
     const stored = await world.t.db('webhook_event').where('traceparent', 'like', `00-${senderTrace}-%`).first();
