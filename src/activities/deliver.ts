@@ -8,6 +8,7 @@ import type { BackoffSettings, DeliverFailureDetails, DeliverInput, DeliverResul
 import { DELIVERY_FAILURE } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
+import type { RecordAttempt } from './attempt-recorder.js';
 import { activeTraceCarrier, failed, inSpan, SpanKind, tracingOn } from '../observability/spans.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
@@ -15,6 +16,8 @@ type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   backoff: BackoffSettings;
   /** the rows prepare read, for a first attempt on this worker (attempt-handoff.ts) */
   handoff: AttemptHandoff;
+  /** records an attempt's outcome, batched with those that end at the same time (attempt-recorder.ts) */
+  recordAttempt: RecordAttempt;
 };
 
 /** The longest wait between retries after a database outage (the budget: workflows/names.ts DATABASE_RETRY_BUDGET). */
@@ -123,7 +126,7 @@ function sendInSpan(send: DeliverDeps['send'], req: OutboundRequest, endpoint: E
  * a moment before) so a rotated secret or a changed URL applies to the next retry. The row records every attempt; Temporal's retry policy
  * (built from the endpoint's max_attempts) schedules the next one.
  */
-export function createDeliver({ repos, send, metrics, logger, backoff, handoff }: DeliverDeps) {
+export function createDeliver({ repos, send, metrics, logger, backoff, handoff, recordAttempt }: DeliverDeps) {
   // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
   const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
 
@@ -137,7 +140,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff }
     const deadline = Date.now() + RECORD_RETRY_FOR_MS;
     for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
       try {
-        return await repos.deliveries.recordAttempt(id, r);
+        return await recordAttempt(id, r);
       } catch (err) {
         // only an outage passes; any other error would fail the same way again
         if (!isTransient(err) || Date.now() + wait > deadline) {

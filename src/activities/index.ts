@@ -1,4 +1,5 @@
 import { createAttemptHandoff } from './attempt-handoff.js';
+import { createAttemptRecorder } from './attempt-recorder.js';
 import { createDeliver } from './deliver.js';
 import { DEFAULT_BACKOFF, noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
@@ -14,9 +15,12 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   const logger = deps.logger ?? noopLogger;
   const backoff = validateBackoff(deps.backoff ?? DEFAULT_BACKOFF);
   const handoff = createAttemptHandoff();
+  const recordAttempt = createAttemptRecorder({ deliveries: deps.repos.deliveries });
   return {
     prepare: withFailureMapping(createPrepare({ repos: deps.repos, logger, backoff, handoff })),
-    deliver: withFailureMapping(createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff })),
+    deliver: withFailureMapping(
+      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt }),
+    ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };
 }

@@ -25,22 +25,94 @@ export interface Settled {
 }
 
 /**
- * The endpoint-health part of recordAttempt (docs/endpoint-health.md): a settled delivery that counts
- * resets (SUCCESS) or bumps (FAILED) its endpoint's run of failures, and the FAILED that reaches
- * auto_disable_after disables it. One UPDATE under the endpoint row's lock, so concurrent workers
- * each count. A SUCCESS on a healthy endpoint writes nothing (no hot row on the happy path).
- * auto_disabled compares with now(): RETURNING shows only new values, and now() is this
- * statement's own time, which an earlier disable can not have.
+ * recordAttempts' statement. Its entries come as one JSON array (one bound value, one prepared
+ * statement for any number of them), `ord` their place in it.
+ *
+ * Endpoint health (docs/endpoint-health.md): a settled delivery that counts resets (SUCCESS) or
+ * bumps (FAILED) its endpoint's run of failures, and the FAILED that reaches auto_disable_after
+ * disables it. Several outcomes of one endpoint count in their order, as if recorded one by one:
+ * `resets` numbers the stretches between SUCCESSes, `run` is the count after each entry (the
+ * endpoint's earlier count only before the first SUCCESS), the first FAILED whose run reaches the
+ * threshold is the one that disabled it, and the count after the last entry stays. The endpoint
+ * row is locked (FOR UPDATE: the latest count, also under concurrent workers) and written only when
+ * something can change: a SUCCESS on a healthy endpoint neither locks nor writes it (no hot row on
+ * the happy path).
  */
-const HEALTH_CTE = `health AS (
-           UPDATE webhook_endpoint ep
-              SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
-                  disabled_at = CASE WHEN :status = 'FAILED' AND ep.disabled_at IS NULL AND ep.auto_disable_after > 0
-                                      AND ep.consecutive_failures + 1 >= ep.auto_disable_after
-                                     THEN now() ELSE ep.disabled_at END
-             FROM updated u
-            WHERE ep.id = u.endpoint_id AND :counts AND (:status = 'FAILED' OR ep.consecutive_failures > 0)
-        RETURNING ep.disabled_at IS NOT NULL AND ep.disabled_at = now() AS auto_disabled)`;
+const ATTEMPTS_SQL = `WITH input AS (
+   SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS i(
+     ord int, id uuid, status text, outcome text, "responseStatus" int, "responseBody" text, error text,
+     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean)),
+ updated AS (
+   UPDATE webhook_delivery d
+      SET status = i.status, attempts = d.attempts + 1,
+          last_response_status = i."responseStatus", last_response_body = i."responseBody", last_error = i.error,
+          last_attempt_at = now(), completed_at = CASE WHEN i.status = 'PENDING' THEN NULL ELSE now() END,
+          redrive_on_enable = i.held, updated_at = now()
+     FROM input i
+    WHERE d.id = i.id AND d.status = 'PENDING'
+ RETURNING d.id, d.endpoint_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
+           i."responseStatus", i."responseBody", i.error, i.counts),
+ logged AS (
+   INSERT INTO webhook_delivery_attempt
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
+   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error FROM updated),
+ counted AS (
+   SELECT endpoint_id, ord, status,
+          count(*) FILTER (WHERE status = 'SUCCESS') OVER (PARTITION BY endpoint_id ORDER BY ord) AS resets
+     FROM updated WHERE counts),
+ locked AS (
+   SELECT ep.id, ep.consecutive_failures AS before, ep.disabled_at IS NULL AND ep.auto_disable_after > 0 AS can_disable,
+          ep.auto_disable_after AS threshold
+     FROM webhook_endpoint ep
+    WHERE ep.id IN (SELECT endpoint_id FROM counted)
+      AND (ep.consecutive_failures > 0 OR ep.id IN (SELECT endpoint_id FROM counted WHERE status = 'FAILED'))
+      FOR UPDATE),
+ runs AS (
+   SELECT c.endpoint_id, c.ord, c.status, l.can_disable, l.threshold,
+          CASE WHEN c.resets = 0 THEN l.before ELSE 0 END
+            + count(*) FILTER (WHERE c.status = 'FAILED') OVER (PARTITION BY c.endpoint_id, c.resets ORDER BY c.ord) AS run
+     FROM counted c JOIN locked l ON l.id = c.endpoint_id),
+ after AS (
+   SELECT DISTINCT ON (endpoint_id) endpoint_id, run FROM runs ORDER BY endpoint_id, ord DESC),
+ disabler AS (
+   SELECT DISTINCT ON (endpoint_id) endpoint_id, ord FROM runs
+    WHERE status = 'FAILED' AND can_disable AND run >= threshold ORDER BY endpoint_id, ord),
+ health AS (
+   UPDATE webhook_endpoint ep
+      SET consecutive_failures = a.run, disabled_at = CASE WHEN d.ord IS NULL THEN ep.disabled_at ELSE now() END
+     FROM after a LEFT JOIN disabler d ON d.endpoint_id = a.endpoint_id
+    WHERE ep.id = a.endpoint_id AND (ep.consecutive_failures <> a.run OR d.ord IS NOT NULL)
+ RETURNING ep.id, d.ord AS disabled_by)
+ SELECT u.ord, coalesce(h.disabled_by = u.ord, false) AS auto_disabled
+   FROM updated u LEFT JOIN health h ON h.id = u.endpoint_id`;
+
+/**
+ * recordAttempts' statement for one attempt, the common case (an event with one endpoint, a quiet
+ * worker): ATTEMPTS_SQL's rules for one row, with plain parameters instead of a JSON array, which
+ * cost Postgres more than they save for a single row.
+ */
+const ATTEMPT_SQL = `WITH updated AS (
+   UPDATE webhook_delivery
+      SET status = :status, attempts = attempts + 1,
+          last_response_status = :responseStatus, last_response_body = :responseBody, last_error = :error,
+          last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
+          redrive_on_enable = :held, updated_at = now()
+    WHERE id = :id AND status = 'PENDING'
+ RETURNING id, endpoint_id, attempts),
+ logged AS (
+   INSERT INTO webhook_delivery_attempt
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
+   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated),
+ health AS (
+   UPDATE webhook_endpoint ep
+      SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
+          disabled_at = CASE WHEN :status = 'FAILED' AND ep.disabled_at IS NULL AND ep.auto_disable_after > 0
+                              AND ep.consecutive_failures + 1 >= ep.auto_disable_after
+                             THEN now() ELSE ep.disabled_at END
+     FROM updated u
+    WHERE ep.id = u.endpoint_id AND :counts AND (:status = 'FAILED' OR ep.consecutive_failures > 0)
+ RETURNING ep.disabled_at IS NOT NULL AND ep.disabled_at = now() AS auto_disabled)
+ SELECT (SELECT auto_disabled FROM health) AS auto_disabled FROM updated`;
 
 interface AttemptRow extends EventRow {
   delivery: DeliveryRow;
@@ -132,6 +204,43 @@ export const eventWithPayload = (db: Db) =>
   db('webhook_event as e').select(db.raw('1')).whereRaw('e.id = webhook_delivery.event_id').whereNull('e.payload_dropped_at').forShare();
 
 export function createDeliveryRepository(db: Db) {
+  /**
+   * Settles attempts of distinct deliveries in one statement (all or nothing): each row's latest
+   * state, a line of the attempt log each and their endpoints' health. For each entry, in order,
+   * null when its row was not PENDING: another run settled it first. See AttemptResult.skipped
+   * for what counts towards auto-disable, and ATTEMPTS_SQL for how several outcomes of one
+   * endpoint count.
+   */
+  async function recordAttempts(entries: ReadonlyArray<{ id: string; result: AttemptResult }>): Promise<Array<Settled | null>> {
+    const rows = entries.map(({ id, result: r }, ord) => ({
+      ord,
+      id,
+      status: r.status,
+      outcome: r.status === 'PENDING' ? 'RETRYING' : r.status,
+      responseStatus: r.responseStatus,
+      responseBody: r.responseBody,
+      error: r.error,
+      startedAt: r.startedAt,
+      durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
+      held: r.skipped === 'endpoint_disabled',
+      counts: r.status !== 'PENDING' && r.skipped === undefined,
+    }));
+    const settled: Array<Settled | null> = rows.map(() => null);
+    const [one] = rows;
+    if (one === undefined) return settled;
+    if (rows.length === 1) {
+      const { ord: _, ...params } = one;
+      const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(db, 'deliveries.recordAttempt', ATTEMPT_SQL, params);
+      const row = res.rows[0];
+      return [row ? { autoDisabled: row.auto_disabled === true } : null];
+    }
+    const res = await prepared<{ rows: Array<{ ord: number; auto_disabled: boolean }> }>(db, 'deliveries.recordAttempts', ATTEMPTS_SQL, {
+      rows: JSON.stringify(rows),
+    });
+    for (const row of res.rows) settled[row.ord] = { autoDisabled: row.auto_disabled };
+    return settled;
+  }
+
   return {
     /**
      * A fanout run's deliveries, in one round trip: records the run's workflow id on the event
@@ -202,45 +311,13 @@ export function createDeliveryRepository(db: Db) {
       return rows.map(toDelivery);
     },
 
-    /**
-     * Settles one attempt: the row's latest state, a line of the attempt log and the endpoint's
-     * health, in one statement (all or nothing). null when the row was not PENDING: another run
-     * settled it first. See AttemptResult.skipped for what counts towards auto-disable.
-     */
+    /** Settles one attempt: recordAttempts with one entry. */
     async recordAttempt(id: string, r: AttemptResult): Promise<Settled | null> {
-      const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(
-        db,
-        'deliveries.recordAttempt',
-        `WITH updated AS (
-           UPDATE webhook_delivery
-              SET status = :status, attempts = attempts + 1,
-                  last_response_status = :responseStatus, last_response_body = :responseBody, last_error = :error,
-                  last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
-                  redrive_on_enable = :held, updated_at = now()
-            WHERE id = :id AND status = 'PENDING'
-        RETURNING id, endpoint_id, attempts),
-         logged AS (
-         INSERT INTO webhook_delivery_attempt
-                (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-         SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated),
-         ${HEALTH_CTE}
-         SELECT (SELECT auto_disabled FROM health) AS auto_disabled FROM updated`,
-        {
-          id,
-          status: r.status,
-          outcome: r.status === 'PENDING' ? 'RETRYING' : r.status,
-          responseStatus: r.responseStatus,
-          responseBody: r.responseBody,
-          error: r.error,
-          startedAt: r.startedAt,
-          durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
-          held: r.skipped === 'endpoint_disabled',
-          counts: r.status !== 'PENDING' && r.skipped === undefined,
-        },
-      );
-      const row = res.rows[0];
-      return row ? { autoDisabled: row.auto_disabled === true } : null;
+      const [settled = null] = await recordAttempts([{ id, result: r }]);
+      return settled;
     },
+
+    recordAttempts,
 
     /** Replay: a FAILED delivery goes back to PENDING. Returns false when it was not FAILED. */
     async reopenFailed(id: string): Promise<boolean> {

@@ -307,6 +307,36 @@ describe('fanout activities', () => {
     }
   });
 
+  it("deliver: the first attempts of an event's endpoints that end together are recorded by one statement", async ({
+    t,
+    receiver,
+    database,
+  }) => {
+    const source = uniqueSource();
+    for (let i = 0; i < 10; i++) await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    const { deliveries } = await t.prepare(1, { eventId });
+    // the receiver's answers come over ten sockets at their own pace; answered at once, the ten
+    // attempts end in the same turn of the event loop, as they do when a receiver is quick
+    t.setSend(() => Promise.resolve({ kind: 'success', status: 200, body: 'ok', durationMs: 1, statusClass: '2xx' }));
+    const seen: string[] = [];
+    const count = (q: { sql: string }) => seen.push(q.sql);
+    database.db.on('query', count);
+    try {
+      const results = await Promise.all(deliveries.map((d) => t.deliverFirstLocal({ deliveryId: d.deliveryId, maxAttempts: 5 })));
+      expect(results).toEqual(deliveries.map(() => ({ status: 'SUCCESS' })));
+    } finally {
+      database.db.off('query', count);
+    }
+    expect(seen, seen.join('\n')).toHaveLength(1);
+    for (const d of await t.repos.deliveries.listByEvent(eventId)) expect(d).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    const logged = await database.db('webhook_delivery_attempt').whereIn(
+      'delivery_id',
+      deliveries.map((d) => d.deliveryId),
+    );
+    expect(logged.map((l) => [l.attempt, l.outcome])).toEqual(deliveries.map(() => [1, 'SUCCESS']));
+  });
+
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {
     const { deliveryId } = await t.preparedDelivery();
     expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
