@@ -68,7 +68,7 @@ export function resolveWorkflowCode(traced = false): WorkflowCode {
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
 export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ worker: Worker; sandbox: SandboxMode }> {
   const code = opts.workflowCode ?? resolveWorkflowCode(opts.tracing?.traced ?? false);
-  const sandbox = workflowSandboxOptions(opts.sandboxDiagnostics ?? false);
+  const sandbox = workflowSandboxOptions(opts.sandboxDiagnostics ?? false, { traced: code.traced });
   const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,

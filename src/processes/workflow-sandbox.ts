@@ -25,10 +25,20 @@ import type { WorkerOptions } from '@temporalio/worker';
  * so the event loop the activities share is not held up. The SDK then listens for unhandled
  * rejections in the main thread and throws for any not made by workflow code; the process's
  * lifecycle turns that throw into its usual shutdown (cmd/lifecycle.ts).
+ *
+ * The patch's third option, `lockWorkflowGlobals`: all runs share one V8 context, and on every
+ * switch from one run to another the SDK saves and restores each of the context's global variables
+ * (about 60 µs a switch, some five switches per event: 0.7 ms of the worker's CPU per one-endpoint
+ * event). Locked, the globals are read-only once the bundle has loaded and a switch swaps only the
+ * SDK's per-run state (its activator); a run that assigns a global throws, one that adds a global
+ * fails that activation. The plain bundle's workflow code and the SDK's keep no state in globals
+ * (test/fanout/workflow-sandbox.test.ts runs them locked); the traced bundle's OpenTelemetry
+ * interceptors register a global, so a tracing worker keeps the SDK's swap.
  */
 const PATCH_MARKERS: ReadonlyArray<readonly [file: string, marker: string]> = [
   ['workflow/reusable-vm.js', 'isolateExecutionTimeoutMs > 0 ?'],
   ['workflow/vm-shared.js', 'install(stackTraces = true)'],
+  ['workflow/reusable-vm.js', 'generateLockedCallIntoScopeScript'],
 ];
 
 /** Whether the installed @temporalio/worker carries the patch (an install with --ignore-scripts would not). */
@@ -47,13 +57,20 @@ export type SandboxMode = 'diagnostics-on' | 'diagnostics-off' | 'diagnostics-on
 
 /**
  * The worker options for the sandbox. Without the patch an unpatched SDK would pass a timeout of 0
- * to Node (which refuses it), so then the SDK's defaults stay, whatever was asked.
+ * to Node (which refuses it), so then the SDK's defaults stay, whatever was asked. `traced`: the
+ * worker runs the bundle with the tracing interceptors (its globals stay swapped in full).
  */
 export function workflowSandboxOptions(
   diagnostics: boolean,
-  patched: boolean = sdkPatchApplied(),
-): { mode: SandboxMode; options: Pick<WorkerOptions, 'debugMode' | 'isolateExecutionTimeout' | 'workflowStackTraces'> } {
+  opts: { traced: boolean; patched?: boolean },
+): {
+  mode: SandboxMode;
+  options: Pick<WorkerOptions, 'debugMode' | 'isolateExecutionTimeout' | 'workflowStackTraces' | 'lockWorkflowGlobals'>;
+} {
   if (diagnostics) return { mode: 'diagnostics-on', options: {} };
-  if (!patched) return { mode: 'diagnostics-on-unpatched-sdk', options: {} };
-  return { mode: 'diagnostics-off', options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false } };
+  if (!(opts.patched ?? sdkPatchApplied())) return { mode: 'diagnostics-on-unpatched-sdk', options: {} };
+  return {
+    mode: 'diagnostics-off',
+    options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false, lockWorkflowGlobals: !opts.traced },
+  };
 }

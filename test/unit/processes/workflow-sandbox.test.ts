@@ -6,14 +6,23 @@ describe('the workflow sandbox options', () => {
     {
       diagnostics: false,
       patched: true,
+      traced: false,
       mode: 'diagnostics-off',
-      options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false },
+      options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false, lockWorkflowGlobals: true },
+    },
+    // the traced bundle's OpenTelemetry interceptors register a global: the SDK's full swap stays
+    {
+      diagnostics: false,
+      patched: true,
+      traced: true,
+      mode: 'diagnostics-off',
+      options: { debugMode: true, isolateExecutionTimeout: 0, workflowStackTraces: false, lockWorkflowGlobals: false },
     },
     // an unpatched SDK would hand Node a timeout of 0, which it refuses: the SDK's defaults stay
-    { diagnostics: false, patched: false, mode: 'diagnostics-on-unpatched-sdk', options: {} },
-    { diagnostics: true, patched: true, mode: 'diagnostics-on', options: {} },
-    { diagnostics: true, patched: false, mode: 'diagnostics-on', options: {} },
-  ])('diagnostics $diagnostics, SDK patched $patched -> $mode', ({ diagnostics, patched, mode, options }) => {
-    expect(workflowSandboxOptions(diagnostics, patched)).toEqual({ mode, options });
+    { diagnostics: false, patched: false, traced: false, mode: 'diagnostics-on-unpatched-sdk', options: {} },
+    { diagnostics: true, patched: true, traced: false, mode: 'diagnostics-on', options: {} },
+    { diagnostics: true, patched: false, traced: true, mode: 'diagnostics-on', options: {} },
+  ])('diagnostics $diagnostics, SDK patched $patched, traced $traced -> $mode', ({ diagnostics, patched, traced, mode, options }) => {
+    expect(workflowSandboxOptions(diagnostics, { traced, patched })).toEqual({ mode, options });
   });
 });
