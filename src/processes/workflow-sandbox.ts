@@ -30,8 +30,8 @@ import type { WorkerOptions } from '@temporalio/worker';
  * switch from one run to another the SDK saves and restores each of the context's global variables
  * (about 60 µs a switch, some five switches per event: 0.7 ms of the worker's CPU per one-endpoint
  * event). Locked, the globals are read-only once the bundle has loaded and a switch swaps only the
- * SDK's per-run state (its activator); a run that assigns a global throws, one that adds a global
- * fails that activation. The plain bundle's workflow code and the SDK's keep no state in globals
+ * SDK's per-run state (its activator); a run that assigns a global throws, and a global a run adds
+ * is removed before another run is activated and fails the run's next activation. The plain bundle's workflow code and the SDK's keep no state in globals
  * (test/fanout/workflow-sandbox.test.ts runs them locked); the traced bundle's OpenTelemetry
  * interceptors register a global, so a tracing worker keeps the SDK's swap.
  */

@@ -6,10 +6,14 @@ const globals = globalThis as unknown as Record<string, unknown>;
 
 export const proceed = defineSignal('proceed');
 
-/** Adds a global variable, then finishes. */
+/** Adds a global variable, then waits for the signal to finish. */
 export async function addsGlobal(): Promise<string> {
+  let go = false;
+  setHandler(proceed, () => {
+    go = true;
+  });
   globals.leakedByAWorkflow = 'state of one run';
-  await sleep(1);
+  await condition(() => go);
   return 'done';
 }
 
