@@ -46,7 +46,9 @@ const { worker } = await createFanoutWorker({
   taskQueue,
   activities,
   maxConcurrentActivityTaskExecutions: 100,
-  workflowCode: { kind: 'bundle', codePath: bundle, traced: false },
+  // WORKER_AB_GLOBALS=swap: the SDK's full swap of the sandbox's globals, as a tracing worker runs
+  // (its bundle is the plain one all the same); default locked, as the worker runs without tracing
+  workflowCode: { kind: 'bundle', codePath: bundle, traced: process.env.WORKER_AB_GLOBALS === 'swap' },
   sandboxDiagnostics: process.env.WORKER_SANDBOX_DIAGNOSTICS === 'true',
 });
 const running = worker.run();

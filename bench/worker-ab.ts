@@ -8,6 +8,7 @@
 // (400 per run), WORKER_AB_ROUNDS (4), WORKER_AB_ENDPOINTS (1 per event; a variant may set its own,
 // e.g. `none:WORKER_AB_ENDPOINTS=0`: prepare and finishEvent only, one local activity fewer; or
 // WORKER_AB_BUNDLE=<path>: another build of the workflow bundle than dist/workflow-bundle.js; or
+// WORKER_AB_GLOBALS=swap: the SDK's full swap of the sandbox's globals instead of the locked ones; or
 // WORKER_AB_NODE_ARGS='--flag ...': node flags NODE_OPTIONS does not accept).
 // Per variant: medians over rounds of CPU ms per workflow of the worker process (and by thread
 // name from /proc/<pid>/task: threads that exited meanwhile are `exited`) and of the server.
