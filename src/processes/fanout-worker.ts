@@ -66,7 +66,9 @@ export function resolveWorkflowCode(traced = false): WorkflowCode {
 }
 
 /** A worker for WebhookFanoutWorkflow and its activities; the caller runs it and calls shutdown(). */
-export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ worker: Worker; sandbox: SandboxMode }> {
+export async function createFanoutWorker(
+  opts: FanoutWorkerOptions,
+): Promise<{ worker: Worker; sandbox: SandboxMode; globals: 'locked' | 'swapped' }> {
   const code = opts.workflowCode ?? resolveWorkflowCode(opts.tracing?.traced ?? false);
   const sandbox = workflowSandboxOptions(opts.sandboxDiagnostics ?? false, { traced: code.traced });
   const worker = await Worker.create({
@@ -100,7 +102,7 @@ export async function createFanoutWorker(opts: FanoutWorkerOptions): Promise<{ w
       ...(code.kind === 'source' && code.traced ? { workflowModules: [workflowInterceptorModule(code.workflowsPath)] } : {}),
     },
   });
-  return { worker, sandbox: sandbox.mode };
+  return { worker, sandbox: sandbox.mode, globals: sandbox.options.lockWorkflowGlobals === true ? 'locked' : 'swapped' };
 }
 
 function workflowCodeOptions(code: WorkflowCode): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {

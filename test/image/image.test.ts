@@ -254,9 +254,10 @@ describe('every process from the image, as the chart runs it', () => {
     const workerLogs = await services.get('worker')!.logs();
     expect(workerLogs).toContain('workflow code: prebuilt bundle');
     // without tracing: the bundle without the tracing interceptors; the image's SDK carries the
-    // patch (patches/), so the sandbox runs without its diagnostics, on the main thread
+    // patch (patches/), so the sandbox runs without its diagnostics, on the main thread, its
+    // globals locked
     expect(workerLogs).toContain('"workflowBundle":"/app/dist/workflow-bundle.js"');
-    expect(workerLogs).toContain('"sandbox":"diagnostics-off"');
+    expect(workerLogs).toContain('"sandbox":"diagnostics-off","globals":"locked"');
   }, 120_000);
 
   it('a webhook sent to the ingest container reaches the receiver the custom resources configure, with the right headers', async () => {
