@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAttemptRecorder } from '../../src/activities/attempt-recorder.js';
 import type { AttemptResult } from '../../src/db/deliveries.js';
-import { createRepositories, type Repositories } from '../../src/db/repositories.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
 
 // recordAttempts against the real Postgres: several attempts settled by one statement (the
@@ -21,34 +20,27 @@ const result = (o: Outcome): AttemptResult => ({
 });
 
 describe('recordAttempts: several attempts in one statement', () => {
-  let database: TestDatabase;
-  let repos: Repositories;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    repos = createRepositories(database.db);
-  });
-  afterAll(async () => database?.destroy());
+  const t = fileDatabase();
 
   /** an endpoint with `before` failures in a row (disabled when `disabled`) and one prepared delivery per outcome */
   async function arrange(opts: { outcomes: Outcome[]; threshold: number; before: number; disabled?: boolean }) {
     const source = uniqueSource('batch');
-    const endpointId = await addEndpoint(repos, { source, url: 'http://192.0.2.1/', autoDisableAfter: opts.threshold });
-    await database
+    const endpointId = await addEndpoint(t.repos, { source, url: 'http://192.0.2.1/', autoDisableAfter: opts.threshold });
+    await t.database
       .db('webhook_endpoint')
       .where({ id: endpointId })
       .update({ consecutive_failures: opts.before, disabled_at: opts.disabled ? new Date() : null });
     const ids: string[] = [];
     for (const _ of opts.outcomes) {
-      const eventId = await addEvent(repos, { source });
-      const rows = await repos.deliveries.prepareRun(eventId, eventId);
+      const eventId = await addEvent(t.repos, { source });
+      const rows = await t.repos.deliveries.prepareRun(eventId, eventId);
       ids.push(rows![0]!.delivery.id);
     }
     return { endpointId, ids };
   }
 
   const health = async (endpointId: string) => {
-    const row = await database.db('webhook_endpoint').where({ id: endpointId }).first('consecutive_failures', 'disabled_at', 'xmin');
+    const row = await t.database.db('webhook_endpoint').where({ id: endpointId }).first('consecutive_failures', 'disabled_at', 'xmin');
     return { failures: row.consecutive_failures as number, disabled: row.disabled_at !== null, version: String(row.xmin) };
   };
 
@@ -130,19 +122,19 @@ describe('recordAttempts: several attempts in one statement', () => {
     disabledBy: number | null;
   }>)('endpoint health: $name, as one by one', async ({ outcomes, threshold, before, startDisabled, failures, disabled, disabledBy }) => {
     const together = await arrange({ outcomes, threshold, before, disabled: startDisabled });
-    const settled = await repos.deliveries.recordAttempts(together.ids.map((id, i) => ({ id, result: result(outcomes[i]!) })));
+    const settled = await t.repos.deliveries.recordAttempts(together.ids.map((id, i) => ({ id, result: result(outcomes[i]!) })));
     expect(settled.map((s) => s?.autoDisabled)).toEqual(outcomes.map((_, i) => i === disabledBy));
     expect(await health(together.endpointId)).toMatchObject({ failures, disabled });
 
     const oneByOne = await arrange({ outcomes, threshold, before, disabled: startDisabled });
-    for (const [i, id] of oneByOne.ids.entries()) await repos.deliveries.recordAttempt(id, result(outcomes[i]!));
+    for (const [i, id] of oneByOne.ids.entries()) await t.repos.deliveries.recordAttempt(id, result(outcomes[i]!));
     expect(await health(oneByOne.endpointId)).toMatchObject({ failures, disabled });
   });
 
   it('outcomes of two endpoints in one statement count for each endpoint apart', async () => {
     const a = await arrange({ outcomes: ['FAILED', 'FAILED'], threshold: 2, before: 0 });
     const b = await arrange({ outcomes: ['FAILED', 'SUCCESS'], threshold: 2, before: 1 });
-    const settled = await repos.deliveries.recordAttempts([
+    const settled = await t.repos.deliveries.recordAttempts([
       { id: a.ids[0]!, result: result('FAILED') },
       { id: b.ids[0]!, result: result('FAILED') },
       { id: a.ids[1]!, result: result('FAILED') },
@@ -158,8 +150,8 @@ describe('recordAttempts: several attempts in one statement', () => {
     const outcomes: Outcome[] = Array.from({ length: 40 }, () => 'FAILED');
     const { endpointId, ids } = await arrange({ outcomes, threshold: 25, before: 0 });
     const workers = [
-      createAttemptRecorder({ deliveries: repos.deliveries, maxBatch: 7 }),
-      createAttemptRecorder({ deliveries: repos.deliveries, maxBatch: 7 }),
+      createAttemptRecorder({ deliveries: t.repos.deliveries, maxBatch: 7 }),
+      createAttemptRecorder({ deliveries: t.repos.deliveries, maxBatch: 7 }),
     ];
     const settled = await Promise.all(ids.map((id, i) => workers[i % 2]!(id, result('FAILED'))));
     expect(settled.filter((x) => x?.autoDisabled)).toHaveLength(1);
@@ -169,7 +161,7 @@ describe('recordAttempts: several attempts in one statement', () => {
   it('a SUCCESS on a healthy endpoint writes no endpoint row, as one by one', async () => {
     const { endpointId, ids } = await arrange({ outcomes: ['SUCCESS', 'SUCCESS'], threshold: 3, before: 0 });
     const before = await health(endpointId);
-    await repos.deliveries.recordAttempts(ids.map((id) => ({ id, result: result('SUCCESS') })));
+    await t.repos.deliveries.recordAttempts(ids.map((id) => ({ id, result: result('SUCCESS') })));
     expect(await health(endpointId)).toEqual(before);
   });
 
@@ -177,24 +169,24 @@ describe('recordAttempts: several attempts in one statement', () => {
     const { ids } = await arrange({ outcomes: ['SUCCESS', 'RETRYING', 'FAILED'], threshold: 0, before: 0 });
     const [a, b, c] = ids as [string, string, string];
     // b had one attempt already; c was settled by another run
-    await repos.deliveries.recordAttempt(b, result('RETRYING'));
-    await repos.deliveries.recordAttempt(c, result('SUCCESS'));
+    await t.repos.deliveries.recordAttempt(b, result('RETRYING'));
+    await t.repos.deliveries.recordAttempt(c, result('SUCCESS'));
 
-    const settled = await repos.deliveries.recordAttempts([
+    const settled = await t.repos.deliveries.recordAttempts([
       { id: a, result: result('SUCCESS') },
       { id: b, result: result('RETRYING') },
       { id: c, result: result('FAILED') },
     ]);
     expect(settled).toEqual([{ autoDisabled: false }, { autoDisabled: false }, null]);
-    expect(await repos.deliveries.get(a)).toMatchObject({ status: 'SUCCESS', attempts: 1, lastResponseStatus: 200, lastError: null });
-    expect(await repos.deliveries.get(b)).toMatchObject({
+    expect(await t.repos.deliveries.get(a)).toMatchObject({ status: 'SUCCESS', attempts: 1, lastResponseStatus: 200, lastError: null });
+    expect(await t.repos.deliveries.get(b)).toMatchObject({
       status: 'PENDING',
       attempts: 2,
       lastResponseStatus: 500,
       lastError: 'error RETRYING',
     });
-    expect(await repos.deliveries.get(c)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
-    const log = await database
+    expect(await t.repos.deliveries.get(c)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    const log = await t.database
       .db('webhook_delivery_attempt')
       .whereIn('delivery_id', ids)
       .orderBy(['delivery_id', 'attempt'])
@@ -222,11 +214,11 @@ describe('recordAttempts: several attempts in one statement', () => {
   it('no entries: no statement', async () => {
     const seen: string[] = [];
     const count = (q: { sql: string }) => seen.push(q.sql);
-    database.db.on('query', count);
+    t.database.db.on('query', count);
     try {
-      expect(await repos.deliveries.recordAttempts([])).toEqual([]);
+      expect(await t.repos.deliveries.recordAttempts([])).toEqual([]);
     } finally {
-      database.db.off('query', count);
+      t.database.db.off('query', count);
     }
     expect(seen).toEqual([]);
   });

@@ -1,26 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDeliveryRepository } from '../../src/db/deliveries.js';
 import type { Db } from '../../src/db/knex.js';
-import { createRepositories, type Repositories } from '../../src/db/repositories.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { planOf } from '../support/query-plan.js';
 
 // Migration 070: the sweeper finds the events published but never started through an index of the
 // events still RECEIVED, and prepare's write of the workflow id, which no index refers to any
 // more, is a HOT update (no index entry). Against the real Postgres, with its plans and counters.
 describe("the sweeper index and prepare's write to the event", () => {
-  let database: TestDatabase;
-  let repos: Repositories;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    repos = createRepositories(database.db);
-  });
-  afterAll(async () => database?.destroy());
+  const t = fileDatabase();
 
   it('finds the events never started among many settled and many in flight, reading neither (EXPLAIN ANALYZE)', async () => {
-    const db = database.db;
+    const db = t.database.db;
     const source = `sweep-${randomUUID().slice(0, 8)}`;
     const insert = (n: number, status: string, started: boolean, prefix: string) =>
       db.raw(
@@ -40,7 +32,7 @@ describe("the sweeper index and prepare's write to the event", () => {
     db.on('query', capture);
     let found: Array<{ id: string }>;
     try {
-      found = await repos.events.findUnstarted(60_000, 100);
+      found = await t.repos.events.findUnstarted(60_000, 100);
     } finally {
       db.off('query', capture);
     }
@@ -59,7 +51,7 @@ describe("the sweeper index and prepare's write to the event", () => {
 
   it("prepare's write of the workflow id to a new event is a HOT update: no index entry", async () => {
     const source = `hot-${randomUUID().slice(0, 8)}`;
-    const stored = await repos.events.insertOrGetDuplicate({
+    const stored = await t.repos.events.insertOrGetDuplicate({
       source,
       externalEventId: randomUUID(),
       eventType: null,
@@ -67,7 +59,7 @@ describe("the sweeper index and prepare's write to the event", () => {
       contentType: 'application/json',
       headers: {},
     });
-    await database.db.transaction(async (trx) => {
+    await t.database.db.transaction(async (trx) => {
       const deliveries = createDeliveryRepository(trx as unknown as Db);
       await deliveries.prepareRun(stored.id, stored.id);
       const counts = await trx.raw<{ rows: Array<{ updated: number; hot: number }> }>(
@@ -76,6 +68,6 @@ describe("the sweeper index and prepare's write to the event", () => {
       );
       expect(counts.rows[0]).toEqual({ updated: 1, hot: 1 });
     });
-    expect((await repos.events.get(stored.id))?.workflowId).toBe(stored.id);
+    expect((await t.repos.events.get(stored.id))?.workflowId).toBe(stored.id);
   });
 });

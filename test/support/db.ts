@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import pg from 'pg';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { migrateLatest } from '../../src/db/migrate.js';
 import { isDatabaseError } from '../../src/db/db-errors.js';
+import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 
 export interface TestDatabase {
   url: string;
@@ -31,6 +32,31 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
+    },
+  };
+}
+
+/**
+ * A fresh database for the calling test file and its repositories: made before the file's tests,
+ * dropped after them. Call it inside the file's describe.
+ */
+export function fileDatabase(): { readonly database: TestDatabase; readonly repos: Repositories } {
+  let made: { database: TestDatabase; repos: Repositories } | undefined;
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    made = { database, repos: createRepositories(database.db) };
+  });
+  afterAll(async () => made?.database.destroy());
+  const get = () => {
+    if (!made) throw new Error('fileDatabase() is used before its beforeAll ran');
+    return made;
+  };
+  return {
+    get database() {
+      return get().database;
+    },
+    get repos() {
+      return get().repos;
     },
   };
 }

@@ -47,17 +47,14 @@ describe('the workflow sandbox with locked globals', () => {
     expect(await Promise.all(handles.map((h) => h.result()))).toEqual(['aaaaa', 'bbbbb', 'ccccc', 'ddddd']);
   });
 
+  const historyEvents = async (workflowId: string) =>
+    (await client.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } })).history?.events ?? [];
   /** The message of the run's first failed workflow task, once there is one. */
-  const taskFailure = async (workflowId: string): Promise<string | undefined> => {
-    const { history } = await client.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } });
-    return (
-      history?.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message ?? undefined
-    );
-  };
-  const completedTasks = async (workflowId: string): Promise<number> => {
-    const { history } = await client.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } });
-    return history?.events?.filter((e) => e.workflowTaskCompletedEventAttributes).length ?? 0;
-  };
+  const taskFailure = async (workflowId: string): Promise<string | undefined> =>
+    (await historyEvents(workflowId)).find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure
+      ?.message ?? undefined;
+  const completedTasks = async (workflowId: string): Promise<number> =>
+    (await historyEvents(workflowId)).filter((e) => e.workflowTaskCompletedEventAttributes).length;
 
   it('a run that adds a global: the next run does not see it, and the run fails its next workflow task', async () => {
     const offender = await start('addsGlobal', []);
