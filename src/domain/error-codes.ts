@@ -37,7 +37,12 @@ export const ERROR_CODES = {
   invalid_json: { kind: 'permanent', status: 400, means: 'a body declared as JSON that is not' },
   invalid_event_id: { kind: 'permanent', status: 400, means: 'an inbound event id too long or with a NUL' },
   invalid_event_type: { kind: 'permanent', status: 400, means: 'an inbound event type too long or with a NUL' },
-  invalid_config: { kind: 'permanent', status: 400, means: 'a configuration value that can not be used (e.g. a CIDR)' },
+  invalid_config: {
+    kind: 'permanent',
+    status: 400,
+    means:
+      'a configuration value that can not be used (e.g. a CIDR); a process names every problem of its environment at once (ConfigError)',
+  },
   invalid_endpoint_auth: { kind: 'permanent', status: 400, means: "an endpoint's auth lacks what its type needs" },
   invalid_header: { kind: 'permanent', status: 400, means: 'a custom header with an invalid name or value' },
   address_blocked: { kind: 'permanent', status: 400, means: 'an outbound address refused by the SSRF policy' },
@@ -98,6 +103,16 @@ export const ERROR_CODES = {
     status: 503,
     means: 'the console is on but its files were not built (npm run build); answered until they are',
   },
+  aws_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means: 'an SNS or SQS call failed after its retries in a way a later one may not (throttled, 5xx, network, timeout)',
+  },
+  kube_api_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means: 'the Kubernetes API answered a conflict (a newer version), throttling, a timeout or a server error',
+  },
   delivery_attempt_failed: {
     kind: 'transient',
     status: 503,
@@ -123,6 +138,17 @@ export const ERROR_CODES = {
   unauthenticated_request: { kind: 'internal', status: 500, means: 'an inbound request reached its route without a verified credential' },
   invalid_publish_batch: { kind: 'internal', status: 500, means: 'a PublishBatch built with a wrong number of entries' },
   unpublishable_event_id: { kind: 'internal', status: 500, means: 'an event id handed to the publisher that is not a UUID' },
+  aws_call_error: {
+    kind: 'internal',
+    status: 500,
+    means:
+      'AWS refused a call (credentials, permissions, a missing queue or topic), answered what we can not read, or the call was aborted',
+  },
+  kube_api_refused: {
+    kind: 'internal',
+    status: 500,
+    means: 'the Kubernetes API refused a call for good (RBAC, a request it rejects, a missing object)',
+  },
   delivery_internal_error: {
     kind: 'internal',
     status: 500,
