@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type RecordedRequest, type Receiver, type Reply } from '../support/receiver.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
 
-// Per-endpoint limits (issue 13, part 4) as a receiver sees them, with TWO worker processes (the
+// Per-endpoint limits (docs/limits.md) as a receiver sees them, with TWO worker processes (the
 // CLI's `worker`, as deployed) on one task queue, Postgres and Temporal: a limit kept in one
 // process's memory would let both send at the limit, and these assertions would fail. Every
 // limited endpoint has maxAttempts 1: a wait that spent an endpoint attempt would FAIL it.

@@ -97,7 +97,7 @@ function signTestP(diffs: number[]): number {
   return Math.min(1, (2 * tail) / 2 ** n);
 }
 
-// Issue 27 #6 and issue 23: whether a source exists, and how it verifies, must not show in the
+// Whether a source exists, and how it verifies, must not show in the
 // time of a refusal. Requests of the same shape to sources of every kind, interleaved (the order
 // rotates each round), compared pair by pair: neither side may be slower in most pairs (sign test)
 // nor by more than a few ms at the median. Before, a wrong password on a known source answered a
