@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { eventually, sleep } from '../support/wait.js';
 
 interface Started {
   child: ChildProcess;
@@ -30,15 +31,6 @@ async function probe(url: string): Promise<number | 'none'> {
     return res.status;
   } catch {
     return 'none';
-  }
-}
-
-async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
@@ -71,37 +63,26 @@ describe('consumer and worker started while Temporal is unreachable', () => {
     services.push(consumer, worker);
 
     for (const s of [consumer, worker]) {
-      expect(
-        await eventually(
-          () => probe(`${s.management}/healthz`),
-          (v) => v === 200,
-          30_000,
-        ),
-      ).toBe(200);
+      await eventually(async () => (await probe(`${s.management}/healthz`)) === 200, { timeoutMs: 30_000, what: 'the management server' });
     }
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     for (const s of [consumer, worker]) {
       expect(s.child.exitCode).toBeNull(); // still running, not crash-looping
       const started = Date.now();
       expect(await probe(`${s.management}/readyz`)).toBe(503);
       expect(Date.now() - started).toBeLessThan(2_900);
-      const logged = await eventually(
-        async () => s.output.join(''),
-        (o) => o.includes('temporal unreachable; retrying'),
-        20_000,
-      );
-      expect(logged).toContain('temporal unreachable; retrying');
+      await eventually(async () => s.output.join('').includes('temporal unreachable; retrying'), {
+        timeoutMs: 20_000,
+        what: 'the "temporal unreachable; retrying" line',
+      });
     }
 
     temporal = await startTemporalDevServer({ port: temporalPort });
     for (const s of [consumer, worker]) {
-      expect(
-        await eventually(
-          () => probe(`${s.management}/readyz`),
-          (v) => v === 200,
-          60_000,
-        ),
-      ).toBe(200);
+      await eventually(async () => (await probe(`${s.management}/readyz`)) === 200, {
+        timeoutMs: 60_000,
+        what: 'ready once Temporal is up',
+      });
       expect(s.child.exitCode).toBeNull();
     }
   }, 150_000);
