@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { eventually, sleep } from '../support/wait.js';
 
 interface Started {
@@ -35,23 +35,21 @@ async function probe(url: string): Promise<number | 'none'> {
 }
 
 describe('consumer and worker started while Temporal is unreachable', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let temporal: TemporalDevServer | undefined;
   const services: Started[] = [];
   let temporalPort: number;
   beforeAll(async () => {
-    t = await createTestDatabase();
     temporalPort = await freePort();
   });
   afterAll(async () => {
     for (const s of services) s.child.kill('SIGKILL');
     await temporal?.stop();
-    await t?.destroy();
   });
 
   it('wait and log instead of exiting, answer /readyz 503 at once, and become ready once Temporal is up', async () => {
     const env = {
-      DATABASE_URL: t.url,
+      DATABASE_URL: t.database.url,
       TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
       QUEUE_URL: 'http://127.0.0.1:9/000000000000/unused',
       AWS_REGION: 'us-east-1',

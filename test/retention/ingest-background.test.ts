@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RETENTION_OFF } from '../../src/retention/retention-job.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 import { DAY, exists, seedEndpoint, seedEvent } from './support.js';
@@ -10,34 +10,30 @@ import { DAY, exists, seedEndpoint, seedEvent } from './support.js';
 // undelivered old event stays; stopping ingest ends the job.
 
 describe('ingest runs retention in the background', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness | undefined;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('deletes the old backlog batch after batch while webhooks are accepted, and keeps what is undelivered', async () => {
-    const ep = await seedEndpoint(t.db);
+    const ep = await seedEndpoint(t.database.db);
     for (let i = 0; i < 120; i++)
-      await seedEvent(t.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
-    const held = await seedEvent(t.db, [ep], {
+      await seedEvent(t.database.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
+    const held = await seedEvent(t.database.db, [ep], {
       source: 'old',
       age: 200 * DAY,
       status: 'FAILED',
       deliveries: [{ status: 'FAILED', held: true }],
     });
     h = await startIngestHarness({
-      db: t.db,
+      db: t.database.db,
       retention: { ...RETENTION_OFF, maxAgeSeconds: 30 * DAY, intervalMs: 500, batchSize: 10, batchPauseMs: 20 },
     });
     await addCredential(h.repos, 'live', 'live', 'live-password');
 
     const accepted: string[] = [];
-    const oldLeft = async () => Number((await t.db('webhook_event').where({ source: 'old' }).count({ n: '*' }))[0]?.n);
+    const oldLeft = async () => Number((await t.database.db('webhook_event').where({ source: 'old' }).count({ n: '*' }))[0]?.n);
     // webhooks keep coming while the backlog goes
     while ((await oldLeft()) > 1 && accepted.length < 400) {
       const res = await http(`${h.url}/api/webhooks/live`, {
@@ -48,8 +44,8 @@ describe('ingest runs retention in the background', () => {
       accepted.push((res.json() as { eventId: string }).eventId);
     }
     await expect.poll(oldLeft, { timeout: 30_000 }).toBe(1);
-    expect(await exists(t.db, held)).toBe(true);
-    expect(Number((await t.db('webhook_event').where({ source: 'live' }).count({ n: '*' }))[0]?.n)).toBe(accepted.length);
+    expect(await exists(t.database.db, held)).toBe(true);
+    expect(Number((await t.database.db('webhook_event').where({ source: 'live' }).count({ n: '*' }))[0]?.n)).toBe(accepted.length);
     const deleted = (await h.metrics.retentionDeletedRows.get()).values;
     expect(deleted.find((v) => v.labels.table === 'webhook_delivery_attempt')?.value).toBe(240);
     expect(deleted.find((v) => v.labels.table === 'webhook_event')?.value).toBe(120);
