@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/kube/work-queue.js';
-import { sleep } from '../support/wait.js';
+import { WorkQueue } from '../../../src/kube/work-queue.js';
+import { sleep } from '../../support/wait.js';
 
 describe('WorkQueue', () => {
   it('holds a key once however often it is added', async () => {
