@@ -2,9 +2,9 @@ import { Type, type TSchema } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { crdSchemaOf, renderCrdFiles, type OpenApiSchema } from '../../../src/operator/crd.js';
-import { InboundCredentialSpec, WebhookEndpointSpec } from '../../../src/resources/schema.js';
+import { InboundCredentialSpec, WebhookEndpointSpec } from '../../../src/custom-resources/specs.js';
 
-// The CRDs say of each field what the field says of itself in src/resources/schema.ts: the
+// The CRDs say of each field what the field says of itself in src/custom-resources/specs.ts: the
 // generator translates, it keeps no list of fields of its own (docs/operator.md, Adding a field).
 
 type Node = Record<string, unknown>;

@@ -306,7 +306,7 @@ export type InboundVerification = Static<TObject<typeof inboundVerificationField
 /**
  * What JSON Schema can not say about an InboundCredential, once: the field a rule is about carries
  * it as CEL (its x-kubernetes-validations) and dev mode checks the same predicate
- * (resources/to-rows.ts), so both refuse the same manifest with the same words.
+ * (custom-resources/to-rows.ts), so both refuse the same manifest with the same words.
  */
 export interface SpecRule<S> extends CelRule {
   holds(spec: S): boolean;
