@@ -7,7 +7,7 @@ import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { INBOUND_TRACE_CONTEXTS, type InboundTraceContext } from '../ingest/trace-context.js';
 import { formatDuration, parseDuration } from '../retention/duration.js';
-import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
+import { DEFAULT_RETENTION_SCHEDULE, DEFAULT_SETTLED_GRACE_SECONDS, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
@@ -287,13 +287,13 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
-/** A RETENTION_* age: unset = keep forever (null). */
-function age(r: EnvReader, name: string): number | null {
+/** A RETENTION_* duration: unset = null (for an age, keep forever). */
+function age(r: EnvReader, name: string, unset = 'unset it to keep events forever'): number | null {
   const v = r.optional(name);
   if (v === undefined) return null;
   const parsed = parseDuration(v);
   if ('problem' in parsed) {
-    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    r.problems.push(`${name} ${parsed.problem}; ${unset}`);
     return null;
   }
   return parsed.seconds;
@@ -310,9 +310,11 @@ export function loadRetention(r: EnvReader): RetentionSettings {
     );
   }
   const d = DEFAULT_RETENTION_SCHEDULE;
+  const grace = age(r, 'RETENTION_SETTLED_GRACE', 'unset it for the default, 15m');
   return {
     maxAgeSeconds,
     payloadMaxAgeSeconds,
+    settledGraceSeconds: grace ?? DEFAULT_SETTLED_GRACE_SECONDS,
     intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
     batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
     batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),

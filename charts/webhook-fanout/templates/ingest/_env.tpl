@@ -26,6 +26,7 @@
 {{- end }}
 {{- with .Values.retention.maxAge }}{{ $_ := set $settings "RETENTION_MAX_AGE" . }}{{ end }}
 {{- with .Values.retention.payloadMaxAge }}{{ $_ := set $settings "RETENTION_PAYLOAD_MAX_AGE" . }}{{ end }}
+{{- with .Values.retention.settledGrace }}{{ $_ := set $settings "RETENTION_SETTLED_GRACE" . }}{{ end }}
 {{- /* the process would refuse to start on it (src/config): say it at install time instead */}}
 {{- if and .Values.retention.maxAge .Values.retention.payloadMaxAge }}
 {{- if ge (include "webhook-fanout.durationSeconds" .Values.retention.payloadMaxAge | atoi) (include "webhook-fanout.durationSeconds" .Values.retention.maxAge | atoi) }}
