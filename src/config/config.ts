@@ -245,12 +245,15 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
 }
 
 /**
- * The console is a client of the admin API: on by default wherever the admin API is, and it needs
- * its own client id at the identity provider (never the machine-to-machine client's).
+ * The console is a client of the admin API and needs its own client id at the identity provider
+ * (never the machine-to-machine client's). CONSOLE_ENABLED unset: on when the admin API is on and
+ * CONSOLE_CLIENT_ID is set, off otherwise (a configuration from before the console starts as it
+ * did); true: on, the client id required; false: off.
  */
 export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null): ConsoleConfig | null {
   const explicit = r.optional('CONSOLE_ENABLED');
-  if (!r.bool('CONSOLE_ENABLED', adminApi !== null)) return null;
+  const byDefault = adminApi !== null && r.optional('CONSOLE_CLIENT_ID') !== undefined;
+  if (!r.bool('CONSOLE_ENABLED', byDefault)) return null;
   if (adminApi === null) {
     if (explicit !== undefined)
       r.problems.push(
@@ -274,6 +277,20 @@ export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null)
     clientId: clientId ?? '',
     authFlow: (CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow) ? (flow as ConsoleAuthFlow) : 'implicit',
   };
+}
+
+/**
+ * What ingest's start line says of the console: where it is, or, off, how to turn it on (a
+ * feature off until configured must say what configures it).
+ */
+export function consoleStatus(cfg: Pick<IngestConfig, 'adminApi' | 'console'>, env: Env): string {
+  if (cfg.console) return `console on at /console/ (client ${cfg.console.clientId}, ${cfg.console.authFlow} flow)`;
+  if (!cfg.adminApi) return 'console off (it needs the admin API, ADMIN_API_ENABLED=false)';
+  if (env.CONSOLE_ENABLED?.trim().toLowerCase() === 'false') return 'console off (CONSOLE_ENABLED=false)';
+  return (
+    'console off: to turn it on, register it at the identity provider as a single-page application ' +
+    '(callback {origin}/console/callback) and set CONSOLE_CLIENT_ID to its client id (chart: console.clientId; docs/console.md)'
+  );
 }
 
 function httpTimeouts(r: EnvReader): HttpTimeouts {
