@@ -1,4 +1,12 @@
-import type { Delivery, Endpoint, ExtractionRule, InboundCredential, SignatureVerification, WebhookEvent } from '../domain/records.js';
+import type {
+  Delivery,
+  Endpoint,
+  ExtractionRule,
+  InboundCredential,
+  InboundFormat,
+  SignatureVerification,
+  WebhookEvent,
+} from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -11,6 +19,7 @@ export interface CredentialRow {
   verification: SignatureVerification | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
+  format: InboundFormat;
   resource_uid: string | null;
   resource_name: string | null;
   retention_max_age_seconds: number | null;
@@ -26,6 +35,7 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   verification: r.verification,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
+  format: r.format ?? 'Raw',
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
   retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,

@@ -94,6 +94,7 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     sameJson(row.verification, spec.verification ?? null) &&
     sameJson(row.eventIdRule, spec.eventIdRule) &&
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
+    row.format === (spec.format ?? 'Raw') &&
     row.resourceName === spec.resourceName &&
     row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
     row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import {
   DELIVERY_LIMITS,
   HMAC_ALGORITHMS,
+  INBOUND_FORMATS,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
   TIMESTAMPED_TYPES,
@@ -210,6 +211,17 @@ export const InboundCredentialSpec = Type.Object(
     eventIdFrom: Type.Optional(ExtractionRule),
     eventTypeFrom: Type.Optional(ExtractionRule),
     retention: Type.Optional(SourceRetention),
+    format: Type.Optional(
+      Type.Union(
+        INBOUND_FORMATS.map((f) => Type.Literal(f)),
+        {
+          default: 'Raw',
+          description:
+            "Raw (default): any body, the event id and type read from the provider's places or eventIdFrom / eventTypeFrom. " +
+            'CloudEvents: every request must be a CloudEvent 1.0 (HTTP binary or structured mode); its id and type are the event id and type',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -237,6 +249,12 @@ export const CREDENTIAL_RULES: SpecRule<InboundCredentialSpec>[] = [
     message: 'username and passwordSecretRef are required when verification.type is Basic (the default when verification is absent)',
     reason: 'FieldValueRequired',
     holds: (s) => signed(s.verification) || (s.username !== undefined && s.passwordSecretRef !== undefined),
+  },
+  {
+    cel: "!has(self.format) || self.format != 'CloudEvents' || !(has(self.eventIdFrom) || has(self.eventTypeFrom))",
+    message: 'eventIdFrom and eventTypeFrom are not used with format CloudEvents: a CloudEvent names its own id and type',
+    reason: 'FieldValueForbidden',
+    holds: (s) => s.format !== 'CloudEvents' || (s.eventIdFrom === undefined && s.eventTypeFrom === undefined),
   },
   {
     cel: 'has(self.username) == has(self.passwordSecretRef)',

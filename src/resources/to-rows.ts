@@ -139,6 +139,7 @@ export async function credentialRow(
     verification: await verificationRow(r.spec.verification, secrets, ns),
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
+    format: r.spec.format ?? 'Raw',
     resourceName: `${ns}/${r.metadata.name}`,
     retentionMaxAgeSeconds: retention.maxAge,
     retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
