@@ -1,6 +1,7 @@
 import type {
   Delivery,
   Endpoint,
+  EndpointFormat,
   ExtractionRule,
   InboundCredential,
   InboundFormat,
@@ -65,6 +66,7 @@ export interface EndpointRow {
   active: boolean;
   auto_disable_after: number;
   propagate_trace_context: boolean;
+  format: EndpointFormat;
   consecutive_failures: number;
   disabled_at: Date | null;
   resource_uid: string | null;
@@ -95,6 +97,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   autoDisableAfter: r.auto_disable_after,
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
+  format: r.format ?? 'Raw',
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   resourceUid: r.resource_uid,

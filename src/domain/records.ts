@@ -69,6 +69,13 @@ export interface InboundCredential {
   updatedAt: Date;
 }
 
+/**
+ * What an endpoint is sent (WebhookEndpoint spec.format, docs/cloudevents.md): the body as it came
+ * (Raw, the default), or a CloudEvent 1.0 of it in the HTTP binding's binary or structured mode.
+ */
+export const ENDPOINT_FORMATS = ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'] as const;
+export type EndpointFormat = (typeof ENDPOINT_FORMATS)[number];
+
 export interface Endpoint {
   id: string;
   name: string;
@@ -101,6 +108,8 @@ export interface Endpoint {
   autoDisableAfter: number;
   /** send a W3C traceparent with each delivery when tracing is on (spec.propagateTraceContext, default true; docs/tracing.md) */
   propagateTraceContext: boolean;
+  /** Raw (default), CloudEventsBinary or CloudEventsStructured */
+  format: EndpointFormat;
   /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */

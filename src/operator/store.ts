@@ -82,7 +82,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.maxConcurrency === spec.maxConcurrency &&
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
-    row.propagateTraceContext === (spec.propagateTraceContext ?? true)
+    row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
+    row.format === (spec.format ?? 'Raw')
   );
 }
 

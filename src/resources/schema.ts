@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import {
   DELIVERY_LIMITS,
+  ENDPOINT_FORMATS,
   HMAC_ALGORITHMS,
   INBOUND_FORMATS,
   SIGNATURE_ENCODINGS,
@@ -105,6 +106,18 @@ export const WebhookEndpointSpec = Type.Object(
         default: true,
         description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
       }),
+    ),
+    format: Type.Optional(
+      Type.Union(
+        ENDPOINT_FORMATS.map((f) => Type.Literal(f)),
+        {
+          default: 'Raw',
+          description:
+            'Raw (default): the body as it came, with its Content-Type. CloudEventsBinary / CloudEventsStructured: a CloudEvent 1.0 ' +
+            '(id = the event id, source = /webhook-fanout/<source>, type = the event type, time = when it was received) in the HTTP ' +
+            "binding's binary mode (ce-* headers, the body as data) or structured mode (an application/cloudevents+json envelope)",
+        },
+      ),
     ),
     autoDisable: Type.Optional(
       Type.Object(

@@ -85,6 +85,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    format: s.format ?? 'Raw',
   };
 }
 
