@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
-import { outboundRequest, sendSafely } from '../delivery/outbound-request.js';
-import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint } from '../domain/records.js';
+import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
+import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
@@ -64,6 +64,44 @@ function failsAtOnce(endpoint: Endpoint): FailsAtOnce | undefined {
     };
   }
   return undefined;
+}
+
+/** One attempt's request (delivery/outbound-request.ts's buildOutboundRequest takes over with CloudEvents output). */
+function buildRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
+  return {
+    url: e.url,
+    method: e.method,
+    body: ev.payload,
+    contentType: ev.contentType,
+    auth: {
+      type: e.authType,
+      username: e.authUsername,
+      secret: e.authSecret,
+      signingSecret: e.signingSecret,
+      previousSigningSecret: e.previousSigningSecret,
+    },
+    customHeaders: e.customHeaders,
+    timeoutMs: e.timeoutSeconds * 1000,
+    retryOnStatus: e.retryOnStatus,
+    meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
+  };
+}
+
+/** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
+async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Promise<DeliveryOutcome> {
+  const started = performance.now();
+  try {
+    return await send(req);
+  } catch (err) {
+    return {
+      kind: 'retryable',
+      status: null,
+      body: null,
+      error: `sender error: ${describeError(err)}`,
+      durationMs: performance.now() - started,
+      statusClass: 'network',
+    };
+  }
 }
 
 /**
@@ -177,7 +215,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
 
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    const request = outboundRequest(delivery, endpoint, event, attempt);
+    const request = buildRequest(delivery, endpoint, event, attempt);
     const outcome = await inAttemptSpan(
       {
         method: request.method,

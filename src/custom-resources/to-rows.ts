@@ -85,6 +85,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    format: s.format ?? 'Raw',
   };
 }
 
@@ -139,6 +140,7 @@ export async function credentialRow(
     verification: await verificationRow(r.spec.verification, secrets, ns),
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
+    format: r.spec.format ?? 'Raw',
     resourceName: `${ns}/${r.metadata.name}`,
     retentionMaxAgeSeconds: retention.maxAge,
     retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,

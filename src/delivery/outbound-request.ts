@@ -1,14 +1,24 @@
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
-import { describeError } from '../domain/errors.js';
-import type { DeliveryOutcome, OutboundRequest, Send } from './types.js';
+import { formatBody } from './body-format.js';
+import type { OutboundRequest } from './types.js';
 
-/** The request of one attempt: the endpoint as read for this attempt (a rotated secret applies), the event's payload. */
-export function outboundRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
+/**
+ * One attempt's request, from the rows the deliver activity loaded: the stored body shaped by the
+ * endpoint's format (body-format.ts) and everything the sender and headers.ts need. Pure: the same
+ * rows give the same request, so a retry or a replay sends the same CloudEvent id.
+ */
+export function buildOutboundRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
+  const shaped = formatBody(
+    e.format,
+    { body: ev.payload, contentType: ev.contentType },
+    { id: ev.id, source: ev.source, type: ev.eventType, time: ev.receivedAt },
+  );
   return {
     url: e.url,
     method: e.method,
-    body: ev.payload,
-    contentType: ev.contentType,
+    body: shaped.body,
+    contentType: shaped.contentType,
+    formatHeaders: shaped.headers,
     auth: {
       type: e.authType,
       username: e.authUsername,
@@ -21,21 +31,4 @@ export function outboundRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, atte
     retryOnStatus: e.retryOnStatus,
     meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
   };
-}
-
-/** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
-export async function sendSafely(send: Send, req: OutboundRequest): Promise<DeliveryOutcome> {
-  const started = performance.now();
-  try {
-    return await send(req);
-  } catch (err) {
-    return {
-      kind: 'retryable',
-      status: null,
-      body: null,
-      error: `sender error: ${describeError(err)}`,
-      durationMs: performance.now() - started,
-      statusClass: 'network',
-    };
-  }
 }
