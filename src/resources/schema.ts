@@ -9,6 +9,8 @@ import {
   VERIFICATION_TYPES,
 } from '../domain/records.js';
 import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
+import { FILTER_MAX_LENGTH } from '../content/filter.js';
+import { TRANSFORM_MAX_LENGTH } from '../content/transform.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them.
@@ -104,6 +106,27 @@ export const WebhookEndpointSpec = Type.Object(
         default: true,
         description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
       }),
+    ),
+    filter: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: FILTER_MAX_LENGTH,
+        description:
+          'CEL expression over `event` (source, type, id, receivedAt, headers, data) that must be true for an event to be delivered here, e.g. event.data.amount >= 100; docs/content-routing.md',
+      }),
+    ),
+    transform: Type.Optional(
+      Type.Object(
+        {
+          jsonata: Type.String({
+            minLength: 1,
+            maxLength: TRANSFORM_MAX_LENGTH,
+            description:
+              'JSONata expression over the event (type, data, headers, ...) whose result is the JSON body sent; docs/content-routing.md',
+          }),
+        },
+        { additionalProperties: false, description: 'reshape the body sent to this endpoint' },
+      ),
     ),
     autoDisable: Type.Optional(
       Type.Object(
