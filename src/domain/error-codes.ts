@@ -35,6 +35,11 @@ export const ERROR_CODES = {
   invalid_json: { kind: 'permanent', status: 400, means: 'a body declared as JSON that is not' },
   invalid_event_id: { kind: 'permanent', status: 400, means: 'an inbound event id too long or with a NUL' },
   invalid_event_type: { kind: 'permanent', status: 400, means: 'an inbound event type too long or with a NUL' },
+  invalid_cloudevent: {
+    kind: 'permanent',
+    status: 400,
+    means: 'a request to a CloudEvents source that is not a CloudEvent 1.0 (names the missing attribute)',
+  },
   invalid_config: { kind: 'permanent', status: 400, means: 'a configuration value that can not be used (e.g. a CIDR)' },
   invalid_endpoint_auth: { kind: 'permanent', status: 400, means: "an endpoint's auth lacks what its type needs" },
   invalid_header: { kind: 'permanent', status: 400, means: 'a custom header with an invalid name or value' },

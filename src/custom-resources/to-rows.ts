@@ -12,7 +12,7 @@ import {
   type InboundCredentialResource,
   type InboundVerification,
   type WebhookEndpointResource,
-} from './schema.js';
+} from './specs.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -89,6 +89,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    format: s.format ?? 'Raw',
   };
 }
 
@@ -143,6 +144,7 @@ export async function credentialRow(
     verification: await verificationRow(r.spec.verification, secrets, ns),
     eventIdRule: r.spec.eventIdFrom ?? null,
     eventTypeRule: r.spec.eventTypeFrom ?? null,
+    format: r.spec.format ?? 'Raw',
     resourceName: `${ns}/${r.metadata.name}`,
     retentionMaxAgeSeconds: retention.maxAge,
     retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
