@@ -247,7 +247,7 @@ export const WebhookEndpointSpec = Type.Object(
         maxLength: FILTER_MAX_LENGTH,
         description:
           'CEL expression over `event` (source, type, id, receivedAt, headers, data) that must be true for an event to be delivered ' +
-          "here, on top of source and eventType, e.g. event.data.amount >= 100; an invalid one sets Ready=False InvalidFilter and the last valid one stays (docs/content-routing.md)",
+          'here, on top of source and eventType, e.g. event.data.amount >= 100; an invalid one sets Ready=False InvalidFilter and the last valid one stays (docs/content-routing.md)',
       }),
     ),
     transform: Type.Optional(
