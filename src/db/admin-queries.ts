@@ -218,9 +218,14 @@ export function createAdminQueries(db: Db) {
       return page<DeliveryListRow>(db, q, 'd.created_at', 'd.id', limit, after);
     },
 
-    /** The attempt log of one delivery, in attempt order (a delivery has at most a few dozen). */
-    async attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
-      return (await db('webhook_delivery_attempt').where({ delivery_id: deliveryId }).orderBy('attempt')) as AttemptRow[];
+    /** The attempt log of one delivery the scope sees, in attempt order (a delivery has at most a few dozen). */
+    async attemptsOf(scope: TenantScope, deliveryId: string): Promise<AttemptRow[]> {
+      const q = db('webhook_delivery_attempt as a').select('a.*').where('a.delivery_id', deliveryId).orderBy('a.attempt');
+      if (scope !== null)
+        q.whereExists(
+          whereEndpointIn(db, db('webhook_delivery as ad').select(db.raw('1')).whereRaw('ad.id = a.delivery_id'), scope, 'ad.endpoint_id'),
+        );
+      return (await q) as AttemptRow[];
     },
 
     async getDelivery(scope: TenantScope, id: string): Promise<DeliveryListRow | undefined> {

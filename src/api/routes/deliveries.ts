@@ -97,7 +97,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       // both at once; the attempts are only answered with a delivery the scope sees
       const [row, attempts] = await Promise.all([
         deps.queries.getDelivery(scopeOf(req), req.params.id),
-        deps.queries.attemptsOf(req.params.id),
+        deps.queries.attemptsOf(scopeOf(req), req.params.id),
       ]);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return { items: attempts.map(attemptView), nextCursor: null };

@@ -57,13 +57,11 @@ export function foreignTo(s: TenantScene, tenant: 'A' | 'B') {
         events: [s.events.shopOnly],
         deliveries: [s.deliveries.bOnPayShared, s.deliveries.bShop, s.deliveries.bShopOnly],
         endpoints: [s.endpoints.b, s.endpoints.bOnPay],
-        sources: [] as string[],
       }
     : {
         events: [s.events.payPrivate],
         deliveries: [s.deliveries.aShared, s.deliveries.aPrivate, s.deliveries.aDeniedShop],
         endpoints: [s.endpoints.a, s.endpoints.aDenied],
-        sources: [] as string[],
       };
 }
 
