@@ -11,7 +11,7 @@ import { EventsPage } from './pages/events.js';
 import { OverviewPage } from './pages/overview.js';
 import { ROUTES, to, type Href } from './routes.js';
 import { ok } from './api/client.js';
-import { PageHeading } from './ui/bits.js';
+import { PageHeading } from './ui/common-components.js';
 import { useLoad } from './ui/load.js';
 
 function NavLink({ href, label, match }: { href: Href; label: string; match: (path: string) => boolean }) {

@@ -9,8 +9,8 @@ import {
   WebhookEndpointSpec,
   type InboundCredentialResource,
   type WebhookEndpointResource,
-} from '../resources/schema.js';
-import { credentialSpecProblem, specProblem } from '../resources/validate.js';
+} from '../custom-resources/specs.js';
+import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];

@@ -1,7 +1,7 @@
 import type { Repositories } from '../db/repositories.js';
 import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
+import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
 import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX } from '../domain/records.js';
 

@@ -1,6 +1,6 @@
 /**
- * InboundCredential specs that break a rule of src/resources/schema.ts (CREDENTIAL_RULES,
- * VERIFICATION_RULES), with the words both refusals must use: dev mode's (test/unit/resources/
+ * InboundCredential specs that break a rule of src/custom-resources/specs.ts (CREDENTIAL_RULES,
+ * VERIFICATION_RULES), with the words both refusals must use: dev mode's (test/unit/custom-resources/
  * validate.test.ts) and kube-apiserver's CEL (test/operator/crds.test.ts).
  */
 const ref = { name: 'a', key: 'b' };

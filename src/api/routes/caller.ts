@@ -1,5 +1,5 @@
 import { READ } from '../auth/permissions.js';
-import { authErrors, CallerSchema, described } from '../schemas.js';
+import { authErrors, CallerSchema, described } from '../route-schemas.js';
 import { scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 
 /** Who the token is, as the API reads it: the console shows it beside the user's name. */

@@ -14,7 +14,7 @@ import {
   listOf,
   notFound,
   PAGE_SIZE,
-} from '../schemas.js';
+} from '../route-schemas.js';
 import { notAllowed } from '../replay-service.js';
 import { credentialView, endpointView } from '../views.js';
 import { actorOf, scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
