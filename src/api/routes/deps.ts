@@ -28,7 +28,8 @@ export type TypedApp = FastifyInstance<
  * the queries. Only reached after the route's auth hook set the principal; without one (a route
  * wired without auth, a bug) it sees nothing rather than everything.
  */
-export const scopeOf = (req: { principal: { scope: TenantScope } | null }): TenantScope => req.principal?.scope ?? NO_NAMESPACE;
+export const scopeOf = (req: { principal: { scope: TenantScope } | null }): TenantScope =>
+  req.principal === null ? NO_NAMESPACE : req.principal.scope;
 
 const NO_NAMESPACE: TenantScope = { namespaces: [] };
 
