@@ -9,11 +9,25 @@ import type { HttpResult } from '../support/http.js';
 // A tenant's token (team-b, docs/tenancy.md) probing the other tenant's (team-a) event, delivery
 // and attempt ids through every route of the admin API, in every place an id goes: the path, the
 // filters, the bulk replay's body, a forged cursor, upper case. Each must answer exactly as an id
-// that does not exist (same status, same body but the id, same time within noise), change
+// that does not exist (same status, same body but the id, no slower pair by pair), change
 // nothing, and leave nothing of team-a's in an answer or at error level in the log.
 
 const cursorOf = (ts: string, id: string) => Buffer.from(`${ts}|${id}`).toString('base64url');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** Two-sided exact sign test (as test/hostile/timing.test.ts): how likely a split this uneven is when neither side is slower. */
+function signTestP(diffs: number[]): number {
+  const nonzero = diffs.filter((d) => d !== 0);
+  const n = nonzero.length;
+  const k = Math.min(nonzero.filter((d) => d > 0).length, nonzero.filter((d) => d < 0).length);
+  let tail = 0;
+  let c = 1;
+  for (let i = 0; i <= k; i++) {
+    tail += c;
+    c = (c * (n - i)) / (i + 1);
+  }
+  return Math.min(1, (2 * tail) / 2 ** n);
+}
 
 describe("hostile: a tenant probing another tenant's ids", () => {
   let h: AdminHarness;
@@ -152,38 +166,43 @@ describe("hostile: a tenant probing another tenant's ids", () => {
     expect(attempts).toHaveLength(3);
   });
 
-  it('a foreign id takes the time an absent one does (interleaved medians within noise): its existence does not show in the timing', async () => {
-    const SAMPLES = 21;
+  it('a foreign id takes the time an absent one does, pair by pair: its existence does not show in the timing', async () => {
+    const ROUNDS = 30;
     for (const [path, foreign] of [
       [(id: string) => `/api/deliveries/${id}/attempts`, scene.deliveries.aPrivate],
       [(id: string) => `/api/events/${id}`, scene.events.payPrivate],
     ] as const) {
-      const times = { foreign: [] as number[], absent: [] as number[] };
       const timed = async (id: string) => {
         const t0 = process.hrtime.bigint();
         const res = await h.get(path(id), tokenB);
         expect(res.status).toBe(404);
         return Number(process.hrtime.bigint() - t0) / 1e6;
       };
-      for (let i = 0; i < 3; i++) await timed(randomUUID());
-      for (let i = 0; i < SAMPLES; i++) {
-        // alternate which goes first, so drift in the machine's load falls on both
-        if (i % 2 === 0) {
-          times.foreign.push(await timed(foreign));
-          times.absent.push(await timed(randomUUID()));
+      for (let i = 0; i < 3; i++) {
+        await timed(foreign);
+        await timed(randomUUID());
+      }
+      const diffs: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        // the order alternates, so drift in the machine's load falls on both sides
+        if (round % 2 === 0) {
+          const f = await timed(foreign);
+          diffs.push(f - (await timed(randomUUID())));
         } else {
-          times.absent.push(await timed(randomUUID()));
-          times.foreign.push(await timed(foreign));
+          const a = await timed(randomUUID());
+          diffs.push((await timed(foreign)) - a);
         }
       }
-      const ratio = median(times.foreign) / median(times.absent);
-      console.log(`${path('{id}')}: median foreign ${median(times.foreign).toFixed(2)} ms, absent ${median(times.absent).toFixed(2)} ms`);
-      // the same one statement answers both; a second round trip for a foreign id (a check after
-      // the read) would add a whole query's time to one side
-      expect(ratio).toBeGreaterThan(0.6);
-      expect(ratio).toBeLessThan(1.6);
+      const p = signTestP(diffs);
+      console.log(
+        `${path('{id}')}: foreign minus absent, median ${median(diffs).toFixed(2)} ms, foreign slower in ${diffs.filter((d) => d > 0).length}/${ROUNDS} pairs, sign test p = ${p.toPrecision(2)}`,
+      );
+      // one statement answers both; a check made after the read (a second round trip for a
+      // foreign id) would make it the slower one in nearly every pair
+      expect(p, path('{id}')).toBeGreaterThan(0.001);
+      expect(Math.abs(median(diffs)), path('{id}')).toBeLessThan(5);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('none of the probes logged at error level', () => {
     const errors = logLines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 50);
