@@ -94,7 +94,9 @@ describe('web console as dev-tenant: every page shows only its namespace', () =>
       },
     });
     const db = database.db;
-    await eventually(async () => ((await db('webhook_endpoint').count<Array<{ n: string }>>({ n: '*' }))[0]?.n ?? '0') === '2', 30_000);
+    await eventually(async () => (await db('webhook_endpoint').select('name')).length === 2, 60_000).catch((err: unknown) => {
+      throw new Error(`dev mode did not sync both endpoints: ${String(err)}\n${dev.output()}`);
+    });
     // Dev mode writes each row's namespace from its manifest (migration 071); set here as well, so
     // this test of the console does not depend on which side of tenancy landed first.
     await db('webhook_endpoint').where({ name: 'default/mine' }).update({ namespace: 'default' });
