@@ -12,6 +12,10 @@ import { kubeconfigYaml, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection 
 import { apply, createNamespace, customObjects, eventually, ready, sharedKube } from '../support/kube-shared.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { engine, IMAGE, nodeInImage, runOnce, startService, type Service } from './support/container.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The image as the chart runs it (test/image/support/container.ts CHART_FLAGS): every process of

@@ -18,6 +18,10 @@ import {
   startTestOperator,
 } from '../support/kube-shared.js';
 import { createTestDatabase } from '../support/db.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The informer's list and watch against its own control plane (the tests break it): the watch
