@@ -68,6 +68,11 @@ export const ERROR_CODES = {
   unsupported_media_type: { kind: 'permanent', status: 415, means: 'a Content-Type the route does not take' },
   expectation_failed: { kind: 'permanent', status: 417, means: 'an Expect other than 100-continue' },
   headers_too_large: { kind: 'permanent', status: 431, means: 'request line and headers over the size limit' },
+  too_many_refusals: {
+    kind: 'permanent',
+    status: 429,
+    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+  },
 
   // transient: a dependency is briefly unavailable
   database_unavailable: {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import { internal, isAppError, transient } from '../domain/errors.js';
-import { AuthRefused } from '../http/challenge.js';
+import { AuthRefused, RefusalsLimited } from '../http/challenge.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
@@ -119,6 +119,20 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
     throw new AuthRefused('unauthorized', 'missing or invalid credentials or signature for this source', BASIC_CHALLENGE, beforeBody);
   };
 
+  /**
+   * Credentials not checked (refusal-limiter.ts): counted as refused (reason rate_limited), then
+   * 429 with Retry-After after the plain floor, which paces a client that keeps its connections
+   * busy; no comparison was made, so it does not move the floor of the others.
+   */
+  const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number): Promise<never> => {
+    const source = credential?.source ?? 'unknown';
+    deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'rate_limited' });
+    deps.metrics.inboundRefused.inc({ source, reason: 'rate_limited' });
+    deps.logger.debug({ source, reason: 'rate_limited' }, 'inbound request refused');
+    if (floorMs > 0) await sleep(floorMs);
+    throw new RefusalsLimited(retryAfterSeconds);
+  };
+
   return async (inbound) => {
     // the raw bytes of every content type, untouched, for byte-for-byte storage and signing
     inbound.removeAllContentTypeParsers();
@@ -129,13 +143,14 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       const source = (req.params as { source?: string }).source ?? '';
       let outcome;
       try {
-        outcome = await deps.verifier.verify(source, req.headers.authorization);
+        outcome = await deps.verifier.verify(source, req.headers.authorization, req.ip);
       } catch (err) {
         if (isAppError(err) && err.kind === 'transient')
           throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });
+      else if (outcome.reason === 'rate_limited') await limit(outcome.credential, outcome.retryAfterSeconds);
       else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
       else admitted.set(req.raw, { refused: outcome.reason, credential: outcome.credential });
     });
