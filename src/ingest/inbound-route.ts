@@ -31,6 +31,12 @@ export const REFUSAL_FLOOR_MS = 250;
  */
 const REFUSAL_FLOOR_MAX_MS = 2_000;
 const RECENT_REFUSALS = 32;
+/**
+ * How long a request refused unchecked (429) is held before its answer: a flood's connections then
+ * cost a timer each, not a stream of requests to parse and answer (docs/benchmarks.md, "Wrong
+ * passwords": at the 250 ms floor, 200 connections made about 300 requests a second).
+ */
+const LIMITED_HOLD_MS = 2_000;
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -121,15 +127,16 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
 
   /**
    * Credentials not checked (refusal-limiter.ts): counted as refused (reason rate_limited), then
-   * 429 with Retry-After after the plain floor, which paces a client that keeps its connections
-   * busy; no comparison was made, so it does not move the floor of the others.
+   * 429 with Retry-After after LIMITED_HOLD_MS, which paces a client that keeps its connections
+   * busy (200 connections: at most 100 requests a second to answer); no comparison was made, so it
+   * does not move the floor of the others.
    */
   const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number): Promise<never> => {
     const source = credential?.source ?? 'unknown';
     deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'rate_limited' });
     deps.metrics.inboundRefused.inc({ source, reason: 'rate_limited' });
     deps.logger.debug({ source, reason: 'rate_limited' }, 'inbound request refused');
-    if (floorMs > 0) await sleep(floorMs);
+    if (floorMs > 0) await sleep(Math.max(floorMs, LIMITED_HOLD_MS));
     throw new RefusalsLimited(retryAfterSeconds);
   };
 

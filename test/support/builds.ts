@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 export type BuildGroup = 'chart-tools' | 'kube' | 'otelcol' | 'temporal';
 
 /** The queue's order (scripts/tools/builds.sh): the files that wait for an earlier group run first. */
-export const BUILD_ORDER: readonly BuildGroup[] = ['chart-tools', 'kube', 'otelcol', 'temporal'];
+export const BUILD_ORDER: readonly BuildGroup[] = ['kube', 'chart-tools', 'otelcol', 'temporal'];
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = path.join(REPO_ROOT, '.cache/builds');
