@@ -19,7 +19,8 @@ import {
 import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, operatorKubeConfig, ready, sharedKube } from '../support/kube-shared.js';
+import { apply, createNamespace, customObjects, operatorKubeConfig, ready, sharedKube } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { waitForBuilds } from '../support/builds.js';
 
 // built in the background on a new machine (scripts/tools/builds.sh): wait before collecting

@@ -25,7 +25,7 @@ import {
   type RunningCli,
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 import { waitForBuilds } from '../support/builds.js';
 
 // built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
