@@ -6,9 +6,9 @@ import { toEndpoint, type EndpointRow } from './rows.js';
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
   Endpoint,
-  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext'
+  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext' | 'format'
 > &
-  Partial<Pick<Endpoint, 'propagateTraceContext'>>;
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -41,6 +41,7 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  format: s.format ?? 'Raw',
 });
 
 export function createEndpointRepository(db: Db) {

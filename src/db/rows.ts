@@ -1,4 +1,13 @@
-import type { Delivery, Endpoint, ExtractionRule, InboundCredential, SignatureVerification, WebhookEvent } from '../domain/records.js';
+import type {
+  Delivery,
+  Endpoint,
+  EndpointFormat,
+  ExtractionRule,
+  InboundCredential,
+  InboundFormat,
+  SignatureVerification,
+  WebhookEvent,
+} from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -11,6 +20,7 @@ export interface CredentialRow {
   verification: SignatureVerification | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
+  format: InboundFormat;
   resource_uid: string | null;
   resource_name: string | null;
   retention_max_age_seconds: number | null;
@@ -26,6 +36,7 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   verification: r.verification,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
+  format: r.format ?? 'Raw',
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
   retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
@@ -55,6 +66,7 @@ export interface EndpointRow {
   active: boolean;
   auto_disable_after: number;
   propagate_trace_context: boolean;
+  format: EndpointFormat;
   consecutive_failures: number;
   disabled_at: Date | null;
   resource_uid: string | null;
@@ -85,6 +97,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   autoDisableAfter: r.auto_disable_after,
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
+  format: r.format ?? 'Raw',
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   resourceUid: r.resource_uid,

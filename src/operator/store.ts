@@ -82,7 +82,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.maxConcurrency === spec.maxConcurrency &&
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
-    row.propagateTraceContext === (spec.propagateTraceContext ?? true)
+    row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
+    row.format === (spec.format ?? 'Raw')
   );
 }
 
@@ -94,6 +95,7 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     sameJson(row.verification, spec.verification ?? null) &&
     sameJson(row.eventIdRule, spec.eventIdRule) &&
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
+    row.format === (spec.format ?? 'Raw') &&
     row.resourceName === spec.resourceName &&
     row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
     row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)

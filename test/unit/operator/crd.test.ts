@@ -90,7 +90,15 @@ describe('the generated CRDs', () => {
     ['WebhookEndpoint', 'autoDisable', {}, /^endpoint health/, [/afterConsecutiveFailures is required/]],
     ['WebhookEndpoint', 'timeoutSeconds', { minimum: 1, maximum: 120, default: 10 }, /older spelling of timeout/, []],
     ['WebhookEndpoint', 'timeout', { maxLength: 16 }, /per-request timeout/, [/^timeout must be from 1s to 120s/]],
-    ['InboundCredential', '(spec)', {}, /^How inbound calls/, [/username and passwordSecretRef are required/, /go together/]],
+    [
+      'InboundCredential',
+      '(spec)',
+      {},
+      /^How inbound calls/,
+      [/username and passwordSecretRef are required/, /not used with format CloudEvents/, /go together/],
+    ],
+    ['InboundCredential', 'format', { enum: ['Raw', 'CloudEvents'], default: 'Raw' }, /CloudEvent 1\.0/, []],
+    ['WebhookEndpoint', 'format', { enum: ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'], default: 'Raw' }, /HTTP binding/, []],
     [
       'InboundCredential',
       'verification',
