@@ -185,19 +185,20 @@ export const WebhookEndpointSpec = Type.Object(
           'x-kubernetes-validations': [
             {
               rule: `!(${authTypeIs('Basic')}) || has(self.username)`,
-              message: 'auth.username is required when auth.type is BASIC',
+              message: 'auth.username is required when auth.type is BASIC or Basic',
               fieldPath: '.username',
               reason: 'FieldValueRequired',
             },
             {
               rule: `${authTypeIs('None')} || has(self.secretRef)`,
-              message: 'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS',
+              message:
+                'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS (or Basic, Bearer, StandardWebhooks)',
               fieldPath: '.secretRef',
               reason: 'FieldValueRequired',
             },
             {
               rule: `!has(self.previousSecretRef) || ${authTypeIs('StandardWebhooks')}`,
-              message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS',
+              message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS or StandardWebhooks',
               fieldPath: '.previousSecretRef',
               reason: 'FieldValueForbidden',
             },
@@ -226,7 +227,8 @@ export const WebhookEndpointSpec = Type.Object(
         description: `per-request timeout: 10s, 1m30s, 2m; ${DELIVERY_LIMITS.timeoutSeconds.min}s..${DELIVERY_LIMITS.timeoutSeconds.max}s (absent: timeoutSeconds)`,
         'x-kubernetes-validations': [
           {
-            rule: `duration(self) >= duration('${DELIVERY_LIMITS.timeoutSeconds.min}s') && duration(self) <= duration('${DELIVERY_LIMITS.timeoutSeconds.max}s')`,
+            // what the pattern refuses is left to its own message, not a failed conversion
+            rule: `!self.matches('${WHOLE_SECONDS_DURATION}') || (duration(self) >= duration('${DELIVERY_LIMITS.timeoutSeconds.min}s') && duration(self) <= duration('${DELIVERY_LIMITS.timeoutSeconds.max}s'))`,
             message: TIMEOUT_BOUNDS_MESSAGE,
           },
         ],
