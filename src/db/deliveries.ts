@@ -166,7 +166,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
      matched AS (
        SELECT ep.*
          FROM webhook_endpoint ep JOIN event ev ON ep.source = ev.source
-        WHERE ep.active AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
+        WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
        SELECT :eventId, id FROM matched
@@ -244,8 +244,8 @@ export function createDeliveryRepository(db: Db) {
   return {
     /**
      * A fanout run's deliveries, in one round trip: records the run's workflow id on the event
-     * (when none is recorded yet), matches the event's active endpoints (routing: the event's type,
-     * or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
+     * (when none is recorded yet), matches the event's active endpoints that its source allows
+     * (denied_reason NULL, docs/tenancy.md; routing: the event's type, or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
      * call again when the activity is retried: an existing row is returned as it is (a settled one
      * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
      * event.

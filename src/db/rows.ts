@@ -1,4 +1,13 @@
-import type { Delivery, Endpoint, ExtractionRule, InboundCredential, SignatureVerification, WebhookEvent } from '../domain/records.js';
+import type {
+  AllowedEndpoints,
+  DeniedReason,
+  Delivery,
+  Endpoint,
+  ExtractionRule,
+  InboundCredential,
+  SignatureVerification,
+  WebhookEvent,
+} from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -15,6 +24,8 @@ export interface CredentialRow {
   resource_name: string | null;
   retention_max_age_seconds: number | null;
   retention_payload_max_age_seconds: number | null;
+  namespace: string | null;
+  allowed_endpoints: AllowedEndpoints | null;
   updated_at: Date;
 }
 
@@ -30,6 +41,8 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   resourceName: r.resource_name,
   retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
   retentionPayloadMaxAgeSeconds: r.retention_payload_max_age_seconds ?? null,
+  namespace: r.namespace ?? null,
+  allowedEndpoints: r.allowed_endpoints ?? null,
   updatedAt: r.updated_at,
 });
 
@@ -57,6 +70,8 @@ export interface EndpointRow {
   propagate_trace_context: boolean;
   consecutive_failures: number;
   disabled_at: Date | null;
+  namespace: string | null;
+  denied_reason: DeniedReason | null;
   resource_uid: string | null;
   created_at: Date;
   updated_at: Date;
@@ -87,6 +102,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   propagateTraceContext: r.propagate_trace_context ?? true,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
+  namespace: r.namespace ?? null,
+  deniedReason: r.denied_reason ?? null,
   resourceUid: r.resource_uid,
   createdAt: r.created_at,
   updatedAt: r.updated_at,

@@ -11,12 +11,15 @@ import {
   type WebhookEndpointResource,
 } from '../resources/schema.js';
 import { credentialSpecProblem, specProblem } from '../resources/validate.js';
+import { defaultNamespaceLabels } from '../resources/allowed-endpoints.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];
   credentials: InboundCredentialResource[];
   /** "namespace/name" -> decoded key/value pairs */
   secrets: Map<string, Record<string, string>>;
+  /** `kind: Namespace` documents: name -> labels (with kubernetes.io/metadata.name, as the API server sets it) */
+  namespaces: Map<string, Record<string, string>>;
   /** one line per rejected document: file, index, reason */
   errors: string[];
 }
@@ -25,11 +28,12 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
- * empty documents skipped, Secrets with base64 `data` or plain `stringData`. Unknown kinds are
+ * empty documents skipped, Secrets with base64 `data` or plain `stringData`, Namespaces for their
+ * labels (what an InboundCredential's allowedEndpoints selector reads). Unknown kinds are
  * ignored; invalid documents are reported and left out (the rest still loads).
  */
 export async function readManifests(dir: string): Promise<ManifestSet> {
-  const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), errors: [] };
+  const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), namespaces: new Map(), errors: [] };
   const files = (await readdir(dir, { recursive: true })).filter((f) => /\.(ya?ml|json)$/i.test(f)).sort();
   for (const file of files) {
     const text = await readFile(path.join(dir, file), 'utf8');
@@ -53,6 +57,12 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
         ...(isRecord(obj.metadata.annotations) ? { annotations: stringValues(obj.metadata.annotations) } : {}),
       };
       const kind = obj.kind;
+      if (kind === 'Namespace') {
+        // cluster-scoped: its name is what the resources' metadata.namespace names
+        const labels = isRecord(obj.metadata.labels) ? stringValues(obj.metadata.labels) : {};
+        set.namespaces.set(metadata.name, { ...labels, ...defaultNamespaceLabels(metadata.name) });
+        return;
+      }
       if (kind === 'Secret') {
         const values: Record<string, string> = {};
         if (isRecord(obj.data))

@@ -82,7 +82,9 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.maxConcurrency === spec.maxConcurrency &&
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
-    row.propagateTraceContext === (spec.propagateTraceContext ?? true)
+    row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
+    row.namespace === (spec.namespace ?? null) &&
+    row.deniedReason === (spec.deniedReason ?? null)
   );
 }
 
@@ -96,7 +98,9 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
     row.resourceName === spec.resourceName &&
     row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
-    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)
+    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null) &&
+    row.namespace === (spec.namespace ?? null) &&
+    sameJson(row.allowedEndpoints, spec.allowedEndpoints ?? null)
   );
 }
 

@@ -2,6 +2,8 @@ import { Type, type Static } from 'typebox';
 import {
   DELIVERY_LIMITS,
   HMAC_ALGORITHMS,
+  LABEL_SELECTOR_OPERATORS,
+  NAMESPACES_FROM,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
   TIMESTAMPED_TYPES,
@@ -200,6 +202,71 @@ export const SourceRetention = Type.Object(
   { additionalProperties: false },
 );
 
+/** A label's key (an optional DNS-subdomain prefix and /, then a name of up to 63) and value, as Kubernetes validates them. */
+export const LABEL_KEY_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+export const LABEL_VALUE_PATTERN = '^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$';
+
+/** A standard LabelSelector (metav1.LabelSelector), over Namespace labels here. */
+export const LabelSelector = Type.Object(
+  {
+    matchLabels: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: LABEL_KEY_PATTERN, maxLength: 317 }),
+        Type.String({ pattern: LABEL_VALUE_PATTERN, maxLength: 63 }),
+        { maxProperties: 32, description: 'labels the namespace must carry, with these values' },
+      ),
+    ),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: Type.String({ minLength: 1, maxLength: 317, pattern: LABEL_KEY_PATTERN, description: 'a label key' }),
+            operator: Type.Union(
+              LABEL_SELECTOR_OPERATORS.map((o) => Type.Literal(o)),
+              { description: 'In, NotIn, Exists or DoesNotExist' },
+            ),
+            values: Type.Optional(
+              Type.Array(Type.String({ maxLength: 63, pattern: LABEL_VALUE_PATTERN }), {
+                maxItems: 64,
+                description: 'In and NotIn: one or more values; Exists and DoesNotExist: none',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 32, description: 'requirements the namespace labels must all meet' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AllowedNamespaces = Type.Object(
+  {
+    from: Type.Optional(
+      Type.Union(
+        NAMESPACES_FROM.map((f) => Type.Literal(f)),
+        {
+          description:
+            "Same: endpoints in this credential's namespace only; All: in any namespace; Selector: in the namespaces whose labels selector matches. " +
+            "Absent: the installation's default (tenancy.defaultAllowedNamespaces, Same unless set)",
+        },
+      ),
+    ),
+    selector: Type.Optional(LabelSelector),
+  },
+  { additionalProperties: false },
+);
+export type AllowedNamespaces = Static<typeof AllowedNamespaces>;
+
+export const AllowedEndpoints = Type.Object(
+  {
+    namespaces: Type.Optional(AllowedNamespaces),
+  },
+  { additionalProperties: false },
+);
+
 export const InboundCredentialSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
@@ -210,6 +277,7 @@ export const InboundCredentialSpec = Type.Object(
     eventIdFrom: Type.Optional(ExtractionRule),
     eventTypeFrom: Type.Optional(ExtractionRule),
     retention: Type.Optional(SourceRetention),
+    allowedEndpoints: Type.Optional(AllowedEndpoints),
   },
   { additionalProperties: false },
 );
@@ -282,11 +350,43 @@ export const VERIFICATION_RULES: SpecRule<InboundVerification>[] = [
   },
 ];
 
+export const ALLOWED_NAMESPACES_RULES: SpecRule<AllowedNamespaces>[] = [
+  {
+    cel: "!has(self.from) || self.from != 'Selector' || has(self.selector)",
+    message: 'allowedEndpoints.namespaces.selector is required when from is Selector: a LabelSelector over Namespace labels',
+    fieldPath: '.selector',
+    reason: 'FieldValueRequired',
+    holds: (n) => n.from !== 'Selector' || n.selector !== undefined,
+  },
+  {
+    cel: "!has(self.selector) || (has(self.from) && self.from == 'Selector')",
+    message: 'allowedEndpoints.namespaces.selector is only used with from: Selector',
+    fieldPath: '.selector',
+    reason: 'FieldValueForbidden',
+    holds: (n) => n.selector === undefined || n.from === 'Selector',
+  },
+];
+
+type LabelSelectorRequirement = NonNullable<Static<typeof LabelSelector>['matchExpressions']>[number];
+
+export const SELECTOR_REQUIREMENT_RULES: SpecRule<LabelSelectorRequirement>[] = [
+  {
+    cel: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+    message: 'a matchExpressions entry with operator In or NotIn needs values; Exists and DoesNotExist take none',
+    fieldPath: '.values',
+    holds: (e) => (e.operator === 'In' || e.operator === 'NotIn') === (e.values ?? []).length > 0,
+  },
+];
+
 /** The first rule an InboundCredential spec breaks, in the CRD's words; undefined when none. */
 export function credentialRuleProblem(spec: InboundCredentialSpec): string | undefined {
   const v = spec.verification;
+  const ns = spec.allowedEndpoints?.namespaces;
   const broken =
-    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ?? (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v)));
+    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ??
+    (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v))) ??
+    (ns === undefined ? undefined : ALLOWED_NAMESPACES_RULES.find((r) => !r.holds(ns))) ??
+    (ns?.selector?.matchExpressions ?? []).flatMap((e) => SELECTOR_REQUIREMENT_RULES.filter((r) => !r.holds(e)))[0];
   return broken ? `spec: ${broken.message}` : undefined;
 }
 

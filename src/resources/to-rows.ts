@@ -85,6 +85,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    namespace: ns,
   };
 }
 
@@ -142,6 +143,8 @@ export async function credentialRow(
     resourceName: `${ns}/${r.metadata.name}`,
     retentionMaxAgeSeconds: retention.maxAge,
     retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
+    namespace: ns,
+    allowedEndpoints: r.spec.allowedEndpoints ?? null,
   };
 }
 
