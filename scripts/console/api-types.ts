@@ -7,13 +7,13 @@ import { adminApi, type AdminApiDeps } from '../../src/api/admin-api.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 /**
- * The console's API types (src/console/api/schema.ts), generated with openapi-typescript from the
+ * The console's API types (src/console/api/openapi-types.ts), generated with openapi-typescript from the
  * OpenAPI document the admin API itself serves at /api/openapi.json. test/console/api-types.test.ts
  * generates them again and fails when the committed file differs: the console and the API can not
  * drift. Run `npx tsx scripts/console/api-types.ts` after changing a route schema.
  */
 
-export const API_TYPES_FILE = fileURLToPath(new URL('../../src/console/api/schema.ts', import.meta.url));
+export const API_TYPES_FILE = fileURLToPath(new URL('../../src/console/api/openapi-types.ts', import.meta.url));
 
 /** Building the document registers the routes only: no handler runs, so no backend is needed. */
 function documentOnlyDeps(): AdminApiDeps {

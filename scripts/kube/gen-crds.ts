@@ -1,5 +1,5 @@
 // Writes charts/webhook-fanout/crds/*.yaml (the only copy; crds/ at the repository root is a
-// symlink to it, for `kubectl apply -f crds/`) from the TypeBox specs (src/resources/schema.ts)
+// symlink to it, for `kubectl apply -f crds/`) from the TypeBox specs (src/custom-resources/specs.ts)
 // through src/operator/crd.ts.
 // Usage: npx tsx scripts/kube/gen-crds.ts [--check]   (--check fails when a committed file differs)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';

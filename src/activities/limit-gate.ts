@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { ActivityLogger } from './deps.js';
 import { DELIVERY_FAILURE } from './failures.js';
 import { spanEvent } from '../observability/spans.js';
-import { leaseMs, limitsOf, pauseRequestedMs, pauseWaitMs, planWait, waitDelayMs } from './limits.js';
+import { leaseMs, limitsOf, pauseRequestedMs, pauseWaitMs, planWait, waitDelayMs } from './limit-timing.js';
 import type { DeliverFailureDetails } from './types.js';
 
 export type DeferReason = 'rate' | 'concurrency' | 'retry_after';

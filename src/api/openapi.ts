@@ -1,5 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import { SOURCE_PATTERN } from '../resources/schema.js';
+import { SOURCE_PATTERN } from '../custom-resources/specs.js';
 
 // The OpenAPI 3.1 document: generated from the admin routes' schemas, plus the inbound webhook
 // route, a sibling plugin (raw-body parsing of its own) that the swagger plugin inside the admin

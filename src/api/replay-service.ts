@@ -4,7 +4,7 @@ import type { FailedDeliveryFilter, ReplayQueries } from '../db/replay-queries.j
 import { describeError, permanent, transient } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
-import type { BulkReplayResult, ReplayStarted } from './schemas.js';
+import type { BulkReplayResult, ReplayStarted } from './route-schemas.js';
 
 /** startReplay bound to a Temporal client and task queue. */
 export type StartReplay = (req: { eventId: string; deliveryIds: string[] }) => Promise<{ workflowId: string }>;

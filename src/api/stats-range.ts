@@ -1,4 +1,4 @@
-import { STATS_BUCKETS, STATS_LIMITS, type StatsBucket } from './schemas.js';
+import { STATS_BUCKETS, STATS_LIMITS, type StatsBucket } from './route-schemas.js';
 
 /** The buckets a timeseries request covers: aligned to multiples of the width since the epoch. */
 export interface StatsRange {

@@ -1,6 +1,6 @@
 import type { Static } from '@fastify/type-provider-typebox';
 import type { AttentionRow, EndpointBucketRow, EndpointNameRow, SourceBucketRow } from '../db/stats-queries.js';
-import { STATS_LIMITS, type AttentionSchema, type TimeseriesSchema } from './schemas.js';
+import { STATS_LIMITS, type AttentionSchema, type TimeseriesSchema } from './route-schemas.js';
 import type { StatsRange } from './stats-range.js';
 
 export type Timeseries = Static<typeof TimeseriesSchema>;

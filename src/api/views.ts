@@ -1,7 +1,7 @@
 import type { AttemptRow, CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryRow } from '../db/admin-queries.js';
 import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
-import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './schemas.js';
+import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './route-schemas.js';
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
 

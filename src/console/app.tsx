@@ -10,7 +10,7 @@ import { EventPage } from './pages/event.js';
 import { EventsPage } from './pages/events.js';
 import { OverviewPage } from './pages/overview.js';
 import { ROUTES, to, type Href } from './routes.js';
-import { PageHeading } from './ui/bits.js';
+import { PageHeading } from './ui/common-components.js';
 
 function NavLink({ href, label, match }: { href: Href; label: string; match: (path: string) => boolean }) {
   const { path } = useLocation();

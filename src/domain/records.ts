@@ -188,7 +188,7 @@ export const MANIFEST_UID_PREFIX = 'manifest:';
 
 /**
  * What a source name may be (the custom resources' schema, the admin API and the inbound route
- * check it). Here rather than beside the schemas (resources/schema.ts re-exports it): the inbound
+ * check it). Here rather than beside the schemas (custom-resources/specs.ts re-exports it): the inbound
  * path needs the pattern, not the schema library and the memory it holds.
  */
 export const SOURCE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';

@@ -9,9 +9,9 @@ import {
   WebhookEndpointSpec,
   type InboundCredentialResource,
   type WebhookEndpointResource,
-} from '../resources/schema.js';
-import { credentialSpecProblem, specProblem } from '../resources/validate.js';
-import { defaultNamespaceLabels } from '../resources/allowed-endpoints.js';
+} from '../custom-resources/specs.js';
+import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
+import { defaultNamespaceLabels } from '../custom-resources/allowed-endpoints.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];

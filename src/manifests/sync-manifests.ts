@@ -1,10 +1,10 @@
 import type { Repositories } from '../db/repositories.js';
 import { describeError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
+import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
 import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX, type DefaultAllowedNamespaces } from '../domain/records.js';
-import { endpointAllowance } from '../resources/allowed-endpoints.js';
+import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
 
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;
 

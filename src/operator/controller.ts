@@ -17,7 +17,7 @@ import {
   type KindName,
   type SecretObject,
   type WebhookEndpointObject,
-} from './resources.js';
+} from './kube-objects.js';
 import type { OperatorStore } from './store.js';
 import { WorkQueue } from '../kube/work-queue.js';
 import { isDatabaseError } from '../db/db-errors.js';

@@ -11,8 +11,8 @@ import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { WebhookEndpointSpec } from '../resources/schema.js';
-import { credentialRow, endpointRow, type SecretResolver } from '../resources/to-rows.js';
+import { WebhookEndpointSpec } from '../custom-resources/specs.js';
+import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import type { KubeApi } from '../kube/api.js';
 import {
@@ -30,10 +30,10 @@ import {
   type ResourceStatus,
   type SecretObject,
   type WebhookEndpointObject,
-} from './resources.js';
+} from './kube-objects.js';
 import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
-import { credentialSpecProblem, specProblem } from '../resources/validate.js';
-import { endpointAllowance } from '../resources/allowed-endpoints.js';
+import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
+import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
 
 /**
  * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being

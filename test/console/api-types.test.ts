@@ -5,7 +5,7 @@ import { API_TYPES_FILE, adminOpenApiDocument, generateApiTypes } from '../../sc
 describe("the console's API types", () => {
   it("are what openapi-typescript generates from the admin API's OpenAPI document now (run `npm run console:types` when this fails)", async () => {
     const committed = await readFile(API_TYPES_FILE, 'utf8');
-    expect(committed, 'src/console/api/schema.ts is stale: run `npm run console:types`').toBe(await generateApiTypes());
+    expect(committed, 'src/console/api/openapi-types.ts is stale: run `npm run console:types`').toBe(await generateApiTypes());
   });
 
   it("cover every admin route of the document, so a new or renamed route shows up in the console's types", async () => {

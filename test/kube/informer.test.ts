@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { createLogger } from '../../src/observability/logger.js';
 import { createInformer } from '../../src/kube/informer.js';
 import { createKubeApi, type KubeApi } from '../../src/kube/api.js';
-import { collectionPath, type WebhookEndpointObject } from '../../src/operator/resources.js';
+import { collectionPath, type WebhookEndpointObject } from '../../src/operator/kube-objects.js';
 import { kubectl, OPERATOR_NAMESPACE, startKubeControlPlane, type KubeControlPlane } from '../support/kube.js';
 import {
   adminKubeConfig,

@@ -13,7 +13,7 @@ import { CREDENTIAL_RULE_BREAKS, VALID_CREDENTIAL_SPECS } from '../support/crede
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('generated CRDs', () => {
-  it('the committed crds/*.yaml are what scripts/kube/gen-crds.ts generates from src/resources/schema.ts', async () => {
+  it('the committed crds/*.yaml are what scripts/kube/gen-crds.ts generates from src/custom-resources/specs.ts', async () => {
     const files = renderCrdFiles();
     expect(files.map((f) => f.file).sort()).toEqual(['webhookfanout.io_inboundcredentials.yaml', 'webhookfanout.io_webhookendpoints.yaml']);
     for (const { file, text } of files) {
@@ -23,7 +23,7 @@ describe('generated CRDs', () => {
     }
   });
 
-  it('carry the schema of src/resources/schema.ts: defaults, bounds, enums, status subresource, names', () => {
+  it('carry the schema of src/custom-resources/specs.ts: defaults, bounds, enums, status subresource, names', () => {
     const [endpoint, credential] = renderCrdFiles().map((f) => parse(f.text) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
     const v = endpoint!.spec.versions[0];
     const spec = v.schema.openAPIV3Schema.properties.spec;

@@ -15,7 +15,7 @@ import {
   type InboundCredentialObject,
   type SecretObject,
   type WebhookEndpointObject,
-} from '../../src/operator/resources.js';
+} from '../../src/operator/kube-objects.js';
 import { ownSource } from '../support/operator-scene.js';
 import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

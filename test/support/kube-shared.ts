@@ -7,7 +7,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { createOperatorMetrics, type OperatorMetrics } from '../../src/metrics/operator-metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startOperator, type OperatorOptions, type RunningOperator } from '../../src/operator/operator.js';
-import { API_GROUP, API_VERSION } from '../../src/resources/schema.js';
+import { API_GROUP, API_VERSION } from '../../src/custom-resources/specs.js';
 import { kubeconfigYaml, kubectl, KubectlError, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from './kube.js';
 
 /** The shared control plane of this test run (started by the first file that asks; see kube-broker.ts). */

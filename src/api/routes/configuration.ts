@@ -13,7 +13,7 @@ import {
   listOf,
   notFound,
   PAGE_SIZE,
-} from '../schemas.js';
+} from '../route-schemas.js';
 import { credentialView, endpointView } from '../views.js';
 import { actorOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 

@@ -16,7 +16,7 @@ import {
   listOf,
   notFound,
   PAGE_SIZE,
-} from '../schemas.js';
+} from '../route-schemas.js';
 import { attemptView, deliveryView } from '../views.js';
 import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
 import { inReplayRequestSpan } from './replay-request-span.js';

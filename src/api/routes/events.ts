@@ -13,7 +13,7 @@ import {
   notFound,
   PAGE_SIZE,
   ReplayStartedSchema,
-} from '../schemas.js';
+} from '../route-schemas.js';
 import { eventDetailView, eventSummaryView } from '../views.js';
 import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
 import { inReplayRequestSpan } from './replay-request-span.js';

@@ -1,6 +1,6 @@
 import { permanent } from '../../domain/errors.js';
 import { READ } from '../auth/permissions.js';
-import { AttentionSchema, authErrors, described, STATS_LIMITS, TimeseriesQuery, TimeseriesSchema } from '../schemas.js';
+import { AttentionSchema, authErrors, described, STATS_LIMITS, TimeseriesQuery, TimeseriesSchema } from '../route-schemas.js';
 import { planStatsRange } from '../stats-range.js';
 import { attentionView, timeseriesView } from '../stats-view.js';
 import type { AdminRouteDeps, TypedApp } from './deps.js';

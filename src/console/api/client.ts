@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from './schema.js';
+import type { paths } from './openapi-types.js';
 
-/** A typed client of the admin API (types generated from its OpenAPI document: api/schema.ts). */
+/** A typed client of the admin API (types generated from its OpenAPI document: api/openapi-types.ts). */
 export type Api = Client<paths>;
 
 /** An answer other than 2xx, as the API's problem+json says it (RFC 9457). */

@@ -1,4 +1,4 @@
-import type { paths } from './schema.js';
+import type { paths } from './openapi-types.js';
 
 // Names for the shapes the console shows, read off the generated API types.
 

@@ -4,7 +4,7 @@ import { ok, type ApiProblem } from '../api/client.js';
 import type { BulkReplayResult } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { Code, PageHeading } from '../ui/bits.js';
+import { Code, PageHeading } from '../ui/common-components.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
 import { endpointField, loadEndpoints } from '../ui/endpoint-names.js';
 import { FilterForm, useQuery, type FieldSpec } from '../ui/filters.js';

@@ -2,7 +2,7 @@ import { useLocation } from 'preact-iso';
 import { ok } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { nullable, PageHeading, Table, Time } from '../ui/bits.js';
+import { nullable, PageHeading, Table, Time } from '../ui/common-components.js';
 import { FilterForm, Pager, useQuery } from '../ui/filters.js';
 import { Show, useLoad } from '../ui/load.js';
 

@@ -3,7 +3,7 @@ import { ok } from '../api/client.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { PageHeading } from '../ui/bits.js';
+import { PageHeading } from '../ui/common-components.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
 import { endpointField, loadEndpoints } from '../ui/endpoint-names.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';

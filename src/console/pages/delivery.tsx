@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
+import { Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 

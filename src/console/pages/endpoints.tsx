@@ -4,7 +4,7 @@ import { ok, type ApiProblem } from '../api/client.js';
 import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
+import { nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 

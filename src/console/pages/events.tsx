@@ -4,7 +4,7 @@ import { ok } from '../api/client.js';
 import { EVENT_STATUSES, type EventSummary } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { bytes, Code, nullable, PageHeading, Status, Table, Time } from '../ui/bits.js';
+import { bytes, Code, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { ProblemView, Show, useLoad, asProblem } from '../ui/load.js';
 import type { ApiProblem } from '../api/client.js';

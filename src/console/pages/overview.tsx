@@ -3,7 +3,7 @@ import { ok } from '../api/client.js';
 import type { Attention, StatsBucket } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to, type Href } from '../routes.js';
-import { PageHeading } from '../ui/bits.js';
+import { PageHeading } from '../ui/common-components.js';
 import { Show, useLoad, usePolling } from '../ui/load.js';
 import { StatsCharts } from '../ui/stats-charts.js';
 import { EventsTable } from './events.js';

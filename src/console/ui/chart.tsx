@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import { Table } from './bits.js';
+import { Table } from './common-components.js';
 import { isEmptyRange, type Series } from './chart-range.js';
 
 export type { Series };

@@ -1,6 +1,6 @@
 import type { Delivery, Endpoint } from '../api/types.js';
 import { to } from '../routes.js';
-import { Code, nullable, Status, Table, Time } from './bits.js';
+import { Code, nullable, Status, Table, Time } from './common-components.js';
 
 export function DeliveriesTable({
   items,

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { CopyButton } from './bits.js';
+import { CopyButton } from './common-components.js';
 
 type View = 'json' | 'raw' | 'base64';
 

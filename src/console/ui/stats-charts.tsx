@@ -1,7 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import type { Timeseries } from '../api/types.js';
 import { to } from '../routes.js';
-import { Table } from './bits.js';
+import { Table } from './common-components.js';
 import { TimeChart, type Series } from './chart.js';
 
 const TOP = 8;

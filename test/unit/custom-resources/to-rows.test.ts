@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_LIMITS, endpointState } from '../../../src/domain/records.js';
-import type { WebhookEndpointResource, WebhookEndpointSpec } from '../../../src/resources/schema.js';
-import { endpointRow } from '../../../src/resources/to-rows.js';
+import type { WebhookEndpointResource, WebhookEndpointSpec } from '../../../src/custom-resources/specs.js';
+import { endpointRow } from '../../../src/custom-resources/to-rows.js';
 
 const resource = (spec: Partial<WebhookEndpointSpec>): WebhookEndpointResource => ({
   apiVersion: 'webhookfanout.io/v1alpha1',

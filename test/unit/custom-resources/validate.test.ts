@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InboundCredentialSpec, WebhookEndpointSpec } from '../../../src/resources/schema.js';
-import { credentialSpecProblem, specProblem } from '../../../src/resources/validate.js';
+import { InboundCredentialSpec, WebhookEndpointSpec } from '../../../src/custom-resources/specs.js';
+import { credentialSpecProblem, specProblem } from '../../../src/custom-resources/validate.js';
 import { CREDENTIAL_RULE_BREAKS, VALID_CREDENTIAL_SPECS } from '../../support/credential-specs.js';
 
 // What dev mode and the operator tell a user about a bad spec: one line naming the field.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { desiredStatus, keyOf, parseKey, sameStatus, type Condition, type ResourceStatus } from '../../../src/operator/resources.js';
+import { desiredStatus, keyOf, parseKey, sameStatus, type Condition, type ResourceStatus } from '../../../src/operator/kube-objects.js';
 
 const NOW = new Date('2026-05-01T10:00:00.789Z');
 const EARLIER = '2026-04-01T09:00:00Z';

@@ -11,7 +11,7 @@ import {
   type InboundCredentialResource,
   type InboundVerification,
   type WebhookEndpointResource,
-} from './schema.js';
+} from './specs.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;

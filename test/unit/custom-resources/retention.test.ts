@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retentionSeconds } from '../../../src/resources/to-rows.js';
+import { retentionSeconds } from '../../../src/custom-resources/to-rows.js';
 import { isAppError } from '../../../src/domain/errors.js';
 
 describe("spec.retention -> the source's ages in seconds (what dev mode and the operator write)", () => {

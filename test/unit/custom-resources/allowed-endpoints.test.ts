@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AllowedEndpoints, LabelSelector } from '../../../src/domain/records.js';
-import { endpointAllowance, selectorMatches, type SourceOwner } from '../../../src/resources/allowed-endpoints.js';
+import { endpointAllowance, selectorMatches, type SourceOwner } from '../../../src/custom-resources/allowed-endpoints.js';
 
 // metav1.LabelSelector's meaning, as kube-apiserver applies it to Namespaces.
 describe('selectorMatches', () => {

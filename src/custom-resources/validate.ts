@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { credentialRuleProblem, InboundCredentialSpec } from './schema.js';
+import { credentialRuleProblem, InboundCredentialSpec } from './specs.js';
 
 /**
  * The first problem of a resource spec against its schema, as one line naming the field
@@ -40,7 +40,7 @@ function extraNames(params: unknown): string {
   return Array.isArray(names) && names.length > 0 ? ` (${names.join(', ')})` : '';
 }
 
-/** specProblem for an InboundCredential, then the rules its CRD states in CEL (resources/schema.ts). */
+/** specProblem for an InboundCredential, then the rules its CRD states in CEL (custom-resources/specs.ts). */
 export function credentialSpecProblem(spec: unknown): string | undefined {
   return specProblem(InboundCredentialSpec, spec) ?? credentialRuleProblem(spec as InboundCredentialSpec);
 }

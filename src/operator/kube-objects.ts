@@ -1,4 +1,4 @@
-import { API_GROUP, API_VERSION, type InboundCredentialSpec, type WebhookEndpointSpec } from '../resources/schema.js';
+import { API_GROUP, API_VERSION, type InboundCredentialSpec, type WebhookEndpointSpec } from '../custom-resources/specs.js';
 import { rfc3339, type KubeObject } from '../kube/api.js';
 import type { EndpointState } from '../domain/records.js';
 

@@ -11,7 +11,7 @@ import {
   pauseWaitMs,
   planWait,
   waitDelayMs,
-} from '../../../src/activities/limits.js';
+} from '../../../src/activities/limit-timing.js';
 import type { DeliveryOutcome } from '../../../src/delivery/types.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');

@@ -1,0 +1,604 @@
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import {
+  DELIVERY_LIMITS,
+  HMAC_ALGORITHMS,
+  LABEL_SELECTOR_OPERATORS,
+  NAMESPACES_FROM,
+  SIGNATURE_ENCODINGS,
+  SOURCE_PATTERN,
+  TIMESTAMPED_TYPES,
+  VERIFICATION_LIMITS,
+  VERIFICATION_TYPES,
+} from '../domain/records.js';
+import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
+
+// The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
+// manifests with these schemas, and the CRDs are generated from them (operator/crd.ts translates,
+// it adds nothing). Each field carries all it says, as the Gateway API's Go types carry their
+// markers: its description, its bounds, and the CEL rules the API server checks
+// (x-kubernetes-validations). How to add a field: docs/operator.md, Adding a field.
+
+export const API_GROUP = 'webhookfanout.io';
+export const API_VERSION = 'v1alpha1';
+export { SOURCE_PATTERN };
+
+/** A CEL rule the API server checks on a field, with the words it refuses in (x-kubernetes-validations). */
+export interface CelRule {
+  rule: string;
+  message: string;
+  /** the field the message is about, relative to the one that carries the rule (".username") */
+  fieldPath?: string;
+  reason?: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueDuplicate';
+}
+
+/**
+ * The Kubernetes-only keys a field may carry beside JSON Schema's; the CRD generator copies them
+ * as they are, and TypeBox (dev mode's validator) ignores them.
+ */
+export interface KubeMarkers {
+  'x-kubernetes-validations'?: CelRule[];
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+}
+
+/** A schema declared elsewhere (a shared type), with what this use of it says: description, rules. */
+export const withMarkers = <T extends TSchema>(schema: T, markers: { description?: string } & KubeMarkers): T => ({
+  ...schema,
+  ...markers,
+});
+
+export const SecretKeyRef = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'name of a Secret in the same namespace' }),
+    key: Type.String({ minLength: 1, maxLength: 253, description: 'key within the Secret' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ExtractionRule = Type.Object(
+  {
+    jsonPath: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'dot path into a JSON body, e.g. data.id' })),
+    header: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'request header name' })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * http(s) and no userinfo: the authority (up to the first / ? # or \\, as URL parsers read it)
+ * holds no @. A password in the URL would be stored and shown as configuration, not as a secret.
+ */
+export const URL_WITHOUT_CREDENTIALS = '^https?://[^/?#\\\\@]+([/?#\\\\].*)?$';
+export const URL_CREDENTIALS_MESSAGE =
+  'must be an http:// or https:// URL without credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)';
+
+/** What the CRD's CEL rule (and dev mode) says when an autoDisable block does not name its threshold. */
+export const AUTO_DISABLE_REQUIRED =
+  'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
+
+/** A per-source extraction rule of an InboundCredential: the CRD asks for at least one of its two ways. */
+const extractionRuleField = (description: string) =>
+  withMarkers(ExtractionRule, {
+    description,
+    'x-kubernetes-validations': [{ rule: 'has(self.jsonPath) || has(self.header)', message: 'set jsonPath, header or both' }],
+  });
+
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+
+export const WebhookEndpointSpec = Type.Object(
+  {
+    source: Type.String({ pattern: SOURCE_PATTERN, description: 'inbound source this endpoint listens to' }),
+    eventType: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'only this event type; absent = every event of the source' }),
+    ),
+    url: Type.String({
+      minLength: 8,
+      maxLength: 2048,
+      pattern: URL_WITHOUT_CREDENTIALS,
+      errorMessage: URL_CREDENTIALS_MESSAGE,
+      description: 'http(s) URL to deliver to, without credentials (user:password@): those go in auth',
+      'x-kubernetes-validations': [
+        {
+          rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+          message: 'url must be an absolute http:// or https:// URL with a host',
+        },
+        {
+          // the pattern refuses them too; this says why and what to do instead
+          rule: "!self.matches('^https?://[^/?#]*@')",
+          message: 'url must not contain credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)',
+        },
+      ],
+    }),
+    method: Type.Optional(
+      Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], {
+        default: 'POST',
+        description: 'HTTP method of the outbound request',
+      }),
+    ),
+    auth: Type.Optional(
+      Type.Object(
+        {
+          type: Type.Union(
+            [Type.Literal('NONE'), Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('HMAC'), Type.Literal('STANDARD_WEBHOOKS')],
+            { default: 'NONE', description: 'NONE, BASIC, BEARER, HMAC or STANDARD_WEBHOOKS' },
+          ),
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
+          secretRef: Type.Optional(
+            withMarkers(SecretKeyRef, {
+              description: 'the password (BASIC), token (BEARER), signing secret (HMAC) or whsec_<base64> key (STANDARD_WEBHOOKS)',
+            }),
+          ),
+          previousSecretRef: Type.Optional(
+            withMarkers(SecretKeyRef, {
+              description:
+                'STANDARD_WEBHOOKS key rotation: the previous whsec_ key, signed with too (a second signature in webhook-signature) until removed',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'outbound authentication: NONE, BASIC (username + password), BEARER (token), HMAC (signing secret) or STANDARD_WEBHOOKS (whsec_ key)',
+          'x-kubernetes-validations': [
+            {
+              rule: "self.type != 'BASIC' || has(self.username)",
+              message: 'auth.username is required when auth.type is BASIC',
+              fieldPath: '.username',
+              reason: 'FieldValueRequired',
+            },
+            {
+              rule: "self.type == 'NONE' || has(self.secretRef)",
+              message: 'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS',
+              fieldPath: '.secretRef',
+              reason: 'FieldValueRequired',
+            },
+            {
+              rule: "!has(self.previousSecretRef) || self.type == 'STANDARD_WEBHOOKS'",
+              message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS',
+              fieldPath: '.previousSecretRef',
+              reason: 'FieldValueForbidden',
+            },
+          ],
+        },
+      ),
+    ),
+    customHeaders: Type.Optional(
+      Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ maxLength: 4096 }), {
+        description: 'static headers added to every request; they can not replace the auth or signature headers',
+        maxProperties: 64,
+        'x-kubernetes-validations': [
+          {
+            // a CRD has no key pattern (the generator drops patternProperties' key): CEL checks the names
+            rule: `self.all(k, size(k) <= 256 && k.matches("${HEADER_NAME}"))`,
+            message: 'customHeaders names must be HTTP header names (RFC 9110 tokens) of at most 256 characters',
+          },
+        ],
+      }),
+    ),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'maximum delivery attempts, 1..50' })),
+    timeoutSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 120, default: 10, description: 'per-request timeout in seconds, 1..120' }),
+    ),
+    retryOnStatus: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), {
+        maxItems: 20,
+        description: '4xx codes to retry, e.g. 408, 429',
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+    // per-endpoint limits (docs/limits.md): the CEL rules name the bounds in words the user wrote
+    rateLimit: Type.Optional(
+      Type.Object(
+        {
+          perSecond: Type.Number({
+            minimum: DELIVERY_LIMITS.rateLimitPerSecond.min,
+            maximum: DELIVERY_LIMITS.rateLimitPerSecond.max,
+            description: 'deliveries per second to this endpoint, across all workers (0.5 = one every 2 s)',
+          }),
+        },
+        {
+          additionalProperties: false,
+          description: 'deliveries per second to this endpoint across all workers; over it a delivery waits (no attempt spent)',
+          'x-kubernetes-validations': [
+            {
+              rule: `self.perSecond >= ${DELIVERY_LIMITS.rateLimitPerSecond.min} && self.perSecond <= ${DELIVERY_LIMITS.rateLimitPerSecond.max}.0`,
+              message: `rateLimit.perSecond must be a positive number of deliveries per second, from ${DELIVERY_LIMITS.rateLimitPerSecond.min} (one every ${1 / DELIVERY_LIMITS.rateLimitPerSecond.min} s) to ${DELIVERY_LIMITS.rateLimitPerSecond.max}`,
+              fieldPath: '.perSecond',
+            },
+          ],
+        },
+      ),
+    ),
+    maxConcurrency: Type.Optional(
+      Type.Integer({
+        minimum: DELIVERY_LIMITS.maxConcurrency.min,
+        maximum: DELIVERY_LIMITS.maxConcurrency.max,
+        description: 'requests in flight to this endpoint at once across all workers; over it a delivery waits (no attempt spent)',
+        'x-kubernetes-validations': [
+          {
+            rule: `self >= ${DELIVERY_LIMITS.maxConcurrency.min} && self <= ${DELIVERY_LIMITS.maxConcurrency.max}`,
+            message: `maxConcurrency must be a whole number of requests in flight, ${DELIVERY_LIMITS.maxConcurrency.min}..${DELIVERY_LIMITS.maxConcurrency.max}`,
+          },
+        ],
+      }),
+    ),
+    active: Type.Optional(Type.Boolean({ default: true, description: 'false keeps the endpoint configured but routes nothing to it' })),
+    propagateTraceContext: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
+      }),
+    ),
+    autoDisable: Type.Optional(
+      Type.Object(
+        {
+          afterConsecutiveFailures: Type.Optional(
+            Type.Integer({
+              minimum: DELIVERY_LIMITS.autoDisableAfter.min,
+              maximum: DELIVERY_LIMITS.autoDisableAfter.max,
+              description: 'disable the endpoint when this many deliveries in a row end FAILED; 0 = never',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'endpoint health: disable the endpoint after this many deliveries in a row ended FAILED (absent = never); while disabled its ' +
+            'deliveries fail at once and are held, and re-enabling (annotation webhookfanout.io/enable set to a new value, or ' +
+            'POST /api/endpoints/{id}/enable) redelivers them once, oldest first',
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.afterConsecutiveFailures)',
+              message: AUTO_DISABLE_REQUIRED,
+              fieldPath: '.afterConsecutiveFailures',
+              reason: 'FieldValueRequired',
+            },
+          ],
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Where and how to re-deliver the events of one inbound source.' },
+);
+export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
+
+const inboundVerificationFields = {
+  type: Type.Union(
+    VERIFICATION_TYPES.map((t) => Type.Literal(t)),
+    { default: 'Basic', description: 'Basic, Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC' },
+  ),
+  secretRefs: Type.Optional(
+    Type.Array(SecretKeyRef, {
+      minItems: VERIFICATION_LIMITS.secrets.min,
+      maxItems: VERIFICATION_LIMITS.secrets.max,
+      description: 'the signing secret; up to three while one is rotated (a signature valid under any of them is accepted)',
+      'x-kubernetes-list-type': 'atomic',
+    }),
+  ),
+  toleranceSeconds: Type.Optional(
+    Type.Integer({
+      minimum: VERIFICATION_LIMITS.toleranceSeconds.min,
+      maximum: VERIFICATION_LIMITS.toleranceSeconds.max,
+      description: `Stripe, Slack, StandardWebhooks: a signed timestamp older or further in the future than this is refused (default ${VERIFICATION_LIMITS.toleranceSeconds.default})`,
+    }),
+  ),
+  header: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: HEADER_NAME,
+      description: 'HMAC: the request header that carries the signature',
+    }),
+  ),
+  algorithm: Type.Optional(
+    Type.Union(
+      HMAC_ALGORITHMS.map((a) => Type.Literal(a)),
+      { description: 'HMAC: the hash, default sha256' },
+    ),
+  ),
+  encoding: Type.Optional(
+    Type.Union(
+      SIGNATURE_ENCODINGS.map((e) => Type.Literal(e)),
+      { description: 'HMAC: how the signature is written, default hex' },
+    ),
+  ),
+  prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'HMAC: text before the signature, e.g. sha256=' })),
+};
+// the type comes from the fields, not the schema: the schema carries rules typed by it
+export type InboundVerification = Static<TObject<typeof inboundVerificationFields>>;
+
+/**
+ * What JSON Schema can not say about an InboundCredential, once: the field a rule is about carries
+ * it as CEL (its x-kubernetes-validations) and dev mode checks the same predicate
+ * (custom-resources/to-rows.ts), so both refuse the same manifest with the same words.
+ */
+export interface SpecRule<S> extends CelRule {
+  holds(spec: S): boolean;
+}
+
+/** The CEL half of spec rules, as the field that carries them declares it. */
+const celOf = <S>(rules: SpecRule<S>[]): CelRule[] => rules.map(({ holds: _, ...cel }) => cel);
+
+const signed = (v: InboundVerification | undefined): boolean => v !== undefined && v.type !== 'Basic';
+const TIMESTAMPED_CEL = `[${TIMESTAMPED_TYPES.map((t) => `'${t}'`).join(', ')}]`;
+
+export const VERIFICATION_RULES: SpecRule<InboundVerification>[] = [
+  {
+    rule: "self.type == 'Basic' || has(self.secretRefs)",
+    message: 'verification.secretRefs is required for a signature type: the signing secret, 1 to 3 while rotating',
+    fieldPath: '.secretRefs',
+    reason: 'FieldValueRequired',
+    holds: (v) => v.type === 'Basic' || v.secretRefs !== undefined,
+  },
+  {
+    rule: "self.type != 'Basic' || !has(self.secretRefs)",
+    message: 'verification.secretRefs is not used with type Basic: its password is spec.passwordSecretRef',
+    fieldPath: '.secretRefs',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.type !== 'Basic' || v.secretRefs === undefined,
+  },
+  {
+    rule: `!has(self.toleranceSeconds) || self.type in ${TIMESTAMPED_CEL}`,
+    message: `verification.toleranceSeconds is only used with ${TIMESTAMPED_TYPES.join(', ')} (the types that sign a timestamp)`,
+    fieldPath: '.toleranceSeconds',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.toleranceSeconds === undefined || (TIMESTAMPED_TYPES as readonly string[]).includes(v.type),
+  },
+  {
+    rule: "self.type != 'HMAC' || has(self.header)",
+    message: 'verification.header is required for type HMAC: the request header that carries the signature',
+    fieldPath: '.header',
+    reason: 'FieldValueRequired',
+    holds: (v) => v.type !== 'HMAC' || v.header !== undefined,
+  },
+  {
+    rule: "self.type == 'HMAC' || !(has(self.header) || has(self.algorithm) || has(self.encoding) || has(self.prefix))",
+    message: 'verification.header, algorithm, encoding and prefix are only used with type HMAC',
+    reason: 'FieldValueForbidden',
+    holds: (v) => v.type === 'HMAC' || (v.header ?? v.algorithm ?? v.encoding ?? v.prefix) === undefined,
+  },
+];
+
+export const InboundVerification = Type.Object(inboundVerificationFields, {
+  additionalProperties: false,
+  description:
+    'Basic (default): username + passwordSecretRef. Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC: the signature ' +
+    'of each call is checked over the raw body with the secrets of secretRefs (docs/sources.md); Basic may be required beside it',
+  'x-kubernetes-validations': celOf(VERIFICATION_RULES),
+});
+
+/** A retention age of a source: a duration (90d, 36h, 30m, 45s) or `forever`. */
+export const RETENTION_AGE_PATTERN = `^(${KEEP_FOREVER}|${DURATION_PATTERN.slice(1, -1)})$`;
+
+/** What the CRD's CEL rule (and dev mode) says when a source would drop payloads after deleting its events. */
+export const RETENTION_ORDER_MESSAGE = 'retention.payloadMaxAge must be shorter than retention.maxAge: events are deleted whole at maxAge';
+
+/** A retention age in seconds, in CEL: the pattern has made sure it is digits and one unit. */
+const celSeconds = (v: string) =>
+  `int(${v}.substring(0, size(${v}) - 1)) * (${v}.endsWith('d') ? 86400 : ${v}.endsWith('h') ? 3600 : ${v}.endsWith('m') ? 60 : 1)`;
+
+export const SourceRetention = Type.Object(
+  {
+    maxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description:
+          "delete this source's events (with deliveries and attempts) older than this, instead of RETENTION_MAX_AGE: 90d, 36h, 30m, 45s, or forever",
+      }),
+    ),
+    payloadMaxAge: Type.Optional(
+      Type.String({
+        pattern: RETENTION_AGE_PATTERN,
+        maxLength: 16,
+        description:
+          "drop the payload and headers of this source's events older than this, instead of RETENTION_PAYLOAD_MAX_AGE; or forever",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "this source's own retention ages, instead of RETENTION_MAX_AGE / RETENTION_PAYLOAD_MAX_AGE (absent: those); " +
+      'events not yet delivered are never deleted, whatever their age (docs/deploy.md, Retention)',
+    'x-kubernetes-validations': [
+      {
+        rule:
+          "!has(self.maxAge) || !has(self.payloadMaxAge) || self.maxAge == 'forever' || self.payloadMaxAge == 'forever' || " +
+          `${celSeconds('self.payloadMaxAge')} < ${celSeconds('self.maxAge')}`,
+        message: RETENTION_ORDER_MESSAGE,
+        fieldPath: '.payloadMaxAge',
+        reason: 'FieldValueInvalid',
+      },
+    ],
+  },
+);
+
+/** A label's key (an optional DNS-subdomain prefix and /, then a name of up to 63) and value, as Kubernetes validates them. */
+export const LABEL_KEY_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+export const LABEL_VALUE_PATTERN = '^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$';
+
+const selectorRequirementFields = {
+  key: Type.String({ minLength: 1, maxLength: 317, pattern: LABEL_KEY_PATTERN, description: 'a label key' }),
+  operator: Type.Union(
+    LABEL_SELECTOR_OPERATORS.map((o) => Type.Literal(o)),
+    { description: 'In, NotIn, Exists or DoesNotExist' },
+  ),
+  values: Type.Optional(
+    Type.Array(Type.String({ maxLength: 63, pattern: LABEL_VALUE_PATTERN }), {
+      maxItems: 64,
+      description: 'In and NotIn: one or more values; Exists and DoesNotExist: none',
+      'x-kubernetes-list-type': 'atomic',
+    }),
+  ),
+};
+type LabelSelectorRequirement = Static<TObject<typeof selectorRequirementFields>>;
+
+export const SELECTOR_REQUIREMENT_RULES: SpecRule<LabelSelectorRequirement>[] = [
+  {
+    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+    message: 'a matchExpressions entry with operator In or NotIn needs values; Exists and DoesNotExist take none',
+    fieldPath: '.values',
+    holds: (e) => (e.operator === 'In' || e.operator === 'NotIn') === (e.values ?? []).length > 0,
+  },
+];
+
+/** A standard LabelSelector (metav1.LabelSelector), over Namespace labels here. */
+export const LabelSelector = Type.Object(
+  {
+    matchLabels: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: LABEL_KEY_PATTERN, maxLength: 317 }),
+        Type.String({ pattern: LABEL_VALUE_PATTERN, maxLength: 63 }),
+        {
+          maxProperties: 32,
+          description: 'labels the namespace must carry, with these values',
+          'x-kubernetes-validations': [
+            {
+              // a CRD has no key pattern (the generator drops patternProperties' key): CEL checks the keys
+              rule: `self.all(k, size(k) <= 317 && k.matches('${LABEL_KEY_PATTERN.replace(/\\/g, '\\\\')}'))`,
+              message: 'matchLabels keys must be label keys: an optional DNS subdomain and /, then a name of up to 63 characters',
+            },
+          ],
+        },
+      ),
+    ),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        Type.Object(selectorRequirementFields, {
+          additionalProperties: false,
+          'x-kubernetes-validations': celOf(SELECTOR_REQUIREMENT_RULES),
+        }),
+        { maxItems: 32, description: 'requirements the namespace labels must all meet', 'x-kubernetes-list-type': 'atomic' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const allowedNamespacesFields = {
+  from: Type.Optional(
+    Type.Union(
+      NAMESPACES_FROM.map((f) => Type.Literal(f)),
+      {
+        description:
+          "Same: endpoints in this credential's namespace only; All: in any namespace; Selector: in the namespaces whose labels the " +
+          "selector matches (this one too only if it matches). Absent: the installation's default (tenancy.defaultAllowedNamespaces, Same unless set)",
+      },
+    ),
+  ),
+  selector: Type.Optional(
+    withMarkers(LabelSelector, { description: 'with from: Selector, which namespaces: a standard LabelSelector over Namespace labels' }),
+  ),
+};
+type AllowedNamespaces = Static<TObject<typeof allowedNamespacesFields>>;
+
+export const ALLOWED_NAMESPACES_RULES: SpecRule<AllowedNamespaces>[] = [
+  {
+    rule: "!has(self.from) || self.from != 'Selector' || has(self.selector)",
+    message: 'allowedEndpoints.namespaces.selector is required when from is Selector: a LabelSelector over Namespace labels',
+    fieldPath: '.selector',
+    reason: 'FieldValueRequired',
+    holds: (n) => n.from !== 'Selector' || n.selector !== undefined,
+  },
+  {
+    rule: "!has(self.selector) || (has(self.from) && self.from == 'Selector')",
+    message: 'allowedEndpoints.namespaces.selector is only used with from: Selector',
+    fieldPath: '.selector',
+    reason: 'FieldValueForbidden',
+    holds: (n) => n.selector === undefined || n.from === 'Selector',
+  },
+];
+
+/** Which namespaces' WebhookEndpoints may subscribe to the source (docs/tenancy.md), as a Gateway listener's allowedRoutes. */
+export const AllowedEndpoints = Type.Object(
+  {
+    namespaces: Type.Optional(
+      Type.Object(allowedNamespacesFields, {
+        additionalProperties: false,
+        description: 'the namespaces whose endpoints may subscribe',
+        'x-kubernetes-validations': celOf(ALLOWED_NAMESPACES_RULES),
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'which WebhookEndpoints may subscribe to this source (docs/tenancy.md); an endpoint not allowed is Ready=False NotAllowedBySource ' +
+      'and receives nothing. Absent: the installation default (tenancy.defaultAllowedNamespaces, Same unless set)',
+  },
+);
+
+const inboundCredentialFields = {
+  source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
+  username: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'HTTP Basic username the sender presents (Basic, alone or beside a signature)',
+    }),
+  ),
+  passwordSecretRef: Type.Optional(
+    withMarkers(SecretKeyRef, {
+      description: 'the password, or a bcrypt hash of it ($2a$, $2b$ or $2y$); only a bcrypt hash reaches the database',
+    }),
+  ),
+  // defaulted so that `kubectl get ic` shows Basic where a resource names no verification
+  verification: Type.Optional({ ...InboundVerification, default: { type: 'Basic' } }),
+  eventIdFrom: Type.Optional(extractionRuleField('where the external event id is read; default: body id, then Webhook-Id / X-Event-Id')),
+  eventTypeFrom: Type.Optional(extractionRuleField('where the event type is read; default: body type, then X-Event-Type')),
+  retention: Type.Optional(SourceRetention),
+  allowedEndpoints: Type.Optional(AllowedEndpoints),
+};
+// the type comes from the fields, not the schema: the schema carries rules typed by it
+export type InboundCredentialSpec = Static<TObject<typeof inboundCredentialFields>>;
+
+export const CREDENTIAL_RULES: SpecRule<InboundCredentialSpec>[] = [
+  {
+    rule: "(has(self.verification) && self.verification.type != 'Basic') || (has(self.username) && has(self.passwordSecretRef))",
+    message: 'username and passwordSecretRef are required when verification.type is Basic (the default when verification is absent)',
+    reason: 'FieldValueRequired',
+    holds: (s) => signed(s.verification) || (s.username !== undefined && s.passwordSecretRef !== undefined),
+  },
+  {
+    rule: 'has(self.username) == has(self.passwordSecretRef)',
+    message: 'username and passwordSecretRef go together: set both (Basic, alone or beside a signature) or neither',
+    holds: (s) => (s.username === undefined) === (s.passwordSecretRef === undefined),
+  },
+];
+
+export const InboundCredentialSpec = Type.Object(inboundCredentialFields, {
+  additionalProperties: false,
+  description:
+    'How inbound calls of one source prove they come from it: HTTP Basic, a provider signature over the raw body (verification), or both.',
+  'x-kubernetes-validations': celOf(CREDENTIAL_RULES),
+});
+
+/** The first rule an InboundCredential spec breaks, in the CRD's words; undefined when none. */
+export function credentialRuleProblem(spec: InboundCredentialSpec): string | undefined {
+  const v = spec.verification;
+  const ns = spec.allowedEndpoints?.namespaces;
+  const broken =
+    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ??
+    (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v))) ??
+    (ns === undefined ? undefined : ALLOWED_NAMESPACES_RULES.find((r) => !r.holds(ns))) ??
+    (ns?.selector?.matchExpressions ?? []).flatMap((e) => SELECTOR_REQUIREMENT_RULES.filter((r) => !r.holds(e)))[0];
+  return broken ? `spec: ${broken.message}` : undefined;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  annotations?: Record<string, string>;
+}
+
+export interface Resource<K extends string, S> {
+  apiVersion: string;
+  kind: K;
+  metadata: ObjectMeta;
+  spec: S;
+}
+
+export type WebhookEndpointResource = Resource<'WebhookEndpoint', WebhookEndpointSpec>;
+export type InboundCredentialResource = Resource<'InboundCredential', InboundCredentialSpec>;

@@ -1,0 +1,158 @@
+import { Type, type TSchema } from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { crdSchemaOf, renderCrdFiles, type OpenApiSchema } from '../../../src/operator/crd.js';
+import { InboundCredentialSpec, WebhookEndpointSpec } from '../../../src/custom-resources/specs.js';
+
+// The CRDs say of each field what the field says of itself in src/custom-resources/specs.ts: the
+// generator translates, it keeps no list of fields of its own (docs/operator.md, Adding a field).
+
+type Node = Record<string, unknown>;
+const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What a field carries that the CRD must carry unchanged: its words, its bounds, its rules. */
+const CARRIED = [
+  'description',
+  'default',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'maxProperties',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+] as const;
+
+const carried = (n: Node): Node => Object.fromEntries(CARRIED.filter((k) => n[k] !== undefined).map((k) => [k, n[k]]));
+
+/** Every field of a TypeBox spec with its node in the CRD, by dotted path ('' = the spec itself). */
+function fieldsOf(field: Node, crd: Node, path = ''): [string, Node, Node][] {
+  const out: [string, Node, Node][] = [[path, field, crd]];
+  const at = (p: string) => (path === '' ? p : `${path}.${p}`);
+  if (isNode(field.properties) && isNode(crd.properties)) {
+    for (const [name, child] of Object.entries(field.properties))
+      out.push(...fieldsOf(child as Node, crd.properties[name] as Node, at(name)));
+  }
+  if (isNode(field.items) && isNode(crd.items)) out.push(...fieldsOf(field.items, crd.items, `${path}[]`));
+  if (isNode(field.patternProperties) && isNode(crd.additionalProperties)) {
+    out.push(...fieldsOf(Object.values(field.patternProperties)[0] as Node, crd.additionalProperties, `${path}.*`));
+  }
+  return out;
+}
+
+const [endpointCrd, credentialCrd] = renderCrdFiles().map((f) => parse(f.text) as Node);
+const specOf = (crd: Node): Node => {
+  const v = (crd.spec as { versions: { schema: { openAPIV3Schema: { properties: { spec: Node } } } }[] }).versions[0]!;
+  return v.schema.openAPIV3Schema.properties.spec;
+};
+
+const KINDS: [string, TSchema, Node][] = [
+  ['WebhookEndpoint', WebhookEndpointSpec, specOf(endpointCrd!)],
+  ['InboundCredential', InboundCredentialSpec, specOf(credentialCrd!)],
+];
+const EVERY_FIELD = KINDS.flatMap(([kind, schema, crd]) =>
+  fieldsOf(schema as unknown as Node, crd).map(([path, field, node]) => [kind, path || '(spec)', field, node] as const),
+);
+
+describe('the generated CRDs', () => {
+  it('cover every field of both specs', () => {
+    expect(EVERY_FIELD.length).toBeGreaterThan(40);
+    for (const [, path, , node] of EVERY_FIELD) expect(node, path).toBeDefined();
+  });
+
+  it.each(EVERY_FIELD)('%s %s: description, bounds and rules are the field’s own', (_kind, _path, field, node) => {
+    expect(carried(node)).toEqual(carried(field));
+  });
+
+  // what the fields say, spelled out, so that losing it on both sides at once fails too
+  it.each([
+    ['WebhookEndpoint', 'maxConcurrency', { minimum: 1, maximum: 1000 }, /requests in flight/, [/^maxConcurrency must be a whole number/]],
+    [
+      'WebhookEndpoint',
+      'rateLimit',
+      {},
+      /deliveries per second/,
+      [/^rateLimit\.perSecond must be a positive number of deliveries per second, from 0\.001/],
+    ],
+    [
+      'WebhookEndpoint',
+      'auth',
+      {},
+      /^outbound authentication/,
+      [/auth\.username is required/, /auth\.secretRef is required/, /auth\.previousSecretRef is only used/],
+    ],
+    ['WebhookEndpoint', 'url', { maxLength: 2048 }, /without credentials/, [/absolute http/, /must not contain credentials/]],
+    ['WebhookEndpoint', 'customHeaders', { maxProperties: 64 }, /static headers/, [/RFC 9110 tokens/]],
+    ['WebhookEndpoint', 'retryOnStatus', { maxItems: 20, 'x-kubernetes-list-type': 'set' }, /4xx codes/, []],
+    ['WebhookEndpoint', 'autoDisable', {}, /^endpoint health/, [/afterConsecutiveFailures is required/]],
+    ['WebhookEndpoint', 'timeoutSeconds', { minimum: 1, maximum: 120, default: 10 }, /per-request timeout/, []],
+    ['InboundCredential', '(spec)', {}, /^How inbound calls/, [/username and passwordSecretRef are required/, /go together/]],
+    [
+      'InboundCredential',
+      'verification',
+      {},
+      /^Basic \(default\)/,
+      [
+        /secretRefs is required/,
+        /secretRefs is not used/,
+        /toleranceSeconds is only used/,
+        /header is required/,
+        /only used with type HMAC/,
+      ],
+    ],
+    ['InboundCredential', 'verification.secretRefs', { maxItems: 3, 'x-kubernetes-list-type': 'atomic' }, /signing secret/, []],
+    ['InboundCredential', 'eventIdFrom', {}, /external event id/, [/set jsonPath, header or both/]],
+    ['InboundCredential', 'retention', {}, /own retention ages/, [/payloadMaxAge must be shorter than retention\.maxAge/]],
+    ['InboundCredential', 'passwordSecretRef', {}, /bcrypt hash/, []],
+  ] as const)('%s %s carries its own words, bounds and rules', (kind, path, bounds, description, messages) => {
+    const node = EVERY_FIELD.find(([k, p]) => k === kind && p === path)![3];
+    expect(node).toMatchObject(bounds);
+    expect(node.description).toMatch(description);
+    const rules = (node['x-kubernetes-validations'] ?? []) as Node[];
+    expect(rules.map((r) => r.message)).toEqual(messages.map((m) => expect.stringMatching(m)));
+    for (const r of rules)
+      expect(
+        Object.keys(r).every((k) => ['rule', 'message', 'fieldPath', 'reason'].includes(k)),
+        path,
+      ).toBe(true);
+  });
+
+  it('a new field needs nothing but its own declaration (the docs/operator.md example)', () => {
+    const spec = Type.Object(
+      {
+        batch: Type.Optional(
+          Type.Object(
+            {
+              maxEvents: Type.Integer({ minimum: 1, maximum: 100, description: 'events per request' }),
+              maxWait: Type.Optional(Type.String({ maxLength: 16 })),
+            },
+            {
+              additionalProperties: false,
+              description: 'send events in batches',
+              'x-kubernetes-validations': [{ rule: '!has(self.maxWait) || self.maxEvents > 1', message: 'maxWait needs maxEvents > 1' }],
+            },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    );
+    expect(crdSchemaOf(spec)).toEqual({
+      type: 'object',
+      properties: {
+        batch: {
+          type: 'object',
+          description: 'send events in batches',
+          properties: {
+            maxEvents: { type: 'integer', description: 'events per request', minimum: 1, maximum: 100 },
+            maxWait: { type: 'string', maxLength: 16 },
+          },
+          required: ['maxEvents'],
+          'x-kubernetes-validations': [{ rule: '!has(self.maxWait) || self.maxEvents > 1', message: 'maxWait needs maxEvents > 1' }],
+        },
+      },
+    } satisfies OpenApiSchema);
+  });
+});
