@@ -13,7 +13,7 @@ import {
   type TestOperator,
   whenReady,
 } from '../support/kube-shared.js';
-import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { type OperatorStore } from '../../src/operator/store.js';
 
@@ -32,6 +32,8 @@ let scene: OperatorScene;
 beforeAll(async () => {
   scene = await startOperatorScene('op');
   ({ conn, tdb, store, ns, op } = scene);
+  // the endpoints' sources, owned in their namespace (docs/tenancy.md); the credentials tested below have sources of their own
+  for (const source of ['orders-feed', 'shop-feed', 'ci-feed', 'later-feed']) await ownSource(store.repos, source, ns);
 });
 
 afterAll(async () => {
@@ -49,7 +51,7 @@ kind: WebhookEndpoint
 metadata:
   name: orders
 spec:
-  source: stripe
+  source: orders-feed
   eventType: payment.succeeded
   url: http://orders.internal:8080/hooks
   auth:
@@ -68,7 +70,7 @@ spec:
     expect(row).toMatchObject({
       id: cr.status?.endpointId,
       name: `${ns}/orders`,
-      source: 'stripe',
+      source: 'orders-feed',
       eventType: 'payment.succeeded',
       url: 'http://orders.internal:8080/hooks',
       method: 'POST',
@@ -82,7 +84,7 @@ spec:
 
     const table = await kubectl(conn, ['get', 'webhookendpoints', '-n', ns]);
     expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE/);
-    expect(table).toMatch(/orders\s+stripe\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
+    expect(table).toMatch(/orders\s+orders-feed\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
   });
 
   it('follows a spec change (new generation) and reports the observedGeneration', async () => {
@@ -126,7 +128,7 @@ kind: WebhookEndpoint
 metadata:
   name: standard
 spec:
-  source: shopify
+  source: shop-feed
   url: https://receiver.example.com/hook
   auth:
     type: STANDARD_WEBHOOKS
@@ -191,7 +193,7 @@ kind: WebhookEndpoint
 metadata:
   name: signed
 spec:
-  source: github
+  source: ci-feed
   url: https://ci.example.com/hook
   auth: { type: HMAC, secretRef: { name: signing, key: hmac } }
 `,
@@ -355,7 +357,7 @@ describe('failures', () => {
       await apply(
         conn,
         ns,
-        `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: s, url: "http://later.example/h"}\n`,
+        `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: later-feed, url: "http://later.example/h"}\n`,
       );
       await eventually(
         async () =>
