@@ -45,7 +45,8 @@ export async function startOperatorScene(
 /**
  * A credential row owning `source` in `namespace`, as the operator writes one for an
  * InboundCredential there (docs/tenancy.md): the endpoints of that namespace may subscribe to it.
- * For tests of endpoints that need no real credential; a resource's own reconcile never touches it.
+ * For tests of endpoints that need no real credential. It names no resource, so an operator
+ * confined to its namespaces leaves it alone (no orphan to collect).
  */
 export async function ownSource(repos: Pick<Repositories, 'credentials'>, source: string, namespace: string): Promise<void> {
   await repos.credentials.upsertByResourceUid(`test:owner:${source}`, {
@@ -55,7 +56,7 @@ export async function ownSource(repos: Pick<Repositories, 'credentials'>, source
     passwordHash: `$2b$10$${'.'.repeat(53)}`,
     eventIdRule: null,
     eventTypeRule: null,
-    resourceName: `${namespace}/${source}`,
+    resourceName: null,
     namespace,
   });
 }
