@@ -1,9 +1,11 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import {
   DELIVERY_LIMITS,
+  ENDPOINT_FORMATS,
   HMAC_ALGORITHMS,
   LABEL_SELECTOR_OPERATORS,
   NAMESPACES_FROM,
+  INBOUND_FORMATS,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
   TIMESTAMPED_TYPES,
@@ -11,6 +13,8 @@ import {
   VERIFICATION_TYPES,
 } from '../domain/records.js';
 import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
+import { FILTER_MAX_LENGTH } from '../content/filter.js';
+import { TRANSFORM_MAX_LENGTH } from '../content/transform.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them (operator/crd.ts translates,
@@ -226,6 +230,40 @@ export const WebhookEndpointSpec = Type.Object(
         default: true,
         description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
       }),
+    ),
+    format: Type.Optional(
+      Type.Union(
+        ENDPOINT_FORMATS.map((f) => Type.Literal(f)),
+        {
+          default: 'Raw',
+          description:
+            'Raw (default): the body as it came, with its Content-Type. CloudEventsBinary / CloudEventsStructured: a CloudEvent 1.0 ' +
+            '(id = the event id, source = /webhook-fanout/<source>, type = the event type, time = when it was received) in the HTTP ' +
+            "binding's binary mode (ce-* headers, the body as data) or structured mode (an application/cloudevents+json envelope)",
+        },
+      ),
+    ),
+    filter: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: FILTER_MAX_LENGTH,
+        description:
+          'CEL expression over `event` (source, type, id, receivedAt, headers, data) that must be true for an event to be delivered ' +
+          'here, on top of source and eventType, e.g. event.data.amount >= 100; an invalid one sets Ready=False InvalidFilter and the last valid one stays (docs/content-routing.md)',
+      }),
+    ),
+    transform: Type.Optional(
+      Type.Object(
+        {
+          jsonata: Type.String({
+            minLength: 1,
+            maxLength: TRANSFORM_MAX_LENGTH,
+            description:
+              'JSONata expression over the event (type, data, headers, ...) whose result is the JSON body sent and signed; an invalid one sets Ready=False InvalidTransform',
+          }),
+        },
+        { additionalProperties: false, description: 'reshape the body sent to this endpoint (docs/content-routing.md)' },
+      ),
     ),
     autoDisable: Type.Optional(
       Type.Object(
@@ -547,6 +585,17 @@ const inboundCredentialFields = {
   eventIdFrom: Type.Optional(extractionRuleField('where the external event id is read; default: body id, then Webhook-Id / X-Event-Id')),
   eventTypeFrom: Type.Optional(extractionRuleField('where the event type is read; default: body type, then X-Event-Type')),
   retention: Type.Optional(SourceRetention),
+  format: Type.Optional(
+    Type.Union(
+      INBOUND_FORMATS.map((f) => Type.Literal(f)),
+      {
+        default: 'Raw',
+        description:
+          "Raw (default): any body, the event id and type read from the provider's places or eventIdFrom / eventTypeFrom. " +
+          'CloudEvents: every request must be a CloudEvent 1.0 (HTTP binary or structured mode); its id and type are the event id and type',
+      },
+    ),
+  ),
   allowedEndpoints: Type.Optional(AllowedEndpoints),
 };
 // the type comes from the fields, not the schema: the schema carries rules typed by it
@@ -558,6 +607,12 @@ export const CREDENTIAL_RULES: SpecRule<InboundCredentialSpec>[] = [
     message: 'username and passwordSecretRef are required when verification.type is Basic (the default when verification is absent)',
     reason: 'FieldValueRequired',
     holds: (s) => signed(s.verification) || (s.username !== undefined && s.passwordSecretRef !== undefined),
+  },
+  {
+    rule: "!has(self.format) || self.format != 'CloudEvents' || !(has(self.eventIdFrom) || has(self.eventTypeFrom))",
+    message: 'eventIdFrom and eventTypeFrom are not used with format CloudEvents: a CloudEvent names its own id and type',
+    reason: 'FieldValueForbidden',
+    holds: (s) => s.format !== 'CloudEvents' || (s.eventIdFrom === undefined && s.eventTypeFrom === undefined),
   },
   {
     rule: 'has(self.username) == has(self.passwordSecretRef)',

@@ -1,4 +1,4 @@
-import type { AllowedEndpoints, ExtractionRule, InboundCredential, SignatureVerification } from '../domain/records.js';
+import type { AllowedEndpoints, ExtractionRule, InboundCredential, InboundFormat, SignatureVerification } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toCredential, type CredentialRow } from './rows.js';
 
@@ -11,6 +11,8 @@ export interface CredentialSpec {
   verification?: SignatureVerification | null;
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
+  /** absent: Raw */
+  format?: InboundFormat;
   resourceName: string | null;
   /** seconds; null or absent = the global age, 0 = forever (spec.retention) */
   retentionMaxAgeSeconds?: number | null;
@@ -54,6 +56,7 @@ export function createCredentialRepository(db: Db) {
         verification: spec.verification ? JSON.stringify(spec.verification) : null,
         event_id_rule: spec.eventIdRule === null ? null : JSON.stringify(spec.eventIdRule),
         event_type_rule: spec.eventTypeRule === null ? null : JSON.stringify(spec.eventTypeRule),
+        format: spec.format ?? 'Raw',
         resource_name: spec.resourceName,
         retention_max_age_seconds: spec.retentionMaxAgeSeconds ?? null,
         retention_payload_max_age_seconds: spec.retentionPayloadMaxAgeSeconds ?? null,

@@ -13,11 +13,12 @@ export type EndpointSpec = Omit<
   | EndpointHealthField
   | 'pausedUntil'
   | 'propagateTraceContext'
+  | 'format'
   | 'namespace'
   | 'deniedReason'
 > &
-  // absent: null (a row not written by a resource of a namespace; allowed)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'namespace' | 'deniedReason'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -52,6 +53,7 @@ const toRow = (s: EndpointSpec) => ({
   propagate_trace_context: s.propagateTraceContext ?? true,
   namespace: s.namespace ?? null,
   denied_reason: s.deniedReason ?? null,
+  format: s.format ?? 'Raw',
 });
 
 export function createEndpointRepository(db: Db) {

@@ -3,8 +3,10 @@ import type {
   DeniedReason,
   Delivery,
   Endpoint,
+  EndpointFormat,
   ExtractionRule,
   InboundCredential,
+  InboundFormat,
   SignatureVerification,
   WebhookEvent,
 } from '../domain/records.js';
@@ -20,6 +22,7 @@ export interface CredentialRow {
   verification: SignatureVerification | null;
   event_id_rule: ExtractionRule | null;
   event_type_rule: ExtractionRule | null;
+  format: InboundFormat;
   resource_uid: string | null;
   resource_name: string | null;
   retention_max_age_seconds: number | null;
@@ -37,6 +40,7 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   verification: r.verification,
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
+  format: r.format ?? 'Raw',
   resourceUid: r.resource_uid,
   resourceName: r.resource_name,
   retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
@@ -68,6 +72,7 @@ export interface EndpointRow {
   active: boolean;
   auto_disable_after: number;
   propagate_trace_context: boolean;
+  format: EndpointFormat;
   consecutive_failures: number;
   disabled_at: Date | null;
   namespace: string | null;
@@ -100,6 +105,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   autoDisableAfter: r.auto_disable_after,
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
+  format: r.format ?? 'Raw',
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   namespace: r.namespace ?? null,

@@ -68,6 +68,7 @@ export function buildHeaders(req: OutboundRequest, now: () => number = Date.now)
   const contentType = req.contentType ?? DEFAULT_CONTENT_TYPE;
   checkHeader('Content-Type', contentType, 'stored content type');
   set('Content-Type', contentType);
+  for (const [name, value] of Object.entries(req.formatHeaders ?? {})) set(name, value);
 
   for (const [name, value] of authHeaders(req, now)) set(name, value);
 

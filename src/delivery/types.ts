@@ -5,10 +5,12 @@ import type { TraceCarrier } from '../observability/spans.js';
 export interface OutboundRequest {
   url: string;
   method: HttpMethod;
-  /** the stored raw body, sent byte-for-byte */
+  /** the bytes sent, exactly (the stored body, or its CloudEvent: body-format.ts); signatures are over these */
   body: Buffer;
-  /** the original Content-Type of the inbound request */
+  /** the body's Content-Type: the inbound request's, or the format's */
   contentType: string | null;
+  /** the format's own headers (binary mode's ce-*); they win over custom headers of the same name */
+  formatHeaders?: Record<string, string>;
   auth: {
     type: AuthType;
     username: string | null;

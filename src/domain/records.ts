@@ -17,6 +17,13 @@ export type VerificationType = (typeof VERIFICATION_TYPES)[number];
 export type SignatureType = Exclude<VerificationType, 'Basic'>;
 /** the schemes whose signature covers a timestamp, which toleranceSeconds bounds */
 export const TIMESTAMPED_TYPES: readonly SignatureType[] = ['Stripe', 'Slack', 'StandardWebhooks'];
+/**
+ * How a source's requests are read (InboundCredential spec.format, docs/cloudevents.md): Raw takes
+ * the event id and type from the provider's places or the extraction rules; CloudEvents from the
+ * CloudEvent itself (binary or structured mode), refusing a request that is not one.
+ */
+export const INBOUND_FORMATS = ['Raw', 'CloudEvents'] as const;
+export type InboundFormat = (typeof INBOUND_FORMATS)[number];
 export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;
 export const SIGNATURE_ENCODINGS = ['hex', 'base64'] as const;
 
@@ -52,6 +59,8 @@ export interface InboundCredential {
   verification: SignatureVerification | null;
   eventIdRule: ExtractionRule | null;
   eventTypeRule: ExtractionRule | null;
+  /** Raw (the default) or CloudEvents: where the event id and type are read */
+  format: InboundFormat;
   resourceUid: string | null;
   resourceName: string | null;
   /** the source's own retention ages in seconds (spec.retention): null = the global one, 0 = forever */
@@ -88,6 +97,13 @@ export interface AllowedEndpoints {
 export const DENIED_REASONS = ['NotAllowedBySource', 'SourceNotFound'] as const;
 export type DeniedReason = (typeof DENIED_REASONS)[number];
 
+/**
+ * What an endpoint is sent (WebhookEndpoint spec.format, docs/cloudevents.md): the body as it came
+ * (Raw, the default), or a CloudEvent 1.0 of it in the HTTP binding's binary or structured mode.
+ */
+export const ENDPOINT_FORMATS = ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'] as const;
+export type EndpointFormat = (typeof ENDPOINT_FORMATS)[number];
+
 export interface Endpoint {
   id: string;
   name: string;
@@ -120,6 +136,8 @@ export interface Endpoint {
   autoDisableAfter: number;
   /** send a W3C traceparent with each delivery when tracing is on (spec.propagateTraceContext, default true; docs/tracing.md) */
   propagateTraceContext: boolean;
+  /** Raw (default), CloudEventsBinary or CloudEventsStructured */
+  format: EndpointFormat;
   /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */

@@ -7,6 +7,13 @@ import type { EventPublisher } from '../transport/publisher.js';
 import { extractIdentity, MAX_IDENTIFIER_LENGTH } from './extract.js';
 import { activeTraceCarrier, inSpan, isSampled, SpanKind, tracingOn } from '../observability/spans.js';
 import { handshakeOf, type Handshake } from './handshakes.js';
+import { isStructured, readCloudEvent } from './cloudevents.js';
+
+/** A CloudEvent's id and type as the event's external id and type (docs/cloudevents.md). */
+function cloudEventIdentity(contentType: string | null, headers: Record<string, string>, json: unknown) {
+  const ce = readCloudEvent(contentType, headers, json);
+  return { externalEventId: ce.id, eventType: ce.type };
+}
 
 export interface InboundRequest {
   /** the source's credential, verified by the HTTP layer before the body was read */
@@ -76,9 +83,13 @@ export function createReceiveWebhook(deps: {
 
   return async function receiveWebhook(req: InboundRequest): Promise<ReceiveResult> {
     const { credential } = req;
-    if (req.body.length === 0) throw permanent('empty_body', 'the request body is empty');
+    const cloudEvents = credential.format === 'CloudEvents';
+    // a binary-mode CloudEvent may carry no data: its attributes are all in the headers
+    if (req.body.length === 0 && !(cloudEvents && !isStructured(req.contentType))) {
+      throw permanent('empty_body', 'the request body is empty');
+    }
     let json: unknown;
-    if (isJson(req.contentType)) {
+    if (req.body.length > 0 && isJson(req.contentType)) {
       try {
         json = JSON.parse(req.body.toString('utf8'));
       } catch {
@@ -87,12 +98,14 @@ export function createReceiveWebhook(deps: {
     }
     const handshake = handshakeOf(credential.verification?.type, req.headers, json);
     if (handshake) return { handshake };
-    const identity = extractIdentity(
-      json,
-      req.headers,
-      { eventId: credential.eventIdRule, eventType: credential.eventTypeRule },
-      credential.verification?.type,
-    );
+    const identity = cloudEvents
+      ? cloudEventIdentity(req.contentType, req.headers, json)
+      : extractIdentity(
+          json,
+          req.headers,
+          { eventId: credential.eventIdRule, eventType: credential.eventTypeRule },
+          credential.verification?.type,
+        );
     if ((identity.externalEventId?.length ?? 0) > MAX_IDENTIFIER_LENGTH) {
       throw permanent('invalid_event_id', `the event id is longer than ${MAX_IDENTIFIER_LENGTH} characters`);
     }

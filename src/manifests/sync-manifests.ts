@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/repositories.js';
-import { describeError } from '../domain/errors.js';
+import { describeError, isAppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
@@ -25,7 +25,7 @@ export interface SyncOptions {
 /**
  * Makes Postgres match a folder of manifests: the dev-mode twin of the operator's reconcile,
  * through the same row mapping and the same rule of which endpoints a source allows
- * (resources/allowed-endpoints.ts), with the same words. Credentials first, so that each endpoint
+ * (custom-resources/allowed-endpoints.ts), with the same words. Credentials first, so that each endpoint
  * is decided against the credential rows now in effect. Rows that came from manifests no longer
  * present are deactivated (endpoints) or deleted (credentials); rows owned by anything else are
  * never touched.
@@ -87,6 +87,9 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       endpoints++;
     } catch (err) {
       errors.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${describeError(err)}`);
+      // as under the operator: an expression that does not compile leaves the row with its last
+      // valid one (a new endpoint has no row: it gets nothing until it is fixed)
+      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
     }
   }
   for (const uid of await repos.endpoints.resourceUids(MANIFEST_UID_PREFIX)) {

@@ -84,7 +84,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.autoDisableAfter === spec.autoDisableAfter &&
     row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
     row.namespace === (spec.namespace ?? null) &&
-    row.deniedReason === (spec.deniedReason ?? null)
+    row.deniedReason === (spec.deniedReason ?? null) &&
+    row.format === (spec.format ?? 'Raw')
   );
 }
 
@@ -96,6 +97,7 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     sameJson(row.verification, spec.verification ?? null) &&
     sameJson(row.eventIdRule, spec.eventIdRule) &&
     sameJson(row.eventTypeRule, spec.eventTypeRule) &&
+    row.format === (spec.format ?? 'Raw') &&
     row.resourceName === spec.resourceName &&
     row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
     row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null) &&

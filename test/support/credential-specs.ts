@@ -9,6 +9,7 @@ const basic = { source: 's', username: 'u', passwordSecretRef: ref };
 export const VALID_CREDENTIAL_SPECS: [string, Record<string, unknown>][] = [
   ['Basic by default', basic],
   ['Basic named', { ...basic, verification: { type: 'Basic' } }],
+  ['CloudEvents, signed', { source: 's', format: 'CloudEvents', verification: { type: 'StandardWebhooks', secretRefs: [ref] } }],
   ['a signature alone', { source: 's', verification: { type: 'Stripe', secretRefs: [ref], toleranceSeconds: 600 } }],
   ['Basic beside a signature, two secrets', { ...basic, verification: { type: 'GitHub', secretRefs: [ref, { name: 'a', key: 'c' }] } }],
   [
@@ -46,6 +47,11 @@ export const CREDENTIAL_RULE_BREAKS: [string, Record<string, unknown>, RegExp][]
     /username and passwordSecretRef are required when verification\.type is Basic/,
   ],
   ['nothing at all', { source: 's' }, /username and passwordSecretRef are required when verification\.type is Basic/],
+  [
+    'CloudEvents with an extraction rule',
+    { ...basic, format: 'CloudEvents', eventTypeFrom: { header: 'x-type' } },
+    /eventIdFrom and eventTypeFrom are not used with format CloudEvents/,
+  ],
   [
     'a username without a password beside a signature',
     { source: 's', username: 'u', verification: { type: 'Slack', secretRefs: [ref] } },

@@ -89,7 +89,15 @@ describe('the generated CRDs', () => {
     ['WebhookEndpoint', 'retryOnStatus', { maxItems: 20, 'x-kubernetes-list-type': 'set' }, /4xx codes/, []],
     ['WebhookEndpoint', 'autoDisable', {}, /^endpoint health/, [/afterConsecutiveFailures is required/]],
     ['WebhookEndpoint', 'timeoutSeconds', { minimum: 1, maximum: 120, default: 10 }, /per-request timeout/, []],
-    ['InboundCredential', '(spec)', {}, /^How inbound calls/, [/username and passwordSecretRef are required/, /go together/]],
+    [
+      'InboundCredential',
+      '(spec)',
+      {},
+      /^How inbound calls/,
+      [/username and passwordSecretRef are required/, /not used with format CloudEvents/, /go together/],
+    ],
+    ['InboundCredential', 'format', { enum: ['Raw', 'CloudEvents'], default: 'Raw' }, /CloudEvent 1\.0/, []],
+    ['WebhookEndpoint', 'format', { enum: ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'], default: 'Raw' }, /HTTP binding/, []],
     [
       'InboundCredential',
       'verification',
