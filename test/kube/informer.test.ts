@@ -18,6 +18,8 @@ import {
   startTestOperator,
 } from '../support/kube-shared.js';
 import { createTestDatabase } from '../support/db.js';
+import { createRepositories } from '../../src/db/repositories.js';
+import { ownSource } from '../support/operator-scene.js';
 
 /**
  * The informer's list and watch against its own control plane (the tests break it): the watch
@@ -110,6 +112,8 @@ describe('informer (makeInformer + restart wrapper)', () => {
 
   it('restarts after the API server went away, and the operator reconciles what was created after it came back', async () => {
     const tdb = await createTestDatabase();
+    // the endpoint's source, owned in its namespace (docs/tenancy.md): it may subscribe, so it becomes Ready
+    await ownSource(createRepositories(tdb.db), 's', ns);
     const op = await startTestOperator(cp, tdb.db, { namespaces: [ns] });
     try {
       await settled(op);
