@@ -11,7 +11,8 @@ import { watchManifests } from '../../src/manifests/watch-manifests.js';
 import { uniqueSource } from '../fanout/support/harness.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 import { tenancyManifests, type Allowed, type TenancyNames } from '../support/tenancy-manifests.js';
 
 /**

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helmTemplate } from '../chart/support/chart.js';
 import { kubectl, KubectlError, type KubeConnection } from '../support/kube.js';
-import { createNamespace, eventually, sharedKube } from '../support/kube-shared.js';
+import { createNamespace, sharedKube } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * The chart's optional ValidatingAdmissionPolicy on source names (tenancy.sourceNames:

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addEvent, startFanoutHarness, uniqueSource, type FanoutHarness } from '../fanout/support/harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
-import { customObjects, eventually, ready, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import { customObjects, ready, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import {
   credentialYaml,
