@@ -12,11 +12,12 @@ export interface AttemptResult {
   startedAt: Date;
   durationMs: number | null;
   /**
-   * No request was made: the endpoint was removed (inactive) or is disabled. Such an outcome leaves
+   * No request was made: the endpoint was removed (inactive), its source no longer allows it
+   * (not_allowed, docs/tenancy.md) or it is disabled. Such an outcome leaves
    * the endpoint's failure count alone; endpoint_disabled also holds the FAILED row for the redrive
    * on enable. Absent: a settled outcome counts (a SUCCESS resets the count, a FAILED adds one).
    */
-  skipped?: 'endpoint_inactive' | 'endpoint_disabled';
+  skipped?: 'endpoint_inactive' | 'endpoint_disabled' | 'endpoint_not_allowed';
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */

@@ -97,6 +97,9 @@ export interface AllowedEndpoints {
 export const DENIED_REASONS = ['NotAllowedBySource', 'SourceNotFound'] as const;
 export type DeniedReason = (typeof DENIED_REASONS)[number];
 
+/** last_error of a delivery failed without a request because its source stopped allowing its endpoint, then the reason in brackets. */
+export const REVOKED_ERROR = 'revoked: endpoint not allowed by its source';
+
 /**
  * What an endpoint is sent (WebhookEndpoint spec.format, docs/cloudevents.md): the body as it came
  * (Raw, the default), or a CloudEvent 1.0 of it in the HTTP binding's binary or structured mode.

@@ -163,6 +163,33 @@ describe('which endpoints a source allows', () => {
     expect(await routedTo()).toEqual([]);
   });
 
+  it('revocation: a delivery in retry to an endpoint that stops being allowed ends FAILED at its next attempt, naming the revocation; nothing more is sent', async () => {
+    await setAllowed('All');
+    await becomes('intruder', 'Synced');
+    // the intruder's receiver fails, so its delivery keeps retrying (50 attempts, up to 0.5 s apart)
+    await kubectl(conn, ['patch', 'whe', 'intruder', '-n', n.intruder, '--type=merge', '-p', '{"spec":{"maxAttempts":50}}']);
+    await eventually(async () => (await row('intruder'))?.maxAttempts === 50, { what: 'maxAttempts 50 in the row' });
+    receiver.setScript((_n, req) => (req.path === '/intruder' ? { status: 503, body: 'busy' } : { status: 200 }));
+    const eventId = await addEvent(fanout.repos, { source: n.source });
+    const heard = () => receiver.requests.filter((r) => r.path === '/intruder' && r.headers['x-webhook-event-id'] === eventId).length;
+    const outcome = fanout.runFanout(eventId);
+    await eventually(async () => heard() >= 2, { what: 'the delivery in retry' });
+
+    await setAllowed('Same');
+    await eventually(async () => (await row('intruder'))?.deniedReason === 'NotAllowedBySource', { what: 'the revocation in the row' });
+    const heardWhenRevoked = heard();
+    expect(await outcome).toBe('PARTIAL');
+    const intruderId = (await row('intruder'))!.id;
+    const delivery = (await fanout.repos.deliveries.listByEvent(eventId)).find((d) => d.endpointId === intruderId);
+    expect(delivery).toMatchObject({ status: 'FAILED', lastError: 'revoked: endpoint not allowed by its source (NotAllowedBySource)' });
+    // at most the attempt already on its way when the row changed reached the receiver
+    expect(heard()).toBeLessThanOrEqual(heardWhenRevoked + 1);
+    const attempts = await tdb.db('webhook_delivery_attempt').where({ delivery_id: delivery!.id }).orderBy('attempt');
+    expect(attempts.at(-1)).toMatchObject({ outcome: 'FAILED', duration_ms: null, error: delivery!.lastError });
+    expect(attempts.length).toBe(heard() + 1);
+    receiver.setScript([{ status: 200 }]);
+  });
+
   it('a deleted credential leaves its endpoints SourceNotFound within seconds', async () => {
     await setAllowed('All');
     await becomes('intruder', 'Synced');
