@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
-import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
+import { buildOutboundRequest } from '../delivery/outbound-request.js';
+import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
@@ -75,27 +76,6 @@ function failsAtOnce(endpoint: Endpoint): FailsAtOnce | undefined {
     };
   }
   return undefined;
-}
-
-/** One attempt's request (delivery/outbound-request.ts's buildOutboundRequest takes over with CloudEvents output). */
-function buildRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
-  return {
-    url: e.url,
-    method: e.method,
-    body: ev.payload,
-    contentType: ev.contentType,
-    auth: {
-      type: e.authType,
-      username: e.authUsername,
-      secret: e.authSecret,
-      signingSecret: e.signingSecret,
-      previousSigningSecret: e.previousSigningSecret,
-    },
-    customHeaders: e.customHeaders,
-    timeoutMs: e.timeoutSeconds * 1000,
-    retryOnStatus: e.retryOnStatus,
-    meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
-  };
 }
 
 /** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
@@ -226,7 +206,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
 
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    const request = buildRequest(delivery, endpoint, event, attempt);
+    // the endpoint's format (Raw or a CloudEvent) shapes the body; signatures are over what is sent
+    const request = buildOutboundRequest(delivery, endpoint, event, attempt);
     const outcome = await inAttemptSpan(
       {
         method: request.method,

@@ -110,6 +110,11 @@ export const ERROR_CODES = {
     means: "a delivery's last attempt failed: it ends FAILED; activity only",
   },
   headers_too_large: { kind: 'permanent', status: 431, means: 'request line and headers over the size limit' },
+  too_many_refusals: {
+    kind: 'permanent',
+    status: 429,
+    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+  },
 
   // transient: a dependency is briefly unavailable
   database_unavailable: {

@@ -12,6 +12,10 @@ import { eventually } from '../support/wait.js';
 import { createTestDatabase } from '../support/db.js';
 import { createRepositories } from '../../src/db/repositories.js';
 import { ownSource } from '../support/operator-scene.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The informer's list and watch against its own control plane (the tests break it): the watch
