@@ -4,7 +4,7 @@ import { pingDb } from '../db/knex.js';
 import { createOperatorMetrics } from '../metrics/operator-metrics.js';
 import { startOperator } from '../operator/operator.js';
 import { bootstrap } from './bootstrap.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 
 /**
  * Composition root: `webhook-fanout operator`. The cluster comes from KUBECONFIG (or
@@ -35,6 +35,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         logger,
         metrics: operatorMetrics,
         namespaces: cfg.watchNamespaces,
+        defaultAllowedNamespaces: cfg.defaultAllowedNamespaces,
         workers: cfg.workers,
         resyncPeriodMs: cfg.resyncPeriodMs,
         ...(cfg.identity ? { identity: cfg.identity } : {}),

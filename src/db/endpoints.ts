@@ -6,9 +6,19 @@ import { toEndpoint, type EndpointRow } from './rows.js';
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
   Endpoint,
-  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext' | 'format'
+  | 'id'
+  | 'resourceUid'
+  | 'createdAt'
+  | 'updatedAt'
+  | EndpointHealthField
+  | 'pausedUntil'
+  | 'propagateTraceContext'
+  | 'format'
+  | 'namespace'
+  | 'deniedReason'
 > &
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -41,6 +51,8 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  namespace: s.namespace ?? null,
+  denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',
 });
 
@@ -76,7 +88,7 @@ export function createEndpointRepository(db: Db) {
 
     /**
      * Enables an endpoint: not disabled any more, its failure count back to 0. Its held deliveries
-     * are then taken by the redriver (workflows/start/redrive.ts), which only takes those of enabled
+     * are then taken by the redriver (temporal/redriver.ts), which only takes those of enabled
      * endpoints: nothing more to do here, and nothing to lose if the caller dies right after.
      * undefined when there is no such endpoint.
      */

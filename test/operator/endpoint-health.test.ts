@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedriver, type Redriver } from '../../src/workflows/start/redrive.js';
+import { createRedriver, type Redriver } from '../../src/temporal/redriver.js';
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { type OperatorStore } from '../../src/operator/store.js';
@@ -9,7 +9,7 @@ import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
 import { apply, customObjects, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
-import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
@@ -35,6 +35,8 @@ beforeAll(async () => {
     startReceiver([{ status: 500, body: 'down' }]),
   ]);
   ({ conn, tdb, store, ns, op } = scene);
+  // the endpoints' sources, owned in their namespace (docs/tenancy.md)
+  for (const name of ['plain', 'orders']) await ownSource(store.repos, `health-${name}`, ns);
   fanout = await startFanoutHarness({ database: tdb });
   redriver = createRedriver({
     queries: createRedriveQueries(tdb.db),
