@@ -90,6 +90,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
     format: s.format ?? 'Raw',
+    filter: s.filter ?? null,
+    transform: s.transform?.jsonata ?? null,
   };
 }
 

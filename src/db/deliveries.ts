@@ -142,7 +142,8 @@ export interface PreparedRow {
 
 /**
  * A row of the prepare statement: one per matched endpoint, with its delivery, which is missing
- * when the statement neither inserted it nor saw it in its snapshot; a single row without an
+ * when the statement neither inserted it nor saw it in its snapshot, or when the endpoint has a
+ * filter (its row is inserted once the filter accepted the event); a single row without an
  * endpoint when none matched; no row when there is no such event. The event's payload is on the
  * first row only (the others repeat the small columns), so a payload crosses the wire once.
  */
@@ -151,6 +152,30 @@ type PrepareRunRow = Omit<EventRow, 'payload'> & {
   endpoint: EndpointRow | null;
   delivery: DeliveryRow | null;
 };
+
+/**
+ * Decides which endpoints with a filter get the event (activities/prepare.ts evaluates their CEL);
+ * the others get no delivery row. Called only when there is one without a row yet.
+ */
+export type AcceptFiltered = (event: WebhookEvent, endpoints: readonly Endpoint[]) => Endpoint[];
+
+/**
+ * The delivery rows of the endpoints whose filter accepted the event, inserted or, when an earlier
+ * run of the same event inserted them, as they are (the no-op update returns an existing row and
+ * waits for a concurrent insert to commit).
+ */
+async function insertAccepted(db: Db, eventId: string, endpointIds: readonly string[]): Promise<DeliveryRow[]> {
+  const res = await prepared<{ rows: Array<{ delivery: DeliveryRow }> }>(
+    db,
+    'deliveries.insertAccepted',
+    `INSERT INTO webhook_delivery (event_id, endpoint_id)
+     SELECT :eventId, id::uuid FROM json_array_elements_text(:ids::json) AS id
+     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
+     RETURNING row_to_json(webhook_delivery.*) AS delivery`,
+    { eventId, ids: JSON.stringify(endpointIds) },
+  );
+  return res.rows.map((r) => r.delivery);
+}
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
 async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
@@ -169,7 +194,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
         WHERE ep.active AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched
+       SELECT :eventId, id FROM matched WHERE filter IS NULL
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -250,28 +275,47 @@ export function createDeliveryRepository(db: Db) {
      * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
      * event.
      */
-    async prepareRun(eventId: string, workflowId: string): Promise<PreparedRow[] | undefined> {
+    /**
+     * One round trip for endpoints without a filter: the run records itself on the event, matches
+     * the endpoints and creates their rows. Endpoints with a filter whose row is not there yet go
+     * to `accept` with the event (its payload came in the same round trip), and those it returns
+     * get their rows in a second statement: the cost of a filter is paid only where one is set.
+     * Without `accept`, no filtered endpoint gets the event.
+     */
+    async prepareRun(eventId: string, workflowId: string, accept: AcceptFiltered = () => []): Promise<PreparedRow[] | undefined> {
       let rows = await prepareRunRows(db, eventId, workflowId);
       // The rows the statement inserted and those that were there before it (a retried prepare)
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
-      if (rows.some((r) => r.endpoint !== null && r.delivery === null)) rows = await prepareRunRows(db, eventId, workflowId);
+      if (rows.some((r) => r.endpoint !== null && r.delivery === null && r.endpoint.filter === null)) {
+        rows = await prepareRunRows(db, eventId, workflowId);
+      }
       const first = rows[0];
       if (!first) return undefined;
       const { endpoint: _e, delivery: _d, payload, ...eventColumns } = first;
       const event = toEvent({ ...eventColumns, payload: payload ?? Buffer.alloc(0), traceparent: null });
-      return rows.flatMap((r) =>
-        r.endpoint !== null && r.delivery !== null
-          ? [
-              {
-                delivery: toDelivery(withDates(r.delivery, deliveryDates)),
-                endpoint: toEndpoint(withDates(r.endpoint, endpointDates)),
-                event,
-              },
-            ]
-          : [],
-      );
+      const prepared: PreparedRow[] = [];
+      const filtered: Endpoint[] = [];
+      for (const r of rows) {
+        if (r.endpoint === null) continue;
+        const endpoint = toEndpoint(withDates(r.endpoint, endpointDates));
+        if (r.delivery !== null) prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
+        else if (endpoint.filter !== null) filtered.push(endpoint);
+      }
+      if (filtered.length === 0) return prepared;
+      const accepted = accept(event, filtered);
+      if (accepted.length === 0) return prepared;
+      const byId = new Map(accepted.map((e) => [e.id, e]));
+      for (const d of await insertAccepted(
+        db,
+        eventId,
+        accepted.map((e) => e.id),
+      )) {
+        const endpoint = byId.get(d.endpoint_id);
+        if (endpoint) prepared.push({ delivery: toDelivery(withDates(d, deliveryDates)), endpoint, event });
+      }
+      return prepared;
     },
 
     /**

@@ -6,9 +6,18 @@ import { toEndpoint, type EndpointRow } from './rows.js';
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
   Endpoint,
-  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext' | 'format'
+  | 'id'
+  | 'resourceUid'
+  | 'createdAt'
+  | 'updatedAt'
+  | EndpointHealthField
+  | 'pausedUntil'
+  | 'propagateTraceContext'
+  | 'format'
+  | 'filter'
+  | 'transform'
 > &
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format'>>;
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'filter' | 'transform'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -42,6 +51,8 @@ const toRow = (s: EndpointSpec) => ({
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
   format: s.format ?? 'Raw',
+  filter: s.filter ?? null,
+  transform_jsonata: s.transform ?? null,
 });
 
 export function createEndpointRepository(db: Db) {
