@@ -8,7 +8,8 @@ import { syncManifests } from '../../src/manifests/sync-manifests.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 // CloudEvents sent by the official SDK (HTTP.binary, HTTP.structured) over HTTP to the real ingest
 // of a source with `format: CloudEvents`, configured from manifests as dev mode reads them: stored
