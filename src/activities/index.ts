@@ -24,7 +24,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
       createPrepare({ repos: deps.repos, metrics: deps.metrics, logger, backoff, handoff, expressions, now: deps.now ?? Date.now }),
     ),
     deliver: withFailureMapping(
-      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt }),
+      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt, expressions }),
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };

@@ -17,6 +17,8 @@ export interface AttemptResult {
    * on enable. Absent: a settled outcome counts (a SUCCESS resets the count, a FAILED adds one).
    */
   skipped?: 'endpoint_inactive' | 'endpoint_disabled';
+  /** what was sent when it was not the stored payload (the endpoint's transform made it); the attempt log keeps it */
+  requestBody?: string | null;
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
@@ -41,7 +43,7 @@ export interface Settled {
 const ATTEMPTS_SQL = `WITH input AS (
    SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS i(
      ord int, id uuid, status text, outcome text, "responseStatus" int, "responseBody" text, error text,
-     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean)),
+     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text)),
  updated AS (
    UPDATE webhook_delivery d
       SET status = i.status, attempts = d.attempts + 1,
@@ -51,11 +53,11 @@ const ATTEMPTS_SQL = `WITH input AS (
      FROM input i
     WHERE d.id = i.id AND d.status = 'PENDING'
  RETURNING d.id, d.endpoint_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
-           i."responseStatus", i."responseBody", i.error, i.counts),
+           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody"),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
+   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error, "requestBody" FROM updated),
  counted AS (
    SELECT endpoint_id, ord, status,
           count(*) FILTER (WHERE status = 'SUCCESS') OVER (PARTITION BY endpoint_id ORDER BY ord) AS resets
@@ -101,8 +103,8 @@ const ATTEMPT_SQL = `WITH updated AS (
  RETURNING id, endpoint_id, attempts),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
+   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error, :requestBody FROM updated),
  health AS (
    UPDATE webhook_endpoint ep
       SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
@@ -249,6 +251,7 @@ export function createDeliveryRepository(db: Db) {
       durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
       held: r.skipped === 'endpoint_disabled',
       counts: r.status !== 'PENDING' && r.skipped === undefined,
+      requestBody: r.requestBody ?? null,
     }));
     const settled: Array<Settled | null> = rows.map(() => null);
     const [one] = rows;

@@ -83,7 +83,9 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
     row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
-    row.format === (spec.format ?? 'Raw')
+    row.format === (spec.format ?? 'Raw') &&
+    row.filter === (spec.filter ?? null) &&
+    row.transform === (spec.transform ?? null)
   );
 }
 

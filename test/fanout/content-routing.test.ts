@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect } from 'vitest';
-import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
+import { startReplay } from '../../src/workflows/start/replay.js';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
 
 const invoice = readFileSync(new URL('../fixtures/payloads/stripe-invoice-paid.json', import.meta.url), 'utf8');
@@ -31,7 +34,7 @@ describe('routing by content: spec.filter', () => {
 
     expect(plain.requests).toHaveLength(1);
     expect(big.requests).toHaveLength(1);
-    expect(big.requests[0]?.body).toBe(invoice);
+    expect(big.requests[0]?.body.toString('utf8')).toBe(invoice);
     expect(small.requests).toHaveLength(0);
     expect(broken.requests).toHaveLength(0);
     const deliveries = await h.repos.deliveries.listByEvent(eventId);
@@ -58,5 +61,77 @@ describe('routing by content: spec.filter', () => {
     });
     expect(first?.map((r) => r.endpoint.id)).toEqual([id]);
     expect(again?.map((r) => r.delivery.id)).toEqual(first?.map((r) => r.delivery.id));
+  });
+});
+
+describe('reshaping by content: spec.transform.jsonata', () => {
+  it('the endpoint receives the transformed body, signed over it (verified by the standardwebhooks library); the attempt log records what was sent', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('stripe');
+    const key = `whsec_${randomBytes(24).toString('base64')}`;
+    const wh = new Webhook(key);
+    const verified: unknown[] = [];
+    const target = await receiver({
+      handler: (req, res) => {
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+        try {
+          verified.push(wh.verify(req.body, headers));
+          res.statusCode = 204;
+        } catch (err) {
+          res.statusCode = 401;
+          res.write(err instanceof Error ? err.message : 'invalid');
+        }
+        res.end();
+      },
+    });
+    const endpointId = await addEndpoint(h.repos, {
+      source,
+      url: target.url,
+      authType: 'STANDARD_WEBHOOKS',
+      signingSecret: key,
+      transform:
+        '{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100, "tenant": data.data.object.metadata.tenant}',
+    });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    const sent = { kind: 'invoice.paid', invoice: 'in_1PqR8qLkdIwHu7ixAbCdEfGh', total: 125, tenant: 'acme' };
+    expect(target.requests).toHaveLength(1);
+    expect(target.requests[0]?.headers['content-type']).toBe('application/json');
+    expect(verified).toEqual([sent]);
+    const [delivery] = await h.repos.deliveries.listByEvent(eventId);
+    expect(delivery).toMatchObject({ endpointId, status: 'SUCCESS' });
+    const attempts = await h.database.db('webhook_delivery_attempt').where({ delivery_id: delivery?.id });
+    expect(attempts.map((a: { request_body: string | null }) => JSON.parse(a.request_body ?? 'null'))).toEqual([sent]);
+  });
+
+  it('a transform that fails ends the delivery FAILED at once with the reason, without a request or a retry', async ({ h, receiver }) => {
+    const source = uniqueSource('stripe');
+    const target = await receiver();
+    await addEndpoint(h.repos, { source, url: target.url, maxAttempts: 5, transform: '$number(data.data.object.currency)' });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    expect(target.requests).toHaveLength(0);
+    const [delivery] = await h.repos.deliveries.listByEvent(eventId);
+    expect(delivery).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(delivery?.lastError).toMatch(/^transform failed: D3030/);
+  });
+
+  it('fixed and replayed, the delivery sends what the transform makes at the time of sending', async ({ h, receiver }) => {
+    const source = uniqueSource('stripe');
+    const target = await receiver();
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, transform: '{"v": $number(data.data.object.currency)}' });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    expect(target.requests).toHaveLength(0);
+
+    await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ transform_jsonata: '{"v": 2, "kind": type}' });
+    const failed = await deliveryOf(h.repos, eventId, endpointId);
+    expect(await h.repos.deliveries.reopenFailed(failed.id)).toBe(true);
+    const { workflowId } = await startReplay(h.client, { eventId, deliveryIds: [failed.id], taskQueue: h.taskQueue });
+    expect(await h.client.workflow.getHandle(workflowId).result()).toBe('COMPLETED');
+    expect(target.requests.map((r) => JSON.parse(r.body.toString('utf8')))).toEqual([{ v: 2, kind: 'invoice.paid' }]);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, applyRefused, customObjects, eventually, ready, whenReady } from '../support/kube-shared.js';
+import { apply, applyRefused, customObjects, ready, whenReady } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import type { TestDatabase } from '../support/db.js';
 
@@ -68,10 +69,13 @@ describe('WebhookEndpoint spec.filter and spec.transform under the operator', ()
 
     // fixed: Ready again, the new expression in the row
     await apply(conn, ns, endpointYaml('billing', '  filter: "event.type == \'invoice.paid\'"\n'));
+    await eventually(async () => (await rowOf('billing'))?.filter === "event.type == 'invoice.paid'", {
+      what: 'the fixed filter in the row',
+    });
+    expect(await rowOf('billing')).toMatchObject({ transform_jsonata: null });
     await eventually(async () => ready(await customObjects(conn).get('WebhookEndpoint', ns, 'billing'))?.status === 'True', {
       what: 'Ready again',
     });
-    expect(await rowOf('billing')).toMatchObject({ filter: "event.type == 'invoice.paid'", transform_jsonata: null });
   });
 
   it('a new endpoint with an invalid filter gets no row: it is not routed', async () => {
