@@ -15,11 +15,12 @@ export function buildOutboundRequest(
   /** what the endpoint's transform made of the payload (docs/content-routing.md); absent: the stored payload */
   transformed?: Payload,
 ): OutboundRequest {
-  const shaped = formatBody(
-    e.format,
-    transformed ?? { body: ev.payload, contentType: ev.contentType },
-    { id: ev.id, source: ev.source, type: ev.eventType, time: ev.receivedAt },
-  );
+  const shaped = formatBody(e.format, transformed ?? { body: ev.payload, contentType: ev.contentType }, {
+    id: ev.id,
+    source: ev.source,
+    type: ev.eventType,
+    time: ev.receivedAt,
+  });
   return {
     url: e.url,
     method: e.method,
