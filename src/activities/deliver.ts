@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
+import { buildOutboundRequest } from '../delivery/outbound-request.js';
 import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
@@ -71,33 +72,12 @@ function failsAtOnce(endpoint: Endpoint): FailsAtOnce | undefined {
   return undefined;
 }
 
-/** What an attempt sends: the stored payload, or what the endpoint's transform made of it. */
+/** What an attempt sends before its format: the stored payload, or what the endpoint's transform made of it. */
 interface Body {
   body: Buffer;
   contentType: string | null;
-  /** true: a transform made it (the attempt log records it) */
+  /** true: a transform made it (the attempt log records what was sent) */
   transformed: boolean;
-}
-
-/** One attempt's request (delivery/outbound-request.ts's buildOutboundRequest takes over with CloudEvents output). */
-function buildRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number, shaped: Body): OutboundRequest {
-  return {
-    url: e.url,
-    method: e.method,
-    body: shaped.body,
-    contentType: shaped.contentType,
-    auth: {
-      type: e.authType,
-      username: e.authUsername,
-      secret: e.authSecret,
-      signingSecret: e.signingSecret,
-      previousSigningSecret: e.previousSigningSecret,
-    },
-    customHeaders: e.customHeaders,
-    timeoutMs: e.timeoutSeconds * 1000,
-    retryOnStatus: e.retryOnStatus,
-    meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
-  };
 }
 
 /** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
@@ -251,7 +231,8 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
 
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    const request = buildRequest(delivery, endpoint, event, attempt, shaped);
+    // the endpoint's format (Raw or a CloudEvent) shapes the body, the transform's when it has one; signatures are over what is sent
+    const request = buildOutboundRequest(delivery, endpoint, event, attempt, shaped.transformed ? shaped : undefined);
     const outcome = await inAttemptSpan(
       {
         method: request.method,
@@ -280,7 +261,7 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
       responseBody: outcome.body,
       startedAt,
       durationMs: outcome.durationMs,
-      ...(shaped.transformed ? { requestBody: shaped.body.toString('utf8') } : {}),
+      ...(shaped.transformed ? { requestBody: request.body.toString('utf8') } : {}),
     };
 
     if (outcome.kind === 'success') {
