@@ -133,7 +133,12 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);
       const repos = createRepositories(db);
-      const manifests = await watchManifests({ dir: configDir, repos, logger });
+      const manifests = await watchManifests({
+        dir: configDir,
+        repos,
+        logger,
+        options: { defaultAllowedNamespaces: dev.defaultAllowedNamespaces },
+      });
       cleanups.push(() => manifests.close());
 
       // an external Temporal may take TLS and an API key (TEMPORAL_TLS_*), as the processes do
@@ -187,7 +192,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           'webhook-fanout dev mode is running',
           `  inbound webhooks  POST ${ingest.url}/api/webhooks/{source}   (HTTP Basic per source)`,
           `  metrics & probes  http://localhost:${managementPort}/metrics  /healthz  /readyz`,
-          `  manifests         ${configDir}  (${m.endpoints} endpoint(s), ${m.credentials} credential(s)${m.errors.length ? `, ${m.errors.length} rejected` : ''}; edits reload live)`,
+          `  manifests         ${configDir}  (${m.endpoints} endpoint(s), ${m.credentials} credential(s)${m.errors.length ? `, ${m.errors.length} rejected` : ''}${m.denied.length ? `, ${m.denied.length} endpoint(s) not allowed by their source` : ''}; edits reload live)`,
           `  postgres          ${dev.external.databaseUrl ? 'DATABASE_URL' : databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
           `  temporal          ${temporalAddress} (namespace ${namespace}, task queue ${cfg.worker.temporal.taskQueue})`,
           `  sns/sqs           ${awsEndpoint}`,

@@ -14,10 +14,13 @@ export type EndpointSpec = Omit<
   | 'pausedUntil'
   | 'propagateTraceContext'
   | 'format'
+  | 'namespace'
+  | 'deniedReason'
   | 'filter'
   | 'transform'
 > &
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'filter' | 'transform'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -50,6 +53,8 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  namespace: s.namespace ?? null,
+  denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,

@@ -2,18 +2,19 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Repositories } from '../db/repositories.js';
 import type { Logger } from '../observability/logger.js';
 import { readManifests } from './read-manifests.js';
-import { syncManifests, type SyncReport } from './sync-manifests.js';
+import { syncManifests, type SyncOptions, type SyncReport } from './sync-manifests.js';
 
 /** Loads a folder of manifests into Postgres now, and again whenever a file in it changes. */
 export async function watchManifests(deps: {
   dir: string;
   repos: Repositories;
   logger: Logger;
+  options: SyncOptions;
   debounceMs?: number;
   onSync?: (r: SyncReport) => void;
 }): Promise<{ initial: SyncReport; close(): Promise<void> }> {
   const sync = async (): Promise<SyncReport> => {
-    const report = await syncManifests(deps.repos, await readManifests(deps.dir), deps.logger);
+    const report = await syncManifests(deps.repos, await readManifests(deps.dir), deps.logger, deps.options);
     deps.onSync?.(report);
     return report;
   };
@@ -29,7 +30,13 @@ export async function watchManifests(deps: {
           .then(sync)
           .then((r) =>
             deps.logger.info(
-              { endpoints: r.endpoints, credentials: r.credentials, removed: r.removed, rejected: r.errors.length },
+              {
+                endpoints: r.endpoints,
+                credentials: r.credentials,
+                removed: r.removed,
+                rejected: r.errors.length,
+                notAllowed: r.denied.length,
+              },
               'manifests reloaded',
             ),
           )

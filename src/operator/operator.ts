@@ -12,6 +12,7 @@ import { createLeaderElector, type LeaderElector } from '../kube/leader-election
 import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
+import type { DefaultAllowedNamespaces } from '../domain/records.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];
@@ -23,6 +24,8 @@ export interface OperatorOptions {
   metrics: OperatorMetrics;
   /** undefined or empty = every namespace */
   namespaces?: string[] | undefined;
+  /** what an InboundCredential without spec.allowedEndpoints allows; default Same (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
+  defaultAllowedNamespaces?: DefaultAllowedNamespaces;
   workers?: number;
   resyncPeriodMs?: number;
   /** default HEALTH_POLL_MS (controller.ts) */
@@ -79,6 +82,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
       workers: opts.workers ?? 2,
       resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
+      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? 'Same',
       ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
     });

@@ -70,6 +70,8 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   transform: null,
   consecutiveFailures: 0,
   disabledAt: null,
+  namespace: 'payments',
+  deniedReason: null,
   resourceUid: null,
   createdAt: received,
   updatedAt: received,

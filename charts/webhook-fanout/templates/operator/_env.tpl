@@ -1,6 +1,7 @@
 {{/*
 The operator's env: its pod's name (its leader-election identity) and namespace (where the Lease
-lives) from the downward API, leader election, and the namespaces it watches when confined.
+lives) from the downward API, leader election, the namespaces it watches when confined, and what a
+credential without spec.allowedEndpoints allows.
 */}}
 {{- define "webhook-fanout.operator.env" -}}
 {{- $op := .Values.operator }}
@@ -16,5 +17,6 @@ lives) from the downward API, leader election, and the namespaces it watches whe
       fieldPath: metadata.namespace
 {{- $settings := dict "LEADER_ELECTION" (ternary "true" "false" $op.leaderElection.enabled) "LEADER_ELECTION_LEASE_NAME" (default (include "webhook-fanout.componentName" (dict "root" . "component" "operator")) $op.leaderElection.leaseName) }}
 {{- with $op.watchNamespaces }}{{ $_ := set $settings "WATCH_NAMESPACE" (join "," .) }}{{ end }}
+{{- $_ := set $settings "TENANCY_DEFAULT_ALLOWED_NAMESPACES" .Values.tenancy.defaultAllowedNamespaces }}
 {{ include "webhook-fanout.env.map" (merge $settings ($op.settings | default dict)) | trim }}
 {{- end }}
