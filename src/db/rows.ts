@@ -108,7 +108,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
   format: r.format ?? 'Raw',
-  // absent from a row read before migration 073 ran: none
+  // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,
   transform: r.transform_jsonata ?? null,
   consecutiveFailures: r.consecutive_failures,

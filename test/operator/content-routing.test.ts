@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, applyRefused, customObjects, ready, whenReady } from '../support/kube-shared.js';
+import { apply, applyRefused, customObjects, ready, secretYaml, whenReady } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import type { TestDatabase } from '../support/db.js';
@@ -19,17 +19,35 @@ let scene: OperatorScene;
 beforeAll(async () => {
   scene = await startOperatorScene('content');
   ({ conn, tdb, ns } = scene);
+  // the source's credential, in the endpoints' namespace: without one an endpoint is SourceNotFound (docs/tenancy.md)
+  await apply(
+    conn,
+    ns,
+    `${secretYaml('content-inbound', { password: 'content-password' })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: InboundCredential
+metadata: {name: content}
+spec:
+  source: ${source()}
+  username: content-sender
+  passwordSecretRef: {name: content-inbound, key: password}
+`,
+  );
+  await whenReady(conn, 'InboundCredential', ns, 'content');
 }, 120_000);
 
 afterAll(async () => {
   await scene?.close();
 });
 
+/** a source of this file's own namespace: sources are cluster-wide */
+const source = () => `src-${ns}`;
+
 const endpointYaml = (name: string, extra: string) => `apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookEndpoint
 metadata: {name: ${name}}
 spec:
-  source: op-content
+  source: ${source()}
   url: https://receiver.example.com/hooks
 ${extra}`;
 
