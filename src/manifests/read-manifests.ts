@@ -7,14 +7,18 @@ import {
   API_VERSION,
   InboundCredentialSpec,
   WebhookEndpointSpec,
+  WebhookReplaySpec,
   type InboundCredentialResource,
   type WebhookEndpointResource,
+  type WebhookReplayResource,
 } from '../custom-resources/specs.js';
 import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];
   credentials: InboundCredentialResource[];
+  /** applied once each (manifests/drive-replays.ts) */
+  replays: WebhookReplayResource[];
   /** "namespace/name" -> decoded key/value pairs */
   secrets: Map<string, Record<string, string>>;
   /** one line per rejected document: file, index, reason */
@@ -29,7 +33,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * ignored; invalid documents are reported and left out (the rest still loads).
  */
 export async function readManifests(dir: string): Promise<ManifestSet> {
-  const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), errors: [] };
+  const set: ManifestSet = { endpoints: [], credentials: [], replays: [], secrets: new Map(), errors: [] };
   const files = (await readdir(dir, { recursive: true })).filter((f) => /\.(ya?ml|json)$/i.test(f)).sort();
   for (const file of files) {
     const text = await readFile(path.join(dir, file), 'utf8');
@@ -61,9 +65,16 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
         set.secrets.set(`${metadata.namespace}/${metadata.name}`, values);
         return;
       }
-      if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential') return;
+      if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential' && kind !== 'WebhookReplay') return;
       if (obj.apiVersion !== `${API_GROUP}/${API_VERSION}`) {
         set.errors.push(`${where}: ${kind} ${metadata.name}: apiVersion must be ${API_GROUP}/${API_VERSION}`);
+        return;
+      }
+      if (kind === 'WebhookReplay') {
+        const spec = Value.Default(WebhookReplaySpec, structuredClone(obj.spec ?? {}));
+        const problem = specProblem(WebhookReplaySpec, spec) ?? replayWindowProblem(spec as WebhookReplaySpec);
+        if (problem) set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
+        else set.replays.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookReplaySpec });
         return;
       }
       const schema = kind === 'WebhookEndpoint' ? WebhookEndpointSpec : InboundCredentialSpec;
@@ -81,6 +92,11 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
     });
   }
   return set;
+}
+
+/** What the CRD's CEL rule on spec.window says, checked here (dev mode runs no CEL). */
+function replayWindowProblem(spec: WebhookReplaySpec): string | undefined {
+  return Date.parse(spec.window.from) < Date.parse(spec.window.to) ? undefined : 'spec.window.to: window.from must be before window.to';
 }
 
 /** Annotations as the API server keeps them: string values only (others are dropped). */

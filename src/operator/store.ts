@@ -25,17 +25,6 @@ export function createOperatorStore(db: Db) {
       const row = await db<EndpointRow>('webhook_endpoint').where({ resource_uid: uid }).first();
       return row ? toEndpoint(row) : undefined;
     },
-    /**
-     * The endpoint a WebhookReplay names: the active row of the WebhookEndpoint `name` in
-     * `namespace` (rows are named namespace/name by the operator and dev mode alike).
-     */
-    async activeEndpointId(namespace: string, name: string): Promise<string | undefined> {
-      const row = await db<EndpointRow>('webhook_endpoint')
-        .where({ name: `${namespace}/${name}`, active: true })
-        .orderBy('updated_at', 'desc')
-        .first('id');
-      return row?.id;
-    },
     async credentialByUid(uid: string): Promise<InboundCredential | undefined> {
       const row = await db<CredentialRow>('webhook_inbound_credential').where({ resource_uid: uid }).first();
       return row ? toCredential(row) : undefined;
