@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { startFauxqs } from 'fauxqs';
-import { loadDevConfig } from '../config/config.js';
+import { consoleStatus, loadDevConfig } from '../config/config.js';
 import { createDb, pingDb, type Db } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
 import { createRedriveQueries } from '../db/redrive-queries.js';
@@ -208,9 +208,9 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
               ? idp.recipe(ingest.url, { console: cfg.ingest.console !== null })
               : [
                   `  admin API         ${ingest.url}/api/events  (JWT from ${auth.authUrl}, audience ${auth.audience})`,
-                  ...(cfg.ingest.console
-                    ? [`  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`]
-                    : []),
+                  cfg.ingest.console
+                    ? `  console           ${ingest.url}/console/  (logs in at ${auth.authUrl}, client ${cfg.ingest.console.clientId})`
+                    : `  console           ${consoleStatus(cfg.ingest, env)}`,
                 ]),
           '',
           '  try:',

@@ -1,5 +1,5 @@
 import { lazyTemporalClient } from '../api/start-replay.js';
-import { loadIngestConfig } from '../config/config.js';
+import { consoleStatus, loadIngestConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createRepositories } from '../db/repositories.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
@@ -20,7 +20,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   // starts and serves webhooks without Temporal, and without the Temporal client's memory
   const temporal = cfg.adminApi ? lazyTemporalClient({ ...cfg.temporal, tracing }) : undefined;
   if (!cfg.adminApi) logger.warn('admin API disabled (ADMIN_API_ENABLED=false)');
-  else if (!cfg.console) logger.info('console disabled (CONSOLE_ENABLED=false)');
+  logger.info(consoleStatus(cfg, env));
   await runService({
     ...service,
     checks: { postgres: () => pingDb(db) },

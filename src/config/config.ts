@@ -7,7 +7,7 @@ import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
 import { INBOUND_TRACE_CONTEXTS, type InboundTraceContext } from '../ingest/trace-context.js';
 import { formatDuration, parseDuration } from '../retention/duration.js';
-import { DEFAULT_RETENTION_SCHEDULE, type RetentionSettings } from '../retention/retention-job.js';
+import { DEFAULT_RETENTION_SCHEDULE, DEFAULT_SETTLED_GRACE_SECONDS, type RetentionSettings } from '../retention/retention-job.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
@@ -247,12 +247,15 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
 }
 
 /**
- * The console is a client of the admin API: on by default wherever the admin API is, and it needs
- * its own client id at the identity provider (never the machine-to-machine client's).
+ * The console is a client of the admin API and needs its own client id at the identity provider
+ * (never the machine-to-machine client's). CONSOLE_ENABLED unset: on when the admin API is on and
+ * CONSOLE_CLIENT_ID is set, off otherwise (a configuration from before the console starts as it
+ * did); true: on, the client id required; false: off.
  */
 export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null): ConsoleConfig | null {
   const explicit = r.optional('CONSOLE_ENABLED');
-  if (!r.bool('CONSOLE_ENABLED', adminApi !== null)) return null;
+  const byDefault = adminApi !== null && r.optional('CONSOLE_CLIENT_ID') !== undefined;
+  if (!r.bool('CONSOLE_ENABLED', byDefault)) return null;
   if (adminApi === null) {
     if (explicit !== undefined)
       r.problems.push(
@@ -278,6 +281,20 @@ export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null)
   };
 }
 
+/**
+ * What ingest's start line says of the console: where it is, or, off, how to turn it on (a
+ * feature off until configured must say what configures it).
+ */
+export function consoleStatus(cfg: Pick<IngestConfig, 'adminApi' | 'console'>, env: Env): string {
+  if (cfg.console) return `console on at /console/ (client ${cfg.console.clientId}, ${cfg.console.authFlow} flow)`;
+  if (!cfg.adminApi) return 'console off (it needs the admin API, ADMIN_API_ENABLED=false)';
+  if (env.CONSOLE_ENABLED?.trim().toLowerCase() === 'false') return 'console off (CONSOLE_ENABLED=false)';
+  return (
+    'console off: to turn it on, register it at the identity provider as a single-page application ' +
+    '(callback {origin}/console/callback) and set CONSOLE_CLIENT_ID to its client id (chart: console.clientId; docs/console.md)'
+  );
+}
+
 function httpTimeouts(r: EnvReader): HttpTimeouts {
   const t = {
     headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.headersMs / 1000, 1, 3600) * 1000,
@@ -289,13 +306,13 @@ function httpTimeouts(r: EnvReader): HttpTimeouts {
   return t;
 }
 
-/** A RETENTION_* age: unset = keep forever (null). */
-function age(r: EnvReader, name: string): number | null {
+/** A RETENTION_* duration: unset = null (for an age, keep forever). */
+function age(r: EnvReader, name: string, unset = 'unset it to keep events forever'): number | null {
   const v = r.optional(name);
   if (v === undefined) return null;
   const parsed = parseDuration(v);
   if ('problem' in parsed) {
-    r.problems.push(`${name} ${parsed.problem}; unset it to keep events forever`);
+    r.problems.push(`${name} ${parsed.problem}; ${unset}`);
     return null;
   }
   return parsed.seconds;
@@ -312,9 +329,11 @@ export function loadRetention(r: EnvReader): RetentionSettings {
     );
   }
   const d = DEFAULT_RETENTION_SCHEDULE;
+  const grace = age(r, 'RETENTION_SETTLED_GRACE', 'unset it for the default, 15m');
   return {
     maxAgeSeconds,
     payloadMaxAgeSeconds,
+    settledGraceSeconds: grace ?? DEFAULT_SETTLED_GRACE_SECONDS,
     intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
     batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
     batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),

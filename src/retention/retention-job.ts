@@ -4,6 +4,7 @@ import { createRetentionQueries, PURGE_START, type PurgeKind, type PurgeScope, t
 import { describeError } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
+import { formatDuration } from './duration.js';
 
 /** What the retention job deletes and how fast (RETENTION_*; docs/deploy.md, "Retention"). */
 export interface RetentionSettings {
@@ -16,6 +17,12 @@ export interface RetentionSettings {
   batchSize: number;
   /** rest between batches: other statements get the disk and autovacuum keeps up */
   batchPauseMs: number;
+  /**
+   * RETENTION_SETTLED_GRACE in seconds: an event whose event or delivery rows changed more
+   * recently is left alone, whatever its age (a replay settles its delivery, then recomputes the
+   * event's status in the next activity; the job must not cut in between).
+   */
+  settledGraceSeconds: number;
 }
 
 /**
@@ -25,13 +32,40 @@ export interface RetentionSettings {
  */
 export const DEFAULT_RETENTION_SCHEDULE = { intervalMs: 300_000, batchSize: 500, batchPauseMs: 100 } as const;
 
-export const RETENTION_OFF: RetentionSettings = { maxAgeSeconds: null, payloadMaxAgeSeconds: null, ...DEFAULT_RETENTION_SCHEDULE };
+/**
+ * RETENTION_SETTLED_GRACE's default, 15 min: far above the seconds between a replay's delivery
+ * settling and its event's status being recomputed, even with Temporal retrying an activity.
+ */
+export const DEFAULT_SETTLED_GRACE_SECONDS = 900;
+
+export const RETENTION_OFF: RetentionSettings = {
+  maxAgeSeconds: null,
+  payloadMaxAgeSeconds: null,
+  ...DEFAULT_RETENTION_SCHEDULE,
+  settledGraceSeconds: DEFAULT_SETTLED_GRACE_SECONDS,
+};
 
 /**
- * How long after the last change of an event or of one of its deliveries the job leaves it alone:
- * a replay run settles its delivery, then recomputes the event's status in the next activity.
+ * What a person who set an age shorter than the grace needs to know: the age alone does not say
+ * when an event goes (null when every age is at least the grace).
  */
-export const SETTLED_GRACE_SECONDS = 900;
+export function graceWarning(
+  settings: Pick<RetentionSettings, 'maxAgeSeconds' | 'payloadMaxAgeSeconds' | 'settledGraceSeconds'>,
+): string | null {
+  const grace = settings.settledGraceSeconds;
+  const short = (
+    [
+      ['RETENTION_MAX_AGE', settings.maxAgeSeconds],
+      ['RETENTION_PAYLOAD_MAX_AGE', settings.payloadMaxAgeSeconds],
+    ] as const
+  ).filter(([, age]) => age !== null && age < grace);
+  if (short.length === 0) return null;
+  return (
+    `${short.map(([name, age]) => `${name} (${formatDuration(age ?? 0)})`).join(' and ')} shorter than RETENTION_SETTLED_GRACE ` +
+    `(${formatDuration(grace)}): an event is dropped or deleted no sooner than ${formatDuration(grace)} after its last change ` +
+    '(its receipt, a delivery, a replay); set RETENTION_SETTLED_GRACE lower to see short ages at work'
+  );
+}
 
 /** Postgres's query_canceled, what statement_timeout raises. */
 const STATEMENT_TIMEOUT = '57014';
@@ -82,18 +116,11 @@ export interface RetentionRun {
  * work). Never an event still to be delivered (see SETTLED in db/retention-queries.ts). Runs every
  * intervalMs like the sweeper; stop() ends the run after its current batch.
  */
-export function createRetentionJob(deps: {
-  db: Db;
-  metrics: Metrics;
-  logger: Logger;
-  settings: RetentionSettings;
-  /** tests shorten it; production uses SETTLED_GRACE_SECONDS */
-  settledGraceSeconds?: number;
-}) {
+export function createRetentionJob(deps: { db: Db; metrics: Metrics; logger: Logger; settings: RetentionSettings }) {
   const q = createRetentionQueries(deps.db);
   const { settings, metrics } = deps;
   const logger = deps.logger.child({ component: 'retention' });
-  const grace = deps.settledGraceSeconds ?? SETTLED_GRACE_SECONDS;
+  const grace = settings.settledGraceSeconds;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopping = false;
@@ -221,6 +248,22 @@ export function createRetentionJob(deps: {
     runOnce,
     start(): void {
       if (timer) return;
+      if (settings.maxAgeSeconds !== null || settings.payloadMaxAgeSeconds !== null) {
+        const age = (s: number | null) => (s === null ? 'forever' : formatDuration(s));
+        logger.info(
+          {
+            maxAge: age(settings.maxAgeSeconds),
+            payloadMaxAge: age(settings.payloadMaxAgeSeconds),
+            settledGrace: formatDuration(grace),
+            intervalSeconds: settings.intervalMs / 1000,
+            batchSize: settings.batchSize,
+          },
+          `retention on: events deleted after ${age(settings.maxAgeSeconds)}, payloads dropped after ${age(settings.payloadMaxAgeSeconds)}, ` +
+            `none within ${formatDuration(grace)} of its last change (RETENTION_SETTLED_GRACE)`,
+        );
+        const warning = graceWarning(settings);
+        if (warning) logger.warn(warning);
+      }
       stopping = false;
       timer = setInterval(tick, settings.intervalMs);
       timer.unref();

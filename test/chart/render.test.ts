@@ -591,9 +591,27 @@ describe('specific values', () => {
     ]);
   });
 
-  it('serves the console with the admin API: its client id required, its settings passed, off otherwise', async () => {
+  it('upgrades an installation made before the console (admin API on, no console value): console off, admin API on', async () => {
+    const objs = await render({ values: VALUE_SETS['admin-api-before-console'] });
+    const container = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!;
+    expect(container.env!.filter((e) => e.name === 'ADMIN_API_ENABLED' || e.name.startsWith('CONSOLE_'))).toEqual([
+      { name: 'ADMIN_API_ENABLED', value: 'true' },
+      { name: 'CONSOLE_ENABLED', value: 'false' },
+    ]);
+    // what the process makes of it: it starts (no config error), admin API on, console off
+    const cfg = loadIngestConfig(effectiveEnv(container, NAMESPACE));
+    expect(cfg.adminApi).toMatchObject({ authUrl: 'https://tenant.eu.auth0.com', audience: 'https://webhooks.example.com/api' });
+    expect(cfg.console).toBeNull();
+    // and the Ingress routes what it did, nothing for a console that is off
+    const rules = one(objs, 'Ingress', 'webhook-fanout-ingest').spec as { rules: Array<{ http: { paths: Array<{ path: string }> } }> };
+    expect(rules.rules.flatMap((r) => r.http.paths.map((p) => p.path))).toEqual(['/api']);
+  });
+
+  it('serves the console with the admin API: on with its client id, required when asked for, its settings passed, off otherwise', async () => {
     const admin = ['adminApi.enabled=true', 'adminApi.auth.url=https://idp.example.com', 'adminApi.auth.audience=api'];
-    expect(await helmTemplateError({ set: admin })).toMatch(/console\.clientId is required when console\.enabled and adminApi\.enabled/);
+    expect(await helmTemplateError({ set: [...admin, 'console.enabled=true'] })).toMatch(
+      /console\.clientId is required when console\.enabled and adminApi\.enabled/,
+    );
     expect(await helmTemplateError({ set: [...admin, 'console.clientId=spa', 'console.authFlow=hybrid'] })).toMatch(/authFlow/);
     expect(await helmTemplateError({ set: [...admin, 'console.clientId=a b'] })).toMatch(/clientId/);
     const consoleEnv = async (set: string[]) => {
@@ -615,10 +633,12 @@ describe('specific values', () => {
       ],
       console: { clientId: 'spa', authFlow: 'code' },
     });
-    expect(await consoleEnv([...admin, 'console.enabled=false'])).toEqual({
+    expect(await consoleEnv([...admin, 'console.enabled=true', 'console.clientId=spa'])).toMatchObject({ console: { clientId: 'spa' } });
+    expect(await consoleEnv([...admin, 'console.enabled=false', 'console.clientId=spa'])).toEqual({
       named: [{ name: 'CONSOLE_ENABLED', value: 'false' }],
       console: null,
     });
+    expect(await consoleEnv(admin)).toEqual({ named: [{ name: 'CONSOLE_ENABLED', value: 'false' }], console: null });
     // the defaults: no admin API, no console (console.enabled alone turns nothing on)
     const defaults = await render();
     const env = deploymentSpec(one(defaults, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!.env!;

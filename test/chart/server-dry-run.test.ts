@@ -250,6 +250,15 @@ describe('helm against the API server', () => {
     expect(ingress).toContain('callback https://webhooks.example.com/console/callback');
     expect(await notes(['--set', 'console.enabled=false'])).not.toContain('Console (');
   });
+
+  it('the NOTES of an installation made before the console say it is off and how to turn it on', async () => {
+    const out = await helmInstallDryRun(['-f', path.join(CHART_DIR, VALUE_SETS['admin-api-before-console']![0]!)]);
+    expect(out).toMatch(/STATUS: pending-install/);
+    expect(out).toContain('Admin API (Bearer token from https://tenant.eu.auth0.com, audience https://webhooks.example.com/api)');
+    expect(out).toContain('The web console is off. To turn it on, register it at https://tenant.eu.auth0.com as a single-page');
+    expect(out).toContain('set console.clientId to its client id');
+    expect(out).not.toContain('Console (');
+  });
 });
 
 describe('the operator RBAC, applied for real', () => {

@@ -1,4 +1,6 @@
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadIngestConfig } from '../../src/config/config.js';
 import { RETENTION_OFF } from '../../src/retention/retention-job.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
@@ -12,13 +14,67 @@ import { DAY, exists, seedEndpoint, seedEvent } from './support.js';
 describe('ingest runs retention in the background', () => {
   let t: TestDatabase;
   let h: IngestHarness | undefined;
+  let short: IngestHarness | undefined;
   beforeAll(async () => {
     t = await createTestDatabase();
   });
   afterAll(async () => {
     await h?.close();
+    await short?.close();
     await t?.destroy();
   });
+
+  // the README's short ages, as a user tries them: with RETENTION_SETTLED_GRACE=5s the payload
+  // goes after 10 s and the event after 45 s, each in its turn (under the default 15 min grace,
+  // both would wait 15 min and the event go whole at once)
+  it('RETENTION_PAYLOAD_MAX_AGE=10s, RETENTION_MAX_AGE=45s, RETENTION_SETTLED_GRACE=5s: the payload is dropped, then the event deleted', async () => {
+    const { retention } = loadIngestConfig({
+      DATABASE_URL: 'postgres://unused',
+      TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t',
+      ADMIN_API_ENABLED: 'false',
+      RETENTION_PAYLOAD_MAX_AGE: '10s',
+      RETENTION_MAX_AGE: '45s',
+      RETENTION_SETTLED_GRACE: '5s',
+      RETENTION_INTERVAL_SECONDS: '1',
+    });
+    const lines: Array<{ msg: string; settledGrace?: string }> = [];
+    short = await startIngestHarness({
+      db: t.db,
+      retention,
+      logger: pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as (typeof lines)[number]) }),
+    });
+    expect(lines.find((l) => l.settledGrace)?.msg).toBe(
+      'retention on: events deleted after 45s, payloads dropped after 10s, none within 5s of its last change (RETENTION_SETTLED_GRACE)',
+    );
+    await addCredential(short.repos, 'short', 'short', 'short-password');
+    const body = JSON.stringify({ id: 'short-1', type: 't' });
+    const res = await http(`${short.url}/api/webhooks/short`, {
+      headers: { authorization: basic('short', 'short-password'), 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status, res.text).toBe(200);
+    const id = (res.json() as { eventId: string }).eventId;
+    const accepted = Date.now();
+    // delivered: what finishEvent leaves (no endpoint matched: COMPLETED), a last change now
+    await t.db('webhook_event').where({ id }).update({ status: 'COMPLETED', updated_at: t.db.fn.now() });
+    const stored = async () => {
+      const row = (await t.db('webhook_event').where({ id }).first('payload', 'payload_dropped_at')) as
+        { payload: Buffer; payload_dropped_at: Date | null } | undefined;
+      return row && { payloadBytes: row.payload.length, dropped: row.payload_dropped_at !== null };
+    };
+    try {
+      expect(await stored()).toEqual({ payloadBytes: body.length, dropped: false });
+      await expect.poll(stored, { timeout: 25_000, interval: 500 }).toEqual({ payloadBytes: 0, dropped: true });
+      expect(Date.now() - accepted).toBeGreaterThanOrEqual(10_000);
+
+      await expect.poll(() => exists(t.db, id), { timeout: 50_000, interval: 500 }).toBe(false);
+      expect(Date.now() - accepted).toBeGreaterThanOrEqual(45_000);
+    } finally {
+      // its job would take the next test's backdated events too
+      await short.close();
+      short = undefined;
+    }
+  }, 100_000);
 
   it('deletes the old backlog batch after batch while webhooks are accepted, and keeps what is undelivered', async () => {
     const ep = await seedEndpoint(t.db);

@@ -113,3 +113,18 @@ Call with (dict "root" $ "name" "<name>").
 {{- define "webhook-fanout.consumer.deployed" -}}
 {{- if and .Values.consumer.enabled (not .Values.worker.consumeQueue) }}true{{ end }}
 {{- end }}
+
+{{/*
+"true" when the web console is on: with the admin API, and either console.enabled=true (which
+then requires console.clientId) or, console.enabled left unset, a console.clientId given. A
+feature that needs new settings is off until they are given: values written before the console
+existed upgrade without any.
+*/}}
+{{- define "webhook-fanout.console.on" -}}
+{{- if .Values.adminApi.enabled }}
+{{- $enabled := .Values.console.enabled }}
+{{- if kindIs "bool" $enabled }}{{ if $enabled }}true{{ end }}
+{{- else if .Values.console.clientId }}true
+{{- end }}
+{{- end }}
+{{- end }}

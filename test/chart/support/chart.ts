@@ -72,6 +72,7 @@ export async function runOk(
 export const VALUE_SETS: Record<string, string[]> = {
   default: [],
   minimal: ['ci/minimal-values.yaml'],
+  'admin-api-before-console': ['ci/admin-api-before-console-values.yaml'],
   full: ['ci/full-values.yaml'],
   'full-worker-consumes-queue': ['ci/full-values.yaml', 'ci/worker-consumes-queue-values.yaml'],
   'example-aws': ['examples/values-aws.yaml'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDevConfig, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
+import { consoleStatus, loadDevConfig, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };
@@ -18,10 +18,19 @@ function load(env: Readonly<Record<string, string | undefined>>): { console: Con
 describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE_AUTH_FLOW)', () => {
   it.each([
     {
-      name: 'on by default with the admin API, implicit flow',
+      name: 'on with the admin API once its client id is set, implicit flow',
       env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1' },
       console: { clientId: 'spa-1', authFlow: 'implicit' },
     },
+    // a configuration from before the console: starts as it did, the console off
+    { name: 'off with the admin API while no client id is set', env: auth, console: null },
+    { name: 'off, asked for, without the admin API', env: { ADMIN_API_ENABLED: 'false', CONSOLE_CLIENT_ID: 'spa-1' }, console: null },
+    {
+      name: 'asked for explicitly, with its client id',
+      env: { ...auth, CONSOLE_ENABLED: 'true', CONSOLE_CLIENT_ID: 'spa-1' },
+      console: { clientId: 'spa-1', authFlow: 'implicit' },
+    },
+    { name: 'switched off with a client id', env: { ...auth, CONSOLE_ENABLED: 'false', CONSOLE_CLIENT_ID: 'spa-1' }, console: null },
     {
       name: 'the code flow with PKCE',
       env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1', CONSOLE_AUTH_FLOW: 'code' },
@@ -34,7 +43,11 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
   });
 
   it.each([
-    { name: 'no client id', env: auth, problem: /CONSOLE_CLIENT_ID .* is required while the console is on \(set CONSOLE_ENABLED=false/ },
+    {
+      name: 'CONSOLE_ENABLED=true without a client id',
+      env: { ...auth, CONSOLE_ENABLED: 'true' },
+      problem: /CONSOLE_CLIENT_ID .* is required while the console is on \(set CONSOLE_ENABLED=false/,
+    },
     {
       name: 'console asked for without the admin API',
       env: { ADMIN_API_ENABLED: 'false', CONSOLE_ENABLED: 'true' },
@@ -62,7 +75,7 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
   });
 
   it('names every problem at once, the console beside the admin API', () => {
-    const out = load({ CONSOLE_AUTH_FLOW: 'token' }) as { problems: string[] };
+    const out = load({ CONSOLE_ENABLED: 'true', CONSOLE_AUTH_FLOW: 'token' }) as { problems: string[] };
     expect(out.problems.filter((p) => /^(AUTH_URL|AUTH_AUDIENCE|CONSOLE_CLIENT_ID|CONSOLE_AUTH_FLOW)\b/.test(p))).toHaveLength(4);
   });
 });
@@ -94,5 +107,29 @@ describe("dev mode's console user (WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_P
     { env: { WEBHOOK_FANOUT_DEV_PASSWORD: 'x'.repeat(201) }, problem: /WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200/ },
   ])('names the problem: $problem', ({ env, problem }) => {
     expect(devProblems(env).some((p) => problem.test(p))).toBe(true);
+  });
+});
+
+describe("consoleStatus: what ingest's start line says of the console", () => {
+  it.each([
+    {
+      name: 'on',
+      env: { ...auth, CONSOLE_CLIENT_ID: 'spa-1' },
+      line: 'console on at /console/ (client spa-1, implicit flow)',
+    },
+    {
+      name: 'off for want of a client id: how to turn it on',
+      env: auth,
+      line: 'console off: to turn it on, register it at the identity provider as a single-page application (callback {origin}/console/callback) and set CONSOLE_CLIENT_ID to its client id (chart: console.clientId; docs/console.md)',
+    },
+    {
+      name: 'switched off',
+      env: { ...auth, CONSOLE_ENABLED: 'false', CONSOLE_CLIENT_ID: 'spa-1' },
+      line: 'console off (CONSOLE_ENABLED=false)',
+    },
+    { name: 'no admin API', env: { ADMIN_API_ENABLED: 'false' }, line: 'console off (it needs the admin API, ADMIN_API_ENABLED=false)' },
+  ])('$name', ({ env, line }) => {
+    const full = { ...base, ...env };
+    expect(consoleStatus(loadIngestConfig(full), full)).toBe(line);
   });
 });

@@ -20,7 +20,19 @@ function problems(env: Readonly<Record<string, string | undefined>>): string[] {
 
 describe('ingest configuration: retention (RETENTION_*)', () => {
   it.each([
-    { env: {}, retention: { maxAgeSeconds: null, payloadMaxAgeSeconds: null, intervalMs: 300_000, batchSize: 500, batchPauseMs: 100 } },
+    {
+      env: {},
+      retention: {
+        maxAgeSeconds: null,
+        payloadMaxAgeSeconds: null,
+        intervalMs: 300_000,
+        batchSize: 500,
+        batchPauseMs: 100,
+        settledGraceSeconds: 900,
+      },
+    },
+    { env: { RETENTION_SETTLED_GRACE: '5s' }, retention: { settledGraceSeconds: 5 } },
+    { env: { RETENTION_SETTLED_GRACE: '1h' }, retention: { settledGraceSeconds: 3600 } },
     { env: { RETENTION_MAX_AGE: '90d' }, retention: { maxAgeSeconds: 90 * 86_400, payloadMaxAgeSeconds: null } },
     {
       env: { RETENTION_MAX_AGE: '90d', RETENTION_PAYLOAD_MAX_AGE: '36h' },
@@ -48,6 +60,10 @@ describe('ingest configuration: retention (RETENTION_*)', () => {
     {
       env: { RETENTION_MAX_AGE: '7d', RETENTION_PAYLOAD_MAX_AGE: '168h' },
       problem: /^RETENTION_PAYLOAD_MAX_AGE \(7d\) must be shorter than RETENTION_MAX_AGE \(7d\)/,
+    },
+    {
+      env: { RETENTION_SETTLED_GRACE: '0' },
+      problem: /^RETENTION_SETTLED_GRACE must be a duration such as 90d, 36h, 30m or 45s .*; unset it for the default, 15m$/,
     },
     { env: { RETENTION_BATCH_SIZE: '0' }, problem: /^RETENTION_BATCH_SIZE must be an integer between 1 and 10000/ },
     { env: { RETENTION_INTERVAL_SECONDS: 'soon' }, problem: /^RETENTION_INTERVAL_SECONDS must be an integer/ },

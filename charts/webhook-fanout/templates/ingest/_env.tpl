@@ -14,7 +14,7 @@
 {{- $_ := set $settings "AUTH_URL" (required "adminApi.auth.url is required when adminApi.enabled (the identity provider's base address)" $auth.url) }}
 {{- $_ := set $settings "AUTH_AUDIENCE" (required "adminApi.auth.audience is required when adminApi.enabled" $auth.audience) }}
 {{- with $auth.issuer }}{{ $_ := set $settings "AUTH_ISSUER" . }}{{ end }}
-{{- if .Values.console.enabled }}
+{{- if include "webhook-fanout.console.on" . }}
 {{- $_ := set $settings "CONSOLE_ENABLED" "true" }}
 {{- $_ := set $settings "CONSOLE_CLIENT_ID" (required "console.clientId is required when console.enabled and adminApi.enabled (the console's OAuth client id; or set console.enabled=false)" .Values.console.clientId) }}
 {{- $_ := set $settings "CONSOLE_AUTH_FLOW" .Values.console.authFlow }}
@@ -26,6 +26,7 @@
 {{- end }}
 {{- with .Values.retention.maxAge }}{{ $_ := set $settings "RETENTION_MAX_AGE" . }}{{ end }}
 {{- with .Values.retention.payloadMaxAge }}{{ $_ := set $settings "RETENTION_PAYLOAD_MAX_AGE" . }}{{ end }}
+{{- with .Values.retention.settledGrace }}{{ $_ := set $settings "RETENTION_SETTLED_GRACE" . }}{{ end }}
 {{- /* the process would refuse to start on it (src/config): say it at install time instead */}}
 {{- if and .Values.retention.maxAge .Values.retention.payloadMaxAge }}
 {{- if ge (include "webhook-fanout.durationSeconds" .Values.retention.payloadMaxAge | atoi) (include "webhook-fanout.durationSeconds" .Values.retention.maxAge | atoi) }}
