@@ -185,9 +185,10 @@ describe('WebhookReplay', () => {
     expect(receiver.requests.length).toBe(before);
   });
 
-  it('the spec can not be changed once created', async () => {
+  it('the spec can not be changed once created; a window that ends before it begins is refused', async () => {
     const stderr = await applyRefused(conn, ns, replay('outage', from, new Date(to.getTime() + 60_000)));
     expect(stderr).toContain('spec is immutable');
+    expect(await applyRefused(conn, ns, replay('backwards', to, from))).toContain('window.from must be before window.to');
   });
 
   it('an endpoint of another namespace, or none, is Failed with reason EndpointNotFound; nothing is sent', async () => {
