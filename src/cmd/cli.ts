@@ -34,6 +34,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   operator: () => import('./operator.js'),
   migrate: () => import('./migrate.js'),
   'setup-transport': () => import('./setup-transport.js'),
+  validate: () => import('./validate.js'),
+  try: () => import('./try.js'),
 };
 
 const USAGE = `usage: webhook-fanout <command>
@@ -47,6 +49,8 @@ commands:
   operator         reconciles WebhookEndpoint / InboundCredential custom resources into Postgres
   migrate          applies database migrations (idempotent)
   setup-transport  creates the SNS topic, SQS queue and dead-letter queue (idempotent)
+  validate         checks manifests offline: schema, rules, filters, transforms (-f file or folder)
+  try              offline: would an endpoint get this payload, and with which body
 
 Configuration comes from environment variables; see README.md.`;
 

@@ -11,6 +11,8 @@ import {
   VERIFICATION_TYPES,
 } from '../domain/records.js';
 import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
+import { FILTER_MAX_LENGTH } from '../content/filter.js';
+import { TRANSFORM_MAX_LENGTH } from '../content/transform.js';
 
 // The custom resources' specs (webhookfanout.io/v1alpha1). One source of truth: dev mode validates
 // manifests with these schemas, and the CRDs are generated from them (operator/crd.ts translates,
@@ -237,6 +239,28 @@ export const WebhookEndpointSpec = Type.Object(
             '(id = the event id, source = /webhook-fanout/<source>, type = the event type, time = when it was received) in the HTTP ' +
             "binding's binary mode (ce-* headers, the body as data) or structured mode (an application/cloudevents+json envelope)",
         },
+      ),
+    ),
+    filter: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: FILTER_MAX_LENGTH,
+        description:
+          'CEL expression over `event` (source, type, id, receivedAt, headers, data) that must be true for an event to be delivered ' +
+          'here, on top of source and eventType, e.g. event.data.amount >= 100; an invalid one sets Ready=False InvalidFilter and the last valid one stays (docs/content-routing.md)',
+      }),
+    ),
+    transform: Type.Optional(
+      Type.Object(
+        {
+          jsonata: Type.String({
+            minLength: 1,
+            maxLength: TRANSFORM_MAX_LENGTH,
+            description:
+              'JSONata expression over the event (type, data, headers, ...) whose result is the JSON body sent and signed; an invalid one sets Ready=False InvalidTransform',
+          }),
+        },
+        { additionalProperties: false, description: 'reshape the body sent to this endpoint (docs/content-routing.md)' },
       ),
     ),
     autoDisable: Type.Optional(

@@ -1,4 +1,5 @@
 import bcrypt from 'bcrypt';
+import { assertEndpointExpressions } from '../content/endpoint-expressions.js';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
@@ -50,6 +51,9 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   let previousSigningSecret: string | null = null;
   if (auth.type === 'BASIC' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for BASIC');
   if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
+  // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform,
+  // and the row keeps its last valid one (nothing is written)
+  assertEndpointExpressions(s);
   if (auth.previousSecretRef && auth.type !== 'STANDARD_WEBHOOKS') {
     throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS');
   }

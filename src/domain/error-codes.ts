@@ -45,6 +45,18 @@ export const ERROR_CODES = {
   invalid_header: { kind: 'permanent', status: 400, means: 'a custom header with an invalid name or value' },
   address_blocked: { kind: 'permanent', status: 400, means: 'an outbound address refused by the SSRF policy' },
   invalid_spec: { kind: 'permanent', status: 400, reason: 'InvalidSpec', means: 'a resource spec that fails its schema or rules' },
+  invalid_filter: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'InvalidFilter',
+    means: "a WebhookEndpoint's spec.filter that does not compile (CEL: syntax, names, size)",
+  },
+  invalid_transform: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'InvalidTransform',
+    means: "a WebhookEndpoint's spec.transform.jsonata that does not compile",
+  },
   invalid_secret: { kind: 'permanent', status: 400, reason: 'InvalidSecret', means: 'a Secret value of the wrong form' },
   secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Value } from 'typebox/value';
 import { parseAllDocuments } from 'yaml';
@@ -23,6 +23,8 @@ export interface ManifestSet {
   secrets: Map<string, Record<string, string>>;
   /** one line per rejected document: file, index, reason */
   errors: string[];
+  /** where each resource was read: "file#document" */
+  origins: Map<WebhookEndpointResource | InboundCredentialResource, string>;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -33,10 +35,33 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * ignored; invalid documents are reported and left out (the rest still loads).
  */
 export async function readManifests(dir: string): Promise<ManifestSet> {
-  const set: ManifestSet = { endpoints: [], credentials: [], replays: [], secrets: new Map(), errors: [] };
-  const files = (await readdir(dir, { recursive: true })).filter((f) => /\.(ya?ml|json)$/i.test(f)).sort();
-  for (const file of files) {
-    const text = await readFile(path.join(dir, file), 'utf8');
+  const files = (await readdir(dir, { recursive: true })).filter((f) => MANIFEST_FILE.test(f)).sort();
+  return readFiles(files.map((file) => ({ file, full: path.join(dir, file) })));
+}
+
+const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+/**
+ * readManifests over files and folders as `kubectl apply -f` takes them (`validate -f`): a file
+ * is read whatever its name, a folder for its .yaml/.yml/.json files; each named as given.
+ */
+export async function readManifestPaths(paths: readonly string[]): Promise<ManifestSet> {
+  const files: Array<{ file: string; full: string }> = [];
+  for (const p of paths) {
+    if ((await stat(p)).isDirectory()) {
+      const inside = (await readdir(p, { recursive: true })).filter((f) => MANIFEST_FILE.test(f)).sort();
+      for (const f of inside) files.push({ file: path.join(p, f), full: path.join(p, f) });
+    } else {
+      files.push({ file: p, full: p });
+    }
+  }
+  return readFiles(files);
+}
+
+async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): Promise<ManifestSet> {
+  const set: ManifestSet = { endpoints: [], credentials: [], replays: [], secrets: new Map(), errors: [], origins: new Map() };
+  for (const { file, full } of files) {
+    const text = await readFile(full, 'utf8');
     const docs = parseAllDocuments(text);
     const list = Array.isArray(docs) ? docs : [docs];
     list.forEach((doc, i) => {
@@ -85,9 +110,13 @@ export async function readManifests(dir: string): Promise<ManifestSet> {
         return;
       }
       if (kind === 'WebhookEndpoint') {
-        set.endpoints.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookEndpointSpec });
+        const r: WebhookEndpointResource = { apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookEndpointSpec };
+        set.endpoints.push(r);
+        set.origins.set(r, where);
       } else {
-        set.credentials.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as InboundCredentialSpec });
+        const r: InboundCredentialResource = { apiVersion: obj.apiVersion, kind, metadata, spec: spec as InboundCredentialSpec };
+        set.credentials.push(r);
+        set.origins.set(r, where);
       }
     });
   }

@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/repositories.js';
-import { describeError } from '../domain/errors.js';
+import { describeError, isAppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
@@ -39,6 +39,9 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       endpoints++;
     } catch (err) {
       errors.push(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name}: ${describeError(err)}`);
+      // as under the operator: an expression that does not compile leaves the row with its last
+      // valid one (a new endpoint has no row: it gets nothing until it is fixed)
+      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
     }
   }
 

@@ -1,0 +1,116 @@
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli } from '../support/cli.js';
+
+const payloads = fileURLToPath(new URL('../fixtures/payloads/', import.meta.url));
+
+const endpoint = (name: string, extra: string) => `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: ${name}
+  namespace: billing
+spec:
+  source: stripe
+  url: https://billing.example.com/hooks
+${extra}`;
+
+const BIG_INVOICES = endpoint(
+  'big-invoices',
+  `  filter: >-
+    event.type.startsWith('invoice.') &&
+    event.data.data.object.amount_paid >= 10000
+  transform:
+    jsonata: '{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100}'
+`,
+);
+
+describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, database or Temporal)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'wf-validate-'));
+    await mkdir(path.join(dir, 'good'));
+    await mkdir(path.join(dir, 'bad'));
+    await writeFile(path.join(dir, 'good', 'endpoints.yaml'), `${BIG_INVOICES}---\n${endpoint('all', '')}`);
+    await writeFile(
+      path.join(dir, 'bad', 'endpoints.yaml'),
+      [
+        endpoint('typo', '  filter: "event.type == \'invoice.paid\' &&\\n  event.dta.amount > 1"\n'),
+        endpoint('unclosed', '  transform:\n    jsonata: \'{"kind": type\'\n'),
+        endpoint('fine', '  filter: "event.type == \'x\'"\n'),
+        endpoint('schema', '  maxAttempts: 0\n'),
+      ].join('---\n'),
+    );
+    await writeFile(path.join(dir, 'bad', 'syntax.yaml'), endpoint('syntax', '  filter: "event.type.startsWith("\n'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('validate accepts a folder of valid manifests', async () => {
+    const res = await cli(['validate', '-f', path.join(dir, 'good')], {});
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('ok: 2 WebhookEndpoint(s)');
+  });
+
+  it('validate names every problem by file, document and position, and exits 1', async () => {
+    const res = await cli(['validate', '-f', path.join(dir, 'bad'), '-f', path.join(dir, 'good', 'endpoints.yaml')], {});
+    expect(res.code).toBe(1);
+    const file = path.join(dir, 'bad', 'endpoints.yaml');
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toContain(`${file}#4: WebhookEndpoint billing/schema: spec.maxAttempts: must be >= 1`);
+    expect(lines).toContain(
+      `${file}#1: WebhookEndpoint billing/typo: spec.filter at 2:8: event has no field 'dta' (it has source, type, id, receivedAt, headers, data)`,
+    );
+    expect(lines.find((l) => l.startsWith(`${file}#2: WebhookEndpoint billing/unclosed: spec.transform.jsonata at 1:`))).toBeDefined();
+    expect(lines).toContain(
+      `${path.join(dir, 'bad', 'syntax.yaml')}#1: WebhookEndpoint billing/syntax: spec.filter at 1:11: syntax error: found . but expecting end of input`,
+    );
+    expect(res.stdout).not.toContain('billing/fine');
+    expect(lines.at(-1)).toMatch(/^4 problem\(s\) in /);
+  });
+
+  it('try prints that the endpoint is routed and the body it would receive', async () => {
+    await writeFile(path.join(dir, 'big.yaml'), BIG_INVOICES);
+    const res = await cli(['try', '-f', path.join(dir, 'big.yaml'), '--event', path.join(payloads, 'stripe-invoice-paid.json')], {});
+    expect(res.stderr).toBe('');
+    expect({ code: res.code, stdout: res.stdout }).toMatchObject({ code: 0 });
+    const [routed, heading, body] = res.stdout.trim().split('\n');
+    expect(routed).toBe('routed: WebhookEndpoint billing/big-invoices (source "stripe", type "invoice.paid", filter true)');
+    expect(heading).toBe('body (after spec.transform.jsonata):');
+    expect(JSON.parse(body ?? '')).toEqual({ kind: 'invoice.paid', invoice: 'in_1PqR8qLkdIwHu7ixAbCdEfGh', total: 125 });
+  });
+
+  it('try says when the filter is false, or the type differs, and exits 1', async () => {
+    const small = await cli(
+      ['try', '-f', path.join(dir, 'big.yaml'), '--event', path.join(payloads, 'stripe-invoice-paid.json'), '--type', 'charge.refunded'],
+      {},
+    );
+    expect(small.code).toBe(1);
+    expect(small.stdout.trim()).toBe('not routed: the filter is false for this event');
+    await writeFile(path.join(dir, 'typed.yaml'), endpoint('typed', '  eventType: invoice.created\n'));
+    const typed = await cli(['try', '-f', path.join(dir, 'typed.yaml'), '--event', path.join(payloads, 'stripe-invoice-paid.json')], {});
+    expect(typed.code).toBe(1);
+    expect(typed.stdout.trim()).toBe('not routed: the event\'s type is "invoice.paid", the endpoint takes only "invoice.created"');
+  });
+
+  it('try shows headers to the filter lower-cased, and an evaluation error as not routed', async () => {
+    await writeFile(
+      path.join(dir, 'hdr.yaml'),
+      endpoint('hdr', "  filter: \"event.headers['x-tenant'] == 'acme' && event.data.nope == 1\"\n"),
+    );
+    const res = await cli(
+      ['try', '-f', path.join(dir, 'hdr.yaml'), '--event', path.join(payloads, 'stripe-invoice-paid.json'), '--header', 'X-Tenant=acme'],
+      {},
+    );
+    expect(res.code).toBe(1);
+    expect(res.stdout.trim()).toBe('not routed: the filter failed (counted as not matched): field not found: nope');
+  });
+
+  it('try refuses an invalid expression with exit code 2', async () => {
+    const res = await cli(['try', '-f', path.join(dir, 'bad', 'syntax.yaml'), '--event', path.join(payloads, 'github-push.json')], {});
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('spec.filter at 1:11: syntax error');
+  });
+});
