@@ -1,4 +1,4 @@
-// What eager workflow start would buy (issue 12): the same workflows started normally and with
+// What eager workflow start would buy: the same workflows started normally and with
 // requestEagerStart, side by side in alternating rounds, on the Temporal dev server the main bench
 // uses. Eager start hands the first workflow task back in the start call's answer, to a worker in
 // the starting process on the same NativeConnection, which skips the task queue round trip; here

@@ -54,12 +54,12 @@ export interface BenchResults {
 /**
  * The processes a deployment runs for delivery: webhook-fanout's worker and consumer, and the
  * Temporal server and Postgres they use. Left out: the bench process (load, SNS/SQS emulator,
- * receiver), and the other units, idle meanwhile. Issue 12's targets are on this sum.
+ * receiver), and the other units, idle meanwhile. CPU_TARGET_MS is on this sum.
  */
 export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'temporal-postgres', 'postgres'] as const;
 
 /**
- * What webhook-fanout itself spends (issue 26's targets): the worker, the consumer and the
+ * What webhook-fanout itself spends (OWN_CPU_TARGET_MS): the worker, the consumer and the
  * Postgres backends serving them; Temporal and its Postgres apart (a Temporal cluster or
  * Temporal Cloud pays those, not webhook-fanout's pods).
  */
@@ -123,7 +123,7 @@ export const TEMPORAL_NAMES: Record<TemporalKind, { table: string; json: string 
  * What the service spends per event above Temporal's floor: its CPU per event (all of one event's
  * deliveries) less the floor's CPU per empty workflow. The part of the cost that webhook-fanout's
  * own work decides (the three steps, Postgres, the HTTP requests, the consumer), comparable
- * between runs at different speeds of the dev server; a yardstick, not one of issue 12's targets.
+ * between runs at different speeds of the dev server; a yardstick, not one of the targets.
  */
 export function cpuMsAboveFloorPerEvent(c: Pick<E2eCase, 'real' | 'endpoints'>, floor: { temporal: number; worker: number }): number {
   return serviceCpuMsPerDelivery(c.real) * c.endpoints - (floor.temporal + floor.worker);
@@ -135,8 +135,9 @@ export function eagerShare(s: { eager: number; taskQueue: number }): number {
   return all === 0 ? 0 : s.eager / all;
 }
 
+/** the whole delivery path's CPU per delivery (SERVICE_GROUPS) */
 export const CPU_TARGET_MS = { one: 13, ten: 5 } as const;
-/** issue 26: webhook-fanout's own CPU per delivery (OWN_GROUPS) */
+/** webhook-fanout's own CPU per delivery (OWN_GROUPS) */
 export const OWN_CPU_TARGET_MS = { one: 10, ten: 2.5 } as const;
 export const RSS_TARGET_MB = { worker: 250, ingest: 150, consumer: 120 } as const;
 export const LATENCY_P99_TARGET_MS = 250;

@@ -1,5 +1,5 @@
 /**
- * Retention under load (issue 24): a backlog of old events (at least a million attempts) is
+ * Retention under load: a backlog of old events (at least a million attempts) is
  * deleted by the retention job inside ingest while ingest takes webhooks at load; ingest's
  * throughput and p99 during the purge are printed beside the same load without it.
  *

@@ -1,4 +1,4 @@
-// What tracing costs (issue 25): the compiled ingest, consumer and worker with tracing off (no
+// What tracing costs: the compiled ingest, consumer and worker with tracing off (no
 // OTEL_* variable: the SDK is not loaded) and on (every span exported over OTLP/HTTP protobuf to a
 // real OpenTelemetry Collector, all sampled), side by side in alternating rounds (off, on, on,
 // off, ...) so that noise on a shared machine hits both. Each round: fresh processes, a warm-up,

@@ -1,4 +1,4 @@
-// The worker's CPU per workflow, variants side by side (issue 12): the production worker with the
+// The worker's CPU per workflow, variants side by side: the production worker with the
 // prebuilt workflow bundle and activities that answer at once (bench/worker-ab-child.ts), one
 // child process per variant and round, variants alternated round by round (A B, B A, ...) on one
 // Temporal dev server. A variant is an environment for the worker child (a NODE_OPTIONS, a

@@ -1,17 +1,13 @@
 import { readdir } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateLatest } from '../src/db/migrate.js';
-import { createTestDatabase, refusal, type TestDatabase } from './support/db.js';
+import { fileDatabase, refusal } from './support/db.js';
 
 describe('migration 052', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => t.destroy());
+  const t = fileDatabase();
 
   it('creates the tables, is recorded, and is idempotent', async () => {
-    const tables = await t.db.raw<{ rows: Array<{ table_name: string }> }>(
+    const tables = await t.database.db.raw<{ rows: Array<{ table_name: string }> }>(
       `select table_name from information_schema.tables where table_schema = 'public' and table_name like 'webhook_%' order by 1`,
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
@@ -28,69 +24,63 @@ describe('migration 052', () => {
     // every .sql file of migrations/, in name order, starting with 052
     const files = (await readdir(new URL('../migrations/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort();
     expect(files[0]).toBe('052-add-webhook-fanout-tables.sql');
-    const recorded = await t.db('knex_migrations').select('name').orderBy('id');
+    const recorded = await t.database.db('knex_migrations').select('name').orderBy('id');
     expect(recorded.map((r: { name: string }) => r.name)).toEqual(files);
-    expect(await migrateLatest(t.db)).toEqual([]);
+    expect(await migrateLatest(t.database.db)).toEqual([]);
   });
 
   it('rejects statuses, auth types and methods outside the allowed sets', async () => {
-    expect(await refusal(t.db('webhook_event').insert({ source: 's', payload: Buffer.from('{}'), status: 'DONE' }))).toMatch(
+    expect(await refusal(t.database.db('webhook_event').insert({ source: 's', payload: Buffer.from('{}'), status: 'DONE' }))).toMatch(
       /^check_violation: .*webhook_event_status_chk/s,
     );
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'DIGEST' }))).toMatch(
-      /^check_violation: .*webhook_endpoint_auth_type_chk/s,
-    );
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', method: 'GET' }))).toMatch(
+    expect(
+      await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'DIGEST' })),
+    ).toMatch(/^check_violation: .*webhook_endpoint_auth_type_chk/s);
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', method: 'GET' }))).toMatch(
       /^check_violation: .*webhook_endpoint_method_chk/s,
     );
-    expect(await refusal(t.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'HMAC' }))).toMatch(
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x', auth_type: 'HMAC' }))).toMatch(
       /^check_violation: .*webhook_endpoint_hmac_chk/s,
     );
   });
 
   it('allows one event per (source, external id) but any number without an external id', async () => {
     const ev = { source: 'stripe', payload: Buffer.from('{}') };
-    await t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' });
-    expect(await refusal(t.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' }))).toMatch(
+    await t.database.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' });
+    expect(await refusal(t.database.db('webhook_event').insert({ ...ev, external_event_id: 'evt_1' }))).toMatch(
       /^unique_violation: .*webhook_event_source_external_id_uq/s,
     );
-    await t.db('webhook_event').insert({ ...ev, source: 'github', external_event_id: 'evt_1' });
-    await t.db('webhook_event').insert(ev);
-    await t.db('webhook_event').insert(ev);
-    const rows = await t.db('webhook_event').where({ source: 'stripe' }).count({ n: '*' });
+    await t.database.db('webhook_event').insert({ ...ev, source: 'github', external_event_id: 'evt_1' });
+    await t.database.db('webhook_event').insert(ev);
+    await t.database.db('webhook_event').insert(ev);
+    const rows = await t.database.db('webhook_event').where({ source: 'stripe' }).count({ n: '*' });
     expect(Number(rows[0]?.n)).toBe(3);
   });
 });
 
 describe('migration 052 check constraints survive knex', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => t.destroy());
+  const t = fileDatabase();
 
   it('accepts http and https endpoint URLs and refuses other schemes', async () => {
     const base = { name: 'e', source: 's' };
-    await t.db('webhook_endpoint').insert({ ...base, url: 'http://receiver.svc:8080/hook' });
-    await t.db('webhook_endpoint').insert({ ...base, url: 'https://example.com/hook' });
-    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' }))).toMatch(
+    await t.database.db('webhook_endpoint').insert({ ...base, url: 'http://receiver.svc:8080/hook' });
+    await t.database.db('webhook_endpoint').insert({ ...base, url: 'https://example.com/hook' });
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, url: 'ftp://example.com' }))).toMatch(
       /^check_violation: .*webhook_endpoint_url_chk/s,
     );
   });
 });
 
 describe('migration 053: STANDARD_WEBHOOKS', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => t.destroy());
+  const t = fileDatabase();
 
   const key = `whsec_${Buffer.from('a-key-of-at-least-16-bytes').toString('base64')}`;
   const base = { name: 'e', source: 's', url: 'http://x/h' };
 
   it('accepts a whsec_ key and a previous key for STANDARD_WEBHOOKS', async () => {
-    await t.db('webhook_endpoint').insert({ ...base, auth_type: 'STANDARD_WEBHOOKS', signing_secret: key, previous_signing_secret: key });
+    await t.database
+      .db('webhook_endpoint')
+      .insert({ ...base, auth_type: 'STANDARD_WEBHOOKS', signing_secret: key, previous_signing_secret: key });
   });
 
   it.each([
@@ -102,21 +92,17 @@ describe('migration 053: STANDARD_WEBHOOKS', () => {
       /webhook_endpoint_previous_secret_chk/,
     ],
   ])('refuses %s', async (_what, row, constraint) => {
-    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });
 });
 
 describe('migration 055: endpoint health', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => t.destroy());
+  const t = fileDatabase();
 
   const base = { name: 'e', source: 's', url: 'http://x/h' };
 
   it('an existing or new endpoint is never auto-disabled unless it asks: threshold 0, count 0, not disabled', async () => {
-    const [row] = (await t.db('webhook_endpoint').insert(base).returning('*')) as Array<Record<string, unknown>>;
+    const [row] = (await t.database.db('webhook_endpoint').insert(base).returning('*')) as Array<Record<string, unknown>>;
     expect(row).toMatchObject({ auto_disable_after: 0, consecutive_failures: 0, disabled_at: null, enable_annotation: null });
   });
 
@@ -124,23 +110,19 @@ describe('migration 055: endpoint health', () => {
     ['a negative threshold', { auto_disable_after: -1 }, /webhook_endpoint_auto_disable_after_chk/],
     ['a negative count', { consecutive_failures: -1 }, /webhook_endpoint_consecutive_failures_chk/],
   ])('refuses %s', async (_what, row, constraint) => {
-    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });
 });
 
 describe('migration 056: endpoint limits', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => t.destroy());
+  const t = fileDatabase();
 
   const base = { name: 'e', source: 's', url: 'http://x/h' };
 
   it('accepts the bounds and no limit at all', async () => {
-    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 0.001, max_concurrency: 1 });
-    await t.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 10_000, max_concurrency: 1_000 });
-    await t.db('webhook_endpoint').insert(base);
+    await t.database.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 0.001, max_concurrency: 1 });
+    await t.database.db('webhook_endpoint').insert({ ...base, rate_limit_per_second: 10_000, max_concurrency: 1_000 });
+    await t.database.db('webhook_endpoint').insert(base);
   });
 
   it.each([
@@ -148,6 +130,6 @@ describe('migration 056: endpoint limits', () => {
     ['a negative rate', { rate_limit_per_second: -1 }, /webhook_endpoint_rate_limit_chk/],
     ['no concurrency', { max_concurrency: 0 }, /webhook_endpoint_max_concurrency_chk/],
   ])('refuses %s', async (_what, row, constraint) => {
-    expect(await refusal(t.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });
 });

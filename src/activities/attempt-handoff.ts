@@ -4,7 +4,7 @@ import type { PreparedRow } from '../db/deliveries.js';
  * What prepare read for each delivery it planned (the row, its endpoint, its event), kept in the
  * worker for the delivery's first attempt: that attempt runs as a local activity on this same
  * worker a few milliseconds later, and needs no statement of its own to load them again (one
- * round trip and a three-table read per delivery; docs/benchmarks.md, issue 26). Each entry is
+ * round trip and a three-table read per delivery; figures: docs/benchmarks.md). Each entry is
  * taken once; a later attempt, an attempt on another worker, or one that comes after the entry's
  * time is up loads fresh rows as before. What the attempt then decides is what it would have
  * decided from rows read at prepare: the row is PENDING with the attempts prepare saw, and

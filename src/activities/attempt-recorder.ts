@@ -1,5 +1,6 @@
 import type { AttemptResult, DeliveryRepository, Settled } from '../db/deliveries.js';
-import { isAppError } from '../domain/errors.js';
+import { describeError, isAppError } from '../domain/errors.js';
+import type { ActivityLogger } from './deps.js';
 
 /** The most attempts one statement settles. */
 export const MAX_RECORD_BATCH = 50;
@@ -96,4 +97,49 @@ export function createAttemptRecorder(deps: {
         setImmediate(run);
       }
     });
+}
+
+/** How long a settled outcome (above all a 200) is retried for recording before giving up. */
+export const RECORD_RETRY_FOR_MS = 20_000;
+
+/** Records an attempt's outcome through an outage; `log` names the attempt in what is logged. */
+export type RecordAttemptPatiently = (id: string, result: AttemptResult, log: object) => Promise<Settled | null>;
+
+const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Records an attempt's outcome. Postgres may be down right after the endpoint answered: retry
+ * in-process with backoff so a 200 is not re-sent by the next attempt, up to `retryForMs` (the
+ * deliver activity's timeout leaves a 30 s margin). null when another run settled the row first;
+ * then that run's status is what counts. Throws the last database error when time runs out, and at
+ * once any error that is not an outage (it would fail the same way again).
+ */
+export function createPatientRecorder(deps: {
+  recordAttempt: RecordAttempt;
+  logger: ActivityLogger;
+  retryForMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}): RecordAttemptPatiently {
+  const { recordAttempt, logger, retryForMs = RECORD_RETRY_FOR_MS, sleep = realSleep } = deps;
+  return async (id, r, log) => {
+    const deadline = Date.now() + retryForMs;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        return await recordAttempt(id, r);
+      } catch (err) {
+        const outage = isAppError(err) && err.kind === 'transient';
+        if (!outage || Date.now() + wait > deadline) {
+          logger.warn(
+            { ...log, outcome: r.status, err: describeError(err) },
+            r.status === 'SUCCESS'
+              ? 'delivery succeeded but could not be recorded; the next attempt re-sends it'
+              : 'delivery attempt could not be recorded; the next attempt re-sends it',
+          );
+          throw err;
+        }
+        logger.info({ ...log, err: describeError(err) }, 'recording the delivery attempt failed; retrying');
+        await sleep(wait);
+      }
+    }
+  };
 }

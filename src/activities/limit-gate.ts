@@ -1,15 +1,12 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { ApplicationFailureCategory } from '@temporalio/common';
 import type { EndpointLimitRepository } from '../db/endpoint-limits.js';
 import type { DeliveryOutcome } from '../delivery/types.js';
 import { describeError } from '../domain/errors.js';
 import type { Endpoint } from '../domain/records.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ActivityLogger } from './deps.js';
-import { DELIVERY_FAILURE } from './failures.js';
+import { deliveryDeferred } from './failures.js';
 import { spanEvent } from '../observability/spans.js';
 import { leaseMs, limitsOf, pauseRequestedMs, pauseWaitMs, planWait, waitDelayMs } from './limit-timing.js';
-import type { DeliverFailureDetails } from './types.js';
 
 export type DeferReason = 'rate' | 'concurrency' | 'retry_after';
 
@@ -64,18 +61,10 @@ export function createLimitGate({
       'webhook.wait_where': 'temporal',
     });
     logger.debug({ ...log, reason, waitMs: delay }, 'delivery waits on its endpoint');
-    throw ApplicationFailure.create({
-      message: `waiting ${delay} ms on the endpoint (${reason === 'retry_after' ? 'Retry-After pause' : `${reason} limit`})`,
-      type: DELIVERY_FAILURE.deferred,
-      nonRetryable: false,
-      nextRetryDelay: delay,
-      // a first attempt run as a local activity: the workflow reads the wait from here (it is not
-      // handed nextRetryDelay) and sleeps it before the retries run as an activity
-      details: [{ retryDelayMs: delay } satisfies Partial<DeliverFailureDetails>],
-      // expected, not an error: the SDK logs it at debug instead of a warning per wait, and
-      // leaves it out of its failure metrics (ours count the waits)
-      category: ApplicationFailureCategory.BENIGN,
-    });
+    throw deliveryDeferred(
+      `waiting ${delay} ms on the endpoint (${reason === 'retry_after' ? 'Retry-After pause' : `${reason} limit`})`,
+      delay,
+    );
   }
 
   return {

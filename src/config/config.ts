@@ -136,8 +136,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   consumeQueue: QueueConsumerConfig | null;
   /**
    * WORKER_SANDBOX_DIAGNOSTICS=true: the Temporal SDK's deadlock detector and per-promise stack
-   * traces in the workflow sandbox, which cost about a third of the worker's CPU per event; off by
-   * default (processes/workflow-sandbox.ts).
+   * traces in the workflow sandbox, a large share of the worker's CPU per event; off by default
+   * (processes/workflow-sandbox.ts).
    */
   sandboxDiagnostics: boolean;
 }

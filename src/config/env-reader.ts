@@ -1,10 +1,13 @@
+import { AppError } from '../domain/errors.js';
+
 /**
  * Reads environment variables into typed values, collecting every problem so a misconfigured
- * process says at once everything that is wrong, then refuses to start.
+ * process says at once everything that is wrong, then refuses to start. A permanent error of the
+ * taxonomy (invalid_config); the start-up boundary (cmd/cli.ts) prints its problems and exits 2.
  */
-export class ConfigError extends Error {
+export class ConfigError extends AppError {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super('invalid_config', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
   }
 }

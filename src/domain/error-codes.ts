@@ -4,7 +4,9 @@
  * name than the kind's, the activity failure type Temporal is told and the Ready condition's
  * reason the operator sets. permanent(), transient() and internal() accept only the codes of their
  * kind listed here, so a misspelt or misfiled code fails to compile. docs/architecture.md lists
- * them (a unit test keeps the two in step).
+ * them (a unit test keeps the two in step). The delivery_* codes with a failure type are how a
+ * delivery ends or waits at the activity boundary (activities/failures.ts builds them); they never
+ * answer HTTP, and their status is only their kind's.
  */
 export type ErrorKind = 'permanent' | 'transient' | 'internal';
 
@@ -40,7 +42,12 @@ export const ERROR_CODES = {
     status: 400,
     means: 'a request to a CloudEvents source that is not a CloudEvent 1.0 (names the missing attribute)',
   },
-  invalid_config: { kind: 'permanent', status: 400, means: 'a configuration value that can not be used (e.g. a CIDR)' },
+  invalid_config: {
+    kind: 'permanent',
+    status: 400,
+    means:
+      'a configuration value that can not be used (e.g. a CIDR); a process names every problem of its environment at once (ConfigError)',
+  },
   invalid_endpoint_auth: { kind: 'permanent', status: 400, means: "an endpoint's auth lacks what its type needs" },
   invalid_header: { kind: 'permanent', status: 400, means: 'a custom header with an invalid name or value' },
   address_blocked: { kind: 'permanent', status: 400, means: 'an outbound address refused by the SSRF policy' },
@@ -84,6 +91,19 @@ export const ERROR_CODES = {
   uri_too_long: { kind: 'permanent', status: 414, means: 'a request target over the size limit' },
   unsupported_media_type: { kind: 'permanent', status: 415, means: 'a Content-Type the route does not take' },
   expectation_failed: { kind: 'permanent', status: 417, means: 'an Expect other than 100-continue' },
+  delivery_rejected: {
+    kind: 'permanent',
+    status: 422,
+    failureType: 'DeliveryPermanentFailure',
+    means:
+      'a delivery ends FAILED at once: its endpoint answered with a final failure (a 4xx not retried), or it was not called (endpoint removed or disabled); activity only',
+  },
+  delivery_attempts_exhausted: {
+    kind: 'permanent',
+    status: 422,
+    failureType: 'DeliveryAttemptsExhausted',
+    means: "a delivery's last attempt failed: it ends FAILED; activity only",
+  },
   headers_too_large: { kind: 'permanent', status: 431, means: 'request line and headers over the size limit' },
 
   // transient: a dependency is briefly unavailable
@@ -100,6 +120,34 @@ export const ERROR_CODES = {
     status: 503,
     means: 'the console is on but its files were not built (npm run build); answered until they are',
   },
+  aws_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means: 'an SNS or SQS call failed after its retries in a way a later one may not (throttled, 5xx, network, timeout)',
+  },
+  kube_api_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means: 'the Kubernetes API answered a conflict (a newer version), throttling, a timeout or a server error',
+  },
+  delivery_attempt_failed: {
+    kind: 'transient',
+    status: 503,
+    failureType: 'DeliveryRetryableFailure',
+    means: "a delivery attempt failed; the next one follows the endpoint's backoff (Retry-After as a floor); activity only",
+  },
+  delivery_database_unavailable: {
+    kind: 'transient',
+    status: 503,
+    failureType: 'DeliveryDatabaseUnavailable',
+    means: 'Postgres failed during a delivery: retried, no endpoint attempt spent; activity only',
+  },
+  delivery_deferred: {
+    kind: 'transient',
+    status: 503,
+    failureType: 'DeliveryDeferred',
+    means: "a delivery waits on its endpoint's limits or Retry-After pause: no request, no endpoint attempt spent; activity only",
+  },
 
   // internal: a bug
   internal: { kind: 'internal', status: 500, means: 'an error nothing classified' },
@@ -107,6 +155,23 @@ export const ERROR_CODES = {
   unauthenticated_request: { kind: 'internal', status: 500, means: 'an inbound request reached its route without a verified credential' },
   invalid_publish_batch: { kind: 'internal', status: 500, means: 'a PublishBatch built with a wrong number of entries' },
   unpublishable_event_id: { kind: 'internal', status: 500, means: 'an event id handed to the publisher that is not a UUID' },
+  aws_call_error: {
+    kind: 'internal',
+    status: 500,
+    means:
+      'AWS refused a call (credentials, permissions, a missing queue or topic), answered what we can not read, or the call was aborted',
+  },
+  kube_api_refused: {
+    kind: 'internal',
+    status: 500,
+    means: 'the Kubernetes API refused a call for good (RBAC, a request it rejects, a missing object)',
+  },
+  delivery_internal_error: {
+    kind: 'internal',
+    status: 500,
+    failureType: 'DeliveryInternalError',
+    means: 'a bug in the deliver activity: logged with its stack, it spends an endpoint attempt, FAILED after the last; activity only',
+  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

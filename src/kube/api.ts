@@ -1,21 +1,29 @@
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch } from 'undici';
+import { AppError } from '../domain/errors.js';
 
 /**
  * A thin JSON client for the few API calls the operator makes, on the KubeConfig's cluster, TLS
  * and credentials (the same ones @kubernetes/client-node's Watch uses). Objects stay the API
  * server's JSON, exactly as watch events deliver them, so the informer cache, the reconcilers and
  * the writes all see one shape (no Date vs string timestamps, MicroTime written as the API wants).
+ * An answer >= 400 is a KubeApiError of the taxonomy: transient when a retry may succeed
+ * (kube_api_unavailable), else internal (kube_api_refused: RBAC, a request the server rejects).
  */
-export class KubeApiError extends Error {
+export class KubeApiError extends AppError {
   constructor(
     readonly statusCode: number,
     readonly reason: string,
     message: string,
   ) {
-    super(message);
+    super(isRetryableStatus(statusCode) ? 'kube_api_unavailable' : 'kube_api_refused', message);
     this.name = 'KubeApiError';
   }
+}
+
+/** A conflict (a newer resourceVersion), throttling, a timeout or a server error: worth a retry. */
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 404;

@@ -5,7 +5,7 @@ import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { createInformer, type ResourceInformer } from '../kube/informer.js';
-import type { KubeApi, KubeObject } from '../kube/api.js';
+import { isConflict, KubeApiError, type KubeApi, type KubeObject } from '../kube/api.js';
 import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
@@ -316,9 +316,9 @@ export function createController(o: ControllerOptions): Controller {
 }
 
 function errorReason(err: unknown): string {
+  if (err instanceof KubeApiError) return isConflict(err) ? 'conflict' : 'kube_api';
   if (typeof err === 'object' && err !== null) {
-    const e = err as { name?: string; statusCode?: number; code?: unknown };
-    if (e.name === 'KubeApiError') return e.statusCode === 409 ? 'conflict' : 'kube_api';
+    const e = err as { code?: unknown };
     if (isDatabaseError(err)) return 'postgres';
     if (typeof e.code === 'string' && /^E[A-Z]+/.test(e.code)) return 'network';
   }

@@ -33,8 +33,8 @@ export const WORKFLOW_CACHE_SIZE = 100;
  * The workflow interceptors beside the workflow code (workflows/tracing-interceptors.ts), for a
  * worker that traces: they act on runs started with a trace context only. Only such a worker loads
  * them. A workflow run evaluates every module of its bundle anew (the SDK gives each run its own
- * module instances), and Temporal's OpenTelemetry interceptors bring half the bundle's code: in a
- * worker without tracing they cost about 4 ms of CPU per event (docs/benchmarks.md, issue 26).
+ * module instances), and Temporal's OpenTelemetry interceptors are half the bundle's code: a
+ * worker that does not trace should not pay for them (figures: docs/benchmarks.md).
  * Leaving them out changes no command a run issues, so either worker replays the other's histories.
  */
 export function workflowInterceptorModule(workflowsPath: string): string {

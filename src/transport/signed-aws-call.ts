@@ -12,16 +12,21 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { AppError } from '../domain/errors.js';
 import { callLimits, type AwsClientsOptions } from './aws-client-config.js';
 
 export type AwsServiceClient = SNSClient | SQSClient;
 
-/** A call that failed as a whole: the name is the service's error code, or what failed on the way. */
-export class AwsCallError extends Error {
+/**
+ * A call that failed as a whole: the name is the service's error code, or what failed on the way.
+ * Of the taxonomy: transient when worth retrying (aws_unavailable), else internal (aws_call_error:
+ * refused credentials or permissions, a missing queue or topic, an answer we can not read).
+ */
+export class AwsCallError extends AppError {
   readonly status: number | undefined;
   readonly retryable: boolean;
   constructor(name: string, message: string, opts: { status?: number; retryable: boolean; cause?: unknown }) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(opts.retryable ? 'aws_unavailable' : 'aws_call_error', message, { cause: opts.cause });
     this.name = name;
     this.status = opts.status;
     this.retryable = opts.retryable;

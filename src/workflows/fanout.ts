@@ -22,7 +22,7 @@ import { DATABASE_RETRY_BUDGET } from './names.js';
 
 /**
  * Bookkeeping activities (database only), run as local activities: no task-queue round trip and
- * no extra history events, which were a third of the Temporal cost of a one-endpoint fanout.
+ * no extra history events, which were much of the Temporal cost of a fanout (docs/benchmarks.md).
  * Retried without an attempt limit: a Postgres outage must delay an event, never lose it;
  * permanent problems are thrown as non-retryable by the activity.
  */

@@ -3,7 +3,7 @@ import { createRedriver, type Redriver } from '../../src/workflows/start/redrive
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
-import { eventually } from '../support/stack.js';
+import { eventually, sleep } from '../support/wait.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 
 interface EndpointItem {
@@ -21,7 +21,6 @@ describe('admin API: endpoint state and enable', () => {
   let h: AdminHarness;
   let redriver: Redriver;
   let admin: string;
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   beforeAll(async () => {
     h = await startAdminHarness();

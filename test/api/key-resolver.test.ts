@@ -8,6 +8,7 @@ import { isAppError } from '../../src/domain/errors.js';
 import { refusedUrl } from '../support/receiver.js';
 import { nowSeconds, rsaKey, signJwt, type SigningKey } from './support/tokens.js';
 import { httpStatusOf } from '../../src/http/problem.js';
+import { sleep } from '../support/wait.js';
 
 /** A key set server that counts its fetches and whose keys the test changes at will. */
 async function startJwksServer(): Promise<{ url: string; fetches: () => number; setKeys(k: SigningKey[]): void; close(): Promise<void> }> {
@@ -90,7 +91,7 @@ describe('key resolver: cached keys, rate-limited refetch on an unknown kid', ()
     expect(await resolver.publicKey({ alg: 'RS256', kid: key.kid })).toContain('BEGIN PUBLIC KEY');
     // budget spent (the first fetch took the only token); made-up kids are refused without a fetch
     await expect(resolver.publicKey({ alg: 'RS256', kid: 'made-up' })).rejects.toBeInstanceOf(InvalidToken);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const before = jwks.fetches();
     expect(await resolver.publicKey({ alg: 'RS256', kid: key.kid })).toContain('BEGIN PUBLIC KEY');
     expect(jwks.fetches() - before).toBe(1);

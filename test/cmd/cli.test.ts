@@ -1,26 +1,24 @@
 import { readdir } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 
 describe('webhook-fanout CLI', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   beforeAll(async () => {
-    t = await createTestDatabase();
     // an empty database, as a new install finds it
-    await t.db.raw('drop schema public cascade; create schema public');
+    await t.database.db.raw('drop schema public cascade; create schema public');
   });
-  afterAll(async () => t?.destroy());
 
   it('migrate applies every migration once and records it; a second run changes nothing', async () => {
     const files = (await readdir(new URL('../../migrations/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort();
-    const first = await cli(['migrate'], { DATABASE_URL: t.url, LOG_LEVEL: 'info' });
+    const first = await cli(['migrate'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'info' });
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`applied ${files.length} migration`);
-    const second = await cli(['migrate'], { DATABASE_URL: t.url, LOG_LEVEL: 'info' });
+    const second = await cli(['migrate'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'info' });
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('schema up to date');
-    const recorded = await t.db('knex_migrations').select('name').orderBy('id');
+    const recorded = await t.database.db('knex_migrations').select('name').orderBy('id');
     expect(recorded.map((r: { name: string }) => r.name)).toEqual(files);
   });
 

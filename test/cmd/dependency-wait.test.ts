@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
+import { eventually, sleep } from '../support/wait.js';
 
 interface Started {
   child: ChildProcess;
@@ -33,33 +34,22 @@ async function probe(url: string): Promise<number | 'none'> {
   }
 }
 
-async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 describe('consumer and worker started while Temporal is unreachable', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let temporal: TemporalDevServer | undefined;
   const services: Started[] = [];
   let temporalPort: number;
   beforeAll(async () => {
-    t = await createTestDatabase();
     temporalPort = await freePort();
   });
   afterAll(async () => {
     for (const s of services) s.child.kill('SIGKILL');
     await temporal?.stop();
-    await t?.destroy();
   });
 
   it('wait and log instead of exiting, answer /readyz 503 at once, and become ready once Temporal is up', async () => {
     const env = {
-      DATABASE_URL: t.url,
+      DATABASE_URL: t.database.url,
       TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
       QUEUE_URL: 'http://127.0.0.1:9/000000000000/unused',
       AWS_REGION: 'us-east-1',
@@ -71,37 +61,26 @@ describe('consumer and worker started while Temporal is unreachable', () => {
     services.push(consumer, worker);
 
     for (const s of [consumer, worker]) {
-      expect(
-        await eventually(
-          () => probe(`${s.management}/healthz`),
-          (v) => v === 200,
-          30_000,
-        ),
-      ).toBe(200);
+      await eventually(async () => (await probe(`${s.management}/healthz`)) === 200, { timeoutMs: 30_000, what: 'the management server' });
     }
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     for (const s of [consumer, worker]) {
       expect(s.child.exitCode).toBeNull(); // still running, not crash-looping
       const started = Date.now();
       expect(await probe(`${s.management}/readyz`)).toBe(503);
       expect(Date.now() - started).toBeLessThan(2_900);
-      const logged = await eventually(
-        async () => s.output.join(''),
-        (o) => o.includes('temporal unreachable; retrying'),
-        20_000,
-      );
-      expect(logged).toContain('temporal unreachable; retrying');
+      await eventually(async () => s.output.join('').includes('temporal unreachable; retrying'), {
+        timeoutMs: 20_000,
+        what: 'the "temporal unreachable; retrying" line',
+      });
     }
 
     temporal = await startTemporalDevServer({ port: temporalPort });
     for (const s of [consumer, worker]) {
-      expect(
-        await eventually(
-          () => probe(`${s.management}/readyz`),
-          (v) => v === 200,
-          60_000,
-        ),
-      ).toBe(200);
+      await eventually(async () => (await probe(`${s.management}/readyz`)) === 200, {
+        timeoutMs: 60_000,
+        what: 'ready once Temporal is up',
+      });
       expect(s.child.exitCode).toBeNull();
     }
   }, 150_000);

@@ -5,10 +5,9 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 
 // Code a process loads stays in its memory for its whole life (V8 keeps the source text, the
-// image's --enable-source-maps keeps every source map). The Kubernetes client alone held about
-// 25 MB of V8 heap and 80 MB of RSS in processes that never talk to Kubernetes, and the admin
-// API's modules with the Temporal client more than 30 MB in an ingest that does not serve it
-// (issue 12: ingest's RSS target is 150 MB). Those arrive through one innocent import.
+// image's --enable-source-maps keeps every source map). The Kubernetes client and the admin API's
+// modules with the Temporal client each held tens of MB in processes that never use them
+// (figures and ingest's memory target: docs/benchmarks.md). Those arrive through one innocent import.
 
 /**
  * Packages (under node_modules) resolved while `body` runs in a child process: a module hook

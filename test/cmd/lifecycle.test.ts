@@ -8,6 +8,7 @@ import { createDb } from '../../src/db/knex.js';
 import { runService } from '../../src/cmd/lifecycle.js';
 import { freePort } from '../../src/dev/ports.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { sleep } from '../support/wait.js';
 
 /**
  * What a kubelet sees on /readyz over the life of a process: the management port answers first
@@ -53,7 +54,7 @@ describe('runService /readyz', () => {
     let first: Awaited<ReturnType<typeof readyz>> | undefined;
     for (let i = 0; i < 100 && !first; i++) {
       first = await readyz(port).catch(() => undefined);
-      if (!first) await new Promise((r) => setTimeout(r, 50));
+      if (!first) await sleep(50);
     }
     expect(first).toEqual({ status: 503, body: { status: 'starting', checks: { postgres: 'ok' } } });
 

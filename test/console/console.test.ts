@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { basic, http } from '../support/http.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 import { axeViolations, controls, launchChromium, screenshot, tabOrder, watchedPage, type Watched } from './support/browser.js';
 import { startDevConsole, type DevConsole } from './support/dev-console.js';
 

@@ -6,6 +6,7 @@ import { createDb } from '../../src/db/knex.js';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/embedded-postgres.js';
 import { createTestPki, keyForPostgres, type TestPki } from '../support/certs.js';
 import { cli } from '../support/cli.js';
+import { sleep } from '../support/wait.js';
 
 /**
  * A Postgres that takes TLS connections only (ssl=on, hostssl rules alone in its hba file), with a
@@ -114,7 +115,7 @@ describe('Postgres over TLS with a private CA', () => {
           const r = await db.raw<{ rows: Array<{ ssl: boolean }> }>('select ssl from pg_stat_ssl where pid = pg_backend_pid()');
           ssl = r.rows[0]?.ssl;
         } catch {
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await sleep(1_000);
         }
       }
       expect(ssl).toBe(true);

@@ -8,7 +8,7 @@ import { freePort } from '../../src/dev/ports.js';
 import { basic, http } from '../support/http.js';
 import { provider } from '../support/providers.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually, sleep } from '../support/wait.js';
 
 // a source verified by Stripe's signature (docs/sources.md), delivered to a receiver of its own
 const stripe = provider('Stripe');
@@ -196,7 +196,7 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(ready.status).toBe(200);
     const metrics = await http(`http://127.0.0.1:${mgmt}/metrics`, { method: 'GET' });
     expect(metrics.text).toMatch(/webhook_fanout_inbound_requests_total\{source="acme",outcome="accepted"\} 1/);
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -235,14 +235,14 @@ describe('dev mode (webhook-fanout dev)', () => {
     // missed while disabled
     expect((await send('fragile-2')).status).toBe(200);
     expect((await send('fragile-3')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2_000));
+    await sleep(2_000);
     expect(fragile.requests).toHaveLength(1);
 
     fragile.setScript([{ status: 200, body: 'back' }]);
     await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url, fragile.url, 'now'));
     await eventually(async () => fragile.requests.length >= 3, 30_000);
     await eventually(async () => /webhook_fanout_endpoints_disabled 0/.test(await metrics()), 30_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     expect(fragile.requests.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['fragile-1', 'fragile-2', 'fragile-3']);
   }, 90_000);
   it('applies a WebhookReplay manifest once: the delivery is sent again, and not a third time when the folder reloads', async () => {
@@ -267,7 +267,7 @@ spec:
     await eventually(async () => toPlain().length === 2, 30_000);
     // a reload of the folder (any edit) applies nothing twice
     await writeFile(path.join(dir, 'replay.yaml'), `${replay}# touched\n`);
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     expect(toPlain()).toHaveLength(2);
   });
 

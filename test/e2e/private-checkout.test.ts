@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/ports.js';
 import { SHARED_ROOT, isRoot } from '../../src/dev/postgres-reach.js';
 import { basic, http } from '../support/http.js';
-import { eventually } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 

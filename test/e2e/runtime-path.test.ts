@@ -6,7 +6,8 @@ import type { EndpointSpec } from '../../src/db/endpoints.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver, type RecordedRequest } from '../support/receiver.js';
 import { endpointSpec } from '../support/process-stack.js';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 const endpoint = (name: string, url: string, over: Partial<EndpointSpec> = {}): EndpointSpec =>
   endpointSpec(name, url, { timeoutSeconds: 2, ...over });

@@ -3,7 +3,7 @@ import { createRedriver, type Redriver } from '../../src/workflows/start/redrive
 import { createRedriveQueries, type RedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually, sleep } from '../support/wait.js';
 import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
 
 // Endpoint health against the real components: deliveries by a Temporal worker to real HTTP
@@ -38,7 +38,6 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
     const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   beforeAll(async () => {
     h = await startFanoutHarness();

@@ -9,8 +9,9 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type RecordedRequest, type Receiver, type Reply } from '../support/receiver.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { sleep } from '../support/wait.js';
 
-// Per-endpoint limits (issue 13, part 4) as a receiver sees them, with TWO worker processes (the
+// Per-endpoint limits (docs/limits.md) as a receiver sees them, with TWO worker processes (the
 // CLI's `worker`, as deployed) on one task queue, Postgres and Temporal: a limit kept in one
 // process's memory would let both send at the limit, and these assertions would fail. Every
 // limited endpoint has maxAttempts 1: a wait that spent an endpoint attempt would FAIL it.
@@ -39,8 +40,6 @@ function maxInWindow(reqs: RecordedRequest[], windowMs = 1_000): number {
   }
   return max;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface WorkerProcess {
   env: Record<string, string>;

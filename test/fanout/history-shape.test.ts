@@ -12,7 +12,7 @@ async function eventTypes(client: Client, workflowId: string): Promise<string[]>
   return (history.events ?? []).map((e) => (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, ''));
 }
 
-// What a delivery costs Temporal is the history each run writes (issue 12): on the happy path a
+// What a delivery costs Temporal is the history each run writes: on the happy path a
 // fanout started by this version is one workflow task whose local activities leave a marker each.
 describe('the history of a fanout', () => {
   it('an event whose endpoint answers 200 is one workflow task: a marker per local activity, no activity task, no patch marker, no search-attribute update', async ({

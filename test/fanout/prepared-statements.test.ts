@@ -3,6 +3,7 @@ import { createDb, prepared, type Db } from '../../src/db/knex.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createTestDatabase, refusal, type TestDatabase } from '../support/db.js';
 import { addEndpoint, addEvent, uniqueSource } from './support/harness.js';
+import { sleep } from '../support/wait.js';
 
 // The delivery path's statements are named prepared statements, kept per connection (db/knex.ts
 // prepared): a failure around them must behave as it did for plain statements, and a connection
@@ -86,7 +87,7 @@ describe('prepared statements of the delivery path', () => {
     );
     // once the pool has seen them end (a call on one first fails, as a plain statement would),
     // new connections prepare the statements again
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const again = await Promise.all([ended.deliveries.loadAttempt(deliveryId), ended.deliveries.loadAttempt(deliveryId)]);
     expect(again).toMatchObject([{ delivery: { id: deliveryId } }, { delivery: { id: deliveryId } }]);
     const now = (await db.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid')).rows.map((r) => r.pid);

@@ -4,6 +4,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createReplayRunner, type ReplayRequest, type ReplayState, type StartReplayRun } from '../../src/workflows/start/replay-runner.js';
 import { startReplay } from '../../src/workflows/start/replay.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { sleep } from '../support/wait.js';
 import { addEndpoint, addEvent, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
 
 /**
@@ -39,7 +40,7 @@ async function untilFinished(r: ReturnType<typeof runner>, req: ReplayRequest): 
     const s = await r.step(req);
     if (s.record.phase !== 'Running') return s;
     if (Date.now() > deadline) throw new Error(`replay still running: ${JSON.stringify(s.progress)}`);
-    await new Promise((res) => setTimeout(res, 200));
+    await sleep(200);
   }
 }
 

@@ -21,6 +21,7 @@ import { addCredential } from '../support/ingest-harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startFauxqsProcess, type Backend } from '../transport/backends.js';
 import { logLateEvents } from './late-events.js';
+import { sleep } from '../support/wait.js';
 
 /**
  * The compiled build as it runs in production: ingest, consumer and two workers as separate
@@ -43,7 +44,6 @@ const PG_OUTAGE_MS = Number(process.env.FAULTS_PG_OUTAGE_MS ?? 30_000);
 const TEMPORAL_OUTAGE_MS = Number(process.env.FAULTS_TEMPORAL_OUTAGE_MS ?? 60_000);
 const SETTLE_WITHIN_MS = 60_000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (m: string) => process.stdout.write(`[faults] ${m}\n`);
 
 interface Proc {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { basic } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 import { rawRequest, type RawResponse } from './support/raw-http.js';
@@ -81,24 +81,22 @@ function expectProblem(res: RawResponse, status: number[]): void {
 }
 
 describe('hostile HTTP on the public port', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
-  const stored = async () => Number((await t.db('webhook_event').count<{ count: string }[]>('* as count'))[0]?.count ?? 0);
+  const stored = async () => Number((await t.database.db('webhook_event').count<{ count: string }[]>('* as count'))[0]?.count ?? 0);
 
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db, bodyLimitBytes: 64 * 1024, timeouts: TIMEOUTS });
+    h = await startIngestHarness({ db: t.database.db, bodyLimitBytes: 64 * 1024, timeouts: TIMEOUTS });
     await addCredential(h.repos, SOURCE, 'hostile-user', 'hostile-pass');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('the well-formed request these cases are derived from is accepted (and then removed)', async () => {
     const res = await rawRequest(h.url, post([]));
     expect(res.status, res.body).toBe(200);
-    await t.db('webhook_event').delete();
+    await t.database.db('webhook_event').delete();
   });
 
   it.each(cases)('$name -> problem+json $status, nothing stored', async ({ request, status }) => {

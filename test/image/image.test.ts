@@ -9,7 +9,8 @@ import { createAwsClients } from '../../src/transport/aws-clients.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { kubeconfigYaml, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, ready, sharedKube } from '../support/kube-shared.js';
+import { apply, createNamespace, customObjects, ready, sharedKube } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { engine, IMAGE, nodeInImage, runOnce, startService, type Service } from './support/container.js';
 

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,19 +9,22 @@ import { syncManifests } from '../../src/manifests/sync-manifests.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { basic, http } from '../support/http.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 // CloudEvents sent by the official SDK (HTTP.binary, HTTP.structured) over HTTP to the real ingest
 // of a source with `format: CloudEvents`, configured from manifests as dev mode reads them: stored
-// with the CloudEvent's id and type, de-duplicated on the id, fanned out; a request that is not a
-// CloudEvent refused with 400 problem+json naming the attribute it lacks, nothing stored.
+// with the CloudEvent's id and type, de-duplicated on the id, fanned out (through the consumer and
+// the worker) to a Raw endpoint and to CloudEvents endpoints whose receiver reads each delivery
+// with the SDK's HTTP.toEvent; a request that is not a CloudEvent refused with 400 problem+json
+// naming the attribute it lacks, nothing stored.
 
 const AUTH = { authorization: basic('knative', 'knative-pass') };
 
 const manifests = (receiverUrl: string) => `apiVersion: v1
 kind: Secret
 metadata: {name: knative}
-stringData: {password: knative-pass}
+stringData: {password: knative-pass, signing: ce-signing-secret}
 ---
 apiVersion: webhookfanout.io/v1alpha1
 kind: InboundCredential
@@ -35,6 +39,21 @@ apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookEndpoint
 metadata: {name: knative-sink}
 spec: {source: knative, url: "${receiverUrl}/knative", maxAttempts: 1}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: ce-binary}
+spec: {source: knative, url: "${receiverUrl}/ce-binary", maxAttempts: 1, format: CloudEventsBinary}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: ce-structured}
+spec:
+  source: knative
+  url: "${receiverUrl}/ce-structured"
+  maxAttempts: 1
+  format: CloudEventsStructured
+  auth: {type: HMAC, secretRef: {name: knative, key: signing}}
 `;
 
 describe('CloudEvents in: the SDK sends to a CloudEvents source', () => {
@@ -79,12 +98,53 @@ describe('CloudEvents in: the SDK sends to a CloudEvents source', () => {
     const row = await stack.t.db('webhook_event').where({ id: eventId }).first();
     expect(row).toMatchObject({ source: 'knative', external_event_id: ce.id, event_type: 'com.example.order.created' });
     expect(row.payload.toString()).toBe(String(message.body));
-    const delivered = await eventually(async () => receiver.requests.find((r) => r.headers['x-webhook-event-id'] === eventId));
+    const delivered = await eventually(async () =>
+      receiver.requests.find((r) => r.path.endsWith('/knative') && r.headers['x-webhook-event-id'] === eventId),
+    );
     expect(delivered.body.toString()).toBe(String(message.body));
     expect(delivered.headers['x-webhook-event-type']).toBe('com.example.order.created');
     // the sender's retry of the same CloudEvent (same id) is not delivered again
     expect((await send(message)).json()).toEqual({ eventId, duplicate: true });
   });
+
+  it.each([
+    ['binary', HTTP.binary],
+    ['structured', HTTP.structured],
+  ] as const)(
+    'sent in %s mode, fanned out to CloudEvents endpoints: the SDK at the receiver reads our id, source, type, time and the data',
+    async (mode, serialize) => {
+      const data = { orderId: `fan-${mode}`, total: 99.95, items: ['a', 'b'] };
+      const res = await send(serialize(event(`ce-fan-${mode}`, data)));
+      expect(res.status, res.text).toBe(200);
+      const { eventId } = res.json() as { eventId: string };
+      const row = await stack.t.db('webhook_event').where({ id: eventId }).first('received_at');
+      for (const path of ['/ce-binary', '/ce-structured']) {
+        const r = await eventually(
+          async () => receiver.requests.find((q) => q.path.endsWith(path) && q.headers['x-webhook-event-id'] === eventId),
+          {
+            what: `the ${path} delivery`,
+          },
+        );
+        const headers = Object.fromEntries(Object.entries(r.headers).filter((e): e is [string, string] => typeof e[1] === 'string'));
+        const ce = HTTP.toEvent({ headers, body: r.body.toString('utf8') }) as CloudEvent<unknown>;
+        expect(ce).toMatchObject({
+          specversion: '1.0',
+          id: eventId,
+          source: '/webhook-fanout/knative',
+          type: 'com.example.order.created',
+          time: (row.received_at as Date).toISOString(),
+          datacontenttype: 'application/json',
+          data,
+        });
+        if (path === '/ce-structured') {
+          expect(r.headers['content-type']).toMatch(/^application\/cloudevents\+json/);
+          expect(r.headers['x-webhook-signature']).toBe(createHmac('sha256', 'ce-signing-secret').update(r.body).digest('base64'));
+        } else {
+          expect(r.headers['ce-id']).toBe(eventId);
+        }
+      }
+    },
+  );
 
   it('binary mode without data (a CloudEvent may carry none) is accepted', async () => {
     const message = HTTP.binary(new CloudEvent({ id: 'ce-no-data', source: '/shop', type: 'com.example.ping' }));

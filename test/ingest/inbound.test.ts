@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase, type TestDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 
@@ -7,18 +7,16 @@ const AUTH = basic('stripe-user', 's3cret-pass');
 const eventsOf = async (t: TestDatabase, source: string) => t.db('webhook_event').where({ source }).orderBy('received_at');
 
 describe('POST /api/webhooks/{source}', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
 
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db, bodyLimitBytes: 64 * 1024 });
+    h = await startIngestHarness({ db: t.database.db, bodyLimitBytes: 64 * 1024 });
     await addCredential(h.repos, 'stripe', 'stripe-user', 's3cret-pass');
     await addCredential(h.repos, 'github', 'gh', 'gh-pass');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('persists the raw body and headers, publishes the event id, answers 200 with the event id', async () => {
@@ -32,7 +30,7 @@ describe('POST /api/webhooks/{source}', () => {
     expect(answer.duplicate).toBe(false);
     expect(answer.eventId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const [row] = await eventsOf(t, 'stripe');
+    const [row] = await eventsOf(t.database, 'stripe');
     expect(row.id).toBe(answer.eventId);
     expect(row.status).toBe('RECEIVED');
     expect(row.external_event_id).toBe('evt_1');
@@ -57,7 +55,7 @@ describe('POST /api/webhooks/{source}', () => {
       body: bytes,
     });
     expect(res.status).toBe(200);
-    const [row] = await eventsOf(t, 'github');
+    const [row] = await eventsOf(t.database, 'github');
     expect(row.external_event_id).toBe('delivery-77');
     expect(row.event_type).toBe('push');
     expect(Buffer.compare(row.payload, bytes)).toBe(0);
@@ -74,7 +72,7 @@ describe('POST /api/webhooks/{source}', () => {
     const second = await send();
     expect(second.status).toBe(200);
     expect(second.json()).toEqual({ eventId: first.eventId, duplicate: true });
-    expect(await t.db('webhook_event').where({ external_event_id: 'evt_dup' })).toHaveLength(1);
+    expect(await t.database.db('webhook_event').where({ external_event_id: 'evt_dup' })).toHaveLength(1);
     expect((await h.queuedEventIds()).length).toBe(queuedBefore);
   });
 
@@ -91,7 +89,7 @@ describe('POST /api/webhooks/{source}', () => {
     const answers = results.map((r) => r.json() as { eventId: string; duplicate: boolean });
     expect(new Set(answers.map((a) => a.eventId)).size).toBe(1);
     expect(answers.filter((a) => !a.duplicate)).toHaveLength(1);
-    expect(await t.db('webhook_event').where({ external_event_id: 'evt_race' })).toHaveLength(1);
+    expect(await t.database.db('webhook_event').where({ external_event_id: 'evt_race' })).toHaveLength(1);
     const queued = await h.queuedEventIds();
     expect(queued.filter((id) => id === answers[0]!.eventId)).toHaveLength(1);
   });
@@ -106,7 +104,7 @@ describe('POST /api/webhooks/{source}', () => {
       ),
     );
     expect(results.every((r) => r.status === 200)).toBe(true);
-    const rows = await t.db('webhook_event').where({ event_type: 'bulk' });
+    const rows = await t.database.db('webhook_event').where({ event_type: 'bulk' });
     expect(rows).toHaveLength(60);
     for (const [i, r] of results.entries()) {
       const { eventId } = r.json() as { eventId: string };
@@ -129,11 +127,11 @@ describe('POST /api/webhooks/{source}', () => {
       });
       expect((r.json() as { duplicate: boolean }).duplicate).toBe(false);
     }
-    expect(await t.db('webhook_event').where({ source: 'github' }).whereNull('external_event_id')).toHaveLength(2);
+    expect(await t.database.db('webhook_event').where({ source: 'github' }).whereNull('external_event_id')).toHaveLength(2);
   });
 
   describe('rejects bad input with a clear 4xx, stores nothing', () => {
-    const count = async () => Number((await t.db('webhook_event').count({ n: '*' }))[0]?.n);
+    const count = async () => Number((await t.database.db('webhook_event').count({ n: '*' }))[0]?.n);
 
     it.each([
       ['no Authorization header', {}],

@@ -9,7 +9,8 @@ import { createLogger } from '../../src/observability/logger.js';
 import { basic, http } from '../support/http.js';
 import { PROVIDERS, provider, verificationYaml, whsec, type Provider } from '../support/providers.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually, startStack, type Stack } from '../support/stack.js';
+import { startStack, type Stack } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 // Webhooks signed by each provider's own library (test/support/providers.ts) sent over HTTP to the
 // real ingest, configured by a folder of manifests read as dev mode reads it: accepted, stored and

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
 import { freePort } from '../../src/dev/ports.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 
@@ -13,16 +13,14 @@ const post = (h: IngestHarness, body: string) =>
   http(`${h.url}/api/webhooks/shop`, { headers: { authorization: AUTH, 'content-type': 'application/json' }, body });
 
 describe('when the topic is unavailable', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db, sweep: { sweepMinAgeMs: 0 } });
+    h = await startIngestHarness({ db: t.database.db, sweep: { sweepMinAgeMs: 0 } });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('answers 503 with Retry-After, keeps the event, and the sender retry or the sweeper publishes it later', async () => {
@@ -36,7 +34,7 @@ describe('when the topic is unavailable', () => {
     expect(second.status).toBe(503);
 
     // both accepted rows are kept, unpublished
-    const rows = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']).orderBy('external_event_id');
+    const rows = await t.database.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']).orderBy('external_event_id');
     expect(rows.map((r: { published_at: Date | null }) => r.published_at)).toEqual([null, null]);
 
     await h.restartTopic();
@@ -51,7 +49,7 @@ describe('when the topic is unavailable', () => {
 
     const queued = await h.queuedEventIds();
     expect(queued.sort()).toEqual([rows[0].id, rows[1].id].sort());
-    const after = await t.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']);
+    const after = await t.database.db('webhook_event').whereIn('external_event_id', ['order-1', 'order-2']);
     expect(after.every((r: { published_at: Date | null }) => r.published_at !== null)).toBe(true);
     // each refused request counted its failed publish; a publish tried while the emulator was
     // still coming back (the sender's retry, the sweep) may add to it, and then succeeded
@@ -63,16 +61,14 @@ describe('when the topic is unavailable', () => {
 });
 
 describe('the sweeper and events whose workflow never started', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db, sweep: { sweepMinAgeMs: 0, sweepUnstartedAfterMs: 60_000 } });
+    h = await startIngestHarness({ db: t.database.db, sweep: { sweepMinAgeMs: 0, sweepUnstartedAfterMs: 60_000 } });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('re-publishes a published event that still has no workflow after the grace period, and leaves started ones alone', async () => {
@@ -84,23 +80,21 @@ describe('the sweeper and events whose workflow never started', () => {
     expect(await h.queuedEventIds()).toEqual([]);
 
     expect(await h.sweeper.sweepOnce()).toBe(0); // still within the grace period
-    await t.db('webhook_event').update({ published_at: t.db.raw(`now() - interval '2 minutes'`) });
+    await t.database.db('webhook_event').update({ published_at: t.database.db.raw(`now() - interval '2 minutes'`) });
     expect(await h.sweeper.sweepOnce()).toBe(1);
     expect(await h.queuedEventIds()).toEqual([stuck.eventId]);
   });
 });
 
 describe('after ingest died between storing an event and publishing it', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db });
+    h = await startIngestHarness({ db: t.database.db });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   // what the dead process left: the row exactly as ingest inserts it, and no message
@@ -166,23 +160,21 @@ describe('when Postgres is unavailable', () => {
 });
 
 describe('credential rotation', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness;
   let now = Date.now();
   beforeAll(async () => {
-    t = await createTestDatabase();
-    h = await startIngestHarness({ db: t.db, rowTtlMs: 200, now: () => now });
+    h = await startIngestHarness({ db: t.database.db, rowTtlMs: 200, now: () => now });
     await addCredential(h.repos, 'shop', 'u', 'p4ss');
   });
   afterAll(async () => {
     await h?.close();
-    await t?.destroy();
   });
 
   it('stops accepting a cached password soon after the stored hash changes', async () => {
     expect((await post(h, '{"a":1}')).status).toBe(200);
     expect((await post(h, '{"a":2}')).status).toBe(200); // served from the verified cache
-    await t
+    await t.database
       .db('webhook_inbound_credential')
       .where({ source: 'shop' })
       .update({ password_hash: await bcrypt.hash('new-pass', 10) });

@@ -7,16 +7,8 @@ import { createInformer } from '../../src/kube/informer.js';
 import { createKubeApi, type KubeApi } from '../../src/kube/api.js';
 import { collectionPath, type WebhookEndpointObject } from '../../src/operator/kube-objects.js';
 import { kubectl, OPERATOR_NAMESPACE, startKubeControlPlane, type KubeControlPlane } from '../support/kube.js';
-import {
-  adminKubeConfig,
-  apply,
-  createNamespace,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  startTestOperator,
-} from '../support/kube-shared.js';
+import { adminKubeConfig, apply, createNamespace, customObjects, ready, settled, startTestOperator } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { createTestDatabase } from '../support/db.js';
 
 /**

@@ -7,7 +7,8 @@ import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '..
 import { type TestDatabase } from '../support/db.js';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import { apply, customObjects, eventually, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
+import { apply, customObjects, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, customObjects, eventually, ready, secretYaml, whenReady } from '../support/kube-shared.js';
+import { apply, customObjects, ready, secretYaml, whenReady } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { http } from '../support/http.js';

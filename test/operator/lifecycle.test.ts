@@ -13,7 +13,6 @@ import {
   counter,
   createNamespace,
   customObjects,
-  eventually,
   ready,
   settled,
   sharedKube,
@@ -21,6 +20,7 @@ import {
   type TestOperator,
   whenReady,
 } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 /** Restarts, leader election through the Lease, and the `webhook-fanout operator` process itself. */

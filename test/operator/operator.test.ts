@@ -2,17 +2,8 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
-import {
-  apply,
-  counter,
-  customObjects,
-  eventually,
-  ready,
-  settled,
-  secretYaml,
-  type TestOperator,
-  whenReady,
-} from '../support/kube-shared.js';
+import { apply, counter, customObjects, ready, settled, secretYaml, type TestOperator, whenReady } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { type OperatorStore } from '../../src/operator/store.js';

@@ -19,7 +19,8 @@ import {
 import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
-import { apply, createNamespace, customObjects, eventually, operatorKubeConfig, ready, sharedKube } from '../support/kube-shared.js';
+import { apply, createNamespace, customObjects, operatorKubeConfig, ready, sharedKube } from '../support/kube-shared.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * Reconcile-level tests in the kubebuilder style: one reconcile(key) at a time against a real

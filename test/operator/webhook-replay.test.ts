@@ -2,17 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplay } from '../../src/workflows/start/replay.js';
 import type { StartReplayRun } from '../../src/workflows/start/replay-runner.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
-import {
-  apply,
-  applyRefused,
-  createNamespace,
-  eventually,
-  settled,
-  sharedKube,
-  startTestOperator,
-  type TestOperator,
-} from '../support/kube-shared.js';
+import { apply, applyRefused, createNamespace, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
 import { basic, http } from '../support/http.js';
+import { eventually, sleep } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startStack, type Stack } from '../support/stack.js';
 
@@ -181,7 +173,7 @@ describe('WebhookReplay', () => {
     const o = await complete(ns, 'outage');
     expect(condition(o, 'Complete')?.reason).toBe('AlreadyReplayed');
     expect(o.status).toMatchObject({ matched: 5, succeeded: 5 });
-    await new Promise((r) => setTimeout(r, 2_000));
+    await sleep(2_000);
     expect(receiver.requests.length).toBe(before);
   });
 

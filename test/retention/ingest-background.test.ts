@@ -1,8 +1,8 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadIngestConfig } from '../../src/config/config.js';
 import { RETENTION_OFF } from '../../src/retention/retention-job.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { fileDatabase } from '../support/db.js';
 import { basic, http } from '../support/http.js';
 import { addCredential, startIngestHarness, type IngestHarness } from '../support/ingest-harness.js';
 import { DAY, exists, seedEndpoint, seedEvent } from './support.js';
@@ -12,16 +12,12 @@ import { DAY, exists, seedEndpoint, seedEvent } from './support.js';
 // undelivered old event stays; stopping ingest ends the job.
 
 describe('ingest runs retention in the background', () => {
-  let t: TestDatabase;
+  const t = fileDatabase();
   let h: IngestHarness | undefined;
   let short: IngestHarness | undefined;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
   afterAll(async () => {
     await h?.close();
     await short?.close();
-    await t?.destroy();
   });
 
   // the README's short ages, as a user tries them: with RETENTION_SETTLED_GRACE=5s the payload
@@ -39,7 +35,7 @@ describe('ingest runs retention in the background', () => {
     });
     const lines: Array<{ msg: string; settledGrace?: string }> = [];
     short = await startIngestHarness({
-      db: t.db,
+      db: t.database.db,
       retention,
       logger: pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as (typeof lines)[number]) }),
     });
@@ -56,9 +52,9 @@ describe('ingest runs retention in the background', () => {
     const id = (res.json() as { eventId: string }).eventId;
     const accepted = Date.now();
     // delivered: what finishEvent leaves (no endpoint matched: COMPLETED), a last change now
-    await t.db('webhook_event').where({ id }).update({ status: 'COMPLETED', updated_at: t.db.fn.now() });
+    await t.database.db('webhook_event').where({ id }).update({ status: 'COMPLETED', updated_at: t.database.db.fn.now() });
     const stored = async () => {
-      const row = (await t.db('webhook_event').where({ id }).first('payload', 'payload_dropped_at')) as
+      const row = (await t.database.db('webhook_event').where({ id }).first('payload', 'payload_dropped_at')) as
         { payload: Buffer; payload_dropped_at: Date | null } | undefined;
       return row && { payloadBytes: row.payload.length, dropped: row.payload_dropped_at !== null };
     };
@@ -67,7 +63,7 @@ describe('ingest runs retention in the background', () => {
       await expect.poll(stored, { timeout: 25_000, interval: 500 }).toEqual({ payloadBytes: 0, dropped: true });
       expect(Date.now() - accepted).toBeGreaterThanOrEqual(10_000);
 
-      await expect.poll(() => exists(t.db, id), { timeout: 50_000, interval: 500 }).toBe(false);
+      await expect.poll(() => exists(t.database.db, id), { timeout: 50_000, interval: 500 }).toBe(false);
       expect(Date.now() - accepted).toBeGreaterThanOrEqual(45_000);
     } finally {
       // its job would take the next test's backdated events too
@@ -77,23 +73,23 @@ describe('ingest runs retention in the background', () => {
   }, 100_000);
 
   it('deletes the old backlog batch after batch while webhooks are accepted, and keeps what is undelivered', async () => {
-    const ep = await seedEndpoint(t.db);
+    const ep = await seedEndpoint(t.database.db);
     for (let i = 0; i < 120; i++)
-      await seedEvent(t.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
-    const held = await seedEvent(t.db, [ep], {
+      await seedEvent(t.database.db, [ep], { source: 'old', age: 100 * DAY - i, deliveries: [{ status: 'SUCCESS', attempts: 2 }] });
+    const held = await seedEvent(t.database.db, [ep], {
       source: 'old',
       age: 200 * DAY,
       status: 'FAILED',
       deliveries: [{ status: 'FAILED', held: true }],
     });
     h = await startIngestHarness({
-      db: t.db,
+      db: t.database.db,
       retention: { ...RETENTION_OFF, maxAgeSeconds: 30 * DAY, intervalMs: 500, batchSize: 10, batchPauseMs: 20 },
     });
     await addCredential(h.repos, 'live', 'live', 'live-password');
 
     const accepted: string[] = [];
-    const oldLeft = async () => Number((await t.db('webhook_event').where({ source: 'old' }).count({ n: '*' }))[0]?.n);
+    const oldLeft = async () => Number((await t.database.db('webhook_event').where({ source: 'old' }).count({ n: '*' }))[0]?.n);
     // webhooks keep coming while the backlog goes
     while ((await oldLeft()) > 1 && accepted.length < 400) {
       const res = await http(`${h.url}/api/webhooks/live`, {
@@ -104,8 +100,8 @@ describe('ingest runs retention in the background', () => {
       accepted.push((res.json() as { eventId: string }).eventId);
     }
     await expect.poll(oldLeft, { timeout: 30_000 }).toBe(1);
-    expect(await exists(t.db, held)).toBe(true);
-    expect(Number((await t.db('webhook_event').where({ source: 'live' }).count({ n: '*' }))[0]?.n)).toBe(accepted.length);
+    expect(await exists(t.database.db, held)).toBe(true);
+    expect(Number((await t.database.db('webhook_event').where({ source: 'live' }).count({ n: '*' }))[0]?.n)).toBe(accepted.length);
     const deleted = (await h.metrics.retentionDeletedRows.get()).values;
     expect(deleted.find((v) => v.labels.table === 'webhook_delivery_attempt')?.value).toBe(240);
     expect(deleted.find((v) => v.labels.table === 'webhook_event')?.value).toBe(120);

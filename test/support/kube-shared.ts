@@ -1,3 +1,4 @@
+import { eventually } from './wait.js';
 import { randomBytes } from 'node:crypto';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
@@ -125,29 +126,6 @@ export function customObjects(conn: KubeConnection) {
 }
 
 export const ready = (o: CrObject | undefined) => o?.status?.conditions?.find((c) => c.type === 'Ready');
-
-/** Polls until fn returns a value other than undefined/false, or fails with the last value seen. */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | false>,
-  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${opts.what ?? 'a condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
-      );
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
-  }
-}
 
 /** The resource once the operator reconciled it: its Ready condition True. */
 export const whenReady = (

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { freePort, waitForPort } from '../../src/dev/ports.js';
+import { sleep } from './wait.js';
 
 /**
  * A real Kubernetes control plane for tests, envtest style (controller-runtime's envtest flags are
@@ -133,7 +134,7 @@ async function waitReady(server: string, token: string, dispatcher: Agent, proc:
       last = String(err);
     }
     if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${timeoutMs} ms: ${last}\n${proc.output()}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/dev/ports.js';
+import { sleep } from './wait.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -167,7 +168,7 @@ service:
         await stop();
         throw new Error(`otelcol did not listen within 30 s: ${output.join('').slice(-3000)}`);
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
   return { grpcEndpoint: `http://127.0.0.1:${grpcPort}`, httpEndpoint: `http://127.0.0.1:${httpPort}`, spans, stop };

@@ -8,6 +8,7 @@ import { freePort } from '../../src/dev/ports.js';
 import { createAwsClients } from '../../src/transport/aws-clients.js';
 import { ensureTopology } from '../../src/transport/topology.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { sleep } from './wait.js';
 
 export interface RunningCli {
   name: string;
@@ -54,7 +55,7 @@ export async function waitReady(p: RunningCli, timeoutMs = 90_000): Promise<void
     if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}:\n${p.output.join('').slice(-3000)}`);
     if ((await readyz(p)) === 200) return;
     if (Date.now() > until) throw new Error(`${p.name} not ready within ${timeoutMs} ms:\n${p.output.join('').slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -142,14 +142,3 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
   };
 }
-
-/** Polls until fn returns a truthy value or the deadline passes. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection, createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from './wait.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 
 export interface TimeSkippingEnv {

@@ -25,7 +25,7 @@ import {
   type RunningCli,
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * Temporal Cloud's way in, against the real server (go.temporal.io/server v1.32.1,

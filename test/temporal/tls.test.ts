@@ -18,7 +18,7 @@ import {
   type RunningCli,
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * The real Temporal server (go.temporal.io/server, scripts/tools/go-builds.sh) with TLS on its

@@ -14,7 +14,7 @@ import {
   type RunningCli,
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually, sleep } from '../support/wait.js';
 
 /**
  * One event through ingest, consumer and worker as separate processes, each exporting its spans
@@ -92,7 +92,7 @@ describe("one trace from the sender's request to every delivery", () => {
       return finished ? got : undefined;
     }, 60_000);
     // a moment for stragglers of the same batches
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     spans = ofTrace(senderTrace);
   }, 180_000);
 

@@ -14,7 +14,7 @@ import {
   type RunningCli,
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { eventually } from '../support/stack.js';
+import { eventually, sleep } from '../support/wait.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 /**
@@ -149,7 +149,7 @@ describe("a replay through the admin API joins the event's stored trace", () => 
       const got = ofTrace(senderTrace);
       return named(got, 'RunActivity:finishEvent').length === 2 && named(got, 'POST').length === 2 ? got : undefined;
     }, 60_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     spans = ofTrace(senderTrace);
   }, 240_000);
 
@@ -298,7 +298,7 @@ describe("the sweeper's re-publish of an event whose publish failed", () => {
       const got = ofTrace(senderTrace);
       return named(got, 'RunActivity:finishEvent').length === 1 && named(got, 'POST').length === 1 ? got : undefined;
     }, 60_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     const all = ofTrace(senderTrace);
 
     const inbound = all.find((s) => s.name === 'POST /api/webhooks/{source}')!;

@@ -2,7 +2,7 @@ import pino from 'pino';
 import type { Logger } from '../../src/observability/logger.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../support/wait.js';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 
 /** A short random suffix so every test gets its own topic and queues. */

@@ -1,5 +1,5 @@
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../support/wait.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../../src/transport/aws-clients.js';
 import {

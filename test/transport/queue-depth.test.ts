@@ -10,6 +10,7 @@ import { createQueueDepthProbe } from '../../src/transport/queue-depth.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { startFauxqsBackend, type Backend } from './backends.js';
+import { sleep } from '../support/wait.js';
 
 // The consumer's queue depth gauge, read from an SQS emulator over HTTP: what the dashboard's
 // queue and DLQ panels and the WebhookFanoutDLQNotEmpty alert read.
@@ -58,7 +59,7 @@ describe('queue depth probe (webhook_fanout_queue_depth_messages)', () => {
       intervalMs: 50,
     });
     probe.start();
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     await probe.stop();
     expect((await metrics.queueDepth.get()).values).toEqual([]);
   });
@@ -68,7 +69,7 @@ describe('queue depth probe (webhook_fanout_queue_depth_messages)', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const handled: string[] = [];
     await aws.sqs.send(new SendMessageCommand({ QueueUrl: q.queueUrl, MessageBody: encodeEventMessage(randomUUID()) }));
-    await new Promise((r) => setTimeout(r, 300)); // it waits a little in the queue
+    await sleep(300); // it waits a little in the queue
     const consumer = createQueueConsumer({
       sqs: aws.sqs,
       calls: () => queueCalls({ sqs: aws.sqs, aws: { region: 'us-east-1', endpoint: backend.endpoint } }),

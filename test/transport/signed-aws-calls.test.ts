@@ -16,6 +16,7 @@ import { createSqsCalls } from '../../src/transport/sqs-calls.js';
 import { ensureTopology } from '../../src/transport/topology.js';
 import { MOTO_SERVER } from './backends.js';
 import { receiveOne } from './helpers.js';
+import { sleep } from '../support/wait.js';
 
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:webhook-fanout-events';
 const entries = (n: number): Array<{ id: string; message: string }> =>
@@ -117,7 +118,7 @@ describe('PublishBatch signed as AWS checks it (moto with authentication)', () =
     const failed = await calls.deleteBatch(topology.queueUrl, [{ id: 'm0', receiptHandle: received[0]?.ReceiptHandle ?? '' }]);
     expect(failed).toEqual([]);
     // past the 1 s visibility timeout nothing comes back: it was deleted, not only hidden
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(await calls.receive({ queueUrl: topology.queueUrl, maxMessages: 10, waitTimeSeconds: 1 })).toEqual([]);
     await calls.close();
     await publisher.close();

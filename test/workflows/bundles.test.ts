@@ -11,7 +11,7 @@ const run = promisify(execFile);
 /**
  * Every workflow run evaluates its bundle's modules anew, so what a bundle carries is paid per
  * event: the bundle of a worker without tracing must not carry Temporal's OpenTelemetry
- * interceptors (half the code; about 4 ms of worker CPU per event, docs/benchmarks.md issue 26).
+ * interceptors (half the code; figures: docs/benchmarks.md).
  */
 describe('the prebuilt workflow bundles (npm run build)', () => {
   let dir: string;

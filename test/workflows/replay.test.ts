@@ -7,7 +7,7 @@ import { historyFromFixture } from './support/history-fixtures.js';
 /** the workflow sources (these tests bundle or replay the code as it is in the checkout) */
 const WORKFLOWS_SOURCE = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 
-// Histories recorded from real fanouts (test/workflows/record-histories.test.ts) replayed
+// Histories recorded from real fanouts (test/workflows/record-histories.ts) replayed
 // against the workflow code as it is now. A change to WebhookFanoutWorkflow that alters the
 // commands it issues (activities scheduled, their order or count, timers) fails here: open runs in
 // production would fail the same way after a deploy. Such a change must go behind

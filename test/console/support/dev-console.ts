@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../src/dev/ports.js';
-import { eventually } from '../../support/stack.js';
+import { eventually } from '../../support/wait.js';
 
 /**
  * `npm start` as a user runs it (the CLI's dev command in a child process), serving the console

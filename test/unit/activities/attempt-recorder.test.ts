@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAttemptRecorder } from '../../../src/activities/attempt-recorder.js';
+import { createAttemptRecorder, createPatientRecorder } from '../../../src/activities/attempt-recorder.js';
 import type { AttemptResult, Settled } from '../../../src/db/deliveries.js';
 import { permanent, transient } from '../../../src/domain/errors.js';
 
@@ -107,5 +107,64 @@ describe('the attempt recorder (attempts that end together, one statement)', () 
     s.releaseAll();
     expect(await Promise.all(answers)).toEqual([{ autoDisabled: false }, refused, { autoDisabled: false }]);
     expect(s.sent).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+  });
+});
+
+describe('the patient recorder (an attempt recorded through a database outage)', () => {
+  const outage = transient('database_unavailable', 'connection refused');
+  const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+  /** A recordAttempt that throws the given errors in turn, then settles; the waits it was made to sleep. */
+  function flaky(errors: unknown[]) {
+    const waits: number[] = [];
+    let calls = 0;
+    const recordAttempt = (): Promise<Settled | null> => {
+      const err = errors[calls++];
+      return err === undefined ? Promise.resolve({ autoDisabled: false }) : Promise.reject(err);
+    };
+    const sleep = (ms: number) => {
+      waits.push(ms);
+      return Promise.resolve();
+    };
+    return { recordAttempt, sleep, waits, calls: () => calls };
+  }
+
+  it.each([
+    ['no outage: recorded at once', [], [], 1],
+    ['two outages: retried after 250 and 500 ms', [outage, outage], [250, 500], 3],
+    [
+      'a long outage: the wait doubles up to 4 s',
+      [outage, outage, outage, outage, outage, outage, outage],
+      [250, 500, 1_000, 2_000, 4_000, 4_000, 4_000],
+      8,
+    ],
+  ])('%s', async (_what, errors, waits, calls) => {
+    const f = flaky(errors);
+    const record = createPatientRecorder({ recordAttempt: f.recordAttempt, logger: quiet, sleep: f.sleep });
+    expect(await record('a', result, {})).toEqual({ autoDisabled: false });
+    expect(f.waits).toEqual(waits);
+    expect(f.calls()).toBe(calls);
+  });
+
+  it('an error that is not an outage is thrown at once, not retried', async () => {
+    const refused = permanent('check_violation', 'the row refused it');
+    const f = flaky([refused]);
+    const record = createPatientRecorder({ recordAttempt: f.recordAttempt, logger: quiet, sleep: f.sleep });
+    await expect(record('a', result, {})).rejects.toBe(refused);
+    expect(f.calls()).toBe(1);
+  });
+
+  it('an outage longer than retryForMs: the last error is thrown and the loss is logged', async () => {
+    const warned: string[] = [];
+    const f = flaky(Array.from({ length: 100 }, () => outage));
+    const record = createPatientRecorder({
+      recordAttempt: f.recordAttempt,
+      logger: { ...quiet, warn: (...args: unknown[]) => void warned.push(String(args[1])) },
+      retryForMs: 0,
+      sleep: f.sleep,
+    });
+    await expect(record('a', result, {})).rejects.toBe(outage);
+    expect(f.calls()).toBe(1);
+    expect(warned).toEqual(['delivery succeeded but could not be recorded; the next attempt re-sends it']);
   });
 });

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '../../../src/domain/error-codes.js';
 import { AppError, describeError, internal, isAppError, permanent, transient } from '../../../src/domain/errors.js';
 import { httpStatusOf } from '../../../src/http/problem.js';
+import { ConfigError } from '../../../src/config/env-reader.js';
+import { KubeApiError } from '../../../src/kube/api.js';
+import { AwsCallError } from '../../../src/transport/signed-aws-call.js';
 
 describe('describeError', () => {
   it.each<[string, unknown, string]>([
@@ -110,5 +113,46 @@ describe('the error code registry', () => {
       Number(m[3]),
     ]);
     expect(rows).toEqual(codes.map((c) => [c, ERROR_CODES[c].kind, ERROR_CODES[c].status]));
+  });
+});
+
+// The errors of our own clients are AppErrors of a kind too, and keep what their callers read.
+describe("the clients' errors in the taxonomy", () => {
+  it.each<[string, AppError, string, ErrorCode]>([
+    ['a configuration with problems', new ConfigError(['PORT is not a number']), 'permanent', 'invalid_config'],
+    [
+      'an AWS call throttled',
+      new AwsCallError('ThrottlingException', 'sns: ThrottlingException', { status: 400, retryable: true }),
+      'transient',
+      'aws_unavailable',
+    ],
+    [
+      'an AWS call refused',
+      new AwsCallError('AccessDenied', 'sqs: AccessDenied (HTTP 403)', { status: 403, retryable: false }),
+      'internal',
+      'aws_call_error',
+    ],
+    ['a Kubernetes conflict', new KubeApiError(409, 'Conflict', 'PUT x: conflict'), 'transient', 'kube_api_unavailable'],
+    ['a Kubernetes throttle', new KubeApiError(429, 'TooManyRequests', 'GET x: slow down'), 'transient', 'kube_api_unavailable'],
+    ['a Kubernetes server error', new KubeApiError(503, '', 'GET x: HTTP 503'), 'transient', 'kube_api_unavailable'],
+    ['a Kubernetes RBAC refusal', new KubeApiError(403, 'Forbidden', 'PATCH x: forbidden'), 'internal', 'kube_api_refused'],
+    ['a Kubernetes object missing', new KubeApiError(404, 'NotFound', 'GET x: not found'), 'internal', 'kube_api_refused'],
+  ])('%s: %s, %s', (_what, err, kind, code) => {
+    expect(isAppError(err)).toBe(true);
+    expect(err).toMatchObject({ kind, code });
+  });
+
+  it('each keeps its own name and fields', () => {
+    expect(new ConfigError(['A is required', 'B is not a number'])).toMatchObject({
+      name: 'ConfigError',
+      problems: ['A is required', 'B is not a number'],
+      message: 'invalid configuration:\n  - A is required\n  - B is not a number',
+    });
+    expect(new AwsCallError('SignatureDoesNotMatch', 'm', { status: 403, retryable: false })).toMatchObject({
+      name: 'SignatureDoesNotMatch',
+      status: 403,
+      retryable: false,
+    });
+    expect(new KubeApiError(409, 'AlreadyExists', 'm')).toMatchObject({ name: 'KubeApiError', statusCode: 409, reason: 'AlreadyExists' });
   });
 });

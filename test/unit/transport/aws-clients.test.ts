@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../src/transport/aws-clients.js';
+import { createAwsClients } from '../../../src/transport/aws-clients.js';
 
 describe('createAwsClients', () => {
   it('signs with dummy credentials for an emulator endpoint when the environment has none', async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeEventMessage, encodeEventMessage } from '../../src/transport/event-message.js';
+import { decodeEventMessage, encodeEventMessage } from '../../../src/transport/event-message.js';
 
 describe('event message (claim check)', () => {
   it('round-trips an event id as {"eventId": ...}', () => {

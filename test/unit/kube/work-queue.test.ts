@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/kube/work-queue.js';
+import { WorkQueue } from '../../../src/kube/work-queue.js';
+import { sleep } from '../../support/wait.js';
 
 describe('WorkQueue', () => {
   it('holds a key once however often it is added', async () => {
@@ -22,10 +23,10 @@ describe('WorkQueue', () => {
     expect(q.depth).toBe(0);
     let second: string | undefined;
     void q.get().then((k) => (second = k));
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(second).toBeUndefined();
     q.done(key!);
-    await new Promise((r) => setTimeout(r, 0));
+    await sleep(0);
     expect(second).toBe('a');
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadIngestConfig } from '../../src/config/config.js';
-import { ConfigError } from '../../src/config/env-reader.js';
+import { loadIngestConfig } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/env-reader.js';
 
 const BASE = { DATABASE_URL: 'postgres://u:p@localhost/db', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t', CONSOLE_CLIENT_ID: 'spa' };
 

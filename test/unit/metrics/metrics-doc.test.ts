@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { createOperatorMetrics } from '../../src/metrics/operator-metrics.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+import { createOperatorMetrics } from '../../../src/metrics/operator-metrics.js';
 
-const doc = (name: string): string => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
+const doc = (name: string): string => readFileSync(new URL(`../../../docs/${name}`, import.meta.url), 'utf8');
 const namesIn = (text: string): Set<string> => new Set(text.match(/webhook_fanout_[a-z0-9_]+/g) ?? []);
 
 /** Every metric a process registers, Node's process metrics included (what /metrics serves). */
