@@ -1,4 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { lastBuildWaitedFor } from './test/support/builds.js';
+
+/**
+ * Vitest's own order, except that the files waiting for a background Go build
+ * (test/support/builds.ts) come last, those of the queue's first build first: on a new machine
+ * every other file runs while the builds go on.
+ */
+class BuildsLastSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = new Map(sorted.map((f) => [f, lastBuildWaitedFor(readFileSync(f.moduleId, 'utf8'))]));
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => (rank.get(a.f) ?? -1) - (rank.get(b.f) ?? -1) || a.i - b.i)
+      .map(({ f }) => f);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -14,6 +33,7 @@ export default defineConfig({
     // 2 cores: a few files at once keeps Postgres and Temporal responsive
     maxWorkers: 3,
     pool: 'forks',
+    sequence: { sequencer: BuildsLastSequencer },
     reporters: ['default', './test/support/count-reporter.ts'],
   },
 });

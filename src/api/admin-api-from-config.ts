@@ -21,16 +21,16 @@ export interface AdminApiWiring {
 
 /** The admin API plugin wired from configuration: token verification, replays, queries. */
 export function adminApiFromConfig(
-  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'deliveries' | 'endpoints'>; logger: Logger },
+  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints'>; logger: Logger },
 ): FastifyPluginAsync {
   const verifyToken = createTokenVerifier({
     keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
     issuer: deps.auth.issuer,
     audience: deps.auth.audience,
     clockToleranceMs: deps.auth.clockToleranceSeconds * 1000,
+    namespacesClaim: deps.auth.namespacesClaim,
   });
   const replay = createReplayService({
-    deliveries: deps.repos.deliveries,
     events: deps.repos.events,
     replays: createReplayQueries(deps.db),
     startReplay: bindStartReplay(deps.temporal.client, deps.temporal.taskQueue),
@@ -39,7 +39,6 @@ export function adminApiFromConfig(
   return adminApi({
     verifyToken,
     queries: createAdminQueries(deps.db),
-    events: deps.repos.events,
     endpoints: deps.repos.endpoints,
     replay,
     stats: createStatsQueries(deps.db),

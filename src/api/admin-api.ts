@@ -4,13 +4,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AdminQueries } from '../db/admin-queries.js';
 import type { EndpointRepository } from '../db/endpoints.js';
-import type { EventRepository } from '../db/events.js';
 import type { StatsQueries } from '../db/stats-queries.js';
 import type { Logger } from '../observability/logger.js';
 import { createBearerAuth } from './auth/bearer-auth.js';
 import type { VerifyToken } from './auth/token-verifier.js';
 import { openApiOptions } from './openapi.js';
 import type { ReplayService } from './replay-service.js';
+import { registerCallerRoutes } from './routes/caller.js';
 import { registerConfigurationRoutes } from './routes/configuration.js';
 import { registerDeliveryRoutes } from './routes/deliveries.js';
 import { registerEventRoutes } from './routes/events.js';
@@ -20,7 +20,6 @@ import { strictValidatorCompiler } from './validation.js';
 export interface AdminApiDeps {
   verifyToken: VerifyToken;
   queries: AdminQueries;
-  events: Pick<EventRepository, 'get'>;
   endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
   stats: StatsQueries;
@@ -51,7 +50,6 @@ export function adminApi(deps: AdminApiDeps): FastifyPluginAsync {
       const routeDeps = {
         auth: createBearerAuth({ verifyToken: deps.verifyToken, logger: deps.logger }),
         queries: deps.queries,
-        events: deps.events,
         endpoints: deps.endpoints,
         replay: deps.replay,
         stats: deps.stats,
@@ -60,6 +58,7 @@ export function adminApi(deps: AdminApiDeps): FastifyPluginAsync {
       registerDeliveryRoutes(api, routeDeps);
       registerConfigurationRoutes(api, routeDeps);
       registerStatsRoutes(api, routeDeps);
+      registerCallerRoutes(api, routeDeps);
     });
   };
 }

@@ -74,7 +74,10 @@ export function openApiOptions(opts: { authUrl?: string; audience?: string }): F
         description:
           'Inbound webhooks (HTTP Basic per source) and the admin API (JWT bearer tokens of the identity provider, ' +
           'permissions `read:webhooks` and `replay:webhooks` in the `permissions` or `scope` claim). Errors are ' +
-          'RFC 9457 application/problem+json. Lists answer `{"items": [...], "nextCursor": ...}`, newest first.' +
+          'RFC 9457 application/problem+json. Lists answer `{"items": [...], "nextCursor": ...}`, newest first. ' +
+          'A token carrying the namespaces claim (`https://webhookfanout.io/namespaces` unless AUTH_NAMESPACES_CLAIM names another) ' +
+          "is a tenant's: every route answers only with its namespaces' endpoints, credentials, their deliveries and events, " +
+          'and anything else as 404, exactly like an id that does not exist (docs/tenancy.md).' +
           tokenHelp,
       },
       tags: [
@@ -82,6 +85,8 @@ export function openApiOptions(opts: { authUrl?: string; audience?: string }): F
         { name: 'deliveries', description: 'One delivery per (event, endpoint)' },
         { name: 'replay', description: 'Deliver FAILED deliveries again' },
         { name: 'configuration', description: 'Endpoints and inbound credentials as reconciled (read only)' },
+        { name: 'stats', description: "Aggregates for the console's overview" },
+        { name: 'caller', description: 'Who the token is, as the API reads it' },
         { name: 'inbound', description: 'The third parties\u2019 entry point' },
       ],
       components: {

@@ -1,6 +1,6 @@
-import type { DeliveryRepository } from '../db/deliveries.js';
 import type { EventRepository } from '../db/events.js';
-import type { FailedDeliveryFilter, ReplayQueries } from '../db/replay-queries.js';
+import type { FailedDeliveryFilter, ReplayEndpoint, ReplayQueries } from '../db/replay-queries.js';
+import type { TenantScope } from '../db/tenant-scope.js';
 import { describeError, permanent, transient } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
@@ -15,8 +15,7 @@ export type StartReplay = (req: {
 }) => Promise<{ workflowId: string }>;
 
 export interface ReplayServiceDeps {
-  deliveries: Pick<DeliveryRepository, 'get' | 'reopenFailed'>;
-  events: Pick<EventRepository, 'get' | 'getMeta'>;
+  events: Pick<EventRepository, 'getMeta'>;
   replays: ReplayQueries;
   startReplay: StartReplay;
   logger: Logger;
@@ -24,10 +23,38 @@ export interface ReplayServiceDeps {
   startConcurrency?: number;
 }
 
+/**
+ * Every replay takes the caller's scope (db/tenant-scope.ts): what it does not see is not found
+ * (404, or matched by no filter), so a tenant replays its own namespaces' deliveries only.
+ */
 export interface ReplayService {
-  replayDelivery(id: string, actor: string): Promise<ReplayStarted>;
-  replayEvent(eventId: string, actor: string): Promise<ReplayStarted>;
-  replayMatching(f: FailedDeliveryFilter, limit: number, dryRun: boolean, actor: string): Promise<BulkReplayResult>;
+  replayDelivery(scope: TenantScope, id: string, actor: string): Promise<ReplayStarted>;
+  replayEvent(scope: TenantScope, eventId: string, actor: string): Promise<ReplayStarted>;
+  replayMatching(scope: TenantScope, f: FailedDeliveryFilter, limit: number, dryRun: boolean, actor: string): Promise<BulkReplayResult>;
+}
+
+const MAX_NAMED = 5;
+
+/**
+ * 409 endpoint_not_allowed: a replay to an endpoint its source's credential does not allow
+ * (migration 071's denied_reason, set by the operator or dev mode) would be sent nowhere; the
+ * refusal names the endpoint and why, until it is allowed again.
+ */
+export function notAllowed(endpoints: readonly ReplayEndpoint[]): Error {
+  const why = (e: ReplayEndpoint): string => {
+    const where = e.namespace === null ? '' : ` in namespace "${e.namespace}"`;
+    const reason =
+      e.deniedReason === 'SourceNotFound'
+        ? `SourceNotFound (no InboundCredential configures source "${e.source}")`
+        : `NotAllowedBySource (the InboundCredential of source "${e.source}" does not allow endpoints of its namespace in spec.allowedEndpoints)`;
+    return `endpoint ${e.name}${where} is not allowed by its source: ${reason}`;
+  };
+  const named = endpoints.slice(0, MAX_NAMED).map(why);
+  const more = endpoints.length > MAX_NAMED ? `; and ${endpoints.length - MAX_NAMED} more` : '';
+  return permanent(
+    'endpoint_not_allowed',
+    `${named.join('; ')}${more}. Nothing is sent to it and replays to it are refused until its source allows it (docs/tenancy.md)`,
+  );
 }
 
 /**
@@ -64,9 +91,9 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     }
   };
 
-  /** The event is still there with its payload (and its stored trace context); else the refusal that says why not. */
-  const replayableEvent = async (eventId: string): Promise<{ traceparent: string | null }> => {
-    const e = await deps.events.getMeta(eventId);
+  /** The event is still there (for this scope) with its payload (and its stored trace context); else the refusal that says why not. */
+  const replayableEvent = async (scope: TenantScope, eventId: string): Promise<{ traceparent: string | null }> => {
+    const e = await deps.replays.replayableEvent(scope, eventId);
     if (!e) throw permanent('not_found', `no event ${eventId} (deleted by retention, RETENTION_MAX_AGE, if it existed)`);
     if (e.payloadDroppedAt) {
       throw permanent(
@@ -78,34 +105,46 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   };
 
   return {
-    async replayDelivery(id, actor) {
-      const d = await deps.deliveries.get(id);
+    async replayDelivery(scope, id, actor) {
+      const d = await deps.replays.target(scope, id);
       if (!d) throw permanent('not_found', `no delivery ${id}`);
-      const { traceparent } = await replayableEvent(d.eventId);
-      if (!(await deps.deliveries.reopenFailed(id))) {
-        // retention may have dropped the payload since: say so rather than "not FAILED"
-        await replayableEvent(d.eventId);
-        const now = (await deps.deliveries.get(id))?.status ?? d.status;
-        throw permanent('not_replayable', `delivery ${id} is ${now}; only FAILED deliveries are replayed`);
+      const { traceparent } = await replayableEvent(scope, d.eventId);
+      if (d.deniedReason !== null) throw notAllowed([d]);
+      if (!(await deps.replays.reopenFailed(id))) {
+        // retention may have dropped the payload since, or the source revoked the endpoint: say
+        // so rather than "not FAILED"
+        await replayableEvent(scope, d.eventId);
+        const now = (await deps.replays.target(scope, id)) ?? d;
+        if (now.deniedReason !== null) throw notAllowed([now]);
+        throw permanent('not_replayable', `delivery ${id} is ${now.status}; only FAILED deliveries are replayed`);
       }
       return start(d.eventId, [id], actor, traceparent);
     },
 
-    async replayEvent(eventId, actor) {
-      const { traceparent } = await replayableEvent(eventId);
-      const ids = await deps.replays.reopenFailedOfEvent(eventId);
+    async replayEvent(scope, eventId, actor) {
+      const { traceparent } = await replayableEvent(scope, eventId);
+      // deliveries to endpoints their source does not allow stay FAILED; the others are replayed
+      const ids = await deps.replays.reopenFailedOfEvent(scope, eventId);
       if (ids.length === 0) {
-        await replayableEvent(eventId);
+        await replayableEvent(scope, eventId);
+        const denied = await deps.replays.deniedEndpointsOfEvent(scope, eventId);
+        if (denied.length > 0) throw notAllowed(denied);
         throw permanent('not_replayable', `event ${eventId} has no FAILED delivery`);
       }
       return start(eventId, ids, actor, traceparent);
     },
 
-    async replayMatching(f, limit, dryRun, actor) {
-      const matched = await deps.replays.countFailed(f);
+    async replayMatching(scope, f, limit, dryRun, actor) {
+      // naming an endpoint its source does not allow is refused, dry run included (it answers
+      // what the replay would do); one the scope does not see matches nothing, as if absent
+      if (f.endpointId !== undefined) {
+        const endpoint = await deps.replays.endpoint(scope, f.endpointId);
+        if (endpoint && endpoint.deniedReason !== null) throw notAllowed([endpoint]);
+      }
+      const matched = await deps.replays.countFailed(scope, f);
       if (dryRun) return { dryRun, matched, limit, replayed: Math.min(matched, limit), replays: [], failed: [] };
 
-      const reopened = await deps.replays.reopenFailedMatching(f, limit);
+      const reopened = await deps.replays.reopenFailedMatching(scope, f, limit);
       const byEvent = new Map<string, string[]>();
       for (const r of reopened) byEvent.set(r.eventId, [...(byEvent.get(r.eventId) ?? []), r.id]);
 

@@ -3,6 +3,9 @@ import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
 import { ENDPOINT_STATES } from '../domain/records.js';
 
+/** webhook_endpoint.denied_reason (migration 071). */
+export const DENIED_REASONS = ['NotAllowedBySource', 'SourceNotFound'] as const;
+
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
 // never serialized) and generate the OpenAPI document.
 
@@ -232,6 +235,15 @@ export const EndpointSchema = Type.Object(
       description: 'deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable',
     }),
     managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
+    namespace: Nullable(
+      Type.String({ description: 'the namespace of its WebhookEndpoint (docs/tenancy.md); null: a row written before tenancy' }),
+    ),
+    deniedReason: Nullable(
+      StringEnum(
+        DENIED_REASONS,
+        "null: its source's InboundCredential allows it. NotAllowedBySource: the credential's spec.allowedEndpoints does not admit its namespace; SourceNotFound: no credential configures its source. Either way nothing is sent to it, and a replay to it or its enable answers 409 endpoint_not_allowed until it is allowed (docs/tenancy.md)",
+      ),
+    ),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
@@ -250,10 +262,29 @@ export const CredentialSchema = Type.Object(
     eventIdRule: ExtractionRuleSchema,
     eventTypeRule: ExtractionRuleSchema,
     managedBy: Nullable(Type.String()),
+    namespace: Nullable(
+      Type.String({
+        description: "the namespace of its InboundCredential, the source's owner (docs/tenancy.md); null: a row written before tenancy",
+      }),
+    ),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
   { title: 'InboundCredential', description: 'never includes the password, its hash or a signing secret' },
+);
+
+export const CallerSchema = Type.Object(
+  {
+    subject: Type.String({ description: "the token's sub" }),
+    permissions: Type.Array(Type.String(), { description: 'the permissions the token grants (read:webhooks, replay:webhooks)' }),
+    namespaces: Nullable(
+      Type.Array(Type.String(), {
+        description:
+          "a tenant's token (it carries the namespaces claim, AUTH_NAMESPACES_CLAIM): every answer shows only these namespaces' endpoints, credentials, their deliveries and events (docs/tenancy.md); null: a token without the claim sees everything",
+      }),
+    ),
+  },
+  { title: 'Caller' },
 );
 
 export const listOf = <T extends TSchema>(item: T) =>

@@ -117,6 +117,8 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   disabledAt: iso(r.disabled_at),
   heldDeliveries: r.held_deliveries,
   managedBy: managedBy(r.resource_uid),
+  namespace: r.namespace,
+  deniedReason: r.denied_reason,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
@@ -130,6 +132,7 @@ export const credentialView = (r: CredentialViewRow): CredentialView => ({
   eventIdRule: r.event_id_rule,
   eventTypeRule: r.event_type_rule,
   managedBy: managedBy(r.resource_uid, r.resource_name),
+  namespace: r.namespace,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });

@@ -120,6 +120,8 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         ? await startDevIdentityProvider({
             dataDir,
             user: idpSettings.user,
+            // the claim the admin API reads (AUTH_NAMESPACES_CLAIM), for dev-tenant's tokens
+            ...(before.ingest.adminApi ? { namespacesClaim: before.ingest.adminApi.namespacesClaim } : {}),
             ...(idpSettings.port === undefined ? {} : { port: idpSettings.port }),
             ...(idpSettings.audience ? { audience: idpSettings.audience } : {}),
           })

@@ -12,6 +12,7 @@ import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-read
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
 import { tracingWanted } from '../observability/tracing-switch.js';
+import { DEFAULT_NAMESPACES_CLAIM, namespacesClaimProblem } from '../api/auth/namespaces-claim.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
 
@@ -64,6 +65,8 @@ export interface AdminApiConfig {
   issuer: string;
   clockToleranceSeconds: number;
   jwksCacheTtlSeconds: number;
+  /** AUTH_NAMESPACES_CLAIM: a token with this claim is a tenant's, scoped to the namespaces it lists (docs/tenancy.md) */
+  namespacesClaim: string;
 }
 
 /** How the console's single-page app logs in (docs/console.md): the specification's flow, or OAuth 2.1's. */
@@ -243,7 +246,15 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
     issuer: r.str('AUTH_ISSUER', `${base}/`),
     clockToleranceSeconds: r.int('AUTH_CLOCK_TOLERANCE_SECONDS', 30, 0, 300),
     jwksCacheTtlSeconds: r.int('AUTH_JWKS_CACHE_TTL_SECONDS', 600, 10, 86_400),
+    namespacesClaim: namespacesClaim(r),
   };
+}
+
+function namespacesClaim(r: EnvReader): string {
+  const name = r.str('AUTH_NAMESPACES_CLAIM', DEFAULT_NAMESPACES_CLAIM);
+  const problem = namespacesClaimProblem(name);
+  if (problem !== undefined) r.problems.push(problem);
+  return name;
 }
 
 /**
@@ -491,6 +502,7 @@ function devUser(r: EnvReader): { username: string | undefined; password: string
     r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
   // dev/dev-idp.ts DEV_READONLY_USER (not imported: src/dev is left out of the build)
   if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
+  if (username === 'dev-tenant') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-tenant, the dev user scoped to a namespace');
   if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
   return { username, password };
 }

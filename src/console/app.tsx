@@ -10,7 +10,9 @@ import { EventPage } from './pages/event.js';
 import { EventsPage } from './pages/events.js';
 import { OverviewPage } from './pages/overview.js';
 import { ROUTES, to, type Href } from './routes.js';
+import { ok } from './api/client.js';
 import { PageHeading } from './ui/common-components.js';
+import { useLoad } from './ui/load.js';
 
 function NavLink({ href, label, match }: { href: Href; label: string; match: (path: string) => boolean }) {
   const { path } = useLocation();
@@ -23,6 +25,22 @@ function NavLink({ href, label, match }: { href: Href; label: string; match: (pa
 }
 
 const startsWith = (prefix: string) => (path: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+/**
+ * The namespaces the login is scoped to, as the API read them from the token (GET /api/me): a
+ * tenant sees only these namespaces' endpoints, credentials, their deliveries and events.
+ */
+function Namespaces() {
+  const { api } = useConsole();
+  const me = useLoad(() => ok(api.GET('/api/me')), []);
+  if (me.status !== 'ok' || me.data.namespaces === null) return null;
+  const list = me.data.namespaces;
+  return (
+    <span class="namespaces" data-testid="namespaces" title="This login sees only these namespaces (a tenant's token)">
+      {list.length === 0 ? 'no namespace' : `${list.length === 1 ? 'namespace' : 'namespaces'} ${list.join(', ')}`}
+    </span>
+  );
+}
 
 function Header() {
   const { claims, canReplay, logout } = useConsole();
@@ -45,6 +63,7 @@ function Header() {
           {claims.subject}
           {canReplay ? '' : ' (read-only)'}
         </span>
+        <Namespaces />
         <button type="button" class="secondary" onClick={logout}>
           Log out
         </button>

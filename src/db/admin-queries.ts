@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
 import type { EndpointState, ExtractionRule } from '../domain/records.js';
 import type { Db } from './knex.js';
-import type { DeliveryRow, EndpointRow, EventRow } from './rows.js';
+import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
+import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
+import type { WebhookEvent } from '../domain/records.js';
 
 // Read queries of the admin API: filtered listings, newest first, keyset-paginated on
 // (timestamp DESC, id DESC), which the migration's (…, created/received_at DESC, id DESC) indexes serve.
@@ -72,6 +74,9 @@ export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret'
   custom_header_names: string[];
   /** deliveries held while it was disabled, not redriven yet */
   held_deliveries: number;
+  /** migration 071: the resource's namespace, and why its source does not allow it (null: allowed) */
+  namespace: string | null;
+  denied_reason: 'NotAllowedBySource' | 'SourceNotFound' | null;
   page_ts: string;
 };
 
@@ -100,6 +105,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.auto_disable_after',
     'p.consecutive_failures',
     'p.disabled_at',
+    'p.namespace',
+    'p.denied_reason',
     db.raw('(SELECT count(*)::int FROM webhook_delivery d WHERE d.endpoint_id = p.id AND d.redrive_on_enable) AS held_deliveries'),
     'p.resource_uid',
     'p.created_at',
@@ -112,6 +119,7 @@ function endpointView(db: Db): Knex.QueryBuilder {
 export interface CredentialViewRow {
   id: string;
   source: string;
+  namespace: string | null;
   username: string | null;
   /** the verification's type alone (null: Basic only) */
   verification_type: string | null;
@@ -152,9 +160,22 @@ async function page<R extends { id: string; page_ts: string }>(
   return { items, next: rows.length > limit && last ? { ts: last.page_ts, id: last.id } : null };
 }
 
+/** A delivery with its event's source; scoped: only the deliveries of the scope's endpoints. */
+const deliveryRows = (db: Db, scope: TenantScope): Knex.QueryBuilder =>
+  whereEndpointIn(
+    db,
+    db('webhook_delivery as d').join('webhook_event as e', 'e.id', 'd.event_id').select('d.*', 'e.source', pageTs(db, 'd.created_at')),
+    scope,
+    'd.endpoint_id',
+  );
+
+/**
+ * Every read takes the caller's scope (tenant-scope.ts): a row outside it is not found, by the
+ * same statement that finds the rows inside it.
+ */
 export function createAdminQueries(db: Db) {
   return {
-    async listEvents(f: EventFilter, limit: number, after?: PageAfter): Promise<Page<EventSummaryRow>> {
+    async listEvents(scope: TenantScope, f: EventFilter, limit: number, after?: PageAfter): Promise<Page<EventSummaryRow>> {
       const q = db('webhook_event as e').select(
         'e.id',
         'e.source',
@@ -175,13 +196,19 @@ export function createAdminQueries(db: Db) {
       if (f.type !== undefined) q.where('e.event_type', f.type);
       if (f.externalId !== undefined) q.where('e.external_event_id', f.externalId);
       applyRange(q, 'e.received_at', f);
+      whereEventVisible(db, q, scope, 'e');
       return page<EventSummaryRow>(db, q, 'e.received_at', 'e.id', limit, after);
     },
 
-    async listDeliveries(f: DeliveryFilter, limit: number, after?: PageAfter): Promise<Page<DeliveryListRow>> {
-      const q = db('webhook_delivery as d')
-        .join('webhook_event as e', 'e.id', 'd.event_id')
-        .select('d.*', 'e.source', pageTs(db, 'd.created_at'));
+    /** The event with its payload, if the scope sees it. */
+    async getEvent(scope: TenantScope, id: string): Promise<WebhookEvent | undefined> {
+      const row = (await whereEventVisible(db, db('webhook_event as e').select('e.*').where('e.id', id), scope, 'e').first()) as
+        EventRow | undefined;
+      return row ? toEvent(row) : undefined;
+    },
+
+    async listDeliveries(scope: TenantScope, f: DeliveryFilter, limit: number, after?: PageAfter): Promise<Page<DeliveryListRow>> {
+      const q = deliveryRows(db, scope);
       if (f.status !== undefined) q.where('d.status', f.status);
       if (f.source !== undefined) q.where('e.source', f.source);
       if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
@@ -191,24 +218,23 @@ export function createAdminQueries(db: Db) {
       return page<DeliveryListRow>(db, q, 'd.created_at', 'd.id', limit, after);
     },
 
-    /** The attempt log of one delivery, in attempt order (a delivery has at most a few dozen). */
-    async attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
-      return (await db('webhook_delivery_attempt').where({ delivery_id: deliveryId }).orderBy('attempt')) as AttemptRow[];
+    /** The attempt log of one delivery the scope sees, in attempt order (a delivery has at most a few dozen). */
+    async attemptsOf(scope: TenantScope, deliveryId: string): Promise<AttemptRow[]> {
+      const q = db('webhook_delivery_attempt as a').select('a.*').where('a.delivery_id', deliveryId).orderBy('a.attempt');
+      if (scope !== null)
+        q.whereExists(
+          whereEndpointIn(db, db('webhook_delivery as ad').select(db.raw('1')).whereRaw('ad.id = a.delivery_id'), scope, 'ad.endpoint_id'),
+        );
+      return (await q) as AttemptRow[];
     },
 
-    async getDelivery(id: string): Promise<DeliveryListRow | undefined> {
-      const row = (await db('webhook_delivery as d')
-        .join('webhook_event as e', 'e.id', 'd.event_id')
-        .select('d.*', 'e.source', pageTs(db, 'd.created_at'))
-        .where('d.id', id)
-        .first()) as DeliveryListRow | undefined;
-      return row;
+    async getDelivery(scope: TenantScope, id: string): Promise<DeliveryListRow | undefined> {
+      return (await deliveryRows(db, scope).where('d.id', id).first()) as DeliveryListRow | undefined;
     },
 
-    async deliveriesOfEvent(eventId: string): Promise<DeliveryListRow[]> {
-      return (await db('webhook_delivery as d')
-        .join('webhook_event as e', 'e.id', 'd.event_id')
-        .select('d.*', 'e.source', pageTs(db, 'd.created_at'))
+    /** The event's deliveries the scope sees (a tenant: those to its own endpoints). */
+    async deliveriesOfEvent(scope: TenantScope, eventId: string): Promise<DeliveryListRow[]> {
+      return (await deliveryRows(db, scope)
         .where('d.event_id', eventId)
         .orderBy([
           { column: 'd.created_at', order: 'desc' },
@@ -217,6 +243,7 @@ export function createAdminQueries(db: Db) {
     },
 
     async listEndpoints(
+      scope: TenantScope,
       f: { source?: string; active?: boolean; state?: EndpointState },
       limit: number,
       after?: PageAfter,
@@ -226,17 +253,19 @@ export function createAdminQueries(db: Db) {
       if (f.active !== undefined) q.where('p.active', f.active);
       if (f.state === 'ACTIVE') q.whereNull('p.disabled_at');
       if (f.state === 'DISABLED') q.whereNotNull('p.disabled_at');
+      whereNamespaceIn(q, scope, 'p.namespace');
       return page<EndpointViewRow>(db, q, 'p.created_at', 'p.id', limit, after);
     },
 
-    async getEndpoint(id: string): Promise<EndpointViewRow | undefined> {
-      return (await endpointView(db).where('p.id', id).first()) as EndpointViewRow | undefined;
+    async getEndpoint(scope: TenantScope, id: string): Promise<EndpointViewRow | undefined> {
+      return (await whereNamespaceIn(endpointView(db).where('p.id', id), scope, 'p.namespace').first()) as EndpointViewRow | undefined;
     },
 
-    async listCredentials(f: { source?: string }, limit: number, after?: PageAfter): Promise<Page<CredentialViewRow>> {
+    async listCredentials(scope: TenantScope, f: { source?: string }, limit: number, after?: PageAfter): Promise<Page<CredentialViewRow>> {
       const q = db('webhook_inbound_credential as c').select(
         'c.id',
         'c.source',
+        'c.namespace',
         'c.username',
         db.raw("c.verification->>'type' as verification_type"),
         'c.event_id_rule',
@@ -248,6 +277,7 @@ export function createAdminQueries(db: Db) {
         pageTs(db, 'c.created_at'),
       );
       if (f.source !== undefined) q.where('c.source', f.source);
+      whereNamespaceIn(q, scope, 'c.namespace');
       return page<CredentialViewRow>(db, q, 'c.created_at', 'c.id', limit, after);
     },
   };

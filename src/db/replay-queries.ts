@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { eventWithPayload } from './deliveries.js';
 import type { Db } from './knex.js';
+import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
 
 // Replay bookkeeping beyond deliveries.reopenFailed: whole events, bulk by filter, and undoing a
 // reopen whose workflow could not be started.
@@ -19,12 +20,40 @@ export interface Reopened {
   eventId: string;
 }
 
-function failedMatching(db: Db, f: FailedDeliveryFilter): Knex.QueryBuilder {
-  // an event whose payload retention dropped has nothing left to send: not replayable
+/** An endpoint a replay would send to, with why its source does not allow it (null: allowed). */
+export interface ReplayEndpoint {
+  endpointId: string;
+  name: string;
+  source: string;
+  namespace: string | null;
+  deniedReason: 'NotAllowedBySource' | 'SourceNotFound' | null;
+}
+
+/** A delivery a replay was asked for, with its endpoint. */
+export interface ReplayTarget extends ReplayEndpoint {
+  id: string;
+  eventId: string;
+  status: string;
+}
+
+const ENDPOINT_COLUMNS = ['p.id as endpointId', 'p.name', 'p.source', 'p.namespace', 'p.denied_reason as deniedReason'];
+
+/**
+ * The delivery's endpoint is allowed by its source (migration 071: denied_reason NULL). Checked
+ * in the reopening statement itself, so an endpoint revoked meanwhile is not reopened.
+ */
+const endpointAllowed = (db: Db, deliveryTable: string) =>
+  db('webhook_endpoint as ap').select(db.raw('1')).whereRaw(`ap.id = ${deliveryTable}.endpoint_id`).whereNull('ap.denied_reason');
+
+function failedMatching(db: Db, scope: TenantScope, f: FailedDeliveryFilter): Knex.QueryBuilder {
+  // an event whose payload retention dropped has nothing left to send: not replayable; nor is a
+  // delivery to an endpoint its source does not allow
   const q = db('webhook_delivery as d')
     .join('webhook_event as e', 'e.id', 'd.event_id')
     .where('d.status', 'FAILED')
-    .whereNull('e.payload_dropped_at');
+    .whereNull('e.payload_dropped_at')
+    .whereExists(endpointAllowed(db, 'd'));
+  whereEndpointIn(db, q, scope, 'd.endpoint_id');
   if (f.source !== undefined) q.where('e.source', f.source);
   if (f.eventType !== undefined) q.where('e.event_type', f.eventType);
   if (f.endpointId !== undefined) q.where('d.endpoint_id', f.endpointId);
@@ -33,20 +62,72 @@ function failedMatching(db: Db, f: FailedDeliveryFilter): Knex.QueryBuilder {
   return q;
 }
 
+/** Every read and reopen takes the caller's scope (tenant-scope.ts): a tenant replays its own endpoints' deliveries only. */
 export function createReplayQueries(db: Db) {
   return {
-    /** Every FAILED delivery of one event back to PENDING, atomically; the ids reopened. */
-    async reopenFailedOfEvent(eventId: string): Promise<string[]> {
-      const rows = (await db('webhook_delivery')
+    /** What a replay needs of the event (its payload kept? its stored trace), if the scope sees it. */
+    async replayableEvent(
+      scope: TenantScope,
+      id: string,
+    ): Promise<{ payloadDroppedAt: Date | null; traceparent: string | null } | undefined> {
+      const q = db('webhook_event as e').select('e.payload_dropped_at as payloadDroppedAt', 'e.traceparent').where('e.id', id);
+      const row = (await whereEventVisible(db, q, scope, 'e').first()) as
+        { payloadDroppedAt: Date | null; traceparent: string | null } | undefined;
+      return row && { payloadDroppedAt: row.payloadDroppedAt ?? null, traceparent: row.traceparent ?? null };
+    },
+
+    /** The delivery and its endpoint, if the scope sees it. */
+    async target(scope: TenantScope, id: string): Promise<ReplayTarget | undefined> {
+      const q = db('webhook_delivery as d')
+        .join('webhook_endpoint as p', 'p.id', 'd.endpoint_id')
+        .select('d.id', 'd.event_id as eventId', 'd.status', ...ENDPOINT_COLUMNS)
+        .where('d.id', id);
+      return (await whereEndpointIn(db, q, scope, 'd.endpoint_id').first()) as ReplayTarget | undefined;
+    },
+
+    /** The endpoint, if the scope sees it. */
+    async endpoint(scope: TenantScope, id: string): Promise<ReplayEndpoint | undefined> {
+      const q = db('webhook_endpoint as p')
+        .select(...ENDPOINT_COLUMNS)
+        .where('p.id', id);
+      return (await whereNamespaceIn(q, scope, 'p.namespace').first()) as ReplayEndpoint | undefined;
+    },
+
+    /** The endpoints, not allowed by their source, of the event's FAILED deliveries the scope sees. */
+    async deniedEndpointsOfEvent(scope: TenantScope, eventId: string): Promise<ReplayEndpoint[]> {
+      const q = db('webhook_delivery as d')
+        .join('webhook_endpoint as p', 'p.id', 'd.endpoint_id')
+        .select(...ENDPOINT_COLUMNS)
+        .where({ 'd.event_id': eventId, 'd.status': 'FAILED' })
+        .whereNotNull('p.denied_reason')
+        .orderBy('p.name');
+      return (await whereEndpointIn(db, q, scope, 'd.endpoint_id')) as ReplayEndpoint[];
+    },
+
+    /** Replay: a FAILED delivery back to PENDING, if its payload is kept and its endpoint allowed; false: not reopened. */
+    async reopenFailed(id: string): Promise<boolean> {
+      const n = await db('webhook_delivery')
+        .where({ id, status: 'FAILED' })
+        .whereExists(eventWithPayload(db))
+        .whereExists(endpointAllowed(db, 'webhook_delivery'))
+        .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() });
+      return n > 0;
+    },
+
+    /** The event's FAILED deliveries the scope sees, to endpoints allowed by their source, back to PENDING, atomically; the ids reopened. */
+    async reopenFailedOfEvent(scope: TenantScope, eventId: string): Promise<string[]> {
+      const q = db('webhook_delivery')
         .where({ event_id: eventId, status: 'FAILED' })
         .whereExists(eventWithPayload(db))
+        .whereExists(endpointAllowed(db, 'webhook_delivery'));
+      const rows = (await whereEndpointIn(db, q, scope, 'webhook_delivery.endpoint_id')
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() })
         .returning('id')) as Array<{ id: string }>;
       return rows.map((r) => r.id);
     },
 
-    async countFailed(f: FailedDeliveryFilter): Promise<number> {
-      const row = (await failedMatching(db, f).count<{ n: number }>({ n: '*' }).first()) as { n: number } | undefined;
+    async countFailed(scope: TenantScope, f: FailedDeliveryFilter): Promise<number> {
+      const row = (await failedMatching(db, scope, f).count<{ n: number }>({ n: '*' }).first()) as { n: number } | undefined;
       return Number(row?.n ?? 0);
     },
 
@@ -55,8 +136,8 @@ export function createReplayQueries(db: Db) {
      * replay holds are skipped rather than waited for, and a row is reopened once however many
      * bulk replays race for it (the UPDATE re-checks FAILED).
      */
-    async reopenFailedMatching(f: FailedDeliveryFilter, limit: number): Promise<Reopened[]> {
-      const picked = failedMatching(db, f)
+    async reopenFailedMatching(scope: TenantScope, f: FailedDeliveryFilter, limit: number): Promise<Reopened[]> {
+      const picked = failedMatching(db, scope, f)
         .select('d.id')
         .orderBy([
           { column: 'd.created_at', order: 'desc' },
@@ -69,6 +150,7 @@ export function createReplayQueries(db: Db) {
         .whereIn('id', picked)
         .andWhere('status', 'FAILED')
         .whereExists(eventWithPayload(db))
+        .whereExists(endpointAllowed(db, 'webhook_delivery'))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() })
         .returning(['id', 'event_id'])) as Array<{ id: string; event_id: string }>;
       return rows.map((r) => ({ id: r.id, eventId: r.event_id }));

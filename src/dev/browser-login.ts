@@ -23,6 +23,8 @@ export interface DevUser {
   password: string;
   /** API permissions the user's tokens carry */
   permissions: readonly string[];
+  /** a tenant: its tokens carry these namespaces in the namespaces claim (docs/tenancy.md); absent: sees everything */
+  namespaces?: readonly string[];
 }
 
 /** A public client (a single-page app): no secret, exact redirect URIs. */
@@ -37,6 +39,8 @@ export interface BrowserLoginOptions {
   audience: string;
   issuer: string;
   tokenTtlSeconds: number;
+  /** the claim a tenant user's namespaces go in (AUTH_NAMESPACES_CLAIM) */
+  namespacesClaim: string;
   /** the key tokens are signed with now (the provider's first key) */
   signingKey: () => JsonWebKey;
 }
@@ -175,7 +179,8 @@ export function createBrowserLogin(opts: BrowserLoginOptions): BrowserLogin {
       jti: randomUUID(),
       expiresIn: opts.tokenTtlSeconds * 1000,
     });
-    return { token: sign({ client_id: request.clientId, scope, permissions: [...user.permissions] }), scope };
+    const tenant = user.namespaces === undefined ? {} : { [opts.namespacesClaim]: [...user.namespaces] };
+    return { token: sign({ client_id: request.clientId, scope, permissions: [...user.permissions], ...tenant }), scope };
   }
 
   function originsOfClients(): Set<string> {

@@ -11,6 +11,7 @@ import {
   type WorkerConfig,
 } from '../config/config.js';
 import { ConfigError, type Env } from '../config/env-reader.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
 import { DEV_AUDIENCE, DEV_CONSOLE_CLIENT_ID } from './dev-idp.js';
 
 /**
@@ -112,6 +113,8 @@ export function preflight(env: Env, dev: DevConfig): DevProcessConfigs {
         issuer: 'http://127.0.0.1/',
         clockToleranceSeconds: 0,
         jwksCacheTtlSeconds: 0,
+        // not passed on: the processes read AUTH_NAMESPACES_CLAIM from the environment themselves
+        namespacesClaim: DEFAULT_NAMESPACES_CLAIM,
       },
     }),
   );

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { AdminApiConfig } from '../config/config.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
 import { CONSOLE_CALLBACK_PATH, CONSOLE_PREFIX } from '../console-server/paths.js';
 
 // Dev mode's stand-in for Auth0: fixed, documented clients on 127.0.0.1 only (never a production
@@ -18,6 +19,15 @@ export const DEV_CLIENTS = [
 /** The browser login's users (the console): printed at start, for this machine only. */
 export const DEV_USER = { username: 'dev', password: 'dev-password', permissions: ['read:webhooks', 'replay:webhooks'] } as const;
 export const DEV_READONLY_USER = { username: 'dev-readonly', password: 'dev-readonly-password', permissions: ['read:webhooks'] } as const;
+/** The namespace of the manifests in examples/dev (the resources there all say `namespace: default`). */
+export const EXAMPLES_NAMESPACE = 'default';
+/** A tenant (docs/tenancy.md): its tokens carry the namespaces claim, so it sees and replays only the examples' namespace. */
+export const DEV_TENANT_USER = {
+  username: 'dev-tenant',
+  password: 'dev-tenant-password',
+  permissions: ['read:webhooks', 'replay:webhooks'],
+  namespaces: [EXAMPLES_NAMESPACE],
+} as const;
 
 export interface DevIdentityProvider {
   /** what the admin API verifies against */
@@ -40,11 +50,14 @@ export async function startDevIdentityProvider(opts: {
   audience?: string;
   /** WEBHOOK_FANOUT_DEV_USER / WEBHOOK_FANOUT_DEV_PASSWORD: the console user with both permissions */
   user?: { username?: string | undefined; password?: string | undefined };
+  /** AUTH_NAMESPACES_CLAIM: the claim dev-tenant's namespaces go in, the one the admin API reads */
+  namespacesClaim?: string;
 }): Promise<DevIdentityProvider> {
   const { startIdentityProvider } = await import('./identity-provider.js');
   const audience = opts.audience ?? DEV_AUDIENCE;
   const admin = { ...DEV_USER, username: opts.user?.username ?? DEV_USER.username, password: opts.user?.password ?? DEV_USER.password };
-  const users = [admin, DEV_READONLY_USER];
+  const users = [admin, DEV_READONLY_USER, DEV_TENANT_USER];
+  const namespacesClaim = opts.namespacesClaim ?? DEFAULT_NAMESPACES_CLAIM;
   const start = (port: number) =>
     startIdentityProvider({
       audience,
@@ -53,6 +66,7 @@ export async function startDevIdentityProvider(opts: {
       host: '127.0.0.1',
       keysFile: path.join(opts.dataDir, 'idp-keys.json'),
       users,
+      namespacesClaim,
       // its callback is registered once ingest listens (allowConsoleAt)
       browserClients: [{ clientId: DEV_CONSOLE_CLIENT_ID, redirectUris: [] }],
     });
@@ -66,13 +80,14 @@ export async function startDevIdentityProvider(opts: {
         });
   const [client] = DEV_CLIENTS;
   return {
-    config: { authUrl: idp.url, audience, issuer: idp.issuer, clockToleranceSeconds: 30, jwksCacheTtlSeconds: 600 },
+    config: { authUrl: idp.url, audience, issuer: idp.issuer, clockToleranceSeconds: 30, jwksCacheTtlSeconds: 600, namespacesClaim },
     recipe: (apiUrl, shown = { console: false }) => [
       ...(shown.console
         ? [
             `  console           ${apiUrl}${CONSOLE_PREFIX}/  (browser login at the identity provider below)`,
             `    sign in as        ${admin.username} / ${admin.password}  (read:webhooks replay:webhooks; WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_PASSWORD)`,
             `    or, read-only     ${DEV_READONLY_USER.username} / ${DEV_READONLY_USER.password}  (read:webhooks)`,
+            `    or, a tenant      ${DEV_TENANT_USER.username} / ${DEV_TENANT_USER.password}  (read:webhooks replay:webhooks, namespace ${DEV_TENANT_USER.namespaces.join(', ')} only)`,
           ]
         : []),
       `  admin API         ${apiUrl}/api/events  (JWT bearer; docs ${apiUrl}/api/docs, OpenAPI ${apiUrl}/api/openapi.json)`,

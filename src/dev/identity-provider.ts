@@ -4,6 +4,7 @@ import { createServer, IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Provider, { errors, type JsonWebKey, type ProviderToken } from 'oidc-provider';
+import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
 import { PERMISSIONS } from '../api/auth/permissions.js';
 import { readLimited } from './read-body.js';
 import { createBrowserLogin, type BrowserClient, type BrowserLogin, type DevUser } from './browser-login.js';
@@ -20,6 +21,8 @@ export interface DevClient {
   clientSecret: string;
   /** API permissions granted to this client (a subset of read:webhooks replay:webhooks) */
   permissions: readonly string[];
+  /** a tenant's client: its tokens carry these namespaces in the namespaces claim (docs/tenancy.md) */
+  namespaces?: readonly string[];
 }
 
 export interface IdentityProviderOptions {
@@ -36,6 +39,8 @@ export interface IdentityProviderOptions {
   users?: readonly DevUser[];
   /** the single-page apps that may ask for the browser login, with their redirect URIs */
   browserClients?: readonly BrowserClient[];
+  /** the claim tenants' namespaces go in (AUTH_NAMESPACES_CLAIM); default https://webhookfanout.io/namespaces */
+  namespacesClaim?: string;
 }
 
 export interface IdentityProvider {
@@ -123,6 +128,8 @@ class MemoryStore {
 function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: JsonWebKey[]): Provider {
   const ttl = opts.tokenTtlSeconds ?? 86_400;
   const permissionsOf = new Map(opts.clients.map((c) => [c.clientId, c.permissions]));
+  const namespacesOf = new Map(opts.clients.map((c) => [c.clientId, c.namespaces]));
+  const namespacesClaim = opts.namespacesClaim ?? DEFAULT_NAMESPACES_CLAIM;
   const provider = new Provider(issuer, {
     adapter: MemoryStore,
     clients: opts.clients.map((c) => ({
@@ -160,10 +167,15 @@ function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: Json
         },
       },
     },
-    // Auth0 style: the granted permissions as an array claim next to `scope`
-    extraTokenClaims: async (_ctx: unknown, token: ProviderToken) => ({
-      permissions: (token.scope ?? '').split(' ').filter((s) => s !== ''),
-    }),
+    // Auth0 style: the granted permissions as an array claim next to `scope`, and a tenant's
+    // namespaces as the custom claim an Auth0 Action would add (docs/tenancy.md)
+    extraTokenClaims: async (_ctx: unknown, token: ProviderToken) => {
+      const namespaces = token.clientId === undefined ? undefined : namespacesOf.get(token.clientId);
+      return {
+        permissions: (token.scope ?? '').split(' ').filter((s) => s !== ''),
+        ...(namespaces === undefined ? {} : { [namespacesClaim]: [...namespaces] }),
+      };
+    },
   });
   return provider;
 }
@@ -293,6 +305,7 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
       audience: opts.audience,
       issuer,
       tokenTtlSeconds: opts.tokenTtlSeconds ?? 86_400,
+      namespacesClaim: opts.namespacesClaim ?? DEFAULT_NAMESPACES_CLAIM,
       // the key that signs now: a rotation applies to the browser login's tokens too
       signingKey: () => keys[0] as JsonWebKey,
     });

@@ -85,6 +85,11 @@ export const ERROR_CODES = {
     status: 409,
     means: 'a replay of an event whose payload retention dropped (RETENTION_PAYLOAD_MAX_AGE)',
   },
+  endpoint_not_allowed: {
+    kind: 'permanent',
+    status: 409,
+    means: "a replay to, or enable of, an endpoint its source's credential does not allow (docs/tenancy.md)",
+  },
   unique_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row that would duplicate a unique key' },
   foreign_key_violation: { kind: 'permanent', status: 409, means: 'Postgres refused a row whose reference is gone' },
   payload_too_large: { kind: 'permanent', status: 413, means: 'a body over the size limit' },
@@ -105,6 +110,11 @@ export const ERROR_CODES = {
     means: "a delivery's last attempt failed: it ends FAILED; activity only",
   },
   headers_too_large: { kind: 'permanent', status: 431, means: 'request line and headers over the size limit' },
+  too_many_refusals: {
+    kind: 'permanent',
+    status: 429,
+    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+  },
 
   // transient: a dependency is briefly unavailable
   database_unavailable: {

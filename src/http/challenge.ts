@@ -30,3 +30,18 @@ export function renderChallenge(c: Challenge): string {
     .map(([name, value]) => `${name}="${value}"`)
     .join(', ')}`;
 }
+
+/**
+ * Inbound credentials not checked at all: their client address or source was refused too often
+ * lately, or too many checks wait already (src/ingest/refusal-limiter.ts). 429 with Retry-After,
+ * answered before the body like a wrong password, so the connection is closed.
+ */
+export class RefusalsLimited extends AppError {
+  readonly closeConnection = true;
+  constructor(retryAfterSeconds: number) {
+    super('too_many_refusals', 'too many refused credentials from this client or for this source lately; retry later', {
+      retryAfterSeconds,
+    });
+    this.name = 'RefusalsLimited';
+  }
+}

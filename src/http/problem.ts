@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../domain/error-codes.js';
 import { isAppError, type AppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
-import { AuthRefused, renderChallenge } from './challenge.js';
+import { AuthRefused, RefusalsLimited, renderChallenge } from './challenge.js';
 
 /** RFC 9457 problem details. `code` is our stable machine-readable reason. */
 export interface Problem {
@@ -83,11 +83,12 @@ export function installProblemHandlers(app: FastifyInstance, logger: Logger): vo
       else if (err.kind === 'transient') logger.warn({ code: err.code, reqId: req.id, cause: String(err.cause ?? '') }, err.message);
       const status = httpStatusOf(err);
       const headers: Record<string, string> = {};
-      if (err.retryAfterSeconds !== undefined && status === 503) headers['retry-after'] = String(err.retryAfterSeconds);
+      if (err.retryAfterSeconds !== undefined && (status === 503 || status === 429)) headers['retry-after'] = String(err.retryAfterSeconds);
       if (err instanceof AuthRefused) {
         headers['www-authenticate'] = renderChallenge(err.challenge);
         if (err.closeConnection) headers.connection = 'close';
       }
+      if (err instanceof RefusalsLimited) headers.connection = 'close';
       const detail = err.kind === 'internal' ? undefined : err.message;
       return sendProblem(reply, problem(err.code, detail), headers);
     }

@@ -3,6 +3,7 @@ import bcrypt from 'bcrypt';
 import type { CredentialRepository } from '../db/credentials.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import { parseBasicAuth } from './basic-auth.js';
+import { createRefusalLimiter, type RefusalLimiter } from './refusal-limiter.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 const DEFAULT_COST = 10;
@@ -46,11 +47,13 @@ export type CredentialRefusal = 'unknown_source' | 'missing_credentials' | 'bad_
  */
 export type HeadersOutcome =
   | { ok: true; credential: InboundCredential }
-  | { ok: false; reason: CredentialRefusal; credential: InboundCredential | undefined; beforeBody: boolean };
+  | { ok: false; reason: CredentialRefusal; credential: InboundCredential | undefined; beforeBody: boolean }
+  /** too many refusals lately from this address or for this source, or too many waiting: no comparison was made */
+  | { ok: false; reason: 'rate_limited'; credential: InboundCredential | undefined; beforeBody: true; retryAfterSeconds: number };
 
 export interface CredentialVerifier {
-  /** Checks the `Authorization` header of a request to /api/webhooks/{source}. */
-  verify(source: string, authorization: string | undefined): Promise<HeadersOutcome>;
+  /** Checks the `Authorization` header of a request to /api/webhooks/{source} from a client address. */
+  verify(source: string, authorization: string | undefined, address: string): Promise<HeadersOutcome>;
 }
 
 export interface VerifierOptions {
@@ -60,6 +63,8 @@ export interface VerifierOptions {
   /** how long a credential row is reused before Postgres is asked again (rotation latency) */
   rowTtlMs?: number;
   now?: () => number;
+  /** what bounds the bcrypt comparisons of credentials not yet proven (default: DEFAULT_REFUSAL_LIMITS) */
+  limiter?: RefusalLimiter;
 }
 
 /**
@@ -70,7 +75,9 @@ export interface VerifierOptions {
  * the stored hashes (at least 10), through the same statements whether the source is unknown, has
  * a Basic credential or only a signature: the comparison is against the stored hash when there is
  * one of that cost, else against a dummy hash of it (a cheaper stored hash is compared alongside
- * one), so a refusal's time does not say whether the source exists.
+ * one), so a refusal's time does not say whether the source exists. What those comparisons may
+ * cost is bounded (refusal-limiter.ts): an address or source that keeps failing is answered 429
+ * before any, and they run a few at a time; a credential in the cache skips both.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
   // per-process random salt: cache keys are useless outside this process and hold no password
@@ -79,6 +86,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
   const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
   const rowTtlMs = opts.rowTtlMs ?? 2000;
   const now = opts.now ?? Date.now;
+  const limiter = opts.limiter ?? createRefusalLimiter(undefined, now);
   // dummy hashes by cost, made on first use (making one costs about what comparing with it does)
   const dummies = new Map<number, Promise<string>>();
   const dummyHash = (cost: number): Promise<string> => {
@@ -118,7 +126,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
   };
 
   return {
-    async verify(source, authorization) {
+    async verify(source, authorization, address) {
       const row = await loadRow(source);
       const cost = await currentRefusalCost();
       if (authorization === undefined) {
@@ -144,21 +152,32 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
         .update('\0')
         .update(stored ?? '')
         .digest('base64');
+      // proven valid before: no comparison, no limit
       if (stored !== undefined && verified.get(key) && row) return { ok: true, credential: row };
+      // not proven: the comparison is what a flood of wrong passwords would multiply (refusal-limiter.ts)
+      const limited = limiter.admit(address, source);
+      if (limited)
+        return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: limited.retryAfterSeconds };
       const userOk = sameString(username, row?.username ?? '');
       const storedCost = stored === undefined ? 0 : costOf(stored);
       if (storedCost > refusalCost.cost) refusalCost = { cost: Math.min(storedCost, MAX_COST), at: now() };
-      // no stored hash, or a cheaper one: a dummy comparison at the refusal cost, which a refusal waits for
-      const padding = storedCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(password, h)) : undefined;
-      const passOk = stored === undefined ? false : await bcrypt.compare(password, stored);
+      const passOk = await limiter.inTurn(async () => {
+        // no stored hash, or a cheaper one: a dummy comparison at the refusal cost, which a refusal waits for
+        const padding = storedCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(password, h)) : undefined;
+        const ok = stored === undefined ? false : await bcrypt.compare(password, stored);
+        if (!(userOk && ok && row)) await padding;
+        // a success leaks nothing the caller does not know; the padding finishes on its own
+        else padding?.catch(() => undefined);
+        return ok;
+      });
+      if (typeof passOk !== 'boolean')
+        return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: passOk.retryAfterSeconds };
       if (!(userOk && passOk && row)) {
-        await padding;
+        limiter.refused(address, source);
         const reason: CredentialRefusal =
           row === undefined ? 'unknown_source' : row.passwordHash === null ? 'unexpected_credentials' : 'bad_credentials';
         return { ok: false, reason, credential: row, beforeBody: true };
       }
-      // a success leaks nothing the caller does not know; the padding finishes on its own
-      padding?.catch(() => undefined);
       verified.set(key, true);
       return { ok: true, credential: row };
     },

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import { internal, isAppError, transient } from '../domain/errors.js';
-import { AuthRefused } from '../http/challenge.js';
+import { AuthRefused, RefusalsLimited } from '../http/challenge.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
@@ -31,6 +31,12 @@ export const REFUSAL_FLOOR_MS = 250;
  */
 const REFUSAL_FLOOR_MAX_MS = 2_000;
 const RECENT_REFUSALS = 32;
+/**
+ * How long a request refused unchecked (429) is held before its answer: a flood's connections then
+ * cost a timer each, not a stream of requests to parse and answer (docs/benchmarks.md, "Wrong
+ * passwords": at the 250 ms floor, 200 connections made about 300 requests a second).
+ */
+const LIMITED_HOLD_MS = 2_000;
 
 // credentials never leave the request: not stored, not forwarded, not logged
 const DROPPED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -119,6 +125,21 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
     throw new AuthRefused('unauthorized', 'missing or invalid credentials or signature for this source', BASIC_CHALLENGE, beforeBody);
   };
 
+  /**
+   * Credentials not checked (refusal-limiter.ts): counted as refused (reason rate_limited), then
+   * 429 with Retry-After after LIMITED_HOLD_MS, which paces a client that keeps its connections
+   * busy (200 connections: at most 100 requests a second to answer); no comparison was made, so it
+   * does not move the floor of the others.
+   */
+  const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number): Promise<never> => {
+    const source = credential?.source ?? 'unknown';
+    deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'rate_limited' });
+    deps.metrics.inboundRefused.inc({ source, reason: 'rate_limited' });
+    deps.logger.debug({ source, reason: 'rate_limited' }, 'inbound request refused');
+    if (floorMs > 0) await sleep(Math.max(floorMs, LIMITED_HOLD_MS));
+    throw new RefusalsLimited(retryAfterSeconds);
+  };
+
   return async (inbound) => {
     // the raw bytes of every content type, untouched, for byte-for-byte storage and signing
     inbound.removeAllContentTypeParsers();
@@ -129,13 +150,14 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       const source = (req.params as { source?: string }).source ?? '';
       let outcome;
       try {
-        outcome = await deps.verifier.verify(source, req.headers.authorization);
+        outcome = await deps.verifier.verify(source, req.headers.authorization, req.ip);
       } catch (err) {
         if (isAppError(err) && err.kind === 'transient')
           throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });
+      else if (outcome.reason === 'rate_limited') await limit(outcome.credential, outcome.retryAfterSeconds);
       else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
       else admitted.set(req.raw, { refused: outcome.reason, credential: outcome.credential });
     });

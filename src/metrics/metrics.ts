@@ -22,7 +22,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     registry,
     inboundRequests: new Counter({
       name: 'webhook_fanout_inbound_requests_total',
-      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, handshake, unauthorized, invalid, too_large, unavailable, error)',
+      help: 'Inbound webhook requests by source and outcome (accepted, duplicate, handshake, unauthorized, rate_limited, invalid, too_large, unavailable, error)',
       labelNames: ['source', 'outcome'] as const,
       registers,
     }),
@@ -30,7 +30,8 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       name: 'webhook_fanout_inbound_refused_total',
       help:
         'Inbound requests refused with 401, by source (unknown for a source that does not exist) and reason (unknown_source, ' +
-        'missing_credentials, bad_credentials, unexpected_credentials, missing_signature, malformed_signature, bad_signature, stale_timestamp)',
+        'missing_credentials, bad_credentials, unexpected_credentials, missing_signature, malformed_signature, bad_signature, stale_timestamp), ' +
+        'or with 429 before any check (rate_limited: an address or source refused too often lately)',
       labelNames: ['source', 'reason'] as const,
       registers,
     }),

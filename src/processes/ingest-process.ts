@@ -7,6 +7,7 @@ import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
 import { buildIngestApp } from '../ingest/app.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
+import { createRefusalLimiter, type RefusalLimits } from '../ingest/refusal-limiter.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
 import { createSweeper } from '../ingest/sweeper.js';
 import { createRetentionJob, RETENTION_OFF } from '../retention/retention-job.js';
@@ -37,6 +38,8 @@ export interface IngestDeps {
   credentialCache?: { rowTtlMs?: number; now?: () => number };
   /** the inbound route's refusal floor (default REFUSAL_FLOOR_MS): the timing test measures without it too */
   refusalFloorMs?: number;
+  /** what bounds wrong passwords' bcrypt (default DEFAULT_REFUSAL_LIMITS): tests that refuse by the hundred raise them */
+  refusalLimits?: RefusalLimits;
 }
 
 /** The console's settings and the identity provider it logs in with (the admin API's). */
@@ -70,6 +73,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     credentials: deps.repos.credentials,
     cacheSize: settings.credentialCacheSize,
     ...deps.credentialCache,
+    limiter: createRefusalLimiter(deps.refusalLimits, deps.credentialCache?.now),
   });
   const receiveWebhook = createReceiveWebhook({
     events: deps.repos.events,

@@ -5,6 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { CHART_DIR, helmTemplate, parseManifests, REPO_ROOT, run, toolPath } from '../chart/support/chart.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools');
 
 // The alert rules the chart ships, with promtool built from Prometheus's own Go module
 // (scripts/tools/install.sh): the file is valid, every alert fires on series that show its

@@ -39,6 +39,7 @@ describe('OpenAPI document and docs page', () => {
         'GET /api/inbound-credentials',
         'GET /api/stats/attention',
         'GET /api/stats/timeseries',
+        'GET /api/me',
         'POST /api/webhooks/{source}',
       ].sort(),
     );

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
+import { UNSCOPED } from '../../src/db/tenant-scope.js';
 import { createReplayService } from '../../src/api/replay-service.js';
 import { bindStartReplay } from '../../src/api/start-replay.js';
 import { isAppError } from '../../src/domain/errors.js';
@@ -186,14 +187,13 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
     const deadAddress = new URL(await refusedUrl()).host;
     const connection = Connection.lazy({ address: deadAddress });
     const service = createReplayService({
-      deliveries: h.fanout.repos.deliveries,
       events: h.fanout.repos.events,
       replays: createReplayQueries(h.fanout.database.db),
       startReplay: bindStartReplay(() => Promise.resolve(new Client({ connection })), h.fanout.taskQueue, 2000),
       logger: createLogger({ level: 'silent' }),
     });
     const t0 = Date.now();
-    const err = await service.replayDelivery(d.id, 'test').catch((e: unknown) => e);
+    const err = await service.replayDelivery(UNSCOPED, d.id, 'test').catch((e: unknown) => e);
     expect(isAppError(err) && httpStatusOf(err)).toBe(503);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect((await deliveryOf(h.fanout.repos, eventId, endpointId)).status).toBe('FAILED');

@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHART_DIR, REPO_ROOT, helmTemplate, parseManifests, run, toolPath } from './support/chart.js';
 import { availableKubernetesVersions, crdSchemaDir, kubeconform } from './support/kubeconform.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools');
 
 /**
  * What can be checked here of the tooling that needs a Docker engine (skaffold, the kind

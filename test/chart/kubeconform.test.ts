@@ -3,6 +3,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, VALUE_SETS, helmTemplate } from './support/chart.js';
 import { availableKubernetesVersions, crdSchemaDir, kubeconform, type KubeconformReport } from './support/kubeconform.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools');
 
 /**
  * The rendered chart (CRDs included) and the sample custom resources through kubeconform in

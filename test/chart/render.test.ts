@@ -30,6 +30,10 @@ import {
   type K8sObject,
 } from './support/chart.js';
 import { RBAC_DIR, renderDeployRbacFiles } from '../../scripts/kube/gen-rbac.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools');
 
 /**
  * What a platform engineer checks in a chart before installing it: helm lint --strict, and the

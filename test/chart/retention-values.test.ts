@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { helmTemplate, helmTemplateError, parseManifests } from './support/chart.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools');
 
 // retention.maxAge / retention.payloadMaxAge / retention.settledGrace: what reaches ingest's environment, and what the
 // chart refuses at install time instead of a pod that refuses to start.

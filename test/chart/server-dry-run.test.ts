@@ -25,6 +25,10 @@ import {
   toolPath,
 } from './support/chart.js';
 import { crdFiles } from './support/kubeconform.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('chart-tools', 'kube');
 
 /**
  * The rendered chart against a real kube-apiserver (etcd + kube-apiserver from

@@ -141,6 +141,7 @@ describe('dev mode (webhook-fanout dev)', () => {
     expect(output).toContain(`console           http://127.0.0.1:${port}/console/`);
     expect(output).toContain('sign in as        dev / dev-password');
     expect(output).toContain('or, read-only     dev-readonly / dev-readonly-password');
+    expect(output).toContain('or, a tenant      dev-tenant / dev-tenant-password  (read:webhooks replay:webhooks, namespace default only)');
     // built from this checkout's src/console when missing or stale, then served as in production
     const page = await request(`http://127.0.0.1:${port}/console/events`);
     expect(page.statusCode).toBe(200);

@@ -89,13 +89,20 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
     // held deliveries are not counted as failures
     expect((await h.repos.endpoints.get(endpointId))?.consecutiveFailures).toBe(3);
 
-    // a redriver running meanwhile does nothing while the endpoint is disabled
+    // a redriver running meanwhile sees the endpoint disabled and its deliveries held, and takes
+    // none of them off hold: the endpoint is not one to redrive, nothing is started
+    const startedBefore = (await metric('webhook_fanout_redrive_deliveries_total')) ?? 0;
     const r = redriver();
     r.start();
     await r.pass();
-    await sleep(300);
-    expect(flaky.requests).toHaveLength(3);
     expect(await metric('webhook_fanout_endpoints_disabled')).toBeGreaterThanOrEqual(1);
+    expect(await metric('webhook_fanout_deliveries_held')).toBeGreaterThanOrEqual(3);
+    expect(await queries.endpointsToRedrive(100)).not.toContain(endpointId);
+    for (const eventId of missed) {
+      expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'FAILED', lastError: 'endpoint disabled' });
+    }
+    expect((await metric('webhook_fanout_redrive_deliveries_total')) ?? 0).toBe(startedBefore);
+    expect(flaky.requests).toHaveLength(3);
 
     // enable: every held delivery is delivered exactly once, oldest first; the three that failed
     // for real stay FAILED (replayable by hand)
@@ -119,12 +126,14 @@ describe('endpoint health: auto-disable and lossless re-enable', () => {
     }
     const endpoint = await h.repos.endpoints.get(endpointId);
     expect(endpoint).toMatchObject({ disabledAt: null, consecutiveFailures: 0 });
-    // enabling again is a no-op: nothing is held, nothing is re-sent
+    // enabling again is a no-op: nothing is held, so a pass has nothing to redrive or re-send
     expect(await h.repos.endpoints.enable(endpointId)).toEqual({ wasDisabled: false, held: 0 });
+    const redriven = (await metric('webhook_fanout_redrive_deliveries_total')) ?? 0;
+    expect(redriven).toBeGreaterThanOrEqual(startedBefore + 3);
     await r.pass();
-    await sleep(300);
+    expect(await queries.endpointsToRedrive(100)).not.toContain(endpointId);
+    expect(await metric('webhook_fanout_redrive_deliveries_total')).toBe(redriven);
     expect(flaky.requests).toHaveLength(6);
-    expect(await metric('webhook_fanout_redrive_deliveries_total')).toBeGreaterThanOrEqual(3);
   });
 
   it('a SUCCESS resets the count; a threshold of 0 never disables', async () => {

@@ -13,6 +13,10 @@ import { apply, createNamespace, customObjects, ready, sharedKube } from '../sup
 import { eventually } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { engine, IMAGE, nodeInImage, runOnce, startService, type Service } from './support/container.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The image as the chart runs it (test/image/support/container.ts CHART_FLAGS): every process of

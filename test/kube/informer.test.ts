@@ -10,6 +10,10 @@ import { kubectl, OPERATOR_NAMESPACE, startKubeControlPlane, type KubeControlPla
 import { adminKubeConfig, apply, createNamespace, customObjects, ready, settled, startTestOperator } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { createTestDatabase } from '../support/db.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The informer's list and watch against its own control plane (the tests break it): the watch

@@ -22,6 +22,10 @@ import {
 } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /** Restarts, leader election through the Lease, and the `webhook-fanout operator` process itself. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

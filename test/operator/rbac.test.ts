@@ -4,6 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigYaml, kubectl, KubectlError, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from '../support/kube.js';
 import { sharedKube } from '../support/kube-shared.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * The operator's identity holds exactly what deploy/rbac/*.yaml grants: the chart's RBAC, generated

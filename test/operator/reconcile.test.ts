@@ -21,6 +21,10 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
 import { apply, createNamespace, customObjects, operatorKubeConfig, ready, sharedKube } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('kube');
 
 /**
  * Reconcile-level tests in the kubebuilder style: one reconcile(key) at a time against a real

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
+import { UNSCOPED } from '../../src/db/tenant-scope.js';
 import { SETTLED } from '../../src/db/retention-queries.js';
 import { createDb } from '../../src/db/knex.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -145,7 +146,7 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
     const other = createDb({ url: t.url, poolMax: 1 });
     const trx = await other.transaction();
     try {
-      const reopened = await createReplayQueries(trx as unknown as typeof other).reopenFailedOfEvent(ev);
+      const reopened = await createReplayQueries(trx as unknown as typeof other).reopenFailedOfEvent(UNSCOPED, ev);
       expect(reopened).toHaveLength(1);
       const run = await job.runOnce();
       expect(run.deleted.events).toBe(0);
@@ -165,7 +166,7 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
     const ev = await seedEvent(t.db, ep, { source: 'late', age: 200 * DAY, status: 'FAILED', deliveries: [{ status: 'FAILED' }] });
     const { job } = retentionJob(t.db, { payloadMaxAgeSeconds: 100 * DAY });
     expect((await job.runOnce()).payloadsDropped).toBeGreaterThanOrEqual(1);
-    expect(await createReplayQueries(t.db).reopenFailedOfEvent(ev)).toEqual([]);
+    expect(await createReplayQueries(t.db).reopenFailedOfEvent(UNSCOPED, ev)).toEqual([]);
     expect(((await t.db('webhook_delivery').where({ event_id: ev }).first()) as { status: string }).status).toBe('FAILED');
   });
 });

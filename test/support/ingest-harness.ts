@@ -1,3 +1,4 @@
+import type { RefusalLimits } from '../../src/ingest/refusal-limiter.js';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
 import type { FastifyInstance } from 'fastify';
@@ -54,6 +55,8 @@ export async function startIngestHarness(opts: {
   timeouts?: HttpTimeouts;
   /** the inbound refusal floor (default REFUSAL_FLOOR_MS) */
   refusalFloorMs?: number;
+  /** what bounds wrong passwords (default DEFAULT_REFUSAL_LIMITS, 10 refusals a minute from one address) */
+  refusalLimits?: RefusalLimits;
   /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
   now?: () => number;
   /** default: events re-published after a minute, as in production */
@@ -101,6 +104,7 @@ export async function startIngestHarness(opts: {
       console: opts.console,
       credentialCache: { ...(opts.rowTtlMs === undefined ? {} : { rowTtlMs: opts.rowTtlMs }), ...(opts.now ? { now: opts.now } : {}) },
       ...(opts.refusalFloorMs === undefined ? {} : { refusalFloorMs: opts.refusalFloorMs }),
+      ...(opts.refusalLimits ? { refusalLimits: opts.refusalLimits } : {}),
     });
   const ingest = await build(opts.logger ?? createLogger({ level: 'silent' }));
   const started = await ingest.start();

@@ -26,6 +26,10 @@ import {
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('temporal');
 
 /**
  * Temporal Cloud's way in, against the real server (go.temporal.io/server v1.32.1,

@@ -19,6 +19,10 @@ import {
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('temporal');
 
 /**
  * The real Temporal server (go.temporal.io/server, scripts/tools/go-builds.sh) with TLS on its

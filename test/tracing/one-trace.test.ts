@@ -15,6 +15,10 @@ import {
 } from '../support/process-stack.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually, sleep } from '../support/wait.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('otelcol');
 
 /**
  * One event through ingest, consumer and worker as separate processes, each exporting its spans

@@ -16,6 +16,10 @@ import {
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually, sleep } from '../support/wait.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { waitForBuilds } from '../support/builds.js';
+
+// built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
+await waitForBuilds('otelcol');
 
 /**
  * A replay through the admin API, and the sweeper's re-publish of an event whose publish failed,

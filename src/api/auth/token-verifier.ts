@@ -2,6 +2,8 @@ import { createVerifier, TOKEN_ERROR_CODES } from 'fast-jwt';
 import { isAppError } from '../../domain/errors.js';
 import { InvalidToken } from './invalid-token.js';
 import { ALLOWED_ALGORITHMS, type KeyResolver } from './key-resolver.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
+import { DEFAULT_NAMESPACES_CLAIM, scopeOfClaims } from './namespaces-claim.js';
 import { permissionsOf } from './permissions.js';
 
 export interface TokenVerifierOptions {
@@ -11,11 +13,15 @@ export interface TokenVerifierOptions {
   audience: string;
   /** tolerance on exp and nbf for clocks that disagree a little (default 30 s) */
   clockToleranceMs?: number;
+  /** the claim listing a tenant's namespaces (AUTH_NAMESPACES_CLAIM; default https://webhookfanout.io/namespaces) */
+  namespacesClaim?: string;
 }
 
 export interface VerifiedToken {
   subject: string;
   permissions: Set<string>;
+  /** what the caller may see: null, everything (no namespaces claim); else its namespaces' rows */
+  scope: TenantScope;
 }
 
 export type VerifyToken = (token: string) => Promise<VerifiedToken>;
@@ -51,6 +57,8 @@ export function createTokenVerifier(opts: TokenVerifierOptions): VerifyToken {
     cacheTTL: 60_000,
   });
 
+  const namespacesClaim = opts.namespacesClaim ?? DEFAULT_NAMESPACES_CLAIM;
+
   return async function verifyToken(token) {
     if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken('token too long');
     let claims: unknown;
@@ -61,9 +69,12 @@ export function createTokenVerifier(opts: TokenVerifierOptions): VerifyToken {
     }
     if (typeof claims !== 'object' || claims === null) throw new InvalidToken('the token has no claims object');
     const c = claims as Record<string, unknown>;
+    const scope = scopeOfClaims(c, namespacesClaim);
+    if (typeof scope === 'string') throw new InvalidToken(scope);
     return {
       subject: typeof c.sub === 'string' ? c.sub : '',
       permissions: permissionsOf(c),
+      scope,
     };
   };
 }

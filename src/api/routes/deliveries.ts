@@ -18,7 +18,7 @@ import {
   PAGE_SIZE,
 } from '../route-schemas.js';
 import { attemptView, deliveryView } from '../views.js';
-import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+import { actorOf, dateOrUndefined, scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 import { inReplayRequestSpan } from './replay-request-span.js';
 
 const security = [{ bearerAuth: [] }];
@@ -41,6 +41,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
     async (req) => {
       const q = req.query;
       const page = await deps.queries.listDeliveries(
+        scopeOf(req),
         {
           status: q.status,
           source: q.source,
@@ -71,7 +72,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       },
     },
     async (req) => {
-      const row = await deps.queries.getDelivery(req.params.id);
+      const row = await deps.queries.getDelivery(scopeOf(req), req.params.id);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return deliveryView(row);
     },
@@ -93,7 +94,11 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       },
     },
     async (req) => {
-      const [row, attempts] = await Promise.all([deps.queries.getDelivery(req.params.id), deps.queries.attemptsOf(req.params.id)]);
+      // both at once; the attempts are only answered with a delivery the scope sees
+      const [row, attempts] = await Promise.all([
+        deps.queries.getDelivery(scopeOf(req), req.params.id),
+        deps.queries.attemptsOf(scopeOf(req), req.params.id),
+      ]);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return { items: attempts.map(attemptView), nextCursor: null };
     },
@@ -109,22 +114,23 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
         description:
           'Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run ' +
           "(its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, " +
-          "or when retention dropped its event's payload (code payload_dropped: nothing left to send).",
+          "or when retention dropped its event's payload (code payload_dropped: nothing left to send), or when its endpoint's " +
+          'source does not allow the endpoint (code endpoint_not_allowed, until it is allowed again).',
         security,
         params: IdParams,
         response: {
           202: described(DeliveryReplaySchema, 'Reopened to PENDING; a replay run was started'),
           ...authErrors,
           ...notFound,
-          ...conflict('The delivery is not FAILED, or its payload was dropped by retention'),
+          ...conflict('The delivery is not FAILED, its payload was dropped by retention, or its endpoint is not allowed by its source'),
         },
       },
     },
     async (req, reply) => {
       const replay = await inReplayRequestSpan('/api/deliveries/{id}/replay', req.headers, () =>
-        deps.replay.replayDelivery(req.params.id, actorOf(req)),
+        deps.replay.replayDelivery(scopeOf(req), req.params.id, actorOf(req)),
       );
-      const row = await deps.queries.getDelivery(req.params.id);
+      const row = await deps.queries.getDelivery(scopeOf(req), req.params.id);
       if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
       return reply.code(202).send({ delivery: deliveryView(row), replay });
     },
@@ -141,13 +147,16 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
           `Requires replay:webhooks. At most \`limit\` (default ${BULK_REPLAY_LIMIT.default}, max ${BULK_REPLAY_LIMIT.max}) ` +
           'matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. ' +
           'Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention ' +
-          'dropped are not matched (nothing left to send).',
+          'dropped are not matched (nothing left to send), nor deliveries to endpoints their source does not allow; ' +
+          '`endpointId` naming such an endpoint answers 409 endpoint_not_allowed (dry run too). A filter naming an endpoint or ' +
+          'source the token does not see matches nothing.',
         security,
         body: BulkReplayBody,
         response: {
           200: described(BulkReplayResultSchema, 'Dry run: what would be replayed'),
           202: described(BulkReplayResultSchema, 'Reopened to PENDING; replay runs were started'),
           ...authErrors,
+          ...conflict('endpointId names an endpoint its source does not allow (code endpoint_not_allowed)'),
         },
       },
     },
@@ -155,6 +164,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       const b = req.body;
       const result = await inReplayRequestSpan('/api/deliveries/replay', req.headers, () =>
         deps.replay.replayMatching(
+          scopeOf(req),
           { source: b.source, endpointId: b.endpointId, eventType: b.eventType, from: dateOrUndefined(b.from), to: dateOrUndefined(b.to) },
           b.limit ?? BULK_REPLAY_LIMIT.default,
           b.dryRun ?? false,

@@ -2,15 +2,14 @@ import type { FastifyInstance, FastifyBaseLogger, RawReplyDefaultExpression, Raw
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AdminQueries } from '../../db/admin-queries.js';
 import type { EndpointRepository } from '../../db/endpoints.js';
-import type { EventRepository } from '../../db/events.js';
 import type { StatsQueries } from '../../db/stats-queries.js';
+import type { TenantScope } from '../../db/tenant-scope.js';
 import type { BearerAuth } from '../auth/bearer-auth.js';
 import type { ReplayService } from '../replay-service.js';
 
 export interface AdminRouteDeps {
   auth: BearerAuth;
   queries: AdminQueries;
-  events: Pick<EventRepository, 'get'>;
   endpoints: Pick<EndpointRepository, 'enable'>;
   replay: ReplayService;
   stats: StatsQueries;
@@ -23,6 +22,16 @@ export type TypedApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/**
+ * What the caller may see, from its verified token (db/tenant-scope.ts): every route hands it to
+ * the queries. Only reached after the route's auth hook set the principal; without one (a route
+ * wired without auth, a bug) it sees nothing rather than everything.
+ */
+export const scopeOf = (req: { principal: { scope: TenantScope } | null }): TenantScope =>
+  req.principal === null ? NO_NAMESPACE : req.principal.scope;
+
+const NO_NAMESPACE: TenantScope = { namespaces: [] };
 
 /** The caller named in replay logs. */
 export const actorOf = (req: { principal: { subject: string } | null }): string => req.principal?.subject ?? 'unknown';

@@ -15,7 +15,7 @@ import {
   ReplayStartedSchema,
 } from '../route-schemas.js';
 import { eventDetailView, eventSummaryView } from '../views.js';
-import { actorOf, dateOrUndefined, type AdminRouteDeps, type TypedApp } from './deps.js';
+import { actorOf, dateOrUndefined, scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 import { inReplayRequestSpan } from './replay-request-span.js';
 
 const security = [{ bearerAuth: [] }];
@@ -42,6 +42,7 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         throw permanent('invalid_request', 'querystring/externalId needs querystring/source (an external id is unique per source)');
       }
       const page = await deps.queries.listEvents(
+        scopeOf(req),
         {
           source: q.source,
           status: q.status,
@@ -71,9 +72,10 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       },
     },
     async (req) => {
-      const event = await deps.events.get(req.params.id);
+      const scope = scopeOf(req);
+      const event = await deps.queries.getEvent(scope, req.params.id);
       if (!event) throw permanent('not_found', `no event ${req.params.id}`);
-      return eventDetailView(event, await deps.queries.deliveriesOfEvent(event.id));
+      return eventDetailView(event, await deps.queries.deliveriesOfEvent(scope, event.id));
     },
   );
 
@@ -87,20 +89,24 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         description:
           'Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new ' +
           "workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, " +
-          'or when retention dropped its payload (code payload_dropped: nothing left to send).',
+          'or when retention dropped its payload (code payload_dropped: nothing left to send), or when every FAILED delivery ' +
+          'goes to an endpoint its source does not allow (code endpoint_not_allowed; with some allowed, those are replayed and ' +
+          'the others stay FAILED). A tenant replays the deliveries to its own endpoints only.',
         security,
         params: IdParams,
         response: {
           202: described(ReplayStartedSchema, 'Reopened to PENDING; a replay run was started'),
           ...authErrors,
           ...notFound,
-          ...conflict('The event has no FAILED delivery, or its payload was dropped by retention'),
+          ...conflict(
+            'The event has no FAILED delivery, its payload was dropped by retention, or its endpoints are not allowed by the source',
+          ),
         },
       },
     },
     async (req, reply) => {
       const started = await inReplayRequestSpan('/api/events/{id}/replay', req.headers, () =>
-        deps.replay.replayEvent(req.params.id, actorOf(req)),
+        deps.replay.replayEvent(scopeOf(req), req.params.id, actorOf(req)),
       );
       return reply.code(202).send(started);
     },

@@ -3,7 +3,7 @@ import { READ } from '../auth/permissions.js';
 import { AttentionSchema, authErrors, described, STATS_LIMITS, TimeseriesQuery, TimeseriesSchema } from '../route-schemas.js';
 import { planStatsRange } from '../stats-range.js';
 import { attentionView, timeseriesView } from '../stats-view.js';
-import type { AdminRouteDeps, TypedApp } from './deps.js';
+import { scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -17,7 +17,7 @@ export function registerStatsRoutes(app: TypedApp, deps: AdminRouteDeps): void {
         tags: ['stats'],
         summary: 'Events, delivery outcomes, failure rate and latency per endpoint, per time bucket',
         description:
-          `Requires read:webhooks. The range is rounded out to whole buckets (multiples of the width since the epoch); at most ` +
+          `Requires read:webhooks. Over what the token sees (a tenant: its namespaces' endpoints and the events it sees). The range is rounded out to whole buckets (multiples of the width since the epoch); at most ` +
           `${STATS_LIMITS.maxRangeDays} days and ${STATS_LIMITS.maxBuckets} buckets, else 400. Every series has one value per bucket. ` +
           'Answered from indexes (migration 057), not from the rows.',
         security,
@@ -29,8 +29,12 @@ export function registerStatsRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       const range = planStatsRange(req.query, Date.now());
       if (typeof range === 'string') throw permanent('invalid_request', range);
       const window = { from: new Date(range.fromMs), to: new Date(range.toMs), bucketSeconds: range.bucketSeconds };
-      const [events, deliveries] = await Promise.all([deps.stats.eventsPerSource(window), deps.stats.deliveriesPerEndpoint(window)]);
-      const endpoints = await deps.stats.endpointNames([...new Set(deliveries.map((d) => d.endpoint_id))]);
+      const scope = scopeOf(req);
+      const [events, deliveries] = await Promise.all([
+        deps.stats.eventsPerSource(window, scope),
+        deps.stats.deliveriesPerEndpoint(window, scope),
+      ]);
+      const endpoints = await deps.stats.endpointNames([...new Set(deliveries.map((d) => d.endpoint_id))], scope);
       return timeseriesView(range, { events, deliveries, endpoints });
     },
   );
@@ -42,11 +46,12 @@ export function registerStatsRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       schema: {
         tags: ['stats'],
         summary: 'What needs a person now: FAILED and held deliveries, stale PENDING ones, disabled and paused endpoints',
-        description: 'Requires read:webhooks. Counts over everything stored, at the time of the request.',
+        description:
+          'Requires read:webhooks. Counts over everything the token sees (a tenant: its namespaces), at the time of the request.',
         security,
         response: { 200: described(AttentionSchema, 'The counts'), ...authErrors },
       },
     },
-    async () => attentionView(await deps.stats.attention()),
+    async (req) => attentionView(await deps.stats.attention(scopeOf(req))),
   );
 }

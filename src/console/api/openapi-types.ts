@@ -441,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Replay the event's FAILED deliveries
-         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send).
+         * @description Requires replay:webhooks. Every FAILED delivery of the event goes back to PENDING and is delivered again by a new workflow run; the event's status is recomputed when it ends. 409 when the event has no FAILED delivery, or when retention dropped its payload (code payload_dropped: nothing left to send), or when every FAILED delivery goes to an endpoint its source does not allow (code endpoint_not_allowed; with some allowed, those are replayed and the others stay FAILED). A tenant replays the deliveries to its own endpoints only.
          */
         post: {
             parameters: {
@@ -537,7 +537,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The event has no FAILED delivery, or its payload was dropped by retention */
+                /** @description The event has no FAILED delivery, its payload was dropped by retention, or its endpoints are not allowed by the source */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1025,7 +1025,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a FAILED delivery
-         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send).
+         * @description Requires replay:webhooks. The delivery goes back to PENDING and is delivered again by a new workflow run (its own workflow id); the event's status is recomputed when it ends. 409 when the delivery is not FAILED, or when retention dropped its event's payload (code payload_dropped: nothing left to send), or when its endpoint's source does not allow the endpoint (code endpoint_not_allowed, until it is allowed again).
          */
         post: {
             parameters: {
@@ -1145,7 +1145,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The delivery is not FAILED, or its payload was dropped by retention */
+                /** @description The delivery is not FAILED, its payload was dropped by retention, or its endpoint is not allowed by its source */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1198,7 +1198,7 @@ export interface paths {
         put?: never;
         /**
          * Replay FAILED deliveries matching filters (bulk, capped)
-         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send).
+         * @description Requires replay:webhooks. At most `limit` (default 100, max 1000) matching FAILED deliveries, newest first, one replay run per event. `dryRun: true` only counts. Call again to continue while `matched` exceeds `replayed`. Deliveries of events whose payload retention dropped are not matched (nothing left to send), nor deliveries to endpoints their source does not allow; `endpointId` naming such an endpoint answers 409 endpoint_not_allowed (dry run too). A filter naming an endpoint or source the token does not see matches nothing.
          */
         post: {
             parameters: {
@@ -1346,6 +1346,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description endpointId names an endpoint its source does not allow (code endpoint_not_allowed) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
                 /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
                 503: {
                     headers: {
@@ -1450,6 +1467,8 @@ export interface paths {
                                 /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
                                 heldDeliveries: number;
                                 managedBy: string | null;
+                                namespace: string | null;
+                                deniedReason: ("NotAllowedBySource" | "SourceNotFound") | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -1548,7 +1567,7 @@ export interface paths {
         put?: never;
         /**
          * Enable an endpoint disabled by auto-disable; its held deliveries are redriven
-         * @description Requires replay:webhooks. The endpoint is ACTIVE again with its failure count at 0. Every delivery that FAILED with "endpoint disabled" is then replayed once, oldest first, like any delivery (heldDeliveries counts those not yet handed to a replay run). Idempotent: enabling an ACTIVE endpoint changes nothing (wasDisabled false).
+         * @description Requires replay:webhooks. The endpoint is ACTIVE again with its failure count at 0. Every delivery that FAILED with "endpoint disabled" is then replayed once, oldest first, like any delivery (heldDeliveries counts those not yet handed to a replay run). Idempotent: enabling an ACTIVE endpoint changes nothing (wasDisabled false). 409 endpoint_not_allowed while its source's credential does not allow it (deniedReason set).
          */
         post: {
             parameters: {
@@ -1611,6 +1630,8 @@ export interface paths {
                                 /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
                                 heldDeliveries: number;
                                 managedBy: string | null;
+                                namespace: string | null;
+                                deniedReason: ("NotAllowedBySource" | "SourceNotFound") | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -1674,6 +1695,23 @@ export interface paths {
                 };
                 /** @description No resource with this id */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description The endpoint's source does not allow it (code endpoint_not_allowed; the detail says why) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1770,6 +1808,7 @@ export interface paths {
                                     header?: string;
                                 } | null;
                                 managedBy: string | null;
+                                namespace: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -1866,7 +1905,7 @@ export interface paths {
         };
         /**
          * Events, delivery outcomes, failure rate and latency per endpoint, per time bucket
-         * @description Requires read:webhooks. The range is rounded out to whole buckets (multiples of the width since the epoch); at most 31 days and 1000 buckets, else 400. Every series has one value per bucket. Answered from indexes (migration 057), not from the rows.
+         * @description Requires read:webhooks. Over what the token sees (a tenant: its namespaces' endpoints and the events it sees). The range is rounded out to whole buckets (multiples of the width since the epoch); at most 31 days and 1000 buckets, else 400. Every series has one value per bucket. Answered from indexes (migration 057), not from the rows.
          */
         get: {
             parameters: {
@@ -2038,7 +2077,7 @@ export interface paths {
         };
         /**
          * What needs a person now: FAILED and held deliveries, stale PENDING ones, disabled and paused endpoints
-         * @description Requires read:webhooks. Counts over everything stored, at the time of the request.
+         * @description Requires read:webhooks. Counts over everything the token sees (a tenant: its namespaces), at the time of the request.
          */
         get: {
             parameters: {
@@ -2071,6 +2110,119 @@ export interface paths {
                              * @description when the counts were taken
                              */
                             at: string;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller: its subject, permissions and, for a tenant, its namespaces
+         * @description Requires read:webhooks. What the API read from the token; namespaces is null for a token without the namespaces claim, which sees everything.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The caller */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the token's sub */
+                            subject: string;
+                            /** @description the permissions the token grants (read:webhooks, replay:webhooks) */
+                            permissions: string[];
+                            namespaces: string[] | null;
                         };
                     };
                 };

@@ -38,7 +38,7 @@ export function CredentialsPage() {
             <>
               <Table
                 caption={'Inbound credentials'}
-                columns={['Source', 'Username', 'Event id from', 'Event type from', 'Managed by', 'Updated']}
+                columns={['Source', 'Namespace', 'Username', 'Event id from', 'Event type from', 'Managed by', 'Updated']}
                 count={data.items.length}
                 empty="No inbound credentials."
               >
@@ -49,6 +49,7 @@ export function CredentialsPage() {
                         {c.source}
                       </a>
                     </td>
+                    <td>{nullable(c.namespace)}</td>
                     <td>{c.username}</td>
                     <td>{rule(c.eventIdRule)}</td>
                     <td>{rule(c.eventTypeRule)}</td>

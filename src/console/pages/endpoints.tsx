@@ -91,6 +91,12 @@ export function EndpointsPage() {
                     <td>
                       {e.name}
                       {!e.active && <span class="muted"> (inactive)</span>}
+                      {e.namespace !== null && (
+                        <>
+                          <br />
+                          <span class="muted">namespace {e.namespace}</span>
+                        </>
+                      )}
                     </td>
                     <td>
                       {e.source}
@@ -102,6 +108,14 @@ export function EndpointsPage() {
                     </td>
                     <td>
                       <Status value={e.state} />
+                      {e.deniedReason !== null && (
+                        <>
+                          <br />
+                          <span class="warning" title="Its source's InboundCredential does not allow it: nothing is sent to it">
+                            not allowed: {e.deniedReason}
+                          </span>
+                        </>
+                      )}
                       {e.disabledAt && (
                         <>
                           <br />
@@ -137,7 +151,7 @@ export function EndpointsPage() {
                       {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
                     </td>
                     <td>
-                      {canReplay && e.state === 'DISABLED' && (
+                      {canReplay && e.state === 'DISABLED' && e.deniedReason === null && (
                         <button type="button" onClick={() => enable(e)} aria-label={`Enable ${e.name}`}>
                           Enable
                         </button>

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_NAMESPACES_CLAIM } from '../../../src/api/auth/namespaces-claim.js';
 import type { AdminApiConfig } from '../../../src/config/config.js';
 import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/identity-provider.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
@@ -19,6 +20,25 @@ export const CLIENTS = {
   admin: { clientId: 'admin-client', clientSecret: 'admin-secret', permissions: ['read:webhooks', 'replay:webhooks'] },
   reader: { clientId: 'reader-client', clientSecret: 'reader-secret', permissions: ['read:webhooks'] },
   nobody: { clientId: 'nobody-client', clientSecret: 'nobody-secret', permissions: [] },
+  // tenants (docs/tenancy.md): their tokens carry the namespaces claim
+  tenantA: {
+    clientId: 'tenant-a-client',
+    clientSecret: 'tenant-a-secret',
+    permissions: ['read:webhooks', 'replay:webhooks'],
+    namespaces: ['team-a'],
+  },
+  tenantB: {
+    clientId: 'tenant-b-client',
+    clientSecret: 'tenant-b-secret',
+    permissions: ['read:webhooks', 'replay:webhooks'],
+    namespaces: ['team-b'],
+  },
+  tenantOfNothing: {
+    clientId: 'tenant-none-client',
+    clientSecret: 'tenant-none-secret',
+    permissions: ['read:webhooks', 'replay:webhooks'],
+    namespaces: [],
+  },
 } as const;
 
 export type ClientName = keyof typeof CLIENTS;
@@ -90,6 +110,7 @@ export async function startAdminHarness(
     issuer: idp.issuer,
     clockToleranceSeconds: 30,
     jwksCacheTtlSeconds: 600,
+    namespacesClaim: DEFAULT_NAMESPACES_CLAIM,
     ...opts.authOverrides,
   };
   let databaseProxy: TcpProxy | undefined;

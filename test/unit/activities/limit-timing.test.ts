@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   EARLY_RETURN_MS,
   IN_PROCESS_WAIT_MS,
-  LEASE_MARGIN_MS,
   MAX_IN_PROCESS_WAITERS,
   MAX_WAIT_MS,
   leaseMs,
@@ -26,9 +25,13 @@ describe('endpoint limits: which endpoints pay for the gate', () => {
     expect(limitsOf({ rateLimitPerSecond, maxConcurrency })).toEqual(expected);
   });
 
-  it('a lease outlives the request timeout by the margin, so a dead worker gives its slot back', () => {
-    expect(leaseMs({ timeoutSeconds: 10 })).toBe(10_000 + LEASE_MARGIN_MS);
-    expect(LEASE_MARGIN_MS).toBe(5_000);
+  // docs/limits.md: a slot is a lease that expires timeoutSeconds + 5 s after it was taken
+  it.each([
+    [1, 6_000],
+    [10, 15_000],
+    [30, 35_000],
+  ])('a request of %i s holds its slot for %i ms at most, so a dead worker gives it back', (timeoutSeconds, lease) => {
+    expect(leaseMs({ timeoutSeconds })).toBe(lease);
   });
 });
 
@@ -46,8 +49,11 @@ describe('endpoint limits: a wait as a retry delay', () => {
     expect(waitDelayMs(wait)).toBe(delay);
   });
 
-  it('caps one wait at 10 minutes (a deeper queue waits again: one Temporal attempt per 10 min)', () => {
-    expect(MAX_WAIT_MS).toBe(600_000);
+  it.each([
+    ['an hour', 3_600_000],
+    ['a day', 86_400_000],
+  ])('%s is waited 10 minutes at a time (one Temporal attempt per 10 min)', (_what, wait) => {
+    expect(waitDelayMs(wait)).toBe(600_000);
   });
 });
 
@@ -68,9 +74,17 @@ describe('endpoint limits: where a wait is spent', () => {
     expect(planWait(wait, slept, waiters)).toEqual(plan);
   });
 
-  it('coming back early never means coming back at once or sleeping longer than the in-process budget', () => {
-    expect(EARLY_RETURN_MS).toBeLessThan(IN_PROCESS_WAIT_MS);
-  });
+  it.each([IN_PROCESS_WAIT_MS + 1, 5_000, 60_000])(
+    'a wait of %i ms comes back early through Temporal, then sleeps the rest in-process, never at once',
+    (wait) => {
+      const first = planWait(wait, 0, 0);
+      if (first.where !== 'temporal') throw new Error(`expected a wait through Temporal, got ${JSON.stringify(first)}`);
+      const rest = wait - first.delayMs;
+      expect(first.delayMs).toBeGreaterThan(0);
+      expect(rest).toBeGreaterThan(0);
+      expect(planWait(rest, 0, 0)).toEqual({ where: 'sleep', ms: rest });
+    },
+  );
 });
 
 describe('endpoint limits: Retry-After pauses', () => {

@@ -36,8 +36,20 @@ describe('ingest configuration of the admin API', () => {
       issuer: 'https://tenant.auth0.com/',
       clockToleranceSeconds: 30,
       jwksCacheTtlSeconds: 600,
+      namespacesClaim: 'https://webhookfanout.io/namespaces',
     });
     const custom = loadIngestConfig({ ...BASE, AUTH_URL: 'https://idp', AUTH_AUDIENCE: 'a', AUTH_ISSUER: 'https://issuer.example' });
     expect(custom.adminApi?.issuer).toBe('https://issuer.example');
+  });
+
+  it("AUTH_NAMESPACES_CLAIM names the claim of tenants' namespaces; a claim the identity provider sets itself is refused by name", () => {
+    const auth = { ...BASE, AUTH_URL: 'https://idp', AUTH_AUDIENCE: 'a' };
+    expect(loadIngestConfig({ ...auth, AUTH_NAMESPACES_CLAIM: 'https://example.com/tenants' }).adminApi?.namespacesClaim).toBe(
+      'https://example.com/tenants',
+    );
+    expect(() => loadIngestConfig({ ...auth, AUTH_NAMESPACES_CLAIM: 'permissions' })).toThrow(
+      /AUTH_NAMESPACES_CLAIM must not be "permissions", a claim the identity provider sets itself/,
+    );
+    expect(() => loadIngestConfig({ ...auth, AUTH_NAMESPACES_CLAIM: 'my claim' })).toThrow(/AUTH_NAMESPACES_CLAIM must be printable ASCII/);
   });
 });

@@ -15,6 +15,7 @@ const WIRING: DevWiring = {
     issuer: 'http://127.0.0.1:8081/',
     clockToleranceSeconds: 30,
     jwksCacheTtlSeconds: 600,
+    namespacesClaim: 'https://webhookfanout.io/namespaces',
   },
 };
 

