@@ -106,6 +106,7 @@ describe('against kube-apiserver', () => {
       timeoutSeconds: 10,
       active: true,
       propagateTraceContext: true,
+      format: 'Raw',
       auth: { type: 'NONE' },
     });
   });
