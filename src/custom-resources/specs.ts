@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import { Type, type Static, type TLiteral, type TObject, type TSchema } from 'typebox';
 import {
   DELIVERY_LIMITS,
   ENDPOINT_FORMATS,
@@ -42,6 +42,13 @@ export interface KubeMarkers {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
 }
 
+/**
+ * The literals of a list of values, as a tuple: TypeBox's Static of a union walks a tuple, and
+ * reads the array `values.map(Type.Literal)` as a union of nothing (never).
+ */
+const literals = <const T extends readonly string[]>(values: T) =>
+  values.map((v) => Type.Literal(v)) as unknown as { -readonly [K in keyof T]: TLiteral<T[K]> };
+
 /** A schema declared elsewhere (a shared type), with what this use of it says: description, rules. */
 export const withMarkers = <T extends TSchema>(schema: T, markers: { description?: string } & KubeMarkers): T => ({
   ...schema,
@@ -75,6 +82,40 @@ export const URL_CREDENTIALS_MESSAGE =
 /** What the CRD's CEL rule (and dev mode) says when an autoDisable block does not name its threshold. */
 export const AUTO_DISABLE_REQUIRED =
   'autoDisable.afterConsecutiveFailures is required: how many deliveries in a row must end FAILED to disable the endpoint (0 = never)';
+
+/**
+ * auth.type: the PascalCase spellings (docs/operator.md, Conventions), then the older ones that
+ * manifests written before them use. Both are accepted; code reads the first (read-spec.ts).
+ */
+export const AUTH_TYPE_SPELLINGS = [
+  'None',
+  'Basic',
+  'Bearer',
+  'HMAC',
+  'StandardWebhooks',
+  'NONE',
+  'BASIC',
+  'BEARER',
+  'STANDARD_WEBHOOKS',
+] as const;
+export const OLDER_AUTH_TYPES = { NONE: 'None', BASIC: 'Basic', BEARER: 'Bearer', STANDARD_WEBHOOKS: 'StandardWebhooks' } as const;
+export type AuthTypeSpelling = (typeof AUTH_TYPE_SPELLINGS)[number];
+export type EndpointAuthType = Exclude<AuthTypeSpelling, keyof typeof OLDER_AUTH_TYPES>;
+
+/** CEL: auth.type is this type, in either spelling. */
+function authTypeIs(t: EndpointAuthType): string {
+  const spellings = [
+    t,
+    ...Object.entries(OLDER_AUTH_TYPES)
+      .filter(([, now]) => now === t)
+      .map(([older]) => older),
+  ];
+  return `self.type in [${spellings.map((v) => `'${v}'`).join(', ')}]`;
+}
+
+/** A duration as the Gateway API writes one (GEP-2257), in whole seconds: 10s, 2m, 1m30s. */
+export const WHOLE_SECONDS_DURATION = '^([0-9]{1,5}(h|m|s)){1,3}$';
+export const TIMEOUT_BOUNDS_MESSAGE = `timeout must be from ${DELIVERY_LIMITS.timeoutSeconds.min}s to ${DELIVERY_LIMITS.timeoutSeconds.max}s (2m)`;
 
 /** A per-source extraction rule of an InboundCredential: the CRD asks for at least one of its two ways. */
 const extractionRuleField = (description: string) =>
@@ -118,10 +159,12 @@ export const WebhookEndpointSpec = Type.Object(
     auth: Type.Optional(
       Type.Object(
         {
-          type: Type.Union(
-            [Type.Literal('NONE'), Type.Literal('BASIC'), Type.Literal('BEARER'), Type.Literal('HMAC'), Type.Literal('STANDARD_WEBHOOKS')],
-            { default: 'NONE', description: 'NONE, BASIC, BEARER, HMAC or STANDARD_WEBHOOKS' },
-          ),
+          type: Type.Union(literals(AUTH_TYPE_SPELLINGS), {
+            // the older spelling stays the default: objects stored with it and new ones read alike
+            default: 'NONE',
+            description:
+              'None, Basic, Bearer, HMAC or StandardWebhooks; NONE, BASIC, BEARER and STANDARD_WEBHOOKS are the older spellings, read the same',
+          }),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
           secretRef: Type.Optional(
             withMarkers(SecretKeyRef, {
@@ -141,20 +184,21 @@ export const WebhookEndpointSpec = Type.Object(
             'outbound authentication: NONE, BASIC (username + password), BEARER (token), HMAC (signing secret) or STANDARD_WEBHOOKS (whsec_ key)',
           'x-kubernetes-validations': [
             {
-              rule: "self.type != 'BASIC' || has(self.username)",
-              message: 'auth.username is required when auth.type is BASIC',
+              rule: `!(${authTypeIs('Basic')}) || has(self.username)`,
+              message: 'auth.username is required when auth.type is BASIC or Basic',
               fieldPath: '.username',
               reason: 'FieldValueRequired',
             },
             {
-              rule: "self.type == 'NONE' || has(self.secretRef)",
-              message: 'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS',
+              rule: `${authTypeIs('None')} || has(self.secretRef)`,
+              message:
+                'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS (or Basic, Bearer, StandardWebhooks)',
               fieldPath: '.secretRef',
               reason: 'FieldValueRequired',
             },
             {
-              rule: "!has(self.previousSecretRef) || self.type == 'STANDARD_WEBHOOKS'",
-              message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS',
+              rule: `!has(self.previousSecretRef) || ${authTypeIs('StandardWebhooks')}`,
+              message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS or StandardWebhooks',
               fieldPath: '.previousSecretRef',
               reason: 'FieldValueForbidden',
             },
@@ -176,8 +220,27 @@ export const WebhookEndpointSpec = Type.Object(
       }),
     ),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'maximum delivery attempts, 1..50' })),
+    timeout: Type.Optional(
+      Type.String({
+        pattern: WHOLE_SECONDS_DURATION,
+        maxLength: 16,
+        description: `per-request timeout: 10s, 1m30s, 2m; ${DELIVERY_LIMITS.timeoutSeconds.min}s..${DELIVERY_LIMITS.timeoutSeconds.max}s (absent: timeoutSeconds)`,
+        'x-kubernetes-validations': [
+          {
+            // what the pattern refuses is left to its own message, not a failed conversion
+            rule: `!self.matches('${WHOLE_SECONDS_DURATION}') || (duration(self) >= duration('${DELIVERY_LIMITS.timeoutSeconds.min}s') && duration(self) <= duration('${DELIVERY_LIMITS.timeoutSeconds.max}s'))`,
+            message: TIMEOUT_BOUNDS_MESSAGE,
+          },
+        ],
+      }),
+    ),
     timeoutSeconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 120, default: 10, description: 'per-request timeout in seconds, 1..120' }),
+      Type.Integer({
+        minimum: DELIVERY_LIMITS.timeoutSeconds.min,
+        maximum: DELIVERY_LIMITS.timeoutSeconds.max,
+        default: DELIVERY_LIMITS.timeoutSeconds.default,
+        description: 'the older spelling of timeout, in seconds, 1..120; read only when timeout is absent',
+      }),
     ),
     retryOnStatus: Type.Optional(
       Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), {
@@ -297,10 +360,10 @@ export const WebhookEndpointSpec = Type.Object(
 export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
 
 const inboundVerificationFields = {
-  type: Type.Union(
-    VERIFICATION_TYPES.map((t) => Type.Literal(t)),
-    { default: 'Basic', description: 'Basic, Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC' },
-  ),
+  type: Type.Union(literals(VERIFICATION_TYPES), {
+    default: 'Basic',
+    description: 'Basic, Stripe, GitHub, Shopify, Slack, StandardWebhooks or HMAC',
+  }),
   secretRefs: Type.Optional(
     Type.Array(SecretKeyRef, {
       minItems: VERIFICATION_LIMITS.secrets.min,
@@ -324,18 +387,8 @@ const inboundVerificationFields = {
       description: 'HMAC: the request header that carries the signature',
     }),
   ),
-  algorithm: Type.Optional(
-    Type.Union(
-      HMAC_ALGORITHMS.map((a) => Type.Literal(a)),
-      { description: 'HMAC: the hash, default sha256' },
-    ),
-  ),
-  encoding: Type.Optional(
-    Type.Union(
-      SIGNATURE_ENCODINGS.map((e) => Type.Literal(e)),
-      { description: 'HMAC: how the signature is written, default hex' },
-    ),
-  ),
+  algorithm: Type.Optional(Type.Union(literals(HMAC_ALGORITHMS), { description: 'HMAC: the hash, default sha256' })),
+  encoding: Type.Optional(Type.Union(literals(SIGNATURE_ENCODINGS), { description: 'HMAC: how the signature is written, default hex' })),
   prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'HMAC: text before the signature, e.g. sha256=' })),
 };
 // the type comes from the fields, not the schema: the schema carries rules typed by it

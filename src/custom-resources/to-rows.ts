@@ -12,7 +12,10 @@ import {
   type InboundCredentialResource,
   type InboundVerification,
   type WebhookEndpointResource,
+  type EndpointAuthType,
 } from './specs.js';
+import { readEndpointSpec } from './read-spec.js';
+import type { AuthType } from '../domain/statuses.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -41,27 +44,36 @@ function checkStandardWebhooksKey(value: string, what: string): string {
   return key;
 }
 
+/** The webhook_endpoint row's auth_type (the admin API shows it) of each auth.type. */
+const ROW_AUTH_TYPE = {
+  None: 'NONE',
+  Basic: 'BASIC',
+  Bearer: 'BEARER',
+  HMAC: 'HMAC',
+  StandardWebhooks: 'STANDARD_WEBHOOKS',
+} as const satisfies Record<EndpointAuthType, AuthType>;
+
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
 export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver): Promise<EndpointSpec> {
   const ns = r.metadata.namespace ?? 'default';
-  const s = r.spec;
-  const auth = s.auth ?? { type: 'NONE' as const };
+  const s = readEndpointSpec(r.spec);
+  const auth = s.auth ?? { type: 'None' as const };
   let authSecret: string | null = null;
   let signingSecret: string | null = null;
   let previousSigningSecret: string | null = null;
-  if (auth.type === 'BASIC' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for BASIC');
+  if (auth.type === 'Basic' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for Basic');
   if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
   // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform,
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
-  if (auth.previousSecretRef && auth.type !== 'STANDARD_WEBHOOKS') {
-    throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS');
+  if (auth.previousSecretRef && auth.type !== 'StandardWebhooks') {
+    throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type StandardWebhooks');
   }
-  if (auth.type !== 'NONE') {
+  if (auth.type !== 'None') {
     if (!auth.secretRef) throw permanent('invalid_spec', `auth.secretRef is required for ${auth.type}`);
     const value = await resolve(secrets, ns, auth.secretRef, 'auth.secretRef');
     if (auth.type === 'HMAC') signingSecret = value;
-    else if (auth.type === 'STANDARD_WEBHOOKS') {
+    else if (auth.type === 'StandardWebhooks') {
       signingSecret = checkStandardWebhooksKey(value, 'auth.secretRef');
       if (auth.previousSecretRef) {
         const previous = await resolve(secrets, ns, auth.previousSecretRef, 'auth.previousSecretRef');
@@ -75,14 +87,14 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     eventType: s.eventType ?? null,
     url: s.url,
     method: s.method ?? 'POST',
-    authType: auth.type,
-    authUsername: auth.type === 'BASIC' ? (auth.username ?? null) : null,
+    authType: ROW_AUTH_TYPE[auth.type],
+    authUsername: auth.type === 'Basic' ? (auth.username ?? null) : null,
     authSecret,
     signingSecret,
     previousSigningSecret,
     customHeaders: s.customHeaders ?? {},
     maxAttempts: s.maxAttempts ?? DELIVERY_LIMITS.maxAttempts.default,
-    timeoutSeconds: s.timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default,
+    timeoutSeconds: s.timeoutSeconds,
     retryOnStatus: s.retryOnStatus ?? [],
     rateLimitPerSecond: s.rateLimit?.perSecond ?? null,
     maxConcurrency: s.maxConcurrency ?? null,

@@ -45,7 +45,8 @@ describe('generated CRDs', () => {
     expect(spec.properties.maxAttempts).toMatchObject({ type: 'integer', minimum: 1, maximum: 50, default: 5 });
     expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
     expect(spec.properties.auth.properties.type).toMatchObject({
-      enum: ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'],
+      // the PascalCase spellings, then the older ones, still accepted (docs/operator.md, Conventions)
+      enum: ['None', 'Basic', 'Bearer', 'HMAC', 'StandardWebhooks', 'NONE', 'BASIC', 'BEARER', 'STANDARD_WEBHOOKS'],
       default: 'NONE',
     });
     expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
@@ -181,7 +182,36 @@ describe('against kube-apiserver', () => {
       /maxConcurrency must be a whole number of requests in flight, 1\.\.1000/,
     ],
     ['a fractional maxConcurrency', `spec: {source: s, url: "http://x/h", maxConcurrency: 1.5}`, /spec\.maxConcurrency/],
+    // the PascalCase spellings obey the same rules as the older ones
+    [
+      'Basic without a username',
+      `spec: {source: s, url: "http://x/h", auth: {type: Basic, secretRef: {name: a, key: b}}}`,
+      /auth\.username is required when auth\.type is BASIC/,
+    ],
+    [
+      'StandardWebhooks without a secretRef',
+      `spec: {source: s, url: "http://x/h", auth: {type: StandardWebhooks}}`,
+      /auth\.secretRef is required/,
+    ],
+    [
+      'a previousSecretRef with Bearer',
+      `spec: {source: s, url: "http://x/h", auth: {type: Bearer, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`,
+      /auth\.previousSecretRef is only used/,
+    ],
+    ['a timeout of 3m', `spec: {source: s, url: "http://x/h", timeout: 3m}`, /timeout must be from 1s to 120s/],
+    ['a timeout of 0s', `spec: {source: s, url: "http://x/h", timeout: 0s}`, /timeout must be from 1s to 120s/],
+    ['a timeout without a unit', `spec: {source: s, url: "http://x/h", timeout: "30"}`, /spec\.timeout.*should match/],
   ];
+
+  it('accepts the PascalCase auth types and a timeout duration beside the defaulted timeoutSeconds', async () => {
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: new-spellings}\nspec: {source: s, url: "http://x.example/h", timeout: 1m30s, auth: {type: StandardWebhooks, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}\n`,
+    );
+    const o = await customObjects(conn).get('WebhookEndpoint', ns, 'new-spellings');
+    expect(o?.spec).toMatchObject({ timeout: '1m30s', timeoutSeconds: 10, auth: { type: 'StandardWebhooks' } });
+  });
 
   it('accepts limits, a fractional rate included, and shows them with -o wide', async () => {
     await apply(

@@ -88,7 +88,8 @@ describe('the generated CRDs', () => {
     ['WebhookEndpoint', 'customHeaders', { maxProperties: 64 }, /static headers/, [/RFC 9110 tokens/]],
     ['WebhookEndpoint', 'retryOnStatus', { maxItems: 20, 'x-kubernetes-list-type': 'set' }, /4xx codes/, []],
     ['WebhookEndpoint', 'autoDisable', {}, /^endpoint health/, [/afterConsecutiveFailures is required/]],
-    ['WebhookEndpoint', 'timeoutSeconds', { minimum: 1, maximum: 120, default: 10 }, /per-request timeout/, []],
+    ['WebhookEndpoint', 'timeoutSeconds', { minimum: 1, maximum: 120, default: 10 }, /older spelling of timeout/, []],
+    ['WebhookEndpoint', 'timeout', { maxLength: 16 }, /per-request timeout/, [/^timeout must be from 1s to 120s/]],
     [
       'InboundCredential',
       '(spec)',
