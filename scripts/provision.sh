@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2329 # the steps are functions run through timed(), which ShellCheck does not follow
 # Installs, once, into .cache/ (gitignored) the real components that dev mode and the tests start
 # locally and that npm does not bring, and prints each step's time ("provision: <step> <n> s").
 #
@@ -80,7 +81,7 @@ schemathesis() {
 time_skipping() {
   local rc=0
   bash scripts/tools/temporal-test-server.sh >/dev/null || rc=$?
-  [ $rc = 0 ] || echo "provision: the time-skipping test server did not install (rc=$rc): test/workflows will fail" >&2
+  [ "$rc" = 0 ] || echo "provision: the time-skipping test server did not install (rc=$rc): test/workflows will fail" >&2
 }
 
 temporal_cli() {

@@ -24,7 +24,7 @@
 # State, per group, in .cache/builds/: <group>.state (queued, running, ok <seconds>, failed <rc>
 # <seconds>) and <group>.log; queue.pid while the queue runs. Env: BUILDS_NICE (default 10).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 DIR=$ROOT/.cache/builds
 mkdir -p "$DIR"

@@ -87,6 +87,8 @@ describe('shell scripts', () => {
   it.each([
     'test/e2e/kind/run.sh',
     'scripts/tools/install.sh',
+    'scripts/tools/builds.sh',
+    'scripts/provision.sh',
     'scripts/image/build.sh',
     'scripts/image/base.sh',
     'scripts/image/lib.sh',

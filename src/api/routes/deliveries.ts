@@ -94,7 +94,7 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
       },
     },
     async (req) => {
-      // both at once; the attempts are only answered with a delivery the scope sees
+      // both at once, each through the scope: a delivery it does not see has no attempts either
       const [row, attempts] = await Promise.all([
         deps.queries.getDelivery(scopeOf(req), req.params.id),
         deps.queries.attemptsOf(scopeOf(req), req.params.id),
