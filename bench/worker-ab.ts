@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
-import { fanoutInput } from '../src/workflows/start/input.js';
+import { fanoutInput } from '../src/temporal/fanout-input.js';
 import { WORKFLOW_TYPE } from '../src/workflows/names.js';
 import type { WebhookFanoutWorkflow } from '../src/workflows/fanout.js';
 import { chartEnv, imageEnv } from './cli-unit.js';

@@ -15,7 +15,7 @@ export interface FanoutInput {
   /** replay: deliver only these (PENDING) deliveries instead of matching endpoints */
   deliveryIds?: string[];
   /**
-   * Set by every starter of this version (workflows/start/input.ts): first delivery attempts run
+   * Set by every starter of this version (temporal/fanout-input.ts): first delivery attempts run
    * as local activities. Absent in the input of runs started by an earlier consumer: those decide
    * by patched() as they did (docs/decisions.md, "Changing the workflow"). Part of the input, so
    * a run decides it once, deterministically, without the patch's marker and search-attribute

@@ -14,7 +14,7 @@ export type TemporalClientSource = () => Promise<Client>;
  */
 export function bindStartReplay(client: TemporalClientSource, taskQueue: string, timeoutMs = 10_000): StartReplay {
   return async (req) => {
-    const [{ startReplay }, c] = await Promise.all([import('../workflows/start/replay.js'), client()]);
+    const [{ startReplay }, c] = await Promise.all([import('../temporal/replay-starter.js'), client()]);
     return c.connection.withDeadline(Date.now() + timeoutMs, () => startReplay(c, { ...req, taskQueue }));
   };
 }
@@ -40,7 +40,7 @@ export function lazyTemporalClient(
       if (made === undefined) {
         made = Promise.all([
           import('@temporalio/client'),
-          import('../cmd/temporal-connection.js'),
+          import('../temporal/connection.js'),
           opts.tracing ? import('../observability/temporal-tracing.js').then((m) => m.clientTracing(opts.tracing!)) : undefined,
         ]).then(
           ([{ Client, Connection }, { temporalClientOptions }, interceptors]) =>

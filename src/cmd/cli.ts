@@ -2,7 +2,7 @@
 import * as nodeModule from 'node:module';
 import { ConfigError } from '../config/env-reader.js';
 import { fatalLine } from '../observability/logger.js';
-import { startFailure } from './start-failure.js';
+import { startFailure } from '../processes/start-failure.js';
 
 interface CommandModule {
   main(env: NodeJS.ProcessEnv, argv: string[]): Promise<void>;

@@ -6,10 +6,10 @@ import { createRepositories } from '../db/repositories.js';
 import { buildConsumerProcess } from '../processes/consumer-process.js';
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 import { clientTracing } from '../observability/temporal-tracing.js';
 import { startTracing } from '../observability/tracing.js';
-import { connectTemporalClient } from './temporal-connection.js';
+import { connectTemporalClient } from '../temporal/connection.js';
 import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout consumer`. */

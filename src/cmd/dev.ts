@@ -17,22 +17,22 @@ import { freePort } from '../dev/ports.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { watchManifests } from '../manifests/watch-manifests.js';
 import { createReplayRuns } from '../db/replay-runs.js';
-import { createReplayRunner } from '../workflows/start/replay-runner.js';
-import { startReplay } from '../workflows/start/replay.js';
+import { createReplayRunner } from '../temporal/replay-runner.js';
+import { startReplay } from '../temporal/replay-starter.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { clientTracing } from '../observability/temporal-tracing.js';
 import { startTracing } from '../observability/tracing.js';
 import { buildConsumerProcess } from '../processes/consumer-process.js';
-import { connectTemporalClient } from './temporal-connection.js';
-import { connectTemporalNative } from './temporal-native-connection.js';
+import { connectTemporalClient } from '../temporal/connection.js';
+import { connectTemporalNative } from '../temporal/native-connection.js';
 import { buildIngestProcess } from '../processes/ingest-process.js';
 import { buildWorkerProcess } from '../processes/worker-process.js';
 import { createAwsClients } from '../transport/aws-clients.js';
 import { createEventPublisher } from '../transport/publisher.js';
 import { ensureTopology } from '../transport/topology.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -6,7 +6,7 @@ import { buildIngestProcess } from '../processes/ingest-process.js';
 import { createEventPublisher } from '../transport/publisher.js';
 import { createSnsClient } from '../transport/sns-client.js';
 import { bootstrap } from './bootstrap.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 import { startTracing } from '../observability/tracing.js';
 
 /** Composition root: `webhook-fanout ingest`. */

@@ -5,7 +5,7 @@ import { pingDb } from '../db/knex.js';
 import { createOperatorMetrics } from '../metrics/operator-metrics.js';
 import { startOperator } from '../operator/operator.js';
 import { bootstrap } from './bootstrap.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 
 /**
  * Composition root: `webhook-fanout operator`. The cluster comes from KUBECONFIG (or

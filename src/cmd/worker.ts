@@ -7,9 +7,9 @@ import { installTemporalRuntime } from '../observability/temporal-runtime.js';
 import { buildWorkerProcess, type StartedWorker } from '../processes/worker-process.js';
 import { createSqsClient } from '../transport/sqs-client.js';
 import { bootstrap } from './bootstrap.js';
-import { runService } from './lifecycle.js';
+import { runService } from '../processes/lifecycle.js';
 import { startTracing } from '../observability/tracing.js';
-import { connectTemporalNative } from './temporal-native-connection.js';
+import { connectTemporalNative } from '../temporal/native-connection.js';
 import { waitFor } from './wait-for.js';
 
 /** Composition root: `webhook-fanout worker`; with WORKER_CONSUME_QUEUE=true the consumer's work too. */

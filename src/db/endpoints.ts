@@ -88,7 +88,7 @@ export function createEndpointRepository(db: Db) {
 
     /**
      * Enables an endpoint: not disabled any more, its failure count back to 0. Its held deliveries
-     * are then taken by the redriver (workflows/start/redrive.ts), which only takes those of enabled
+     * are then taken by the redriver (temporal/redriver.ts), which only takes those of enabled
      * endpoints: nothing more to do here, and nothing to lose if the caller dies right after.
      * undefined when there is no such endpoint.
      */

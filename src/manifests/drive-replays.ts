@@ -2,7 +2,7 @@ import type { WebhookReplayResource } from '../custom-resources/specs.js';
 import { describeError } from '../domain/errors.js';
 import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReplayRunner } from '../workflows/start/replay-runner.js';
+import type { ReplayRunner } from '../temporal/replay-runner.js';
 
 /** How often a running replay's progress is looked at (the operator's poll). */
 const STEP_INTERVAL_MS = 2_000;

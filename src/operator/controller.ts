@@ -20,7 +20,7 @@ import {
 import type { OperatorStore } from './store.js';
 import { WorkQueue } from '../kube/work-queue.js';
 import { isDatabaseError } from '../db/db-errors.js';
-import type { ReplayRunner } from '../workflows/start/replay-runner.js';
+import type { ReplayRunner } from '../temporal/replay-runner.js';
 import { createReplayReconciler, isReplayKey, replayCollectionPath, replayKey, type WebhookReplayObject } from './replay-reconciler.js';
 
 /**

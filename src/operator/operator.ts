@@ -13,7 +13,7 @@ import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
 import { createReplayRuns } from '../db/replay-runs.js';
-import { createReplayRunner, type StartReplayRun } from '../workflows/start/replay-runner.js';
+import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];

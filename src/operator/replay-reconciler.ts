@@ -3,12 +3,12 @@ import type { ReplayProgress, ReplayRecord } from '../db/replay-runs.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { isNotFound, rfc3339, type KubeApi, type KubeObject } from '../kube/api.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReplayRunner } from '../workflows/start/replay-runner.js';
+import type { ReplayRunner } from '../temporal/replay-runner.js';
 import type { Condition } from './kube-objects.js';
 
 /**
  * The WebhookReplay reconcile (docs/operator.md, WebhookReplay): each call is one step of the
- * replay (workflows/start/replay-runner.ts, which keeps it in Postgres by the resource's uid), then
+ * replay (temporal/replay-runner.ts, which keeps it in Postgres by the resource's uid), then
  * the status says where it is: Complete / Failed conditions as a Job's, and the counts. While it
  * runs the key comes back every PROGRESS_POLL_MS; a finished one with ttlSecondsAfterFinished is
  * deleted when that has passed. Nothing here holds the resource (no finalizer): deleting it stops

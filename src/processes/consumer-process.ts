@@ -8,9 +8,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
 import { queueCalls } from '../transport/queue-calls.js';
-import { createRedriver } from '../workflows/start/redrive.js';
+import { createRedriver } from '../temporal/redriver.js';
 import { createQueueDepthProbe } from '../transport/queue-depth.js';
-import { createFanoutStarter } from '../workflows/start/fanout.js';
+import { createFanoutStarter } from '../temporal/fanout-starter.js';
 
 /** What the consumer process takes from its configuration: ConsumerConfig, or a test's own values. */
 export type ConsumerSettings = Pick<ConsumerConfig, 'queueUrl' | 'concurrency' | 'aws'> &
@@ -41,7 +41,7 @@ export interface ConsumerProcess {
 
 /**
  * Long-polls the queue and starts one WebhookFanoutWorkflow per event id; redrives what endpoints
- * missed while disabled once they are enabled again (workflows/start/redrive.ts).
+ * missed while disabled once they are enabled again (temporal/redriver.ts).
  */
 export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
   const { settings } = deps;

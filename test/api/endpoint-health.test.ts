@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedriver, type Redriver } from '../../src/workflows/start/redrive.js';
+import { createRedriver, type Redriver } from '../../src/temporal/redriver.js';
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';

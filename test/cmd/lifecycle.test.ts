@@ -5,7 +5,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/knex.js';
-import { runService } from '../../src/cmd/lifecycle.js';
+import { runService } from '../../src/processes/lifecycle.js';
 import { freePort } from '../../src/dev/ports.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { sleep } from '../support/wait.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { createFanoutStarter, type FanoutStarter } from '../../src/workflows/start/fanout.js';
+import { createFanoutStarter, type FanoutStarter } from '../../src/temporal/fanout-starter.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { freePort } from '../../src/dev/ports.js';
 import { createMetrics } from '../../src/metrics/metrics.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReplayRuns } from '../../src/db/replay-runs.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createReplayRunner, type ReplayRequest, type ReplayState, type StartReplayRun } from '../../src/workflows/start/replay-runner.js';
-import { startReplay } from '../../src/workflows/start/replay.js';
+import { createReplayRunner, type ReplayRequest, type ReplayState, type StartReplayRun } from '../../src/temporal/replay-runner.js';
+import { startReplay } from '../../src/temporal/replay-starter.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { sleep } from '../support/wait.js';
 import { addEndpoint, addEvent, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { startReplay } from '../../src/workflows/start/replay.js';
+import { startReplay } from '../../src/temporal/replay-starter.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReplay } from '../../src/workflows/start/replay.js';
-import type { StartReplayRun } from '../../src/workflows/start/replay-runner.js';
+import { startReplay } from '../../src/temporal/replay-starter.js';
+import type { StartReplayRun } from '../../src/temporal/replay-runner.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
 import { apply, applyRefused, createNamespace, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
 import { basic, http } from '../support/http.js';

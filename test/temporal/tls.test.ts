@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { connectTemporalClient } from '../../src/cmd/temporal-connection.js';
-import { connectTemporalNative } from '../../src/cmd/temporal-native-connection.js';
+import { connectTemporalClient } from '../../src/temporal/connection.js';
+import { connectTemporalNative } from '../../src/temporal/native-connection.js';
 import type { TemporalTls } from '../../src/config/tls.js';
 import { startTemporalServer, type TemporalServer } from '../../src/dev/temporal-server.js';
 import { createTestPki, type TestPki } from '../support/certs.js';

@@ -14,7 +14,7 @@ import type {
 } from '../../src/activities/types.js';
 import type { WebhookFanoutWorkflow } from '../../src/workflows/fanout.js';
 import { WORKFLOW_TYPE } from '../../src/workflows/names.js';
-import { fanoutInput } from '../../src/workflows/start/input.js';
+import { fanoutInput } from '../../src/temporal/fanout-input.js';
 import { fileURLToPath } from 'node:url';
 import { startTimeSkippingEnv, type TimeSkippingEnv } from '../support/time-skipping.js';
 

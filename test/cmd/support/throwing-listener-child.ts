@@ -2,7 +2,7 @@
 // Temporal SDK's does in a worker that runs its workflows on the main thread: an unhandled
 // rejection must still stop the process's parts before it exits 1. argv: <management port>.
 import { Registry } from 'prom-client';
-import { runService } from '../../../src/cmd/lifecycle.js';
+import { runService } from '../../../src/processes/lifecycle.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 await runService({

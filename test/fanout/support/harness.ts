@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { BackoffSettings, FinalEventStatus } from '../../../src/activities/index.js';
-import { createFanoutStarter, type FanoutStarter } from '../../../src/workflows/start/fanout.js';
+import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';

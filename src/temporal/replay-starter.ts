@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { WebhookFanoutWorkflow } from '../fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
-import { fanoutInput } from './input.js';
+import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import { fanoutInput } from './fanout-input.js';
 
 export interface ReplayRequest {
   eventId: string;

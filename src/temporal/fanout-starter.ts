@@ -1,10 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { EventRepository } from '../../db/events.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import type { WebhookFanoutWorkflow } from '../fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../names.js';
-import { fanoutInput } from './input.js';
-import { contextOf, inSpan, SpanKind, tracingOn, type TraceCarrier } from '../../observability/spans.js';
+import type { EventRepository } from '../db/events.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
+import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import { fanoutInput } from './fanout-input.js';
+import { contextOf, inSpan, SpanKind, tracingOn, type TraceCarrier } from '../observability/spans.js';
 
 export interface FanoutStarterDeps {
   client: Client;

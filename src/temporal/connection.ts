@@ -1,7 +1,7 @@
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { TemporalConfig } from '../config/config.js';
 import { apiKeySource, currentApiKey, temporalConnectionSettings, type TemporalTls } from '../config/tls.js';
-import { diagnoseTemporalAuth, diagnoseTemporalTls, isAuthorizationRefusal, type ConfiguredApiKey } from './temporal-tls-diagnosis.js';
+import { diagnoseTemporalAuth, diagnoseTemporalTls, isAuthorizationRefusal, type ConfiguredApiKey } from './tls-diagnosis.js';
 
 /** What a connection is made from; with `namespace`, access to it is checked at connect (see checkAccess). */
 export type TemporalTarget = Pick<TemporalConfig, 'address' | 'tls'> & Partial<Pick<TemporalConfig, 'namespace'>>;
@@ -46,7 +46,7 @@ export async function checkAccess(connection: Pick<Connection, 'workflowService'
 
 /**
  * A failed connect's error with what it means for the configuration: a refused credential (the API
- * key), or what our own TLS handshake says (temporal-tls-diagnosis.ts); the others as they are.
+ * key), or what our own TLS handshake says (tls-diagnosis.ts); the others as they are.
  */
 export async function explained(err: unknown, t: TemporalTarget): Promise<unknown> {
   if (t.tls === null) return err;

@@ -1,6 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import { API_KEY_REFRESH_MS, currentApiKey, temporalConnectionSettings } from '../config/tls.js';
-import { checkAccess, explained, type TemporalTarget } from './temporal-connection.js';
+import { checkAccess, explained, type TemporalTarget } from './connection.js';
 
 /**
  * The worker's NativeConnection with the configured TLS, client certificate and API key

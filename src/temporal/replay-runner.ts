@@ -1,6 +1,6 @@
-import type { ReplayCriteria, ReplayIdentity, ReplayProgress, ReplayRecord, ReplayRuns } from '../../db/replay-runs.js';
-import { describeError } from '../../domain/errors.js';
-import type { Logger } from '../../observability/logger.js';
+import type { ReplayCriteria, ReplayIdentity, ReplayProgress, ReplayRecord, ReplayRuns } from '../db/replay-runs.js';
+import { describeError } from '../domain/errors.js';
+import type { Logger } from '../observability/logger.js';
 
 /**
  * Drives the replay a WebhookReplay asks for (docs/operator.md, WebhookReplay), one step per call,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { ClaimedRedrive, RedriveQueries } from '../../db/redrive-queries.js';
-import { describeError } from '../../domain/errors.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import type { Logger } from '../../observability/logger.js';
-import { startReplay } from './replay.js';
+import type { ClaimedRedrive, RedriveQueries } from '../db/redrive-queries.js';
+import { describeError } from '../domain/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { startReplay } from './replay-starter.js';
 
 /** How often the redriver looks for enabled endpoints with held deliveries (and sets the gauge). */
 export const REDRIVE_INTERVAL_MS = 2_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diagnoseTemporalAuth, isAuthorizationRefusal } from '../../../src/cmd/temporal-tls-diagnosis.js';
+import { diagnoseTemporalAuth, isAuthorizationRefusal } from '../../../src/temporal/tls-diagnosis.js';
 
 /** A JWT-shaped key with these claims (unsigned: the diagnosis reads, never verifies). */
 const jwt = (claims: object): string =>

@@ -1,4 +1,4 @@
-import type { FanoutInput } from '../../activities/types.js';
+import type { FanoutInput } from '../activities/types.js';
 
 /**
  * The input of every WebhookFanoutWorkflow run this version starts (fanout, replay, redrive): the

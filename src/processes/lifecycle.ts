@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { routeProcessWarnings } from '../observability/logger.js';
 import { startManagementServer, type ReadinessCheck } from '../observability/management-server.js';
-import type { RunningProcess } from '../processes/running-process.js';
+import type { RunningProcess } from './running-process.js';
 import { startFailure } from './start-failure.js';
 
 export interface ServiceRun {
