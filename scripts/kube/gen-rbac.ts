@@ -17,6 +17,8 @@ const FILES: Record<string, string[]> = {
     'templates/operator/serviceaccount.yaml',
     'templates/operator/clusterrole.yaml',
     'templates/operator/clusterrolebinding.yaml',
+    'templates/operator/namespace-reader-clusterrole.yaml',
+    'templates/operator/namespace-reader-clusterrolebinding.yaml',
     'templates/operator/leader-election-role.yaml',
     'templates/operator/leader-election-rolebinding.yaml',
   ],

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
 import { buildOutboundRequest } from '../delivery/outbound-request.js';
-import { ENDPOINT_DISABLED_ERROR, type Delivery, type Endpoint } from '../domain/records.js';
+import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
@@ -53,6 +53,17 @@ function failsAtOnce(endpoint: Endpoint): FailsAtOnce | undefined {
       skipped: 'endpoint_inactive',
       keepLastResponse: true,
       note: (logger, log) => logger.warn(log, 'delivery failed: endpoint deactivated'),
+    };
+  }
+  // an endpoint its source no longer allows (docs/tenancy.md): revoked, nothing more is sent to it;
+  // checked before disabled, so a revoked delivery is not held for a redrive
+  if (endpoint.deniedReason !== null) {
+    const reason = endpoint.deniedReason;
+    return {
+      error: `${REVOKED_ERROR} (${reason})`,
+      skipped: 'endpoint_not_allowed',
+      keepLastResponse: true,
+      note: (logger, log) => logger.warn({ ...log, reason }, 'delivery failed: revoked, the endpoint is no longer allowed by its source'),
     };
   }
   // a disabled endpoint is not called (docs/endpoint-health.md): held to be redriven when enabled again

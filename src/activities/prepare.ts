@@ -17,7 +17,7 @@ const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'ma
 
 /**
  * Resolves the deliveries one workflow run makes. A fanout matches the event's active endpoints
- * (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
+ * that its source allows (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
 export function createPrepare({ repos, logger, backoff, handoff }: PrepareDeps) {

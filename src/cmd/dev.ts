@@ -154,7 +154,13 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         }),
         endpointId: (ns: string, name: string) => repos.endpoints.activeIdByName(ns, name),
       };
-      const manifests = await watchManifests({ dir: configDir, repos, logger, replays });
+      const manifests = await watchManifests({
+        dir: configDir,
+        repos,
+        logger,
+        options: { defaultAllowedNamespaces: dev.defaultAllowedNamespaces },
+        replays,
+      });
       cleanups.push(() => manifests.close());
 
       const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger, tracing });
@@ -200,7 +206,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           'webhook-fanout dev mode is running',
           `  inbound webhooks  POST ${ingest.url}/api/webhooks/{source}   (HTTP Basic per source)`,
           `  metrics & probes  http://localhost:${managementPort}/metrics  /healthz  /readyz`,
-          `  manifests         ${configDir}  (${m.endpoints} endpoint(s), ${m.credentials} credential(s)${m.errors.length ? `, ${m.errors.length} rejected` : ''}; edits reload live)`,
+          `  manifests         ${configDir}  (${m.endpoints} endpoint(s), ${m.credentials} credential(s)${m.errors.length ? `, ${m.errors.length} rejected` : ''}${m.denied.length ? `, ${m.denied.length} endpoint(s) not allowed by their source` : ''}; edits reload live)`,
           `  postgres          ${dev.external.databaseUrl ? 'DATABASE_URL' : databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
           `  temporal          ${temporalAddress} (namespace ${namespace}, task queue ${cfg.worker.temporal.taskQueue})`,
           `  sns/sqs           ${awsEndpoint}`,

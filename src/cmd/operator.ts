@@ -38,6 +38,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         logger,
         metrics: operatorMetrics,
         namespaces: cfg.watchNamespaces,
+        defaultAllowedNamespaces: cfg.defaultAllowedNamespaces,
         workers: cfg.workers,
         resyncPeriodMs: cfg.resyncPeriodMs,
         ...(cfg.identity ? { identity: cfg.identity } : {}),

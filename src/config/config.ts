@@ -12,6 +12,7 @@ import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-read
 import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
 import { tracingWanted } from '../observability/tracing-switch.js';
+import { DEFAULT_ALLOWED_NAMESPACES, type DefaultAllowedNamespaces } from '../domain/records.js';
 import { DEFAULT_NAMESPACES_CLAIM, namespacesClaimProblem } from '../api/auth/namespaces-claim.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
@@ -148,6 +149,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
   /** WATCH_NAMESPACE: comma-separated namespaces; empty = every namespace */
   watchNamespaces: string[];
+  /** TENANCY_DEFAULT_ALLOWED_NAMESPACES: what an InboundCredential without spec.allowedEndpoints allows (docs/tenancy.md) */
+  defaultAllowedNamespaces: DefaultAllowedNamespaces;
   workers: number;
   resyncPeriodMs: number;
   /** this replica's name in the Lease and in Events (POD_NAME, else HOSTNAME) */
@@ -432,6 +435,7 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     ...common(r),
     ...database(r),
     watchNamespaces: r.list('WATCH_NAMESPACE'),
+    defaultAllowedNamespaces: defaultAllowedNamespaces(r),
     workers: r.int('OPERATOR_WORKERS', 2, 1, 64),
     resyncPeriodMs: r.int('OPERATOR_RESYNC_SECONDS', 300, 5, 86_400) * 1000,
     identity: r.optional('POD_NAME') ?? r.optional('HOSTNAME'),
@@ -484,6 +488,8 @@ export interface DevConfig {
   /** WEBHOOK_FANOUT_CONFIG_DIR / WEBHOOK_FANOUT_DATA_DIR; the --config-dir / --data-dir flags win */
   configDir: string | undefined;
   dataDir: string | undefined;
+  /** TENANCY_DEFAULT_ALLOWED_NAMESPACES, as the operator's (docs/tenancy.md) */
+  defaultAllowedNamespaces: DefaultAllowedNamespaces;
   /** each one set replaces the embedded dependency */
   external: { databaseUrl: string | undefined; temporalAddress: string | undefined; awsEndpoint: string | undefined };
   /** the local identity provider the admin API trusts; null with AUTH_URL set or the admin API disabled */
@@ -507,12 +513,17 @@ function devUser(r: EnvReader): { username: string | undefined; password: string
   return { username, password };
 }
 
+/** TENANCY_DEFAULT_ALLOWED_NAMESPACES, read alike by the operator and dev mode. */
+const defaultAllowedNamespaces = (r: EnvReader): DefaultAllowedNamespaces =>
+  r.oneOf('TENANCY_DEFAULT_ALLOWED_NAMESPACES', DEFAULT_ALLOWED_NAMESPACES, 'Same');
+
 export function loadDevConfig(env: Env): DevConfig {
   const r = createEnvReader(env);
   const adminEnabled = r.bool('ADMIN_API_ENABLED', true);
   const cfg: DevConfig = {
     configDir: r.optional('WEBHOOK_FANOUT_CONFIG_DIR'),
     dataDir: r.optional('WEBHOOK_FANOUT_DATA_DIR'),
+    defaultAllowedNamespaces: defaultAllowedNamespaces(r),
     external: {
       databaseUrl: r.optional('DATABASE_URL'),
       temporalAddress: r.optional('TEMPORAL_ADDRESS'),

@@ -3,6 +3,8 @@ import {
   DELIVERY_LIMITS,
   ENDPOINT_FORMATS,
   HMAC_ALGORITHMS,
+  LABEL_SELECTOR_OPERATORS,
+  NAMESPACES_FROM,
   INBOUND_FORMATS,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
@@ -501,6 +503,122 @@ export const SourceRetention = Type.Object(
   },
 );
 
+/** A label's key (an optional DNS-subdomain prefix and /, then a name of up to 63) and value, as Kubernetes validates them. */
+export const LABEL_KEY_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+export const LABEL_VALUE_PATTERN = '^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$';
+
+const selectorRequirementFields = {
+  key: Type.String({ minLength: 1, maxLength: 317, pattern: LABEL_KEY_PATTERN, description: 'a label key' }),
+  operator: Type.Union(
+    LABEL_SELECTOR_OPERATORS.map((o) => Type.Literal(o)),
+    { description: 'In, NotIn, Exists or DoesNotExist' },
+  ),
+  values: Type.Optional(
+    Type.Array(Type.String({ maxLength: 63, pattern: LABEL_VALUE_PATTERN }), {
+      maxItems: 64,
+      description: 'In and NotIn: one or more values; Exists and DoesNotExist: none',
+      'x-kubernetes-list-type': 'atomic',
+    }),
+  ),
+};
+type LabelSelectorRequirement = Static<TObject<typeof selectorRequirementFields>>;
+
+export const SELECTOR_REQUIREMENT_RULES: SpecRule<LabelSelectorRequirement>[] = [
+  {
+    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+    message: 'a matchExpressions entry with operator In or NotIn needs values; Exists and DoesNotExist take none',
+    fieldPath: '.values',
+    holds: (e) => (e.operator === 'In' || e.operator === 'NotIn') === (e.values ?? []).length > 0,
+  },
+];
+
+/** A standard LabelSelector (metav1.LabelSelector), over Namespace labels here. */
+export const LabelSelector = Type.Object(
+  {
+    matchLabels: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: LABEL_KEY_PATTERN, maxLength: 317 }),
+        Type.String({ pattern: LABEL_VALUE_PATTERN, maxLength: 63 }),
+        {
+          maxProperties: 32,
+          description: 'labels the namespace must carry, with these values',
+          'x-kubernetes-validations': [
+            {
+              // a CRD has no key pattern (the generator drops patternProperties' key): CEL checks the keys
+              rule: `self.all(k, size(k) <= 317 && k.matches('${LABEL_KEY_PATTERN.replace(/\\/g, '\\\\')}'))`,
+              message: 'matchLabels keys must be label keys: an optional DNS subdomain and /, then a name of up to 63 characters',
+            },
+          ],
+        },
+      ),
+    ),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        Type.Object(selectorRequirementFields, {
+          additionalProperties: false,
+          'x-kubernetes-validations': celOf(SELECTOR_REQUIREMENT_RULES),
+        }),
+        { maxItems: 32, description: 'requirements the namespace labels must all meet', 'x-kubernetes-list-type': 'atomic' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const allowedNamespacesFields = {
+  from: Type.Optional(
+    Type.Union(
+      NAMESPACES_FROM.map((f) => Type.Literal(f)),
+      {
+        description:
+          "Same: endpoints in this credential's namespace only; All: in any namespace; Selector: in the namespaces whose labels the " +
+          "selector matches (this one too only if it matches). Absent: the installation's default (tenancy.defaultAllowedNamespaces, Same unless set)",
+      },
+    ),
+  ),
+  selector: Type.Optional(
+    withMarkers(LabelSelector, { description: 'with from: Selector, which namespaces: a standard LabelSelector over Namespace labels' }),
+  ),
+};
+type AllowedNamespaces = Static<TObject<typeof allowedNamespacesFields>>;
+
+export const ALLOWED_NAMESPACES_RULES: SpecRule<AllowedNamespaces>[] = [
+  {
+    rule: "!has(self.from) || self.from != 'Selector' || has(self.selector)",
+    message: 'allowedEndpoints.namespaces.selector is required when from is Selector: a LabelSelector over Namespace labels',
+    fieldPath: '.selector',
+    reason: 'FieldValueRequired',
+    holds: (n) => n.from !== 'Selector' || n.selector !== undefined,
+  },
+  {
+    rule: "!has(self.selector) || (has(self.from) && self.from == 'Selector')",
+    message: 'allowedEndpoints.namespaces.selector is only used with from: Selector',
+    fieldPath: '.selector',
+    reason: 'FieldValueForbidden',
+    holds: (n) => n.selector === undefined || n.from === 'Selector',
+  },
+];
+
+/** Which namespaces' WebhookEndpoints may subscribe to the source (docs/tenancy.md), as a Gateway listener's allowedRoutes. */
+export const AllowedEndpoints = Type.Object(
+  {
+    namespaces: Type.Optional(
+      Type.Object(allowedNamespacesFields, {
+        additionalProperties: false,
+        description: 'the namespaces whose endpoints may subscribe',
+        'x-kubernetes-validations': celOf(ALLOWED_NAMESPACES_RULES),
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'which WebhookEndpoints may subscribe to this source (docs/tenancy.md); an endpoint not allowed is Ready=False NotAllowedBySource ' +
+      'and receives nothing. Absent: the installation default (tenancy.defaultAllowedNamespaces, Same unless set)',
+  },
+);
+
 const inboundCredentialFields = {
   source: Type.String({ pattern: SOURCE_PATTERN, description: 'the {source} of /api/webhooks/{source}' }),
   username: Type.Optional(
@@ -531,6 +649,7 @@ const inboundCredentialFields = {
       },
     ),
   ),
+  allowedEndpoints: Type.Optional(AllowedEndpoints),
 };
 // the type comes from the fields, not the schema: the schema carries rules typed by it
 export type InboundCredentialSpec = Static<TObject<typeof inboundCredentialFields>>;
@@ -565,8 +684,12 @@ export const InboundCredentialSpec = Type.Object(inboundCredentialFields, {
 /** The first rule an InboundCredential spec breaks, in the CRD's words; undefined when none. */
 export function credentialRuleProblem(spec: InboundCredentialSpec): string | undefined {
   const v = spec.verification;
+  const ns = spec.allowedEndpoints?.namespaces;
   const broken =
-    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ?? (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v)));
+    CREDENTIAL_RULES.find((r) => !r.holds(spec)) ??
+    (v === undefined ? undefined : VERIFICATION_RULES.find((r) => !r.holds(v))) ??
+    (ns === undefined ? undefined : ALLOWED_NAMESPACES_RULES.find((r) => !r.holds(ns))) ??
+    (ns?.selector?.matchExpressions ?? []).flatMap((e) => SELECTOR_REQUIREMENT_RULES.filter((r) => !r.holds(e)))[0];
   return broken ? `spec: ${broken.message}` : undefined;
 }
 

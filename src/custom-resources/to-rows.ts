@@ -101,6 +101,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    namespace: ns,
     format: s.format ?? 'Raw',
   };
 }
@@ -160,6 +161,8 @@ export async function credentialRow(
     resourceName: `${ns}/${r.metadata.name}`,
     retentionMaxAgeSeconds: retention.maxAge,
     retentionPayloadMaxAgeSeconds: retention.payloadMaxAge,
+    namespace: ns,
+    allowedEndpoints: r.spec.allowedEndpoints ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ExtractionRule, InboundCredential, InboundFormat, SignatureVerification } from '../domain/records.js';
+import type { AllowedEndpoints, ExtractionRule, InboundCredential, InboundFormat, SignatureVerification } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toCredential, type CredentialRow } from './rows.js';
 
@@ -17,6 +17,10 @@ export interface CredentialSpec {
   /** seconds; null or absent = the global age, 0 = forever (spec.retention) */
   retentionMaxAgeSeconds?: number | null;
   retentionPayloadMaxAgeSeconds?: number | null;
+  /** the namespace of the resource that writes the row; null or absent: none (written by hand) */
+  namespace?: string | null;
+  /** spec.allowedEndpoints; null or absent: the spec says nothing (the default applies) */
+  allowedEndpoints?: AllowedEndpoints | null;
 }
 
 export function createCredentialRepository(db: Db) {
@@ -56,6 +60,8 @@ export function createCredentialRepository(db: Db) {
         resource_name: spec.resourceName,
         retention_max_age_seconds: spec.retentionMaxAgeSeconds ?? null,
         retention_payload_max_age_seconds: spec.retentionPayloadMaxAgeSeconds ?? null,
+        namespace: spec.namespace ?? null,
+        allowed_endpoints: spec.allowedEndpoints ? JSON.stringify(spec.allowedEndpoints) : null,
       };
       const rows: unknown[] = await db('webhook_inbound_credential')
         .insert({ ...values, resource_uid: resourceUid })

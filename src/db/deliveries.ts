@@ -12,11 +12,12 @@ export interface AttemptResult {
   startedAt: Date;
   durationMs: number | null;
   /**
-   * No request was made: the endpoint was removed (inactive) or is disabled. Such an outcome leaves
+   * No request was made: the endpoint was removed (inactive), its source no longer allows it
+   * (not_allowed, docs/tenancy.md) or it is disabled. Such an outcome leaves
    * the endpoint's failure count alone; endpoint_disabled also holds the FAILED row for the redrive
    * on enable. Absent: a settled outcome counts (a SUCCESS resets the count, a FAILED adds one).
    */
-  skipped?: 'endpoint_inactive' | 'endpoint_disabled';
+  skipped?: 'endpoint_inactive' | 'endpoint_disabled' | 'endpoint_not_allowed';
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
@@ -166,7 +167,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
      matched AS (
        SELECT ep.*
          FROM webhook_endpoint ep JOIN event ev ON ep.source = ev.source
-        WHERE ep.active AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
+        WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
        SELECT :eventId, id FROM matched
@@ -244,8 +245,8 @@ export function createDeliveryRepository(db: Db) {
   return {
     /**
      * A fanout run's deliveries, in one round trip: records the run's workflow id on the event
-     * (when none is recorded yet), matches the event's active endpoints (routing: the event's type,
-     * or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
+     * (when none is recorded yet), matches the event's active endpoints that its source allows
+     * (denied_reason NULL, docs/tenancy.md; routing: the event's type, or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
      * call again when the activity is retried: an existing row is returned as it is (a settled one
      * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
      * event.

@@ -6,9 +6,19 @@ import { toEndpoint, type EndpointRow } from './rows.js';
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
   Endpoint,
-  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | 'propagateTraceContext' | 'format'
+  | 'id'
+  | 'resourceUid'
+  | 'createdAt'
+  | 'updatedAt'
+  | EndpointHealthField
+  | 'pausedUntil'
+  | 'propagateTraceContext'
+  | 'format'
+  | 'namespace'
+  | 'deniedReason'
 > &
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -41,6 +51,8 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  namespace: s.namespace ?? null,
+  denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',
 });
 

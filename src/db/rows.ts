@@ -1,4 +1,6 @@
 import type {
+  AllowedEndpoints,
+  DeniedReason,
   Delivery,
   Endpoint,
   EndpointFormat,
@@ -25,6 +27,8 @@ export interface CredentialRow {
   resource_name: string | null;
   retention_max_age_seconds: number | null;
   retention_payload_max_age_seconds: number | null;
+  namespace: string | null;
+  allowed_endpoints: AllowedEndpoints | null;
   updated_at: Date;
 }
 
@@ -41,6 +45,8 @@ export const toCredential = (r: CredentialRow): InboundCredential => ({
   resourceName: r.resource_name,
   retentionMaxAgeSeconds: r.retention_max_age_seconds ?? null,
   retentionPayloadMaxAgeSeconds: r.retention_payload_max_age_seconds ?? null,
+  namespace: r.namespace ?? null,
+  allowedEndpoints: r.allowed_endpoints ?? null,
   updatedAt: r.updated_at,
 });
 
@@ -69,6 +75,8 @@ export interface EndpointRow {
   format: EndpointFormat;
   consecutive_failures: number;
   disabled_at: Date | null;
+  namespace: string | null;
+  denied_reason: DeniedReason | null;
   resource_uid: string | null;
   created_at: Date;
   updated_at: Date;
@@ -100,6 +108,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   format: r.format ?? 'Raw',
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
+  namespace: r.namespace ?? null,
+  deniedReason: r.denied_reason ?? null,
   resourceUid: r.resource_uid,
   createdAt: r.created_at,
   updatedAt: r.updated_at,

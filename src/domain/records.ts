@@ -66,8 +66,39 @@ export interface InboundCredential {
   /** the source's own retention ages in seconds (spec.retention): null = the global one, 0 = forever */
   retentionMaxAgeSeconds: number | null;
   retentionPayloadMaxAgeSeconds: number | null;
+  /** the namespace of the resource that wrote the row (docs/tenancy.md); null: written by hand or before tenancy */
+  namespace: string | null;
+  /** spec.allowedEndpoints as the resource says it; null: it says nothing (the installation's default applies) */
+  allowedEndpoints: AllowedEndpoints | null;
   updatedAt: Date;
 }
+
+/** Which namespaces' endpoints a source's credential lets subscribe (the Gateway API's allowedRoutes). */
+export const NAMESPACES_FROM = ['Same', 'All', 'Selector'] as const;
+export type NamespacesFrom = (typeof NAMESPACES_FROM)[number];
+/** What a credential that says nothing allows: TENANCY_DEFAULT_ALLOWED_NAMESPACES (operator, dev mode). */
+export const DEFAULT_ALLOWED_NAMESPACES = ['Same', 'All'] as const;
+export type DefaultAllowedNamespaces = (typeof DEFAULT_ALLOWED_NAMESPACES)[number];
+
+export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+/** A standard Kubernetes LabelSelector (metav1.LabelSelector). */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: (typeof LABEL_SELECTOR_OPERATORS)[number]; values?: string[] }>;
+}
+export interface AllowedEndpoints {
+  namespaces?: { from?: NamespacesFrom; selector?: LabelSelector };
+}
+
+/**
+ * Why an endpoint may not subscribe to its source (webhook_endpoint.denied_reason, and its Ready
+ * reason): no event is routed to it and its pending deliveries end FAILED (docs/tenancy.md).
+ */
+export const DENIED_REASONS = ['NotAllowedBySource', 'SourceNotFound'] as const;
+export type DeniedReason = (typeof DENIED_REASONS)[number];
+
+/** last_error of a delivery failed without a request because its source stopped allowing its endpoint, then the reason in brackets. */
+export const REVOKED_ERROR = 'revoked: endpoint not allowed by its source';
 
 /**
  * What an endpoint is sent (WebhookEndpoint spec.format, docs/cloudevents.md): the body as it came
@@ -114,6 +145,10 @@ export interface Endpoint {
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */
   disabledAt: Date | null;
+  /** the namespace of the resource that wrote the row; null: written by hand or before tenancy */
+  namespace: string | null;
+  /** null: allowed by its source's credential (routed); else why not (docs/tenancy.md) */
+  deniedReason: DeniedReason | null;
   resourceUid: string | null;
   createdAt: Date;
   updatedAt: Date;

@@ -13,6 +13,7 @@ import {
   type WebhookReplayResource,
 } from '../custom-resources/specs.js';
 import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
+import { defaultNamespaceLabels } from '../custom-resources/allowed-endpoints.js';
 
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];
@@ -21,6 +22,8 @@ export interface ManifestSet {
   replays: WebhookReplayResource[];
   /** "namespace/name" -> decoded key/value pairs */
   secrets: Map<string, Record<string, string>>;
+  /** `kind: Namespace` documents: name -> labels (with kubernetes.io/metadata.name, as the API server sets it) */
+  namespaces: Map<string, Record<string, string>>;
   /** one line per rejected document: file, index, reason */
   errors: string[];
   /** where each resource was read: "file#document" */
@@ -31,7 +34,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
- * empty documents skipped, Secrets with base64 `data` or plain `stringData`. Unknown kinds are
+ * empty documents skipped, Secrets with base64 `data` or plain `stringData`, Namespaces for their
+ * labels (what an InboundCredential's allowedEndpoints selector reads). Unknown kinds are
  * ignored; invalid documents are reported and left out (the rest still loads).
  */
 export async function readManifests(dir: string): Promise<ManifestSet> {
@@ -59,7 +63,15 @@ export async function readManifestPaths(paths: readonly string[]): Promise<Manif
 }
 
 async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): Promise<ManifestSet> {
-  const set: ManifestSet = { endpoints: [], credentials: [], replays: [], secrets: new Map(), errors: [], origins: new Map() };
+  const set: ManifestSet = {
+    endpoints: [],
+    credentials: [],
+    replays: [],
+    secrets: new Map(),
+    namespaces: new Map(),
+    errors: [],
+    origins: new Map(),
+  };
   for (const { file, full } of files) {
     const text = await readFile(full, 'utf8');
     const docs = parseAllDocuments(text);
@@ -82,6 +94,12 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
         ...(isRecord(obj.metadata.annotations) ? { annotations: stringValues(obj.metadata.annotations) } : {}),
       };
       const kind = obj.kind;
+      if (kind === 'Namespace') {
+        // cluster-scoped: its name is what the resources' metadata.namespace names
+        const labels = isRecord(obj.metadata.labels) ? stringValues(obj.metadata.labels) : {};
+        set.namespaces.set(metadata.name, { ...labels, ...defaultNamespaceLabels(metadata.name) });
+        return;
+      }
       if (kind === 'Secret') {
         const values: Record<string, string> = {};
         if (isRecord(obj.data))

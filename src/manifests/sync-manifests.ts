@@ -3,7 +3,8 @@ import { describeError, isAppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
-import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX } from '../domain/records.js';
+import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX, type DefaultAllowedNamespaces } from '../domain/records.js';
+import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
 
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;
 
@@ -12,38 +13,32 @@ export interface SyncReport {
   credentials: number;
   removed: number;
   errors: string[];
+  /** one line per endpoint its source does not allow: "WebhookEndpoint ns/name: <reason>: <why>" */
+  denied: string[];
+}
+
+export interface SyncOptions {
+  /** what an InboundCredential without spec.allowedEndpoints allows (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
+  defaultAllowedNamespaces: DefaultAllowedNamespaces;
 }
 
 /**
  * Makes Postgres match a folder of manifests: the dev-mode twin of the operator's reconcile,
- * through the same row mapping. Rows that came from manifests no longer present are deactivated
- * (endpoints) or deleted (credentials); rows owned by anything else are never touched.
+ * through the same row mapping and the same rule of which endpoints a source allows
+ * (custom-resources/allowed-endpoints.ts), with the same words. Credentials first, so that each endpoint
+ * is decided against the credential rows now in effect. Rows that came from manifests no longer
+ * present are deactivated (endpoints) or deleted (credentials); rows owned by anything else are
+ * never touched.
  */
-export async function syncManifests(repos: Repositories, set: ManifestSet, logger: Logger): Promise<SyncReport> {
+export async function syncManifests(repos: Repositories, set: ManifestSet, logger: Logger, opts: SyncOptions): Promise<SyncReport> {
   const errors = [...set.errors];
+  const denied: string[] = [];
   const secrets: SecretResolver = async (ns, name, key) => set.secrets.get(`${ns}/${name}`)?.[key];
   const seenEndpoints = new Set<string>();
   const seenCredentials = new Set<string>();
   let endpoints = 0;
   let credentials = 0;
-
-  for (const r of set.endpoints) {
-    const uid = uidOf('WebhookEndpoint', r.metadata.namespace, r.metadata.name);
-    try {
-      await repos.endpoints.upsertByResourceUid(uid, await endpointRow(r, secrets));
-      // as under the operator: a new value of the annotation enables a disabled endpoint, once
-      const enabled = await repos.endpoints.applyEnableAnnotation(uid, r.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
-      if (enabled?.wasDisabled)
-        logger.info(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name} enabled by the annotation ${ENABLE_ANNOTATION}`);
-      seenEndpoints.add(uid);
-      endpoints++;
-    } catch (err) {
-      errors.push(`WebhookEndpoint ${r.metadata.namespace}/${r.metadata.name}: ${describeError(err)}`);
-      // as under the operator: an expression that does not compile leaves the row with its last
-      // valid one (a new endpoint has no row: it gets nothing until it is fixed)
-      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
-    }
-  }
+  let removed = 0;
 
   const bySource = new Map<string, string>();
   for (const r of set.credentials) {
@@ -66,14 +61,42 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       errors.push(`InboundCredential ${id}: ${describeError(err)}`);
     }
   }
-
-  let removed = 0;
-  for (const uid of await repos.endpoints.resourceUids(MANIFEST_UID_PREFIX)) {
-    if (!seenEndpoints.has(uid) && (await repos.endpoints.deactivateByResourceUid(uid))) removed++;
-  }
   for (const uid of await repos.credentials.resourceUids(MANIFEST_UID_PREFIX)) {
     if (!seenCredentials.has(uid) && (await repos.credentials.deleteByResourceUid(uid))) removed++;
   }
+
+  for (const r of set.endpoints) {
+    const ns = r.metadata.namespace ?? 'default';
+    const uid = uidOf('WebhookEndpoint', ns, r.metadata.name);
+    try {
+      const row = await endpointRow(r, secrets);
+      const allowance = endpointAllowance({
+        source: row.source,
+        namespace: ns,
+        namespaceLabels: set.namespaces.get(ns),
+        owner: await repos.credentials.findBySource(row.source),
+        defaultFrom: opts.defaultAllowedNamespaces,
+      });
+      await repos.endpoints.upsertByResourceUid(uid, { ...row, deniedReason: allowance.deniedReason });
+      if (allowance.deniedReason !== null)
+        denied.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${allowance.deniedReason}: ${allowance.message}`);
+      // as under the operator: a new value of the annotation enables a disabled endpoint, once
+      const enabled = await repos.endpoints.applyEnableAnnotation(uid, r.metadata.annotations?.[ENABLE_ANNOTATION] ?? null);
+      if (enabled?.wasDisabled) logger.info(`WebhookEndpoint ${ns}/${r.metadata.name} enabled by the annotation ${ENABLE_ANNOTATION}`);
+      seenEndpoints.add(uid);
+      endpoints++;
+    } catch (err) {
+      errors.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${describeError(err)}`);
+      // as under the operator: an expression that does not compile leaves the row with its last
+      // valid one (a new endpoint has no row: it gets nothing until it is fixed)
+      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
+    }
+  }
+  for (const uid of await repos.endpoints.resourceUids(MANIFEST_UID_PREFIX)) {
+    if (!seenEndpoints.has(uid) && (await repos.endpoints.deactivateByResourceUid(uid))) removed++;
+  }
+
   for (const e of errors) logger.warn(`manifest rejected: ${e}`);
-  return { endpoints, credentials, removed, errors };
+  for (const d of denied) logger.warn(`endpoint not allowed by its source: ${d}`);
+  return { endpoints, credentials, removed, errors, denied };
 }

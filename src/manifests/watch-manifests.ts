@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Repositories } from '../db/repositories.js';
 import type { Logger } from '../observability/logger.js';
 import { readManifests } from './read-manifests.js';
-import { syncManifests, type SyncReport } from './sync-manifests.js';
+import { syncManifests, type SyncOptions, type SyncReport } from './sync-manifests.js';
 import { createReplayDriver, type ReplayDriverDeps } from './drive-replays.js';
 
 /** Loads a folder of manifests into Postgres now, and again whenever a file in it changes. */
@@ -10,6 +10,7 @@ export async function watchManifests(deps: {
   dir: string;
   repos: Repositories;
   logger: Logger;
+  options: SyncOptions;
   debounceMs?: number;
   onSync?: (r: SyncReport) => void;
   /** WebhookReplay manifests are applied (once each) only when given: their runs start on Temporal */
@@ -18,7 +19,7 @@ export async function watchManifests(deps: {
   const driver = deps.replays ? createReplayDriver({ ...deps.replays, logger: deps.logger }) : undefined;
   const sync = async (): Promise<SyncReport> => {
     const set = await readManifests(deps.dir);
-    const report = await syncManifests(deps.repos, set, deps.logger);
+    const report = await syncManifests(deps.repos, set, deps.logger, deps.options);
     // after the endpoints: a replay names one of the same folder
     driver?.apply(set.replays);
     deps.onSync?.(report);
@@ -36,7 +37,13 @@ export async function watchManifests(deps: {
           .then(sync)
           .then((r) =>
             deps.logger.info(
-              { endpoints: r.endpoints, credentials: r.credentials, removed: r.removed, rejected: r.errors.length },
+              {
+                endpoints: r.endpoints,
+                credentials: r.credentials,
+                removed: r.removed,
+                rejected: r.errors.length,
+                notAllowed: r.denied.length,
+              },
               'manifests reloaded',
             ),
           )

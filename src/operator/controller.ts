@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../domain/errors.js';
-import { ENABLE_ANNOTATION } from '../domain/records.js';
+import { ENABLE_ANNOTATION, type DefaultAllowedNamespaces } from '../domain/records.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
@@ -10,6 +10,7 @@ import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
   keyOf,
+  NAMESPACES_PATH,
   readyCondition,
   secretsPath,
   type InboundCredentialObject,
@@ -25,7 +26,8 @@ import { createReplayReconciler, isReplayKey, replayCollectionPath, replayKey, t
 
 /**
  * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
- * cluster-wide), which only enqueue keys; workers that reconcile the latest state of a key; a
+ * cluster-wide) and on Namespaces (cluster-wide: their labels, for allowedEndpoints selectors),
+ * which only enqueue keys; workers that reconcile the latest state of a key; a
  * periodic resync that re-enqueues every resource (repairing drift in Postgres) and garbage-collects
  * rows whose resource is gone without its finalizer having run.
  */
@@ -40,6 +42,8 @@ export interface ControllerOptions {
   namespaces: string[] | undefined;
   workers: number;
   resyncPeriodMs: number;
+  /** what an InboundCredential without spec.allowedEndpoints allows (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
+  defaultAllowedNamespaces: DefaultAllowedNamespaces;
   /** how often Postgres is asked which endpoints are disabled; default HEALTH_POLL_MS */
   healthPollMs?: number;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
@@ -61,6 +65,7 @@ export interface Controller {
     credentials: ResourceInformer<InboundCredentialObject>[];
     secrets: ResourceInformer<SecretObject>[];
     replays: ResourceInformer<WebhookReplayObject>[];
+    namespaces: ResourceInformer<KubeObject>;
   };
 }
 
@@ -113,8 +118,9 @@ export function createController(o: ControllerOptions): Controller {
     ),
     secrets: scopes.map((ns) => mk<SecretObject>(secretsPath(ns), `secrets/${scopeName(ns)}`)),
     replays: o.replays ? scopes.map((ns) => mk<WebhookReplayObject>(replayCollectionPath(ns), `webhookreplays/${scopeName(ns)}`)) : [],
+    namespaces: mk<KubeObject>(NAMESPACES_PATH, 'namespaces'),
   };
-  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets, ...informers.replays];
+  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets, informers.namespaces, ...informers.replays];
   const replays = () => informers.replays.flatMap((i) => i.list());
 
   const endpoints = () => informers.endpoints.flatMap((i) => i.list());
@@ -132,6 +138,9 @@ export function createController(o: ControllerOptions): Controller {
         : informerFor(informers.credentials, ns)?.get(name, ns),
     secret: (ns, name) => informerFor(informers.secrets, ns)?.get(name, ns),
     credentials,
+    endpoints,
+    namespaceLabels: (ns) => informers.namespaces.get(ns)?.metadata.labels,
+    defaultAllowedNamespaces: o.defaultAllowedNamespaces,
     watchesNamespace,
     enqueue,
     recorder: o.recorder,
@@ -218,6 +227,23 @@ export function createController(o: ControllerOptions): Controller {
     i.on('update', onSecret);
     i.on('delete', onSecret);
   }
+  // a namespace's labels decide whether its endpoints match a credential's selector
+  const namespaceLabels = new Map<string, string>();
+  const onNamespace = (n: KubeObject) => {
+    const labels = JSON.stringify(Object.entries(n.metadata.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)));
+    if (namespaceLabels.get(n.metadata.name) === labels) return;
+    const known = namespaceLabels.has(n.metadata.name);
+    namespaceLabels.set(n.metadata.name, labels);
+    // a namespace seen for the first time has no endpoints yet, or (at start) they are enqueued by their own add
+    if (!known) return;
+    for (const e of endpoints()) {
+      if ((e.metadata.namespace ?? 'default') === n.metadata.name)
+        enqueue(keyOf('WebhookEndpoint', n.metadata.name, e.metadata.name), 'namespace');
+    }
+  };
+  informers.namespaces.on('add', onNamespace);
+  informers.namespaces.on('update', onNamespace);
+  informers.namespaces.on('delete', (n) => namespaceLabels.delete(n.metadata.name));
 
   // ---- workers
   async function work(): Promise<void> {

@@ -205,6 +205,13 @@ const KINDS: KindDef[] = [
       { name: 'Source', type: 'string', jsonPath: '.spec.source' },
       { name: 'Verification', type: 'string', jsonPath: '.spec.verification.type', description: 'Basic, or the signature scheme' },
       { name: 'Username', type: 'string', jsonPath: '.spec.username', description: 'Basic username; empty = no Basic' },
+      {
+        name: 'Allowed Endpoints',
+        type: 'string',
+        jsonPath: '.spec.allowedEndpoints.namespaces.from',
+        priority: 1,
+        description: "the namespaces whose endpoints may subscribe: Same, All or Selector; empty = the installation's default",
+      },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason` },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

@@ -56,6 +56,9 @@ export function collectionPath(kind: KindName, namespace?: string): string {
 export const objectPath = (kind: KindName, namespace: string, name: string): string =>
   `${collectionPath(kind, namespace)}/${encodeURIComponent(name)}`;
 
+/** Namespaces are cluster-scoped: one informer, whatever the operator watches. */
+export const NAMESPACES_PATH = '/api/v1/namespaces';
+
 export const secretsPath = (namespace?: string): string =>
   namespace === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${namespace}/secrets`;
 

@@ -14,6 +14,7 @@ import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
 import { createReplayRuns } from '../db/replay-runs.js';
 import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
+import type { DefaultAllowedNamespaces } from '../domain/records.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];
@@ -25,6 +26,8 @@ export interface OperatorOptions {
   metrics: OperatorMetrics;
   /** undefined or empty = every namespace */
   namespaces?: string[] | undefined;
+  /** what an InboundCredential without spec.allowedEndpoints allows; default Same (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
+  defaultAllowedNamespaces?: DefaultAllowedNamespaces;
   workers?: number;
   resyncPeriodMs?: number;
   /** default HEALTH_POLL_MS (controller.ts) */
@@ -86,6 +89,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
       workers: opts.workers ?? 2,
       resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
+      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? 'Same',
       ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
       ...(replays ? { replays } : {}),

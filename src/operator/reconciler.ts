@@ -1,6 +1,12 @@
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
-import { ENABLE_ANNOTATION, endpointState, MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
+import {
+  ENABLE_ANNOTATION,
+  endpointState,
+  MANIFEST_UID_PREFIX,
+  type DefaultAllowedNamespaces,
+  type InboundCredential,
+} from '../domain/records.js';
 import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -27,6 +33,7 @@ import {
 } from './kube-objects.js';
 import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
 import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
+import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
 
 /**
  * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being
@@ -51,6 +58,12 @@ export interface ReconcilerDeps {
   secret(namespace: string, name: string): SecretObject | undefined;
   /** every InboundCredential the operator watches (informer cache) */
   credentials(): readonly InboundCredentialObject[];
+  /** every WebhookEndpoint the operator watches (informer cache) */
+  endpoints(): readonly WebhookEndpointObject[];
+  /** a Namespace's labels (informer cache); undefined when it is not known */
+  namespaceLabels(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** what a credential without spec.allowedEndpoints allows (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
+  defaultAllowedNamespaces: DefaultAllowedNamespaces;
   /** whether rows of resources in this namespace belong to this operator (WATCH_NAMESPACE) */
   watchesNamespace(namespace: string): boolean;
   enqueue(key: string, trigger: string): void;
@@ -63,6 +76,8 @@ interface Outcome {
   result: 'synced' | 'unchanged' | 'not_ready';
   ready: { status: 'True' | 'False'; reason: string; message: string };
   ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
+  /** InboundCredential: the sources whose credential row this reconcile wrote or deleted */
+  sources?: string[];
 }
 
 const isUniqueViolation = (err: unknown): boolean => isAppError(err) && err.code === 'unique_violation';
@@ -98,12 +113,34 @@ export function createReconciler(deps: ReconcilerDeps) {
     } catch (err) {
       return notReady(err, ids, existing !== undefined);
     }
+    // May it subscribe to its source? Asked of the source's credential row in effect, on every
+    // reconcile: a credential, its allowedEndpoints or the namespace's labels changing enqueue it.
+    const namespace = obj.metadata.namespace ?? 'default';
+    const allowance = endpointAllowance({
+      source: row.source,
+      namespace,
+      namespaceLabels: deps.namespaceLabels(namespace),
+      owner: await store.repos.credentials.findBySource(row.source),
+      defaultFrom: deps.defaultAllowedNamespaces,
+    });
+    row = { ...row, deniedReason: allowance.deniedReason };
+    const ready = (id: string): Outcome['ready'] =>
+      allowance.deniedReason === null
+        ? readyTrue(`webhook_endpoint ${id} matches the spec`)
+        : { status: 'False', reason: allowance.deniedReason, message: allowance.message };
+    const result = (written: 'synced' | 'unchanged'): Outcome['result'] => (allowance.deniedReason === null ? written : 'not_ready');
     if (existing && endpointMatches(existing, row)) {
-      return { result: 'unchanged', ready: readyTrue(`webhook_endpoint ${existing.id} matches the spec`), ids };
+      return { result: result('unchanged'), ready: ready(existing.id), ids };
     }
     const saved = await store.repos.endpoints.upsertByResourceUid(obj.metadata.uid, row);
     metrics.rowWrites.inc({ kind: 'WebhookEndpoint', action: existing ? 'updated' : 'created' });
-    return { result: 'synced', ready: readyTrue(`webhook_endpoint ${saved.id} matches the spec`), ids: { endpointId: saved.id } };
+    if (existing && existing.deniedReason === null && allowance.deniedReason !== null) {
+      logger.info(
+        { resource: `${namespace}/${obj.metadata.name}`, reason: allowance.deniedReason },
+        'endpoint no longer allowed by its source: nothing more is sent to it',
+      );
+    }
+    return { result: result('synced'), ready: ready(saved.id), ids: { endpointId: saved.id } };
   }
 
   async function syncCredential(obj: InboundCredentialObject): Promise<Outcome> {
@@ -118,10 +155,13 @@ export function createReconciler(deps: ReconcilerDeps) {
       .filter((c) => c.metadata.uid !== uid && !c.metadata.deletionTimestamp && c.spec.source === obj.spec.source)
       .find((c) => createdBefore(c, obj));
     if (earlier) {
+      let sources: string[] = [];
       if (existing && (await store.repos.credentials.deleteByResourceUid(uid))) {
         metrics.rowWrites.inc({ kind: 'InboundCredential', action: 'deleted' });
+        sources = [existing.source];
       }
       return {
+        sources,
         result: 'not_ready',
         ready: {
           status: 'False',
@@ -172,6 +212,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     if (row.passwordHash !== null) hashMemo.set(uid, { secretVersion, hash: row.passwordHash });
     metrics.rowWrites.inc({ kind: 'InboundCredential', action: existing ? 'updated' : 'created' });
     return {
+      sources: [...new Set([row.source, ...(existing ? [existing.source] : [])])],
       result: 'synced',
       ready: readyTrue(`webhook_inbound_credential ${saved.id} matches the spec`),
       ids: { credentialId: saved.id },
@@ -227,6 +268,15 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   const readyTrue = (message: string) => ({ status: 'True' as const, reason: 'Synced', message });
 
+  /** The endpoints of sources whose credential row changed: whether they may subscribe is decided again. */
+  function enqueueSubscribers(sources: readonly string[]): void {
+    if (sources.length === 0) return;
+    for (const e of deps.endpoints()) {
+      if (sources.includes(e.spec.source))
+        deps.enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'credential');
+    }
+  }
+
   async function cleanup(kind: KindName, obj: AnyCustomResource): Promise<void> {
     if (kind === 'WebhookEndpoint') {
       if (await store.repos.endpoints.deactivateByResourceUid(obj.metadata.uid)) {
@@ -234,9 +284,12 @@ export function createReconciler(deps: ReconcilerDeps) {
       }
     } else {
       hashMemo.delete(obj.metadata.uid);
-      if (await store.repos.credentials.deleteByResourceUid(obj.metadata.uid)) metrics.rowWrites.inc({ kind, action: 'deleted' });
-      // a later resource for the same source may now take it
       const source = (obj as InboundCredentialObject).spec.source;
+      if (await store.repos.credentials.deleteByResourceUid(obj.metadata.uid)) {
+        metrics.rowWrites.inc({ kind, action: 'deleted' });
+        enqueueSubscribers([source]);
+      }
+      // a later resource for the same source may now take it
       for (const c of deps.credentials()) {
         if (c.metadata.uid !== obj.metadata.uid && c.spec.source === source) {
           deps.enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'peer');
@@ -305,6 +358,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       await deps.recorder.warning(obj, 'SyncFailed', `could not sync to Postgres, retrying: ${describeError(err)}`);
       throw err;
     }
+    enqueueSubscribers(outcome.sources ?? []);
     const wroteStatus = await writeStatus(kind, obj, outcome);
     if (outcome.result === 'not_ready') {
       logger.info({ key, reason: outcome.ready.reason, message: outcome.ready.message }, 'resource not ready');

@@ -83,6 +83,8 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
     row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
+    row.namespace === (spec.namespace ?? null) &&
+    row.deniedReason === (spec.deniedReason ?? null) &&
     row.format === (spec.format ?? 'Raw')
   );
 }
@@ -98,7 +100,9 @@ export function credentialMatches(row: InboundCredential, spec: CredentialSpec):
     row.format === (spec.format ?? 'Raw') &&
     row.resourceName === spec.resourceName &&
     row.retentionMaxAgeSeconds === (spec.retentionMaxAgeSeconds ?? null) &&
-    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null)
+    row.retentionPayloadMaxAgeSeconds === (spec.retentionPayloadMaxAgeSeconds ?? null) &&
+    row.namespace === (spec.namespace ?? null) &&
+    sameJson(row.allowedEndpoints, spec.allowedEndpoints ?? null)
   );
 }
 

@@ -498,6 +498,8 @@ describe('specific values', () => {
       'ServiceAccount/webhook-fanout-operator',
       `ClusterRole/${NAMESPACE}-webhook-fanout-operator`,
       `ClusterRoleBinding/${NAMESPACE}-webhook-fanout-operator`,
+      `ClusterRole/${NAMESPACE}-webhook-fanout-operator-namespaces`,
+      `ClusterRoleBinding/${NAMESPACE}-webhook-fanout-operator-namespaces`,
       'Role/webhook-fanout-operator-leader-election',
       'RoleBinding/webhook-fanout-operator-leader-election',
     ]);
@@ -543,7 +545,8 @@ describe('specific values', () => {
 
   it('binds the operator per namespace with operator.watchNamespaces', () => {
     const objs = rendered.full!;
-    expect(find(objs, 'ClusterRoleBinding')).toHaveLength(0);
+    // only the Namespace reader is bound cluster-wide: a RoleBinding can not grant a cluster-scoped resource
+    expect(find(objs, 'ClusterRoleBinding').map((b) => b.metadata.name)).toEqual([`${NAMESPACE}-wf-operator-namespaces`]);
     const bindings = find(objs, 'RoleBinding').filter((b) => b.metadata.name === `${NAMESPACE}-wf-operator`);
     expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     const env = deploymentSpec(one(objs, 'Deployment', 'wf-operator')).template.spec.containers[0]!.env!;
@@ -715,7 +718,7 @@ describe('layout, the helm create way', () => {
     for (const [source, k] of kinds) {
       expect([...k], source).toHaveLength(1);
       expect(source, 'a component folder, or one of the release-wide files').toMatch(
-        /^templates\/((ingest|consumer|worker|operator|migration|transport-setup|rbac|tests)\/[a-z-]+\.yaml|servicemonitor\.yaml|prometheusrule\.yaml|dashboards\.yaml)$/,
+        /^templates\/((ingest|consumer|worker|operator|migration|transport-setup|rbac|tenancy|tests)\/[a-z-]+\.yaml|servicemonitor\.yaml|prometheusrule\.yaml|dashboards\.yaml)$/,
       );
     }
     // the Deployments share one pod template: no other template file writes a container

@@ -10,7 +10,9 @@
 #  3. helm install with examples/values-in-cluster.yaml: hook Jobs complete, Deployments Ready
 #     through their probes, two operator replicas with one leader, samples Ready=True, helm test
 #  4. a webhook end to end: accepted by the ingest Service, delivered to the receiver signed, then
-#     replayed once by a WebhookReplay through the operator
+#     replayed once by a WebhookReplay through the operator; two namespaces: an endpoint in another
+#     namespace than its source's credential gets nothing until the credential allows it
+#     (docs/tenancy.md)
 #  5. operations: helm upgrade under load, worker and consumer pods deleted under load (no
 #     webhook refused, no accepted event lost), a rotated Secret picked up without a restart, the
 #     web console of the image in a real browser (Debian chromium) through a port-forward, a second
@@ -211,6 +213,45 @@ replayed() {
   return 1
 }
 check "a WebhookReplay of that delivery: Complete with 1 matched, 1 succeeded; the receiver got the event a second time" replayed "$event_id"
+
+# ---- 4b. namespaces as tenants (docs/tenancy.md) ----------------------------------------------
+phase "4b two namespaces"
+k apply -f "$HERE/manifests/tenancy.yaml" >/dev/null
+reason_of() { k -n "$1" get whe "$2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}' 2>/dev/null; }
+reason_is() { # namespace name reason: within 60 s
+  for _ in $(seq 1 60); do [ "$(reason_of "$1" "$2")" = "$3" ] && return 0; sleep 1; done
+  echo "$1/$2: $(reason_of "$1" "$2")" >&2; return 1
+}
+check "the endpoint in the credential's namespace is Ready, the one in tenant-orders NotAllowedBySource (Same by default)" \
+  eval 'reason_is tenant-pay own Synced && reason_is tenant-orders other NotAllowedBySource'
+tenant_send() { # external-id -> event id
+  curl -sS -m 10 -u pay:pay-password -H 'content-type: application/json' -d "{\"id\":\"$1\",\"type\":\"t\"}" \
+    "$INGEST/api/webhooks/tenant-pay" | sed -n 's/.*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p'
+}
+at() { # event-id path: the receiver got the event at that path
+  receiver_log | grep "\"x-webhook-event-id\":\"$1\"" | grep -q "\"path\":\"$2\""
+}
+routed_to_own_only() { # the event reaches tenant-pay's endpoint and, 10 s later, still not tenant-orders'
+  local id=""
+  for _ in $(seq 1 15); do id=$(tenant_send "tenant-$(date +%s%N)"); [ -n "$id" ] && break; sleep 1; done
+  [ -n "$id" ] || return 1
+  for _ in $(seq 1 60); do at "$id" /hooks/tenant-pay && break; sleep 1; done
+  at "$id" /hooks/tenant-pay || return 1
+  sleep 10
+  ! at "$id" /hooks/tenant-orders
+}
+check "a webhook of the source reaches tenant-pay's endpoint only" routed_to_own_only
+k -n tenant-pay patch ic pay --type=merge -p '{"spec":{"allowedEndpoints":{"namespaces":{"from":"All"}}}}' >/dev/null
+check "from: All: tenant-orders' endpoint becomes Ready" reason_is tenant-orders other Synced
+routed_to_both() {
+  local id; id=$(tenant_send "tenant-all-$(date +%s%N)")
+  [ -n "$id" ] || return 1
+  for _ in $(seq 1 60); do at "$id" /hooks/tenant-pay && at "$id" /hooks/tenant-orders && return 0; sleep 1; done
+  return 1
+}
+check "... and receives the source's next webhook beside tenant-pay's" routed_to_both
+# the resources go while the operator runs (their finalizers need it), then their namespaces
+k delete -f "$HERE/manifests/tenancy.yaml" --wait=true --timeout=120s >/dev/null 2>&1
 
 # ---- 5. operations ---------------------------------------------------------------------------
 # load <file> <prefix>: sends webhooks one after another until $file.stop exists; appends the

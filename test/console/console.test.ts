@@ -10,7 +10,7 @@ import { startDevConsole, type DevConsole } from './support/dev-console.js';
 
 // The web console in a real browser (Debian's chromium through playwright-core) against dev mode
 // as `npm start` runs it: the dev identity provider's login page, ingest serving the built console
-// with its Content-Security-Policy, the admin API, real receivers. Checks of issue 22 item 7.
+// with its Content-Security-Policy, the admin API, real receivers.
 
 const PASSWORD = 'shop-pass';
 const ADMIN = { username: 'ops', password: `ops-${randomBytes(6).toString('hex')}` };

@@ -68,6 +68,8 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   format,
   consecutiveFailures: 0,
   disabledAt: null,
+  namespace: 'payments',
+  deniedReason: null,
   resourceUid: null,
   createdAt: received,
   updatedAt: received,

@@ -76,7 +76,9 @@ describe('CloudEvents in: the SDK sends to a CloudEvents source', () => {
     receiver = await startReceiver();
     dir = await mkdtemp(path.join(tmpdir(), 'wf-ce-in-'));
     await writeFile(path.join(dir, 'knative.yaml'), manifests(receiver.url));
-    const report = await syncManifests(stack.repos, await readManifests(dir), createLogger({ level: 'silent' }));
+    const report = await syncManifests(stack.repos, await readManifests(dir), createLogger({ level: 'silent' }), {
+      defaultAllowedNamespaces: 'Same',
+    });
     expect(report.errors).toEqual([]);
   }, 120_000);
   afterAll(async () => {

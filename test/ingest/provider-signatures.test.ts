@@ -69,7 +69,7 @@ describe('inbound signatures of real providers (dev-mode manifests, ingest over 
 
   const load = async (keys: Keys): Promise<void> => {
     await writeFile(path.join(dir, 'sources.yaml'), manifests(receiver.url, keys));
-    const report = await syncManifests(stack.repos, await readManifests(dir), logger);
+    const report = await syncManifests(stack.repos, await readManifests(dir), logger, { defaultAllowedNamespaces: 'Same' });
     expect(report.errors).toEqual([]);
   };
   const stored = async (source: string): Promise<number> =>

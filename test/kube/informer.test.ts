@@ -10,6 +10,8 @@ import { kubectl, OPERATOR_NAMESPACE, startKubeControlPlane, type KubeControlPla
 import { adminKubeConfig, apply, createNamespace, customObjects, ready, settled, startTestOperator } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { createTestDatabase } from '../support/db.js';
+import { createRepositories } from '../../src/db/repositories.js';
+import { ownSource } from '../support/operator-scene.js';
 import { waitForBuilds } from '../support/builds.js';
 
 // built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
@@ -106,6 +108,8 @@ describe('informer (makeInformer + restart wrapper)', () => {
 
   it('restarts after the API server went away, and the operator reconciles what was created after it came back', async () => {
     const tdb = await createTestDatabase();
+    // the endpoint's source, owned in its namespace (docs/tenancy.md): it may subscribe, so it becomes Ready
+    await ownSource(createRepositories(tdb.db), 's', ns);
     const op = await startTestOperator(cp, tdb.db, { namespaces: [ns] });
     try {
       await settled(op);

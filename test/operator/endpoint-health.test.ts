@@ -9,7 +9,7 @@ import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
 import { apply, customObjects, ready, settled, type TestOperator, whenReady } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
-import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
@@ -35,6 +35,8 @@ beforeAll(async () => {
     startReceiver([{ status: 500, body: 'down' }]),
   ]);
   ({ conn, tdb, store, ns, op } = scene);
+  // the endpoints' sources, owned in their namespace (docs/tenancy.md)
+  for (const name of ['plain', 'orders']) await ownSource(store.repos, `health-${name}`, ns);
   fanout = await startFanoutHarness({ database: tdb });
   redriver = createRedriver({
     queries: createRedriveQueries(tdb.db),

@@ -4,7 +4,7 @@ import type { KubeConnection } from '../support/kube.js';
 import { kubectl } from '../support/kube.js';
 import { apply, counter, customObjects, ready, settled, secretYaml, type TestOperator, whenReady } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
-import { startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
+import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { type TestDatabase } from '../support/db.js';
 import { type OperatorStore } from '../../src/operator/store.js';
 
@@ -23,6 +23,8 @@ let scene: OperatorScene;
 beforeAll(async () => {
   scene = await startOperatorScene('op');
   ({ conn, tdb, store, ns, op } = scene);
+  // the endpoints' sources, owned in their namespace (docs/tenancy.md); the credentials tested below have sources of their own
+  for (const source of ['orders-feed', 'shop-feed', 'ci-feed', 'later-feed']) await ownSource(store.repos, source, ns);
 });
 
 afterAll(async () => {
@@ -40,7 +42,7 @@ kind: WebhookEndpoint
 metadata:
   name: orders
 spec:
-  source: stripe
+  source: orders-feed
   eventType: payment.succeeded
   url: http://orders.internal:8080/hooks
   auth:
@@ -59,7 +61,7 @@ spec:
     expect(row).toMatchObject({
       id: cr.status?.endpointId,
       name: `${ns}/orders`,
-      source: 'stripe',
+      source: 'orders-feed',
       eventType: 'payment.succeeded',
       url: 'http://orders.internal:8080/hooks',
       method: 'POST',
@@ -73,7 +75,7 @@ spec:
 
     const table = await kubectl(conn, ['get', 'webhookendpoints', '-n', ns]);
     expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE/);
-    expect(table).toMatch(/orders\s+stripe\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
+    expect(table).toMatch(/orders\s+orders-feed\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
   });
 
   it('follows a spec change (new generation) and reports the observedGeneration', async () => {
@@ -117,7 +119,7 @@ kind: WebhookEndpoint
 metadata:
   name: standard
 spec:
-  source: shopify
+  source: shop-feed
   url: https://receiver.example.com/hook
   auth:
     type: STANDARD_WEBHOOKS
@@ -182,7 +184,7 @@ kind: WebhookEndpoint
 metadata:
   name: signed
 spec:
-  source: github
+  source: ci-feed
   url: https://ci.example.com/hook
   auth: { type: HMAC, secretRef: { name: signing, key: hmac } }
 `,
@@ -346,7 +348,7 @@ describe('failures', () => {
       await apply(
         conn,
         ns,
-        `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: s, url: "http://later.example/h"}\n`,
+        `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: later}\nspec: {source: later-feed, url: "http://later.example/h"}\n`,
       );
       await eventually(
         async () =>

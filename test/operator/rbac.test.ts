@@ -62,6 +62,10 @@ describe('operator RBAC (deploy/rbac)', () => {
     ['patch', 'events', '-n', 'any'],
     ['create', 'leases.coordination.k8s.io', '-n', OPERATOR_NAMESPACE],
     ['update', 'leases.coordination.k8s.io', '-n', OPERATOR_NAMESPACE],
+    // Namespace labels, for allowedEndpoints selectors (docs/tenancy.md)
+    ['list', 'namespaces'],
+    ['watch', 'namespaces'],
+    ['get', 'namespaces'],
   ];
   it.each(allowed.map((a) => [a.join(' '), a] as const))('may %s', async (_name, args) => {
     expect(await canI(args)).toBe(true);
@@ -81,6 +85,9 @@ describe('operator RBAC (deploy/rbac)', () => {
     ['list', 'leases.coordination.k8s.io', '-n', OPERATOR_NAMESPACE],
     ['delete', 'events', '-n', 'any'],
     ['list', 'pods', '--all-namespaces'],
+    ['create', 'namespaces'],
+    ['patch', 'namespaces'],
+    ['delete', 'namespaces'],
     ['create', 'customresourcedefinitions.apiextensions.k8s.io'],
   ];
   it.each(denied.map((a) => [a.join(' '), a] as const))('may not %s', async (_name, args) => {

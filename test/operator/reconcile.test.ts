@@ -16,6 +16,7 @@ import {
   type SecretObject,
   type WebhookEndpointObject,
 } from '../../src/operator/kube-objects.js';
+import { ownSource } from '../support/operator-scene.js';
 import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { kubectl, type KubeConnection } from '../support/kube.js';
@@ -58,12 +59,17 @@ beforeAll(async () => {
   credentials = createInformer({ kc, api, path: collectionPath('InboundCredential', ns), resource: 'inboundcredentials', logger });
   secrets = createInformer({ kc, api, path: secretsPath(ns), resource: 'secrets', logger });
   await Promise.all([endpoints.start(), credentials.start(), secrets.start()]);
+  // the endpoints' source, owned in their namespace (docs/tenancy.md): they may subscribe
+  await ownSource(store.repos, 'shop', ns);
   reconciler = createReconciler({
     api,
     store,
     cached: (kind, namespace, name) => (kind === 'WebhookEndpoint' ? endpoints.get(name, namespace) : credentials.get(name, namespace)),
     secret: (namespace, name) => secrets.get(name, namespace),
     credentials: () => credentials.list(),
+    endpoints: () => endpoints.list(),
+    namespaceLabels: () => undefined,
+    defaultAllowedNamespaces: 'Same',
     watchesNamespace: (n) => n === ns,
     enqueue: (k) => enqueued.push(k),
     recorder: createEventRecorder({ api, component: 'reconcile-test', host: 'test', logger }),

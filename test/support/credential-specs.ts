@@ -1,6 +1,6 @@
 /**
  * InboundCredential specs that break a rule of src/custom-resources/specs.ts (CREDENTIAL_RULES,
- * VERIFICATION_RULES), with the words both refusals must use: dev mode's (test/unit/custom-resources/
+ * VERIFICATION_RULES, ALLOWED_NAMESPACES_RULES, SELECTOR_REQUIREMENT_RULES), with the words both refusals must use: dev mode's (test/unit/custom-resources/
  * validate.test.ts) and kube-apiserver's CEL (test/operator/crds.test.ts).
  */
 const ref = { name: 'a', key: 'b' };
@@ -17,6 +17,25 @@ export const VALID_CREDENTIAL_SPECS: [string, Record<string, unknown>][] = [
     {
       source: 's',
       verification: { type: 'HMAC', secretRefs: [ref], header: 'X-Sig', algorithm: 'sha1', encoding: 'base64', prefix: 'sha1=' },
+    },
+  ],
+  ['endpoints of every namespace allowed', { ...basic, allowedEndpoints: { namespaces: { from: 'All' } } }],
+  [
+    'a selector of labels and expressions',
+    {
+      ...basic,
+      allowedEndpoints: {
+        namespaces: {
+          from: 'Selector',
+          selector: {
+            matchLabels: { 'webhooks.example.com/reader': 'true' },
+            matchExpressions: [
+              { key: 'tier', operator: 'In', values: ['prod'] },
+              { key: 'kubernetes.io/metadata.name', operator: 'Exists' },
+            ],
+          },
+        },
+      },
     },
   ],
 ];
@@ -62,5 +81,30 @@ export const CREDENTIAL_RULE_BREAKS: [string, Record<string, unknown>, RegExp][]
     'a prefix for Stripe',
     { source: 's', verification: { type: 'Stripe', secretRefs: [ref], prefix: 'x' } },
     /header, algorithm, encoding and prefix are only used with type HMAC/,
+  ],
+  [
+    'a Selector without a selector',
+    { ...basic, allowedEndpoints: { namespaces: { from: 'Selector' } } },
+    /allowedEndpoints\.namespaces\.selector is required when from is Selector/,
+  ],
+  [
+    'a selector with from: All',
+    { ...basic, allowedEndpoints: { namespaces: { from: 'All', selector: { matchLabels: { a: 'b' } } } } },
+    /allowedEndpoints\.namespaces\.selector is only used with from: Selector/,
+  ],
+  [
+    'In without values',
+    { ...basic, allowedEndpoints: { namespaces: { from: 'Selector', selector: { matchExpressions: [{ key: 'a', operator: 'In' }] } } } },
+    /with operator In or NotIn needs values; Exists and DoesNotExist take none/,
+  ],
+  [
+    'Exists with values',
+    {
+      ...basic,
+      allowedEndpoints: {
+        namespaces: { from: 'Selector', selector: { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] } },
+      },
+    },
+    /with operator In or NotIn needs values; Exists and DoesNotExist take none/,
   ],
 ];

@@ -1,3 +1,4 @@
+import type { Repositories } from '../../src/db/repositories.js';
 import type { OperatorOptions } from '../../src/operator/operator.js';
 import { createOperatorStore, type OperatorStore } from '../../src/operator/store.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
@@ -39,4 +40,23 @@ export async function startOperatorScene(
       if (!opts.database) await tdb.destroy();
     },
   };
+}
+
+/**
+ * A credential row owning `source` in `namespace`, as the operator writes one for an
+ * InboundCredential there (docs/tenancy.md): the endpoints of that namespace may subscribe to it.
+ * For tests of endpoints that need no real credential. It names no resource, so an operator
+ * confined to its namespaces leaves it alone (no orphan to collect).
+ */
+export async function ownSource(repos: Pick<Repositories, 'credentials'>, source: string, namespace: string): Promise<void> {
+  await repos.credentials.upsertByResourceUid(`test:owner:${source}`, {
+    source,
+    username: source,
+    // a bcrypt hash of nothing anyone sends: ingest never accepts a webhook for it
+    passwordHash: `$2b$10$${'.'.repeat(53)}`,
+    eventIdRule: null,
+    eventTypeRule: null,
+    resourceName: null,
+    namespace,
+  });
 }
