@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
 import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
 import { buildOutboundRequest } from '../delivery/outbound-request.js';
-import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint } from '../domain/records.js';
+import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
@@ -17,6 +17,9 @@ import {
 import { createLimitGate } from './limit-gate.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
 import { createPatientRecorder, type RecordAttempt } from './attempt-recorder.js';
+import { contentEvent } from '../content/event-view.js';
+import type { ExpressionCache } from '../content/expression-cache.js';
+import { formatExpressionError } from '../content/filter.js';
 
 type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   logger: ActivityLogger;
@@ -25,6 +28,8 @@ type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
   handoff: AttemptHandoff;
   /** records an attempt's outcome, batched with those that end at the same time (attempt-recorder.ts) */
   recordAttempt: RecordAttempt;
+  /** compiled transforms (spec.transform.jsonata) by text */
+  expressions: ExpressionCache;
 };
 
 /** An outage of a dependency (Postgres, classified where it arises): worth a retry that spends no attempt. */
@@ -34,8 +39,8 @@ const isTransient = (err: unknown): boolean => isAppError(err) && err.kind === '
 interface FailsAtOnce {
   /** the attempt's last_error */
   error: string;
-  /** recorded on the attempt: whether it counts towards auto-disable and is held for a redrive (db/deliveries.ts) */
-  skipped: NonNullable<AttemptResult['skipped']>;
+  /** recorded on the attempt: whether it counts towards auto-disable and is held for a redrive (db/deliveries.ts); absent: it counts */
+  skipped?: AttemptResult['skipped'];
   /** the answer the row keeps: the last one it had, or none */
   keepLastResponse: boolean;
   note: (logger: ActivityLogger, log: object) => void;
@@ -78,6 +83,14 @@ function failsAtOnce(endpoint: Endpoint): FailsAtOnce | undefined {
   return undefined;
 }
 
+/** What an attempt sends before its format: the stored payload, or what the endpoint's transform made of it. */
+interface Body {
+  body: Buffer;
+  contentType: string | null;
+  /** true: a transform made it (the attempt log records what was sent) */
+  transformed: boolean;
+}
+
 /** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
 async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Promise<DeliveryOutcome> {
   const started = performance.now();
@@ -109,7 +122,7 @@ const attemptOf = (delivery: Delivery, input: DeliverInput): number =>
  * every attempt; Temporal's retry policy (built from the endpoint's max_attempts) schedules the next
  * one. Every failure it raises is built by failures.ts.
  */
-export function createDeliver({ repos, send, metrics, logger, backoff, handoff, recordAttempt }: DeliverDeps) {
+export function createDeliver({ repos, send, metrics, logger, backoff, handoff, recordAttempt, expressions }: DeliverDeps) {
   // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
   const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
   const record = createPatientRecorder({ recordAttempt, logger });
@@ -190,6 +203,26 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
     throw finalDeliveryFailure('delivery_rejected', why.error);
   }
 
+  /**
+   * The body of this attempt (docs/content-routing.md): the endpoint's transform as it is now (a
+   * replay sends what the current one makes), over the stored event. A failure is the same for the
+   * same input every time: the delivery ends FAILED at once with the reason, not retried.
+   */
+  async function bodyOf(endpoint: Endpoint, event: WebhookEvent): Promise<Body | FailsAtOnce> {
+    if (endpoint.transform === null) return { body: event.payload, contentType: event.contentType, transformed: false };
+    const compiled = expressions.transform(endpoint.transform);
+    const out = compiled.ok
+      ? await compiled.value.apply(contentEvent(event))
+      : { error: `transform does not compile: ${formatExpressionError(compiled.error)}` };
+    if ('body' in out) return { body: out.body, contentType: 'application/json', transformed: true };
+    return {
+      error: out.error,
+      keepLastResponse: false,
+      note: (l, log) =>
+        l.warn({ ...log, error: out.error }, "delivery failed at once: the endpoint's transform failed (fix it, then replay)"),
+    };
+  }
+
   async function deliverOnce(input: DeliverInput, temporalAttempt: number, firstLocal: boolean): Promise<DeliverResult> {
     // the first attempt (the local activity, right after prepare) takes the rows prepare read; a retry reads
     // the delivery, its endpoint (fresh: rotated secrets apply) and its event in one round trip
@@ -204,10 +237,13 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
     const atOnce = failsAtOnce(endpoint);
     if (atOnce) return failWithoutRequest(delivery, atOnce, log);
 
+    const shaped = await bodyOf(endpoint, event);
+    if ('error' in shaped) return failWithoutRequest(delivery, shaped, log);
+
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    // the endpoint's format (Raw or a CloudEvent) shapes the body; signatures are over what is sent
-    const request = buildOutboundRequest(delivery, endpoint, event, attempt);
+    // the endpoint's format (Raw or a CloudEvent) shapes the body, the transform's when it has one; signatures are over what is sent
+    const request = buildOutboundRequest(delivery, endpoint, event, attempt, shaped.transformed ? shaped : undefined);
     const outcome = await inAttemptSpan(
       {
         method: request.method,
@@ -231,7 +267,13 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
       statusClass: outcome.statusClass,
       durationMs: Math.round(outcome.durationMs),
     };
-    const answer = { responseStatus: outcome.status, responseBody: outcome.body, startedAt, durationMs: outcome.durationMs };
+    const answer = {
+      responseStatus: outcome.status,
+      responseBody: outcome.body,
+      startedAt,
+      durationMs: outcome.durationMs,
+      ...(shaped.transformed ? { requestBody: request.body.toString('utf8') } : {}),
+    };
 
     if (outcome.kind === 'success') {
       const settled = await record(delivery.id, { ...answer, status: 'SUCCESS', error: null }, outcomeLog);

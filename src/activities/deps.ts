@@ -20,6 +20,8 @@ export interface ActivityDeps {
     | 'endpointAutoDisables'
     | 'deliveryDeferrals'
     | 'deliveryLimitWait'
+    | 'filtered'
+    | 'filterErrors'
   >;
   logger?: ActivityLogger;
   /** delivery retry backoff; DEFAULT_BACKOFF when omitted */

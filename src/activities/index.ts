@@ -5,6 +5,7 @@ import { DEFAULT_BACKOFF, noopLogger, validateBackoff, type ActivityDeps } from 
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
+import { createExpressionCache } from '../content/expression-cache.js';
 import type { FanoutActivities } from './types.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -16,10 +17,14 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   const backoff = validateBackoff(deps.backoff ?? DEFAULT_BACKOFF);
   const handoff = createAttemptHandoff();
   const recordAttempt = createAttemptRecorder({ deliveries: deps.repos.deliveries });
+  // compiled filters and transforms, shared by prepare and deliver
+  const expressions = createExpressionCache();
   return {
-    prepare: withFailureMapping(createPrepare({ repos: deps.repos, logger, backoff, handoff })),
+    prepare: withFailureMapping(
+      createPrepare({ repos: deps.repos, metrics: deps.metrics, logger, backoff, handoff, expressions, now: deps.now ?? Date.now }),
+    ),
     deliver: withFailureMapping(
-      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt }),
+      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt, expressions }),
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };

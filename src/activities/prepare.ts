@@ -2,10 +2,66 @@ import { Context } from '@temporalio/activity';
 import { permanent } from '../domain/errors.js';
 import type { Delivery, Endpoint } from '../domain/records.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
+import { contentEvent } from '../content/event-view.js';
+import type { ExpressionCache } from '../content/expression-cache.js';
+import { formatExpressionError } from '../content/filter.js';
+import type { AcceptFiltered } from '../db/deliveries.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
 
-type PrepareDeps = Pick<ActivityDeps, 'repos'> & { logger: ActivityLogger; backoff: BackoffSettings; handoff: AttemptHandoff };
+type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
+  logger: ActivityLogger;
+  backoff: BackoffSettings;
+  handoff: AttemptHandoff;
+  expressions: ExpressionCache;
+  now: () => number;
+};
+
+/** A filter that fails on every event would log on every event: once per endpoint and this long. */
+const FILTER_ERROR_LOG_EVERY_MS = 60_000;
+
+/**
+ * The filters of the endpoints that have one (docs/content-routing.md), over the event prepare
+ * read: an endpoint gets the event when its filter is true. An evaluation error counts as not
+ * matched (counted, logged once per endpoint and minute); nothing here fails the workflow.
+ */
+function createFilterStep({
+  metrics,
+  logger,
+  expressions,
+  now,
+}: Pick<PrepareDeps, 'metrics' | 'logger' | 'expressions' | 'now'>): AcceptFiltered {
+  const lastLogged = new Map<string, number>();
+  const noteError = (endpoint: Endpoint, eventId: string, error: string) => {
+    metrics.filterErrors.inc({ endpoint: endpoint.name });
+    const at = now();
+    if (at - (lastLogged.get(endpoint.id) ?? -Infinity) < FILTER_ERROR_LOG_EVERY_MS) return;
+    lastLogged.set(endpoint.id, at);
+    if (lastLogged.size > 10_000) lastLogged.clear();
+    logger.warn(
+      { endpoint: endpoint.name, endpointId: endpoint.id, eventId, error },
+      'filter failed: counted as not matched (logged once a minute per endpoint)',
+    );
+  };
+  return (event, endpoints) => {
+    const view = contentEvent(event);
+    return endpoints.filter((endpoint) => {
+      const compiled = expressions.filter(endpoint.filter ?? '');
+      if (!compiled.ok) {
+        // the operator stores only filters that compiled: a row written some other way
+        noteError(endpoint, event.id, `filter does not compile: ${formatExpressionError(compiled.error)}`);
+        return false;
+      }
+      const outcome = compiled.value.evaluate(view);
+      if ('error' in outcome) {
+        noteError(endpoint, event.id, outcome.error);
+        return false;
+      }
+      if (!outcome.matched) metrics.filtered.inc({ endpoint: endpoint.name });
+      return outcome.matched;
+    });
+  };
+}
 
 const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
   deliveryId: d.id,
@@ -20,12 +76,17 @@ const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'ma
  * that its source allows (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
-export function createPrepare({ repos, logger, backoff, handoff }: PrepareDeps) {
+export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, now }: PrepareDeps) {
+  const acceptFiltered = createFilterStep({ metrics, logger, expressions, now });
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
       // start), matches the endpoints and creates their rows
-      const rows = await repos.deliveries.prepareRun(input.eventId, Context.current().info.workflowExecution?.workflowId ?? input.eventId);
+      const rows = await repos.deliveries.prepareRun(
+        input.eventId,
+        Context.current().info.workflowExecution?.workflowId ?? input.eventId,
+        acceptFiltered,
+      );
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
       const pending = rows.filter((r) => r.delivery.status === 'PENDING');

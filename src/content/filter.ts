@@ -22,7 +22,7 @@ export const FILTER_MAX_NODES = 1000;
  */
 export const FILTER_COST_LIMIT = 10_000;
 /** A backstop under the cost limit for steps that each do a lot (an `in` over a long list). */
-export const FILTER_TIME_LIMIT_MS = 50;
+export const FILTER_TIME_LIMIT_MS = 250;
 
 export const EVENT_FIELDS = ['source', 'type', 'id', 'receivedAt', 'headers', 'data'] as const;
 

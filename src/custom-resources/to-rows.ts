@@ -103,6 +103,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     propagateTraceContext: s.propagateTraceContext ?? true,
     namespace: ns,
     format: s.format ?? 'Raw',
+    filter: s.filter ?? null,
+    transform: s.transform?.jsonata ?? null,
   };
 }
 

@@ -18,6 +18,8 @@ export interface AttemptResult {
    * on enable. Absent: a settled outcome counts (a SUCCESS resets the count, a FAILED adds one).
    */
   skipped?: 'endpoint_inactive' | 'endpoint_disabled' | 'endpoint_not_allowed';
+  /** what was sent when it was not the stored payload (the endpoint's transform made it); the attempt log keeps it */
+  requestBody?: string | null;
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
@@ -42,7 +44,7 @@ export interface Settled {
 const ATTEMPTS_SQL = `WITH input AS (
    SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS i(
      ord int, id uuid, status text, outcome text, "responseStatus" int, "responseBody" text, error text,
-     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean)),
+     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text)),
  updated AS (
    UPDATE webhook_delivery d
       SET status = i.status, attempts = d.attempts + 1,
@@ -52,11 +54,11 @@ const ATTEMPTS_SQL = `WITH input AS (
      FROM input i
     WHERE d.id = i.id AND d.status = 'PENDING'
  RETURNING d.id, d.endpoint_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
-           i."responseStatus", i."responseBody", i.error, i.counts),
+           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody"),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
+   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error, "requestBody" FROM updated),
  counted AS (
    SELECT endpoint_id, ord, status,
           count(*) FILTER (WHERE status = 'SUCCESS') OVER (PARTITION BY endpoint_id ORDER BY ord) AS resets
@@ -102,8 +104,8 @@ const ATTEMPT_SQL = `WITH updated AS (
  RETURNING id, endpoint_id, attempts),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error)
-   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
+   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error, :requestBody FROM updated),
  health AS (
    UPDATE webhook_endpoint ep
       SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
@@ -143,7 +145,8 @@ export interface PreparedRow {
 
 /**
  * A row of the prepare statement: one per matched endpoint, with its delivery, which is missing
- * when the statement neither inserted it nor saw it in its snapshot; a single row without an
+ * when the statement neither inserted it nor saw it in its snapshot, or when the endpoint has a
+ * filter (its row is inserted once the filter accepted the event); a single row without an
  * endpoint when none matched; no row when there is no such event. The event's payload is on the
  * first row only (the others repeat the small columns), so a payload crosses the wire once.
  */
@@ -152,6 +155,30 @@ type PrepareRunRow = Omit<EventRow, 'payload'> & {
   endpoint: EndpointRow | null;
   delivery: DeliveryRow | null;
 };
+
+/**
+ * Decides which endpoints with a filter get the event (activities/prepare.ts evaluates their CEL);
+ * the others get no delivery row. Called only when there is one without a row yet.
+ */
+export type AcceptFiltered = (event: WebhookEvent, endpoints: readonly Endpoint[]) => Endpoint[];
+
+/**
+ * The delivery rows of the endpoints whose filter accepted the event, inserted or, when an earlier
+ * run of the same event inserted them, as they are (the no-op update returns an existing row and
+ * waits for a concurrent insert to commit).
+ */
+async function insertAccepted(db: Db, eventId: string, endpointIds: readonly string[]): Promise<DeliveryRow[]> {
+  const res = await prepared<{ rows: Array<{ delivery: DeliveryRow }> }>(
+    db,
+    'deliveries.insertAccepted',
+    `INSERT INTO webhook_delivery (event_id, endpoint_id)
+     SELECT :eventId, id::uuid FROM json_array_elements_text(:ids::json) AS id
+     ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
+     RETURNING row_to_json(webhook_delivery.*) AS delivery`,
+    { eventId, ids: JSON.stringify(endpointIds) },
+  );
+  return res.rows.map((r) => r.delivery);
+}
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
 async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
@@ -170,7 +197,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
         WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched
+       SELECT :eventId, id FROM matched WHERE filter IS NULL
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -225,6 +252,7 @@ export function createDeliveryRepository(db: Db) {
       durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
       held: r.skipped === 'endpoint_disabled',
       counts: r.status !== 'PENDING' && r.skipped === undefined,
+      requestBody: r.requestBody ?? null,
     }));
     const settled: Array<Settled | null> = rows.map(() => null);
     const [one] = rows;
@@ -251,28 +279,47 @@ export function createDeliveryRepository(db: Db) {
      * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
      * event.
      */
-    async prepareRun(eventId: string, workflowId: string): Promise<PreparedRow[] | undefined> {
+    /**
+     * One round trip for endpoints without a filter: the run records itself on the event, matches
+     * the endpoints and creates their rows. Endpoints with a filter whose row is not there yet go
+     * to `accept` with the event (its payload came in the same round trip), and those it returns
+     * get their rows in a second statement: the cost of a filter is paid only where one is set.
+     * Without `accept`, no filtered endpoint gets the event.
+     */
+    async prepareRun(eventId: string, workflowId: string, accept: AcceptFiltered = () => []): Promise<PreparedRow[] | undefined> {
       let rows = await prepareRunRows(db, eventId, workflowId);
       // The rows the statement inserted and those that were there before it (a retried prepare)
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
-      if (rows.some((r) => r.endpoint !== null && r.delivery === null)) rows = await prepareRunRows(db, eventId, workflowId);
+      if (rows.some((r) => r.endpoint !== null && r.delivery === null && r.endpoint.filter === null)) {
+        rows = await prepareRunRows(db, eventId, workflowId);
+      }
       const first = rows[0];
       if (!first) return undefined;
       const { endpoint: _e, delivery: _d, payload, ...eventColumns } = first;
       const event = toEvent({ ...eventColumns, payload: payload ?? Buffer.alloc(0), traceparent: null });
-      return rows.flatMap((r) =>
-        r.endpoint !== null && r.delivery !== null
-          ? [
-              {
-                delivery: toDelivery(withDates(r.delivery, deliveryDates)),
-                endpoint: toEndpoint(withDates(r.endpoint, endpointDates)),
-                event,
-              },
-            ]
-          : [],
-      );
+      const prepared: PreparedRow[] = [];
+      const filtered: Endpoint[] = [];
+      for (const r of rows) {
+        if (r.endpoint === null) continue;
+        const endpoint = toEndpoint(withDates(r.endpoint, endpointDates));
+        if (r.delivery !== null) prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
+        else if (endpoint.filter !== null) filtered.push(endpoint);
+      }
+      if (filtered.length === 0) return prepared;
+      const accepted = accept(event, filtered);
+      if (accepted.length === 0) return prepared;
+      const byId = new Map(accepted.map((e) => [e.id, e]));
+      for (const d of await insertAccepted(
+        db,
+        eventId,
+        accepted.map((e) => e.id),
+      )) {
+        const endpoint = byId.get(d.endpoint_id);
+        if (endpoint) prepared.push({ delivery: toDelivery(withDates(d, deliveryDates)), endpoint, event });
+      }
+      return prepared;
     },
 
     /**

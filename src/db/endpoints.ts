@@ -16,9 +16,11 @@ export type EndpointSpec = Omit<
   | 'format'
   | 'namespace'
   | 'deniedReason'
+  | 'filter'
+  | 'transform'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -54,6 +56,8 @@ const toRow = (s: EndpointSpec) => ({
   namespace: s.namespace ?? null,
   denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',
+  filter: s.filter ?? null,
+  transform_jsonata: s.transform ?? null,
 });
 
 export function createEndpointRepository(db: Db) {

@@ -73,6 +73,8 @@ export interface EndpointRow {
   auto_disable_after: number;
   propagate_trace_context: boolean;
   format: EndpointFormat;
+  filter: string | null;
+  transform_jsonata: string | null;
   consecutive_failures: number;
   disabled_at: Date | null;
   namespace: string | null;
@@ -106,6 +108,9 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
   format: r.format ?? 'Raw',
+  // absent from a row read before migration 074 ran: none
+  filter: r.filter ?? null,
+  transform: r.transform_jsonata ?? null,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   namespace: r.namespace ?? null,

@@ -1,5 +1,5 @@
 import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
-import { formatBody } from './body-format.js';
+import { formatBody, type Payload } from './body-format.js';
 import type { OutboundRequest } from './types.js';
 
 /**
@@ -7,12 +7,20 @@ import type { OutboundRequest } from './types.js';
  * endpoint's format (body-format.ts) and everything the sender and headers.ts need. Pure: the same
  * rows give the same request, so a retry or a replay sends the same CloudEvent id.
  */
-export function buildOutboundRequest(d: Delivery, e: Endpoint, ev: WebhookEvent, attempt: number): OutboundRequest {
-  const shaped = formatBody(
-    e.format,
-    { body: ev.payload, contentType: ev.contentType },
-    { id: ev.id, source: ev.source, type: ev.eventType, time: ev.receivedAt },
-  );
+export function buildOutboundRequest(
+  d: Delivery,
+  e: Endpoint,
+  ev: WebhookEvent,
+  attempt: number,
+  /** what the endpoint's transform made of the payload (docs/content-routing.md); absent: the stored payload */
+  transformed?: Payload,
+): OutboundRequest {
+  const shaped = formatBody(e.format, transformed ?? { body: ev.payload, contentType: ev.contentType }, {
+    id: ev.id,
+    source: ev.source,
+    type: ev.eventType,
+    time: ev.receivedAt,
+  });
   return {
     url: e.url,
     method: e.method,

@@ -141,6 +141,10 @@ export interface Endpoint {
   propagateTraceContext: boolean;
   /** Raw (default), CloudEventsBinary or CloudEventsStructured */
   format: EndpointFormat;
+  /** spec.filter, CEL, the last that compiled; null = every event of its source and type (docs/content-routing.md) */
+  filter: string | null;
+  /** spec.transform.jsonata, the last that compiled; null = the body as it came */
+  transform: string | null;
   /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */

@@ -156,6 +156,18 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
       registers,
     }),
+    filtered: new Counter({
+      name: 'webhook_fanout_filtered_total',
+      help: "Events of an endpoint's source and type that its spec.filter did not accept (no delivery), by endpoint (namespace/name)",
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
+    filterErrors: new Counter({
+      name: 'webhook_fanout_filter_errors_total',
+      help: "Evaluations of an endpoint's spec.filter that failed (a missing field, a wrong type, a bound): counted as not matched, by endpoint",
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
     endpointAttempts: new Counter({
       name: 'webhook_fanout_endpoint_delivery_attempts_total',
       help: 'Outbound delivery attempts by endpoint (namespace/name) and outcome (success, retryable, permanent)',

@@ -85,7 +85,9 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
     row.namespace === (spec.namespace ?? null) &&
     row.deniedReason === (spec.deniedReason ?? null) &&
-    row.format === (spec.format ?? 'Raw')
+    row.format === (spec.format ?? 'Raw') &&
+    row.filter === (spec.filter ?? null) &&
+    row.transform === (spec.transform ?? null)
   );
 }
 

@@ -66,6 +66,8 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   autoDisableAfter: 0,
   propagateTraceContext: true,
   format,
+  filter: null,
+  transform: null,
   consecutiveFailures: 0,
   disabledAt: null,
   namespace: 'payments',

@@ -128,6 +128,8 @@ export async function addEndpoint(
     maxConcurrency: spec.maxConcurrency ?? null,
     active: spec.active ?? true,
     autoDisableAfter: spec.autoDisableAfter ?? 0,
+    filter: spec.filter ?? null,
+    transform: spec.transform ?? null,
   });
   return row.id;
 }

@@ -175,8 +175,8 @@ describe('a filter is bounded', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
-  it('a filter within the limits is not cut short (one comprehension over 5000 items)', () => {
-    const items = Array.from({ length: 5000 }, (_, i) => i);
+  it('a filter within the limits is not cut short (one comprehension over 2000 items)', () => {
+    const items = Array.from({ length: 2000 }, (_, i) => i);
     const e = event('s', 't', 'i', JSON.stringify({ items }));
     expect(run('event.data.items.all(x, x >= 0.0)', e)).toEqual({ matched: true });
   });

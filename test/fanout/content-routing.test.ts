@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect } from 'vitest';
+import { startReplay } from '../../src/temporal/replay-starter.js';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { counterDelta, it } from './support/fixtures.js';
+
+const invoice = readFileSync(new URL('../fixtures/payloads/stripe-invoice-paid.json', import.meta.url), 'utf8');
+
+// spec.filter in a whole run (docs/content-routing.md): the worker as cmd/worker.ts builds it, on
+// real Postgres and Temporal; endpoints without a filter are routed as before.
+describe('routing by content: spec.filter', () => {
+  it('an endpoint gets exactly the events its filter accepts; an evaluation error is not a match and fails nothing', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('stripe');
+    const [plain, big, small, broken] = await Promise.all([receiver(), receiver(), receiver(), receiver()]);
+    const plainId = await addEndpoint(h.repos, { source, url: plain.url, name: 'billing/plain' });
+    const bigId = await addEndpoint(h.repos, {
+      source,
+      url: big.url,
+      name: 'billing/big',
+      filter: "event.type.startsWith('invoice.') && event.data.data.object.amount_paid >= 10000",
+    });
+    await addEndpoint(h.repos, { source, url: small.url, name: 'billing/small', filter: 'event.data.data.object.amount_paid < 100' });
+    await addEndpoint(h.repos, { source, url: broken.url, name: 'billing/broken', filter: 'event.data.data.object.coupon.id == "x"' });
+    const filtered = await counterDelta(h.metrics.filtered, { endpoint: 'billing/small' });
+    const errors = await counterDelta(h.metrics.filterErrors, { endpoint: 'billing/broken' });
+
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    expect(plain.requests).toHaveLength(1);
+    expect(big.requests).toHaveLength(1);
+    expect(big.requests[0]?.body.toString('utf8')).toBe(invoice);
+    expect(small.requests).toHaveLength(0);
+    expect(broken.requests).toHaveLength(0);
+    const deliveries = await h.repos.deliveries.listByEvent(eventId);
+    expect(deliveries.map((d) => d.endpointId).sort()).toEqual([plainId, bigId].sort());
+    expect(await filtered()).toBe(1);
+    expect(await errors()).toBe(1);
+
+    // a second event the big filter refuses: only the plain endpoint
+    const refund = await addEvent(h.repos, { source, eventType: 'charge.refunded', payload: invoice });
+    expect(await h.runFanout(refund)).toBe('COMPLETED');
+    expect(plain.requests).toHaveLength(2);
+    expect(big.requests).toHaveLength(1);
+  });
+
+  it('a retried prepare does not deliver twice to a filtered endpoint (its row from the first run is found)', async ({ h, receiver }) => {
+    const source = uniqueSource('stripe');
+    const target = await receiver();
+    const id = await addEndpoint(h.repos, { source, url: target.url, filter: "event.type == 'invoice.paid'" });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    const accept = (_e: unknown, endpoints: readonly { id: string }[]) => endpoints as never;
+    const first = await h.repos.deliveries.prepareRun(eventId, eventId, accept);
+    const again = await h.repos.deliveries.prepareRun(eventId, eventId, () => {
+      throw new Error('not asked again: the row is there');
+    });
+    expect(first?.map((r) => r.endpoint.id)).toEqual([id]);
+    expect(again?.map((r) => r.delivery.id)).toEqual(first?.map((r) => r.delivery.id));
+  });
+});
+
+describe('reshaping by content: spec.transform.jsonata', () => {
+  it('the endpoint receives the transformed body, signed over it (verified by the standardwebhooks library); the attempt log records what was sent', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('stripe');
+    const key = `whsec_${randomBytes(24).toString('base64')}`;
+    const wh = new Webhook(key);
+    const verified: unknown[] = [];
+    const target = await receiver({
+      handler: (req, res) => {
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+        try {
+          verified.push(wh.verify(req.body, headers));
+          res.statusCode = 204;
+        } catch (err) {
+          res.statusCode = 401;
+          res.write(err instanceof Error ? err.message : 'invalid');
+        }
+        res.end();
+      },
+    });
+    const endpointId = await addEndpoint(h.repos, {
+      source,
+      url: target.url,
+      authType: 'STANDARD_WEBHOOKS',
+      signingSecret: key,
+      transform:
+        '{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100, "tenant": data.data.object.metadata.tenant}',
+    });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('COMPLETED');
+
+    const sent = { kind: 'invoice.paid', invoice: 'in_1PqR8qLkdIwHu7ixAbCdEfGh', total: 125, tenant: 'acme' };
+    expect(target.requests).toHaveLength(1);
+    expect(target.requests[0]?.headers['content-type']).toBe('application/json');
+    expect(verified).toEqual([sent]);
+    const [delivery] = await h.repos.deliveries.listByEvent(eventId);
+    expect(delivery).toMatchObject({ endpointId, status: 'SUCCESS' });
+    const attempts = await h.database.db('webhook_delivery_attempt').where({ delivery_id: delivery?.id });
+    expect(attempts.map((a: { request_body: string | null }) => JSON.parse(a.request_body ?? 'null'))).toEqual([sent]);
+  });
+
+  it('a transform that fails ends the delivery FAILED at once with the reason, without a request or a retry', async ({ h, receiver }) => {
+    const source = uniqueSource('stripe');
+    const target = await receiver();
+    await addEndpoint(h.repos, { source, url: target.url, maxAttempts: 5, transform: '$number(data.data.object.currency)' });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    expect(target.requests).toHaveLength(0);
+    const [delivery] = await h.repos.deliveries.listByEvent(eventId);
+    expect(delivery).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(delivery?.lastError).toMatch(/^transform failed: D3030/);
+  });
+
+  it('fixed and replayed, the delivery sends what the transform makes at the time of sending', async ({ h, receiver }) => {
+    const source = uniqueSource('stripe');
+    const target = await receiver();
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, transform: '{"v": $number(data.data.object.currency)}' });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    expect(target.requests).toHaveLength(0);
+
+    await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ transform_jsonata: '{"v": 2, "kind": type}' });
+    const failed = await deliveryOf(h.repos, eventId, endpointId);
+    expect(await h.repos.deliveries.reopenFailed(failed.id)).toBe(true);
+    const { workflowId } = await startReplay(h.client, { eventId, deliveryIds: [failed.id], taskQueue: h.taskQueue });
+    expect(await h.client.workflow.getHandle(workflowId).result()).toBe('COMPLETED');
+    expect(target.requests.map((r) => JSON.parse(r.body.toString('utf8')))).toEqual([{ v: 2, kind: 'invoice.paid' }]);
+  });
+});
