@@ -2,7 +2,7 @@ import type { DeliveryStatus } from '../domain/statuses.js';
 import { eventWithPayload } from './deliveries.js';
 import type { Db } from './knex.js';
 
-// The replays WebhookReplay resources ask for (migration 073): one row per resource uid, the
+// The replays WebhookReplay resources ask for (migration 075): one row per resource uid, the
 // deliveries it matched when it began, and where each one is. Every step is a statement that
 // re-checks what it changes, so a step repeated after a crash or by a new leader does nothing twice.
 
