@@ -1,10 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
-import { ENDPOINT_STATES } from '../domain/records.js';
-
-/** webhook_endpoint.denied_reason (migration 071). */
-export const DENIED_REASONS = ['NotAllowedBySource', 'SourceNotFound'] as const;
+import { DENIED_REASONS, ENDPOINT_STATES } from '../domain/records.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
 // never serialized) and generate the OpenAPI document.

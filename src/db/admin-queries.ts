@@ -74,9 +74,6 @@ export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret'
   custom_header_names: string[];
   /** deliveries held while it was disabled, not redriven yet */
   held_deliveries: number;
-  /** migration 071: the resource's namespace, and why its source does not allow it (null: allowed) */
-  namespace: string | null;
-  denied_reason: 'NotAllowedBySource' | 'SourceNotFound' | null;
   page_ts: string;
 };
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { eventWithPayload } from './deliveries.js';
+import type { DeniedReason } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
 
@@ -26,7 +27,7 @@ export interface ReplayEndpoint {
   name: string;
   source: string;
   namespace: string | null;
-  deniedReason: 'NotAllowedBySource' | 'SourceNotFound' | null;
+  deniedReason: DeniedReason | null;
 }
 
 /** A delivery a replay was asked for, with its endpoint. */

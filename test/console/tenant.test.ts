@@ -94,15 +94,12 @@ describe('web console as dev-tenant: every page shows only its namespace', () =>
       },
     });
     const db = database.db;
-    await eventually(async () => (await db('webhook_endpoint').select('name')).length === 2, 60_000).catch((err: unknown) => {
-      throw new Error(`dev mode did not sync both endpoints: ${String(err)}\n${dev.output()}`);
-    });
-    // Dev mode writes each row's namespace from its manifest (migration 071); set here as well, so
-    // this test of the console does not depend on which side of tenancy landed first.
-    await db('webhook_endpoint').where({ name: 'default/mine' }).update({ namespace: 'default' });
-    await db('webhook_endpoint').where({ name: 'other/theirs' }).update({ namespace: 'other' });
-    await db('webhook_inbound_credential').where({ source: 'shop' }).update({ namespace: 'default' });
-    await db('webhook_inbound_credential').where({ source: 'ledger' }).update({ namespace: 'other' });
+    // dev mode writes each row's namespace from its manifest's metadata.namespace
+    await eventually(async () => (await db('webhook_endpoint').whereNotNull('namespace').select('name')).length === 2, 60_000).catch(
+      (err: unknown) => {
+        throw new Error(`dev mode did not sync both endpoints with their namespaces: ${String(err)}\n${dev.output()}`);
+      },
+    );
 
     ids.mineEvent = await send('shop', { id: `mine-${randomBytes(4).toString('hex')}`, type: 'order.created' });
     ids.theirEvent = await send('ledger', { id: `theirs-${randomBytes(4).toString('hex')}`, type: 'entry.booked' });

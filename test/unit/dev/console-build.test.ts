@@ -1,6 +1,6 @@
 import type { Manifest } from 'vite';
 import { describe, expect, it } from 'vitest';
-import { firstLoadChunks } from '../../../scripts/console/build.js';
+import { firstLoadChunks } from '../../../src/dev/console-build.js';
 
 const chunk = (file: string, extra: Partial<Manifest[string]> = {}): Manifest[string] => ({ file, ...extra });
 
