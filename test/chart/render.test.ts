@@ -771,3 +771,21 @@ describe('pods of every kind', () => {
     expect(worker.find((e) => e.name === 'DELIVERY_BACKOFF_COEFFICIENT')?.value).toBe('1.5');
   });
 });
+
+describe('tenancy.sourceNames NamespacePrefixed and the Kubernetes version', () => {
+  it('renders the ValidatingAdmissionPolicy and its binding from Kubernetes 1.30 on', async () => {
+    const objects = await render({ set: ['tenancy.sourceNames=NamespacePrefixed'], kubeVersion: '1.30.0' });
+    const kinds = objects.filter((o) => o.apiVersion === 'admissionregistration.k8s.io/v1').map((o) => o.kind);
+    expect(kinds.sort()).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  });
+
+  it('refuses it on 1.29, which has no admissionregistration.k8s.io/v1 policy, naming the way out', async () => {
+    const err = await helmTemplateError({ set: ['tenancy.sourceNames=NamespacePrefixed'], kubeVersion: '1.29.5' });
+    expect(err).toMatch(/NamespacePrefixed needs Kubernetes >= 1\.30.*set tenancy\.sourceNames: Any/);
+  });
+
+  it('renders no policy with the default Any, on any supported version', async () => {
+    const objects = await render({ kubeVersion: '1.29.0' });
+    expect(objects.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+  });
+});
