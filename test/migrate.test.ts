@@ -18,6 +18,8 @@ describe('migration 052', () => {
       'webhook_endpoint_limit_state',
       'webhook_event',
       'webhook_inbound_credential',
+      'webhook_replay',
+      'webhook_replay_delivery',
     ]);
     // every .sql file of migrations/, in name order, starting with 052
     const files = (await readdir(new URL('../migrations/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort();

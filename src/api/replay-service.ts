@@ -7,7 +7,12 @@ import { inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
 import type { BulkReplayResult, ReplayStarted } from './route-schemas.js';
 
 /** startReplay bound to a Temporal client and task queue. */
-export type StartReplay = (req: { eventId: string; deliveryIds: string[] }) => Promise<{ workflowId: string }>;
+export type StartReplay = (req: {
+  eventId: string;
+  deliveryIds: string[];
+  /** a run id the caller chose (a WebhookReplay's); a second start of it is refused (WorkflowExecutionAlreadyStartedError) */
+  workflowId?: string;
+}) => Promise<{ workflowId: string }>;
 
 export interface ReplayServiceDeps {
   events: Pick<EventRepository, 'getMeta'>;

@@ -16,6 +16,9 @@ import { startEmbeddedPostgres } from '../dev/embedded-postgres.js';
 import { freePort } from '../dev/ports.js';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { watchManifests } from '../manifests/watch-manifests.js';
+import { createReplayRuns } from '../db/replay-runs.js';
+import { createReplayRunner } from '../temporal/replay-runner.js';
+import { startReplay } from '../temporal/replay-starter.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
 import { installTemporalRuntime } from '../observability/temporal-runtime.js';
@@ -133,13 +136,6 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);
       const repos = createRepositories(db);
-      const manifests = await watchManifests({
-        dir: configDir,
-        repos,
-        logger,
-        options: { defaultAllowedNamespaces: dev.defaultAllowedNamespaces },
-      });
-      cleanups.push(() => manifests.close());
 
       // an external Temporal may take TLS and an API key (TEMPORAL_TLS_*), as the processes do
       const nativeConnection = await connectTemporalNative(cfg.worker.temporal);
@@ -148,6 +144,24 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       cleanups.push(() => connection.close());
       const interceptors = await clientTracing(tracing);
       const client = new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
+
+      // a WebhookReplay manifest is applied once, its runs started on this client (manifests/drive-replays.ts)
+      const replays = {
+        runner: createReplayRunner({
+          runs: createReplayRuns(db),
+          startRun: (req) => startReplay(client, { ...req, taskQueue: cfg.consumer.temporal.taskQueue }),
+          logger,
+        }),
+        endpointId: (ns: string, name: string) => repos.endpoints.activeIdByName(ns, name),
+      };
+      const manifests = await watchManifests({
+        dir: configDir,
+        repos,
+        logger,
+        options: { defaultAllowedNamespaces: dev.defaultAllowedNamespaces },
+        replays,
+      });
+      cleanups.push(() => manifests.close());
 
       const worker = await buildWorkerProcess({ settings: cfg.worker, connection: nativeConnection, repos, metrics, logger, tracing });
       const consumer = buildConsumerProcess({

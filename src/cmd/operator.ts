@@ -1,4 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { bindStartReplay, lazyTemporalClient } from '../api/start-replay.js';
 import { loadOperatorConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createOperatorMetrics } from '../metrics/operator-metrics.js';
@@ -14,6 +15,8 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
   const cfg = loadOperatorConfig(env);
   const { logger, metrics, db, service } = bootstrap('operator', cfg);
   const operatorMetrics = createOperatorMetrics(metrics.registry);
+  // WebhookReplay runs start here; the client is made, and connects, on the first one
+  const temporal = lazyTemporalClient(cfg.temporal);
   const kc = new KubeConfig();
   kc.loadFromDefault();
   let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
@@ -40,12 +43,14 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         resyncPeriodMs: cfg.resyncPeriodMs,
         ...(cfg.identity ? { identity: cfg.identity } : {}),
         leaderElection: cfg.leaderElection,
+        startReplayRun: bindStartReplay(temporal.client, cfg.temporal.taskQueue),
       });
       const running = operator;
       // stopping releases the Lease, so a standby takes over at once instead of after its expiry
       return [{ stop: () => running.stop() }];
     },
     cleanup: async () => {
+      await temporal.close();
       await db.destroy();
     },
   });

@@ -155,6 +155,8 @@ export interface OperatorConfig extends CommonConfig, DatabaseConfig {
   resyncPeriodMs: number;
   /** this replica's name in the Lease and in Events (POD_NAME, else HOSTNAME) */
   identity: string | undefined;
+  /** WebhookReplay resources start replay runs here; connected on the first one */
+  temporal: TemporalConfig;
   leaderElection: {
     enabled: boolean;
     namespace: string;
@@ -437,6 +439,7 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     workers: r.int('OPERATOR_WORKERS', 2, 1, 64),
     resyncPeriodMs: r.int('OPERATOR_RESYNC_SECONDS', 300, 5, 86_400) * 1000,
     identity: r.optional('POD_NAME') ?? r.optional('HOSTNAME'),
+    temporal: temporal(r),
     leaderElection: {
       enabled: r.bool('LEADER_ELECTION', true),
       namespace: r.optional('LEADER_ELECTION_NAMESPACE') ?? r.optional('POD_NAMESPACE') ?? 'default',

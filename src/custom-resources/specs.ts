@@ -710,3 +710,76 @@ export interface Resource<K extends string, S> {
 
 export type WebhookEndpointResource = Resource<'WebhookEndpoint', WebhookEndpointSpec>;
 export type InboundCredentialResource = Resource<'InboundCredential', InboundCredentialSpec>;
+
+/** The delivery statuses a WebhookReplay may take (FAILED by default; SUCCESS to send delivered ones again). */
+export const REPLAY_STATUSES = ['FAILED', 'SUCCESS'] as const;
+/** What the CRD (and dev mode) says when a WebhookReplay's spec is changed: it ran, or runs, for the spec it had. */
+export const REPLAY_IMMUTABLE_MESSAGE =
+  'spec is immutable: a WebhookReplay replays once, for the spec it was created with; create a new WebhookReplay (another name) to replay again';
+const RFC3339 = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
+
+export const WebhookReplaySpec = Type.Object(
+  {
+    endpointRef: Type.Object(
+      {
+        name: Type.String({
+          minLength: 1,
+          maxLength: 253,
+          description: 'name of a WebhookEndpoint in the namespace of this WebhookReplay',
+        }),
+      },
+      { additionalProperties: false, description: 'the endpoint whose deliveries are replayed, in this namespace only' },
+    ),
+    window: Type.Object(
+      {
+        from: Type.String({ format: 'date-time', pattern: RFC3339, maxLength: 64, description: 'events received at or after this time' }),
+        to: Type.String({ format: 'date-time', pattern: RFC3339, maxLength: 64, description: 'events received before this time' }),
+      },
+      {
+        additionalProperties: false,
+        description: "the events' received time, from inclusive, to exclusive (RFC 3339)",
+        'x-kubernetes-validations': [
+          { rule: 'timestamp(self.from) < timestamp(self.to)', message: 'window.from must be before window.to', fieldPath: '.to' },
+        ],
+      },
+    ),
+    statuses: Type.Optional(
+      Type.Array(
+        Type.Union(
+          REPLAY_STATUSES.map((s) => Type.Literal(s)),
+          { description: 'FAILED or SUCCESS' },
+        ),
+        {
+          minItems: 1,
+          maxItems: 2,
+          default: ['FAILED'],
+          'x-kubernetes-list-type': 'set',
+          description: 'which deliveries: FAILED (the default), SUCCESS to send delivered ones again, or both',
+        },
+      ),
+    ),
+    eventTypes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+        maxItems: 50,
+        'x-kubernetes-list-type': 'set',
+        description: 'only events of these types; absent or empty: every type',
+      }),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: status counts what would be replayed; nothing is sent' })),
+    ttlSecondsAfterFinished: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 31_536_000,
+        description: 'delete this WebhookReplay this many seconds after it finished (as a Job); absent: kept until deleted',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Replays, once, an endpoint's deliveries of the events received in a window (FAILED ones by default), through the admin API's bulk replay path.",
+    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: REPLAY_IMMUTABLE_MESSAGE }],
+  },
+);
+export type WebhookReplaySpec = Static<typeof WebhookReplaySpec>;
+export type WebhookReplayResource = Resource<'WebhookReplay', WebhookReplaySpec>;

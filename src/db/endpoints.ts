@@ -67,6 +67,18 @@ export function createEndpointRepository(db: Db) {
       return row ? toEndpoint(row) : undefined;
     },
 
+    /**
+     * The endpoint a WebhookReplay names: the active row of the WebhookEndpoint `name` in
+     * `namespace` (rows are named namespace/name by the operator and dev mode alike).
+     */
+    async activeIdByName(namespace: string, name: string): Promise<string | undefined> {
+      const row = await db<EndpointRow>('webhook_endpoint')
+        .where({ name: `${namespace}/${name}`, active: true })
+        .orderBy('updated_at', 'desc')
+        .first('id');
+      return row?.id;
+    },
+
     async list(): Promise<Endpoint[]> {
       const rows = await db<EndpointRow>('webhook_endpoint').orderBy('created_at', 'desc');
       return rows.map(toEndpoint);

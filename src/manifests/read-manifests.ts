@@ -7,8 +7,10 @@ import {
   API_VERSION,
   InboundCredentialSpec,
   WebhookEndpointSpec,
+  WebhookReplaySpec,
   type InboundCredentialResource,
   type WebhookEndpointResource,
+  type WebhookReplayResource,
 } from '../custom-resources/specs.js';
 import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
 import { defaultNamespaceLabels } from '../custom-resources/allowed-endpoints.js';
@@ -16,6 +18,8 @@ import { defaultNamespaceLabels } from '../custom-resources/allowed-endpoints.js
 export interface ManifestSet {
   endpoints: WebhookEndpointResource[];
   credentials: InboundCredentialResource[];
+  /** applied once each (manifests/drive-replays.ts) */
+  replays: WebhookReplayResource[];
   /** "namespace/name" -> decoded key/value pairs */
   secrets: Map<string, Record<string, string>>;
   /** `kind: Namespace` documents: name -> labels (with kubernetes.io/metadata.name, as the API server sets it) */
@@ -59,7 +63,15 @@ export async function readManifestPaths(paths: readonly string[]): Promise<Manif
 }
 
 async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): Promise<ManifestSet> {
-  const set: ManifestSet = { endpoints: [], credentials: [], secrets: new Map(), namespaces: new Map(), errors: [], origins: new Map() };
+  const set: ManifestSet = {
+    endpoints: [],
+    credentials: [],
+    replays: [],
+    secrets: new Map(),
+    namespaces: new Map(),
+    errors: [],
+    origins: new Map(),
+  };
   for (const { file, full } of files) {
     const text = await readFile(full, 'utf8');
     const docs = parseAllDocuments(text);
@@ -96,9 +108,16 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
         set.secrets.set(`${metadata.namespace}/${metadata.name}`, values);
         return;
       }
-      if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential') return;
+      if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential' && kind !== 'WebhookReplay') return;
       if (obj.apiVersion !== `${API_GROUP}/${API_VERSION}`) {
         set.errors.push(`${where}: ${kind} ${metadata.name}: apiVersion must be ${API_GROUP}/${API_VERSION}`);
+        return;
+      }
+      if (kind === 'WebhookReplay') {
+        const spec = Value.Default(WebhookReplaySpec, structuredClone(obj.spec ?? {}));
+        const problem = specProblem(WebhookReplaySpec, spec) ?? replayWindowProblem(spec as WebhookReplaySpec);
+        if (problem) set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
+        else set.replays.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookReplaySpec });
         return;
       }
       const schema = kind === 'WebhookEndpoint' ? WebhookEndpointSpec : InboundCredentialSpec;
@@ -120,6 +139,11 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
     });
   }
   return set;
+}
+
+/** What the CRD's CEL rule on spec.window says, checked here (dev mode runs no CEL). */
+function replayWindowProblem(spec: WebhookReplaySpec): string | undefined {
+  return Date.parse(spec.window.from) < Date.parse(spec.window.to) ? undefined : 'spec.window.to: window.from must be before window.to';
 }
 
 /** Annotations as the API server keeps them: string values only (others are dropped). */

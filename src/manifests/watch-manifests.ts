@@ -3,6 +3,7 @@ import type { Repositories } from '../db/repositories.js';
 import type { Logger } from '../observability/logger.js';
 import { readManifests } from './read-manifests.js';
 import { syncManifests, type SyncOptions, type SyncReport } from './sync-manifests.js';
+import { createReplayDriver, type ReplayDriverDeps } from './drive-replays.js';
 
 /** Loads a folder of manifests into Postgres now, and again whenever a file in it changes. */
 export async function watchManifests(deps: {
@@ -12,9 +13,15 @@ export async function watchManifests(deps: {
   options: SyncOptions;
   debounceMs?: number;
   onSync?: (r: SyncReport) => void;
+  /** WebhookReplay manifests are applied (once each) only when given: their runs start on Temporal */
+  replays?: Omit<ReplayDriverDeps, 'logger'>;
 }): Promise<{ initial: SyncReport; close(): Promise<void> }> {
+  const driver = deps.replays ? createReplayDriver({ ...deps.replays, logger: deps.logger }) : undefined;
   const sync = async (): Promise<SyncReport> => {
-    const report = await syncManifests(deps.repos, await readManifests(deps.dir), deps.logger, deps.options);
+    const set = await readManifests(deps.dir);
+    const report = await syncManifests(deps.repos, set, deps.logger, deps.options);
+    // after the endpoints: a replay names one of the same folder
+    driver?.apply(set.replays);
     deps.onSync?.(report);
     return report;
   };
@@ -52,6 +59,7 @@ export async function watchManifests(deps: {
       clearTimeout(timer);
       watcher?.close();
       await running;
+      await driver?.stop();
     },
   };
 }

@@ -21,6 +21,8 @@ import {
 import type { OperatorStore } from './store.js';
 import { WorkQueue } from '../kube/work-queue.js';
 import { isDatabaseError } from '../db/db-errors.js';
+import type { ReplayRunner } from '../temporal/replay-runner.js';
+import { createReplayReconciler, isReplayKey, replayCollectionPath, replayKey, type WebhookReplayObject } from './replay-reconciler.js';
 
 /**
  * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
@@ -45,6 +47,8 @@ export interface ControllerOptions {
   /** how often Postgres is asked which endpoints are disabled; default HEALTH_POLL_MS */
   healthPollMs?: number;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
+  /** WebhookReplay resources are watched and run only when given (the operator's Temporal client starts the runs) */
+  replays?: ReplayRunner;
 }
 
 export interface Controller {
@@ -60,6 +64,7 @@ export interface Controller {
     endpoints: ResourceInformer<WebhookEndpointObject>[];
     credentials: ResourceInformer<InboundCredentialObject>[];
     secrets: ResourceInformer<SecretObject>[];
+    replays: ResourceInformer<WebhookReplayObject>[];
     namespaces: ResourceInformer<KubeObject>;
   };
 }
@@ -112,9 +117,11 @@ export function createController(o: ControllerOptions): Controller {
       mk<InboundCredentialObject>(collectionPath('InboundCredential', ns), `inboundcredentials/${scopeName(ns)}`),
     ),
     secrets: scopes.map((ns) => mk<SecretObject>(secretsPath(ns), `secrets/${scopeName(ns)}`)),
+    replays: o.replays ? scopes.map((ns) => mk<WebhookReplayObject>(replayCollectionPath(ns), `webhookreplays/${scopeName(ns)}`)) : [],
     namespaces: mk<KubeObject>(NAMESPACES_PATH, 'namespaces'),
   };
-  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets, informers.namespaces];
+  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets, informers.namespaces, ...informers.replays];
+  const replays = () => informers.replays.flatMap((i) => i.list());
 
   const endpoints = () => informers.endpoints.flatMap((i) => i.list());
   const credentials = () => informers.credentials.flatMap((i) => i.list());
@@ -140,6 +147,18 @@ export function createController(o: ControllerOptions): Controller {
     metrics,
     logger,
   });
+
+  const replayReconciler = o.replays
+    ? createReplayReconciler({
+        api: o.api,
+        runner: o.replays,
+        endpointId: (ns, name) => o.store.repos.endpoints.activeIdByName(ns, name),
+        cached: (ns, name) => informerFor(informers.replays, ns)?.get(name, ns),
+        enqueueAfter: (key, delayMs) => queue.addAfter(key, delayMs),
+        recorder: o.recorder,
+        logger,
+      })
+    : undefined;
 
   // ---- event handlers: they only enqueue keys
   const seen = new Map<string, string>();
@@ -198,6 +217,11 @@ export function createController(o: ControllerOptions): Controller {
     i.on('update', h.update);
     i.on('delete', h.delete);
   }
+  for (const i of informers.replays) {
+    // a replay's spec never changes (the CRD refuses it): its own status writes need no reconcile
+    const onReplay = (obj: KubeObject) => enqueue(replayKey(obj.metadata.namespace ?? 'default', obj.metadata.name), 'event');
+    i.on('add', onReplay);
+  }
   for (const i of informers.secrets) {
     i.on('add', onSecret);
     i.on('update', onSecret);
@@ -230,7 +254,7 @@ export function createController(o: ControllerOptions): Controller {
       const end = metrics.reconcileDuration.startTimer({ kind });
       let result: ReconcileResult | 'error';
       try {
-        result = await reconciler.reconcile(key);
+        result = replayReconciler && isReplayKey(key) ? await replayReconciler.reconcile(key) : await reconciler.reconcile(key);
         queue.forget(key);
       } catch (err) {
         result = 'error';
@@ -277,6 +301,7 @@ export function createController(o: ControllerOptions): Controller {
   async function resync(): Promise<void> {
     for (const e of endpoints()) enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'resync');
     for (const c of credentials()) enqueue(keyOf('InboundCredential', c.metadata.namespace ?? 'default', c.metadata.name), 'resync');
+    for (const r of replays()) enqueue(replayKey(r.metadata.namespace ?? 'default', r.metadata.name), 'resync');
     if (all.every((i) => i.hasSynced())) await collectOrphans();
   }
 

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { stringify } from 'yaml';
 import { ENDPOINT_STATES } from '../domain/records.js';
-import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec } from '../custom-resources/specs.js';
+import { API_GROUP, API_VERSION, InboundCredentialSpec, WebhookEndpointSpec, WebhookReplaySpec } from '../custom-resources/specs.js';
 
 /**
  * The CustomResourceDefinitions, translated from the TypeBox specs of src/custom-resources/specs.ts (the
@@ -131,6 +131,25 @@ const ENDPOINT_STATUS_EXTRA: Record<string, OpenApiSchema> = {
 
 const READY = '.status.conditions[?(@.type=="Ready")]';
 
+const count = (description: string): OpenApiSchema => ({ type: 'integer', format: 'int32', minimum: 0, description });
+
+/** A WebhookReplay's status: Complete / Failed conditions (as a Job's) and its counts, written while it runs. */
+const REPLAY_STATUS: OpenApiSchema = {
+  type: 'object',
+  properties: {
+    observedGeneration: { type: 'integer', format: 'int64', description: 'the generation the replay ran for' },
+    conditions: conditionsSchema(),
+    window: { type: 'string', description: 'from..to, as spec.window says (for kubectl get)' },
+    matched: count('deliveries the replay matched when it began (a dry run: would replay)'),
+    skipped: count("matched but not replayed: the event's payload was dropped by retention, or another replay took it first"),
+    started: count('deliveries handed to a replay run'),
+    succeeded: count('of the started: SUCCESS'),
+    failed: count('of the started: FAILED (after their retries)'),
+    startTime: { type: 'string', format: 'date-time', description: 'when the replay began' },
+    completionTime: { type: 'string', format: 'date-time', description: 'when it finished' },
+  },
+};
+
 interface KindDef {
   kind: string;
   plural: string;
@@ -195,6 +214,25 @@ const KINDS: KindDef[] = [
       },
       { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
       { name: 'Reason', type: 'string', jsonPath: `${READY}.reason` },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  },
+  {
+    kind: 'WebhookReplay',
+    plural: 'webhookreplays',
+    singular: 'webhookreplay',
+    shortNames: ['whr'],
+    spec: WebhookReplaySpec,
+    status: REPLAY_STATUS,
+    columns: [
+      { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpointRef.name' },
+      { name: 'Window', type: 'string', jsonPath: '.status.window', description: "the events' received time, from..to" },
+      { name: 'Dry Run', type: 'boolean', jsonPath: '.spec.dryRun', priority: 1 },
+      { name: 'Matched', type: 'integer', jsonPath: '.status.matched' },
+      { name: 'Succeeded', type: 'integer', jsonPath: '.status.succeeded' },
+      { name: 'Failed', type: 'integer', jsonPath: '.status.failed' },
+      { name: 'Complete', type: 'string', jsonPath: '.status.conditions[?(@.type=="Complete")].status', priority: 1 },
+      { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Complete")].reason', priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   },

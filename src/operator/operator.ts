@@ -12,6 +12,8 @@ import { createLeaderElector, type LeaderElector } from '../kube/leader-election
 import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
+import { createReplayRuns } from '../db/replay-runs.js';
+import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
 import type { DefaultAllowedNamespaces } from '../domain/records.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
@@ -34,6 +36,8 @@ export interface OperatorOptions {
   identity?: string;
   leaderElection?: Partial<LeaderElectionSettings>;
   backoff?: { baseDelayMs: number; maxDelayMs: number };
+  /** starts the replay runs of WebhookReplay resources; without it they are not watched */
+  startReplayRun?: StartReplayRun;
 }
 
 export interface RunningOperator {
@@ -68,6 +72,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const store = createOperatorStore(opts.db);
   const recorder = createEventRecorder({ api, component: 'webhook-fanout-operator', host: identity, logger });
   const { metrics } = opts;
+  const replays = opts.startReplayRun
+    ? createReplayRunner({ runs: createReplayRuns(opts.db), startRun: opts.startReplayRun, logger })
+    : undefined;
 
   let current: Controller | undefined;
   let transition: Promise<void> = Promise.resolve();
@@ -85,6 +92,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? 'Same',
       ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      ...(replays ? { replays } : {}),
     });
   // start and stop are serialized, so a quick lose-and-win never runs two controllers
   const startController = () => {

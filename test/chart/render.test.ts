@@ -151,6 +151,7 @@ describe('the chart CRDs', () => {
     expect((await readdir(path.join(CHART_DIR, 'crds'))).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'webhookfanout.io_inboundcredentials.yaml',
       'webhookfanout.io_webhookendpoints.yaml',
+      'webhookfanout.io_webhookreplays.yaml',
     ]);
   });
 
@@ -161,7 +162,7 @@ describe('the chart CRDs', () => {
       find(withCrds, 'CustomResourceDefinition')
         .map((o) => o.metadata.name)
         .sort(),
-    ).toEqual(['inboundcredentials.webhookfanout.io', 'webhookendpoints.webhookfanout.io']);
+    ).toEqual(['inboundcredentials.webhookfanout.io', 'webhookendpoints.webhookfanout.io', 'webhookreplays.webhookfanout.io']);
   });
 });
 
@@ -427,7 +428,8 @@ describe('specific values', () => {
       ingest: [...db, ...temporal].sort(),
       consumer: [...db, ...temporal].sort(),
       worker: [...db, ...temporal].sort(),
-      operator: db,
+      // a WebhookReplay's runs start on Temporal
+      operator: [...db, ...temporal].sort(),
       migrate: db,
     });
   });

@@ -9,9 +9,10 @@
 #     fauxqs, the recording receiver
 #  3. helm install with examples/values-in-cluster.yaml: hook Jobs complete, Deployments Ready
 #     through their probes, two operator replicas with one leader, samples Ready=True, helm test
-#  4. a webhook end to end: accepted by the ingest Service, delivered to the receiver signed;
-#     two namespaces: an endpoint in another namespace than its source's credential gets nothing
-#     until the credential allows it (docs/tenancy.md)
+#  4. a webhook end to end: accepted by the ingest Service, delivered to the receiver signed, then
+#     replayed once by a WebhookReplay through the operator; two namespaces: an endpoint in another
+#     namespace than its source's credential gets nothing until the credential allows it
+#     (docs/tenancy.md)
 #  5. operations: helm upgrade under load, worker and consumer pods deleted under load (no
 #     webhook refused, no accepted event lost), a rotated Secret picked up without a restart, the
 #     web console of the image in a real browser (Debian chromium) through a port-forward, a second
@@ -171,6 +172,7 @@ send() { # external-id [user:password] -> prints "<status> <body>"
 }
 receiver_log() { k -n infra logs deploy/receiver --tail=-1 2>/dev/null; }
 ext="e2e-$(date +%s)-$RANDOM"
+window_from=$(date -u -d '-5 seconds' +%Y-%m-%dT%H:%M:%SZ)
 out=$(send "$ext")
 event_id=$(sed -n 's/.*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p' <<<"$out")
 check "POST /api/webhooks/e2e through the ingest Service: 200 with an event id ($out)" test -n "$event_id"
@@ -185,6 +187,32 @@ delivered() { # event-id: the receiver logged it with a valid signature and the 
     && grep -q '"x-webhook-source":"e2e"' <<<"$line"
 }
 check "delivered to the in-cluster receiver, HMAC signature valid, X-Team and X-Webhook-Source headers" delivered "$event_id"
+# a WebhookReplay of that delivery (SUCCESS) through the operator: Complete, the receiver gets it once more
+window_to=$(date -u -d '+2 seconds' +%Y-%m-%dT%H:%M:%SZ)
+sleep 3
+k -n $NS apply -f - >/dev/null <<EOF
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookReplay
+metadata: {name: e2e-replay}
+spec:
+  endpointRef: {name: e2e-receiver}
+  window: {from: "$window_from", to: "$window_to"}
+  statuses: [SUCCESS]
+EOF
+replayed() {
+  k -n $NS wait --for=condition=Complete --timeout=120s webhookreplay/e2e-replay >/dev/null || return 1
+  local status n
+  status=$(k -n $NS get webhookreplay e2e-replay -o jsonpath='{.status.matched} {.status.succeeded} {.status.failed}')
+  echo "webhookreplay e2e-replay: matched succeeded failed = $status" >&2
+  [ "$status" = "1 1 0" ] || return 1
+  for _ in $(seq 1 30); do
+    n=$(receiver_log | grep -c "\"x-webhook-event-id\":\"$1\"")
+    [ "$n" = 2 ] && return 0
+    sleep 1
+  done
+  return 1
+}
+check "a WebhookReplay of that delivery: Complete with 1 matched, 1 succeeded; the receiver got the event a second time" replayed "$event_id"
 
 # ---- 4b. namespaces as tenants (docs/tenancy.md) ----------------------------------------------
 phase "4b two namespaces"
@@ -351,6 +379,7 @@ uninstalled() {
 }
 # the custom resources go first: their finalizers need the operator
 k -n $NS delete -f "$HERE/manifests/samples.yaml" --wait=true --timeout=60s >/dev/null 2>&1
+k -n $NS delete webhookreplay e2e-replay --ignore-not-found >/dev/null 2>&1
 check "helm uninstall leaves nothing of the release in the second namespace" uninstalled $NS2
 check "helm uninstall leaves nothing of the release in $NS (no hook ServiceAccounts, no cluster roles)" uninstalled $NS
 left_cluster=$(cluster_objs || true)

@@ -246,6 +246,32 @@ describe('dev mode (webhook-fanout dev)', () => {
     await sleep(1_000);
     expect(fragile.requests.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['fragile-1', 'fragile-2', 'fragile-3']);
   }, 90_000);
+  it('applies a WebhookReplay manifest once: the delivery is sent again, and not a third time when the folder reloads', async () => {
+    const from = new Date(Date.now() - 1000);
+    const res = await http(`http://127.0.0.1:${port}/api/webhooks/acme`, {
+      headers: { authorization: basic('acme', 'dev-pass'), 'content-type': 'application/json' },
+      body: '{"id":"replay-me","type":"only.this"}',
+    });
+    expect(res.status).toBe(200);
+    const { eventId } = res.json() as { eventId: string };
+    const toPlain = () => receiver.requests.filter((q) => q.path.endsWith('/plain') && q.headers['x-webhook-event-id'] === eventId);
+    await eventually(async () => toPlain().length === 1, 30_000);
+    const replay = `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookReplay
+metadata: {name: plain-again}
+spec:
+  endpointRef: {name: plain}
+  window: {from: "${from.toISOString()}", to: "${new Date(Date.now() + 1000).toISOString()}"}
+  statuses: [SUCCESS]
+`;
+    await writeFile(path.join(dir, 'replay.yaml'), replay);
+    await eventually(async () => toPlain().length === 2, 30_000);
+    // a reload of the folder (any edit) applies nothing twice
+    await writeFile(path.join(dir, 'replay.yaml'), `${replay}# touched\n`);
+    await sleep(3_000);
+    expect(toPlain()).toHaveLength(2);
+  });
+
   it('holds the limits a manifest declares: a burst reaches its endpoint 1/perSecond apart', async () => {
     const before = receiver.requests.length;
     for (let i = 0; i < 4; i++) {

@@ -16,7 +16,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 describe('generated CRDs', () => {
   it('the committed crds/*.yaml are what scripts/kube/gen-crds.ts generates from src/custom-resources/specs.ts', async () => {
     const files = renderCrdFiles();
-    expect(files.map((f) => f.file).sort()).toEqual(['webhookfanout.io_inboundcredentials.yaml', 'webhookfanout.io_webhookendpoints.yaml']);
+    expect(files.map((f) => f.file).sort()).toEqual([
+      'webhookfanout.io_inboundcredentials.yaml',
+      'webhookfanout.io_webhookendpoints.yaml',
+      'webhookfanout.io_webhookreplays.yaml',
+    ]);
     for (const { file, text } of files) {
       expect(await readFile(path.join(ROOT, 'crds', file), 'utf8'), `crds/${file} is stale: run npx tsx scripts/kube/gen-crds.ts`).toBe(
         text,

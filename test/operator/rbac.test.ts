@@ -52,6 +52,10 @@ describe('operator RBAC (deploy/rbac)', () => {
     ['get', 'webhookendpoints.webhookfanout.io', '-n', 'any'],
     ['patch', 'inboundcredentials.webhookfanout.io', '-n', 'any'],
     ['patch', 'webhookendpoints.webhookfanout.io', '--subresource=status', '-n', 'any'],
+    ['watch', 'webhookreplays.webhookfanout.io', '--all-namespaces'],
+    ['patch', 'webhookreplays.webhookfanout.io', '--subresource=status', '-n', 'any'],
+    // ttlSecondsAfterFinished
+    ['delete', 'webhookreplays.webhookfanout.io', '-n', 'any'],
     ['list', 'secrets', '--all-namespaces'],
     ['watch', 'secrets', '--all-namespaces'],
     ['create', 'events', '-n', 'any'],
@@ -71,6 +75,9 @@ describe('operator RBAC (deploy/rbac)', () => {
     ['create', 'webhookendpoints.webhookfanout.io', '-n', 'any'],
     ['delete', 'inboundcredentials.webhookfanout.io', '-n', 'any'],
     ['update', 'webhookendpoints.webhookfanout.io', '-n', 'any'],
+    // it runs what a WebhookReplay asks for, never writes one's spec
+    ['create', 'webhookreplays.webhookfanout.io', '-n', 'any'],
+    ['patch', 'webhookreplays.webhookfanout.io', '-n', 'any'],
     ['create', 'secrets', '-n', 'any'],
     ['patch', 'secrets', '-n', 'any'],
     ['delete', 'secrets', '-n', 'any'],

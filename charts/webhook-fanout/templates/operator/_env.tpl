@@ -1,12 +1,14 @@
 {{/*
-The operator's env: its pod's name (its leader-election identity) and namespace (where the Lease
-lives) from the downward API, leader election, the namespaces it watches when confined, and what a
-credential without spec.allowedEndpoints allows.
+The operator's env: Temporal (a WebhookReplay starts replay runs), its pod's name (its
+leader-election identity) and namespace (where the Lease lives) from the downward API, leader
+election, the namespaces it watches when confined, and what a credential without
+spec.allowedEndpoints allows.
 */}}
 {{- define "webhook-fanout.operator.env" -}}
 {{- $op := .Values.operator }}
 {{ include "webhook-fanout.env.common" . }}
 {{ include "webhook-fanout.env.database" . }}
+{{ include "webhook-fanout.env.temporal" . }}
 - name: POD_NAME
   valueFrom:
     fieldRef:

@@ -1,0 +1,129 @@
+import type { ReplayCriteria, ReplayIdentity, ReplayProgress, ReplayRecord, ReplayRuns } from '../db/replay-runs.js';
+import { describeError } from '../domain/errors.js';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * Drives the replay a WebhookReplay asks for (docs/operator.md, WebhookReplay), one step per call,
+ * from what Postgres holds for its uid: the operator's reconcile (and dev mode) call step() until
+ * it is finished. The same path as the admin API's bulk replay: deliveries reopened to PENDING and
+ * handed to replay runs of the WebhookFanoutWorkflow, one run per event, so the endpoint's limits,
+ * retry policy and auto-disable apply; an event whose payload retention dropped is skipped and
+ * counted; at most BULK_REPLAY_LIMIT.max deliveries are reopened a step and REPLAY_START_CONCURRENCY
+ * runs started at once (the bulk replay's caps).
+ *
+ * Once only: the replay's row is keyed by the resource's uid, its deliveries are a snapshot taken
+ * when it began, and a run's id is `<eventId>:replay:<uid>`, which Temporal starts at most once
+ * (REJECT_DUPLICATE), so a step repeated after a crash, by a new leader or for a re-applied
+ * manifest starts nothing twice.
+ */
+
+/** Starts one replay run under the id given; a start of an id started before rejects with WorkflowExecutionAlreadyStartedError. */
+export type StartReplayRun = (req: { eventId: string; deliveryIds: string[]; workflowId: string }) => Promise<unknown>;
+
+/** The bulk replay's caps (api/route-schemas.ts BULK_REPLAY_LIMIT.max, replay-service.ts startConcurrency). */
+export const REPLAY_STEP_DELIVERIES = 1000;
+export const REPLAY_START_CONCURRENCY = 8;
+
+export interface ReplayRequest extends ReplayIdentity {
+  /** the endpoint named, looked up in the replay's own namespace; undefined: not found */
+  endpointId: string | undefined;
+  criteria: Omit<ReplayCriteria, 'endpointId'>;
+  dryRun: boolean;
+  /** what to say when the endpoint is not found */
+  endpointRef: string;
+}
+
+export interface ReplayState {
+  record: ReplayRecord;
+  /** while Running: where its deliveries are */
+  progress?: ReplayProgress;
+  /** true when this step began the replay (for an Event) */
+  began: boolean;
+  /** true when this step finished it */
+  finished: boolean;
+}
+
+const isAlreadyStarted = (err: unknown): boolean => err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError';
+
+export function createReplayRunner(deps: { runs: ReplayRuns; startRun: StartReplayRun; logger: Logger }) {
+  const { runs, logger } = deps;
+
+  async function start(uid: string, claims: { eventId: string; deliveryIds: string[]; workflowId: string }[]): Promise<void> {
+    const queue = [...claims];
+    let failure: unknown;
+    const worker = async () => {
+      for (let c = queue.shift(); c; c = queue.shift()) {
+        try {
+          await deps.startRun(c);
+        } catch (err) {
+          if (!isAlreadyStarted(err)) {
+            // the claim stays reopened: the next step starts it under the same id
+            failure ??= err;
+            continue;
+          }
+        }
+        await runs.markStarted(uid, c.workflowId);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(REPLAY_START_CONCURRENCY, queue.length) }, worker));
+    if (failure !== undefined) throw failure;
+  }
+
+  return {
+    async step(req: ReplayRequest): Promise<ReplayState> {
+      let record = await runs.get(req.uid);
+      let began = false;
+      if (!record) {
+        const earlier = await runs.sameAsEarlier(req);
+        if (earlier) {
+          record = await runs.recordFinished(req, {
+            phase: earlier.phase === 'Failed' ? 'Failed' : 'Complete',
+            reason: earlier.phase === 'Failed' ? earlier.reason : 'AlreadyReplayed',
+            message: `a WebhookReplay of this name and spec ran before (uid ${earlier.uid}); a replay runs once: give a new replay another name`,
+            dryRun: earlier.dryRun,
+            matched: earlier.matched,
+            skipped: earlier.skipped,
+            started: earlier.started,
+            succeeded: earlier.succeeded,
+            failed: earlier.failed,
+          });
+          return { record, began: false, finished: true };
+        }
+        if (req.endpointId === undefined) {
+          record = await runs.recordFinished(req, {
+            phase: 'Failed',
+            reason: 'EndpointNotFound',
+            message: `${req.endpointRef}: no WebhookEndpoint of that name in namespace ${req.namespace} (a replay names an endpoint of its own namespace)`,
+            dryRun: req.dryRun,
+          });
+          return { record, began: false, finished: true };
+        }
+        record = await runs.begin(req, { ...req.criteria, endpointId: req.endpointId }, req.dryRun);
+        began = true;
+        logger.info({ replay: `${req.namespace}/${req.name}`, uid: req.uid, matched: record.matched, dryRun: req.dryRun }, 'replay began');
+      }
+      if (record.phase !== 'Running') return { record, began, finished: began };
+
+      await start(req.uid, await runs.unconfirmed(req.uid));
+      const claims = await runs.claim(req.uid, req.criteria.statuses, REPLAY_STEP_DELIVERIES);
+      try {
+        await start(req.uid, claims);
+      } catch (err) {
+        logger.warn({ replay: `${req.namespace}/${req.name}`, err: describeError(err) }, 'replay runs could not all be started; retrying');
+        throw err;
+      }
+      const progress = await runs.progress(req.uid);
+      if (progress.waiting === 0 && progress.pending === 0) {
+        record = await runs.finish(req.uid, progress);
+        logger.info(
+          { replay: `${req.namespace}/${req.name}`, uid: req.uid, succeeded: record.succeeded, failed: record.failed },
+          'replay complete',
+        );
+        return { record, progress, began, finished: true };
+      }
+      return { record, progress, began, finished: false };
+    },
+  };
+}
+
+export type ReplayRunner = ReturnType<typeof createReplayRunner>;
