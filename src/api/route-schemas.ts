@@ -232,6 +232,17 @@ export const EndpointSchema = Type.Object(
       description: 'deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable',
     }),
     managedBy: Nullable(Type.String({ description: 'the resource this row is reconciled from' })),
+    filter: Nullable(
+      Type.String({
+        description: 'spec.filter (CEL), the last that compiled; null: every event of its source and type (docs/content-routing.md)',
+      }),
+    ),
+    transform: Nullable(
+      Type.Object(
+        { jsonata: Type.String() },
+        { description: 'spec.transform (JSONata), the last that compiled: its result is the body sent; null: the body as received' },
+      ),
+    ),
     namespace: Nullable(
       Type.String({ description: 'the namespace of its WebhookEndpoint (docs/tenancy.md); null: a row written before tenancy' }),
     ),

@@ -119,6 +119,8 @@ export const endpointView = (r: EndpointViewRow): EndpointView => ({
   managedBy: managedBy(r.resource_uid),
   namespace: r.namespace,
   deniedReason: r.denied_reason,
+  filter: r.filter,
+  transform: r.transform_jsonata === null ? null : { jsonata: r.transform_jsonata },
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });

@@ -104,6 +104,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.disabled_at',
     'p.namespace',
     'p.denied_reason',
+    'p.filter',
+    'p.transform_jsonata',
     db.raw('(SELECT count(*)::int FROM webhook_delivery d WHERE d.endpoint_id = p.id AND d.redrive_on_enable) AS held_deliveries'),
     'p.resource_uid',
     'p.created_at',

@@ -375,6 +375,18 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(items.map((e) => e.name)).toEqual(['none', 'hmac', 'bearer', 'basic']);
   });
 
+  it('endpoints show their filter and transform (docs/content-routing.md), null when they have none', async () => {
+    const source = uniqueSource('content');
+    const filter = "event.type.startsWith('invoice.') && event.data.amount >= 100";
+    await addEndpoint(h.fanout.repos, { source, name: 'shaped', url: 'https://example.com/s', filter, transform: '{"kind": type}' });
+    await addEndpoint(h.fanout.repos, { source, name: 'plain', url: 'https://example.com/p' });
+    const res = await h.get(`/api/endpoints?source=${source}`, token);
+    expect(res.status).toBe(200);
+    const byName = new Map((res.json() as Page<{ name: string }>).items.map((e) => [e.name, e]));
+    expect(byName.get('shaped')).toMatchObject({ filter, transform: { jsonata: '{"kind": type}' } });
+    expect(byName.get('plain')).toMatchObject({ filter: null, transform: null });
+  });
+
   it('endpoints show their limits and a pause their Retry-After asked for, while it runs', async () => {
     const source = uniqueSource('lim');
     const limited = await addEndpoint(h.fanout.repos, {

@@ -1467,6 +1467,10 @@ export interface paths {
                                 /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
                                 heldDeliveries: number;
                                 managedBy: string | null;
+                                filter: string | null;
+                                transform: {
+                                    jsonata: string;
+                                } | null;
                                 namespace: string | null;
                                 deniedReason: ("NotAllowedBySource" | "SourceNotFound") | null;
                                 /** Format: date-time */
@@ -1630,6 +1634,10 @@ export interface paths {
                                 /** @description deliveries FAILED with "endpoint disabled" and not redriven yet: each is replayed once, oldest first, after enable */
                                 heldDeliveries: number;
                                 managedBy: string | null;
+                                filter: string | null;
+                                transform: {
+                                    jsonata: string;
+                                } | null;
                                 namespace: string | null;
                                 deniedReason: ("NotAllowedBySource" | "SourceNotFound") | null;
                                 /** Format: date-time */

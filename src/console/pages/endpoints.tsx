@@ -102,6 +102,24 @@ export function EndpointsPage() {
                       {e.source}
                       <br />
                       <span class="muted">{e.eventType ?? 'every type'}</span>
+                      {e.filter !== null && (
+                        <>
+                          <br />
+                          <span class="muted">filter </span>
+                          <code class="mono break" aria-label={`filter of ${e.name}`}>
+                            {e.filter}
+                          </code>
+                        </>
+                      )}
+                      {e.transform !== null && (
+                        <>
+                          <br />
+                          <span class="muted">transform </span>
+                          <code class="mono break" aria-label={`transform of ${e.name}`}>
+                            {e.transform.jsonata}
+                          </code>
+                        </>
+                      )}
                     </td>
                     <td class="mono break">
                       {e.method} {e.url}
