@@ -124,11 +124,12 @@ afterAll(async () => {
 });
 
 describe('the chart CRDs on a real API server', () => {
-  it('are established and serve WebhookEndpoint and InboundCredential', async () => {
+  it('are established and serve WebhookEndpoint, InboundCredential and WebhookReplay', async () => {
     const r = await kubectlOk(['api-resources', '--api-group=webhookfanout.io', '-o', 'name']);
     expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([
       'inboundcredentials.webhookfanout.io',
       'webhookendpoints.webhookfanout.io',
+      'webhookreplays.webhookfanout.io',
     ]);
   });
 
