@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { basic, http } from '../support/http.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { axeViolations, controls, launchChromium, screenshot, tabOrder, watchedPage, type Watched } from './support/browser.js';
 import { startDevConsole, type DevConsole } from './support/dev-console.js';
+import { heading, printedUser, signIn } from './support/sign-in.js';
 
 // The web console in a real browser (Debian's chromium through playwright-core) against dev mode
 // as `npm start` runs it: the dev identity provider's login page, ingest serving the built console
@@ -79,21 +80,7 @@ async function stack(receivers: Parameters<typeof manifests>[0], flow: 'implicit
   return { dev, database };
 }
 
-function readOnlyUser(output: string): { username: string; password: string } {
-  const m = /read-only\s+(\S+) \/ (\S+)/.exec(output);
-  if (!m) throw new Error(`dev mode did not print the read-only user:\n${output}`);
-  return { username: m[1]!, password: m[2]! };
-}
-
-/** Signs in on the identity provider's login page the console sent the browser to. */
-async function signIn(page: Page, authUrl: string, user: { username: string; password: string }) {
-  await page.waitForURL((u) => u.href.startsWith(`${authUrl}/authorize`));
-  await page.getByLabel('User name').fill(user.username);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+const readOnlyUser = (output: string) => printedUser(output, /read-only\s+(\S+) \/ (\S+)/, 'read-only user');
 
 describe('web console in a real browser, against dev mode (implicit flow, the default)', () => {
   let browser: Browser;

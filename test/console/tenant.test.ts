@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { basic, http } from '../support/http.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { launchChromium, screenshot, watchedPage, type Watched } from './support/browser.js';
 import { startDevConsole, type DevConsole } from './support/dev-console.js';
+import { heading, printedUser, signIn } from './support/sign-in.js';
 
 // The console as a tenant (docs/tenancy.md): dev mode's `dev-tenant`, whose tokens carry the
 // namespaces claim with the examples' namespace (`default`), signs in in a real chromium and sees,
@@ -47,20 +48,8 @@ metadata: {name: theirs, namespace: other}
 spec: {source: ledger, url: "${r.theirs.url}/theirs", maxAttempts: 1}
 `;
 
-function tenantUser(output: string): { username: string; password: string } {
-  const m = /a tenant\s+(\S+) \/ (\S+)\s+\(read:webhooks replay:webhooks, namespace default only\)/.exec(output);
-  if (!m) throw new Error(`dev mode did not print the tenant user:\n${output}`);
-  return { username: m[1]!, password: m[2]! };
-}
-
-async function signIn(page: Page, authUrl: string, user: { username: string; password: string }) {
-  await page.waitForURL((u) => u.href.startsWith(`${authUrl}/authorize`));
-  await page.getByLabel('User name').fill(user.username);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
+const tenantUser = (output: string) =>
+  printedUser(output, /a tenant\s+(\S+) \/ (\S+)\s+\(read:webhooks replay:webhooks, namespace default only\)/, 'tenant user');
 
 describe('web console as dev-tenant: every page shows only its namespace', () => {
   let browser: Browser;
