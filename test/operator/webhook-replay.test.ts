@@ -13,7 +13,7 @@ import { startStack, type Stack } from '../support/stack.js';
  * Temporal) behind it: the deliveries an outage failed are replayed once, by applying a manifest;
  * a dry run counts and sends nothing; an operator restarted in the middle, a re-apply and a
  * re-created manifest replay nothing twice; the spec can not be changed; an endpoint of another
- * namespace is not found.
+ * namespace is not found, one its source does not allow is refused.
  */
 let conn: KubeConnection;
 let stack: Stack;
@@ -196,6 +196,27 @@ describe('WebhookReplay', () => {
       expect(condition(o, 'Complete')?.status).toBe('False');
     }
     expect(receiver.requests.length).toBe(before);
+  });
+
+  it('an endpoint its source does not allow is Failed with reason NotAllowedBySource, as the admin API refuses it', async () => {
+    // namespace "other" subscribes to source shop, whose credential (namespace ns) allows only its own namespace
+    await apply(
+      conn,
+      other,
+      `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: intruder}
+spec: {source: shop, url: "${receiver.url}", maxAttempts: 1}
+`,
+    );
+    await apply(conn, other, replay('intruder-replay', from, to).replace('name: orders', 'name: intruder'));
+    const o = await eventually(async () => {
+      const r = await get(other, 'intruder-replay');
+      return condition(r, 'Failed')?.status === 'True' ? r : undefined;
+    });
+    expect(condition(o, 'Failed')).toMatchObject({ reason: 'NotAllowedBySource' });
+    expect(condition(o, 'Failed')?.message).toContain('replays to it are refused until its source allows it');
+    expect(o.status).toMatchObject({ started: 0 });
   });
 
   it('SUCCESS deliveries too, with the operator restarted in the middle: each is delivered once more, not twice', async () => {
