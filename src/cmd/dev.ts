@@ -153,7 +153,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           startRun: (req) => startReplay(client, { ...req, taskQueue: cfg.consumer.temporal.taskQueue }),
           logger,
         }),
-        endpointId: (ns: string, name: string) => repos.endpoints.activeIdByName(ns, name),
+        endpoint: (ns: string, name: string) => repos.endpoints.activeByName(ns, name),
       };
       const manifests = await watchManifests({
         dir: configDir,

@@ -71,12 +71,13 @@ export function createEndpointRepository(db: Db) {
      * The endpoint a WebhookReplay names: the active row of the WebhookEndpoint `name` in
      * `namespace` (rows are named namespace/name by the operator and dev mode alike).
      */
-    async activeIdByName(namespace: string, name: string): Promise<string | undefined> {
+    /** The active row of the WebhookEndpoint `name` in `namespace`, and whether its source allows it (a replay's target). */
+    async activeByName(namespace: string, name: string): Promise<Pick<Endpoint, 'id' | 'deniedReason'> | undefined> {
       const row = await db<EndpointRow>('webhook_endpoint')
         .where({ name: `${namespace}/${name}`, active: true })
         .orderBy('updated_at', 'desc')
-        .first('id');
-      return row?.id;
+        .first('id', 'denied_reason');
+      return row && { id: row.id, deniedReason: row.denied_reason ?? null };
     },
 
     async list(): Promise<Endpoint[]> {

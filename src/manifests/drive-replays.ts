@@ -2,7 +2,7 @@ import type { WebhookReplayResource } from '../custom-resources/specs.js';
 import { describeError } from '../domain/errors.js';
 import { MANIFEST_UID_PREFIX } from '../domain/records.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReplayRunner } from '../temporal/replay-runner.js';
+import type { ReplayRunner, ReplayTarget } from '../temporal/replay-runner.js';
 
 /** How often a running replay's progress is looked at (the operator's poll). */
 const STEP_INTERVAL_MS = 2_000;
@@ -10,7 +10,7 @@ const STEP_INTERVAL_MS = 2_000;
 export interface ReplayDriverDeps {
   runner: ReplayRunner;
   /** the active endpoint row of the WebhookEndpoint `name` in `namespace` */
-  endpointId(namespace: string, name: string): Promise<string | undefined>;
+  endpoint(namespace: string, name: string): Promise<ReplayTarget | undefined>;
   logger: Logger;
 }
 
@@ -36,7 +36,7 @@ export function createReplayDriver(deps: ReplayDriverDeps) {
           namespace,
           name: r.metadata.name,
           spec: r.spec,
-          endpointId: await deps.endpointId(namespace, r.spec.endpointRef.name),
+          endpoint: await deps.endpoint(namespace, r.spec.endpointRef.name),
           endpointRef: `endpointRef ${r.spec.endpointRef.name}`,
           criteria: {
             from: new Date(r.spec.window.from),

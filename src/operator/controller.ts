@@ -153,7 +153,7 @@ export function createController(o: ControllerOptions): Controller {
     ? createReplayReconciler({
         api: o.api,
         runner: o.replays,
-        endpointId: (ns, name) => o.store.repos.endpoints.activeIdByName(ns, name),
+        endpoint: (ns, name) => o.store.repos.endpoints.activeByName(ns, name),
         cached: (ns, name) => informerFor(informers.replays, ns)?.get(name, ns),
         enqueueAfter: (key, delayMs) => queue.addAfter(key, delayMs),
         recorder: o.recorder,

@@ -3,7 +3,7 @@ import type { ReplayProgress, ReplayRecord } from '../db/replay-runs.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { isNotFound, rfc3339, type KubeApi, type KubeObject } from '../kube/api.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReplayRunner } from '../temporal/replay-runner.js';
+import type { ReplayRunner, ReplayTarget } from '../temporal/replay-runner.js';
 import type { Condition } from './kube-objects.js';
 
 /**
@@ -51,7 +51,7 @@ export interface ReplayReconcilerDeps {
   api: KubeApi;
   runner: ReplayRunner;
   /** the endpoint row of the WebhookEndpoint `name` in `namespace`, if there is an active one */
-  endpointId(namespace: string, name: string): Promise<string | undefined>;
+  endpoint(namespace: string, name: string): Promise<ReplayTarget | undefined>;
   cached(namespace: string, name: string): WebhookReplayObject | undefined;
   enqueueAfter(key: string, delayMs: number): void;
   recorder: EventRecorder;
@@ -139,7 +139,7 @@ export function createReplayReconciler(deps: ReplayReconcilerDeps) {
       namespace,
       name,
       spec,
-      endpointId: await deps.endpointId(namespace, spec.endpointRef.name),
+      endpoint: await deps.endpoint(namespace, spec.endpointRef.name),
       endpointRef: `endpointRef ${spec.endpointRef.name}`,
       criteria: {
         from: new Date(spec.window.from),

@@ -1,6 +1,12 @@
 import type { ReplayCriteria, ReplayIdentity, ReplayProgress, ReplayRecord, ReplayRuns } from '../db/replay-runs.js';
 import { describeError } from '../domain/errors.js';
+import type { DeniedReason, Endpoint } from '../domain/records.js';
 import type { Logger } from '../observability/logger.js';
+
+const DENIED_MESSAGE: Record<DeniedReason, string> = {
+  NotAllowedBySource: "the InboundCredential of the endpoint's source does not allow endpoints of this namespace (spec.allowedEndpoints)",
+  SourceNotFound: "no InboundCredential configures the endpoint's source",
+};
 
 /**
  * Drives the replay a WebhookReplay asks for (docs/operator.md, WebhookReplay), one step per call,
@@ -24,9 +30,12 @@ export type StartReplayRun = (req: { eventId: string; deliveryIds: string[]; wor
 export const REPLAY_STEP_DELIVERIES = 1000;
 export const REPLAY_START_CONCURRENCY = 8;
 
+/** A replay's endpoint: its row, and why its source does not allow it (null: allowed). */
+export type ReplayTarget = Pick<Endpoint, 'id' | 'deniedReason'>;
+
 export interface ReplayRequest extends ReplayIdentity {
   /** the endpoint named, looked up in the replay's own namespace; undefined: not found */
-  endpointId: string | undefined;
+  endpoint: ReplayTarget | undefined;
   criteria: Omit<ReplayCriteria, 'endpointId'>;
   dryRun: boolean;
   /** what to say when the endpoint is not found */
@@ -89,7 +98,7 @@ export function createReplayRunner(deps: { runs: ReplayRuns; startRun: StartRepl
           });
           return { record, began: false, finished: true };
         }
-        if (req.endpointId === undefined) {
+        if (req.endpoint === undefined) {
           record = await runs.recordFinished(req, {
             phase: 'Failed',
             reason: 'EndpointNotFound',
@@ -98,7 +107,17 @@ export function createReplayRunner(deps: { runs: ReplayRuns; startRun: StartRepl
           });
           return { record, began: false, finished: true };
         }
-        record = await runs.begin(req, { ...req.criteria, endpointId: req.endpointId }, req.dryRun);
+        if (req.endpoint.deniedReason !== null) {
+          // what the admin API's replays answer with 409 endpoint_not_allowed: nothing would be sent
+          record = await runs.recordFinished(req, {
+            phase: 'Failed',
+            reason: req.endpoint.deniedReason,
+            message: `${req.endpointRef}: ${DENIED_MESSAGE[req.endpoint.deniedReason]}; nothing is sent to it and replays to it are refused until its source allows it (docs/tenancy.md)`,
+            dryRun: req.dryRun,
+          });
+          return { record, began: false, finished: true };
+        }
+        record = await runs.begin(req, { ...req.criteria, endpointId: req.endpoint.id }, req.dryRun);
         began = true;
         logger.info({ replay: `${req.namespace}/${req.name}`, uid: req.uid, matched: record.matched, dryRun: req.dryRun }, 'replay began');
       }

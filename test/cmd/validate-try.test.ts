@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,15 +17,8 @@ spec:
   url: https://billing.example.com/hooks
 ${extra}`;
 
-const BIG_INVOICES = endpoint(
-  'big-invoices',
-  `  filter: >-
-    event.type.startsWith('invoice.') &&
-    event.data.data.object.amount_paid >= 10000
-  transform:
-    jsonata: '{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100}'
-`,
-);
+// the example users copy (examples/content-routing/): what it says it does is what this file checks
+const BIG_INVOICES = await readFile(fileURLToPath(new URL('../../examples/content-routing/big-invoices.yaml', import.meta.url)), 'utf8');
 
 describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, database or Temporal)', () => {
   let dir: string;

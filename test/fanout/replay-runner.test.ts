@@ -64,7 +64,7 @@ async function outage(n: number) {
     namespace: 'payments',
     name: `replay-${seq}`,
     spec: { seq },
-    endpointId,
+    endpoint: { id: endpointId, deniedReason: null },
     endpointRef: 'endpointRef orders',
     criteria: { from, to: new Date(Date.now() + 1000), statuses: ['FAILED'], eventTypes: [] },
     dryRun: false,
@@ -114,12 +114,28 @@ describe('the WebhookReplay runner', () => {
 
   it('no endpoint: Failed, EndpointNotFound, and it stays so', async () => {
     const { request } = await outage(1);
-    const req = request({ endpointId: undefined });
+    const req = request({ endpoint: undefined });
     const s = await runner().step(req);
     expect(s).toMatchObject({ finished: true, record: { phase: 'Failed', reason: 'EndpointNotFound' } });
     expect(s.record.message).toContain('no WebhookEndpoint of that name in namespace payments');
-    expect((await runner().step({ ...req, endpointId: 'd0d0d0d0-0000-4000-8000-000000000000' })).record.phase).toBe('Failed');
+    expect(
+      (await runner().step({ ...req, endpoint: { id: 'd0d0d0d0-0000-4000-8000-000000000000', deniedReason: null } })).record.phase,
+    ).toBe('Failed');
   });
+
+  it.each(['NotAllowedBySource', 'SourceNotFound'] as const)(
+    'an endpoint its source does not allow (%s): Failed with that reason, nothing reopened or sent',
+    async (deniedReason) => {
+      const { endpointId, eventIds, request } = await outage(1);
+      const s = await runner().step(request({ endpoint: { id: endpointId, deniedReason } }));
+      expect(s).toMatchObject({ finished: true, record: { phase: 'Failed', reason: deniedReason, started: 0 } });
+      expect(s.record.message).toMatch(
+        /^endpointRef orders: .+; nothing is sent to it and replays to it are refused until its source allows it/,
+      );
+      expect(await h.database.db('webhook_delivery').where({ endpoint_id: endpointId }).pluck('status')).toEqual(['FAILED']);
+      expect(eventIds.map(sentFor)).toEqual([1]);
+    },
+  );
 
   it('a runner that dies after reopening, before starting: the next one starts each run once; SUCCESS deliveries too', async () => {
     const { eventIds, request } = await outage(4);
