@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { LEASE_NAME, type OperatorConfig } from '../config/config.js';
+import type { OperatorConfig } from '../config/config.js';
+import { LEADER_ELECTION_TIMING, LEASE_NAME, type DefaultAllowedNamespaces } from '../config/settings.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -9,12 +10,10 @@ import { createController, type Controller } from './controller.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
 import { createKubeApi, type KubeApi } from '../kube/api.js';
 import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
-import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
 import { createReplayRuns } from '../db/replay-runs.js';
 import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
-import type { DefaultAllowedNamespaces } from '../domain/records.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];

@@ -3,7 +3,8 @@ import { isAppError } from '../../domain/errors.js';
 import { InvalidToken } from './invalid-token.js';
 import { ALLOWED_ALGORITHMS, type KeyResolver } from './key-resolver.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { DEFAULT_NAMESPACES_CLAIM, scopeOfClaims } from './namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../../config/settings.js';
+import { scopeOfClaims } from './namespaces-claim.js';
 import { permissionsOf } from './permissions.js';
 
 export interface TokenVerifierOptions {
