@@ -37,11 +37,22 @@ export function imageEnv(): Record<string, string> {
   return out;
 }
 
+interface ChartComponent {
+  settings?: Record<string, unknown>;
+  nodeFlags?: unknown;
+  consumeQueue?: unknown;
+}
+
 /** A component's part of charts/webhook-fanout/values.yaml, read once: what a deployment runs. */
-let chartValues: Record<string, { settings?: Record<string, unknown>; nodeFlags?: unknown } | undefined> | undefined;
-function chartComponent(command: CliCommand): { settings?: Record<string, unknown>; nodeFlags?: unknown } | undefined {
+let chartValues: Record<string, ChartComponent | undefined> | undefined;
+function chartComponent(command: CliCommand): ChartComponent | undefined {
   chartValues ??= parse(readFileSync(path.join(ROOT, 'charts/webhook-fanout/values.yaml'), 'utf8')) as typeof chartValues;
   return chartValues?.[command];
+}
+
+/** The chart's default shape: `worker.consumeQueue` (the worker reads the queue, no consumer Deployment). */
+export function chartWorkerConsumesQueue(): boolean {
+  return chartComponent('worker')?.consumeQueue === true;
 }
 
 /** What the Helm chart sets for a component on top of the image: its NODE_OPTIONS (V8 heap limits). */

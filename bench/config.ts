@@ -1,3 +1,5 @@
+import { chartWorkerConsumesQueue } from './cli-unit.js';
+
 /** BENCH_TEMPORAL: the CLI's dev server in memory, or temporal-server on Postgres (bench/temporal-postgres.ts) */
 export type TemporalKind = 'dev' | 'postgres';
 
@@ -31,8 +33,19 @@ export interface BenchConfig {
   consumerConcurrency: number;
   /** real e2e runs: each delivery's first request answered 503, the retry (after the production backoff) 200 */
   e2eFailFirst: boolean;
-  /** BENCH_WORKER_CONSUMES_QUEUE=1: no consumer process, the worker reads the queue and starts eagerly */
+  /**
+   * The shape of the bench's main runs (both e2e cases, the latency and scale-out phases): true, no
+   * consumer process, the worker reads the queue and starts eagerly; false, a consumer process
+   * starts the workflows. The chart's `worker.consumeQueue` unless BENCH_WORKER_CONSUMES_QUEUE
+   * (1 or 0) says otherwise.
+   */
   workerConsumesQueue: boolean;
+  /** the chart's default `worker.consumeQueue` (values.yaml), what `helm install` runs */
+  chartWorkerConsumesQueue: boolean;
+  /** BENCH_E2E_SHAPES (on; 0 skips): the one-endpoint case in the other shape too, beside the main one */
+  e2eShapes: boolean;
+  /** BENCH_E2E_CONTENT (on; 0 skips): a filtered and a transformed one-endpoint round beside the plain one */
+  e2eContent: boolean;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -76,8 +89,18 @@ function temporalKind(env: NodeJS.ProcessEnv): TemporalKind {
   throw new Error(`BENCH_TEMPORAL must be dev or postgres, got ${JSON.stringify(raw)}`);
 }
 
-/** Defaults keep the whole `npm run bench` under about five minutes on a 2-core machine. */
-export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === '0') return raw === '1';
+  throw new Error(`${name} must be 1 or 0, got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * Defaults keep the whole `npm run bench` at about six minutes on a 2-core machine (docs/benchmarks.md).
+ * `chartConsumesQueue`: the chart's default `worker.consumeQueue` (read from values.yaml).
+ */
+export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsumesQueue = chartWorkerConsumesQueue()): BenchConfig {
   return {
     temporalKind: temporalKind(env),
     temporalDurable: env.BENCH_TEMPORAL_DURABLE === '1',
@@ -97,7 +120,10 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     maxConcurrentActivities: int(env, 'BENCH_MAX_CONCURRENT_ACTIVITIES', 100, 1),
     consumerConcurrency: int(env, 'BENCH_CONSUMER_CONCURRENCY', 10, 1),
     e2eFailFirst: env.BENCH_E2E_FAIL_FIRST === '1',
-    workerConsumesQueue: env.BENCH_WORKER_CONSUMES_QUEUE === '1',
+    workerConsumesQueue: flag(env, 'BENCH_WORKER_CONSUMES_QUEUE', chartConsumesQueue),
+    chartWorkerConsumesQueue: chartConsumesQueue,
+    e2eShapes: flag(env, 'BENCH_E2E_SHAPES', true),
+    e2eContent: flag(env, 'BENCH_E2E_CONTENT', true),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),

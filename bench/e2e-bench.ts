@@ -6,7 +6,7 @@ import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
 import { cloudActionsOf, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
-import { countWhere, insertEvents, payloadOf, seedEndpoints } from './e2e-fixtures.js';
+import { BENCH_FILTER, BENCH_TRANSFORM, countWhere, insertEvents, payloadOf, seedEndpoints, type EndpointContent } from './e2e-fixtures.js';
 import type { Infra } from './infra.js';
 import { FLAKY_PATH, type Receiver } from './receiver.js';
 import { mapLimit, median } from './stats.js';
@@ -65,6 +65,32 @@ export interface E2eBenchDeps {
   log: (line: string) => void;
   /** called between the warm-up and the measured rounds */
   afterWarmup?: () => void;
+  /** the topic the real runs publish to, which the shape's starter reads; default the fanout topology's */
+  topicArn?: string;
+  /**
+   * CPU groups renamed in each run's figures: the processes of the shape not measured are idle
+   * meanwhile (`idle: other shape`), the other shape's own become `worker` and `consumer`
+   */
+  cpuGroups?: Readonly<Record<string, string>>;
+}
+
+/** The one-endpoint case run again beside the plain one: in the other shape, filtered, transformed. */
+export interface E2eVariants {
+  /** the deps of the other shape (its topic, its processes' CPU groups); absent: not run */
+  otherShape?: E2eBenchDeps;
+  /** the filtered and the transformed rounds */
+  content?: boolean;
+}
+
+export interface E2eFigures {
+  one: E2eCase;
+  ten: E2eCase;
+  floor: E2ePath;
+  /** the one-endpoint case in the other shape (BENCH_E2E_SHAPES) */
+  otherShape?: E2ePath;
+  /** the one-endpoint case with BENCH_FILTER, and with BENCH_TRANSFORM, on the endpoint (BENCH_E2E_CONTENT) */
+  filtered?: E2ePath;
+  transformed?: E2ePath;
 }
 
 /** Polls until done() or the timeout; returns the seconds since t0 at which done() held. */
@@ -83,7 +109,17 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
   const r = await body();
   const wallS = (performance.now() - t0) / 1000;
   const u = cpuUsage(before, d.snapshot());
-  return { ...r, cpu: u.groups, foreignCpuS: u.foreignS, wallS };
+  return { ...r, cpu: renamed(u.groups, d.cpuGroups ?? {}), foreignCpuS: u.foreignS, wallS };
+}
+
+/** CPU seconds by group, the groups renamed (several may become one). */
+function renamed(cpu: Record<string, number>, names: Readonly<Record<string, string>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [g, s] of Object.entries(cpu)) {
+    const name = names[g] ?? g;
+    out[name] = (out[name] ?? 0) + s;
+  }
+  return out;
 }
 
 /**
@@ -91,14 +127,22 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
  * WebhookFanoutWorkflow per event, the worker prepares, delivers and finishes. Done when every
  * delivery row is SUCCESS in Postgres; the time until every event is finished is noted too.
  */
-export async function runReal(d: E2eBenchDeps, k: number, n: number, opts: { countActions?: boolean } = {}): Promise<E2eRun> {
-  const source = `bench-e2e-${k}-${randomBytes(3).toString('hex')}`;
+export async function runReal(
+  d: E2eBenchDeps,
+  k: number,
+  n: number,
+  opts: { countActions?: boolean; content?: EndpointContent } = {},
+): Promise<E2eRun> {
+  const kind = opts.content?.filter !== undefined ? '-filter' : opts.content?.transform !== undefined ? '-transform' : '';
+  const source = `bench-e2e-${k}${kind}-${randomBytes(3).toString('hex')}`;
   // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200
   const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
-  const endpointIds = await seedEndpoints(d.infra, source, k, receiverUrl);
+  // a filter that refused an event, or a transform that failed, leaves a delivery short of SUCCESS: the run times out
+  const endpointIds = await seedEndpoints(d.infra, source, k, receiverUrl, opts.content);
   const eventIds = await insertEvents(d.infra, source, n);
   // ingest's publisher: ids leave in PublishBatch calls, as they do from ingest
-  const publisher = createEventPublisher({ sns: d.infra.aws.sns, aws: d.infra.awsOptions, topicArn: d.infra.fanoutTopology.topicArn });
+  const topicArn = d.topicArn ?? d.infra.fanoutTopology.topicArn;
+  const publisher = createEventPublisher({ sns: d.infra.aws.sns, aws: d.infra.awsOptions, topicArn });
   const expected = n * k;
   try {
     const run = await measured(d, async () => {
@@ -202,36 +246,64 @@ function combine(runs: E2eRun[]): E2ePath {
 }
 
 /**
- * Warm-up, then `rounds` rounds of five runs (1 and 10 endpoints, real and bare, and the empty
- * workflow of Temporal's floor), the order mirrored every other round so drift on the machine
- * hits the paths alike. Figures are medians over the rounds.
+ * Warm-up, then `rounds` rounds of the runs: 1 and 10 endpoints, real and bare, the empty workflow
+ * of Temporal's floor, and beside the one-endpoint real run its variants (the other shape, a
+ * filter, a transform), the order mirrored every other round so drift on the machine hits the
+ * runs alike. Figures are medians over the rounds, CPU summed.
  */
-export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ one: E2eCase; ten: E2eCase; floor: E2ePath }> {
+export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2eVariants = {}): Promise<E2eFigures> {
   const { cfg, log } = d;
+  const other = variants.otherShape;
   if (cfg.e2eWarmupEvents > 0) {
     log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
     await runReal(d, 1, cfg.e2eWarmupEvents);
     await runBare(d, 1, cfg.e2eWarmupEvents);
+    if (other) await runReal(other, 1, cfg.e2eWarmupEvents);
+    if (variants.content) {
+      await runReal(d, 1, cfg.e2eWarmupEvents, { content: { filter: BENCH_FILTER } });
+      await runReal(d, 1, cfg.e2eWarmupEvents, { content: { transform: BENCH_TRANSFORM } });
+    }
   }
   d.afterWarmup?.();
-  const runs = { real1: [] as E2eRun[], bare1: [] as E2eRun[], real10: [] as E2eRun[], bare10: [] as E2eRun[], floor: [] as E2eRun[] };
+  const runs = {
+    real1: [] as E2eRun[],
+    other1: [] as E2eRun[],
+    filter1: [] as E2eRun[],
+    transform1: [] as E2eRun[],
+    bare1: [] as E2eRun[],
+    real10: [] as E2eRun[],
+    bare10: [] as E2eRun[],
+    floor: [] as E2eRun[],
+  };
   type Key = keyof typeof runs;
   // Temporal Cloud's Actions are counted from the first round's histories
-  const plan: Record<Key, () => Promise<E2eRun>> = {
+  const plan: Partial<Record<Key, () => Promise<E2eRun>>> = {
     real1: () => runReal(d, 1, cfg.e2eEvents1, { countActions: runs.real1.length === 0 }),
+    ...(other ? { other1: () => runReal(other, 1, cfg.e2eEvents1) } : {}),
+    ...(variants.content
+      ? {
+          filter1: () => runReal(d, 1, cfg.e2eEvents1, { content: { filter: BENCH_FILTER } }),
+          transform1: () => runReal(d, 1, cfg.e2eEvents1, { content: { transform: BENCH_TRANSFORM } }),
+        }
+      : {}),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
-    real10: () => runReal(d, 10, cfg.e2eEvents10, { countActions: runs.real10.length === 0 }),
-    bare10: () => runBare(d, 10, cfg.e2eEvents10),
     floor: () => runFloor(d, cfg.e2eEvents1),
+    bare10: () => runBare(d, 10, cfg.e2eEvents10),
+    real10: () => runReal(d, 10, cfg.e2eEvents10, { countActions: runs.real10.length === 0 }),
   };
+  // the one-endpoint runs side by side first; each round runs the previous one's order backwards
+  const forward = (['real1', 'other1', 'filter1', 'transform1', 'bare1', 'floor', 'bare10', 'real10'] as const).filter(
+    (k) => plan[k] !== undefined,
+  );
   for (let round = 0; round < rounds; round++) {
-    const order: Key[] =
-      round % 2 === 0 ? ['real1', 'bare1', 'floor', 'bare10', 'real10'] : ['bare1', 'real1', 'real10', 'bare10', 'floor'];
+    const order = round % 2 === 0 ? forward : [...forward].reverse();
     for (const key of order) {
-      const r = await plan[key]();
+      const run = plan[key];
+      if (!run) continue;
+      const r = await run();
       runs[key].push(r);
       log(
-        `e2e: round ${round + 1}/${rounds} ${key.padEnd(6)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`,
+        `e2e: round ${round + 1}/${rounds} ${key.padEnd(10)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`,
       );
     }
   }
@@ -240,5 +312,11 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number): Promise<{ on
     const b = combine(bare);
     return { endpoints, real: r, bare: b, ratio: r.deliveriesPerS / b.deliveriesPerS };
   };
-  return { one: caseOf(1, runs.real1, runs.bare1), ten: caseOf(10, runs.real10, runs.bare10), floor: combine(runs.floor) };
+  return {
+    one: caseOf(1, runs.real1, runs.bare1),
+    ten: caseOf(10, runs.real10, runs.bare10),
+    floor: combine(runs.floor),
+    ...(other ? { otherShape: combine(runs.other1) } : {}),
+    ...(variants.content ? { filtered: combine(runs.filter1), transformed: combine(runs.transform1) } : {}),
+  };
 }

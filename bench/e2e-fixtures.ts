@@ -4,10 +4,35 @@ import type { Infra } from './infra.js';
 
 // The rows the real e2e runs start from: endpoints on the receiver and already stored events.
 
-export const payloadOf = (externalId: string): string => JSON.stringify({ id: externalId, type: 'bench' });
+/** The stored events' type: what the filtered round's filter tests. */
+export const E2E_EVENT_TYPE = 'invoice.paid';
+
+/** A small invoice-like body, as a billing provider sends it: the fields the filter and the transform read. */
+export const payloadOf = (externalId: string): string =>
+  JSON.stringify({ id: externalId, type: E2E_EVENT_TYPE, amount: 2500, currency: 'eur', customer: 'cus_bench', created: 1764201600 });
+
+/**
+ * The filtered and the transformed rounds' endpoint (issue 33): a typical filter, true for every
+ * stored event (so the same deliveries are made as in the plain round), and a five-field transform.
+ */
+export const BENCH_FILTER = "event.type.startsWith('invoice.') && event.data.amount >= 100";
+export const BENCH_TRANSFORM =
+  '{"kind": type, "invoice": data.id, "total": data.amount, "currency": $uppercase(data.currency), "customer": data.customer}';
+
+/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata. */
+export interface EndpointContent {
+  filter?: string;
+  transform?: string;
+}
 
 /** One source with `k` catch-all endpoints on the receiver (defaults: POST, no auth, 5 attempts, 10 s). */
-export async function seedEndpoints(infra: Infra, source: string, k: number, receiverUrl: string): Promise<string[]> {
+export async function seedEndpoints(
+  infra: Infra,
+  source: string,
+  k: number,
+  receiverUrl: string,
+  content: EndpointContent = {},
+): Promise<string[]> {
   const repos = createRepositories(infra.db);
   const ids: string[] = [];
   for (let i = 0; i < k; i++) {
@@ -30,6 +55,8 @@ export async function seedEndpoints(infra: Infra, source: string, k: number, rec
       maxConcurrency: null,
       active: true,
       autoDisableAfter: 0,
+      ...(content.filter === undefined ? {} : { filter: content.filter }),
+      ...(content.transform === undefined ? {} : { transform: content.transform }),
     });
     ids.push(e.id);
   }
@@ -43,7 +70,7 @@ export async function insertEvents(infra: Infra, source: string, n: number): Pro
     const rows = Array.from({ length: Math.min(500, n - start) }, (_, i) => ({
       source,
       external_event_id: `${source}-${start + i}`,
-      event_type: 'bench',
+      event_type: E2E_EVENT_TYPE,
       payload: Buffer.from(payloadOf(`${source}-${start + i}`)),
       content_type: 'application/json',
       headers: JSON.stringify({ 'content-type': 'application/json' }),

@@ -2,7 +2,8 @@ import { wrongPasswordsRows, type WrongPasswordsFigures } from './wrong-password
 import os from 'node:os';
 import { describeActions, medianActions, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig, TemporalKind } from './config.js';
-import type { E2eCase, E2ePath } from './e2e-bench.js';
+import type { ContentCost } from './content-cost.js';
+import type { E2eCase, E2eFigures, E2ePath, E2eRun } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
@@ -40,10 +41,18 @@ export interface WorkflowStartFigures {
   latency: { eager: number; taskQueue: number } | undefined;
 }
 
+/** The other shape's own figures beside its runs' (BENCH_E2E_SHAPES). */
+export interface ShapeFigures {
+  /** how its starter's workflows started (from its /metrics) */
+  otherStarts: { eager: number; taskQueue: number } | undefined;
+  /** VmHWM of its processes over their whole life, MB */
+  otherPeakRssMb: { worker: number | undefined; consumer: number | undefined };
+}
+
 export interface BenchResults {
   cfg: BenchConfig;
   ingest: IngestFigures;
-  e2e: { one: E2eCase; ten: E2eCase; floor: E2ePath };
+  e2e: E2eFigures;
   latency: LatencyFigures | undefined;
   rss: PeakRss;
   /** undefined when the starter's /metrics did not answer */
@@ -52,6 +61,10 @@ export interface BenchResults {
   scaleOut: ScaleOutFigures | undefined;
   /** undefined with BENCH_WRONG_PASSWORDS_S=0 */
   wrongPasswords: WrongPasswordsFigures | undefined;
+  /** undefined with BENCH_E2E_SHAPES=0 */
+  shapes?: ShapeFigures | undefined;
+  /** the filter's and the transform's cost in the bench process (BENCH_E2E_CONTENT) */
+  contentCost?: ContentCost | undefined;
 }
 
 /**
@@ -80,6 +93,41 @@ export function serviceCpuMsPerDelivery(p: E2ePath): number {
 export function ownCpuMsPerDelivery(p: E2ePath): number {
   return cpuMsPerDeliveryOf(p, OWN_GROUPS);
 }
+
+/** webhook-fanout's own CPU ms per delivery (OWN_GROUPS) of one run: the spread between rounds is the noise. */
+export function ownCpuMsPerDeliveryOfRun(r: E2eRun): number {
+  return (OWN_GROUPS.reduce((a, g) => a + (r.cpu[g] ?? 0), 0) * 1000) / r.deliveries;
+}
+
+/** The two ways the workflows get started, by the names the output gives them. */
+export type ShapeName = 'consumer' | 'worker_consumes_queue';
+export const SHAPE_LABELS: Record<ShapeName, string> = {
+  consumer: 'a consumer process starts the workflows (worker.consumeQueue: false)',
+  worker_consumes_queue: 'the worker reads the queue, eager starts (worker.consumeQueue: true)',
+};
+const shapeOf = (consumesQueue: boolean): ShapeName => (consumesQueue ? 'worker_consumes_queue' : 'consumer');
+
+/**
+ * The one-endpoint case in both shapes, the chart's default first: the main runs' path and the
+ * other shape's, each with its name. Undefined without the other shape's runs.
+ */
+export function shapesSideBySide(
+  r: Pick<BenchResults, 'cfg' | 'e2e'>,
+): { first: { shape: ShapeName; path: E2ePath }; second: { shape: ShapeName; path: E2ePath } } | undefined {
+  const other = r.e2e.otherShape;
+  if (!other) return undefined;
+  const main = { shape: shapeOf(r.cfg.workerConsumesQueue), path: r.e2e.one.real };
+  const second = { shape: shapeOf(!r.cfg.workerConsumesQueue), path: other };
+  return r.cfg.workerConsumesQueue === r.cfg.chartWorkerConsumesQueue ? { first: main, second } : { first: second, second: main };
+}
+
+/** Service CPU per delivery a variant of the one-endpoint round adds over the plain round (OWN_GROUPS), ms. */
+export function addedCpuMsPerDelivery(plain: E2ePath, variant: E2ePath): number {
+  return ownCpuMsPerDelivery(variant) - ownCpuMsPerDelivery(plain);
+}
+
+/** issue 33's targets on the service CPU a filter and a five-field transform add per delivery */
+export const CONTENT_TARGET_MS = { filter: 0.05, transform: 0.2 } as const;
 
 /** Temporal's CPU ms on the real path: its server and its Postgres, per workflow (= event) and per delivery. */
 export interface TemporalCpu {
@@ -316,6 +364,7 @@ export function renderTable(r: BenchResults): string {
         .join('; '),
     '',
   );
+  lines.push(...shapeLines(r), ...contentLines(r));
   const l = r.latency;
   if (l) {
     lines.push(
@@ -329,6 +378,92 @@ export function renderTable(r: BenchResults): string {
   if (r.wrongPasswords) lines.push(...wrongPasswordsRows(r.wrongPasswords), '');
   if (r.scaleOut) lines.push(...scaleOutLines(r.scaleOut, cfg), '');
   return lines.join('\n');
+}
+
+/** "9.81 (9.62, 10.01)": the figure over all rounds, then each round's. */
+function withRounds(p: E2ePath, f: (r: E2eRun) => number, all: number): string {
+  return `${f2(all)} (${p.runs.map((x) => f2(f(x))).join(', ')})`;
+}
+
+/** The one-endpoint case in both shapes, the chart's default first (issue 36). */
+function shapeLines(r: BenchResults): string[] {
+  const s = shapesSideBySide(r);
+  if (!s) return [];
+  const row = (x: { shape: ShapeName; path: E2ePath }, first: boolean): string[] => {
+    const p = x.path;
+    const own = ownCpuMsPerDelivery(p);
+    const by = (g: string): string => f2(((p.cpu[g] ?? 0) * 1000) / p.totalDeliveries);
+    return [
+      `${first ? '(chart default) ' : ''}${SHAPE_LABELS[x.shape]}`,
+      f0(p.deliveriesPerS),
+      withRounds(p, ownCpuMsPerDeliveryOfRun, own),
+      `${by('worker')} / ${by('consumer')} / ${by('postgres')}`,
+      f2(serviceCpuMsPerDelivery(p) - own),
+      f2(serviceCpuMsPerDelivery(p)),
+    ];
+  };
+  const a = s.first.path;
+  const b = s.second.path;
+  const starts = r.shapes?.otherStarts;
+  return [
+    `One endpoint per event in both shapes, side by side (${a.events} events per run, ${r.cfg.e2eRounds} mirrored rounds, medians; CPU over all rounds):`,
+    ...table([
+      ['', 'deliveries/s', 'webhook-fanout CPU ms/delivery (per round)', 'worker / consumer / postgres', '+ Temporal', '= all'],
+      row(s.first, true),
+      row(s.second, false),
+    ]),
+    `second / first: webhook-fanout's CPU ${f2(ownCpuMsPerDelivery(b) / ownCpuMsPerDelivery(a))}, with Temporal ${f2(serviceCpuMsPerDelivery(b) / serviceCpuMsPerDelivery(a))}, ` +
+      `throughput ${f2(b.deliveriesPerS / a.deliveriesPerS)}` +
+      (starts ? `; the other shape's starts handed back eagerly: ${starts.eager} of ${starts.eager + starts.taskQueue}` : '') +
+      `; others used ${f1(a.foreignCpuS)} / ${f1(b.foreignCpuS)} s`,
+    `peak RSS MB over the whole life: ${[s.first, s.second].map((x) => `${x.shape} shape: ${shapeRss(r, x.shape)}`).join('; ')}`,
+    '',
+  ];
+}
+
+/** "worker 231, consumer 104" of a shape's processes (the main shape's from the whole bench, the other's from the e2e phase). */
+function shapeRss(r: BenchResults, shape: ShapeName): string {
+  const isMain = shape === shapeOf(r.cfg.workerConsumesQueue);
+  const rss = isMain
+    ? { worker: r.rss.worker.lifetime, consumer: r.rss.consumer?.lifetime }
+    : { worker: r.shapes?.otherPeakRssMb.worker, consumer: r.shapes?.otherPeakRssMb.consumer };
+  return [
+    `worker ${rss.worker === undefined ? '-' : f0(rss.worker)}`,
+    ...(rss.consumer === undefined ? [] : [`consumer ${f0(rss.consumer)}`]),
+  ].join(', ');
+}
+
+/** The filtered and the transformed rounds beside the plain one (issue 33). */
+function contentLines(r: BenchResults): string[] {
+  const { filtered, transformed, one } = r.e2e;
+  if (!filtered || !transformed) return [];
+  const plain = one.real;
+  const row = (name: string, p: E2ePath, target?: number): string[] => {
+    const added = addedCpuMsPerDelivery(plain, p);
+    return [
+      name,
+      f0(p.deliveriesPerS),
+      withRounds(p, ownCpuMsPerDeliveryOfRun, ownCpuMsPerDelivery(p)),
+      target === undefined ? '' : `${added >= 0 ? '+' : ''}${f2(added)} (target <= ${target}${added <= target ? ', met' : ''})`,
+    ];
+  };
+  const c = r.contentCost;
+  return [
+    `Content routing, one endpoint, beside the plain round (the main shape, ${plain.events} events per run, ${r.cfg.e2eRounds} mirrored rounds):`,
+    ...table([
+      ['', 'deliveries/s', 'webhook-fanout CPU ms/delivery (per round)', 'added ms/delivery'],
+      row('plain', plain),
+      row('filter (CEL)', filtered, CONTENT_TARGET_MS.filter),
+      row('transform (JSONata, 5 fields)', transformed, CONTENT_TARGET_MS.transform),
+    ]),
+    ...(c
+      ? [
+          `the same expressions alone, in the bench process, CPU ms per delivery (view of the event + evaluation; ${c.iterations} each): ` +
+            `filter ${c.filterMs.toFixed(4)}, transform ${c.transformMs.toFixed(4)}; first compile ${f2(c.filterCompileMs)} / ${f2(c.transformCompileMs)} ms`,
+        ]
+      : []),
+    '',
+  ];
 }
 
 /** Temporal's cost on the real path, and Temporal Cloud's Actions per event. */
@@ -457,12 +592,53 @@ export function summary(r: BenchResults): Record<string, number | string | boole
     e2e_fail_first: cfg.e2eFailFirst,
     worker_consumes_queue: cfg.workerConsumesQueue,
     ...Object.fromEntries(Object.entries(nodeFlags(cfg)).map(([c, f]) => [`${c}_node_flags`, (f ?? []).join(' ')])),
+    ...variantSummary(r),
     temporal: TEMPORAL_NAMES[cfg.temporalKind].json,
     temporal_kind: cfg.temporalKind,
     ...(cfg.temporalKind === 'postgres' ? { temporal_postgres_durable: cfg.temporalDurable } : {}),
     cpus: m.cpus,
     node: m.node,
   };
+}
+
+/** The keys of the one-endpoint variants: both shapes, the filter and the transform. */
+function variantSummary(r: BenchResults): Record<string, number | string | boolean> {
+  const out: Record<string, number | string | boolean> = { chart_worker_consume_queue: r.cfg.chartWorkerConsumesQueue };
+  const s = shapesSideBySide(r);
+  if (s) {
+    out.e2e_1_shape_default = s.first.shape;
+    for (const x of [s.first, s.second]) {
+      out[`e2e_1_${x.shape}_deliveries_per_s`] = round(x.path.deliveriesPerS);
+      out[`e2e_1_${x.shape}_service_cpu_ms_per_delivery`] = round(ownCpuMsPerDelivery(x.path), 2);
+      out[`e2e_1_${x.shape}_cpu_ms_per_delivery`] = round(serviceCpuMsPerDelivery(x.path), 2);
+    }
+    out.e2e_1_shape_service_cpu_ratio = round(ownCpuMsPerDelivery(s.second.path) / ownCpuMsPerDelivery(s.first.path), 3);
+    out.e2e_1_shape_cpu_ratio = round(serviceCpuMsPerDelivery(s.second.path) / serviceCpuMsPerDelivery(s.first.path), 3);
+    const starts = r.shapes?.otherStarts;
+    if (starts) out.e2e_1_other_shape_eager_start_share = round(eagerShare(starts), 3);
+  }
+  const { filtered, transformed, one } = r.e2e;
+  if (filtered && transformed) {
+    const f = addedCpuMsPerDelivery(one.real, filtered);
+    const t = addedCpuMsPerDelivery(one.real, transformed);
+    const spread = (p: E2ePath): number =>
+      Math.max(...p.runs.map(ownCpuMsPerDeliveryOfRun)) - Math.min(...p.runs.map(ownCpuMsPerDeliveryOfRun));
+    Object.assign(out, {
+      filter_cpu_ms_per_delivery: round(f, 3),
+      transform_cpu_ms_per_delivery: round(t, 3),
+      filter_target_met: f <= CONTENT_TARGET_MS.filter,
+      transform_target_met: t <= CONTENT_TARGET_MS.transform,
+      e2e_1_filter_deliveries_per_s: round(filtered.deliveriesPerS),
+      e2e_1_transform_deliveries_per_s: round(transformed.deliveriesPerS),
+      // the plain round's own spread between rounds: what a difference smaller than it can not tell
+      e2e_1_service_cpu_ms_spread: round(spread(one.real), 3),
+    });
+  }
+  if (r.contentCost) {
+    out.filter_isolated_cpu_ms_per_delivery = round(r.contentCost.filterMs, 4);
+    out.transform_isolated_cpu_ms_per_delivery = round(r.contentCost.transformMs, 4);
+  }
+  return out;
 }
 
 /** Temporal's keys of the summary: CPU by server kind, Cloud Actions, scale-out. */

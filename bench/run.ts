@@ -4,11 +4,13 @@
 import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
+import { ensureTopology } from '../src/transport/topology.js';
 import { forkUnit, type ChildHandle } from './child-handle.js';
 import { CLI, lifetimePeakMbOf, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
 import { componentOf, type KnownProcesses } from './components.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
+import { measureContentCost } from './content-cost.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
@@ -18,10 +20,35 @@ import { startReceiver } from './receiver.js';
 import { runScaleOut, type ScaleOutFigures, type ScaleOutSetup } from './scale-out.js';
 import { postgresPssMb } from './temporal-postgres.js';
 import { runWrongPasswordsBench, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
-import { renderTable, summary, type BenchResults, type PeakRss, type ServiceRss, type WorkflowStartFigures } from './report.js';
+import {
+  renderTable,
+  summary,
+  type BenchResults,
+  type PeakRss,
+  type ServiceRss,
+  type ShapeFigures,
+  type WorkflowStartFigures,
+} from './report.js';
 
 /** The source the latency phase posts to (its own credential and endpoint). */
 const LATENCY_SOURCE = 'bench-latency';
+
+/** How the e2e runs' workflows get started: a consumer process, or the worker reading the queue (eager starts). */
+interface Shape {
+  consumesQueue: boolean;
+  queueUrl: string;
+  /** TEMPORAL_TASK_QUEUE of its processes; absent: the default */
+  taskQueue?: string;
+  /** the CPU groups of its processes (a worker consuming the queue has no consumer) */
+  roles: { worker: string; consumer: string };
+}
+const MAIN_ROLES = { worker: 'worker', consumer: 'consumer' } as const;
+const OTHER_ROLES = { worker: 'other-worker', consumer: 'other-consumer' } as const;
+/** The other shape's own topic, queue and task queue: each shape's starter sees only its own runs' events. */
+const OTHER_SHAPE_TOPOLOGY = { topicName: 'bench-other-shape', queueName: 'bench-other-shape', dlqName: 'bench-other-shape-dlq' } as const;
+const OTHER_SHAPE_TASK_QUEUE = 'webhook-fanout-bench-other-shape';
+/** The CPU group of the processes of the shape not being measured (idle meanwhile). */
+const IDLE_GROUP = 'idle: other shape';
 
 const log = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`);
@@ -144,32 +171,63 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: infra.temporalAddress });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
-  const queueEnv = (concurrency: number): Record<string, string> => ({
-    QUEUE_URL: infra.fanoutTopology.queueUrl,
+  // The main shape (the chart's default unless BENCH_WORKER_CONSUMES_QUEUE says otherwise) on the
+  // fanout topology and the default task queue; the other shape (BENCH_E2E_SHAPES) on a topology
+  // and a task queue of its own, its processes idle while the main shape's run, and the reverse.
+  const main: Shape = { consumesQueue: cfg.workerConsumesQueue, queueUrl: infra.fanoutTopology.queueUrl, roles: MAIN_ROLES };
+  const otherTopology = cfg.e2eShapes ? await ensureTopology(infra.aws, OTHER_SHAPE_TOPOLOGY) : undefined;
+  const other: Shape | undefined = otherTopology && {
+    consumesQueue: !cfg.workerConsumesQueue,
+    queueUrl: otherTopology.queueUrl,
+    taskQueue: OTHER_SHAPE_TASK_QUEUE,
+    roles: OTHER_ROLES,
+  };
+  const queueEnv = (shape: Shape, concurrency: number): Record<string, string> => ({
+    QUEUE_URL: shape.queueUrl,
     CONSUMER_CONCURRENCY: String(concurrency),
+    ...(shape.taskQueue ? { TEMPORAL_TASK_QUEUE: shape.taskQueue } : {}),
   });
-  const spawnWorker = (role: string, concurrency: number): Promise<CliHandle> =>
+  const spawnWorker = (role: string, concurrency: number, shape: Shape = main): Promise<CliHandle> =>
     spawnService('worker', role, {
       WORKER_MAX_CONCURRENT_ACTIVITIES: String(cfg.maxConcurrentActivities),
       // the receiver is on loopback, which the outbound address policy refuses by default
       OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      ...(cfg.workerConsumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv(concurrency), ...cfg.consumerEnv } : {}),
+      ...(shape.taskQueue ? { TEMPORAL_TASK_QUEUE: shape.taskQueue } : {}),
+      ...(shape.consumesQueue ? { WORKER_CONSUME_QUEUE: 'true', ...queueEnv(shape, concurrency), ...cfg.consumerEnv } : {}),
       ...cfg.workerEnv,
     });
-  const spawnConsumer = (concurrency: number, role = 'consumer'): Promise<CliHandle> | undefined =>
-    cfg.workerConsumesQueue ? undefined : spawnService('consumer', role, { ...queueEnv(concurrency), ...cfg.consumerEnv });
-  const e2eStarts = [spawnWorker('worker', cfg.consumerConcurrency), spawnConsumer(cfg.consumerConcurrency), fork('bare-worker')] as const;
+  const spawnConsumer = (concurrency: number, role = 'consumer', shape: Shape = main): Promise<CliHandle> | undefined =>
+    shape.consumesQueue ? undefined : spawnService('consumer', role, { ...queueEnv(shape, concurrency), ...cfg.consumerEnv });
+  const e2eStarts = [
+    spawnWorker(main.roles.worker, cfg.consumerConcurrency),
+    spawnConsumer(cfg.consumerConcurrency),
+    fork('bare-worker'),
+    other && spawnWorker(other.roles.worker, cfg.consumerConcurrency, other),
+    other && spawnConsumer(cfg.consumerConcurrency, other.roles.consumer, other),
+  ] as const;
   // a consumer that fails to start must not leave the worker running once the bench exits
   await Promise.allSettled(e2eStarts);
-  const [worker, consumer, bareWorker] = await Promise.all(e2eStarts);
+  const [worker, consumer, bareWorker, otherWorker, otherConsumer] = await Promise.all(e2eStarts);
   // sampled peaks of the measured rounds (the lifetime peak, start-up included, comes from VmHWM)
-  const afterWarmup = (): void => [worker, consumer, bareWorker].forEach((h) => h?.resetPeak());
-  const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup };
+  const afterWarmup = (): void => [worker, consumer, bareWorker, otherWorker, otherConsumer].forEach((h) => h?.resetPeak());
+  const idle = (shape: Shape): Record<string, string> => ({ [shape.roles.worker]: IDLE_GROUP, [shape.roles.consumer]: IDLE_GROUP });
+  const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup, ...(other ? { cpuGroups: idle(other) } : {}) };
+  const otherDeps: E2eBenchDeps | undefined = other &&
+    otherTopology && {
+      ...deps,
+      topicArn: otherTopology.topicArn,
+      cpuGroups: { ...idle(main), [other.roles.worker]: 'worker', [other.roles.consumer]: 'consumer' },
+    };
 
-  const { one, ten, floor } = await runE2eBench(deps, cfg.e2eRounds);
+  // what a filter and a transform cost in this process, beside the pipeline's figures
+  const contentCost = cfg.e2eContent ? await measureContentCost() : undefined;
+  const e2eFigures = await runE2eBench(deps, cfg.e2eRounds, { ...(otherDeps ? { otherShape: otherDeps } : {}), content: cfg.e2eContent });
   // the process that starts the workflows counts how each run's first task reached the worker
   const starter = consumer ?? worker;
   const startsE2e = workflowStarts(await starter.scrape());
+  const otherStarts = workflowStarts(await (otherConsumer ?? otherWorker)?.scrape());
+  // the other shape's part is done: the phases after this one run the main shape alone
+  await Promise.all([otherWorker?.stop(), otherConsumer?.stop()]);
 
   // Phase 3: latency at a low steady rate, through a compiled ingest that publishes to the topic
   // the consumer reads.
@@ -226,7 +284,22 @@ async function main(): Promise<void> {
   log('stopping everything');
   await cleanup();
 
-  const results: BenchResults = { cfg, ingest: ingestFigures, e2e: { one, ten, floor }, latency, rss, starts, scaleOut, wrongPasswords };
+  const shapes: ShapeFigures | undefined = e2eFigures.otherShape && {
+    otherStarts,
+    otherPeakRssMb: { worker: otherWorker?.lifetimePeakMb(), consumer: otherConsumer?.lifetimePeakMb() },
+  };
+  const results: BenchResults = {
+    cfg,
+    ingest: ingestFigures,
+    e2e: e2eFigures,
+    latency,
+    rss,
+    starts,
+    scaleOut,
+    wrongPasswords,
+    shapes,
+    contentCost,
+  };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');
 }

@@ -6,7 +6,8 @@ import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint, t
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
 import { backoffDelayMs, type ActivityDeps, type ActivityLogger } from './deps.js';
-import type { BackoffSettings, DeliverInput, DeliverResult } from './types.js';
+import type { DeliverInput, DeliverResult } from './types.js';
+import type { BackoffSettings } from '../config/settings.js';
 import {
   deliveryDatabaseUnavailable,
   deliveryNotFound,

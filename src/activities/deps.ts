@@ -1,8 +1,8 @@
+import type { BackoffSettings } from '../config/settings.js';
 import type { Repositories } from '../db/repositories.js';
 import type { Send } from '../delivery/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import type { BackoffSettings } from './types.js';
 
 /** Logging the activities need; a pino logger fits, tests may pass nothing. */
 export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -29,13 +29,6 @@ export interface ActivityDeps {
   /** clock in epoch ms, for end-to-end timing */
   now?: () => number;
 }
-
-/** docs/decisions.md: exponential backoff from 1 s, coefficient 2, capped at 10 min. */
-export const DEFAULT_BACKOFF: BackoffSettings = {
-  initialIntervalMs: 1_000,
-  backoffCoefficient: 2,
-  maximumIntervalMs: 600_000,
-};
 
 /** Temporal rejects such a retry policy at schedule time; fail at start-up instead. */
 export function validateBackoff(b: BackoffSettings): BackoffSettings {

@@ -1,11 +1,12 @@
 import { createAttemptHandoff } from './attempt-handoff.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
 import { createDeliver } from './deliver.js';
-import { DEFAULT_BACKOFF, noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
+import { noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
 import { createExpressionCache } from '../content/expression-cache.js';
+import { DEFAULT_BACKOFF } from '../config/settings.js';
 import type { FanoutActivities } from './types.js';
 
 export type { ActivityDeps } from './deps.js';

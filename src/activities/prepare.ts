@@ -7,7 +7,8 @@ import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
 import type { AcceptFiltered } from '../db/deliveries.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { BackoffSettings, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { BackoffSettings } from '../config/settings.js';
 
 type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
   logger: ActivityLogger;

@@ -1,14 +1,8 @@
+import type { BackoffSettings } from '../config/settings.js';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
 
 // The activity contract between the workflow and the activity implementations. Types only:
 // the workflow bundle imports this file, so it must never gain runtime Node.js code.
-
-/** Exponential backoff of delivery retries, global for all endpoints. */
-export interface BackoffSettings {
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maximumIntervalMs: number;
-}
 
 export interface FanoutInput {
   eventId: string;

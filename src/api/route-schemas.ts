@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox'
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
 import { DENIED_REASONS, ENDPOINT_STATES } from '../domain/records.js';
+import { REQUEST_BODY_SHOWN } from '../db/admin-queries.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
 // never serialized) and generate the OpenAPI document.
@@ -154,6 +155,14 @@ export const AttemptSchema = Type.Object(
     ),
     error: Nullable(Type.String({ description: 'one line; never a secret' })),
     startedAt: Timestamp(),
+    requestBody: Nullable(
+      Type.String({
+        description: `the body this attempt sent when the endpoint's transform made it (spec.transform.jsonata, docs/content-routing.md), its first ${REQUEST_BODY_SHOWN} characters; null: the event's payload was sent as received (or no request was made)`,
+      }),
+    ),
+    requestBodyBytes: Nullable(
+      Type.Integer({ minimum: 0, description: 'the size in bytes of the whole body sent, when requestBody is set' }),
+    ),
   },
   { title: 'DeliveryAttempt' },
 );
@@ -179,6 +188,40 @@ const eventFields = {
 
 export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });
 
+/** Why an endpoint of the event's (source, type) has no delivery of it, from what is known now (docs/content-routing.md). */
+const NO_DELIVERY_REASONS = [
+  'FILTER_NOT_MATCHED',
+  'FANOUT_IN_PROGRESS',
+  'CREATED_AFTER_EVENT',
+  'NOT_ALLOWED_BY_SOURCE',
+  'NO_DELIVERY',
+] as const;
+export type NoDeliveryReason = (typeof NO_DELIVERY_REASONS)[number];
+/** endpointsWithoutDelivery lists at most this many */
+export const WITHOUT_DELIVERY_LIMIT = 100;
+
+const EndpointWithoutDeliverySchema = Type.Object(
+  {
+    endpointId: Uuid(),
+    name: Type.String(),
+    namespace: Nullable(Type.String()),
+    eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
+    filter: Nullable(Type.String({ description: 'its spec.filter (CEL) as it is now; null: it has none' })),
+    reason: StringEnum(
+      NO_DELIVERY_REASONS,
+      'FILTER_NOT_MATCHED: the event was routed, the endpoint existed then and has a filter: its filter did not match the event ' +
+        '(an evaluation error counts as not matched; the filter shown is the one it has now). ' +
+        "FANOUT_IN_PROGRESS: the event's fan-out is under way and may not have routed it yet (its status is RECEIVED and none of its " +
+        'deliveries has an attempt), so nothing is claimed. ' +
+        'CREATED_AFTER_EVENT: the endpoint was created after the event was received (it may not have existed when it was routed). ' +
+        "NOT_ALLOWED_BY_SOURCE: its source's InboundCredential does not allow it now (nothing is sent to it). " +
+        'NO_DELIVERY: none of these (it existed, is allowed and has no filter now): it was configured otherwise when the event was routed. ' +
+        'Each reason reads the endpoint as it is now (docs/content-routing.md)',
+    ),
+  },
+  { title: 'EndpointWithoutDelivery' },
+);
+
 export const EventDetailSchema = Type.Object(
   {
     ...eventFields,
@@ -193,6 +236,15 @@ export const EventDetailSchema = Type.Object(
       }),
     ),
     deliveries: Type.Array(DeliverySchema),
+    endpointsWithoutDelivery: Type.Array(EndpointWithoutDeliverySchema, {
+      description:
+        "the active endpoints of the event's source and type (its own type's and the catch-alls) that the token sees and that have no " +
+        `delivery of it, as configured now, by name, at most ${WITHOUT_DELIVERY_LIMIT}; each with why, as far as is known`,
+    }),
+    endpointsWithoutDeliveryOmitted: Type.Integer({
+      minimum: 0,
+      description: `those beyond the first ${WITHOUT_DELIVERY_LIMIT}, not listed`,
+    }),
   },
   { title: 'EventDetail' },
 );
@@ -332,6 +384,7 @@ export type Delivery = Static<typeof DeliverySchema>;
 export type Attempt = Static<typeof AttemptSchema>;
 export type EventSummary = Static<typeof EventSummarySchema>;
 export type EventDetail = Static<typeof EventDetailSchema>;
+export type EndpointWithoutDelivery = Static<typeof EndpointWithoutDeliverySchema>;
 export type EndpointView = Static<typeof EndpointSchema>;
 export type CredentialView = Static<typeof CredentialSchema>;
 export type ReplayStarted = Static<typeof ReplayStartedSchema>;

@@ -1,7 +1,24 @@
-import type { AttemptRow, CredentialViewRow, DeliveryListRow, EndpointViewRow, EventSummaryRow } from '../db/admin-queries.js';
+import type {
+  AttemptRow,
+  CredentialViewRow,
+  DeliveryListRow,
+  EndpointsWithoutDelivery,
+  EndpointViewRow,
+  EndpointWithoutDeliveryRow,
+  EventSummaryRow,
+} from '../db/admin-queries.js';
 import { redactUrl } from '../config/env-reader.js';
 import type { WebhookEvent } from '../domain/records.js';
-import type { Attempt, CredentialView, Delivery, EndpointView, EventDetail, EventSummary } from './route-schemas.js';
+import type {
+  Attempt,
+  CredentialView,
+  Delivery,
+  EndpointView,
+  EndpointWithoutDelivery,
+  EventDetail,
+  EventSummary,
+  NoDeliveryReason,
+} from './route-schemas.js';
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
 
@@ -48,6 +65,8 @@ export const attemptView = (r: AttemptRow): Attempt => ({
   durationMs: r.duration_ms,
   error: r.error,
   startedAt: r.started_at.toISOString(),
+  requestBody: r.request_body,
+  requestBodyBytes: r.request_body_bytes,
 });
 
 export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
@@ -65,7 +84,34 @@ export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
   payloadDroppedAt: iso(r.payload_dropped_at ?? null),
 });
 
-export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]): EventDetail => ({
+/**
+ * Why an endpoint of the event's (source, type) has no delivery of it, claiming no more than its
+ * row shows now: prepare creates a row for every active, allowed endpoint of the (source, type)
+ * whose filter (if any) matches, disabled ones included (their deliveries are held), so an
+ * endpoint that existed when the event was routed and has a filter was filtered out.
+ */
+export function noDeliveryReason(
+  r: Pick<EndpointWithoutDeliveryRow, 'created_after_event' | 'denied_reason' | 'filter'>,
+  routed: boolean,
+): NoDeliveryReason {
+  if (!routed) return 'FANOUT_IN_PROGRESS';
+  // created after the event came in: it may not have existed when the event was routed
+  if (r.created_after_event) return 'CREATED_AFTER_EVENT';
+  if (r.denied_reason !== null) return 'NOT_ALLOWED_BY_SOURCE';
+  if (r.filter !== null) return 'FILTER_NOT_MATCHED';
+  return 'NO_DELIVERY';
+}
+
+const endpointWithoutDeliveryView = (r: EndpointWithoutDeliveryRow, routed: boolean): EndpointWithoutDelivery => ({
+  endpointId: r.id,
+  name: r.name,
+  namespace: r.namespace,
+  eventType: r.event_type,
+  filter: r.filter,
+  reason: noDeliveryReason(r, routed),
+});
+
+export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[], without: EndpointsWithoutDelivery): EventDetail => ({
   id: e.id,
   source: e.source,
   externalEventId: e.externalEventId,
@@ -82,6 +128,8 @@ export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[]):
   ...payloadView(e.payload),
   traceId: traceIdOf(e.traceparent) ?? null,
   deliveries: deliveries.map(deliveryView),
+  endpointsWithoutDelivery: without.rows.map((r) => endpointWithoutDeliveryView(r, without.routed)),
+  endpointsWithoutDeliveryOmitted: Math.max(0, without.total - without.rows.length),
 });
 
 export const endpointView = (r: EndpointViewRow): EndpointView => ({

@@ -1,24 +1,23 @@
-import type { BackoffSettings } from '../activities/types.js';
-import { DEFAULT_BACKOFF } from '../activities/deps.js';
-import { LEADER_ELECTION_TIMING, validLeaderElectionTiming } from '../kube/leader-election-timing.js';
-import { DEFAULT_PUBLISH_MAX_IN_FLIGHT, DEFAULT_TOPOLOGY } from '../transport/topology-defaults.js';
-import { TASK_QUEUE } from '../workflows/names.js';
-import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
-import { DEFAULT_UNSTARTED_AFTER_MS } from '../ingest/sweeper.js';
-import { INBOUND_TRACE_CONTEXTS, type InboundTraceContext } from '../ingest/trace-context.js';
-import { formatDuration, parseDuration } from '../retention/duration.js';
-import { DEFAULT_RETENTION_SCHEDULE, DEFAULT_SETTLED_GRACE_SECONDS, type RetentionSettings } from '../retention/retention-job.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { createEnvReader, redactUrl, type Env, type EnvReader } from './env-reader.js';
-import { AWS_TRANSPORTS, type AwsTransport } from '../transport/aws-client-config.js';
+import {
+  CONSOLE_AUTH_FLOWS,
+  DEFAULT_NAMESPACES_CLAIM,
+  DEFAULT_SETTLED_GRACE_SECONDS,
+  VARIABLES,
+  validLeaderElectionTiming,
+  type AwsTransport,
+  type BackoffSettings,
+  type ConsoleAuthFlow,
+  type DefaultAllowedNamespaces,
+  type HttpTimeouts,
+  type InboundTraceContext,
+  type RetentionSettings,
+} from './settings.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
-import { tracingWanted } from '../observability/tracing-switch.js';
-import { DEFAULT_ALLOWED_NAMESPACES, type DefaultAllowedNamespaces } from '../domain/records.js';
-import { DEFAULT_NAMESPACES_CLAIM, namespacesClaimProblem } from '../api/auth/namespaces-claim.js';
+import { tracingWanted } from './tracing-switch.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
-
-/** The Lease the operator replicas elect their leader with (chart and RBAC name it too). */
-export const LEASE_NAME = 'webhook-fanout-operator';
 
 export interface CommonConfig {
   logLevel: string;
@@ -69,10 +68,6 @@ export interface AdminApiConfig {
   /** AUTH_NAMESPACES_CLAIM: a token with this claim is a tenant's, scoped to the namespaces it lists (docs/tenancy.md) */
   namespacesClaim: string;
 }
-
-/** How the console's single-page app logs in (docs/console.md): the specification's flow, or OAuth 2.1's. */
-export const CONSOLE_AUTH_FLOWS = ['implicit', 'code'] as const;
-export type ConsoleAuthFlow = (typeof CONSOLE_AUTH_FLOWS)[number];
 
 /** The web console served by ingest under /console/ (docs/console.md). */
 export interface ConsoleConfig {
@@ -176,56 +171,45 @@ export interface TransportSetupConfig extends CommonConfig {
 }
 
 const common = (r: EnvReader): CommonConfig => ({
-  logLevel: r.str('LOG_LEVEL', 'info'),
-  managementPort: r.int('MANAGEMENT_PORT', 9090, 0, 65535),
+  logLevel: r.str('LOG_LEVEL'),
+  managementPort: r.int('MANAGEMENT_PORT'),
 });
 
 const database = (r: EnvReader): DatabaseConfig => {
   const databaseUrl = r.url('DATABASE_URL');
-  return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 200), databaseTls: readDatabaseTls(r, databaseUrl) };
+  return { databaseUrl, dbPoolMax: r.int('DB_POOL_MAX'), databaseTls: readDatabaseTls(r, databaseUrl) };
 };
 
-const OTEL_SAMPLERS = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const;
-
 export function readTracingConfig(r: EnvReader): TracingConfig {
-  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] as const) {
     const v = r.optional(name);
     if (v !== undefined && !/^https?:\/\/[^/]/i.test(v)) r.problems.push(`${name} must be an http(s) URL, got "${redactUrl(v)}"`);
   }
-  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'])
-    r.oneOf(name, ['http/protobuf', 'http/json', 'grpc'], 'http/protobuf');
-  r.oneOf('OTEL_TRACES_SAMPLER', OTEL_SAMPLERS, 'parentbased_always_on');
-  if (r.optional('OTEL_TRACES_SAMPLER_ARG') !== undefined) r.num('OTEL_TRACES_SAMPLER_ARG', 1, 0, 1);
-  r.oneOf('OTEL_TRACES_EXPORTER', ['otlp', 'none'], 'otlp');
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] as const) r.oneOf(name);
+  r.oneOf('OTEL_TRACES_SAMPLER');
+  if (r.optional('OTEL_TRACES_SAMPLER_ARG') !== undefined) r.num('OTEL_TRACES_SAMPLER_ARG');
+  r.oneOf('OTEL_TRACES_EXPORTER');
   return {
     enabled: tracingWanted({
       ...Object.fromEntries(
-        ['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].map((n) => [
-          n,
-          r.optional(n),
-        ]),
+        (['OTEL_SDK_DISABLED', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] as const).map(
+          (n) => [n, r.optional(n)],
+        ),
       ),
     }),
   };
 }
 
 const aws = (r: EnvReader): AwsConfig => ({
-  region: r.str('AWS_REGION', 'us-east-1'),
+  region: r.str('AWS_REGION'),
   endpoint: r.optional('AWS_ENDPOINT_URL'),
-  transport: r.oneOf('AWS_TRANSPORT', AWS_TRANSPORTS, 'signed'),
+  transport: r.oneOf('AWS_TRANSPORT'),
 });
 
 const temporal = (r: EnvReader): TemporalConfig => ({
-  address: r.str('TEMPORAL_ADDRESS', 'localhost:7233'),
-  namespace: r.str('TEMPORAL_NAMESPACE', 'default'),
-  taskQueue: r.str('TEMPORAL_TASK_QUEUE', TASK_QUEUE),
+  address: r.str('TEMPORAL_ADDRESS'),
+  namespace: r.str('TEMPORAL_NAMESPACE'),
+  taskQueue: r.str('TEMPORAL_TASK_QUEUE'),
   tls: readTemporalTls(r),
 });
 
@@ -234,7 +218,7 @@ const temporal = (r: EnvReader): TemporalConfig => ({
  * accepting any audience. Returns null when the admin API is explicitly disabled.
  */
 export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
-  if (!r.bool('ADMIN_API_ENABLED', true)) return null;
+  if (!r.bool('ADMIN_API_ENABLED')) return null;
   const hint = 'required for the admin API (set ADMIN_API_ENABLED=false to run without it)';
   const authUrl = r.optional('AUTH_URL');
   const audience = r.optional('AUTH_AUDIENCE');
@@ -247,14 +231,27 @@ export function loadAdminApiConfig(r: EnvReader): AdminApiConfig | null {
     authUrl: base,
     audience: audience ?? '',
     issuer: r.str('AUTH_ISSUER', `${base}/`),
-    clockToleranceSeconds: r.int('AUTH_CLOCK_TOLERANCE_SECONDS', 30, 0, 300),
-    jwksCacheTtlSeconds: r.int('AUTH_JWKS_CACHE_TTL_SECONDS', 600, 10, 86_400),
+    clockToleranceSeconds: r.int('AUTH_CLOCK_TOLERANCE_SECONDS'),
+    jwksCacheTtlSeconds: r.int('AUTH_JWKS_CACHE_TTL_SECONDS'),
     namespacesClaim: namespacesClaim(r),
   };
 }
 
+/** Claims a token's issuer sets itself: the namespaces must not hide in one of them. */
+const RESERVED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'azp', 'scope', 'permissions', 'client_id', 'gty'];
+
+/** AUTH_NAMESPACES_CLAIM's problem, if any. */
+function namespacesClaimProblem(name: string): string | undefined {
+  if (name.length === 0 || name.length > 200) return 'AUTH_NAMESPACES_CLAIM must be 1 to 200 characters';
+  if (!/^[\x21-\x7e]+$/.test(name)) return 'AUTH_NAMESPACES_CLAIM must be printable ASCII without spaces';
+  if (RESERVED_CLAIMS.includes(name)) {
+    return `AUTH_NAMESPACES_CLAIM must not be "${name}", a claim the identity provider sets itself (e.g. ${DEFAULT_NAMESPACES_CLAIM})`;
+  }
+  return undefined;
+}
+
 function namespacesClaim(r: EnvReader): string {
-  const name = r.str('AUTH_NAMESPACES_CLAIM', DEFAULT_NAMESPACES_CLAIM);
+  const name = r.str('AUTH_NAMESPACES_CLAIM');
   const problem = namespacesClaimProblem(name);
   if (problem !== undefined) r.problems.push(problem);
   return name;
@@ -285,7 +282,7 @@ export function loadConsoleConfig(r: EnvReader, adminApi: AdminApiConfig | null)
   } else if (!/^[\x21-\x7e]{1,200}$/.test(clientId)) {
     r.problems.push('CONSOLE_CLIENT_ID must be 1 to 200 printable ASCII characters without spaces');
   }
-  const flow = r.str('CONSOLE_AUTH_FLOW', 'implicit');
+  const flow = r.str('CONSOLE_AUTH_FLOW');
   if (!(CONSOLE_AUTH_FLOWS as readonly string[]).includes(flow)) {
     r.problems.push(`CONSOLE_AUTH_FLOW must be one of ${CONSOLE_AUTH_FLOWS.join(', ')}, got "${flow.slice(0, 40)}"`);
   }
@@ -311,23 +308,25 @@ export function consoleStatus(cfg: Pick<IngestConfig, 'adminApi' | 'console'>, e
 
 function httpTimeouts(r: EnvReader): HttpTimeouts {
   const t = {
-    headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.headersMs / 1000, 1, 3600) * 1000,
-    bodyMs: r.int('HTTP_REQUEST_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.bodyMs / 1000, 1, 3600) * 1000,
-    idleMs: r.int('HTTP_IDLE_TIMEOUT_SECONDS', DEFAULT_HTTP_TIMEOUTS.idleMs / 1000, 1, 3600) * 1000,
+    headersMs: r.int('HTTP_HEADERS_TIMEOUT_SECONDS') * 1000,
+    bodyMs: r.int('HTTP_REQUEST_TIMEOUT_SECONDS') * 1000,
+    idleMs: r.int('HTTP_IDLE_TIMEOUT_SECONDS') * 1000,
   };
   // Node refuses a headers timeout above the request timeout (the request includes its headers)
   if (t.headersMs > t.bodyMs) r.problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
   return t;
 }
 
-/** A RETENTION_* duration: unset = null (for an age, keep forever). */
-function age(r: EnvReader, name: string, unset = 'unset it to keep events forever'): number | null {
+/** A RETENTION_* duration in seconds: unset, its default (null: an age that keeps events forever). */
+function age(r: EnvReader, name: 'RETENTION_MAX_AGE' | 'RETENTION_PAYLOAD_MAX_AGE' | 'RETENTION_SETTLED_GRACE'): number | null {
+  const unset: number | null = VARIABLES[name].default;
   const v = r.optional(name);
-  if (v === undefined) return null;
+  if (v === undefined) return unset;
   const parsed = parseDuration(v);
   if ('problem' in parsed) {
-    r.problems.push(`${name} ${parsed.problem}; ${unset}`);
-    return null;
+    const way = unset === null ? 'unset it to keep events forever' : `unset it for the default, ${formatDuration(unset)}`;
+    r.problems.push(`${name} ${parsed.problem}; ${way}`);
+    return unset;
   }
   return parsed.seconds;
 }
@@ -342,15 +341,14 @@ export function loadRetention(r: EnvReader): RetentionSettings {
         'events are deleted whole at RETENTION_MAX_AGE, so a later payload drop would never happen',
     );
   }
-  const d = DEFAULT_RETENTION_SCHEDULE;
-  const grace = age(r, 'RETENTION_SETTLED_GRACE', 'unset it for the default, 15m');
+  const grace = age(r, 'RETENTION_SETTLED_GRACE');
   return {
     maxAgeSeconds,
     payloadMaxAgeSeconds,
     settledGraceSeconds: grace ?? DEFAULT_SETTLED_GRACE_SECONDS,
-    intervalMs: r.int('RETENTION_INTERVAL_SECONDS', d.intervalMs / 1000, 1, 86_400) * 1000,
-    batchSize: r.int('RETENTION_BATCH_SIZE', d.batchSize, 1, 10_000),
-    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS', d.batchPauseMs, 0, 60_000),
+    intervalMs: r.int('RETENTION_INTERVAL_SECONDS') * 1000,
+    batchSize: r.int('RETENTION_BATCH_SIZE'),
+    batchPauseMs: r.int('RETENTION_BATCH_PAUSE_MS'),
   };
 }
 
@@ -364,18 +362,18 @@ export function loadIngestConfig(env: Env): IngestConfig {
     console: loadConsoleConfig(r, adminApi),
     temporal: temporal(r),
     tracing: readTracingConfig(r),
-    port: r.int('PORT', 8080, 0, 65535),
-    host: r.str('HOST', '0.0.0.0'),
+    port: r.int('PORT'),
+    host: r.str('HOST'),
     aws: aws(r),
     topicArn: r.str('TOPIC_ARN'),
-    bodyLimitBytes: r.int('INBOUND_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    bodyLimitBytes: r.int('INBOUND_BODY_LIMIT_BYTES'),
     httpTimeouts: httpTimeouts(r),
-    credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE', 1000, 0, 1_000_000),
-    sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS', 30, 1, 86_400) * 1000,
-    sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS', 60, 0, 86_400) * 1000,
-    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS', DEFAULT_UNSTARTED_AFTER_MS / 1000, 10, 604_800) * 1000,
-    publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT', DEFAULT_PUBLISH_MAX_IN_FLIGHT, 1, 256),
-    inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT', INBOUND_TRACE_CONTEXTS, 'parent'),
+    credentialCacheSize: r.int('CREDENTIAL_CACHE_SIZE'),
+    sweepIntervalMs: r.int('SWEEP_INTERVAL_SECONDS') * 1000,
+    sweepMinAgeMs: r.int('SWEEP_MIN_AGE_SECONDS') * 1000,
+    sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS') * 1000,
+    publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT'),
+    inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT'),
     retention: loadRetention(r),
   };
   r.done();
@@ -385,8 +383,8 @@ export function loadIngestConfig(env: Env): IngestConfig {
 const queueConsumer = (r: EnvReader): QueueConsumerConfig => ({
   aws: aws(r),
   queueUrl: r.url('QUEUE_URL'),
-  concurrency: r.int('CONSUMER_CONCURRENCY', 10, 1, 10),
-  visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
+  concurrency: r.int('CONSUMER_CONCURRENCY'),
+  visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS'),
 });
 
 export function loadConsumerConfig(env: Env): ConsumerConfig {
@@ -404,9 +402,9 @@ export function loadConsumerConfig(env: Env): ConsumerConfig {
 
 export function loadBackoff(r: EnvReader): BackoffConfig {
   return {
-    initialIntervalMs: r.int('DELIVERY_BACKOFF_INITIAL_MS', DEFAULT_BACKOFF.initialIntervalMs, 10, 3_600_000),
-    backoffCoefficient: r.num('DELIVERY_BACKOFF_COEFFICIENT', DEFAULT_BACKOFF.backoffCoefficient, 1, 10),
-    maximumIntervalMs: r.int('DELIVERY_BACKOFF_MAX_MS', DEFAULT_BACKOFF.maximumIntervalMs, 10, 86_400_000),
+    initialIntervalMs: r.int('DELIVERY_BACKOFF_INITIAL_MS'),
+    backoffCoefficient: r.num('DELIVERY_BACKOFF_COEFFICIENT'),
+    maximumIntervalMs: r.int('DELIVERY_BACKOFF_MAX_MS'),
   };
 }
 
@@ -420,9 +418,9 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     backoff: loadBackoff(r),
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
-    maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1, 10_000),
-    consumeQueue: r.bool('WORKER_CONSUME_QUEUE', false) ? queueConsumer(r) : null,
-    sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS', false),
+    maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
+    consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
+    sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
   };
   r.done();
   return cfg;
@@ -435,18 +433,18 @@ export function loadOperatorConfig(env: Env): OperatorConfig {
     ...common(r),
     ...database(r),
     watchNamespaces: r.list('WATCH_NAMESPACE'),
-    defaultAllowedNamespaces: defaultAllowedNamespaces(r),
-    workers: r.int('OPERATOR_WORKERS', 2, 1, 64),
-    resyncPeriodMs: r.int('OPERATOR_RESYNC_SECONDS', 300, 5, 86_400) * 1000,
+    defaultAllowedNamespaces: r.oneOf('TENANCY_DEFAULT_ALLOWED_NAMESPACES'),
+    workers: r.int('OPERATOR_WORKERS'),
+    resyncPeriodMs: r.int('OPERATOR_RESYNC_SECONDS') * 1000,
     identity: r.optional('POD_NAME') ?? r.optional('HOSTNAME'),
     temporal: temporal(r),
     leaderElection: {
-      enabled: r.bool('LEADER_ELECTION', true),
+      enabled: r.bool('LEADER_ELECTION'),
       namespace: r.optional('LEADER_ELECTION_NAMESPACE') ?? r.optional('POD_NAMESPACE') ?? 'default',
-      leaseName: r.str('LEADER_ELECTION_LEASE_NAME', LEASE_NAME),
-      leaseDurationMs: r.num('LEADER_ELECTION_LEASE_DURATION_SECONDS', LEADER_ELECTION_TIMING.leaseDurationMs / 1000, 1, 3600) * 1000,
-      renewDeadlineMs: r.num('LEADER_ELECTION_RENEW_DEADLINE_SECONDS', LEADER_ELECTION_TIMING.renewDeadlineMs / 1000, 0.5, 3600) * 1000,
-      retryPeriodMs: r.num('LEADER_ELECTION_RETRY_PERIOD_SECONDS', LEADER_ELECTION_TIMING.retryPeriodMs / 1000, 0.1, 600) * 1000,
+      leaseName: r.str('LEADER_ELECTION_LEASE_NAME'),
+      leaseDurationMs: r.num('LEADER_ELECTION_LEASE_DURATION_SECONDS') * 1000,
+      renewDeadlineMs: r.num('LEADER_ELECTION_RENEW_DEADLINE_SECONDS') * 1000,
+      retryPeriodMs: r.num('LEADER_ELECTION_RETRY_PERIOD_SECONDS') * 1000,
     },
   };
   if (!validLeaderElectionTiming(cfg.leaderElection)) {
@@ -463,10 +461,10 @@ export function loadTransportSetupConfig(env: Env): TransportSetupConfig {
   const cfg: TransportSetupConfig = {
     ...common(r),
     aws: aws(r),
-    topicName: r.str('TOPIC_NAME', DEFAULT_TOPOLOGY.topicName),
-    queueName: r.str('QUEUE_NAME', DEFAULT_TOPOLOGY.queueName),
-    dlqName: r.str('DLQ_NAME', DEFAULT_TOPOLOGY.dlqName),
-    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS', DEFAULT_TOPOLOGY.visibilityTimeoutSeconds, 1, 43_200),
+    topicName: r.str('TOPIC_NAME'),
+    queueName: r.str('QUEUE_NAME'),
+    dlqName: r.str('DLQ_NAME'),
+    visibilityTimeoutSeconds: r.int('QUEUE_VISIBILITY_TIMEOUT_SECONDS'),
   };
   r.done();
   return cfg;
@@ -475,69 +473,6 @@ export function loadTransportSetupConfig(env: Env): TransportSetupConfig {
 export function loadMigrateConfig(env: Env): CommonConfig & DatabaseConfig {
   const r = createEnvReader(env);
   const cfg = { ...common(r), ...database(r) };
-  r.done();
-  return cfg;
-}
-
-/**
- * `webhook-fanout dev`: what dev mode itself decides from the environment, before it starts
- * anything. The processes it runs read theirs with the loaders above, from the environment with
- * dev mode's overlay (src/dev/dev-environment.ts).
- */
-export interface DevConfig {
-  /** WEBHOOK_FANOUT_CONFIG_DIR / WEBHOOK_FANOUT_DATA_DIR; the --config-dir / --data-dir flags win */
-  configDir: string | undefined;
-  dataDir: string | undefined;
-  /** TENANCY_DEFAULT_ALLOWED_NAMESPACES, as the operator's (docs/tenancy.md) */
-  defaultAllowedNamespaces: DefaultAllowedNamespaces;
-  /** each one set replaces the embedded dependency */
-  external: { databaseUrl: string | undefined; temporalAddress: string | undefined; awsEndpoint: string | undefined };
-  /** the local identity provider the admin API trusts; null with AUTH_URL set or the admin API disabled */
-  devIdentityProvider: {
-    port: number | undefined;
-    audience: string | undefined;
-    /** WEBHOOK_FANOUT_DEV_USER / WEBHOOK_FANOUT_DEV_PASSWORD: the console's dev user with both permissions */
-    user: { username: string | undefined; password: string | undefined };
-  } | null;
-}
-
-function devUser(r: EnvReader): { username: string | undefined; password: string | undefined } {
-  const username = r.optional('WEBHOOK_FANOUT_DEV_USER');
-  const password = r.optional('WEBHOOK_FANOUT_DEV_PASSWORD');
-  if (username !== undefined && !/^[\x21-\x7e]{1,64}$/.test(username))
-    r.problems.push('WEBHOOK_FANOUT_DEV_USER must be 1 to 64 printable ASCII characters without spaces');
-  // dev/dev-idp.ts DEV_READONLY_USER (not imported: src/dev is left out of the build)
-  if (username === 'dev-readonly') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-readonly, the read-only dev user');
-  if (username === 'dev-tenant') r.problems.push('WEBHOOK_FANOUT_DEV_USER must not be dev-tenant, the dev user scoped to a namespace');
-  if (password !== undefined && password.length > 200) r.problems.push('WEBHOOK_FANOUT_DEV_PASSWORD must be at most 200 characters');
-  return { username, password };
-}
-
-/** TENANCY_DEFAULT_ALLOWED_NAMESPACES, read alike by the operator and dev mode. */
-const defaultAllowedNamespaces = (r: EnvReader): DefaultAllowedNamespaces =>
-  r.oneOf('TENANCY_DEFAULT_ALLOWED_NAMESPACES', DEFAULT_ALLOWED_NAMESPACES, 'Same');
-
-export function loadDevConfig(env: Env): DevConfig {
-  const r = createEnvReader(env);
-  const adminEnabled = r.bool('ADMIN_API_ENABLED', true);
-  const cfg: DevConfig = {
-    configDir: r.optional('WEBHOOK_FANOUT_CONFIG_DIR'),
-    dataDir: r.optional('WEBHOOK_FANOUT_DATA_DIR'),
-    defaultAllowedNamespaces: defaultAllowedNamespaces(r),
-    external: {
-      databaseUrl: r.optional('DATABASE_URL'),
-      temporalAddress: r.optional('TEMPORAL_ADDRESS'),
-      awsEndpoint: r.optional('AWS_ENDPOINT_URL'),
-    },
-    devIdentityProvider:
-      adminEnabled && r.optional('AUTH_URL') === undefined
-        ? {
-            port: r.optional('DEV_AUTH_PORT') === undefined ? undefined : r.int('DEV_AUTH_PORT', 0, 0, 65535),
-            audience: r.optional('AUTH_AUDIENCE'),
-            user: devUser(r),
-          }
-        : null,
-  };
   r.done();
   return cfg;
 }

@@ -1,41 +1,75 @@
-import { AppError } from '../domain/errors.js';
+import { VARIABLES, type Derived, type Mandatory } from './settings.js';
 
 /**
  * Reads environment variables into typed values, collecting every problem so a misconfigured
  * process says at once everything that is wrong, then refuses to start. A permanent error of the
  * taxonomy (invalid_config); the start-up boundary (cmd/cli.ts) prints its problems and exits 2.
  */
-export class ConfigError extends AppError {
+// config imports nothing, so ConfigError carries the taxonomy's fields and domain/errors.ts counts it an AppError (its shape checked by the compiler there)
+export class ConfigError extends Error {
+  readonly kind = 'permanent';
+  readonly code = 'invalid_config';
+  readonly retryAfterSeconds = undefined;
+
   constructor(readonly problems: string[]) {
-    super('invalid_config', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
   }
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+type Variables = typeof VARIABLES;
+export type VariableName = keyof Variables;
+/** The variables of a type whose default is of the given kind. */
+type Named<T extends string, D> = {
+  [N in VariableName]: Variables[N] extends { type: T; default: infer X } ? (X extends D ? N : never) : never;
+}[VariableName];
+/** A derived default is the caller's to give; any other is the table's. */
+type Fallback<N extends VariableName, V> = Variables[N]['default'] extends Derived ? [fallback: V] : [];
+type ValueOf<N extends VariableName> = Variables[N] extends { values: readonly (infer V)[] } ? V : never;
+
+/** The entry of a variable, widened for the reader's own checks (the types above keep callers right). */
+const entry = (name: VariableName): { default: unknown; min?: number; max?: number; values?: readonly string[] } => VARIABLES[name];
+
+/** The default of an entry: the caller's for a derived one, else the table's (undefined: required or none). */
+function defaultOf<V>(name: VariableName, fallback: readonly V[], is: (d: unknown) => d is V): V | undefined {
+  if (fallback.length > 0) return fallback[0];
+  const d = entry(name).default;
+  return is(d) ? d : undefined;
+}
+const isString = (d: unknown): d is string => typeof d === 'string';
+const isNumber = (d: unknown): d is number => typeof d === 'number';
+const isBoolean = (d: unknown): d is boolean => typeof d === 'boolean';
+
+/** Reads the variables of the table (settings.ts): each with its own default, bounds and values. */
 export function createEnvReader(env: Env) {
   const problems: string[] = [];
   const raw = (name: string): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
+  const bounds = (name: VariableName): { min: number; max: number } => {
+    const { min, max } = entry(name);
+    return { min: min ?? -Infinity, max: max ?? Infinity };
+  };
 
   return {
     problems,
-    str(name: string, fallback?: string): string {
-      const v = raw(name) ?? fallback;
+    str<N extends Named<'string', string | Derived | Mandatory>>(name: N, ...fallback: Fallback<N, string>): string {
+      const v = raw(name) ?? defaultOf(name, fallback, isString);
       if (v === undefined) {
         problems.push(`${name} is required`);
         return '';
       }
       return v;
     },
-    optional(name: string): string | undefined {
+    /** the value as set, or undefined: for variables whose unset means something their loader says */
+    optional(name: VariableName): string | undefined {
       return raw(name);
     },
-    url(name: string, fallback?: string): string {
-      const v = raw(name) ?? fallback;
+    url(name: Named<'url', Mandatory>): string {
+      const v = raw(name);
       if (v === undefined) {
         problems.push(`${name} is required`);
         return '';
@@ -47,42 +81,49 @@ export function createEnvReader(env: Env) {
       }
       return v;
     },
-    int(name: string, fallback: number, min: number, max: number): number {
+    int<N extends Named<'integer', number | Derived>>(name: N, ...fallback: Fallback<N, number>): number {
+      const d = defaultOf(name, fallback, isNumber) ?? 0;
       const v = raw(name);
-      if (v === undefined) return fallback;
+      if (v === undefined) return d;
+      const { min, max } = bounds(name);
       const n = Number(v);
       if (!Number.isInteger(n) || n < min || n > max) {
         problems.push(`${name} must be an integer between ${min} and ${max}, got "${v}"`);
-        return fallback;
+        return d;
       }
       return n;
     },
-    num(name: string, fallback: number, min: number, max: number): number {
+    num<N extends Named<'number', number | Derived>>(name: N, ...fallback: Fallback<N, number>): number {
+      const d = defaultOf(name, fallback, isNumber) ?? 0;
       const v = raw(name);
-      if (v === undefined) return fallback;
+      if (v === undefined) return d;
+      const { min, max } = bounds(name);
       const n = Number(v);
       if (!Number.isFinite(n) || n < min || n > max) {
         problems.push(`${name} must be a number between ${min} and ${max}, got "${v}"`);
-        return fallback;
+        return d;
       }
       return n;
     },
-    bool(name: string, fallback: boolean): boolean {
+    bool<N extends Named<'boolean', boolean | Derived>>(name: N, ...fallback: Fallback<N, boolean>): boolean {
+      const d = defaultOf(name, fallback, isBoolean) ?? false;
       const v = raw(name);
-      if (v === undefined) return fallback;
+      if (v === undefined) return d;
       if (/^(1|true|yes|on)$/i.test(v)) return true;
       if (/^(0|false|no|off)$/i.test(v)) return false;
       problems.push(`${name} must be true or false, got "${v}"`);
-      return fallback;
+      return d;
     },
-    oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    oneOf<N extends Named<'enum', string>>(name: N): ValueOf<N> {
+      const d = entry(name).default as ValueOf<N>;
+      const values = entry(name).values ?? [];
       const v = raw(name);
-      if (v === undefined) return fallback;
-      if ((values as readonly string[]).includes(v)) return v as T;
+      if (v === undefined) return d;
+      if (values.includes(v)) return v as ValueOf<N>;
       problems.push(`${name} must be one of ${values.join(', ')}, got "${v}"`);
-      return fallback;
+      return d;
     },
-    list(name: string): string[] {
+    list(name: Named<'list', readonly []>): string[] {
       const v = raw(name);
       return v === undefined
         ? []

@@ -1,15 +1,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import type { EnvReader } from './env-reader.js';
-
-/**
- * TLS to Postgres (docs/deploy.md, "Managed Postgres"). The modes are libpq's: `require` encrypts
- * without checking the server, `verify-ca` checks its certificate against the CA, `verify-full`
- * also that it names the host connected to. `allow` and `prefer` (plaintext when the server says
- * no) are not offered: a production setting that silently falls back to plaintext is a trap.
- */
-export const DATABASE_SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
-export type DatabaseSslMode = (typeof DATABASE_SSL_MODES)[number];
+import type { EnvReader, VariableName } from './env-reader.js';
+import { DATABASE_SSL_MODES, type DatabaseSslMode } from './settings.js';
 
 export interface DatabaseTls {
   mode: DatabaseSslMode;
@@ -36,7 +28,7 @@ export interface TemporalTls {
 /** The ssl settings of a connection string (pg-connection-string reads them); set in one place only. */
 const URL_TLS_PARAMS = ['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey'];
 
-function readable(r: EnvReader, name: string): string | undefined {
+function readable(r: EnvReader, name: VariableName): string | undefined {
   const file = r.optional(name);
   if (file === undefined) return undefined;
   try {
@@ -48,7 +40,11 @@ function readable(r: EnvReader, name: string): string | undefined {
   return file;
 }
 
-function pairOf(r: EnvReader, certName: string, keyName: string): { certFile: string | undefined; keyFile: string | undefined } {
+function pairOf(
+  r: EnvReader,
+  certName: VariableName,
+  keyName: VariableName,
+): { certFile: string | undefined; keyFile: string | undefined } {
   const certFile = readable(r, certName);
   const keyFile = readable(r, keyName);
   if ((certFile === undefined) !== (keyFile === undefined)) r.problems.push(`${certName} and ${keyName} go together: set both or neither`);

@@ -1,4 +1,5 @@
-import type { AllowedEndpoints, DefaultAllowedNamespaces, DeniedReason, InboundCredential, LabelSelector } from '../domain/records.js';
+import type { DefaultAllowedNamespaces } from '../config/settings.js';
+import type { AllowedEndpoints, DeniedReason, InboundCredential, LabelSelector } from '../domain/records.js';
 
 /**
  * Which endpoints may subscribe to a source (docs/tenancy.md): the rule of the operator and of dev

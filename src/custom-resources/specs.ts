@@ -12,7 +12,7 @@ import {
   VERIFICATION_LIMITS,
   VERIFICATION_TYPES,
 } from '../domain/records.js';
-import { DURATION_PATTERN, KEEP_FOREVER } from '../retention/duration.js';
+import { DURATION_PATTERN, KEEP_FOREVER } from '../config/duration.js';
 import { FILTER_MAX_LENGTH } from '../content/filter.js';
 import { TRANSFORM_MAX_LENGTH } from '../content/transform.js';
 

@@ -4,7 +4,7 @@ import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS, VERIFICATION_LIMITS, type SignatureVerification } from '../domain/records.js';
-import { KEEP_FOREVER, parseDuration } from '../retention/duration.js';
+import { KEEP_FOREVER, parseDuration } from '../config/duration.js';
 import {
   AUTO_DISABLE_REQUIRED,
   credentialRuleProblem,

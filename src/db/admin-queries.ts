@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { EndpointState, ExtractionRule } from '../domain/records.js';
+import type { DeniedReason, EndpointState, ExtractionRule } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
@@ -65,7 +65,14 @@ export interface AttemptRow {
   response_status: number | null;
   response_body: string | null;
   error: string | null;
+  /** the first REQUEST_BODY_SHOWN characters of the body sent when a transform made it; null: the payload as received, or no request */
+  request_body: string | null;
+  /** the whole sent body's size in bytes, when request_body is set */
+  request_body_bytes: number | null;
 }
+
+/** How much of a transformed body sent (up to 1 MiB) the attempt log shows per attempt: a delivery may have dozens. */
+export const REQUEST_BODY_SHOWN = 65_536;
 
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
 export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
@@ -76,6 +83,29 @@ export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret'
   held_deliveries: number;
   page_ts: string;
 };
+
+/** An endpoint of an event's (source, type) that has no delivery of it, as configured now. */
+export interface EndpointWithoutDeliveryRow {
+  id: string;
+  name: string;
+  namespace: string | null;
+  event_type: string | null;
+  filter: string | null;
+  denied_reason: DeniedReason | null;
+  /** created after the event was received (compared in Postgres, to the microsecond) */
+  created_after_event: boolean;
+}
+
+export interface EndpointsWithoutDelivery {
+  rows: EndpointWithoutDeliveryRow[];
+  /** how many match, `rows` being the first of them by name */
+  total: number;
+  /**
+   * whether the event's fan-out has routed it: its status is final, or one of its deliveries
+   * (anyone's) has an attempt, which follows prepare. Until then "no delivery" says nothing.
+   */
+  routed: boolean;
+}
 
 /** The columns of EndpointViewRow: never a secret, only whether one is set. */
 function endpointView(db: Db): Knex.QueryBuilder {
@@ -219,7 +249,21 @@ export function createAdminQueries(db: Db) {
 
     /** The attempt log of one delivery the scope sees, in attempt order (a delivery has at most a few dozen). */
     async attemptsOf(scope: TenantScope, deliveryId: string): Promise<AttemptRow[]> {
-      const q = db('webhook_delivery_attempt as a').select('a.*').where('a.delivery_id', deliveryId).orderBy('a.attempt');
+      const q = db('webhook_delivery_attempt as a')
+        .select(
+          'a.delivery_id',
+          'a.attempt',
+          'a.outcome',
+          'a.started_at',
+          'a.duration_ms',
+          'a.response_status',
+          'a.response_body',
+          'a.error',
+          db.raw('left(a.request_body, ?) AS request_body', [REQUEST_BODY_SHOWN]),
+          db.raw('octet_length(a.request_body) AS request_body_bytes'),
+        )
+        .where('a.delivery_id', deliveryId)
+        .orderBy('a.attempt');
       if (scope !== null)
         q.whereExists(
           whereEndpointIn(db, db('webhook_delivery as ad').select(db.raw('1')).whereRaw('ad.id = a.delivery_id'), scope, 'ad.endpoint_id'),
@@ -239,6 +283,56 @@ export function createAdminQueries(db: Db) {
           { column: 'd.created_at', order: 'desc' },
           { column: 'd.id', order: 'desc' },
         ])) as DeliveryListRow[];
+    },
+
+    /**
+     * The active endpoints of the event's source and type (the type's own and the catch-alls, as
+     * prepare matches them) that the scope sees and that have no delivery of the event: the first
+     * `limit` by name, how many there are, and whether the event has been routed yet. A removed
+     * resource's row (inactive) is not listed.
+     */
+    async endpointsWithoutDelivery(
+      scope: TenantScope,
+      event: Pick<WebhookEvent, 'id' | 'source' | 'eventType' | 'status'>,
+      limit: number,
+    ): Promise<EndpointsWithoutDelivery> {
+      const q = db('webhook_endpoint as p')
+        .select(
+          'p.id',
+          'p.name',
+          'p.namespace',
+          'p.event_type',
+          'p.filter',
+          'p.denied_reason',
+          db.raw('p.created_at > (SELECT e.received_at FROM webhook_event e WHERE e.id = ?) AS created_after_event', [event.id]),
+          db.raw('count(*) OVER ()::int AS total'),
+        )
+        .where('p.source', event.source)
+        .where('p.active', true)
+        .where((w) => {
+          w.whereNull('p.event_type');
+          if (event.eventType !== null) w.orWhere('p.event_type', event.eventType);
+        })
+        // the (event_id, endpoint_id) unique index answers it per endpoint
+        .whereNotExists(db('webhook_delivery as nd').select(db.raw('1')).whereRaw('nd.endpoint_id = p.id').where('nd.event_id', event.id))
+        .orderBy([
+          { column: 'p.name', order: 'asc' },
+          { column: 'p.id', order: 'asc' },
+        ])
+        .limit(limit);
+      whereNamespaceIn(q, scope, 'p.namespace');
+      const attempted = async () =>
+        // any delivery's, the caller's or not: it only tells that prepare has run
+        (await db('webhook_delivery').where('event_id', event.id).where('attempts', '>', 0).first('id')) !== undefined;
+      const [rows, routed] = await Promise.all([
+        (async () => (await q) as Array<EndpointWithoutDeliveryRow & { total: number }>)(),
+        event.status !== 'RECEIVED' ? Promise.resolve(true) : attempted(),
+      ]);
+      return {
+        rows: rows.map(({ total: _, ...r }) => r),
+        total: rows[0]?.total ?? 0,
+        routed,
+      };
     },
 
     async listEndpoints(

@@ -5,13 +5,13 @@ import {
   loadWorkerConfig,
   type AdminApiConfig,
   type ConsumerConfig,
-  type DevConfig,
   type IngestConfig,
   type TransportSetupConfig,
   type WorkerConfig,
 } from '../config/config.js';
 import { ConfigError, type Env } from '../config/env-reader.js';
-import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../config/settings.js';
+import type { DevConfig } from './dev-config.js';
 import { DEV_AUDIENCE, DEV_CONSOLE_CLIENT_ID } from './dev-idp.js';
 
 /**

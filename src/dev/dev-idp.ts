@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AdminApiConfig } from '../config/config.js';
-import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../config/settings.js';
 import { CONSOLE_CALLBACK_PATH, CONSOLE_PREFIX } from '../console-server/paths.js';
 
 // Dev mode's stand-in for Auth0: fixed, documented clients on 127.0.0.1 only (never a production

@@ -4,7 +4,7 @@ import { createServer, IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Provider, { errors, type JsonWebKey, type ProviderToken } from 'oidc-provider';
-import { DEFAULT_NAMESPACES_CLAIM } from '../api/auth/namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../config/settings.js';
 import { PERMISSIONS } from '../api/auth/permissions.js';
 import { readLimited } from './read-body.js';
 import { createBrowserLogin, type BrowserClient, type BrowserLogin, type DevUser } from './browser-login.js';

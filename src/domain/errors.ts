@@ -1,3 +1,4 @@
+import { ConfigError } from '../config/env-reader.js';
 import { ERROR_CODES, type CodeOf, type ErrorCode, type ErrorKind } from './error-codes.js';
 
 export type { CodeOf, ErrorCode, ErrorKind } from './error-codes.js';
@@ -43,8 +44,17 @@ export const transient = (
 
 export const internal = (code: CodeOf<'internal'>, message: string, cause?: unknown): AppError => new AppError(code, message, { cause });
 
+/** An error of the taxonomy by its shape: a registered code, and the kind the registry gives it. */
+type ByShape = AppError & { [K in ErrorKind]: { kind: K; code: CodeOf<K> } }[ErrorKind];
+
+/**
+ * The taxonomy's members raised where this module can not be imported: ConfigError (config
+ * depends on nothing). The compiler checks each has an AppError's shape, its code of its kind.
+ */
+const MEMBERS_BY_SHAPE: readonly (abstract new (...args: never[]) => ByShape)[] = [ConfigError];
+
 export function isAppError(err: unknown): err is AppError {
-  return err instanceof AppError;
+  return err instanceof AppError || MEMBERS_BY_SHAPE.some((member) => err instanceof member);
 }
 
 // knex prefixes driver errors with the full SQL text: keep only the reason after it

@@ -76,9 +76,6 @@ export interface InboundCredential {
 /** Which namespaces' endpoints a source's credential lets subscribe (the Gateway API's allowedRoutes). */
 export const NAMESPACES_FROM = ['Same', 'All', 'Selector'] as const;
 export type NamespacesFrom = (typeof NAMESPACES_FROM)[number];
-/** What a credential that says nothing allows: TENANCY_DEFAULT_ALLOWED_NAMESPACES (operator, dev mode). */
-export const DEFAULT_ALLOWED_NAMESPACES = ['Same', 'All'] as const;
-export type DefaultAllowedNamespaces = (typeof DEFAULT_ALLOWED_NAMESPACES)[number];
 
 export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 /** A standard Kubernetes LabelSelector (metav1.LabelSelector). */

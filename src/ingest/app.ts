@@ -2,10 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { installProblemHandlers, problem, rawProblemResponse, sendProblem, type Problem } from '../http/problem.js';
-import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../http/timeouts.js';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config/settings.js';
 import type { Logger } from '../observability/logger.js';
 import { inboundWebhooks, type InboundWebhooksDeps } from './inbound-route.js';
-export type { HttpTimeouts } from '../http/timeouts.js';
 
 // headers a request may carry at most once: a second Host is request smuggling material (RFC 9112
 // 3.2 asks for 400) and a second Authorization would be silently dropped by Node (the first wins)

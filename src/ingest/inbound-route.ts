@@ -8,7 +8,7 @@ import type { Logger } from '../observability/logger.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import type { CredentialRefusal, CredentialVerifier } from './credential-verifier.js';
 import type { ReceiveWebhook } from './receive-webhook.js';
-import type { InboundTraceContext } from './trace-context.js';
+import type { InboundTraceContext } from '../config/settings.js';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { contextOf, inSpan, linkTo, SpanKind, tracingOn } from '../observability/spans.js';
 import { verifySignature, type SignatureRefusal } from './signatures.js';

@@ -1,12 +1,10 @@
+import { DEFAULT_UNSTARTED_AFTER_MS } from '../config/settings.js';
 import type { EventRepository } from '../db/events.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { activeTraceCarrier, inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
 import type { EventPublisher } from '../transport/publisher.js';
 import { PUBLISH_ATTRIBUTES } from './receive-webhook.js';
-
-/** How long after publishing an event without a workflow counts as stuck (SWEEP_UNSTARTED_AFTER_SECONDS). */
-export const DEFAULT_UNSTARTED_AFTER_MS = 60_000;
 
 /** A pass re-publishes at most this many batches (of batchSize) of each kind. */
 const MAX_BATCHES_PER_PASS = 20;

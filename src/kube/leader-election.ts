@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import { isAlreadyExists, isConflict, isNotFound, microTime, type KubeApi } from './api.js';
-import { validLeaderElectionTiming } from './leader-election-timing.js';
+import { validLeaderElectionTiming } from '../config/settings.js';
 import { describeError } from '../domain/errors.js';
 
 /**

@@ -3,7 +3,8 @@ import { describeError, isAppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialRow, endpointRow, type SecretResolver } from '../custom-resources/to-rows.js';
 import type { ManifestSet } from './read-manifests.js';
-import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX, type DefaultAllowedNamespaces } from '../domain/records.js';
+import type { DefaultAllowedNamespaces } from '../config/settings.js';
+import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
 
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;

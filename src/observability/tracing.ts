@@ -3,7 +3,7 @@ import type { IResource } from '@opentelemetry/resources';
 import type { Env } from '../config/env-reader.js';
 import type { Logger } from './logger.js';
 import { setTracer } from './spans.js';
-import { otlpProtocol, tracingWanted } from './tracing-switch.js';
+import { otlpProtocol, tracingWanted } from '../config/tracing-switch.js';
 
 /**
  * OpenTelemetry tracing of a process, configured by the SDK's standard variables alone

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describeError } from '../domain/errors.js';
-import { ENABLE_ANNOTATION, type DefaultAllowedNamespaces } from '../domain/records.js';
+import type { DefaultAllowedNamespaces } from '../config/settings.js';
+import { ENABLE_ANNOTATION } from '../domain/records.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { LEASE_NAME, type OperatorConfig } from '../config/config.js';
+import type { OperatorConfig } from '../config/config.js';
+import { LEADER_ELECTION_TIMING, LEASE_NAME, VARIABLES, type DefaultAllowedNamespaces } from '../config/settings.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -9,12 +10,10 @@ import { createController, type Controller } from './controller.js';
 import { createEventRecorder } from '../kube/event-recorder.js';
 import { createKubeApi, type KubeApi } from '../kube/api.js';
 import { createLeaderElector, type LeaderElector } from '../kube/leader-election.js';
-import { LEADER_ELECTION_TIMING } from '../kube/leader-election-timing.js';
 import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
 import { createReplayRuns } from '../db/replay-runs.js';
 import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
-import type { DefaultAllowedNamespaces } from '../domain/records.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];
@@ -87,9 +86,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       metrics,
       logger,
       namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
-      workers: opts.workers ?? 2,
-      resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
-      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? 'Same',
+      workers: opts.workers ?? VARIABLES.OPERATOR_WORKERS.default,
+      resyncPeriodMs: opts.resyncPeriodMs ?? VARIABLES.OPERATOR_RESYNC_SECONDS.default * 1000,
+      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? VARIABLES.TENANCY_DEFAULT_ALLOWED_NAMESPACES.default,
       ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
       ...(replays ? { replays } : {}),

@@ -1,12 +1,7 @@
+import type { DefaultAllowedNamespaces } from '../config/settings.js';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
-import {
-  ENABLE_ANNOTATION,
-  endpointState,
-  MANIFEST_UID_PREFIX,
-  type DefaultAllowedNamespaces,
-  type InboundCredential,
-} from '../domain/records.js';
+import { ENABLE_ANNOTATION, endpointState, MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
 import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { FanoutActivities } from '../activities/types.js';
 import type { WorkerTracing } from '../observability/temporal-tracing.js';
-import { TASK_QUEUE } from '../workflows/names.js';
+import { TASK_QUEUE } from '../config/settings.js';
 import { workflowSandboxOptions, type SandboxMode } from './workflow-sandbox.js';
 
 export interface FanoutWorkerOptions {

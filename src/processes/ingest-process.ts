@@ -20,7 +20,7 @@ export type IngestSettings = Pick<
   IngestConfig,
   'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'
 > &
-  // the owners' defaults (http/timeouts.ts, ingest/sweeper.ts) when absent
+  // the defaults of config/settings.ts when absent
   Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext'>>;
 
 export interface IngestDeps {

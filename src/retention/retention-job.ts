@@ -4,39 +4,8 @@ import { createRetentionQueries, PURGE_START, type PurgeKind, type PurgeScope, t
 import { describeError } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { formatDuration } from './duration.js';
-
-/** What the retention job deletes and how fast (RETENTION_*; docs/deploy.md, "Retention"). */
-export interface RetentionSettings {
-  /** RETENTION_MAX_AGE in seconds: events (with deliveries and attempts) older are deleted; null = forever */
-  maxAgeSeconds: number | null;
-  /** RETENTION_PAYLOAD_MAX_AGE: payload and headers of older events are dropped; null = kept */
-  payloadMaxAgeSeconds: number | null;
-  intervalMs: number;
-  /** events per batch (one transaction; their deliveries and attempts go with them) */
-  batchSize: number;
-  /** rest between batches: other statements get the disk and autovacuum keeps up */
-  batchPauseMs: number;
-  /**
-   * RETENTION_SETTLED_GRACE in seconds: an event whose event or delivery rows changed more
-   * recently is left alone, whatever its age (a replay settles its delivery, then recomputes the
-   * event's status in the next activity; the job must not cut in between).
-   */
-  settledGraceSeconds: number;
-}
-
-/**
- * Every 5 min, 500 events a batch, a 100 ms rest. A batch of 500 events with a few deliveries and
- * attempts each is one short transaction; the rest leaves ingest most of the disk (the figures:
- * docs/benchmarks.md, "Retention").
- */
-export const DEFAULT_RETENTION_SCHEDULE = { intervalMs: 300_000, batchSize: 500, batchPauseMs: 100 } as const;
-
-/**
- * RETENTION_SETTLED_GRACE's default, 15 min: far above the seconds between a replay's delivery
- * settling and its event's status being recomputed, even with Temporal retrying an activity.
- */
-export const DEFAULT_SETTLED_GRACE_SECONDS = 900;
+import { formatDuration } from '../config/duration.js';
+import { DEFAULT_RETENTION_SCHEDULE, DEFAULT_SETTLED_GRACE_SECONDS, type RetentionSettings } from '../config/settings.js';
 
 export const RETENTION_OFF: RetentionSettings = {
   maxAgeSeconds: null,

@@ -2,7 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Clien
 import type { EventRepository } from '../db/events.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import { TASK_QUEUE } from '../config/settings.js';
+import { WORKFLOW_TYPE } from '../workflows/names.js';
 import { fanoutInput } from './fanout-input.js';
 import { contextOf, inSpan, SpanKind, tracingOn, type TraceCarrier } from '../observability/spans.js';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { WebhookFanoutWorkflow } from '../workflows/fanout.js';
-import { TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/names.js';
+import { TASK_QUEUE } from '../config/settings.js';
+import { WORKFLOW_TYPE } from '../workflows/names.js';
 import { fanoutInput } from './fanout-input.js';
 
 export interface ReplayRequest {

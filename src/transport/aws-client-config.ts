@@ -1,15 +1,8 @@
+import type { AwsTransport } from '../config/settings.js';
+
 // What the SNS and the SQS clients share (region, endpoint, attempts, credentials, timeouts), in a
 // module of its own that loads neither SDK client: a process that needs only one of them (the
 // consumer: SQS) does not load the other (its code stays in memory for the process's life).
-
-/**
- * How the hot calls (SNS PublishBatch, SQS ReceiveMessage and DeleteMessageBatch) are made:
- * `signed`, one signed POST each (signed-aws-call.ts, the default: a fraction of the SDK's CPU per
- * call), or `sdk`, the SDK client's send(): the way back if a provider or a new AWS feature breaks
- * the hand-written path. Both take the client's credentials, region, endpoint and signer.
- */
-export const AWS_TRANSPORTS = ['signed', 'sdk'] as const;
-export type AwsTransport = (typeof AWS_TRANSPORTS)[number];
 
 export interface AwsClientsOptions {
   region: string;

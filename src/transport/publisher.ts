@@ -2,7 +2,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { AwsClientsOptions } from './aws-client-config.js';
 import { createBatchingSnsPublisher, type EventPublisher } from './batching-publisher.js';
 import { publishBatchCalls } from './publish-calls.js';
-import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from './topology-defaults.js';
+import { DEFAULT_PUBLISH_MAX_IN_FLIGHT } from '../config/settings.js';
 
 export type { EventPublisher } from './batching-publisher.js';
 

@@ -14,6 +14,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { DEFAULT_TOPOLOGY } from '../config/settings.js';
 
 export interface TopologyOptions {
   topicName?: string;
@@ -31,10 +32,6 @@ export interface Topology {
   dlqUrl: string;
   dlqArn: string;
 }
-
-import { DEFAULT_TOPOLOGY } from './topology-defaults.js';
-
-export { DEFAULT_TOPOLOGY };
 
 /**
  * Creates or converges topic -> queue -> DLQ. Safe to run on every start and from several

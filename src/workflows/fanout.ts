@@ -9,8 +9,8 @@ import {
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
+import type { BackoffSettings } from '../config/settings.js';
 import type {
-  BackoffSettings,
   DeliverFailureDetails,
   FanoutActivities,
   FanoutInput,

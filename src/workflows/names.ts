@@ -2,9 +2,6 @@
 // host it. Plain constants, so non-workflow code can import them without pulling the workflow
 // module in, and the workflow bundle without pulling in Node code.
 
-/** Task queue the fanout worker polls and the consumer starts workflows on. */
-export const TASK_QUEUE = 'WEBHOOKS';
-
 /** Registered workflow type; the exported function in fanout.ts carries this exact name. */
 export const WORKFLOW_TYPE = 'WebhookFanoutWorkflow';
 

@@ -11,6 +11,8 @@ interface Attempt {
   durationMs: number | null;
   error: string | null;
   startedAt: string;
+  requestBody: string | null;
+  requestBodyBytes: number | null;
 }
 
 // The attempt log through the admin API, after real deliveries by a Temporal worker to a real
@@ -87,6 +89,30 @@ describe('admin API: the attempt log of a delivery', () => {
     expect(missing.status).toBe(404);
     expect(missing.headers['content-type']).toMatch(/application\/problem\+json/);
     expect((await h.get(`/api/deliveries/${delivery.id}/attempts`)).status).toBe(401);
+  });
+
+  it('an endpoint with a transform: each attempt shows the body it sent (the first 64 KiB, and the whole size); without one, null', async () => {
+    const source = uniqueSource('attempts');
+    const r = await h.receiver([{ status: 503 }, { status: 200 }]);
+    const plainReceiver = await h.receiver();
+    const shapedId = await addEndpoint(h.fanout.repos, { source, url: r.url, maxAttempts: 3, transform: '{"kind": type, "copy": data.s}' });
+    const plainId = await addEndpoint(h.fanout.repos, { source, url: plainReceiver.url });
+    const long = 'é'.repeat(70_000); // two bytes each in UTF-8
+    const eventId = await addEvent(h.fanout.repos, { source, eventType: 'order.created', payload: JSON.stringify({ s: long }) });
+    expect(await h.fanout.runFanout(eventId)).toBe('COMPLETED');
+
+    const sent = JSON.stringify({ kind: 'order.created', copy: long });
+    expect(r.requests.map((q) => q.body.toString('utf8'))).toEqual([sent, sent]);
+    const shaped = await deliveryOf(h.fanout.repos, eventId, shapedId);
+    const items = ((await h.get(`/api/deliveries/${shaped.id}/attempts`, token)).json() as { items: Attempt[] }).items;
+    expect(items.map((a) => [a.outcome, a.requestBody, a.requestBodyBytes])).toEqual([
+      ['RETRYING', sent.slice(0, 65_536), Buffer.byteLength(sent)],
+      ['SUCCESS', sent.slice(0, 65_536), Buffer.byteLength(sent)],
+    ]);
+
+    const plain = await deliveryOf(h.fanout.repos, eventId, plainId);
+    const plainItems = ((await h.get(`/api/deliveries/${plain.id}/attempts`, token)).json() as { items: Attempt[] }).items;
+    expect(plainItems.map((a) => [a.outcome, a.requestBody, a.requestBodyBytes])).toEqual([['SUCCESS', null, null]]);
   });
 
   it('the log is append-only in Postgres', async () => {

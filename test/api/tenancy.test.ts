@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_NAMESPACES_CLAIM } from '../../src/api/auth/namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../../src/config/settings.js';
 import type { HttpResult } from '../support/http.js';
 import { AUDIENCE, startAdminHarness, type AdminHarness, type ClientName } from './support/admin-harness.js';
 import { buildTenantScene, foreignTo, visibleTo, type TenantScene } from './support/tenant-scene.js';

@@ -71,14 +71,16 @@ const get = async (namespace: string, name: string): Promise<ReplayObject | unde
   }
 };
 const condition = (o: ReplayObject | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
-const complete = (namespace: string, name: string, timeoutMs = 60_000) =>
+/** The replay once its condition `type` (Complete or Failed) is True. */
+const finished = (namespace: string, name: string, type: 'Complete' | 'Failed', timeoutMs = 60_000) =>
   eventually(
     async () => {
       const o = await get(namespace, name);
-      return condition(o, 'Complete')?.status === 'True' ? o : undefined;
+      return condition(o, type)?.status === 'True' ? o : undefined;
     },
-    { timeoutMs, what: `${name} Complete` },
+    { timeoutMs, what: `${name} ${type}` },
   );
+const complete = (namespace: string, name: string, timeoutMs = 60_000) => finished(namespace, name, 'Complete', timeoutMs);
 
 /** Requests to the endpoint for each event id. */
 const deliveriesTo = (eventId: string) => receiver.requests.filter((r) => r.headers['x-webhook-event-id'] === eventId).length;
@@ -188,10 +190,7 @@ describe('WebhookReplay', () => {
     await apply(conn, ns, replay('elsewhere', from, to).replace('name: orders', 'name: elsewhere'));
     await apply(conn, ns, replay('missing', from, to).replace('name: orders', 'name: no-such-endpoint'));
     for (const name of ['elsewhere', 'missing']) {
-      const o = await eventually(async () => {
-        const r = await get(ns, name);
-        return condition(r, 'Failed')?.status === 'True' ? r : undefined;
-      });
+      const o = await finished(ns, name, 'Failed');
       expect(condition(o, 'Failed')?.reason).toBe('EndpointNotFound');
       expect(condition(o, 'Complete')?.status).toBe('False');
     }
@@ -210,10 +209,7 @@ spec: {source: shop, url: "${receiver.url}", maxAttempts: 1}
 `,
     );
     await apply(conn, other, replay('intruder-replay', from, to).replace('name: orders', 'name: intruder'));
-    const o = await eventually(async () => {
-      const r = await get(other, 'intruder-replay');
-      return condition(r, 'Failed')?.status === 'True' ? r : undefined;
-    });
+    const o = await finished(other, 'intruder-replay', 'Failed');
     expect(condition(o, 'Failed')).toMatchObject({ reason: 'NotAllowedBySource' });
     expect(condition(o, 'Failed')?.message).toContain('replays to it are refused until its source allows it');
     expect(o.status).toMatchObject({ started: 0 });

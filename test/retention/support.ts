@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createRetentionJob, RETENTION_OFF, type RetentionSettings } from '../../src/retention/retention-job.js';
+import type { RetentionSettings } from '../../src/config/settings.js';
+import { createRetentionJob, RETENTION_OFF } from '../../src/retention/retention-job.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 export interface SeededDelivery {

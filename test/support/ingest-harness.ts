@@ -7,7 +7,7 @@ import type { AdminApiWiring } from '../../src/api/admin-api-from-config.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import type { Db } from '../../src/db/knex.js';
 import { freePort } from '../../src/dev/ports.js';
-import type { HttpTimeouts } from '../../src/http/timeouts.js';
+import type { HttpTimeouts } from '../../src/config/settings.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import {

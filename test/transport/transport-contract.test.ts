@@ -12,7 +12,7 @@ import { createAwsClients, type AwsClients, type AwsClientsOptions } from '../..
 import { createEventPublisher } from '../../src/transport/publisher.js';
 import { createQueueConsumer, type QueueConsumer } from '../../src/transport/queue-consumer.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
-import { AWS_TRANSPORTS } from '../../src/transport/aws-client-config.js';
+import { AWS_TRANSPORTS } from '../../src/config/settings.js';
 import { queueCalls } from '../../src/transport/queue-calls.js';
 import { BACKENDS, type Backend } from './backends.js';
 import { captureLogger, deferred, queueDepth, queueMessagesCount, receiveOne, uniqueSuffix, waitFor } from './helpers.js';

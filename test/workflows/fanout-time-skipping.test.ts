@@ -3,7 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../src/activities/deps.js';
+import { DEFAULT_BACKOFF } from '../../src/config/settings.js';
 import type {
   DeliverInput,
   DeliverResult,

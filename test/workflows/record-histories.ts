@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../src/activities/deps.js';
+import { DEFAULT_BACKOFF } from '../../src/config/settings.js';
 import { addEndpoint, addEvent, startFanoutHarness } from '../fanout/support/harness.js';
 import { startReceiver } from '../support/receiver.js';
 import { historyToFixture } from './support/history-fixtures.js';

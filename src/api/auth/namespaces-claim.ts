@@ -1,28 +1,9 @@
 import type { TenantScope } from '../../db/tenant-scope.js';
 
-/** The claim a tenant's token names its namespaces in (AUTH_NAMESPACES_CLAIM); a URL, as Auth0 wants custom claims. */
-export const DEFAULT_NAMESPACES_CLAIM = 'https://webhookfanout.io/namespaces';
-
 // a Kubernetes namespace name (RFC 1123 label)
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 // a token is at most 8 KiB (token-verifier.ts): more names than this are not a tenant's list
 const MAX_NAMESPACES = 256;
-
-/** Claims a token's issuer sets itself: the namespaces must not hide in one of them. */
-export const RESERVED_CLAIMS = [
-  'iss',
-  'sub',
-  'aud',
-  'exp',
-  'nbf',
-  'iat',
-  'jti',
-  'azp',
-  'scope',
-  'permissions',
-  'client_id',
-  'gty',
-] as const;
 
 /**
  * The scope a verified token's claims give (db/tenant-scope.ts): without the claim, everything,
@@ -43,14 +24,4 @@ export function scopeOfClaims(claims: Record<string, unknown>, claim: string): T
     namespaces.add(v);
   }
   return { namespaces: [...namespaces].sort() };
-}
-
-/** AUTH_NAMESPACES_CLAIM's problem, if any (config/config.ts reports it at start). */
-export function namespacesClaimProblem(name: string): string | undefined {
-  if (name.length === 0 || name.length > 200) return 'AUTH_NAMESPACES_CLAIM must be 1 to 200 characters';
-  if (!/^[\x21-\x7e]+$/.test(name)) return 'AUTH_NAMESPACES_CLAIM must be printable ASCII without spaces';
-  if ((RESERVED_CLAIMS as readonly string[]).includes(name)) {
-    return `AUTH_NAMESPACES_CLAIM must not be "${name}", a claim the identity provider sets itself (e.g. ${DEFAULT_NAMESPACES_CLAIM})`;
-  }
-  return undefined;
 }

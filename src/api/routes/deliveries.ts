@@ -87,7 +87,8 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
         summary: "A delivery's attempt log, in attempt order",
         description:
           'Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB ' +
-          'the endpoint answered, the error, and its outcome (RETRYING when another attempt followed). Never a request header.',
+          "the endpoint answered, the error, and its outcome (RETRYING when another attempt followed); when the endpoint's transform " +
+          'made the body, the body sent (requestBody). Never a request header.',
         security,
         params: IdParams,
         response: { 200: described(listOf(AttemptSchema), 'The attempts (one page: nextCursor is null)'), ...authErrors, ...notFound },

@@ -13,6 +13,7 @@ import {
   notFound,
   PAGE_SIZE,
   ReplayStartedSchema,
+  WITHOUT_DELIVERY_LIMIT,
 } from '../route-schemas.js';
 import { eventDetailView, eventSummaryView } from '../views.js';
 import { actorOf, dateOrUndefined, scopeOf, type AdminRouteDeps, type TypedApp } from './deps.js';
@@ -65,7 +66,10 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       schema: {
         tags: ['events'],
         summary: 'One event with its payload and deliveries',
-        description: 'Requires read:webhooks.',
+        description:
+          "Requires read:webhooks. `endpointsWithoutDelivery` lists the endpoints of the event's source and type that got no delivery " +
+          'of it and why, as far as is known (FILTER_NOT_MATCHED: their filter did not match; docs/content-routing.md). A tenant sees ' +
+          'its own endpoints only, in both lists.',
         security,
         params: IdParams,
         response: { 200: described(EventDetailSchema, 'The event, its payload and its deliveries'), ...authErrors, ...notFound },
@@ -75,7 +79,11 @@ export function registerEventRoutes(app: TypedApp, deps: AdminRouteDeps): void {
       const scope = scopeOf(req);
       const event = await deps.queries.getEvent(scope, req.params.id);
       if (!event) throw permanent('not_found', `no event ${req.params.id}`);
-      return eventDetailView(event, await deps.queries.deliveriesOfEvent(scope, event.id));
+      const [deliveries, without] = await Promise.all([
+        deps.queries.deliveriesOfEvent(scope, event.id),
+        deps.queries.endpointsWithoutDelivery(scope, event, WITHOUT_DELIVERY_LIMIT),
+      ]);
+      return eventDetailView(event, deliveries, without);
     },
   );
 

@@ -266,7 +266,7 @@ export interface paths {
         };
         /**
          * One event with its payload and deliveries
-         * @description Requires read:webhooks.
+         * @description Requires read:webhooks. `endpointsWithoutDelivery` lists the endpoints of the event's source and type that got no delivery of it and why, as far as is known (FILTER_NOT_MATCHED: their filter did not match; docs/content-routing.md). A tenant sees its own endpoints only, in both lists.
          */
         get: {
             parameters: {
@@ -332,6 +332,22 @@ export interface paths {
                                 /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
                                 attemptsUrl: string;
                             }[];
+                            /** @description the active endpoints of the event's source and type (its own type's and the catch-alls) that the token sees and that have no delivery of it, as configured now, by name, at most 100; each with why, as far as is known */
+                            endpointsWithoutDelivery: {
+                                /** Format: uuid */
+                                endpointId: string;
+                                name: string;
+                                namespace: string | null;
+                                eventType: string | null;
+                                filter: string | null;
+                                /**
+                                 * @description FILTER_NOT_MATCHED: the event was routed, the endpoint existed then and has a filter: its filter did not match the event (an evaluation error counts as not matched; the filter shown is the one it has now). FANOUT_IN_PROGRESS: the event's fan-out is under way and may not have routed it yet (its status is RECEIVED and none of its deliveries has an attempt), so nothing is claimed. CREATED_AFTER_EVENT: the endpoint was created after the event was received (it may not have existed when it was routed). NOT_ALLOWED_BY_SOURCE: its source's InboundCredential does not allow it now (nothing is sent to it). NO_DELIVERY: none of these (it existed, is allowed and has no filter now): it was configured otherwise when the event was routed. Each reason reads the endpoint as it is now (docs/content-routing.md)
+                                 * @enum {string}
+                                 */
+                                reason: "FILTER_NOT_MATCHED" | "FANOUT_IN_PROGRESS" | "CREATED_AFTER_EVENT" | "NOT_ALLOWED_BY_SOURCE" | "NO_DELIVERY";
+                            }[];
+                            /** @description those beyond the first 100, not listed */
+                            endpointsWithoutDeliveryOmitted: number;
                         };
                     };
                 };
@@ -880,7 +896,7 @@ export interface paths {
         };
         /**
          * A delivery's attempt log, in attempt order
-         * @description Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB the endpoint answered, the error, and its outcome (RETRYING when another attempt followed). Never a request header.
+         * @description Requires read:webhooks. Every attempt, append-only: when it started, how long it took, the status and first 4 KiB the endpoint answered, the error, and its outcome (RETRYING when another attempt followed); when the endpoint's transform made the body, the body sent (requestBody). Never a request header.
          */
         get: {
             parameters: {
@@ -914,6 +930,8 @@ export interface paths {
                                 error: string | null;
                                 /** Format: date-time */
                                 startedAt: string;
+                                requestBody: string | null;
+                                requestBodyBytes: number | null;
                             }[];
                             nextCursor: string | null;
                         };

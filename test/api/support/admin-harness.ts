@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_NAMESPACES_CLAIM } from '../../../src/api/auth/namespaces-claim.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../../../src/config/settings.js';
 import type { AdminApiConfig } from '../../../src/config/config.js';
 import { startIdentityProvider, type IdentityProvider } from '../../../src/dev/identity-provider.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, DEFAULT_BACKOFF, validateBackoff } from '../../../src/activities/deps.js';
+import { backoffDelayMs, validateBackoff } from '../../../src/activities/deps.js';
+import { DEFAULT_BACKOFF } from '../../../src/config/settings.js';
 
 describe('delivery backoff', () => {
   it('defaults to the documented policy: 1 s, x2, capped at 10 min', () => {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { loadBenchConfig, type BenchConfig } from '../../../bench/config.js';
 import type { E2ePath, E2eRun } from '../../../bench/e2e-bench.js';
-import { floorCpuMs, ownCpuMsPerDelivery, serviceCpuMsPerDelivery, temporalCpu } from '../../../bench/report.js';
+import {
+  addedCpuMsPerDelivery,
+  floorCpuMs,
+  ownCpuMsPerDelivery,
+  ownCpuMsPerDeliveryOfRun,
+  serviceCpuMsPerDelivery,
+  shapesSideBySide,
+  temporalCpu,
+} from '../../../bench/report.js';
 
 // CPU seconds by group over two runs of 100 events x 10 endpoints (2 000 deliveries, 200 workflows)
 const cpu = { worker: 4, consumer: 0.5, postgres: 1.5, temporal: 3, 'temporal-postgres': 2, bench: 1, 'bare-worker': 0.2 };
@@ -33,5 +42,75 @@ describe("the bench's CPU figures, by whose they are", () => {
     const floor = floorCpuMs({ ...path, totalDeliveries: 200 });
     expect(floor.temporal).toBeCloseTo(25, 6);
     expect(floor.worker).toBeCloseTo(1, 6);
+  });
+});
+
+const pathOf = (cpu: Record<string, number>, deliveries = 200, runCpu: Array<Record<string, number>> = []): E2ePath => ({
+  events: deliveries,
+  deliveries,
+  seconds: 4,
+  deliveriesPerS: deliveries / 4,
+  runs: runCpu.map((c) => ({ ...run(), events: deliveries / runCpu.length, deliveries: deliveries / runCpu.length, cpu: c })),
+  totalDeliveries: deliveries,
+  cpu,
+  foreignCpuS: 0,
+  actions: [],
+});
+
+describe('the one-endpoint variants: both shapes, a filter, a transform', () => {
+  const consumerShape = pathOf({ worker: 1.4, consumer: 0.3, postgres: 0.3, temporal: 2 });
+  const workerShape = pathOf({ worker: 1.6, postgres: 0.3, temporal: 1.6 });
+  const e2e = { one: { endpoints: 1, real: consumerShape, bare: consumerShape, ratio: 1 }, ten: undefined as never, floor: path };
+
+  it.each([
+    { chart: false, main: false, first: 'consumer', second: 'worker_consumes_queue' },
+    { chart: false, main: true, first: 'consumer', second: 'worker_consumes_queue' },
+    { chart: true, main: true, first: 'worker_consumes_queue', second: 'consumer' },
+    { chart: true, main: false, first: 'worker_consumes_queue', second: 'consumer' },
+  ] as const)('the chart default first (chart consumeQueue $chart, main runs consumeQueue $main)', ({ chart, main, first, second }) => {
+    // the main runs are in the shape `main`; the other shape's runs in the opposite one
+    const [mainPath, otherPath] = main ? [workerShape, consumerShape] : [consumerShape, workerShape];
+    const cfg = { workerConsumesQueue: main, chartWorkerConsumesQueue: chart } as BenchConfig;
+    const s = shapesSideBySide({ cfg, e2e: { ...e2e, one: { ...e2e.one, real: mainPath }, otherShape: otherPath } });
+    expect(s?.first.shape).toBe(first);
+    expect(s?.second.shape).toBe(second);
+    expect(s?.first.path).toBe(first === 'consumer' ? consumerShape : workerShape);
+  });
+
+  it('without the other shape there is nothing side by side', () => {
+    const cfg = { workerConsumesQueue: false, chartWorkerConsumesQueue: false } as BenchConfig;
+    expect(shapesSideBySide({ cfg, e2e })).toBeUndefined();
+  });
+
+  it("a variant's added CPU is webhook-fanout's own per delivery over the plain round's, Temporal left out", () => {
+    // plain: (1.4 + 0.3 + 0.3) s / 200 = 10 ms; filtered: 10.5 ms, Temporal's change not counted
+    const filtered = pathOf({ worker: 1.5, consumer: 0.3, postgres: 0.3, temporal: 3 });
+    expect(addedCpuMsPerDelivery(consumerShape, filtered)).toBeCloseTo(0.5, 6);
+  });
+
+  it("one round's own CPU per delivery, for the spread between rounds", () => {
+    const p = pathOf({}, 200, [
+      { worker: 0.7, consumer: 0.15, postgres: 0.15, temporal: 1 },
+      { worker: 0.8, consumer: 0.15, postgres: 0.15, bench: 1 },
+    ]);
+    expect(p.runs.map(ownCpuMsPerDeliveryOfRun).map((x) => Number(x.toFixed(6)))).toEqual([10, 11]);
+  });
+});
+
+describe("the bench's shape settings", () => {
+  it.each([
+    { env: {}, chart: false, main: false },
+    { env: {}, chart: true, main: true },
+    { env: { BENCH_WORKER_CONSUMES_QUEUE: '1' }, chart: false, main: true },
+    { env: { BENCH_WORKER_CONSUMES_QUEUE: '0' }, chart: true, main: false },
+  ])('main runs consume the queue: $main (chart $chart, $env)', ({ env, chart, main }) => {
+    const cfg = loadBenchConfig(env, chart);
+    expect(cfg.workerConsumesQueue).toBe(main);
+    expect(cfg.chartWorkerConsumesQueue).toBe(chart);
+    expect([cfg.e2eShapes, cfg.e2eContent]).toEqual([true, true]);
+  });
+
+  it('names a flag that is neither 1 nor 0', () => {
+    expect(() => loadBenchConfig({ BENCH_E2E_SHAPES: 'yes' }, false)).toThrow('BENCH_E2E_SHAPES must be 1 or 0, got "yes"');
   });
 });

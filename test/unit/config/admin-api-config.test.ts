@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadIngestConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
+import { DEFAULT_NAMESPACES_CLAIM } from '../../../src/config/settings.js';
 
 const BASE = { DATABASE_URL: 'postgres://u:p@localhost/db', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t', CONSOLE_CLIENT_ID: 'spa' };
 
@@ -51,5 +52,20 @@ describe('ingest configuration of the admin API', () => {
       /AUTH_NAMESPACES_CLAIM must not be "permissions", a claim the identity provider sets itself/,
     );
     expect(() => loadIngestConfig({ ...auth, AUTH_NAMESPACES_CLAIM: 'my claim' })).toThrow(/AUTH_NAMESPACES_CLAIM must be printable ASCII/);
+  });
+
+  // the claim's rules: AUTH_NAMESPACES_CLAIM is a JWT claim name the identity provider does not set itself
+  it.each<[string, string, RegExp | undefined]>([
+    ['the default', DEFAULT_NAMESPACES_CLAIM, undefined],
+    ['a plain name', 'tenant_namespaces', undefined],
+    ['a space inside', 'my claim', /printable ASCII without spaces/],
+    ['over 200 characters', 'x'.repeat(201), /1 to 200/],
+    ['a claim the identity provider sets: sub', 'sub', /must not be "sub"/],
+    ['permissions', 'permissions', /must not be "permissions"/],
+    ['scope', 'scope', /must not be "scope"/],
+  ])('AUTH_NAMESPACES_CLAIM %s', (_name, value, want) => {
+    const load = () => loadIngestConfig({ ...BASE, AUTH_URL: 'https://idp', AUTH_AUDIENCE: 'a', AUTH_NAMESPACES_CLAIM: value });
+    if (want === undefined) expect(load().adminApi?.namespacesClaim).toBe(value);
+    else expect(load).toThrow(want);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { consoleStatus, loadDevConfig, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
+import { consoleStatus, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
+import { loadDevConfig } from '../../../src/dev/dev-config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadDevConfig, loadOperatorConfig } from '../../../src/config/config.js';
+import { loadOperatorConfig } from '../../../src/config/config.js';
+import { loadDevConfig } from '../../../src/dev/dev-config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
 // TENANCY_DEFAULT_ALLOWED_NAMESPACES (docs/tenancy.md): what an InboundCredential without

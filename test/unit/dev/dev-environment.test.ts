@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDevConfig } from '../../../src/config/config.js';
+import { loadDevConfig } from '../../../src/dev/dev-config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 import { devEnvironment, loadDevProcessConfigs, preflight, type DevWiring } from '../../../src/dev/dev-environment.js';
 

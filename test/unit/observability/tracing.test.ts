@@ -4,7 +4,7 @@ import { ConfigError } from '../../../src/config/env-reader.js';
 import { buildHeaders } from '../../../src/delivery/headers.js';
 import type { OutboundRequest } from '../../../src/delivery/types.js';
 import { isSampled, traceIdOf } from '../../../src/observability/spans.js';
-import { otlpProtocol, tracingWanted } from '../../../src/observability/tracing-switch.js';
+import { otlpProtocol, tracingWanted } from '../../../src/config/tracing-switch.js';
 import { traceAttributes, traceOfMessage } from '../../../src/transport/event-message.js';
 import { publishBatchBody } from '../../../src/transport/sns-publish-batch.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DATABASE_RETRY_BUDGET } from '../../../src/workflows/names.js';
-import { DEFAULT_BACKOFF } from '../../../src/activities/deps.js';
+import { DEFAULT_BACKOFF } from '../../../src/config/settings.js';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import {
   deliveryActivityOptions,

@@ -1,4 +1,4 @@
-import type { Env } from '../config/env-reader.js';
+import type { Env } from './env-reader.js';
 
 // Which OpenTelemetry variables turn tracing on and how spans leave (pure; tracing.ts starts the SDK).
 

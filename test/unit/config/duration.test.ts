@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DURATION_PATTERN, formatDuration, parseDuration } from '../../../src/retention/duration.js';
+import { DURATION_PATTERN, formatDuration, parseDuration } from '../../../src/config/duration.js';
 
 describe('retention ages: a whole number and one unit', () => {
   it.each([
