@@ -100,8 +100,10 @@ case ${1:-} in
     groups=$(groups_of "$@" | tr '\n' ' ')
     # mark them queued before returning, so a test starting right after sees them as coming
     for g in $groups; do echo queued >"$DIR/$g.state"; done
+    # 7>&-: the queue must not inherit the start lock, or every later `start` (provision.sh's, a
+    # test's) waits for the whole queue to finish
     # shellcheck disable=SC2086
-    setsid nohup bash "$0" run $groups >"$DIR/queue.log" 2>&1 </dev/null &
+    setsid nohup bash "$0" run $groups >"$DIR/queue.log" 2>&1 </dev/null 7>&- &
     echo $! >"$DIR/queue.pid"
     echo "builds: started in the background (pid $!): $groups(logs: .cache/builds/)" >&2
     ;;

@@ -1,5 +1,6 @@
 /**
- * Every environment variable the service reads, with its type, default and bounds (VARIABLES),
+ * Every environment variable the service's configuration reads, with its type, default and bounds
+ * (VARIABLES; the SDKs read their own: AWS credentials, OpenTelemetry's other OTEL_* variables),
  * and the settings' types and defaults the features use, taken from it. One module that imports
  * nothing: config depends on no feature, the features take their defaults from here, and any
  * process may load it (no SDK, no Kubernetes client comes with it). The reader (env-reader.ts)

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcrypt';
+import { VARIABLES } from '../config/settings.js';
 import type { CredentialRepository } from '../db/credentials.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import { parseBasicAuth } from './basic-auth.js';
@@ -82,8 +83,9 @@ export interface VerifierOptions {
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
   // per-process random salt: cache keys are useless outside this process and hold no password
   const salt = randomBytes(32);
-  const verified = new Lru<true>(opts.cacheSize ?? 1000);
-  const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(opts.cacheSize ?? 1000, 100));
+  const cacheSize = opts.cacheSize ?? VARIABLES.CREDENTIAL_CACHE_SIZE.default;
+  const verified = new Lru<true>(cacheSize);
+  const rows = new Lru<{ at: number; row: InboundCredential | null }>(Math.max(cacheSize, 100));
   const rowTtlMs = opts.rowTtlMs ?? 2000;
   const now = opts.now ?? Date.now;
   const limiter = opts.limiter ?? createRefusalLimiter(undefined, now);

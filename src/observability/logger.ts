@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { VARIABLES } from '../config/settings.js';
 
 export type { Logger };
 
@@ -24,7 +25,7 @@ export function fatalLine(msg: string, fields: Record<string, unknown> = {}): st
 export function createLogger(opts: { level?: string; name?: string } = {}): Logger {
   return pino({
     name: opts.name ?? 'webhook-fanout',
-    level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
+    level: opts.level ?? process.env.LOG_LEVEL ?? VARIABLES.LOG_LEVEL.default,
     redact: {
       paths: [
         'req.headers.authorization',

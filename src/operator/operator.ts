@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { OperatorConfig } from '../config/config.js';
-import { LEADER_ELECTION_TIMING, LEASE_NAME, type DefaultAllowedNamespaces } from '../config/settings.js';
+import { LEADER_ELECTION_TIMING, LEASE_NAME, VARIABLES, type DefaultAllowedNamespaces } from '../config/settings.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -86,9 +86,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       metrics,
       logger,
       namespaces: opts.namespaces && opts.namespaces.length > 0 ? opts.namespaces : undefined,
-      workers: opts.workers ?? 2,
-      resyncPeriodMs: opts.resyncPeriodMs ?? 300_000,
-      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? 'Same',
+      workers: opts.workers ?? VARIABLES.OPERATOR_WORKERS.default,
+      resyncPeriodMs: opts.resyncPeriodMs ?? VARIABLES.OPERATOR_RESYNC_SECONDS.default * 1000,
+      defaultAllowedNamespaces: opts.defaultAllowedNamespaces ?? VARIABLES.TENANCY_DEFAULT_ALLOWED_NAMESPACES.default,
       ...(opts.healthPollMs === undefined ? {} : { healthPollMs: opts.healthPollMs }),
       ...(opts.backoff ? { backoff: opts.backoff } : {}),
       ...(replays ? { replays } : {}),

@@ -1,12 +1,13 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import buildGetJwks from 'get-jwks';
+import { VARIABLES } from '../../config/settings.js';
 import { transient } from '../../domain/errors.js';
 import { InvalidToken } from './invalid-token.js';
 
 export interface KeyResolverOptions {
   /** AUTH_URL: the key set is `${authUrl}/.well-known/jwks.json` */
   authUrl: string;
-  /** how long a fetched key is trusted before it is fetched again (default 10 min) */
+  /** how long a fetched key is trusted before it is fetched again (default AUTH_JWKS_CACHE_TTL_SECONDS's, 10 min) */
   cacheTtlMs?: number;
   /** key-set fetches for kids not in the cache: this many at once, refilled one per refillMs */
   refetchBurst?: number;
@@ -36,7 +37,11 @@ const isAllowedAlgorithm = (alg: unknown): alg is Algorithm => (ALLOWED_ALGORITH
 export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
   const now = opts.now ?? Date.now;
   const domain = `${opts.authUrl.replace(/\/+$/, '')}/`;
-  const jwks = buildGetJwks({ ttl: opts.cacheTtlMs ?? 600_000, max: 100, jwksPath: '.well-known/jwks.json' });
+  const jwks = buildGetJwks({
+    ttl: opts.cacheTtlMs ?? VARIABLES.AUTH_JWKS_CACHE_TTL_SECONDS.default * 1000,
+    max: 100,
+    jwksPath: '.well-known/jwks.json',
+  });
   const burst = opts.refetchBurst ?? 10;
   const refillMs = opts.refetchRefillMs ?? 6_000;
   const backoffMs = opts.unknownKidBackoffMs ?? 30_000;

@@ -3,7 +3,7 @@ import { isAppError } from '../../domain/errors.js';
 import { InvalidToken } from './invalid-token.js';
 import { ALLOWED_ALGORITHMS, type KeyResolver } from './key-resolver.js';
 import type { TenantScope } from '../../db/tenant-scope.js';
-import { DEFAULT_NAMESPACES_CLAIM } from '../../config/settings.js';
+import { DEFAULT_NAMESPACES_CLAIM, VARIABLES } from '../../config/settings.js';
 import { scopeOfClaims } from './namespaces-claim.js';
 import { permissionsOf } from './permissions.js';
 
@@ -52,7 +52,7 @@ export function createTokenVerifier(opts: TokenVerifierOptions): VerifyToken {
     allowedIss: opts.issuer,
     allowedAud: opts.audience,
     requiredClaims: ['exp', 'iss', 'aud'],
-    clockTolerance: opts.clockToleranceMs ?? 30_000,
+    clockTolerance: opts.clockToleranceMs ?? VARIABLES.AUTH_CLOCK_TOLERANCE_SECONDS.default * 1000,
     // repeated calls with the same token skip the signature check, until at most its exp
     cache: 1000,
     cacheTTL: 60_000,
