@@ -8,7 +8,7 @@ import type { Send } from '../src/delivery/types.js';
 import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { cpuSnapshot, cpuUsage } from './cpu.js';
-import { seedEndpoints, insertEvents } from './e2e-fixtures.js';
+import { BENCH_FILTER, BENCH_TRANSFORM, seedEndpoints, insertEvents, type EndpointContent } from './e2e-fixtures.js';
 import type { Infra } from './infra.js';
 
 // The database path of the worker alone: the fanout activities (prepare, one deliver per
@@ -17,6 +17,9 @@ import type { Infra } from './infra.js';
 // and of Postgres, which the e2e bench mixes with Temporal's and the sender's. Rounds alternate
 // the first attempts as the workflow runs them (local activities: they take the rows prepare read,
 // activities/attempt-handoff.ts) with first attempts that read their rows themselves (as a retry does).
+// With DB_PATH_CONTENT=1 the rounds alternate instead the plain endpoints with endpoints that have
+// the e2e bench's filter, and its transform (issue 33): what each adds to this path, Temporal and
+// HTTP left out.
 //
 //   npx tsx bench/db-path.ts [events=2000] [endpoints=1] [concurrency=10] [rounds=4]
 
@@ -57,18 +60,27 @@ try {
     );
   }
 
-  await seedEndpoints(infra, 'warm', endpoints, 'http://127.0.0.1:9/');
-  await run(await insertEvents(infra, 'warm', Math.min(200, events)), true);
+  const content = process.env.DB_PATH_CONTENT === '1';
+  const variants: Array<{ label: string; tag: string; firstLocal: boolean; content?: EndpointContent }> = content
+    ? [
+        { label: 'plain', tag: 'plain', firstLocal: true },
+        { label: 'filter', tag: 'filter', firstLocal: true, content: { filter: BENCH_FILTER } },
+        { label: 'transform', tag: 'transform', firstLocal: true, content: { transform: BENCH_TRANSFORM } },
+      ]
+    : [
+        { label: 'first attempts take the rows prepare read', tag: 'local', firstLocal: true },
+        { label: 'first attempts read their rows', tag: 'read', firstLocal: false },
+      ];
+  for (const v of variants) {
+    await seedEndpoints(infra, `warm-${v.tag}`, endpoints, 'http://127.0.0.1:9/', v.content);
+    await run(await insertEvents(infra, `warm-${v.tag}`, Math.min(200, events)), true);
+  }
   const name = (e: { pid: number; comm: string }) => (e.pid === process.pid ? 'node' : e.comm === 'postgres' ? 'postgres' : 'other');
-  const variants = [
-    { label: 'first attempts take the rows prepare read', firstLocal: true },
-    { label: 'first attempts read their rows', firstLocal: false },
-  ];
   for (let r = 0; r < rounds; r++) {
     for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
       // a source per run: the events' external ids repeat from run to run
-      const source = `db-path-${r}-${v.firstLocal ? 'local' : 'read'}`;
-      await seedEndpoints(infra, source, endpoints, 'http://127.0.0.1:9/');
+      const source = `db-path-${r}-${v.tag}`;
+      await seedEndpoints(infra, source, endpoints, 'http://127.0.0.1:9/', v.content);
       const ids = await insertEvents(infra, source, events);
       const before = cpuSnapshot(name);
       const started = performance.now();

@@ -3,6 +3,7 @@ import { loadBenchConfig, type BenchConfig } from '../../../bench/config.js';
 import type { E2ePath, E2eRun } from '../../../bench/e2e-bench.js';
 import {
   addedCpuMsPerDelivery,
+  contentVerdict,
   floorCpuMs,
   ownCpuMsPerDelivery,
   ownCpuMsPerDeliveryOfRun,
@@ -112,5 +113,23 @@ describe("the bench's shape settings", () => {
 
   it('names a flag that is neither 1 nor 0', () => {
     expect(() => loadBenchConfig({ BENCH_E2E_SHAPES: 'yes' }, false)).toThrow('BENCH_E2E_SHAPES must be 1 or 0, got "yes"');
+  });
+});
+
+describe("a variant's verdict against its target", () => {
+  const rounds = (...ms: number[]): E2ePath =>
+    pathOf(
+      {},
+      200,
+      ms.map((m) => ({ worker: m / 10 })),
+    );
+  // each round 100 deliveries: worker m/10 s is m ms per delivery; the whole path's cpu is what the figure reads
+  const withCpu = (p: E2ePath): E2ePath => ({ ...p, cpu: { worker: p.runs.reduce((a, r) => a + (r.cpu.worker ?? 0), 0) } });
+  it.each([
+    { name: 'within the target, rounds close', plain: [10, 10.02], variant: [10.03, 10.05], met: true },
+    { name: 'over the target', plain: [10, 10.02], variant: [10.3, 10.32], met: false },
+    { name: 'below the target but the rounds too far apart to tell', plain: [9, 11], variant: [8.5, 11.3], met: false },
+  ])('$name: met $met', ({ plain, variant, met }) => {
+    expect(contentVerdict(withCpu(rounds(...plain)), withCpu(rounds(...variant)), 0.05).met).toBe(met);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { consoleStatus, loadIngestConfig, type ConsoleConfig } from '../../../src/config/config.js';
 import { loadDevConfig } from '../../../src/dev/dev-config.js';
+import { problemsOf } from '../../support/config-problems.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks', TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' };
@@ -82,15 +83,7 @@ describe('the console configuration (CONSOLE_ENABLED, CONSOLE_CLIENT_ID, CONSOLE
 });
 
 describe("dev mode's console user (WEBHOOK_FANOUT_DEV_USER, WEBHOOK_FANOUT_DEV_PASSWORD)", () => {
-  const devProblems = (env: Readonly<Record<string, string | undefined>>): string[] => {
-    try {
-      loadDevConfig(env);
-      return [];
-    } catch (err) {
-      if (err instanceof ConfigError) return err.problems;
-      throw err;
-    }
-  };
+  const devProblems = (env: Readonly<Record<string, string | undefined>>): string[] => problemsOf(() => loadDevConfig(env));
 
   it.each([
     { env: {}, user: { username: undefined, password: undefined } },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadIngestConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/config/env-reader.js';
+import { problemsOf } from '../../support/config-problems.js';
 
 const base = {
   DATABASE_URL: 'postgres://u:p@db:5432/webhooks',
@@ -8,15 +8,7 @@ const base = {
   ADMIN_API_ENABLED: 'false',
 };
 
-function problems(env: Readonly<Record<string, string | undefined>>): string[] {
-  try {
-    loadIngestConfig({ ...base, ...env });
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
+const problems = (env: Readonly<Record<string, string | undefined>>): string[] => problemsOf(() => loadIngestConfig({ ...base, ...env }));
 
 describe('ingest configuration: retention (RETENTION_*)', () => {
   it.each([

@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { loadConsumerConfig, loadMigrateConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/config/env-reader.js';
+import { problemsOf } from '../../support/config-problems.js';
 
 // package.json is a readable file wherever the tests run; the missing one is not
 const FILE = 'package.json';
 const MISSING = '/nonexistent/ca.pem';
 const db = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks' };
 const consumer = { ...db, QUEUE_URL: 'http://sqs:4566/000000000000/q' };
-
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
 
 describe('Postgres TLS settings (DATABASE_SSL_MODE and its files)', () => {
   it.each([

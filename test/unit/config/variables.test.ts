@@ -8,9 +8,10 @@ import {
   loadTransportSetupConfig,
   loadWorkerConfig,
 } from '../../../src/config/config.js';
-import { ConfigError, type Env } from '../../../src/config/env-reader.js';
+import type { Env } from '../../../src/config/env-reader.js';
 import { VARIABLES } from '../../../src/config/settings.js';
 import { loadDevConfig } from '../../../src/dev/dev-config.js';
+import { problemsOf } from '../../support/config-problems.js';
 
 // Every loader with an environment that turns on all it can read.
 const LOADERS: Array<[string, (env: Env) => unknown, Env]> = [
@@ -35,15 +36,7 @@ const LOADERS: Array<[string, (env: Env) => unknown, Env]> = [
 
 /** The problems every loader names with `env` over its own base. */
 function problemsOfAll(env: Env): string[] {
-  return LOADERS.flatMap(([, load, base]) => {
-    try {
-      load({ ...base, ...env });
-      return [];
-    } catch (err) {
-      if (err instanceof ConfigError) return err.problems;
-      throw err;
-    }
-  });
+  return LOADERS.flatMap(([, load, base]) => problemsOf(() => load({ ...base, ...env })));
 }
 
 const entries = Object.entries(VARIABLES);

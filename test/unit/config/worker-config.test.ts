@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/config/env-reader.js';
+import { problemsOf } from '../../support/config-problems.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks' };
 
 /** The problems the worker's configuration names for env, or [] when it loads. */
-function problems(env: Readonly<Record<string, string | undefined>>): string[] {
-  try {
-    loadWorkerConfig({ ...base, ...env });
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
+const problems = (env: Readonly<Record<string, string | undefined>>): string[] => problemsOf(() => loadWorkerConfig({ ...base, ...env }));
 
 describe('the worker configuration: consuming the queue itself (WORKER_CONSUME_QUEUE)', () => {
   it.each([
