@@ -37,7 +37,10 @@ export interface DeletedRows {
 export interface OldestAges {
   event: number | null;
   delivery: number | null;
-  /** the oldest event that still carries its payload */
+  /**
+   * the oldest settled event that still carries its payload: what the payload pass can drop (an
+   * event in flight keeps it until it is settled, whatever its age)
+   */
   payload: number | null;
 }
 
@@ -96,10 +99,12 @@ export function createRetentionQueries(db: Db) {
 
     /**
      * The next events older than the age, after the cursor, oldest first, through an index
-     * (webhook_event_received_idx for deletes, webhook_event_payload_kept_idx for payloads,
-     * webhook_event_source_received_idx for one source). Whether each may be touched is decided
-     * under its lock (purge / dropPayloads); the cursor moves past those that may not, so events
-     * waiting to be settled are passed over once per run, not read again by every batch.
+     * (webhook_event_received_id_source_idx for deletes, webhook_event_settled_payload_kept_idx
+     * for payloads, webhook_event_source_received_idx for one source). Whether each may be touched
+     * is decided under its lock (purge / dropPayloads); the cursor moves past those that may not,
+     * so events waiting to be settled are passed over once per run, not read again by every batch.
+     * The payload pass names the settled events' index's condition (SETTLED asks it anyway): an
+     * event enters that index when it is settled, not when it is inserted (migration 076).
      */
     async scan(
       conn: unknown,
@@ -111,7 +116,7 @@ export function createRetentionQueries(db: Db) {
         `SELECT e.id, e.received_at::text AS received_at FROM webhook_event e
           WHERE e.received_at < now() - make_interval(secs => :age)
             AND (e.received_at, e.id) > (:afterTs::timestamptz, :afterId::uuid)
-            ${p.kind === 'payload' ? 'AND e.payload_dropped_at IS NULL' : ''}
+            ${p.kind === 'payload' ? `AND e.payload_dropped_at IS NULL AND e.status <> 'RECEIVED'` : ''}
             AND ${scope.sql}
           ORDER BY e.received_at, e.id
           LIMIT :limit`,
@@ -181,7 +186,7 @@ export function createRetentionQueries(db: Db) {
         conn,
         `SELECT ${age('SELECT received_at FROM webhook_event ORDER BY received_at, id LIMIT 1')} AS event,
                 ${age('SELECT created_at FROM webhook_delivery ORDER BY created_at, id LIMIT 1')} AS delivery,
-                ${age('SELECT received_at FROM webhook_event WHERE payload_dropped_at IS NULL ORDER BY received_at, id LIMIT 1')} AS payload`,
+                ${age(`SELECT received_at FROM webhook_event WHERE payload_dropped_at IS NULL AND status <> 'RECEIVED' ORDER BY received_at, id LIMIT 1`)} AS payload`,
       );
       return res.rows[0] ?? { event: null, delivery: null, payload: null };
     },

@@ -2,8 +2,8 @@ import type { Db } from './knex.js';
 import { scopeSql, UNSCOPED, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
 
 // Aggregates for the console's overview (GET /api/stats/*). Each statement reads one table
-// through an index made for it (migration 057): counts grouped by bucket number, where a bucket
-// is floor(epoch seconds / width).
+// through an index it can answer from (migrations 057 and 076): counts grouped by bucket number,
+// where a bucket is floor(epoch seconds / width).
 
 export interface StatsWindow {
   /** inclusive, aligned to the bucket */

@@ -204,7 +204,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     retentionOldestPayloadAge: new Gauge({
       name: 'webhook_fanout_retention_oldest_payload_age_seconds',
-      help: 'Age of the oldest event that still carries its payload, as of the last retention run; 0 = none',
+      help: 'Age of the oldest settled event that still carries its payload, as of the last retention run; 0 = none',
       registers,
     }),
     retentionLastRunDuration: new Gauge({

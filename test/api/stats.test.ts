@@ -232,7 +232,7 @@ describe('admin API: the overview aggregates (GET /api/stats/*)', () => {
     for (const r of ranges) {
       const bindings = [r.bucket, new Date(r.from), new Date(r.to)];
       for (const [what, sql, table, index] of [
-        ['events per source', EVENTS_PER_SOURCE_SQL, 'webhook_event', 'webhook_event_received_source_idx'],
+        ['events per source', EVENTS_PER_SOURCE_SQL, 'webhook_event', 'webhook_event_received_id_source_idx'],
         ['deliveries per endpoint', DELIVERIES_PER_ENDPOINT_SQL, 'webhook_delivery', 'webhook_delivery_completed_idx'],
       ] as const) {
         const nodes = await plan(sql, bindings);

@@ -82,9 +82,10 @@ describe('migrations 063-064 on a database with data', () => {
       retention_max_age_seconds: null,
       retention_payload_max_age_seconds: null,
     });
-    // built concurrently and valid (an INVALID index is what a failed CONCURRENTLY build leaves)
+    // built concurrently and valid (an INVALID index is what a failed CONCURRENTLY build leaves);
+    // 076 replaced 064's index by one of the settled events only
     const idx = await db.raw<{ rows: Array<{ valid: boolean }> }>(
-      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'webhook_event_payload_kept_idx'`,
+      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'webhook_event_settled_payload_kept_idx'`,
     );
     expect(idx.rows).toEqual([{ valid: true }]);
     expect(await migrateLatest(db)).toEqual([]);
