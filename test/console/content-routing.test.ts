@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { axeViolations, launchChromium, screenshot, watchedPage, type Watched } from './support/browser.js';
 import { startDevConsole, type DevConsole } from './support/dev-console.js';
-import { heading, printedUser, signIn } from './support/sign-in.js';
+import { heading, readOnlyUser, signIn } from './support/sign-in.js';
 
 // Filters and transforms in the console (docs/content-routing.md), in Debian's chromium against
 // dev mode as `npm start` runs it, on the run's Postgres and Temporal, with real receivers: the
@@ -58,8 +58,6 @@ spec:
 /** axe-core's serious and critical findings, as the console test checks every page */
 const seriousA11yViolations = async (page: Page) =>
   (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
-
-const readOnlyUser = (output: string) => printedUser(output, /read-only\s+(\S+) \/ (\S+)/, 'read-only user');
 
 describe('web console: filters, transforms and "filter did not match", in a real browser against dev mode', () => {
   let browser: Browser;
