@@ -165,16 +165,34 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
       .catch((readErr: unknown) => failRecordingInternalError(readErr, error, log));
     if (!delivery) throw deliveryNotFound(input.deliveryId);
     if (delivery.status !== 'PENDING') return { status: delivery.status };
-    const attempt = attemptOf(delivery, input);
-    const final = attempt >= input.maxAttempts;
+    return spendAttempt(delivery, attemptOf(delivery, input), input.maxAttempts, error, log, {
+      code: 'delivery_internal_error',
+      statusClass: 'internal',
+      recordFailed: (recordErr) => failRecordingInternalError(recordErr, error, log),
+    });
+  }
+
+  /**
+   * An attempt that sent no request but spends one of the endpoint's attempts (an internal error;
+   * a transform past its time limit): recorded, then retried with the backoff, or FAILED when it
+   * was the last, so one that never passes ends like a failing endpoint.
+   */
+  async function spendAttempt(
+    delivery: Delivery,
+    attempt: number,
+    maxAttempts: number,
+    error: string,
+    log: object,
+    how: { code: 'delivery_attempt_failed' | 'delivery_internal_error'; statusClass: string; recordFailed?: (err: unknown) => never },
+  ): Promise<DeliverResult> {
+    const final = attempt >= maxAttempts;
     const result = { responseStatus: null, responseBody: null, error, startedAt: new Date(), durationMs: null };
-    const settled = await record(delivery.id, { ...result, status: final ? 'FAILED' : 'PENDING' }, { ...log, attempt }).catch(
-      (recordErr: unknown) => failRecordingInternalError(recordErr, error, log),
-    );
-    if (!settled) return currentStatus(input.deliveryId);
-    if (final) throw finalDeliveryFailure('delivery_internal_error', error);
-    const answer = { responseStatus: null, statusClass: 'internal' };
-    throw retryableDeliveryFailure('delivery_internal_error', error, answer, backoffDelayMs(backoff, attempt));
+    const recording = record(delivery.id, { ...result, status: final ? 'FAILED' : 'PENDING' }, { ...log, attempt });
+    const settled = await (how.recordFailed ? recording.catch(how.recordFailed) : recording);
+    if (!settled) return currentStatus(delivery.id);
+    const answer = { responseStatus: null, statusClass: how.statusClass };
+    if (final) throw finalDeliveryFailure(how.code === 'delivery_internal_error' ? how.code : 'delivery_attempts_exhausted', error, answer);
+    throw retryableDeliveryFailure(how.code, error, answer, backoffDelayMs(backoff, attempt));
   }
 
   /** The attempt of an internal error could not be recorded: an outage is retried, anything else is final. */
@@ -207,15 +225,17 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
   /**
    * The body of this attempt (docs/content-routing.md): the endpoint's transform as it is now (a
    * replay sends what the current one makes), over the stored event. A failure is the same for the
-   * same input every time: the delivery ends FAILED at once with the reason, not retried.
+   * same input every time: the delivery ends FAILED at once with the reason, not retried; only
+   * running past the time limit (wall-clock) is retried as a spent attempt.
    */
-  async function bodyOf(endpoint: Endpoint, event: WebhookEvent): Promise<Body | FailsAtOnce> {
+  async function bodyOf(endpoint: Endpoint, event: WebhookEvent): Promise<Body | FailsAtOnce | { retryable: string }> {
     if (endpoint.transform === null) return { body: event.payload, contentType: event.contentType, transformed: false };
     const compiled = expressions.transform(endpoint.transform);
     const out = compiled.ok
       ? await compiled.value.apply(contentEvent(event))
       : { error: `transform does not compile: ${formatExpressionError(compiled.error)}` };
     if ('body' in out) return { body: out.body, contentType: 'application/json', transformed: true };
+    if ('retryable' in out) return { retryable: out.error };
     return {
       error: out.error,
       keepLastResponse: false,
@@ -239,6 +259,13 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
     if (atOnce) return failWithoutRequest(delivery, atOnce, log);
 
     const shaped = await bodyOf(endpoint, event);
+    if ('retryable' in shaped) {
+      logger.warn({ ...log, error: shaped.retryable }, 'delivery attempt failed without a request: the transform ran out of time');
+      return spendAttempt(delivery, attempt, input.maxAttempts, shaped.retryable, log, {
+        code: 'delivery_attempt_failed',
+        statusClass: 'timeout',
+      });
+    }
     if ('error' in shaped) return failWithoutRequest(delivery, shaped, log);
 
     const release = await gate.enter(endpoint, delivery.id, log);

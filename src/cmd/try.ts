@@ -98,6 +98,10 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   say(`routed: ${name} (source "${event.source}", type "${event.type}"${filter ? ', filter true' : ''})`);
   if (transform) {
     const out = await transform.value.apply(event);
+    if ('retryable' in out) {
+      say(`each attempt would fail without a request and be retried, then end FAILED: ${out.error}`);
+      process.exit(1);
+    }
     if ('error' in out) {
       say(`the delivery would end FAILED: ${out.error}`);
       process.exit(1);

@@ -19,7 +19,8 @@ export const TRANSFORM_MAX_LENGTH = 16 * 1024;
 /**
  * Evaluation steps per application: the deterministic bound (the same input stops at the same
  * step, so a FAILED delivery is not retried). The time limit is the backstop for steps that each
- * take long; it is wide enough that a first, cold evaluation on a loaded worker is not cut short.
+ * take long; it is wall-clock time, which a busy or starved worker reaches too, so running past
+ * it is retryable (the attempt is spent, and retried with backoff) rather than final.
  */
 export const TRANSFORM_MAX_STEPS = 10_000;
 export const TRANSFORM_TIME_LIMIT_MS = 250;
@@ -30,7 +31,8 @@ const MAX_SEQUENCE = 100_000;
 /** Nested evaluation depth: a recursion that is not a tail call stops here. */
 const MAX_STACK = 500;
 
-export type TransformOutcome = { body: Buffer } | { error: string };
+/** `retryable`: it ran past TRANSFORM_TIME_LIMIT_MS (see above); every other error is final. */
+export type TransformOutcome = { body: Buffer } | { error: string; retryable?: true };
 
 export interface CompiledTransform {
   readonly source: string;
@@ -89,6 +91,9 @@ function boundedPad(str: string, width: number, char?: string): string | undefin
   return width > 0 ? str + padding : padding + str;
 }
 
+/** JSONata's error code for an evaluation past its `timeout` option. */
+const TIME_LIMIT_CODE = 'D1012';
+
 const EXIT = Symbol.for('jsonata.__evaluate_exit') as unknown as string;
 
 export function compileTransform(text: string): CompileResult<CompiledTransform> {
@@ -133,6 +138,12 @@ export function compileTransform(text: string): CompileResult<CompiledTransform>
         try {
           result = await expr.evaluate(transformInput(event));
         } catch (err) {
+          if ((err as JsonataError).code === TIME_LIMIT_CODE) {
+            return {
+              error: `transform ran past its time limit of ${TRANSFORM_TIME_LIMIT_MS} ms (a busy worker, or a slow expression)`,
+              retryable: true,
+            };
+          }
           return { error: `transform failed: ${describe(err)}` };
         }
         if (result === undefined)

@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { launchChromium, screenshot, watchedPage, type Watched } from './support/browser.js';
 import { startDevConsole, type DevConsole } from './support/dev-console.js';
-import { heading, printedUser, signIn } from './support/sign-in.js';
+import { heading, signIn, tenantUser } from './support/sign-in.js';
 
 // The console as a tenant (docs/tenancy.md): dev mode's `dev-tenant`, whose tokens carry the
 // namespaces claim with the examples' namespace (`default`), signs in in a real chromium and sees,
@@ -47,9 +47,6 @@ kind: WebhookEndpoint
 metadata: {name: theirs, namespace: other}
 spec: {source: ledger, url: "${r.theirs.url}/theirs", maxAttempts: 1}
 `;
-
-const tenantUser = (output: string) =>
-  printedUser(output, /a tenant\s+(\S+) \/ (\S+)\s+\(read:webhooks replay:webhooks, namespace default only\)/, 'tenant user');
 
 describe('web console as dev-tenant: every page shows only its namespace', () => {
   let browser: Browser;

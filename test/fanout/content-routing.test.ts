@@ -119,6 +119,24 @@ describe('reshaping by content: spec.transform.jsonata', () => {
     expect(delivery?.lastError).toMatch(/^transform failed: D3030/);
   });
 
+  it('a transform past its time limit spends an attempt and is retried (a busy worker may pass next time), FAILED after the last', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('slow');
+    const target = await receiver();
+    // $distinct over 4000 objects: one step of a second or more, then the next step finds the time gone
+    const slow = '($d := $distinct(data.items); {"n": $count($d), "first": $d[0].k})';
+    await addEndpoint(h.repos, { source, url: target.url, maxAttempts: 2, transform: slow });
+    const payload = JSON.stringify({ items: Array.from({ length: 4000 }, (_, k) => ({ k })) });
+    const eventId = await addEvent(h.repos, { source, eventType: 'slow', payload });
+    expect(await h.runFanout(eventId)).toBe('FAILED');
+    expect(target.requests).toHaveLength(0);
+    const [delivery] = await h.repos.deliveries.listByEvent(eventId);
+    expect(delivery).toMatchObject({ status: 'FAILED', attempts: 2 });
+    expect(delivery?.lastError).toMatch(/^transform ran past its time limit of \d+ ms/);
+  });
+
   it('fixed and replayed, the delivery sends what the transform makes at the time of sending', async ({ h, receiver }) => {
     const source = uniqueSource('stripe');
     const target = await receiver();

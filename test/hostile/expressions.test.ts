@@ -74,7 +74,10 @@ ${extra}`;
     const res = await run(file);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(1);
-    expect(res.stdout).toMatch(/the delivery would end FAILED: transform failed: /);
+    // stopped by a bound: a final failure, or (past the wall-clock time limit) attempts spent and retried, then FAILED
+    expect(res.stdout).toMatch(
+      /the delivery would end FAILED: transform failed: |each attempt would fail without a request and be retried, then end FAILED: transform ran past its time limit/,
+    );
     expect(res.ms).toBeLessThan(20_000);
   });
 });

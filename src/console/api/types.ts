@@ -25,3 +25,6 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['PENDING', 'SUCCESS
 export type Timeseries = Ok<'/api/stats/timeseries', 'get'>;
 export type Attention = Ok<'/api/stats/attention', 'get'>;
 export type StatsBucket = Timeseries['bucket'];
+
+export type EventDetail = Ok<'/api/events/{id}', 'get'>;
+export type EndpointWithoutDelivery = EventDetail['endpointsWithoutDelivery'][number];

@@ -3,9 +3,11 @@ import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
-import { Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
+import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
+
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 export function DeliveryPage() {
   const { api, canReplay } = useConsole();
@@ -50,6 +52,7 @@ export function DeliveryPage() {
       <Show value={delivery}>
         {({ d, attempts }) => {
           const endpoint = endpoints.status === 'ok' ? endpoints.data.get(d.endpointId) : undefined;
+          const transformed = attempts.some((a) => a.requestBody !== null);
           return (
             <>
               <section class="card" aria-labelledby="summary-heading">
@@ -90,7 +93,17 @@ export function DeliveryPage() {
                 <h2 id="attempts-heading">Attempt log</h2>
                 <Table
                   caption={'Attempts, in order'}
-                  columns={['Attempt', 'Outcome', 'Response status', 'Duration', 'Started', 'Error', 'Response body']}
+                  columns={[
+                    'Attempt',
+                    'Outcome',
+                    'Response status',
+                    'Duration',
+                    'Started',
+                    'Error',
+                    'Response body',
+                    // the endpoint's transform made what was sent (docs/content-routing.md)
+                    ...(transformed ? ['Body sent (transformed)'] : []),
+                  ]}
                   count={attempts.length}
                   empty="No attempt yet."
                   class="attempts"
@@ -116,6 +129,20 @@ export function DeliveryPage() {
                           </pre>
                         )}
                       </td>
+                      {transformed && (
+                        <td>
+                          {a.requestBody === null ? (
+                            nullable(null)
+                          ) : (
+                            <pre class="code-block small" tabIndex={0} aria-label={`Body sent by attempt ${a.attempt}`}>
+                              {a.requestBody}
+                            </pre>
+                          )}
+                          {a.requestBody !== null && a.requestBodyBytes !== null && a.requestBodyBytes > utf8Bytes(a.requestBody) && (
+                            <span class="muted">the first part of {bytes(a.requestBodyBytes)}</span>
+                          )}
+                        </td>
+                      )}
                     </tr>
                   ))}
                 </Table>

@@ -6,6 +6,7 @@ import { to } from '../routes.js';
 import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { DeliveriesTable } from '../ui/deliveries-table.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
+import { EndpointsWithoutDelivery } from '../ui/endpoints-without-delivery.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 import { Payload } from '../ui/payload.js';
 
@@ -82,6 +83,7 @@ export function EventPage() {
                   caption="Deliveries of this event"
                   {...(endpoints.status === 'ok' ? { endpoints: endpoints.data } : {})}
                 />
+                <EndpointsWithoutDelivery items={e.endpointsWithoutDelivery} omitted={e.endpointsWithoutDeliveryOmitted} />
               </section>
               <section class="card" aria-labelledby="payload-heading">
                 <h2 id="payload-heading">Payload</h2>

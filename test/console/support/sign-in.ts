@@ -22,3 +22,10 @@ export async function signIn(page: Page, authUrl: string, user: Login): Promise<
 
 /** Waits for the page's one level-1 heading: the page has rendered. */
 export const heading = (page: Page, name: string): Promise<void> => page.getByRole('heading', { level: 1, name }).waitFor();
+
+/** dev mode's read-only user (read:webhooks), as it printed it at start. */
+export const readOnlyUser = (output: string): Login => printedUser(output, /read-only\s+(\S+) \/ (\S+)/, 'read-only user');
+
+/** dev mode's tenant, whose tokens carry the namespaces claim with namespace `default` only, as it printed it at start. */
+export const tenantUser = (output: string): Login =>
+  printedUser(output, /a tenant\s+(\S+) \/ (\S+)\s+\(read:webhooks replay:webhooks, namespace default only\)/, 'tenant user');

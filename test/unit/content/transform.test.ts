@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { contentEvent, type ContentEvent } from '../../../src/content/event-view.js';
 import { formatExpressionError } from '../../../src/content/filter.js';
-import { compileTransform, TRANSFORM_MAX_BYTES, TRANSFORM_MAX_LENGTH } from '../../../src/content/transform.js';
+import { compileTransform, TRANSFORM_MAX_BYTES, TRANSFORM_MAX_LENGTH, TRANSFORM_TIME_LIMIT_MS } from '../../../src/content/transform.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/payloads/${name}`, import.meta.url));
 const event = (type: string, payload: Buffer | string, headers: Record<string, string> = {}): ContentEvent =>
@@ -99,6 +99,21 @@ describe('a transform is bounded', () => {
     expect(out).toHaveProperty('error');
     if ('error' in out) expect(out.error).toContain(words);
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('running past the time limit because the thread was busy is retryable, not a final failure', async () => {
+    const t = compileTransform('{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100}');
+    if (!t.ok) throw new Error('does not compile');
+    const pending = t.value.apply(stripe);
+    // the evaluation has begun; the thread is taken elsewhere (a starved or busy worker) past the limit
+    const until = Date.now() + TRANSFORM_TIME_LIMIT_MS + 50;
+    while (Date.now() < until);
+    expect(await pending).toEqual({
+      error: `transform ran past its time limit of ${TRANSFORM_TIME_LIMIT_MS} ms (a busy worker, or a slow expression)`,
+      retryable: true,
+    });
+    // the same input, given the thread, makes its body
+    expect(await t.value.apply(stripe)).toHaveProperty('body');
   });
 
   it('regular expressions run on RE2: (a+)+$ answers in milliseconds', async () => {
