@@ -1,13 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/dev/ports.js';
-import { kubeconfigYaml, kubectl, OPERATOR_NAMESPACE, OPERATOR_USER, type KubeConnection } from '../support/kube.js';
+import { kubectl, OPERATOR_NAMESPACE, type KubeConnection } from '../support/kube.js';
 import {
   apply,
   counter,
@@ -23,12 +16,12 @@ import {
 import { eventually } from '../support/wait.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { waitForBuilds } from '../support/builds.js';
+import { startOperatorCli, type OperatorCli } from '../support/operator-cli.js';
 
 // built in the background on a new machine (scripts/tools/builds.sh): wait before collecting
 await waitForBuilds('kube');
 
 /** Restarts, leader election through the Lease, and the `webhook-fanout operator` process itself. */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let conn: KubeConnection;
 let tdb: TestDatabase;
 
@@ -151,48 +144,24 @@ describe('leader election', () => {
 });
 
 describe('webhook-fanout operator (the CLI process)', () => {
-  let dir: string;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'op-cli-'));
-    await writeFile(path.join(dir, 'kubeconfig'), kubeconfigYaml(conn, OPERATOR_USER, conn.operatorToken, OPERATOR_NAMESPACE));
-  });
+  const children: OperatorCli[] = [];
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
+    for (const c of children) if (c.child.exitCode === null) c.child.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.stop()));
   });
 
   async function startCli(identity: string, ns: string, leaseName: string) {
-    const managementPort = await freePort();
-    let output = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cmd/cli.ts'), 'operator'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        KUBECONFIG: path.join(dir, 'kubeconfig'),
-        DATABASE_URL: tdb.url,
-        MANAGEMENT_PORT: String(managementPort),
-        WATCH_NAMESPACE: ns,
-        POD_NAME: identity,
-        POD_NAMESPACE: OPERATOR_NAMESPACE,
-        LEADER_ELECTION_LEASE_NAME: leaseName,
-        LEADER_ELECTION_LEASE_DURATION_SECONDS: '3',
-        LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '2',
-        LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.25',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const cli = await startOperatorCli(conn, {
+      DATABASE_URL: tdb.url,
+      WATCH_NAMESPACE: ns,
+      POD_NAME: identity,
+      LEADER_ELECTION_LEASE_NAME: leaseName,
+      LEADER_ELECTION_LEASE_DURATION_SECONDS: '3',
+      LEADER_ELECTION_RENEW_DEADLINE_SECONDS: '2',
+      LEADER_ELECTION_RETRY_PERIOD_SECONDS: '0.25',
     });
-    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    children.push(child);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const get = async (p: string) => {
-      const res = await request(`http://127.0.0.1:${managementPort}${p}`);
-      return { status: res.statusCode, text: await res.body.text() };
-    };
-    await eventually(async () => (await get('/healthz')).status === 200, { timeoutMs: 30_000, what: `${identity} management server` });
-    return { child, exited, get, output: () => output };
+    children.push(cli);
+    return cli;
   }
 
   it('serves /metrics and /readyz, fails over when the leader is killed, and releases the Lease on SIGTERM', async () => {

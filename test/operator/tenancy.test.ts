@@ -6,9 +6,11 @@ import { kubectl, type KubeConnection } from '../support/kube.js';
 import { customObjects, ready, settled, sharedKube, startTestOperator, type TestOperator } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startOperatorCli, type OperatorCli } from '../support/operator-cli.js';
 import {
   credentialYaml,
   endpointNamespace,
+  ENDPOINTS,
   endpointsYaml,
   namespacesYaml,
   READER_LABEL,
@@ -64,30 +66,40 @@ afterAll(async () => {
 const applyYaml = (yaml: string) => kubectl(conn, ['apply', '-f', '-'], { input: yaml });
 const setAllowed = (allowed: Allowed) => applyYaml(credentialYaml(n, allowed));
 
-const condition = async (e: EndpointName) => ready(await customObjects(conn).get('WebhookEndpoint', endpointNamespace(n, e), e));
+/** The checks of one set of names (the file's, or another test's) against the API server, the rows and the receiver. */
+function tenancyOf(names: () => TenancyNames) {
+  const condition = async (e: EndpointName) => ready(await customObjects(conn).get('WebhookEndpoint', endpointNamespace(names(), e), e));
 
-/** Waits until the endpoint's Ready condition has this reason (Synced = Ready), and returns how long that took. */
-async function becomes(e: EndpointName, reason: 'Synced' | 'NotAllowedBySource' | 'SourceNotFound', since = Date.now()): Promise<number> {
-  await eventually(async () => (await condition(e))?.reason === reason, { what: `${e} to be ${reason}`, timeoutMs: 30_000 });
-  return Date.now() - since;
+  /** Waits until the endpoint's Ready condition has this reason (Synced = Ready), and returns how long that took. */
+  const becomes = async (
+    e: EndpointName,
+    reason: 'Synced' | 'NotAllowedBySource' | 'SourceNotFound',
+    since = Date.now(),
+  ): Promise<number> => {
+    await eventually(async () => (await condition(e))?.reason === reason, { what: `${e} to be ${reason}`, timeoutMs: 30_000 });
+    return Date.now() - since;
+  };
+
+  const row = async (e: EndpointName) => {
+    const cr = await customObjects(conn).get('WebhookEndpoint', endpointNamespace(names(), e), e);
+    return cr ? store.endpointByUid(cr.metadata.uid) : undefined;
+  };
+
+  /** Fans one event of the source out with the real worker; which endpoints the receiver heard from. */
+  const routedTo = async (): Promise<string[]> => {
+    const before = receiver.requests.length;
+    const eventId = await addEvent(fanout.repos, { source: names().source });
+    await fanout.runFanout(eventId);
+    return receiver.requests
+      .slice(before)
+      .filter((r) => r.headers['x-webhook-event-id'] === eventId)
+      .map((r) => r.path.slice(1))
+      .sort();
+  };
+  return { condition, becomes, row, routedTo };
 }
 
-const row = async (e: EndpointName) => {
-  const cr = await customObjects(conn).get('WebhookEndpoint', endpointNamespace(n, e), e);
-  return cr ? store.endpointByUid(cr.metadata.uid) : undefined;
-};
-
-/** Fans one event of the source out with the real worker; which endpoints the receiver heard from. */
-async function routedTo(): Promise<string[]> {
-  const before = receiver.requests.length;
-  const eventId = await addEvent(fanout.repos, { source: n.source });
-  await fanout.runFanout(eventId);
-  return receiver.requests
-    .slice(before)
-    .filter((r) => r.headers['x-webhook-event-id'] === eventId)
-    .map((r) => r.path.slice(1))
-    .sort();
-}
+const { condition, becomes, row, routedTo } = tenancyOf(() => n);
 
 const warnings = async (ns: string, name: string, reason: string) =>
   (
@@ -198,5 +210,62 @@ describe('which endpoints a source allows', () => {
     expect(await becomes('own', 'SourceNotFound', t0)).toBeLessThan(WITHIN_MS);
     await becomes('intruder', 'SourceNotFound');
     expect(await routedTo()).toEqual([]);
+  });
+});
+
+describe("TENANCY_DEFAULT_ALLOWED_NAMESPACES=All (the chart's tenancy.defaultAllowedNamespaces: All), in the operator's own process", () => {
+  // a second operator, the CLI process configured by its environment as the chart's Deployment
+  // is, over namespaces of its own (the file's operator keeps the default Same over the others)
+  let cli: OperatorCli | undefined;
+  let m: TenancyNames;
+  const all = tenancyOf(() => m);
+
+  beforeAll(async () => {
+    const suffix = randomBytes(3).toString('hex');
+    m = {
+      pay: `all-pay-${suffix}`,
+      orders: `all-orders-${suffix}`,
+      intruder: `all-intruder-${suffix}`,
+      source: uniqueSource('payall'),
+      receiver: receiver.origin,
+    };
+    await applyYaml(namespacesYaml(m, false));
+    cli = await startOperatorCli(conn, {
+      DATABASE_URL: tdb.url,
+      WATCH_NAMESPACE: [m.pay, m.orders, m.intruder].join(','),
+      LEADER_ELECTION: 'false',
+      TENANCY_DEFAULT_ALLOWED_NAMESPACES: 'All',
+    });
+  });
+
+  afterAll(async () => {
+    await cli?.stop();
+  });
+
+  it('a credential without allowedEndpoints lets the endpoints of every namespace subscribe: Ready, and each receives the deliveries', async () => {
+    await applyYaml(credentialYaml(m, 'default'));
+    await applyYaml(endpointsYaml(m));
+    await eventually(async () => ready(await customObjects(conn).get('InboundCredential', m.pay, 'pay'))?.status === 'True', {
+      what: 'the credential Ready',
+      timeoutMs: 30_000,
+    });
+    for (const e of ENDPOINTS) await all.becomes(e, 'Synced');
+    for (const e of ENDPOINTS) expect(await all.condition(e)).toMatchObject({ status: 'True' });
+    expect(await all.row('intruder')).toMatchObject({ namespace: m.intruder, deniedReason: null });
+    expect(await all.routedTo()).toEqual(['intruder', 'orders', 'own']);
+  });
+
+  it('a credential that says from: Same still refuses the other namespaces: NotAllowedBySource, and they receive nothing', async () => {
+    await applyYaml(credentialYaml(m, 'Same'));
+    await applyYaml(endpointsYaml(m));
+    await all.becomes('intruder', 'NotAllowedBySource');
+    await all.becomes('orders', 'NotAllowedBySource');
+    await all.becomes('own', 'Synced');
+    expect(await all.condition('intruder')).toMatchObject({
+      status: 'False',
+      message: `InboundCredential ${m.pay}/pay of source "${m.source}" allows endpoints in its own namespace ${m.pay} only (spec.allowedEndpoints.namespaces.from: Same); this endpoint is in namespace ${m.intruder}: nothing is routed to this endpoint`,
+    });
+    expect(await all.row('intruder')).toMatchObject({ namespace: m.intruder, deniedReason: 'NotAllowedBySource' });
+    expect(await all.routedTo()).toEqual(['own']);
   });
 });
