@@ -76,6 +76,9 @@ interface Sample {
   settleCpuS: number;
   insertWallS: number;
   settleWallS: number;
+  /** WAL written per row, in bytes: what the load of the machine does not move */
+  insertWalB: number;
+  settleWalB: number;
 }
 
 async function indexesOf(db: Db): Promise<IndexDef[]> {
@@ -165,6 +168,11 @@ const postgresCpu = (): CpuSnapshot => cpuSnapshot((e) => (e.comm === 'postgres'
 async function measure(client: pg.Client, v: Variant, runId: string, rows = ROWS): Promise<Sample> {
   const batches: string[][] = [];
   const sql = insertSql(v.table, BATCH);
+  const wal = async (): Promise<bigint> =>
+    BigInt(
+      (await client.query<{ lsn: string }>(`SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS lsn`)).rows[0]?.lsn ?? '0',
+    );
+  const w0 = await wal();
   const t0 = performance.now();
   const c0 = postgresCpu();
   for (let done = 0; done < rows; done += BATCH) {
@@ -188,6 +196,7 @@ async function measure(client: pg.Client, v: Variant, runId: string, rows = ROWS
   }
   const c1 = postgresCpu();
   const t1 = performance.now();
+  const w1 = await wal();
   // the worker's writes: prepare records the workflow id, finishEvent the final status
   for (const ids of batches) {
     await client.query(
@@ -202,8 +211,16 @@ async function measure(client: pg.Client, v: Variant, runId: string, rows = ROWS
   }
   const c2 = postgresCpu();
   const t2 = performance.now();
+  const w2 = await wal();
   const cpu = (a: CpuSnapshot, b: CpuSnapshot) => cpuUsage(a, b).groups.postgres ?? 0;
-  return { insertCpuS: cpu(c0, c1), settleCpuS: cpu(c1, c2), insertWallS: (t1 - t0) / 1000, settleWallS: (t2 - t1) / 1000 };
+  return {
+    insertCpuS: cpu(c0, c1),
+    settleCpuS: cpu(c1, c2),
+    insertWallS: (t1 - t0) / 1000,
+    settleWallS: (t2 - t1) / 1000,
+    insertWalB: Number(w1 - w0) / rows,
+    settleWalB: Number(w2 - w1) / rows,
+  };
 }
 
 const us = (s: number) => round((s * 1e6) / ROWS, 1);
@@ -266,7 +283,10 @@ async function main(): Promise<void> {
         for (const v of order) {
           const s = await measure(client, v, `r${r}`);
           samples.get(v.table)?.push(s);
-          log(`round ${r + 1}/${ROUNDS} ${v.label.padEnd(48)} insert ${us(s.insertCpuS)} µs/row  settle ${us(s.settleCpuS)} µs/row`);
+          log(
+            `round ${r + 1}/${ROUNDS} ${v.label.padEnd(48)} insert ${us(s.insertCpuS)} µs/row ${round(s.insertWalB, 0)} B WAL  ` +
+              `settle ${us(s.settleCpuS)} µs/row ${round(s.settleWalB, 0)} B WAL`,
+          );
         }
       }
     } finally {
@@ -292,19 +312,22 @@ async function main(): Promise<void> {
       `\nPostgres CPU per row, medians of ${ROUNDS} rounds of ${ROWS} rows (batches of ${BATCH}, tables prefilled with ${PREFILL}); ` +
         `other processes used ${round(others, 1)} CPU-s in ${round(wallS, 0)} s (${round(others / wallS, 2)} cores)`,
     );
-    console.log("| table (indexes) | insert µs/row | vs before | worker's two writes µs/row | HOT | index bytes/row |");
-    console.log('|---|---|---|---|---|---|');
+    console.log(
+      "| table (indexes) | insert µs/row | vs before | WAL B/row | worker's two writes µs/row | WAL B/row | HOT | index bytes/row |",
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const v of variants) {
       const s = statOf.get(v.table);
       console.log(
         `| ${v.label} | ${us(med(v, 'insertCpuS'))} | ${round(med(v, 'insertCpuS') / med(base, 'insertCpuS'), 3)} | ` +
-          `${us(med(v, 'settleCpuS'))} | ${s && s.upd > 0 ? `${round((100 * s.hot) / s.upd, 0)} %` : '-'} | ` +
+          `${round(med(v, 'insertWalB'), 0)} | ${us(med(v, 'settleCpuS'))} | ${round(med(v, 'settleWalB'), 0)} | ` +
+          `${s && s.upd > 0 ? `${round((100 * s.hot) / s.upd, 0)} %` : '-'} | ` +
           `${s && s.live > 0 ? round(s.index_bytes / s.live, 0) : '-'} |`,
       );
     }
     console.log('\nThe price of each index: its set less the set without it');
-    console.log("| index | definition | insert µs/row | share of its set's insert | worker's writes µs/row |");
-    console.log('|---|---|---|---|---|');
+    console.log("| index | definition | insert µs/row | share of its set's insert | WAL B/insert | worker's writes µs/row | WAL B/row |");
+    console.log('|---|---|---|---|---|---|---|');
     const json: Record<string, number> = {};
     for (const v of variants) {
       if (!v.without) continue;
@@ -312,10 +335,12 @@ async function main(): Promise<void> {
       if (!set) continue;
       const insert = med(set, 'insertCpuS') - med(v, 'insertCpuS');
       const settle = med(set, 'settleCpuS') - med(v, 'settleCpuS');
+      const insertWal = med(set, 'insertWalB') - med(v, 'insertWalB');
+      const settleWal = med(set, 'settleWalB') - med(v, 'settleWalB');
       json[`${v.without.index.name}_insert_us`] = us(insert);
       console.log(
         `| ${v.without.index.name} | ${v.without.index.body.replace(/^USING btree /, '')} | ${us(insert)} | ` +
-          `${round((100 * insert) / med(set, 'insertCpuS'), 1)} % | ${us(settle)} |`,
+          `${round((100 * insert) / med(set, 'insertCpuS'), 1)} % | ${round(insertWal, 0)} | ${us(settle)} | ${round(settleWal, 0)} |`,
       );
     }
     const nowV = variants.find((v) => v.label.startsWith('now'));

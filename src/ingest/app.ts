@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { installProblemHandlers, problem, rawProblemResponse, sendProblem, type Problem } from '../http/problem.js';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config/settings.js';
+import { lazyRequestLogger } from '../http/request-logger.js';
 import type { Logger } from '../observability/logger.js';
 import { inboundWebhooks, type InboundWebhooksDeps } from './inbound-route.js';
 
@@ -77,6 +78,8 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
     loggerInstance: deps.logger as FastifyBaseLogger,
     // one log line per request would dominate the cost of ingest; metrics count them instead
     logController: new LogController({ disableRequestLogging: true }),
+    // and the request's own logger is made only when it logs
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: deps.bodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
     // ids for log correlation; never trust a caller-supplied one blindly
