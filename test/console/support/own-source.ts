@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import bcrypt from 'bcrypt';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { API_GROUP, API_VERSION } from '../../../src/custom-resources/specs.js';
+import { BCRYPT_ROUNDS } from '../../../src/custom-resources/to-rows.js';
 import type { Db } from '../../../src/db/knex.js';
 import { MANIFEST_UID_PREFIX } from '../../../src/domain/records.js';
 import { basic, http } from '../../support/http.js';
@@ -32,6 +34,11 @@ export interface OwnSource {
 export type EndpointSpec = { url: string } & Record<string, unknown>;
 
 const PASSWORD = 'own-source-pass';
+/**
+ * The Secret holds the password's bcrypt hash, which an InboundCredential takes as it is: dev mode's
+ * reload of the folder, which every test's file triggers, then hashes and compares nothing.
+ */
+let passwordHash: Promise<string> | undefined;
 
 export async function addSource(
   ctx: { dev: DevConsole; db: Db },
@@ -46,7 +53,7 @@ export async function addSource(
     JSON.stringify({ apiVersion: kind === 'Secret' ? 'v1' : `${API_GROUP}/${API_VERSION}`, kind, metadata, ...body });
   const secret = `${source}-password`;
   const text = [
-    doc('Secret', { name: secret, namespace }, { stringData: { password: PASSWORD } }),
+    doc('Secret', { name: secret, namespace }, { stringData: { password: await (passwordHash ??= bcrypt.hash(PASSWORD, BCRYPT_ROUNDS)) } }),
     doc(
       'InboundCredential',
       { name: source, namespace },
