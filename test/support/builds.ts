@@ -63,9 +63,9 @@ export async function waitForBuilds(...groups: BuildGroup[]): Promise<void> {
     let told = false;
     for (;;) {
       const state = existsSync(stateFile) ? (readText(stateFile) ?? '') : 'ok';
-      const word = state.split(' ')[0];
-      if (word === 'ok') break;
-      if (word === 'failed')
+      const outcome = buildOutcome(state);
+      if (outcome === 'ok') break;
+      if (outcome === 'failed')
         throw new Error(
           `the background build ${group} failed (${state}; scripts/tools/builds.sh); the end of .cache/builds/${group}.log:\n${logTail(group)}`,
         );
@@ -82,6 +82,16 @@ export async function waitForBuilds(...groups: BuildGroup[]): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
+}
+
+/**
+ * What a group's state line says (scripts/tools/builds.sh): built (`ok <seconds>`, or `ok
+ * <seconds> (cached)` when the queue found it built already), failed (`failed <rc> <seconds>`), or
+ * still to come (queued, running).
+ */
+export function buildOutcome(state: string): 'ok' | 'failed' | 'pending' {
+  const word = state.split(' ')[0];
+  return word === 'ok' ? 'ok' : word === 'failed' ? 'failed' : 'pending';
 }
 
 /** The groups a test file waits for, read from its text (for the sequencer): -1 when none. */
