@@ -376,15 +376,20 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
 
     const summary = page.locator('.dry-run-summary');
     const which = page.getByRole('table', { name: 'FAILED deliveries matching the filters, newest first' }).getByRole('row');
+    // the endpoints' list arrives late (a slow API): what is typed before it stays once it is in
+    await page.route('**/api/endpoints**', async (r) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await r.continue();
+    });
     await page.goto(stack.url('/replay'));
     await heading(page, 'Bulk replay');
-    // the form is drawn again once the endpoints are in its list: typed after that
+    await page.getByLabel('Source').fill(s.source);
+    await page.getByLabel('Event type').fill('probe');
     await page
       .getByLabel('Endpoint')
       .locator('option', { hasText: s.endpoint('hostile') })
       .waitFor({ state: 'attached' });
-    await page.getByLabel('Source').fill(s.source);
-    await page.getByLabel('Event type').fill('probe');
+    expect([await page.getByLabel('Source').inputValue(), await page.getByLabel('Event type').inputValue()]).toEqual([s.source, 'probe']);
     await page.getByRole('button', { name: 'Dry run' }).click();
     await expect
       .poll(() => summary.innerText(), { timeout: 30_000 })

@@ -82,7 +82,7 @@ export function BulkReplayPage() {
       <section class="card" aria-labelledby="which-heading">
         <h2 id="which-heading">Which FAILED deliveries</h2>
         <FilterForm
-          key={`${url}-${endpoints.status}`}
+          key={url}
           idPrefix="replay"
           fields={fields}
           initial={{ ...q, limit: String(limit) }}

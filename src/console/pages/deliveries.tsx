@@ -56,13 +56,7 @@ export function DeliveriesPage() {
     <>
       <PageHeading title="Deliveries" />
       <section class="card" aria-label="Deliveries, newest first">
-        <FilterForm
-          key={`${url}-${endpoints.status}`}
-          idPrefix="deliveries"
-          fields={fields}
-          initial={filters}
-          onSubmit={(f) => route(to.deliveries(f))}
-        />
+        <FilterForm key={url} idPrefix="deliveries" fields={fields} initial={filters} onSubmit={(f) => route(to.deliveries(f))} />
         <Show value={page}>
           {(data) => (
             <>
