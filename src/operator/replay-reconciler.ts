@@ -59,6 +59,9 @@ export interface ReplayReconcilerDeps {
   now?: () => Date;
 }
 
+/** How long a new replay waits for its endpoint to be reconciled before it ends EndpointNotFound. */
+export const REPLAY_ENDPOINT_WAIT_MS = 10_000;
+
 type ReplayResult = 'synced' | 'unchanged' | 'not_ready' | 'deleted' | 'gone';
 
 function conditionsFor(
@@ -133,13 +136,21 @@ export function createReplayReconciler(deps: ReplayReconcilerDeps) {
     const obj = deps.cached(namespace, name);
     if (!obj || obj.metadata.deletionTimestamp) return 'gone';
     const spec = obj.spec;
+    const endpoint = await deps.endpoint(namespace, spec.endpointRef.name);
+    // an endpoint applied together with the replay (one kubectl apply, a GitOps sync) may not be
+    // reconciled yet: it is waited for a little before the replay ends EndpointNotFound
+    const age = now().getTime() - Date.parse(obj.metadata.creationTimestamp ?? '');
+    if (endpoint === undefined && (obj.status?.conditions ?? []).length === 0 && age < REPLAY_ENDPOINT_WAIT_MS) {
+      deps.enqueueAfter(key, 1_000);
+      return 'not_ready';
+    }
     const state = await deps.runner.step({
       uid: obj.metadata.uid,
       generation: obj.metadata.generation ?? 1,
       namespace,
       name,
       spec,
-      endpoint: await deps.endpoint(namespace, spec.endpointRef.name),
+      endpoint,
       endpointRef: `endpointRef ${spec.endpointRef.name}`,
       criteria: {
         from: new Date(spec.window.from),
