@@ -5,6 +5,7 @@ import type { Db } from '../src/db/knex.js';
 import { createRetentionQueries, PURGE_START } from '../src/db/retention-queries.js';
 import { createStatsQueries } from '../src/db/stats-queries.js';
 import { UNSCOPED } from '../src/db/tenant-scope.js';
+import { nodesOf, type PlanNode } from '../test/support/query-plan.js';
 
 // Which index each read of webhook_event uses, on a filled table: the statements as the code
 // makes them (captured from knex), each EXPLAIN ANALYZE'd. Used by bench/index-bench.ts.
@@ -57,19 +58,6 @@ export async function fillEvents(db: Db, events: number): Promise<void> {
   await db.raw('VACUUM ANALYZE webhook_event');
   await db.raw('VACUUM ANALYZE webhook_delivery');
 }
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Heap Fetches'?: number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 
 /** How a read reached webhook_event: each scan of it, the rows it read, and the statement's time. */
 export interface ReadPlan {

@@ -9,6 +9,7 @@ export interface PlanNode {
   'Actual Rows'?: number;
   'Actual Loops'?: number;
   'Rows Removed by Filter'?: number;
+  'Heap Fetches'?: number;
   Plans?: PlanNode[];
 }
 
