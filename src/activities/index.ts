@@ -5,6 +5,7 @@ import { noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
+import { createFilterForecast } from './filter-forecast.js';
 import { createExpressionCache } from '../content/expression-cache.js';
 import { DEFAULT_BACKOFF } from '../config/settings.js';
 import type { FanoutActivities } from './types.js';
@@ -22,7 +23,16 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   const expressions = createExpressionCache();
   return {
     prepare: withFailureMapping(
-      createPrepare({ repos: deps.repos, metrics: deps.metrics, logger, backoff, handoff, expressions, now: deps.now ?? Date.now }),
+      createPrepare({
+        repos: deps.repos,
+        metrics: deps.metrics,
+        logger,
+        backoff,
+        handoff,
+        expressions,
+        forecast: createFilterForecast(),
+        now: deps.now ?? Date.now,
+      }),
     ),
     deliver: withFailureMapping(
       createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt, expressions }),

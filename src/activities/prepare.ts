@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { permanent } from '../domain/errors.js';
-import type { Delivery, Endpoint } from '../domain/records.js';
+import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
-import { contentEvent } from '../content/event-view.js';
+import { contentEvent, type ContentEvent } from '../content/event-view.js';
 import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
-import type { AcceptFiltered } from '../db/deliveries.js';
+import type { ContentRouting } from '../db/deliveries.js';
+import type { FilterForecast } from './filter-forecast.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import type { PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
 import type { BackoffSettings } from '../config/settings.js';
@@ -15,6 +16,7 @@ type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
   backoff: BackoffSettings;
   handoff: AttemptHandoff;
   expressions: ExpressionCache;
+  forecast: FilterForecast;
   now: () => number;
 };
 
@@ -24,14 +26,16 @@ const FILTER_ERROR_LOG_EVERY_MS = 60_000;
 /**
  * The filters of the endpoints that have one (docs/content-routing.md), over the event prepare
  * read: an endpoint gets the event when its filter is true. An evaluation error counts as not
- * matched (counted, logged once per endpoint and minute); nothing here fails the workflow.
+ * matched (counted, logged once per endpoint and minute); nothing here fails the workflow. Each
+ * outcome teaches the forecast which rows to insert before the filter decides.
  */
-function createFilterStep({
+function createContentRouting({
   metrics,
   logger,
   expressions,
+  forecast,
   now,
-}: Pick<PrepareDeps, 'metrics' | 'logger' | 'expressions' | 'now'>): AcceptFiltered {
+}: Pick<PrepareDeps, 'metrics' | 'logger' | 'expressions' | 'forecast' | 'now'>): () => ContentRouting {
   const lastLogged = new Map<string, number>();
   const noteError = (endpoint: Endpoint, eventId: string, error: string) => {
     metrics.filterErrors.inc({ endpoint: endpoint.name });
@@ -44,24 +48,30 @@ function createFilterStep({
       'filter failed: counted as not matched (logged once a minute per endpoint)',
     );
   };
-  return (event, endpoints) => {
+  const matches = (endpoint: Endpoint, event: WebhookEvent, view: ContentEvent): boolean => {
+    const compiled = expressions.filter(endpoint.filter ?? '');
+    if (!compiled.ok) {
+      // the operator stores only filters that compiled: a row written some other way
+      noteError(endpoint, event.id, `filter does not compile: ${formatExpressionError(compiled.error)}`);
+      return false;
+    }
+    const outcome = compiled.value.evaluate(view);
+    if ('error' in outcome) {
+      noteError(endpoint, event.id, outcome.error);
+      return false;
+    }
+    if (!outcome.matched) metrics.filtered.inc({ endpoint: endpoint.name });
+    return outcome.matched;
+  };
+  const accept: ContentRouting['accept'] = (event, endpoints) => {
     const view = contentEvent(event);
     return endpoints.filter((endpoint) => {
-      const compiled = expressions.filter(endpoint.filter ?? '');
-      if (!compiled.ok) {
-        // the operator stores only filters that compiled: a row written some other way
-        noteError(endpoint, event.id, `filter does not compile: ${formatExpressionError(compiled.error)}`);
-        return false;
-      }
-      const outcome = compiled.value.evaluate(view);
-      if ('error' in outcome) {
-        noteError(endpoint, event.id, outcome.error);
-        return false;
-      }
-      if (!outcome.matched) metrics.filtered.inc({ endpoint: endpoint.name });
-      return outcome.matched;
+      const matched = matches(endpoint, event, view);
+      forecast.note(endpoint.id, matched);
+      return matched;
     });
   };
+  return () => ({ likely: forecast.likely(), accept });
 }
 
 const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
@@ -77,8 +87,8 @@ const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'ma
  * that its source allows (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
-export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, now }: PrepareDeps) {
-  const acceptFiltered = createFilterStep({ metrics, logger, expressions, now });
+export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, now }: PrepareDeps) {
+  const contentRouting = createContentRouting({ metrics, logger, expressions, forecast, now });
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
@@ -86,7 +96,7 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       const rows = await repos.deliveries.prepareRun(
         input.eventId,
         Context.current().info.workflowExecution?.workflowId ?? input.eventId,
-        acceptFiltered,
+        contentRouting(),
       );
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.

@@ -146,9 +146,10 @@ export interface PreparedRow {
 /**
  * A row of the prepare statement: one per matched endpoint, with its delivery, which is missing
  * when the statement neither inserted it nor saw it in its snapshot, or when the endpoint has a
- * filter (its row is inserted once the filter accepted the event); a single row without an
- * endpoint when none matched; no row when there is no such event. The event's payload is on the
- * first row only (the others repeat the small columns), so a payload crosses the wire once.
+ * filter not expected to accept the event (its row is inserted once the filter accepted it); a
+ * single row without an endpoint when none matched; no row when there is no such event. The
+ * event's payload is on the first row only (the others repeat the small columns), so a payload
+ * crosses the wire once.
  */
 type PrepareRunRow = Omit<EventRow, 'payload'> & {
   payload: Buffer | null;
@@ -157,31 +158,43 @@ type PrepareRunRow = Omit<EventRow, 'payload'> & {
 };
 
 /**
- * Decides which endpoints with a filter get the event (activities/prepare.ts evaluates their CEL);
- * the others get no delivery row. Called only when there is one without a row yet.
+ * How prepare routes by content (activities/prepare.ts evaluates the CEL): `accept` decides which
+ * endpoints with a filter get the event; `likely` names those whose rows are inserted with the
+ * others before it decides (activities/filter-forecast.ts), so that only a surprise costs a second
+ * statement: the rows `accept` then refuses are deleted, those it accepts without a row inserted.
  */
-export type AcceptFiltered = (event: WebhookEvent, endpoints: readonly Endpoint[]) => Endpoint[];
+export interface ContentRouting {
+  likely: readonly string[];
+  accept: (event: WebhookEvent, endpoints: readonly Endpoint[]) => Endpoint[];
+}
+
+/** Without content routing, no endpoint with a filter gets the event. */
+const NO_CONTENT_ROUTING: ContentRouting = { likely: [], accept: () => [] };
 
 /**
- * The delivery rows of the endpoints whose filter accepted the event, inserted or, when an earlier
- * run of the same event inserted them, as they are (the no-op update returns an existing row and
+ * A filter's decision made durable in one statement: the refused rows (still untouched: PENDING
+ * and never attempted) deleted, the accepted endpoints' rows inserted or, when an earlier run of
+ * the same event inserted them, returned as they are (the no-op update returns an existing row and
  * waits for a concurrent insert to commit).
  */
-async function insertAccepted(db: Db, eventId: string, endpointIds: readonly string[]): Promise<DeliveryRow[]> {
+async function settleFiltered(db: Db, eventId: string, refused: readonly string[], accepted: readonly string[]): Promise<DeliveryRow[]> {
   const res = await prepared<{ rows: Array<{ delivery: DeliveryRow }> }>(
     db,
-    'deliveries.insertAccepted',
-    `INSERT INTO webhook_delivery (event_id, endpoint_id)
-     SELECT :eventId, id::uuid FROM json_array_elements_text(:ids::json) AS id
+    'deliveries.settleFiltered',
+    `WITH refused AS (
+       DELETE FROM webhook_delivery
+        WHERE id IN (SELECT id::uuid FROM json_array_elements_text(:refused::json) AS id) AND status = 'PENDING' AND attempts = 0)
+     INSERT INTO webhook_delivery (event_id, endpoint_id)
+     SELECT :eventId, id::uuid FROM json_array_elements_text(:accepted::json) AS id
      ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
      RETURNING row_to_json(webhook_delivery.*) AS delivery`,
-    { eventId, ids: JSON.stringify(endpointIds) },
+    { eventId, refused: JSON.stringify(refused), accepted: JSON.stringify(accepted) },
   );
   return res.rows.map((r) => r.delivery);
 }
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
-async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
+async function prepareRunRows(db: Db, eventId: string, workflowId: string, likely: readonly string[]): Promise<PrepareRunRow[]> {
   const res = await prepared<{ rows: PrepareRunRow[] }>(
     db,
     'deliveries.prepareRun',
@@ -197,7 +210,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
         WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched WHERE filter IS NULL
+       SELECT :eventId, id FROM matched WHERE filter IS NULL OR id IN (SELECT id::uuid FROM json_array_elements_text(:likely::json) AS id)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -214,7 +227,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
        LEFT JOIN matched m ON true
        LEFT JOIN delivery d ON d.endpoint_id = m.id
       ORDER BY d.created_at, m.created_at, m.id`,
-    { eventId, workflowId },
+    { eventId, workflowId, likely: JSON.stringify(likely) },
   );
   return res.rows;
 }
@@ -272,54 +285,75 @@ export function createDeliveryRepository(db: Db) {
 
   return {
     /**
-     * A fanout run's deliveries, in one round trip: records the run's workflow id on the event
-     * (when none is recorded yet), matches the event's active endpoints that its source allows
-     * (denied_reason NULL, docs/tenancy.md; routing: the event's type, or catch-all), creates one PENDING row per (event, endpoint) and reads the rows back. Safe to
-     * call again when the activity is retried: an existing row is returned as it is (a settled one
-     * too; the caller skips those), and the workflow id recorded first stays. undefined: no such
-     * event.
+     * A fanout run's deliveries: records the run's workflow id on the event (when none is recorded
+     * yet), matches the event's active endpoints that its source allows (denied_reason NULL,
+     * docs/tenancy.md; routing: the event's type, or catch-all), creates one PENDING row per
+     * (event, endpoint) and reads the rows back, in one round trip. Endpoints with a filter get a
+     * row when `routing.accept` accepts the event (see ContentRouting: a second statement only
+     * when a filter's decision was not the one expected). Safe to call again when the activity is
+     * retried: an existing row is returned as it is (a settled one too; the caller skips those),
+     * a filter decides again over a row it never let be attempted, and the workflow id recorded
+     * first stays. undefined: no such event.
      */
-    /**
-     * One round trip for endpoints without a filter: the run records itself on the event, matches
-     * the endpoints and creates their rows. Endpoints with a filter whose row is not there yet go
-     * to `accept` with the event (its payload came in the same round trip), and those it returns
-     * get their rows in a second statement: the cost of a filter is paid only where one is set.
-     * Without `accept`, no filtered endpoint gets the event.
-     */
-    async prepareRun(eventId: string, workflowId: string, accept: AcceptFiltered = () => []): Promise<PreparedRow[] | undefined> {
-      let rows = await prepareRunRows(db, eventId, workflowId);
+    async prepareRun(
+      eventId: string,
+      workflowId: string,
+      routing: ContentRouting = NO_CONTENT_ROUTING,
+    ): Promise<PreparedRow[] | undefined> {
+      const likely = new Set(routing.likely);
+      const inserts = (e: EndpointRow) => e.filter === null || likely.has(e.id);
+      let rows = await prepareRunRows(db, eventId, workflowId, routing.likely);
       // The rows the statement inserted and those that were there before it (a retried prepare)
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
-      if (rows.some((r) => r.endpoint !== null && r.delivery === null && r.endpoint.filter === null)) {
-        rows = await prepareRunRows(db, eventId, workflowId);
+      if (rows.some((r) => r.endpoint !== null && r.delivery === null && inserts(r.endpoint))) {
+        rows = await prepareRunRows(db, eventId, workflowId, routing.likely);
       }
       const first = rows[0];
       if (!first) return undefined;
       const { endpoint: _e, delivery: _d, payload, ...eventColumns } = first;
       const event = toEvent({ ...eventColumns, payload: payload ?? Buffer.alloc(0), traceparent: null });
-      const prepared: PreparedRow[] = [];
-      const filtered: Endpoint[] = [];
+      const prepared: Array<PreparedRow | undefined> = [];
+      /** endpoints whose filter decides now: no row yet, or one nothing has attempted (a retried prepare's too) */
+      const undecided: Array<{ endpoint: Endpoint; row: DeliveryRow | null; at: number }> = [];
       for (const r of rows) {
         if (r.endpoint === null) continue;
         const endpoint = toEndpoint(withDates(r.endpoint, endpointDates));
-        if (r.delivery !== null) prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
-        else if (endpoint.filter !== null) filtered.push(endpoint);
+        if (endpoint.filter !== null && (r.delivery === null || (r.delivery.status === 'PENDING' && r.delivery.attempts === 0))) {
+          undecided.push({ endpoint, row: r.delivery, at: prepared.length });
+          prepared.push(undefined);
+        } else if (r.delivery !== null) {
+          prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
+        }
       }
-      if (filtered.length === 0) return prepared;
-      const accepted = accept(event, filtered);
-      if (accepted.length === 0) return prepared;
-      const byId = new Map(accepted.map((e) => [e.id, e]));
-      for (const d of await insertAccepted(
-        db,
-        eventId,
-        accepted.map((e) => e.id),
-      )) {
-        const endpoint = byId.get(d.endpoint_id);
-        if (endpoint) prepared.push({ delivery: toDelivery(withDates(d, deliveryDates)), endpoint, event });
+      if (undecided.length > 0) {
+        const accepted = new Set(
+          routing
+            .accept(
+              event,
+              undecided.map((u) => u.endpoint),
+            )
+            .map((e) => e.id),
+        );
+        const refused = undecided.flatMap((u) => (u.row !== null && !accepted.has(u.endpoint.id) ? [u.row.id] : []));
+        const toInsert = undecided.filter((u) => u.row === null && accepted.has(u.endpoint.id));
+        const settled =
+          refused.length + toInsert.length === 0
+            ? []
+            : await settleFiltered(
+                db,
+                eventId,
+                refused,
+                toInsert.map((u) => u.endpoint.id),
+              );
+        const inserted = new Map(settled.map((d) => [d.endpoint_id, d]));
+        for (const u of undecided) {
+          const row = accepted.has(u.endpoint.id) ? (u.row ?? inserted.get(u.endpoint.id)) : undefined;
+          if (row) prepared[u.at] = { delivery: toDelivery(withDates(row, deliveryDates)), endpoint: u.endpoint, event };
+        }
       }
-      return prepared;
+      return prepared.filter((p) => p !== undefined);
     },
 
     /**
