@@ -19,7 +19,7 @@ import type { Infra } from './infra.js';
 // activities/attempt-handoff.ts) with first attempts that read their rows themselves (as a retry does).
 // With DB_PATH_CONTENT=1 the rounds alternate instead the plain endpoints with endpoints that have
 // the e2e bench's filter, and its transform (issue 33): what each adds to this path, Temporal and
-// HTTP left out.
+// HTTP left out; and with the filter's negation, which refuses every event (no delivery: CPU per event).
 //
 //   npx tsx bench/db-path.ts [events=2000] [endpoints=1] [concurrency=10] [rounds=4]
 
@@ -65,6 +65,8 @@ try {
     ? [
         { label: 'plain', tag: 'plain', firstLocal: true },
         { label: 'filter', tag: 'filter', firstLocal: true, content: { filter: BENCH_FILTER } },
+        // no delivery: its figures are per event
+        { label: 'filter refusing every event (per event)', tag: 'refused', firstLocal: true, content: { filter: `!(${BENCH_FILTER})` } },
         { label: 'transform', tag: 'transform', firstLocal: true, content: { transform: BENCH_TRANSFORM } },
       ]
     : [
@@ -87,7 +89,7 @@ try {
       await run(ids, v.firstLocal);
       const s = (performance.now() - started) / 1000;
       const used = cpuUsage(before, cpuSnapshot(name));
-      const deliveries = events * endpoints;
+      const deliveries = v.tag === 'refused' ? events : events * endpoints;
       const per = (g: string) => (((used.groups[g] ?? 0) * 1000) / deliveries).toFixed(3);
       console.log(
         `round ${r + 1}, ${v.label}: ${events} events x ${endpoints} endpoints, ${concurrency} at a time: ${(deliveries / s).toFixed(0)} deliveries/s; ` +

@@ -27,7 +27,7 @@ const FILTER_ERROR_LOG_EVERY_MS = 60_000;
  * The filters of the endpoints that have one (docs/content-routing.md), over the event prepare
  * read: an endpoint gets the event when its filter is true. An evaluation error counts as not
  * matched (counted, logged once per endpoint and minute); nothing here fails the workflow. Each
- * outcome teaches the forecast which rows to insert before the filter decides.
+ * answer goes to the forecast, which says whether the endpoint's next event is expected to pass.
  */
 function createContentRouting({
   metrics,
@@ -35,7 +35,7 @@ function createContentRouting({
   expressions,
   forecast,
   now,
-}: Pick<PrepareDeps, 'metrics' | 'logger' | 'expressions' | 'forecast' | 'now'>): () => ContentRouting {
+}: Pick<PrepareDeps, 'metrics' | 'logger' | 'expressions' | 'forecast' | 'now'>): ContentRouting {
   const lastLogged = new Map<string, number>();
   const noteError = (endpoint: Endpoint, eventId: string, error: string) => {
     metrics.filterErrors.inc({ endpoint: endpoint.name });
@@ -63,15 +63,13 @@ function createContentRouting({
     if (!outcome.matched) metrics.filtered.inc({ endpoint: endpoint.name });
     return outcome.matched;
   };
-  const accept: ContentRouting['accept'] = (event, endpoints) => {
+  return (event, candidates) => {
     const view = contentEvent(event);
-    return endpoints.filter((endpoint) => {
-      const matched = matches(endpoint, event, view);
-      forecast.note(endpoint.id, matched);
-      return matched;
+    return candidates.map(({ endpoint, expected }) => {
+      const accepted = matches(endpoint, event, view);
+      return { accepted, expectNext: forecast.note(endpoint.id, accepted, expected) };
     });
   };
-  return () => ({ likely: forecast.likely(), accept });
 }
 
 const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
@@ -96,7 +94,7 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       const rows = await repos.deliveries.prepareRun(
         input.eventId,
         Context.current().info.workflowExecution?.workflowId ?? input.eventId,
-        contentRouting(),
+        contentRouting,
       );
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.

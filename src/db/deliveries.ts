@@ -157,44 +157,64 @@ type PrepareRunRow = Omit<EventRow, 'payload'> & {
   delivery: DeliveryRow | null;
 };
 
-/**
- * How prepare routes by content (activities/prepare.ts evaluates the CEL): `accept` decides which
- * endpoints with a filter get the event; `likely` names those whose rows are inserted with the
- * others before it decides (activities/filter-forecast.ts), so that only a surprise costs a second
- * statement: the rows `accept` then refuses are deleted, those it accepts without a row inserted.
- */
-export interface ContentRouting {
-  likely: readonly string[];
-  accept: (event: WebhookEvent, endpoints: readonly Endpoint[]) => Endpoint[];
+/** An endpoint with a filter whose filter decides the event now (prepareRun). */
+export interface FilterCandidate {
+  endpoint: Endpoint;
+  /** what its row says: its filter accepted most of its recent events (filter_expects_accept) */
+  expected: boolean;
 }
 
-/** Without content routing, no endpoint with a filter gets the event. */
-const NO_CONTENT_ROUTING: ContentRouting = { likely: [], accept: () => [] };
+/** What an endpoint's filter said of the event, and what its row should say next. */
+export interface FilterVerdict {
+  accepted: boolean;
+  expectNext: boolean;
+}
 
 /**
- * A filter's decision made durable in one statement: the refused rows (still untouched: PENDING
- * and never attempted) deleted, the accepted endpoints' rows inserted or, when an earlier run of
- * the same event inserted them, returned as they are (the no-op update returns an existing row and
- * waits for a concurrent insert to commit).
+ * How prepare routes by content (activities/prepare.ts evaluates the CEL and keeps the forecast,
+ * activities/filter-forecast.ts): one verdict per candidate, in their order.
  */
-async function settleFiltered(db: Db, eventId: string, refused: readonly string[], accepted: readonly string[]): Promise<DeliveryRow[]> {
+export type ContentRouting = (event: WebhookEvent, candidates: readonly FilterCandidate[]) => FilterVerdict[];
+
+/** Without content routing, no endpoint with a filter gets the event. */
+const NO_CONTENT_ROUTING: ContentRouting = (_event, candidates) => candidates.map((c) => ({ accepted: false, expectNext: c.expected }));
+
+/**
+ * A surprise made durable in one statement (the rows an endpoint's expectation put in place were
+ * the wrong ones): the refused rows, still untouched (PENDING and never attempted), deleted; the
+ * accepted endpoints' rows inserted or, when an earlier run of the same event inserted them,
+ * returned as they are (the no-op update returns an existing row and waits for a concurrent
+ * insert to commit); and the expectations that changed written on their endpoints. Lists are read
+ * with a qualified column (`listed.id`): a bare `id` in such a subquery names the outer row's id,
+ * and matches every row.
+ */
+async function settleSurprises(
+  db: Db,
+  eventId: string,
+  lists: { refused: readonly string[]; accepted: readonly string[]; expect: Readonly<Record<string, boolean>> },
+): Promise<DeliveryRow[]> {
   const res = await prepared<{ rows: Array<{ delivery: DeliveryRow }> }>(
     db,
-    'deliveries.settleFiltered',
+    'deliveries.settleSurprises',
     `WITH refused AS (
        DELETE FROM webhook_delivery
-        WHERE id IN (SELECT id::uuid FROM json_array_elements_text(:refused::json) AS id) AND status = 'PENDING' AND attempts = 0)
+        WHERE id IN (SELECT listed.id::uuid FROM json_array_elements_text(:refused::json) AS listed(id))
+          AND status = 'PENDING' AND attempts = 0),
+     expectation AS (
+       UPDATE webhook_endpoint ep SET filter_expects_accept = listed.value::boolean
+         FROM json_each_text(:expect::json) AS listed(id, value)
+        WHERE ep.id = listed.id::uuid AND ep.filter_expects_accept <> listed.value::boolean)
      INSERT INTO webhook_delivery (event_id, endpoint_id)
-     SELECT :eventId, id::uuid FROM json_array_elements_text(:accepted::json) AS id
+     SELECT :eventId, listed.id::uuid FROM json_array_elements_text(:accepted::json) AS listed(id)
      ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
      RETURNING row_to_json(webhook_delivery.*) AS delivery`,
-    { eventId, refused: JSON.stringify(refused), accepted: JSON.stringify(accepted) },
+    { eventId, refused: JSON.stringify(lists.refused), accepted: JSON.stringify(lists.accepted), expect: JSON.stringify(lists.expect) },
   );
   return res.rows.map((r) => r.delivery);
 }
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
-async function prepareRunRows(db: Db, eventId: string, workflowId: string, likely: readonly string[]): Promise<PrepareRunRow[]> {
+async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
   const res = await prepared<{ rows: PrepareRunRow[] }>(
     db,
     'deliveries.prepareRun',
@@ -210,7 +230,8 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string, likel
         WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
      inserted AS (
        INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched WHERE filter IS NULL OR id IN (SELECT id::uuid FROM json_array_elements_text(:likely::json) AS id)
+       SELECT :eventId, id FROM matched
+        WHERE filter IS NULL OR filter_expects_accept
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -227,7 +248,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string, likel
        LEFT JOIN matched m ON true
        LEFT JOIN delivery d ON d.endpoint_id = m.id
       ORDER BY d.created_at, m.created_at, m.id`,
-    { eventId, workflowId, likely: JSON.stringify(likely) },
+    { eventId, workflowId },
   );
   return res.rows;
 }
@@ -289,8 +310,9 @@ export function createDeliveryRepository(db: Db) {
      * yet), matches the event's active endpoints that its source allows (denied_reason NULL,
      * docs/tenancy.md; routing: the event's type, or catch-all), creates one PENDING row per
      * (event, endpoint) and reads the rows back, in one round trip. Endpoints with a filter get a
-     * row when `routing.accept` accepts the event (see ContentRouting: a second statement only
-     * when a filter's decision was not the one expected). Safe to call again when the activity is
+     * row when `routing` accepts the event; their rows are put in place up front where their
+     * filter is expected to accept it, so a second statement only follows a surprise
+     * (docs/content-routing.md, "What a filter costs"). Safe to call again when the activity is
      * retried: an existing row is returned as it is (a settled one too; the caller skips those),
      * a filter decides again over a row it never let be attempted, and the workflow id recorded
      * first stays. undefined: no such event.
@@ -300,15 +322,14 @@ export function createDeliveryRepository(db: Db) {
       workflowId: string,
       routing: ContentRouting = NO_CONTENT_ROUTING,
     ): Promise<PreparedRow[] | undefined> {
-      const likely = new Set(routing.likely);
-      const inserts = (e: EndpointRow) => e.filter === null || likely.has(e.id);
-      let rows = await prepareRunRows(db, eventId, workflowId, routing.likely);
+      const inserts = (e: EndpointRow) => e.filter === null || e.filter_expects_accept;
+      let rows = await prepareRunRows(db, eventId, workflowId);
       // The rows the statement inserted and those that were there before it (a retried prepare)
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
       if (rows.some((r) => r.endpoint !== null && r.delivery === null && inserts(r.endpoint))) {
-        rows = await prepareRunRows(db, eventId, workflowId, routing.likely);
+        rows = await prepareRunRows(db, eventId, workflowId);
       }
       const first = rows[0];
       if (!first) return undefined;
@@ -316,40 +337,35 @@ export function createDeliveryRepository(db: Db) {
       const event = toEvent({ ...eventColumns, payload: payload ?? Buffer.alloc(0), traceparent: null });
       const prepared: Array<PreparedRow | undefined> = [];
       /** endpoints whose filter decides now: no row yet, or one nothing has attempted (a retried prepare's too) */
-      const undecided: Array<{ endpoint: Endpoint; row: DeliveryRow | null; at: number }> = [];
+      const undecided: Array<FilterCandidate & { row: DeliveryRow | null; at: number }> = [];
       for (const r of rows) {
         if (r.endpoint === null) continue;
         const endpoint = toEndpoint(withDates(r.endpoint, endpointDates));
         if (endpoint.filter !== null && (r.delivery === null || (r.delivery.status === 'PENDING' && r.delivery.attempts === 0))) {
-          undecided.push({ endpoint, row: r.delivery, at: prepared.length });
+          undecided.push({ endpoint, expected: r.endpoint.filter_expects_accept, row: r.delivery, at: prepared.length });
           prepared.push(undefined);
         } else if (r.delivery !== null) {
           prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
         }
       }
-      if (undecided.length > 0) {
-        const accepted = new Set(
-          routing
-            .accept(
-              event,
-              undecided.map((u) => u.endpoint),
-            )
-            .map((e) => e.id),
-        );
-        const refused = undecided.flatMap((u) => (u.row !== null && !accepted.has(u.endpoint.id) ? [u.row.id] : []));
-        const toInsert = undecided.filter((u) => u.row === null && accepted.has(u.endpoint.id));
-        const settled =
-          refused.length + toInsert.length === 0
-            ? []
-            : await settleFiltered(
-                db,
-                eventId,
-                refused,
-                toInsert.map((u) => u.endpoint.id),
-              );
-        const inserted = new Map(settled.map((d) => [d.endpoint_id, d]));
+      if (undecided.length === 0) return prepared.filter((p) => p !== undefined);
+      const verdicts = routing(event, undecided);
+      const refused: string[] = [];
+      const accepted: string[] = [];
+      const expect: Record<string, boolean> = {};
+      undecided.forEach((u, i) => {
+        const verdict = verdicts[i] ?? { accepted: false, expectNext: u.expected };
+        if (u.row !== null && !verdict.accepted) refused.push(u.row.id);
+        if (u.row === null && verdict.accepted) accepted.push(u.endpoint.id);
+        if (verdict.expectNext !== u.expected) expect[u.endpoint.id] = verdict.expectNext;
+        if (verdict.accepted && u.row !== null)
+          prepared[u.at] = { delivery: toDelivery(withDates(u.row, deliveryDates)), endpoint: u.endpoint, event };
+      });
+      // Only a surprise costs a statement; a changed expectation waits for one (it follows surprises).
+      if (refused.length + accepted.length > 0) {
+        const inserted = new Map((await settleSurprises(db, eventId, { refused, accepted, expect })).map((d) => [d.endpoint_id, d]));
         for (const u of undecided) {
-          const row = accepted.has(u.endpoint.id) ? (u.row ?? inserted.get(u.endpoint.id)) : undefined;
+          const row = u.row === null ? inserted.get(u.endpoint.id) : undefined;
           if (row) prepared[u.at] = { delivery: toDelivery(withDates(row, deliveryDates)), endpoint: u.endpoint, event };
         }
       }

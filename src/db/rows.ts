@@ -75,6 +75,8 @@ export interface EndpointRow {
   format: EndpointFormat;
   filter: string | null;
   transform_jsonata: string | null;
+  /** migration 077: prepare inserts its rows before its filter decides (activities/filter-forecast.ts) */
+  filter_expects_accept: boolean;
   consecutive_failures: number;
   disabled_at: Date | null;
   namespace: string | null;

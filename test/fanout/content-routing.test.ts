@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect } from 'vitest';
-import type { Endpoint } from '../../src/domain/records.js';
+import type { ContentRouting } from '../../src/db/deliveries.js';
 import { startReplay } from '../../src/temporal/replay-starter.js';
-import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource, type FanoutHarness } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
 
 const invoice = readFileSync(new URL('../fixtures/payloads/stripe-invoice-paid.json', import.meta.url), 'utf8');
@@ -50,21 +50,27 @@ describe('routing by content: spec.filter', () => {
     expect(big.requests).toHaveLength(1);
   });
 
-  it('a retried prepare keeps the row its filter accepted: the filter decides again over a row nothing attempted', async ({
-    h,
-    receiver,
-  }) => {
+  const acceptAll: ContentRouting = (_event, candidates) => candidates.map(() => ({ accepted: true, expectNext: true }));
+  const refuseAll: ContentRouting = (_event, candidates) => candidates.map(() => ({ accepted: false, expectNext: false }));
+  const crash: ContentRouting = () => {
+    throw new Error('worker lost');
+  };
+  const expectsAccept = async (h: FanoutHarness, id: string): Promise<boolean> =>
+    (await h.database.db('webhook_endpoint').where({ id }).first('filter_expects_accept')).filter_expects_accept as boolean;
+
+  it('a retried prepare keeps the row its filter accepted: the filter decides again over a row nothing attempted', async ({ h }) => {
     const source = uniqueSource('stripe');
-    const target = await receiver();
-    const id = await addEndpoint(h.repos, { source, url: target.url, filter: "event.type == 'invoice.paid'" });
+    const id = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/', filter: "event.type == 'invoice.paid'" });
     const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
     const asked: string[][] = [];
-    const accept = (_e: unknown, endpoints: readonly Endpoint[]) => {
-      asked.push(endpoints.map((e) => e.id));
-      return [...endpoints];
+    const routing: ContentRouting = (event, candidates) => {
+      asked.push(candidates.map((c) => c.endpoint.id));
+      return acceptAll(event, candidates);
     };
-    const first = await h.repos.deliveries.prepareRun(eventId, eventId, { likely: [], accept });
-    const again = await h.repos.deliveries.prepareRun(eventId, eventId, { likely: [id], accept });
+    const first = await h.repos.deliveries.prepareRun(eventId, eventId, routing);
+    // the surprise (accepted, no row up front) wrote the new expectation beside the row
+    expect(await expectsAccept(h, id)).toBe(true);
+    const again = await h.repos.deliveries.prepareRun(eventId, eventId, routing);
     expect(first?.map((r) => r.endpoint.id)).toEqual([id]);
     expect(again?.map((r) => r.delivery.id)).toEqual(first?.map((r) => r.delivery.id));
     expect(asked).toEqual([[id], [id]]);
@@ -76,26 +82,43 @@ describe('routing by content: spec.filter', () => {
   }) => {
     const source = uniqueSource('stripe');
     const id = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/', filter: "event.type == 'invoice.paid'" });
+    await h.database.db('webhook_endpoint').where({ id }).update({ filter_expects_accept: true });
     const eventId = await addEvent(h.repos, { source, eventType: 'charge.refunded', payload: invoice });
-    // the forecast expected an acceptance, and the worker died before the filter's answer was written
-    const crashed = h.repos.deliveries.prepareRun(eventId, eventId, {
-      likely: [id],
-      accept: () => {
-        throw new Error('worker lost');
-      },
-    });
-    await expect(crashed).rejects.toThrow('worker lost');
-    expect((await h.repos.deliveries.listByEvent(eventId)).map((d) => d.endpointId)).toEqual([id]);
-    const retried = await h.repos.deliveries.prepareRun(eventId, eventId, { likely: [id], accept: () => [] });
-    expect(retried).toEqual([]);
-    expect(await h.repos.deliveries.listByEvent(eventId)).toEqual([]);
+    // other deliveries nothing has attempted yet, of another event and of this one: they stay
+    const plainId = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/' });
+    const otherSource = uniqueSource('stripe');
+    await addEndpoint(h.repos, { source: otherSource, url: 'http://127.0.0.1:9/' });
+    const otherEvent = await addEvent(h.repos, { source: otherSource, eventType: 'charge.refunded', payload: invoice });
+    const [other] = (await h.repos.deliveries.prepareRun(otherEvent, otherEvent)) ?? [];
+    // the row expected an acceptance, and the worker died before the filter's answer was written
+    await expect(h.repos.deliveries.prepareRun(eventId, eventId, crash)).rejects.toThrow('worker lost');
+    expect((await h.repos.deliveries.listByEvent(eventId)).map((d) => d.endpointId).sort()).toEqual([id, plainId].sort());
+    const retried = await h.repos.deliveries.prepareRun(eventId, eventId, refuseAll);
+    expect(retried?.map((r) => r.endpoint.id)).toEqual([plainId]);
+    expect((await h.repos.deliveries.listByEvent(eventId)).map((d) => d.endpointId)).toEqual([plainId]);
+    expect((await h.repos.deliveries.listByEvent(otherEvent)).map((d) => [d.id, d.status, d.attempts])).toEqual([
+      [other?.delivery.id, 'PENDING', 0],
+    ]);
+    expect(await expectsAccept(h, id)).toBe(false);
+  });
+
+  it('only the filtered endpoints whose row expects an acceptance get their row before the filter decides', async ({ h }) => {
+    const source = uniqueSource('stripe');
+    const expecting = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/', filter: 'true' });
+    const other = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/', filter: 'true' });
+    await h.database.db('webhook_endpoint').where({ id: expecting }).update({ filter_expects_accept: true });
+    const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
+    await expect(h.repos.deliveries.prepareRun(eventId, eventId, crash)).rejects.toThrow('worker lost');
+    expect((await h.repos.deliveries.listByEvent(eventId)).map((d) => d.endpointId)).toEqual([expecting]);
+    expect(await h.repos.deliveries.prepareRun(eventId, eventId, acceptAll)).toHaveLength(2);
+    expect(await expectsAccept(h, other)).toBe(true);
   });
 
   it('a filtered delivery already attempted is not decided again (a filter changed since does not take it back)', async ({ h }) => {
     const source = uniqueSource('stripe');
     const id = await addEndpoint(h.repos, { source, url: 'http://127.0.0.1:9/', filter: 'true' });
     const eventId = await addEvent(h.repos, { source, eventType: 'invoice.paid', payload: invoice });
-    const [row] = (await h.repos.deliveries.prepareRun(eventId, eventId, { likely: [], accept: (_e, endpoints) => [...endpoints] })) ?? [];
+    const [row] = (await h.repos.deliveries.prepareRun(eventId, eventId, acceptAll)) ?? [];
     if (!row) throw new Error('not prepared');
     await h.repos.deliveries.recordAttempt(row.delivery.id, {
       status: 'PENDING',
@@ -105,29 +128,28 @@ describe('routing by content: spec.filter', () => {
       startedAt: new Date(),
       durationMs: 3,
     });
-    const again = await h.repos.deliveries.prepareRun(eventId, eventId, {
-      likely: [],
-      accept: () => {
-        throw new Error('not asked: the delivery is under way');
-      },
-    });
+    const again = await h.repos.deliveries.prepareRun(eventId, eventId, crash);
     expect(again?.map((r) => [r.endpoint.id, r.delivery.attempts])).toEqual([[id, 1]]);
   });
 
-  it('whether the worker expects a filter to accept or not, the endpoint gets exactly the events it accepts', async ({ h, receiver }) => {
-    // the worker's forecast follows each endpoint's recent outcomes (activities/filter-forecast.ts):
-    // a run of accepted events, then refused ones, then accepted again makes it guess wrong both ways
+  it('whether the endpoint is expected to accept or not, it gets exactly the events its filter accepts', async ({ h, receiver }) => {
+    // the worker's forecast follows the endpoint's recent answers (activities/filter-forecast.ts):
+    // a run of accepted events makes it expect acceptance, a run of refused ones then makes it
+    // guess wrong until it expects refusal, and the last accepted event comes as a surprise again
     const source = uniqueSource('stripe');
     const target = await receiver();
     const endpointId = await addEndpoint(h.repos, { source, url: target.url, filter: "event.type == 'invoice.paid'" });
-    const types = ['invoice.paid', 'invoice.paid', 'invoice.paid', 'charge.refunded', 'charge.refunded', 'invoice.paid', 'charge.refunded'];
+    const types = [...Array<string>(5).fill('invoice.paid'), ...Array<string>(3).fill('charge.refunded'), 'invoice.paid'];
     const events: string[] = [];
+    const expectations: boolean[] = [];
     for (const eventType of types) {
       const eventId = await addEvent(h.repos, { source, eventType, payload: invoice });
       events.push(eventId);
       expect(await h.runFanout(eventId)).toBe('COMPLETED');
+      expectations.push(await expectsAccept(h, endpointId));
     }
-    expect(target.requests).toHaveLength(4);
+    expect(expectations).toEqual([false, false, false, true, true, true, false, false, false]);
+    expect(target.requests).toHaveLength(6);
     const delivered = await Promise.all(
       events.map(async (e) => (await h.repos.deliveries.listByEvent(e)).map((d) => [d.endpointId, d.status])),
     );

@@ -1,50 +1,56 @@
 import { describe, expect, it } from 'vitest';
-import { createFilterForecast, MAX_LIKELY } from '../../../src/activities/filter-forecast.js';
+import { createFilterForecast } from '../../../src/activities/filter-forecast.js';
 
-// Which filtered endpoints' rows prepare inserts before their filter decides: those whose filter
-// accepted most of the events this worker saw for them lately.
+// Whether an endpoint's filter is expected to accept its next event: a moving average of its
+// answers in this worker, started from what the endpoint's row says.
 describe('filter forecast', () => {
-  const cases: Array<{ name: string; outcomes: boolean[]; likely: boolean }> = [
-    { name: 'an endpoint never heard of', outcomes: [], likely: false },
-    { name: 'one accepted event', outcomes: [true], likely: true },
-    { name: 'one refused event', outcomes: [false], likely: false },
-    { name: 'many accepted, then one refused', outcomes: [true, true, true, true, true, false], likely: true },
-    { name: 'many accepted, then refused four times', outcomes: [true, true, true, true, true, false, false, false, false], likely: false },
-    { name: 'many refused, then one accepted', outcomes: [false, false, false, false, true], likely: false },
-    { name: 'many refused, then accepted four times', outcomes: [false, false, false, false, true, true, true, true], likely: true },
+  const cases: Array<{ name: string; stored: boolean; answers: boolean[]; expects: boolean[] }> = [
+    { name: 'a row expecting refusals, one acceptance', stored: false, answers: [true], expects: [false] },
+    {
+      name: 'a row expecting refusals, acceptances in a row',
+      stored: false,
+      answers: [true, true, true, true],
+      expects: [false, false, false, true],
+    },
+    { name: 'a row expecting acceptances, one refusal', stored: true, answers: [false], expects: [true] },
+    {
+      name: 'a row expecting acceptances, refusals in a row',
+      stored: true,
+      answers: [false, false, false, false],
+      expects: [true, true, true, false],
+    },
+    {
+      name: 'a filter that accepts one event in ten, from a row expecting acceptances',
+      stored: true,
+      answers: [...Array<boolean>(9).fill(false), true],
+      expects: [true, true, true, false, false, false, false, false, false, false],
+    },
+    {
+      name: 'one refusal among acceptances does not change the expectation',
+      stored: true,
+      answers: [true, false, true, true],
+      expects: [true, true, true, true],
+    },
   ];
   for (const c of cases) {
-    it(`${c.name}: ${c.likely ? 'expected to accept' : 'decides first'}`, () => {
+    it(c.name, () => {
       const forecast = createFilterForecast();
-      for (const accepted of c.outcomes) forecast.note('ep', accepted);
-      forecast.note('other', true);
-      expect(forecast.likely().includes('ep')).toBe(c.likely);
-      expect(forecast.likely()).toContain('other');
+      expect(c.answers.map((accepted) => forecast.note('ep', accepted, c.stored))).toEqual(c.expects);
     });
   }
 
-  it(`names at most ${MAX_LIKELY} endpoints, those heard of most recently`, () => {
+  it('an endpoint it has heard of goes on from its own average, not from what the row says', () => {
     const forecast = createFilterForecast();
-    for (let i = 0; i < MAX_LIKELY + 100; i++) forecast.note(`ep-${i}`, true);
-    forecast.note('ep-0', true);
-    const likely = forecast.likely();
-    expect(likely).toHaveLength(MAX_LIKELY);
-    expect(likely[0]).toBe('ep-0');
-    expect(likely).toContain(`ep-${MAX_LIKELY + 99}`);
-    expect(likely).not.toContain('ep-1');
+    forecast.note('ep', true, true);
+    // another worker has since written "refusals" on the row: this one's average still says acceptances
+    expect(forecast.note('ep', false, false)).toBe(true);
   });
 
-  it('forgets the endpoints heard of longest ago beyond a bound, and an answer changes the list at once', () => {
+  it('beyond 2 000 endpoints the one heard of longest ago starts again from its row', () => {
     const forecast = createFilterForecast();
-    forecast.note('a', true);
-    expect(forecast.likely()).toEqual(['a']);
-    forecast.note('a', false);
-    forecast.note('a', false);
-    forecast.note('a', false);
-    forecast.note('a', false);
-    expect(forecast.likely()).toEqual([]);
-    for (let i = 0; i < 2_100; i++) forecast.note(`x-${i}`, false);
-    forecast.note('a', true);
-    expect(forecast.likely()).toEqual(['a']);
+    for (let i = 0; i < 4; i++) forecast.note('first', true, false);
+    expect(forecast.note('first', true, false)).toBe(true);
+    for (let i = 0; i < 2_000; i++) forecast.note(`ep-${i}`, false, false);
+    expect(forecast.note('first', true, false)).toBe(false);
   });
 });
