@@ -3,6 +3,7 @@ import os from 'node:os';
 import { describeActions, medianActions, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig, TemporalKind } from './config.js';
 import type { ContentCost } from './content-cost.js';
+import { addedOverPlain, type DbPathRound } from './db-path-rounds.js';
 import type { E2eCase, E2eFigures, E2ePath, E2eRun } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
@@ -65,6 +66,8 @@ export interface BenchResults {
   shapes?: ShapeFigures | undefined;
   /** the filter's and the transform's cost in the bench process (BENCH_E2E_CONTENT) */
   contentCost?: ContentCost | undefined;
+  /** the content variants on the worker's database path alone (BENCH_E2E_CONTENT) */
+  dbPathContent?: DbPathRound[] | undefined;
 }
 
 /**
@@ -140,6 +143,19 @@ export function contentVerdict(plain: E2ePath, variant: E2ePath, target: number)
   const added = addedCpuMsPerDelivery(plain, variant);
   const noise = Math.max(spreadMs(plain), spreadMs(variant));
   return { added, noise, met: added <= target && noise <= target };
+}
+
+/**
+ * A content variant's price on the worker's database path (bench/db-path-rounds.ts): met when the
+ * mean difference over the plain rounds, two standard errors above it, is within the target.
+ */
+export function dbPathVerdict(
+  rounds: readonly DbPathRound[],
+  tag: string,
+  target: number,
+): { added: number; stderr: number; met: boolean } {
+  const { added, stderr } = addedOverPlain(rounds, tag);
+  return { added, stderr, met: added + 2 * stderr <= target };
 }
 
 /** issue 33's targets on the service CPU a filter and a five-field transform add per delivery */
@@ -467,6 +483,12 @@ function contentLines(r: BenchResults): string[] {
     ];
   };
   const c = r.contentCost;
+  const d = r.dbPathContent;
+  const dbPathLine = (name: 'filter' | 'transform'): string => {
+    if (!d) return '';
+    const v = dbPathVerdict(d, name, CONTENT_TARGET_MS[name]);
+    return `${name} ${v.added >= 0 ? '+' : ''}${v.added.toFixed(3)} (standard error ${v.stderr.toFixed(3)}; target <= ${CONTENT_TARGET_MS[name]}${v.met ? ', met' : ', not shown'})`;
+  };
   return [
     `Content routing, one endpoint, beside the plain round (the main shape, ${plain.events} events per run, ${r.cfg.e2eRounds} mirrored rounds):`,
     ...table([
@@ -479,6 +501,12 @@ function contentLines(r: BenchResults): string[] {
       ? [
           `the same expressions alone, in the bench process, CPU ms per delivery (view of the event + evaluation; ${c.iterations} each): ` +
             `filter ${c.filterMs.toFixed(4)}, transform ${c.transformMs.toFixed(4)}; first compile ${f2(c.filterCompileMs)} / ${f2(c.transformCompileMs)} ms`,
+        ]
+      : []),
+    ...(d
+      ? [
+          `on the worker's database path alone (bench/db-path-rounds.ts, ${d.filter((x) => x.tag === 'plain').length} mirrored rounds of ${d[0]?.events ?? 0} events), ` +
+            `worker + Postgres CPU ms per delivery added over plain: ${dbPathLine('filter')}, ${dbPathLine('transform')}`,
         ]
       : []),
     '',
@@ -651,6 +679,19 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
       e2e_1_filter_deliveries_per_s: round(filtered.deliveriesPerS),
       e2e_1_transform_deliveries_per_s: round(transformed.deliveriesPerS),
     });
+  }
+  if (r.dbPathContent) {
+    for (const [name, target] of Object.entries(CONTENT_TARGET_MS)) {
+      const d = dbPathVerdict(r.dbPathContent, name, target);
+      out[`${name}_db_path_cpu_ms_per_delivery`] = round(d.added, 3);
+      out[`${name}_db_path_stderr`] = round(d.stderr, 3);
+      out[`${name}_db_path_target_met`] = d.met;
+      // the target is met when either measure resolves it within the target
+      out[`${name}_target_met`] = out[`${name}_target_met`] === true || d.met;
+    }
+    const refused = r.dbPathContent.filter((x) => x.tag === 'refused');
+    if (refused.length > 0)
+      out.refused_filter_db_path_cpu_ms_per_event = round(refused.reduce((a, x) => a + x.nodeMs + x.postgresMs, 0) / refused.length, 3);
   }
   if (r.contentCost) {
     out.filter_isolated_cpu_ms_per_delivery = round(r.contentCost.filterMs, 4);

@@ -11,6 +11,7 @@ import { componentOf, type KnownProcesses } from './components.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { measureContentCost } from './content-cost.js';
+import { CONTENT_VARIANTS, measureDbPath } from './db-path-rounds.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
@@ -283,6 +284,11 @@ async function main(): Promise<void> {
   }
   log('stopping everything');
   await cleanup();
+  // what a filter and a transform add to the worker's database path, the one part of the pipeline
+  // they change, measured with everything above stopped (bench/db-path-rounds.ts)
+  const dbPathContent = cfg.e2eContent
+    ? await measureDbPath({ events: 1000, endpoints: 1, concurrency: 10, rounds: 6, variants: CONTENT_VARIANTS })
+    : undefined;
 
   const shapes: ShapeFigures | undefined = e2eFigures.otherShape && {
     otherStarts,
@@ -299,6 +305,7 @@ async function main(): Promise<void> {
     wrongPasswords,
     shapes,
     contentCost,
+    dbPathContent,
   };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');

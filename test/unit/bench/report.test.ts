@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadBenchConfig, type BenchConfig } from '../../../bench/config.js';
+import type { DbPathRound } from '../../../bench/db-path-rounds.js';
 import type { E2ePath, E2eRun } from '../../../bench/e2e-bench.js';
 import {
   addedCpuMsPerDelivery,
   contentVerdict,
+  dbPathVerdict,
   floorCpuMs,
   ownCpuMsPerDelivery,
   ownCpuMsPerDeliveryOfRun,
@@ -132,4 +134,69 @@ describe("a variant's verdict against its target", () => {
   ])('$name: met $met', ({ plain, variant, met }) => {
     expect(contentVerdict(withCpu(rounds(...plain)), withCpu(rounds(...variant)), 0.05).met).toBe(met);
   });
+});
+
+describe("a variant's price on the worker's database path", () => {
+  // each round runs plain and the variant back to back: the price is the mean of their differences
+  const rounds = (pairs: Array<[number, number]>): DbPathRound[] =>
+    pairs.flatMap(([plain, variant], i) =>
+      (
+        [
+          ['plain', plain],
+          ['filter', variant],
+        ] as const
+      ).map(([tag, ms]) => ({
+        round: i + 1,
+        tag,
+        label: tag,
+        events: 1000,
+        perSecond: 1000,
+        nodeMs: ms / 4,
+        postgresMs: (ms * 3) / 4,
+        foreignS: 0,
+      })),
+    );
+  it.each([
+    {
+      name: 'a steady small difference',
+      pairs: [
+        [1.4, 1.43],
+        [1.5, 1.53],
+        [1.3, 1.34],
+        [1.45, 1.47],
+      ],
+      added: 0.03,
+      met: true,
+    },
+    {
+      name: 'over the target',
+      pairs: [
+        [1.4, 1.5],
+        [1.5, 1.6],
+        [1.3, 1.4],
+        [1.45, 1.55],
+      ],
+      added: 0.1,
+      met: false,
+    },
+    {
+      name: 'small on average but too scattered to tell',
+      pairs: [
+        [1.4, 1.2],
+        [1.5, 1.8],
+        [1.3, 1.1],
+        [1.45, 1.65],
+      ],
+      added: 0.025,
+      met: false,
+    },
+    { name: 'one round: no standard error', pairs: [[1.4, 1.41]], added: 0.01, met: false },
+  ] as Array<{ name: string; pairs: Array<[number, number]>; added: number; met: boolean }>)(
+    '$name: adds $added, met $met',
+    ({ pairs, added, met }) => {
+      const v = dbPathVerdict(rounds(pairs), 'filter', 0.05);
+      expect(v.added).toBeCloseTo(added, 6);
+      expect(v.met).toBe(met);
+    },
+  );
 });
