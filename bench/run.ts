@@ -91,6 +91,12 @@ async function main(): Promise<void> {
   const starting = startInfra(cfg.temporalKind, { temporalDurable: cfg.temporalDurable });
   cleanups.push(async () => (await starting.catch(() => undefined))?.stop());
   const infra = await starting;
+  // what a filter and a transform add to the worker's database path, the one part of the pipeline
+  // they change (bench/db-path-rounds.ts), first, while this process is fresh: run after the
+  // pipeline, its heap of ten minutes made every round dearer and the differences noisier
+  const dbPathContent = cfg.e2eContent
+    ? await measureDbPath({ events: 1000, endpoints: 1, concurrency: 10, rounds: 6, variants: CONTENT_VARIANTS })
+    : undefined;
   if (infra.temporalPid !== undefined) roles.set(infra.temporalPid, 'temporal');
   known.temporalPostgresPid = infra.temporalPostgresPid;
   await seedCredential(infra);
@@ -284,11 +290,6 @@ async function main(): Promise<void> {
   }
   log('stopping everything');
   await cleanup();
-  // what a filter and a transform add to the worker's database path, the one part of the pipeline
-  // they change, measured with everything above stopped (bench/db-path-rounds.ts)
-  const dbPathContent = cfg.e2eContent
-    ? await measureDbPath({ events: 1000, endpoints: 1, concurrency: 10, rounds: 6, variants: CONTENT_VARIANTS })
-    : undefined;
 
   const shapes: ShapeFigures | undefined = e2eFigures.otherShape && {
     otherStarts,

@@ -180,6 +180,17 @@ describe("a variant's price on the worker's database path", () => {
       met: false,
     },
     {
+      name: 'within the target, and so is its standard error',
+      pairs: [
+        [1.4, 1.48],
+        [1.5, 1.49],
+        [1.3, 1.36],
+        [1.45, 1.44],
+      ],
+      added: 0.03,
+      met: true,
+    },
+    {
       name: 'small on average but too scattered to tell',
       pairs: [
         [1.4, 1.2],
