@@ -211,8 +211,8 @@ const EndpointWithoutDeliverySchema = Type.Object(
       NO_DELIVERY_REASONS,
       'FILTER_NOT_MATCHED: the event was routed, the endpoint existed then and has a filter: its filter did not match the event ' +
         '(an evaluation error counts as not matched; the filter shown is the one it has now). ' +
-        "FANOUT_IN_PROGRESS: the event's fan-out is under way and may not have routed it yet (its status is RECEIVED and none of its " +
-        'deliveries has an attempt), so nothing is claimed. ' +
+        "FANOUT_IN_PROGRESS: the event's fan-out is under way and may not have routed it yet (its status is RECEIVED and none of the " +
+        "deliveries the token sees has an attempt: a namespace-scoped token's own only), so nothing is claimed. " +
         'CREATED_AFTER_EVENT: the endpoint was created after the event was received (it may not have existed when it was routed). ' +
         "NOT_ALLOWED_BY_SOURCE: its source's InboundCredential does not allow it now (nothing is sent to it). " +
         'NO_DELIVERY: none of these (it existed, is allowed and has no filter now): it was configured otherwise when the event was routed. ' +

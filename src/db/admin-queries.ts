@@ -321,9 +321,16 @@ export function createAdminQueries(db: Db) {
         ])
         .limit(limit);
       whereNamespaceIn(q, scope, 'p.namespace');
+      // an attempt tells that prepare has run; only the caller's deliveries are looked at, so that
+      // a tenant does not learn whether another tenant's delivery was attempted yet (it then reads
+      // "under way" a little longer)
       const attempted = async () =>
-        // any delivery's, the caller's or not: it only tells that prepare has run
-        (await db('webhook_delivery').where('event_id', event.id).where('attempts', '>', 0).first('id')) !== undefined;
+        (await whereEndpointIn(
+          db,
+          db('webhook_delivery').where('event_id', event.id).where('attempts', '>', 0),
+          scope,
+          'endpoint_id',
+        ).first('id')) !== undefined;
       const [rows, routed] = await Promise.all([
         (async () => (await q) as Array<EndpointWithoutDeliveryRow & { total: number }>)(),
         event.status !== 'RECEIVED' ? Promise.resolve(true) : attempted(),

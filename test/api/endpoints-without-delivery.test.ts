@@ -156,6 +156,22 @@ describe("admin API: an event's endpoints without a delivery, and why", () => {
     expect(new Set(body.endpointsWithoutDelivery.map((e) => e.reason))).toEqual(new Set(['FANOUT_IN_PROGRESS']));
   });
 
+  it("whether the fan-out routed the event is read from the token's own deliveries: a tenant learns nothing of another's attempts", async () => {
+    const pending = await addEvent(h.fanout.repos, { source, eventType: 'order.created', payload: JSON.stringify({ amount: 5 }) });
+    // team-b's delivery has had an attempt, team-a's not yet; the event is still RECEIVED
+    await h.fanout.database.db('webhook_delivery').insert([
+      { event_id: pending, endpoint_id: ids.bSmall, attempts: 1 },
+      { event_id: pending, endpoint_id: ids.aPlain, attempts: 0 },
+    ]);
+    const reasonOf = (d: EventDetail, name: string) => d.endpointsWithoutDelivery.find((e) => e.name === name)?.reason;
+    expect(reasonOf((await detail(pending, 'admin')).body, 'team-a/big')).toBe('FILTER_NOT_MATCHED');
+    const a = await detail(pending, 'tenantA');
+    expect(new Set(a.body.endpointsWithoutDelivery.map((e) => e.reason))).toEqual(new Set(['FANOUT_IN_PROGRESS']));
+    // once one of its own deliveries has an attempt, the tenant is told why
+    await h.fanout.database.db('webhook_delivery').where({ event_id: pending, endpoint_id: ids.aPlain }).update({ attempts: 1 });
+    expect(reasonOf((await detail(pending, 'tenantA')).body, 'team-a/big')).toBe('FILTER_NOT_MATCHED');
+  });
+
   it('lists at most 100, by name, and counts the rest', async () => {
     const many = uniqueSource('many');
     const url = (await h.receiver()).url;
