@@ -54,9 +54,29 @@ export async function authorizeUrl(config: ConsoleConfig, returnTo: string): Pro
   return `${config.authUrl}/authorize?${params.toString()}`;
 }
 
-export async function startLogin(config: ConsoleConfig, returnTo: string): Promise<void> {
-  location.assign(await authorizeUrl(config, returnTo));
+/**
+ * The login this page started, if any. Several API calls refused together (each answers 401) all
+ * ask for a login: a second authorizeUrl would replace the first's state after the browser had
+ * left with the first, and the identity provider's answer would then not match (the callback page
+ * stopped at "does not match the login this tab started"). So one login per page.
+ */
+let started: Promise<void> | undefined;
+
+export function startLogin(config: ConsoleConfig, returnTo: string): Promise<void> {
+  started ??= authorizeUrl(config, returnTo).then(
+    (url) => location.assign(url),
+    (err: unknown) => {
+      started = undefined;
+      throw err;
+    },
+  );
+  return started;
 }
+
+// a page the back button restores from the back-forward cache keeps its modules: it may log in again
+globalThis.addEventListener?.('pageshow', (e) => {
+  if ((e as PageTransitionEvent).persisted) started = undefined;
+});
 
 export type CallbackResult = { ok: true; returnTo: string } | { ok: false; error: string };
 
