@@ -129,11 +129,18 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     pgPort = await freePort();
     temporalPort = await freePort();
     sqsPort = await freePort();
-    [pg, temporal, sqs] = await Promise.all([
-      startEmbeddedPostgres({ port: pgPort, dataDir: pgDir, persistent: true }),
+    // Postgres first: Temporal's dev server binds internal ports of its own choosing, and once took
+    // pgPort between freePort() and Postgres's bind ("Address already in use")
+    pg = await startEmbeddedPostgres({ port: pgPort, dataDir: pgDir, persistent: true });
+    const [t, q] = await Promise.allSettled([
       startTemporalDevServer({ port: temporalPort, dbFile: temporalDb }),
       startFauxqsProcess({ port: sqsPort }),
     ]);
+    // assigned before any failure is thrown, so that afterAll stops what did start
+    if (t.status === 'fulfilled') temporal = t.value;
+    if (q.status === 'fulfilled') sqs = q.value;
+    if (t.status === 'rejected') throw t.reason;
+    if (q.status === 'rejected') throw q.reason;
     const admin = createDb({ url: pg.url });
     await admin.raw('create database faults');
     await admin.destroy();
