@@ -8,7 +8,7 @@ import type { Logger } from '../observability/logger.js';
 export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface ActivityDeps {
-  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits'>;
+  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits' | 'ordering'>;
   send: Send;
   metrics: Pick<
     Metrics,

@@ -18,9 +18,10 @@ export type EndpointSpec = Omit<
   | 'deniedReason'
   | 'filter'
   | 'transform'
+  | 'ordering'
 > &
   // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform'>>;
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'ordering'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -58,6 +59,8 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  ordering_key_cel: s.ordering?.key ?? null,
+  ordering_on_failure: s.ordering?.onFailure ?? null,
 });
 
 export function createEndpointRepository(db: Db) {

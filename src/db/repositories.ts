@@ -3,6 +3,7 @@ import { createDeliveryRepository } from './deliveries.js';
 import { createEndpointLimitRepository } from './endpoint-limits.js';
 import { createEndpointRepository } from './endpoints.js';
 import { createEventRepository } from './events.js';
+import { createOrderingRepository } from './ordering.js';
 import type { Db } from './knex.js';
 
 export function createRepositories(db: Db) {
@@ -12,6 +13,7 @@ export function createRepositories(db: Db) {
     events: createEventRepository(db),
     deliveries: createDeliveryRepository(db),
     endpointLimits: createEndpointLimitRepository(db),
+    ordering: createOrderingRepository(db),
   };
 }
 

@@ -15,6 +15,7 @@ const SERVICE_HEADERS = [
   'x-webhook-event-type',
   'x-webhook-delivery-id',
   'x-webhook-attempt',
+  'x-webhook-out-of-order',
   // Standard Webhooks
   'webhook-id',
   'webhook-timestamp',
@@ -77,6 +78,7 @@ export function buildHeaders(req: OutboundRequest, now: () => number = Date.now)
   if (req.meta.eventType !== null) set('X-Webhook-Event-Type', headerSafe(req.meta.eventType));
   set('X-Webhook-Delivery-Id', headerSafe(req.meta.deliveryId));
   set('X-Webhook-Attempt', String(req.meta.attempt));
+  if (req.meta.outOfOrder) set('X-Webhook-Out-Of-Order', 'true');
   // the attempt's span context, so a receiver that traces continues the delivery's trace; it
   // replaces a custom header of the same name
   if (req.trace) {

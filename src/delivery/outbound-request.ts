@@ -37,6 +37,13 @@ export function buildOutboundRequest(
     customHeaders: e.customHeaders,
     timeoutMs: e.timeoutSeconds * 1000,
     retryOnStatus: e.retryOnStatus,
-    meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
+    meta: {
+      eventId: ev.id,
+      source: ev.source,
+      eventType: ev.eventType,
+      deliveryId: d.id,
+      attempt,
+      ...(d.ordering?.skipped ? { outOfOrder: true } : {}),
+    },
   };
 }

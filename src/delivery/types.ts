@@ -31,6 +31,8 @@ export interface OutboundRequest {
     eventType: string | null;
     deliveryId: string;
     attempt: number;
+    /** an ordered delivery sent again after it stopped holding its key (docs/ordering.md): X-Webhook-Out-Of-Order */
+    outOfOrder?: boolean;
   };
   /** the attempt's W3C trace context, sent as traceparent / tracestate (docs/tracing.md); absent: none */
   trace?: TraceCarrier | undefined;

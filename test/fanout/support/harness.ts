@@ -131,6 +131,7 @@ export async function addEndpoint(
     autoDisableAfter: spec.autoDisableAfter ?? 0,
     filter: spec.filter ?? null,
     transform: spec.transform ?? null,
+    ordering: spec.ordering ?? null,
   });
   return row.id;
 }
