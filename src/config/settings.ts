@@ -185,7 +185,7 @@ export const VARIABLES = {
   DELIVERY_BACKOFF_INITIAL_MS: { type: 'integer', default: 1_000, min: 10, max: 3_600_000 },
   DELIVERY_BACKOFF_COEFFICIENT: { type: 'number', default: 2, min: 1, max: 10 },
   DELIVERY_BACKOFF_MAX_MS: { type: 'integer', default: 600_000, min: 10, max: 86_400_000 },
-  /** unset: the metadata ranges denied (delivery/address-policy.ts) */
+  /** unset: the metadata ranges denied (destinations/http/address-policy.ts) */
   OUTBOUND_DENY_CIDRS: { type: 'list', default: [] },
   OUTBOUND_ALLOW_CIDRS: { type: 'list', default: [] },
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },

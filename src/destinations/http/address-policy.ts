@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { permanent } from '../domain/errors.js';
+import { permanent } from '../../domain/errors.js';
 
 /**
  * Refused unless explicitly allowed. Private ranges and loopback stay allowed: endpoints usually
