@@ -157,6 +157,11 @@ export const VARIABLES = {
   /** PublishBatch calls ingest keeps in flight at once, each up to 10 event ids */
   PUBLISH_MAX_IN_FLIGHT: { type: 'integer', default: 4, min: 1, max: 256 },
   INBOUND_TRACEPARENT: { type: 'enum', values: INBOUND_TRACE_CONTEXTS, default: 'parent' },
+  /**
+   * CIDRs (or single addresses) of the proxies in front of ingest whose X-Forwarded-For / Forwarded
+   * name the client (ingest/client-address.ts); unset: none, the TCP peer is the client
+   */
+  INGEST_TRUSTED_PROXIES: { type: 'list', default: [] },
 
   // retention (ingest; docs/deploy.md, "Retention")
   RETENTION_MAX_AGE: { type: 'duration', default: null },
@@ -185,7 +190,7 @@ export const VARIABLES = {
   DELIVERY_BACKOFF_INITIAL_MS: { type: 'integer', default: 1_000, min: 10, max: 3_600_000 },
   DELIVERY_BACKOFF_COEFFICIENT: { type: 'number', default: 2, min: 1, max: 10 },
   DELIVERY_BACKOFF_MAX_MS: { type: 'integer', default: 600_000, min: 10, max: 86_400_000 },
-  /** unset: the metadata ranges denied (destinations/http/address-policy.ts) */
+  /** unset: the metadata ranges denied (delivery/address-policy.ts) */
   OUTBOUND_DENY_CIDRS: { type: 'list', default: [] },
   OUTBOUND_ALLOW_CIDRS: { type: 'list', default: [] },
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },

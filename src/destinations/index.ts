@@ -1,5 +1,5 @@
 import type { Destination, Destinations, HttpTarget } from '../delivery/destination.js';
-import type { AddressPolicy } from './http/address-policy.js';
+import type { AddressPolicy } from '../delivery/address-policy.js';
 import { createHttpDestination } from './http/http-destination.js';
 
 export interface DestinationsDeps {

@@ -8,7 +8,7 @@ import type { RunningProcess } from './running-process.js';
 import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import { createDestinations } from '../destinations/index.js';
-import { createAddressPolicy } from '../destinations/http/address-policy.js';
+import { createAddressPolicy } from '../delivery/address-policy.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';

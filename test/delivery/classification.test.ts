@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createHttpSender, type HttpSender } from './outbound.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { outbound } from './outbound.js';

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { targetOf, type Destinations } from '../../src/delivery/destination.js';
 import { messageOf } from '../../src/delivery/message.js';
 import { createDestinations } from '../../src/destinations/index.js';

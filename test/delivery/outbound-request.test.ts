@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createHttpSender, type HttpSender } from './outbound.js';
 import { signBody } from '../../src/delivery/signature.js';
 import { outbound } from './outbound.js';

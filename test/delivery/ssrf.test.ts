@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
-import type { Resolve } from '../../src/destinations/http/guarded-lookup.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import type { Resolve } from '../../src/delivery/guarded-lookup.js';
 import { createHttpSender, type HttpSender } from './outbound.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';

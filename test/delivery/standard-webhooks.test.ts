@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createHttpSender, headersOf, outbound, type HttpSender, type OutboundRequest } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { RecordedRequest as ReceivedRequest, Receiver } from '../support/receiver.js';

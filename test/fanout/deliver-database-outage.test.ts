@@ -12,7 +12,7 @@ import {
 } from '../../src/activities/index.js';
 import { createDb, type Db } from '../../src/db/knex.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
-import { createAddressPolicy } from '../../src/destinations/http/address-policy.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import type { Destinations, DestinationTarget } from '../../src/delivery/destination.js';
 import type { Message } from '../../src/delivery/message.js';
 import { createDestinations } from '../../src/destinations/index.js';

@@ -4,10 +4,10 @@ import type { Destination, HttpTarget } from '../../delivery/destination.js';
 import { invalidRequest } from '../../delivery/types.js';
 import { isAppError } from '../../domain/errors.js';
 import { DELIVERY_LIMITS } from '../../domain/records.js';
-import type { AddressPolicy } from './address-policy.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { classifyError, classifyResponse } from './classify.js';
-import { checkLiteralHost, createGuardedLookup } from './guarded-lookup.js';
-import type { Resolve } from './guarded-lookup.js';
+import { checkLiteralHost, createGuardedLookup } from '../../delivery/guarded-lookup.js';
+import type { Resolve } from '../../delivery/guarded-lookup.js';
 import { buildHeaders } from './http-headers.js';
 import { readBodyPrefix } from './response-body.js';
 

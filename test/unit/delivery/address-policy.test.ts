@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../../src/domain/errors.js';
-import { createAddressPolicy, normalizeIp, parseCidr } from '../../../../src/destinations/http/address-policy.js';
+import { AppError } from '../../../src/domain/errors.js';
+import { createAddressPolicy, normalizeIp, parseCidr } from '../../../src/delivery/address-policy.js';
 
 describe('parseCidr', () => {
   it.each([

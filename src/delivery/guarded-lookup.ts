@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { AppError } from '../../domain/errors.js';
+import { AppError } from '../domain/errors.js';
 import type { AddressPolicy } from './address-policy.js';
 import { normalizeIp } from './address-policy.js';
 
