@@ -76,6 +76,10 @@ nats() {
 }
 
 [ $# -gt 0 ] || set -- kafka rabbitmq nats
+# one at a time: the queue and test files starting together may all find a broker missing
+mkdir -p .cache
+exec 9>.cache/.brokers.lock
+flock 9
 for broker in "$@"; do
   case $broker in
     kafka | rabbitmq | nats) "$broker" ;;
