@@ -30,7 +30,7 @@ export interface HttpTarget {
   type: 'HTTP';
   url: string;
   method: HttpMethod;
-  /** BASIC and BEARER make an Authorization header; the signing types sign the message itself (message.ts) */
+  /** BASIC and BEARER make an Authorization header (spec.auth); spec.signing signs the message itself (message.ts) */
   auth: { type: AuthType; username: string | null; /** BASIC password or BEARER token */ secret: string | null };
   customHeaders: Record<string, string>;
   /** 4xx codes the endpoint opted in to retrying */

@@ -1,6 +1,6 @@
 import { permanent } from '../domain/errors.js';
 import type { Delivery, Endpoint, EndpointFormat, WebhookEvent } from '../domain/records.js';
-import type { AuthType } from '../domain/statuses.js';
+import type { SigningType } from '../domain/statuses.js';
 import type { TraceCarrier } from '../observability/spans.js';
 import { cloudEventAttributes, formatBody, type Payload } from './body-format.js';
 import { signBody, standardWebhooksSignature } from './signature.js';
@@ -42,13 +42,13 @@ export interface Message {
   trace?: TraceCarrier | undefined;
 }
 
-/** How the message is signed: the endpoint's HMAC or Standard Webhooks key; any other auth type signs nothing. */
+/** How the receiver verifies the body (spec.signing), whatever the destination. */
 export interface Signing {
-  type: AuthType;
+  type: SigningType;
   /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
-  signingSecret: string | null;
+  secret: string | null;
   /** STANDARD_WEBHOOKS: the previous key during a rotation (its signature is sent too) */
-  previousSigningSecret?: string | null;
+  previousSecret?: string | null;
 }
 
 /** What a message is made of, before its signature and metadata headers. */
@@ -110,7 +110,7 @@ export function messageOf(
       format: e.format,
       attributes: cloudEventAttributes(event),
       formatHeaders: shaped.headers,
-      signing: { type: e.authType, signingSecret: e.signingSecret, previousSigningSecret: e.previousSigningSecret },
+      signing: { type: e.signingType, secret: e.signingSecret, previousSecret: e.previousSigningSecret },
       meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
       // per-key ordering (spec.ordering) sets it; until then every delivery is unordered
       orderingKey: null,
@@ -123,29 +123,28 @@ function signatureHeaders(parts: MessageParts, now: () => number): [string, stri
   const { signing } = parts;
   switch (signing.type) {
     case 'HMAC': {
-      if (signing.signingSecret === null || signing.signingSecret === '') {
-        throw permanent('invalid_endpoint_auth', 'HMAC auth needs a signing secret');
+      if (signing.secret === null || signing.secret === '') {
+        throw permanent('invalid_endpoint_auth', 'HMAC signing needs a signing secret');
       }
-      return [['X-Webhook-Signature', signBody(parts.body, signing.signingSecret)]];
+      return [['X-Webhook-Signature', signBody(parts.body, signing.secret)]];
     }
     case 'STANDARD_WEBHOOKS': {
-      if (signing.signingSecret === null || signing.signingSecret === '') {
-        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS auth needs a whsec_ signing key');
+      if (signing.secret === null || signing.secret === '') {
+        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS signing needs a whsec_ signing key');
       }
       // webhook-id is the event id: the same on every attempt and every endpoint, so a receiver
       // can de-duplicate on it; the timestamp is this attempt's, so a receiver's tolerance window
       // (5 minutes in the reference libraries) applies to each retry afresh
       const id = headerSafe(parts.meta.eventId);
       const timestamp = Math.floor(now() / 1000);
-      const keys = [signing.signingSecret, ...(signing.previousSigningSecret ? [signing.previousSigningSecret] : [])];
+      const keys = [signing.secret, ...(signing.previousSecret ? [signing.previousSecret] : [])];
       return [
         ['webhook-id', id],
         ['webhook-timestamp', String(timestamp)],
         ['webhook-signature', standardWebhooksSignature(id, timestamp, parts.body, keys)],
       ];
     }
-    default:
-      // NONE signs nothing; BASIC and BEARER are HTTP's own (destinations/http/http-headers.ts)
+    case 'NONE':
       return [];
   }
 }

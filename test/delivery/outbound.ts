@@ -15,7 +15,9 @@ export interface OutboundRequest {
   body: Buffer;
   contentType: string | null;
   formatHeaders?: Record<string, string>;
-  auth: Signing & { type: AuthType; username: string | null; secret: string | null };
+  auth: { type: AuthType; username: string | null; secret: string | null };
+  /** absent: no signature */
+  signing?: Signing;
   customHeaders: Record<string, string>;
   timeoutMs: number;
   retryOnStatus: readonly number[];
@@ -30,7 +32,7 @@ export function outbound(url: string, overrides: Partial<OutboundRequest> = {}):
     method: 'POST',
     body: Buffer.from('{"id":"evt_1","type":"payment.succeeded"}'),
     contentType: 'application/json',
-    auth: { type: 'NONE', username: null, secret: null, signingSecret: null },
+    auth: { type: 'NONE', username: null, secret: null },
     customHeaders: {},
     timeoutMs: 5_000,
     retryOnStatus: [],
@@ -54,7 +56,7 @@ export function messageAndTarget(req: OutboundRequest, now?: () => number): { me
       format: req.formatHeaders ? 'CloudEventsBinary' : 'Raw',
       attributes: cloudEventAttributes({ id: req.meta.eventId, source: req.meta.source, type: req.meta.eventType, time: new Date(0) }),
       ...(req.formatHeaders ? { formatHeaders: req.formatHeaders } : {}),
-      signing: req.auth,
+      signing: req.signing ?? { type: 'NONE', secret: null },
       meta: req.meta,
       orderingKey: null,
     },

@@ -86,7 +86,7 @@ export function buildHeaders(message: Message, target: HttpTarget): Record<strin
   return Object.fromEntries(out.values());
 }
 
-/** HTTP's own credentials; the signing types are the message's (delivery/message.ts). */
+/** What tells the receiver who calls (spec.auth), HTTP's own; the signature is the message's (delivery/message.ts). */
 function authorizationOf(target: HttpTarget): string | undefined {
   const { auth } = target;
   switch (auth.type) {
@@ -104,7 +104,7 @@ function authorizationOf(target: HttpTarget): string | undefined {
       checkHeader('Authorization', value, 'BEARER token');
       return value;
     }
-    default:
+    case 'NONE':
       return undefined;
   }
 }
