@@ -54,7 +54,10 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
         woken++;
       } catch (err) {
         // a run that ended: nothing waits there (its delivery is settled or will be by a replay)
-        deps.logger.debug({ workflowId: w.workflowId, deliveryId: w.deliveryId, err: describeError(err) }, 'ordering waker: signal not sent');
+        deps.logger.debug(
+          { workflowId: w.workflowId, deliveryId: w.deliveryId, err: describeError(err) },
+          'ordering waker: signal not sent',
+        );
       }
     }
     if (woken > 0) deps.logger.info({ woken }, 'ordering waker: woke waiting deliveries whose wake-up was lost');
