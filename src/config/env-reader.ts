@@ -1,3 +1,4 @@
+import { readCidr } from './cidr.js';
 import { VARIABLES, type Derived, type Mandatory } from './settings.js';
 
 /**
@@ -52,6 +53,16 @@ export function createEnvReader(env: Env) {
   const bounds = (name: VariableName): { min: number; max: number } => {
     const { min, max } = entry(name);
     return { min: min ?? -Infinity, max: max ?? Infinity };
+  };
+
+  const list = (name: Named<'list', readonly []>): string[] => {
+    const v = raw(name);
+    return v === undefined
+      ? []
+      : v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
   };
 
   return {
@@ -123,14 +134,15 @@ export function createEnvReader(env: Env) {
       problems.push(`${name} must be one of ${values.join(', ')}, got "${v}"`);
       return d;
     },
-    list(name: Named<'list', readonly []>): string[] {
-      const v = raw(name);
-      return v === undefined
-        ? []
-        : v
-            .split(',')
-            .map((s) => s.trim())
-            .filter((s) => s !== '');
+    list,
+    /** a list of CIDRs or single addresses; every entry that is none is named */
+    cidrs(name: Named<'list', readonly []>): string[] {
+      const entries = list(name);
+      for (const e of entries) {
+        const cidr = readCidr(e);
+        if ('problem' in cidr) problems.push(`${name}: invalid CIDR ${JSON.stringify(e)}: ${cidr.problem}`);
+      }
+      return entries;
     },
     done(): void {
       if (problems.length > 0) throw new ConfigError(problems);

@@ -157,6 +157,11 @@ export const VARIABLES = {
   /** PublishBatch calls ingest keeps in flight at once, each up to 10 event ids */
   PUBLISH_MAX_IN_FLIGHT: { type: 'integer', default: 4, min: 1, max: 256 },
   INBOUND_TRACEPARENT: { type: 'enum', values: INBOUND_TRACE_CONTEXTS, default: 'parent' },
+  /**
+   * CIDRs (or single addresses) of the proxies in front of ingest whose X-Forwarded-For / Forwarded
+   * name the client (ingest/client-address.ts); unset: none, the TCP peer is the client
+   */
+  INGEST_TRUSTED_PROXIES: { type: 'list', default: [] },
 
   // retention (ingest; docs/deploy.md, "Retention")
   RETENTION_MAX_AGE: { type: 'duration', default: null },

@@ -78,6 +78,7 @@ export const REQUEST_BODY_SHOWN = 65_536;
 export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
   auth_secret_set: boolean;
   signing_secret_set: boolean;
+  previous_signing_secret_set: boolean;
   custom_header_names: string[];
   /** deliveries held while it was disabled, not redriven yet */
   held_deliveries: number;
@@ -118,8 +119,10 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.method',
     'p.auth_type',
     'p.auth_username',
+    'p.signing_type',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
     db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
+    db.raw('p.previous_signing_secret IS NOT NULL AS previous_signing_secret_set'),
     // header values may be credentials (API keys): their names only
     db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
     'p.max_attempts',

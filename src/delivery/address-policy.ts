@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { readCidr, type Cidr } from '../config/cidr.js';
 import { permanent } from '../domain/errors.js';
 
 /**
@@ -14,12 +15,6 @@ export const DEFAULT_DENIED_CIDRS: readonly string[] = [
   '64:ff9b::a9fe:0/112', // NAT64 form of 169.254.0.0/16 (IPv6-only clusters with DNS64)
 ];
 
-export interface Cidr {
-  address: string;
-  prefix: number;
-  family: 'ipv4' | 'ipv6';
-}
-
 export interface AddressPolicyOptions {
   /** extra CIDRs (or single addresses) to refuse, on top of DEFAULT_DENIED_CIDRS */
   deny?: readonly string[];
@@ -34,22 +29,9 @@ export interface AddressPolicy {
 
 /** "10.0.0.0/8", "fd00::/8" or a single address ("10.1.2.3" = /32). Throws a permanent AppError naming the bad entry. */
 export function parseCidr(value: string, listName = 'CIDR list'): Cidr {
-  const fail = (why: string): never => {
-    throw permanent('invalid_config', `invalid CIDR ${JSON.stringify(value)} in ${listName}: ${why}`);
-  };
-  const trimmed = value.trim();
-  const slash = trimmed.indexOf('/');
-  const address = slash === -1 ? trimmed : trimmed.slice(0, slash);
-  const version = isIP(address);
-  if (version === 0) return fail('not an IPv4 or IPv6 address');
-  const max = version === 4 ? 32 : 128;
-  let prefix = max;
-  if (slash !== -1) {
-    const bits = trimmed.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return fail(`prefix length must be an integer 0..${max}`);
-    prefix = Number(bits);
-  }
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+  const cidr = readCidr(value);
+  if ('problem' in cidr) throw permanent('invalid_config', `invalid CIDR ${JSON.stringify(value)} in ${listName}: ${cidr.problem}`);
+  return cidr;
 }
 
 export function createAddressPolicy(opts: AddressPolicyOptions = {}): AddressPolicy {

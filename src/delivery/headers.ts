@@ -70,7 +70,8 @@ export function buildHeaders(req: OutboundRequest, now: () => number = Date.now)
   set('Content-Type', contentType);
   for (const [name, value] of Object.entries(req.formatHeaders ?? {})) set(name, value);
 
-  for (const [name, value] of authHeaders(req, now)) set(name, value);
+  for (const [name, value] of authHeaders(req)) set(name, value);
+  for (const [name, value] of signatureHeaders(req, now)) set(name, value);
 
   set('X-Webhook-Event-Id', headerSafe(req.meta.eventId));
   set('X-Webhook-Source', headerSafe(req.meta.source));
@@ -88,7 +89,8 @@ export function buildHeaders(req: OutboundRequest, now: () => number = Date.now)
   return Object.fromEntries(out.values());
 }
 
-function authHeaders(req: OutboundRequest, now: () => number): [string, string][] {
+/** What tells the receiver who calls: spec.auth. */
+function authHeaders(req: OutboundRequest): [string, string][] {
   const { auth } = req;
   switch (auth.type) {
     case 'NONE':
@@ -107,22 +109,31 @@ function authHeaders(req: OutboundRequest, now: () => number): [string, string][
       checkHeader('Authorization', value, 'BEARER token');
       return [['Authorization', value]];
     }
+  }
+}
+
+/** What lets the receiver verify the body: spec.signing, over the bytes sent. */
+function signatureHeaders(req: OutboundRequest, now: () => number): [string, string][] {
+  const signing = req.signing ?? { type: 'NONE', secret: null };
+  switch (signing.type) {
+    case 'NONE':
+      return [];
     case 'HMAC': {
-      if (auth.signingSecret === null || auth.signingSecret === '') {
-        throw permanent('invalid_endpoint_auth', 'HMAC auth needs a signing secret');
+      if (signing.secret === null || signing.secret === '') {
+        throw permanent('invalid_endpoint_auth', 'HMAC signing needs a signing secret');
       }
-      return [['X-Webhook-Signature', signBody(req.body, auth.signingSecret)]];
+      return [['X-Webhook-Signature', signBody(req.body, signing.secret)]];
     }
     case 'STANDARD_WEBHOOKS': {
-      if (auth.signingSecret === null || auth.signingSecret === '') {
-        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS auth needs a whsec_ signing key');
+      if (signing.secret === null || signing.secret === '') {
+        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS signing needs a whsec_ signing key');
       }
       // webhook-id is the event id: the same on every attempt and every endpoint, so a receiver
       // can de-duplicate on it; the timestamp is this attempt's, so a receiver's tolerance window
       // (5 minutes in the reference libraries) applies to each retry afresh
       const id = headerSafe(req.meta.eventId);
       const timestamp = Math.floor(now() / 1000);
-      const keys = [auth.signingSecret, ...(auth.previousSigningSecret ? [auth.previousSigningSecret] : [])];
+      const keys = [signing.secret, ...(signing.previousSecret ? [signing.previousSecret] : [])];
       return [
         ['webhook-id', id],
         ['webhook-timestamp', String(timestamp)],

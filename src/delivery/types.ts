@@ -1,4 +1,4 @@
-import type { AuthType, HttpMethod } from '../domain/statuses.js';
+import type { AuthType, HttpMethod, SigningType } from '../domain/statuses.js';
 import type { TraceCarrier } from '../observability/spans.js';
 
 /** Everything one outbound attempt needs; built by the deliver activity from the rows it loads. */
@@ -11,15 +11,20 @@ export interface OutboundRequest {
   contentType: string | null;
   /** the format's own headers (binary mode's ce-*); they win over custom headers of the same name */
   formatHeaders?: Record<string, string>;
+  /** how the receiver knows the caller */
   auth: {
     type: AuthType;
     username: string | null;
     /** BASIC password or BEARER token */
     secret: string | null;
+  };
+  /** how the receiver verifies the body; absent: no signature */
+  signing?: {
+    type: SigningType;
     /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
-    signingSecret: string | null;
+    secret: string | null;
     /** STANDARD_WEBHOOKS: the previous key during a rotation (its signature is sent too) */
-    previousSigningSecret?: string | null;
+    previousSecret?: string | null;
   };
   customHeaders: Record<string, string>;
   timeoutMs: number;

@@ -1,4 +1,4 @@
-import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from './statuses.js';
+import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from './statuses.js';
 
 /** Where an inbound source's external event id or type is read from. */
 export interface ExtractionRule {
@@ -116,6 +116,7 @@ export interface Endpoint {
   authUsername: string | null;
   /** BASIC password or BEARER token */
   authSecret: string | null;
+  signingType: SigningType;
   /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
   signingSecret: string | null;
   /** STANDARD_WEBHOOKS only: the key being rotated out, still signed with until it is removed */

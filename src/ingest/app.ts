@@ -5,6 +5,7 @@ import { installProblemHandlers, problem, rawProblemResponse, sendProblem, type 
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../config/settings.js';
 import { lazyRequestLogger } from '../http/request-logger.js';
 import type { Logger } from '../observability/logger.js';
+import { createClientAddressResolver, type ResolveClientAddress } from './client-address.js';
 import { inboundWebhooks, type InboundWebhooksDeps } from './inbound-route.js';
 
 // headers a request may carry at most once: a second Host is request smuggling material (RFC 9112
@@ -46,6 +47,18 @@ export interface IngestAppDeps extends InboundWebhooksDeps {
   timeouts?: HttpTimeouts;
   logger: Logger;
   bodyLimitBytes: number;
+  /** who the client of a request is (INGEST_TRUSTED_PROXIES); default: the TCP peer */
+  resolveClientAddress?: ResolveClientAddress;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The client's address: the TCP peer, or, from a trusted proxy, the one its forwarding headers
+     * name (ingest/client-address.ts). What refusal limits count and logs name; `ip` stays the peer.
+     */
+    clientAddress: string;
+  }
 }
 
 /**
@@ -98,7 +111,15 @@ export async function buildIngestApp(deps: IngestAppDeps): Promise<FastifyInstan
       .writeHead(417, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body), connection: 'close' })
       .end(body);
   });
+  const resolveClientAddress = deps.resolveClientAddress ?? createClientAddressResolver([]);
+  app.decorateRequest('clientAddress', '');
   app.addHook('onRequest', async (req, reply) => {
+    const client = resolveClientAddress(req.socket.remoteAddress, req.headers);
+    req.clientAddress = client.address;
+    deps.metrics.clientAddresses.inc({ from: client.from });
+    // a trusted proxy's header that could not be read: the proxy's own address is counted instead
+    if (client.from === 'malformed' || client.from === 'conflicting')
+      deps.logger.debug({ address: client.address, from: client.from }, 'forwarding headers not used');
     const p = headerProblem(req.raw);
     if (p) return sendProblem(reply, p, { connection: 'close' });
     return undefined;

@@ -71,12 +71,19 @@ export interface InboundWebhooksDeps {
 function inboundSpan<T extends { eventId: string; duplicate: boolean } | { handshake: unknown }>(
   headers: Record<string, string | string[] | undefined>,
   source: string,
+  clientAddress: string,
   mode: InboundTraceContext,
   fn: () => Promise<T>,
 ): Promise<T> {
   const link = mode === 'link' ? linkTo(headers) : undefined;
   const where = mode === 'parent' ? { parent: contextOf(headers) } : { parent: ROOT_CONTEXT, ...(link ? { links: [link] } : {}) };
-  const attributes = { 'http.request.method': 'POST', 'http.route': '/api/webhooks/{source}', 'webhook.source': source };
+  // client.address: the sender behind the proxies we trust (semantic conventions' name), not the proxy
+  const attributes = {
+    'http.request.method': 'POST',
+    'http.route': '/api/webhooks/{source}',
+    'webhook.source': source,
+    'client.address': clientAddress,
+  };
   return inSpan('POST /api/webhooks/{source}', { kind: SpanKind.SERVER, attributes, ...where }, async (span) => {
     const result = await fn();
     span?.setAttribute('http.response.status_code', 200);
@@ -113,12 +120,14 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
     reason: CredentialRefusal | SignatureRefusal,
     credential: InboundCredential | undefined,
     beforeBody: boolean,
+    address: string,
   ): Promise<never> => {
     // the metric label of an unknown source is not the attacker's string
     const source = credential?.source ?? 'unknown';
     deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'unauthorized' });
     deps.metrics.inboundRefused.inc({ source, reason });
-    deps.logger.info({ source, reason }, 'inbound request refused');
+    // the client's address behind the proxies we trust (client-address.ts): whom the refusal counts against
+    deps.logger.info({ source, reason, address }, 'inbound request refused');
     const checksMs = performance.now() - startedAt;
     const wait = floorFor(checksMs) - checksMs;
     if (wait > 0) await sleep(wait);
@@ -131,11 +140,11 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
    * busy (200 connections: at most 100 requests a second to answer); no comparison was made, so it
    * does not move the floor of the others.
    */
-  const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number): Promise<never> => {
+  const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number, address: string): Promise<never> => {
     const source = credential?.source ?? 'unknown';
     deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'rate_limited' });
     deps.metrics.inboundRefused.inc({ source, reason: 'rate_limited' });
-    deps.logger.debug({ source, reason: 'rate_limited' }, 'inbound request refused');
+    deps.logger.debug({ source, reason: 'rate_limited', address }, 'inbound request refused');
     if (floorMs > 0) await sleep(Math.max(floorMs, LIMITED_HOLD_MS));
     throw new RefusalsLimited(retryAfterSeconds);
   };
@@ -150,15 +159,15 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       const source = (req.params as { source?: string }).source ?? '';
       let outcome;
       try {
-        outcome = await deps.verifier.verify(source, req.headers.authorization, req.ip);
+        outcome = await deps.verifier.verify(source, req.headers.authorization, req.clientAddress);
       } catch (err) {
         if (isAppError(err) && err.kind === 'transient')
           throw transient('database_unavailable', 'credentials could not be checked; retry later', err);
         throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });
-      else if (outcome.reason === 'rate_limited') await limit(outcome.credential, outcome.retryAfterSeconds);
-      else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true);
+      else if (outcome.reason === 'rate_limited') await limit(outcome.credential, outcome.retryAfterSeconds, req.clientAddress);
+      else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true, req.clientAddress);
       else admitted.set(req.raw, { refused: outcome.reason, credential: outcome.credential });
     });
 
@@ -170,13 +179,13 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
       if (!entry) throw internal('unauthenticated_request', 'an inbound request reached the route without a verified credential');
       // from here, what is left to decide: the floor counts from the body's end, not the sender's pace
       const bodyAt = performance.now();
-      if ('refused' in entry) return refuse(bodyAt, entry.refused, entry.credential, false);
+      if ('refused' in entry) return refuse(bodyAt, entry.refused, entry.credential, false, req.clientAddress);
       const { credential } = entry;
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       if (credential.verification) {
         // on the raw bytes, before anything is parsed or stored
         const checked = verifySignature(credential.verification, body, req.headers, Math.floor(now() / 1000));
-        if (!checked.ok) return refuse(bodyAt, checked.reason, credential, false);
+        if (!checked.ok) return refuse(bodyAt, checked.reason, credential, false, req.clientAddress);
       }
       try {
         const receive = () =>
@@ -186,7 +195,9 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
             contentType: req.headers['content-type'] ?? null,
             headers: storedHeaders(req.headers),
           });
-        const result = tracingOn() ? await inboundSpan(req.headers, label, deps.inboundTraceContext ?? 'parent', receive) : await receive();
+        const result = tracingOn()
+          ? await inboundSpan(req.headers, label, req.clientAddress, deps.inboundTraceContext ?? 'parent', receive)
+          : await receive();
         if ('handshake' in result) {
           deps.metrics.inboundRequests.inc({ source: label, outcome: 'handshake' });
           return reply.code(200).send(result.handshake.answer);

@@ -35,6 +35,14 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['source', 'reason'] as const,
       registers,
     }),
+    clientAddresses: new Counter({
+      name: 'webhook_fanout_client_addresses_total',
+      help:
+        'Requests to the public port by where their client address was read (INGEST_TRUSTED_PROXIES): peer, x-forwarded-for, forwarded, ' +
+        'or the peer because a trusted proxy sent a forwarding header that could not be read (malformed) or two that disagree (conflicting)',
+      labelNames: ['from'] as const,
+      registers,
+    }),
     publishFailures: new Counter({
       name: 'webhook_fanout_publish_failures_total',
       help: 'Failed publishes of an event id to the topic',

@@ -6,6 +6,7 @@ import { createBatchingEventInserter } from '../db/event-inserter.js';
 import type { Db } from '../db/knex.js';
 import type { Repositories } from '../db/repositories.js';
 import { buildIngestApp } from '../ingest/app.js';
+import { createClientAddressResolver } from '../ingest/client-address.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
 import { createRefusalLimiter, type RefusalLimits } from '../ingest/refusal-limiter.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
@@ -21,7 +22,7 @@ export type IngestSettings = Pick<
   'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'
 > &
   // the defaults of config/settings.ts when absent
-  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext'>>;
+  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext' | 'trustedProxies'>>;
 
 export interface IngestDeps {
   settings: IngestSettings;
@@ -92,6 +93,8 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     logger: deps.logger,
     bodyLimitBytes: settings.bodyLimitBytes,
     ...(settings.inboundTraceContext ? { inboundTraceContext: settings.inboundTraceContext } : {}),
+    // who the client is behind the proxies we trust: what the refusal limits count and the logs name
+    resolveClientAddress: createClientAddressResolver(settings.trustedProxies ?? []),
     ...(deps.refusalFloorMs === undefined ? {} : { refusalFloorMs: deps.refusalFloorMs }),
     // imported only when enabled: its routes, schemas, OpenAPI UI and token verification would
     // otherwise stay loaded in every ingest that serves webhooks alone

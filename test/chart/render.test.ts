@@ -567,6 +567,31 @@ describe('specific values', () => {
     expect(svc.spec.ports.map((p) => p.targetPort)).toEqual(['http']);
   });
 
+  it('trusts the forwarding headers of the Ingress controller by default, of no proxy without the Ingress, of ingest.trustedProxies when set', async () => {
+    const trusted = async (set: string[], setJson: string[] = []) => {
+      const objs = await render({ set, setJson });
+      const container = deploymentSpec(one(objs, 'Deployment', 'webhook-fanout-ingest')).template.spec.containers[0]!;
+      const value = container.env?.find((e) => e.name === 'INGEST_TRUSTED_PROXIES')?.value;
+      // what the process makes of it
+      const cfg = loadIngestConfig({ ...effectiveEnv(container, NAMESPACE), TOPIC_ARN: 'arn:aws:sns:us-east-1:000000000000:t' });
+      return { value, trustedProxies: cfg.trustedProxies };
+    };
+    // exposed directly (no Ingress): the TCP peer is the client
+    expect(await trusted([])).toEqual({ value: undefined, trustedProxies: [] });
+    // behind the chart's Ingress: the private ranges the controller's pods connect from
+    const privateRanges = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
+    expect(await trusted(['ingest.ingress.enabled=true'])).toEqual({ value: privateRanges.join(','), trustedProxies: privateRanges });
+    // set: as given, with or without the Ingress; [] trusts none even behind it
+    expect(await trusted(['ingest.trustedProxies={10.42.0.0/16}'])).toEqual({ value: '10.42.0.0/16', trustedProxies: ['10.42.0.0/16'] });
+    expect(await trusted(['ingest.ingress.enabled=true', 'ingest.trustedProxies={10.42.0.0/16,fd00::/8}'])).toEqual({
+      value: '10.42.0.0/16,fd00::/8',
+      trustedProxies: ['10.42.0.0/16', 'fd00::/8'],
+    });
+    expect(await trusted(['ingest.ingress.enabled=true'], ['ingest.trustedProxies=[]'])).toEqual({ value: undefined, trustedProxies: [] });
+    // not an address: refused by the values schema before anything is rendered
+    expect(await helmTemplateError({ set: ['ingest.trustedProxies={ingress-nginx}'] })).toMatch(/trustedProxies/);
+  });
+
   it('annotates ServiceAccounts for IRSA and pins the image by digest', () => {
     const objs = rendered.full!;
     expect(one(objs, 'ServiceAccount', 'wf-ingest').metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(

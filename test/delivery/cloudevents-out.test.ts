@@ -53,6 +53,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   authType: 'NONE',
   authUsername: null,
   authSecret: null,
+  signingType: 'NONE',
   signingSecret: null,
   previousSigningSecret: null,
   customHeaders: { 'ce-id': 'a custom header can not replace an attribute' },
@@ -132,7 +133,7 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
     '%s with HMAC: the signature is over the exact bytes sent',
     async (format) => {
       const secret = 'hmac-secret';
-      const ep = endpoint(receiver.url, format, { authType: 'HMAC', signingSecret: secret });
+      const ep = endpoint(receiver.url, format, { signingType: 'HMAC', signingSecret: secret });
       await sender.send(buildOutboundRequest(delivery, ep, event(), 1));
       const [r] = receiver.requests;
       expect(r?.headers['x-webhook-signature']).toBe(createHmac('sha256', secret).update(r!.body).digest('base64'));
@@ -144,7 +145,7 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
     '%s with Standard Webhooks: the library verifies the bytes received',
     async (format) => {
       const key = `whsec_${randomBytes(24).toString('base64')}`;
-      const ep = endpoint(receiver.url, format, { authType: 'STANDARD_WEBHOOKS', signingSecret: key });
+      const ep = endpoint(receiver.url, format, { signingType: 'STANDARD_WEBHOOKS', signingSecret: key });
       await sender.send(buildOutboundRequest(delivery, ep, event(), 1));
       const [r] = receiver.requests;
       expect(() => new Webhook(key).verify(r!.body, headersOf(r!))).not.toThrow();

@@ -7,7 +7,7 @@ export function outbound(url: string, overrides: Partial<OutboundRequest> = {}):
     method: 'POST',
     body: Buffer.from('{"id":"evt_1","type":"payment.succeeded"}'),
     contentType: 'application/json',
-    auth: { type: 'NONE', username: null, secret: null, signingSecret: null },
+    auth: { type: 'NONE', username: null, secret: null },
     customHeaders: {},
     timeoutMs: 5_000,
     retryOnStatus: [],

@@ -55,6 +55,8 @@ export async function startIngestHarness(opts: {
   timeouts?: HttpTimeouts;
   /** the inbound refusal floor (default REFUSAL_FLOOR_MS) */
   refusalFloorMs?: number;
+  /** INGEST_TRUSTED_PROXIES (default none: the TCP peer is the client) */
+  trustedProxies?: string[];
   /** what bounds wrong passwords (default DEFAULT_REFUSAL_LIMITS, 10 refusals a minute from one address) */
   refusalLimits?: RefusalLimits;
   /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
@@ -87,6 +89,7 @@ export async function startIngestHarness(opts: {
     sweepMinAgeMs: 60_000,
     ...opts.sweep,
     ...(opts.retention ? { retention: opts.retention } : {}),
+    ...(opts.trustedProxies ? { trustedProxies: opts.trustedProxies } : {}),
   };
   const track = (p: ReturnType<typeof createEventPublisher>): ReturnType<typeof createEventPublisher> => {
     publishers.push(p);

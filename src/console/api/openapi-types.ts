@@ -1453,12 +1453,22 @@ export interface paths {
                                 url: string;
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
+                                /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "BASIC" | "BEARER";
                                     username: string | null;
-                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    /** @description whether the password or token of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                };
+                                /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
+                                signing: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    /** @description whether the signing secret or key is set (it is never shown) */
+                                    secretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    previousSecretSet: boolean;
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
@@ -1620,12 +1630,22 @@ export interface paths {
                                 url: string;
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
+                                /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "BASIC" | "BEARER";
                                     username: string | null;
-                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    /** @description whether the password or token of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                };
+                                /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
+                                signing: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    /** @description whether the signing secret or key is set (it is never shown) */
+                                    secretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    previousSecretSet: boolean;
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];

@@ -86,6 +86,8 @@ export const NAMESPACE = 'webhook-fanout';
 export interface RenderOptions {
   values?: string[];
   set?: string[];
+  /** helm's --set-json, for what --set can not say (an empty list) */
+  setJson?: string[];
   release?: string;
   namespace?: string;
   includeCrds?: boolean;
@@ -103,6 +105,7 @@ function templateArgs(o: RenderOptions): string[] {
     ...(o.includeCrds ? ['--include-crds'] : []),
     ...(o.values ?? []).flatMap((f) => ['-f', path.resolve(CHART_DIR, f)]),
     ...(o.set ?? []).flatMap((s) => ['--set', s]),
+    ...(o.setJson ?? []).flatMap((s) => ['--set-json', s]),
   ];
 }
 

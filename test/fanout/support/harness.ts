@@ -125,6 +125,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     authType: spec.authType ?? 'NONE',
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
+    signingType: spec.signingType ?? 'NONE',
     signingSecret: spec.signingSecret ?? null,
     previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},

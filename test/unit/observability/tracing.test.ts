@@ -88,7 +88,7 @@ describe('W3C trace context', () => {
       method: 'POST',
       body: Buffer.from('{}'),
       contentType: 'application/json',
-      auth: { type: 'NONE', username: null, secret: null, signingSecret: null },
+      auth: { type: 'NONE', username: null, secret: null },
       customHeaders: { traceparent: 'mine', tracestate: 'mine' },
       timeoutMs: 5_000,
       retryOnStatus: [],

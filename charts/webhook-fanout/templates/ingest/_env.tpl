@@ -8,6 +8,10 @@
 {{ include "webhook-fanout.env.tracing" . }}
 {{- $settings := dict "PORT" .Values.ingest.port "TOPIC_ARN" .Values.aws.topicArn }}
 {{- if .Values.tracing.otlpEndpoint }}{{ $_ := set $settings "INBOUND_TRACEPARENT" .Values.tracing.inboundTraceparent }}{{ end }}
+{{- /* behind the chart's Ingress the controller's pods are the TCP peer: their private ranges by default (values.yaml) */}}
+{{- $trusted := .Values.ingest.trustedProxies }}
+{{- if and (kindIs "invalid" $trusted) .Values.ingest.ingress.enabled }}{{ $trusted = list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "fc00::/7" }}{{ end }}
+{{- with $trusted }}{{ $_ := set $settings "INGEST_TRUSTED_PROXIES" (join "," .) }}{{ end }}
 {{- if .Values.adminApi.enabled }}
 {{- $auth := .Values.adminApi.auth }}
 {{- $_ := set $settings "ADMIN_API_ENABLED" "true" }}
