@@ -81,7 +81,7 @@ export interface EndpointRow {
   format: EndpointFormat;
   filter: string | null;
   transform_jsonata: string | null;
-  /** migration 080 (docs/ordering.md): NULL both when not ordered */
+  /** migration 081 (docs/ordering.md): NULL both when not ordered */
   ordering_key_cel: string | null;
   ordering_on_failure: OrderingPolicy | null;
   /** migration 077: prepare inserts its rows before its filter decides (activities/filter-forecast.ts) */
@@ -147,7 +147,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,
   transform: r.transform_jsonata ?? null,
-  // absent from a row read before migration 080 ran: not ordered
+  // absent from a row read before migration 081 ran: not ordered
   ordering: r.ordering_on_failure ? { key: r.ordering_key_cel ?? null, onFailure: r.ordering_on_failure } : null,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
@@ -205,7 +205,7 @@ export interface DeliveryRow {
   last_attempt_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
-  /** migration 080 (docs/ordering.md); absent from rows read before it ran */
+  /** migration 081 (docs/ordering.md); absent from rows read before it ran */
   ordering_position?: string | number | null;
   ordering_key?: string | null;
   ordering_skipped?: boolean;

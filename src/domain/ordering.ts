@@ -1,5 +1,5 @@
 /**
- * How a delivery's sequence is written in webhook_delivery.ordering_key (migration 080,
+ * How a delivery's sequence is written in webhook_delivery.ordering_key (migration 081,
  * docs/ordering.md): 'k' and the key, or '-' for the endpoint's sequence of events whose key
  * expression failed or gave no string. The prefix keeps the two apart (every string is a possible
  * key) in one column that one equality and one index compare. NULL: prepare has not decided yet.
