@@ -11,7 +11,9 @@
 #   server (Maven Central).
 # In the background (scripts/tools/builds.sh; tests only), what no registry ships as a binary, built
 #   from Go modules: helm and kubeconform (promtool too, when Debian's package can not be had),
-#   kube-apiserver (etcd comes from PyPI), the OpenTelemetry Collector and the Temporal server. The test files that need one wait for it
+#   kube-apiserver (etcd comes from PyPI), the OpenTelemetry Collector and the Temporal server; and,
+#   beside those builds, the brokers of the destination tests (scripts/tools/brokers.sh: Kafka from
+#   Maven Central, RabbitMQ and NATS from Debian, about 1.5 min cold). The test files that need one wait for it
 #   (test/support/builds.ts) while the others run; on a new machine they are 20 to 30 min of Go
 #   builds, then cached.
 # WEBHOOK_FANOUT_SKIP_KUBE=1 leaves out the Kubernetes control plane, WEBHOOK_FANOUT_SKIP_MOTO=1 moto.
@@ -55,7 +57,8 @@ debian_packages() {
   [ ${#missing[@]} = 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "provision: installing Debian's ${missing[*]} (apt-get) for test/console and test/ingest" >&2
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } >/dev/null \
+    # under the project's apt lock: the background queue may be installing a broker (builds.sh)
+    { flock 8 && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"; } 8>.cache/.apt.lock >/dev/null \
       || echo "provision: ${missing[*]} did not install; test/console or test/ingest/trusted-proxy.test.ts will fail" >&2
   else
     echo "provision: Debian's ${missing[*]} needed by the tests: apt-get install ${missing[*]} (or set CHROMIUM_PATH, NGINX_PATH)" >&2

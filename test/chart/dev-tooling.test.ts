@@ -88,6 +88,7 @@ describe('shell scripts', () => {
     'test/e2e/kind/run.sh',
     'scripts/tools/install.sh',
     'scripts/tools/builds.sh',
+    'scripts/tools/brokers.sh',
     'scripts/provision.sh',
     'scripts/image/build.sh',
     'scripts/image/base.sh',

@@ -4,14 +4,14 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The Go builds that scripts/tools/builds.sh runs in the background while the tests run (the
- * binaries no registry ships). A test file that needs one awaits it at its top, before its tests
+ * binaries no registry ships), and the brokers it downloads or installs (Kafka, RabbitMQ, NATS). A test file that needs one awaits it at its top, before its tests
  * are collected, so it takes no hook's or test's time limit; the other files run meanwhile
  * (vitest.config.ts runs the waiting files last, in the queue's order).
  */
-export type BuildGroup = 'chart-tools' | 'kube' | 'otelcol' | 'temporal';
+export type BuildGroup = 'kafka' | 'rabbitmq' | 'nats' | 'chart-tools' | 'kube' | 'otelcol' | 'temporal';
 
 /** The queue's order (scripts/tools/builds.sh): the files that wait for an earlier group run first. */
-export const BUILD_ORDER: readonly BuildGroup[] = ['kube', 'chart-tools', 'otelcol', 'temporal'];
+export const BUILD_ORDER: readonly BuildGroup[] = ['kafka', 'rabbitmq', 'nats', 'kube', 'chart-tools', 'otelcol', 'temporal'];
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = path.join(REPO_ROOT, '.cache/builds');
@@ -19,6 +19,9 @@ const POLL_MS = 5_000;
 
 /** A binary given by the environment is not the queue's to wait for. */
 const OVERRIDE: Record<BuildGroup, string> = {
+  kafka: 'KAFKA_LIBS_DIR',
+  rabbitmq: 'RABBITMQ_SERVER_PATH',
+  nats: 'NATS_SERVER_PATH',
   'chart-tools': 'WEBHOOK_FANOUT_TOOLS_DIR',
   kube: 'KUBE_ASSETS_DIR',
   otelcol: 'OTELCOL_PATH',

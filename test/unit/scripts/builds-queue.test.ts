@@ -101,6 +101,38 @@ describe('the background build queue', () => {
   }, 20_000);
 });
 
+describe("the brokers' downloads", () => {
+  it('run beside a build, not after it', async () => {
+    const brokers = path.join(root, 'scripts/tools/brokers.sh');
+    await writeFile(brokers, ['#!/usr/bin/env bash', 'sleep 3', 'echo "fetched $1"', ''].join('\n'));
+    await chmod(brokers, 0o755);
+    const t0 = Date.now();
+    await buildsWith({ BUILD_SECONDS: '3' }, 'run', 'kafka', 'chart-tools');
+    // one after the other would be 6 s
+    expect(Date.now() - t0).toBeLessThan(5_500);
+    expect(await state('kafka')).toMatch(/^ok [0-9]+$/);
+    expect(await state('chart-tools')).toMatch(/^ok [0-9]+$/);
+    expect(await readFile(path.join(root, '.cache/builds/kafka.log'), 'utf8')).toBe('fetched kafka\n');
+  }, 20_000);
+
+  it('brokers.sh with Kafka fetched exits BUILD_NOOP_EXIT, and 0 when run by hand', async () => {
+    const script = await readFile(fileURLToPath(new URL('../../../scripts/tools/brokers.sh', import.meta.url)), 'utf8');
+    const version = /^KAFKA_VERSION=(\S+)/m.exec(script)?.[1];
+    expect(version).toBeTruthy();
+    const brokers = path.join(root, 'scripts/tools/brokers.sh');
+    await writeFile(brokers, script);
+    await mkdir(path.join(root, `.cache/kafka/${version}`), { recursive: true });
+    await writeFile(path.join(root, `.cache/kafka/${version}/.complete`), '');
+    // a fetch would say so on stderr
+    expect((await run('bash', [brokers, 'kafka'])).stderr).toBe('');
+    const queued = await run('bash', [brokers, 'kafka'], { env: { ...process.env, BUILD_NOOP_EXIT: '100' } }).then(
+      () => 0,
+      (err: { code?: number }) => err.code,
+    );
+    expect(queued).toBe(100);
+  });
+});
+
 describe('a build script tells a no-op from a build by its exit status', () => {
   it('go-builds.sh with everything built exits BUILD_NOOP_EXIT, and 0 when run by hand', async () => {
     const script = await readFile(fileURLToPath(new URL('../../../scripts/tools/go-builds.sh', import.meta.url)), 'utf8');

@@ -1,0 +1,220 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Admin } from '@platformatic/kafka';
+import { freePort } from '../../src/dev/ports.js';
+import { provisionBroker, spawnBroker, type BrokerProcess } from './broker-process.js';
+import { eventually } from './wait.js';
+
+const run = promisify(execFile);
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** scripts/tools/brokers.sh's version, and where it puts Kafka's jars (KAFKA_LIBS_DIR overrides) */
+const KAFKA_VERSION = '4.1.1';
+const libsDir = (): string => process.env.KAFKA_LIBS_DIR ?? path.join(REPO_ROOT, `.cache/kafka/${KAFKA_VERSION}/lib`);
+const classpath = (): string => `${libsDir()}/*`;
+const JVM = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn'];
+
+/** A SCRAM user the broker knows (created when its storage is formatted). */
+export interface KafkaUser {
+  mechanism: 'SCRAM-SHA-512';
+  username: string;
+  password: string;
+}
+
+export interface KafkaBroker {
+  /** host:port of the PLAINTEXT listener */
+  bootstrap: string;
+  /** host:port of the SASL_PLAINTEXT listener (SCRAM-SHA-512; `user` may publish) */
+  saslBootstrap: string;
+  user: KafkaUser;
+  /** the broker's message.max.bytes */
+  maxMessageBytes: number;
+  /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
+  createTopic(name: string, partitions?: number): Promise<void>;
+  /** reads a topic from its beginning with Kafka's own console consumer (the Java client) */
+  consume(topic: string, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
+  /** the broker stops (SIGTERM); its data stays for start() */
+  halt(): Promise<void>;
+  /** starts it again on the same ports and data */
+  start(): Promise<void>;
+  /** stops it and deletes its data */
+  stop(): Promise<void>;
+}
+
+/** One record as Kafka's console consumer printed it. */
+export interface ConsumedRecord {
+  partition: number;
+  offset: number;
+  key: string | null;
+  headers: Record<string, string>;
+  value: string;
+}
+
+// separators the records' own text never holds (ASCII's record, unit and group separators)
+const RS = '\u001e';
+const US = '\u001f';
+const GS = '\u001d';
+/** what the consumer prints for a null key */
+const NULL = '\u0018';
+
+/**
+ * Apache Kafka 4 in KRaft mode, one combined broker and controller on loopback ports of its own,
+ * from the jars scripts/tools/brokers.sh fetched from Maven Central: `kafka-storage format`
+ * (StorageTool, with a SCRAM user) then kafka.Kafka. Topic auto-creation is off and
+ * message.max.bytes is small (64 KiB unless said) so the tests can meet both errors.
+ */
+export async function startKafka(opts: { maxMessageBytes?: number } = {}): Promise<KafkaBroker> {
+  provisionBroker('kafka');
+  const dir = await mkdtemp(path.join(tmpdir(), 'wf-kafka-'));
+  const [port, controllerPort, saslPort] = [await freePort(), await freePort(), await freePort()];
+  const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
+  const user: KafkaUser = { mechanism: 'SCRAM-SHA-512', username: 'publisher', password: randomBytes(12).toString('hex') };
+  const config = path.join(dir, 'server.properties');
+  await writeFile(
+    config,
+    [
+      'process.roles=broker,controller',
+      'node.id=1',
+      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      'controller.listener.names=CONTROLLER',
+      'inter.broker.listener.name=PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+      'sasl.enabled.mechanisms=SCRAM-SHA-512',
+      'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      `log.dirs=${path.join(dir, 'data')}`,
+      'auto.create.topics.enable=false',
+      `message.max.bytes=${maxMessageBytes}`,
+      'num.partitions=1',
+      'offsets.topic.replication.factor=1',
+      'offsets.topic.num.partitions=1',
+      'transaction.state.log.replication.factor=1',
+      'transaction.state.log.min.isr=1',
+      'share.coordinator.state.topic.replication.factor=1',
+      'share.coordinator.state.topic.min.isr=1',
+      'group.initial.rebalance.delay.ms=0',
+      // every message on disk at once: a broker SIGKILLed by a test loses nothing it acknowledged
+      'log.flush.interval.messages=1',
+      '',
+    ].join('\n'),
+  );
+  const storage = (...args: string[]) =>
+    run('java', [...JVM, '-cp', classpath(), 'kafka.tools.StorageTool', ...args], { timeout: 120_000 });
+  const clusterId = (await storage('random-uuid')).stdout.trim();
+  await storage('format', '-t', clusterId, '-c', config, '--add-scram', `SCRAM-SHA-512=[name=${user.username},password=${user.password}]`);
+
+  let server: BrokerProcess | undefined;
+  const bootstrap = `127.0.0.1:${port}`;
+  const start = async (): Promise<void> => {
+    server = await spawnBroker({
+      name: 'Kafka',
+      command: 'java',
+      args: [...JVM, '-cp', classpath(), 'kafka.Kafka', config],
+      port,
+    });
+    // listening is not serving yet: the metadata answers once the controller elected itself
+    await eventually(
+      async () => {
+        const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap], retries: 0 });
+        try {
+          const md = await admin.metadata({ topics: [] });
+          return md.brokers.size > 0;
+        } finally {
+          await admin.close();
+        }
+      },
+      { timeoutMs: 60_000, what: `Kafka on ${bootstrap} to answer metadata` },
+    );
+  };
+  const halt = async (): Promise<void> => {
+    await server?.stop();
+    server = undefined;
+  };
+  try {
+    await start();
+  } catch (err) {
+    await halt();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    bootstrap,
+    saslBootstrap: `127.0.0.1:${saslPort}`,
+    user,
+    maxMessageBytes,
+    async createTopic(name, partitions = 1) {
+      const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap] });
+      try {
+        await admin.createTopics({ topics: [name], partitions, replicas: 1 });
+      } finally {
+        await admin.close();
+      }
+    },
+    async consume(topic, count, timeoutMs = 30_000) {
+      const { stdout } = await run(
+        'java',
+        [
+          ...JVM,
+          '-cp',
+          classpath(),
+          'org.apache.kafka.tools.consumer.ConsoleConsumer',
+          '--bootstrap-server',
+          bootstrap,
+          '--topic',
+          topic,
+          '--from-beginning',
+          '--max-messages',
+          String(count),
+          '--timeout-ms',
+          String(timeoutMs),
+          ...['print.partition=true', 'print.offset=true', 'print.key=true', 'print.headers=true', 'print.value=true'].flatMap((p) => [
+            '--property',
+            p,
+          ]),
+          ...[`key.separator=${US}`, `line.separator=${RS}`, `headers.separator=${GS}`, `null.literal=${NULL}`].flatMap((p) => [
+            '--property',
+            p,
+          ]),
+        ],
+        { timeout: timeoutMs + 60_000, maxBuffer: 64 * 1024 * 1024 },
+      ).catch((err: { stdout?: string; stderr?: string; message: string }) => {
+        // the consumer exits non-zero when it times out with fewer records: what it read is the answer
+        if (err.stdout !== undefined && /TimeoutException|Processed a total/.test(err.stderr ?? '')) return { stdout: err.stdout };
+        throw new Error(`Kafka's console consumer failed: ${err.message}\n${err.stderr ?? ''}`);
+      });
+      return stdout
+        .split(RS)
+        .filter((r) => r !== '')
+        .map(parseRecord);
+    },
+    halt,
+    start,
+    async stop() {
+      await halt();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** "Partition:0<US>Offset:3<US>h1:v1<GS>h2:v2<US>key<US>value", as DefaultMessageFormatter prints it */
+function parseRecord(text: string): ConsumedRecord {
+  const [partition = '', offset = '', headers = '', key = '', ...value] = text.split(US);
+  const parsedHeaders: Record<string, string> = {};
+  if (headers !== 'NO_HEADERS' && headers !== '')
+    for (const h of headers.split(GS)) {
+      const i = h.indexOf(':');
+      parsedHeaders[h.slice(0, i)] = h.slice(i + 1);
+    }
+  return {
+    partition: Number(partition.replace('Partition:', '')),
+    offset: Number(offset.replace('Offset:', '')),
+    key: key === NULL ? null : key,
+    headers: parsedHeaders,
+    value: value.join(US),
+  };
+}
