@@ -130,7 +130,8 @@ export const ERROR_CODES = {
   too_many_refusals: {
     kind: 'permanent',
     status: 429,
-    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+    means:
+      "inbound credentials not yet proven, from an address or for a source refused too often lately: not checked (or, naming a source's username, checked and wrong), with Retry-After",
   },
 
   // transient: a dependency is briefly unavailable
