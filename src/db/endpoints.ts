@@ -19,9 +19,15 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'signingPublicKeys'
 > &
   // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType'>>;
+  Partial<
+    Pick<
+      Endpoint,
+      'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType' | 'signingPublicKeys'
+    >
+  >;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -45,6 +51,7 @@ const toRow = (s: EndpointSpec) => ({
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
+  signing_public_keys: s.signingPublicKeys ?? [],
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,

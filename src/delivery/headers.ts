@@ -1,6 +1,6 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { permanent } from '../domain/errors.js';
-import { signBody, standardWebhooksSignature } from './signature.js';
+import { signBody, standardWebhooksEd25519Signature, standardWebhooksSignature } from './signature.js';
 import type { OutboundRequest } from './types.js';
 
 export const USER_AGENT = 'webhook-fanout/0.1';
@@ -124,20 +124,24 @@ function signatureHeaders(req: OutboundRequest, now: () => number): [string, str
       }
       return [['X-Webhook-Signature', signBody(req.body, signing.secret)]];
     }
-    case 'STANDARD_WEBHOOKS': {
+    case 'STANDARD_WEBHOOKS':
+    case 'STANDARD_WEBHOOKS_ED25519': {
+      const ed25519 = signing.type === 'STANDARD_WEBHOOKS_ED25519';
       if (signing.secret === null || signing.secret === '') {
-        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS signing needs a whsec_ signing key');
+        throw permanent('invalid_endpoint_auth', `${signing.type} signing needs a ${ed25519 ? 'whsk_ secret' : 'whsec_ signing'} key`);
       }
       // webhook-id is the event id: the same on every attempt and every endpoint, so a receiver
       // can de-duplicate on it; the timestamp is this attempt's, so a receiver's tolerance window
-      // (5 minutes in the reference libraries) applies to each retry afresh
+      // (5 minutes in the reference libraries) applies to each retry afresh. Ed25519 signs the
+      // same content (v1a), which a receiver verifies with the whpk_ public key alone.
       const id = headerSafe(req.meta.eventId);
       const timestamp = Math.floor(now() / 1000);
       const keys = [signing.secret, ...(signing.previousSecret ? [signing.previousSecret] : [])];
+      const sign = ed25519 ? standardWebhooksEd25519Signature : standardWebhooksSignature;
       return [
         ['webhook-id', id],
         ['webhook-timestamp', String(timestamp)],
-        ['webhook-signature', standardWebhooksSignature(id, timestamp, req.body, keys)],
+        ['webhook-signature', sign(id, timestamp, req.body, keys)],
       ];
     }
   }

@@ -120,6 +120,7 @@ export async function addEndpoint(
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
     signingType: spec.signingType ?? 'NONE',
+    signingPublicKeys: spec.signingPublicKeys ?? [],
     signingSecret: spec.signingSecret ?? null,
     previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},
