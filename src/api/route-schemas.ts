@@ -163,6 +163,22 @@ export const AttemptSchema = Type.Object(
     requestBodyBytes: Nullable(
       Type.Integer({ minimum: 0, description: 'the size in bytes of the whole body sent, when requestBody is set' }),
     ),
+    receipt: Nullable(
+      Type.Object(
+        {
+          messageId: Type.Optional(Type.String({ description: 'SQS, SNS, EventBridge, RabbitMQ: the id the broker gave the message' })),
+          partition: Type.Optional(Type.Integer({ minimum: 0, description: 'Kafka: the partition the record went to' })),
+          offset: Type.Optional(Type.String({ description: "Kafka: the record's offset in its partition" })),
+          sequence: Type.Optional(Type.String({ description: 'NATS JetStream: the stream sequence; SQS FIFO: the sequence number' })),
+        },
+        {
+          additionalProperties: false,
+          title: 'Receipt',
+          description:
+            'what the broker acknowledged the publish with (docs/destinations.md); null: an HTTP attempt (its status and body say it), a failed attempt, or no request',
+        },
+      ),
+    ),
   },
   { title: 'DeliveryAttempt' },
 );

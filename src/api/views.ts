@@ -68,6 +68,7 @@ export const attemptView = (r: AttemptRow): Attempt => ({
   startedAt: r.started_at.toISOString(),
   requestBody: r.request_body,
   requestBodyBytes: r.request_body_bytes,
+  receipt: r.receipt,
 });
 
 export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { DeniedReason, EndpointState, ExtractionRule } from '../domain/records.js';
+import type { DeniedReason, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
@@ -69,6 +69,8 @@ export interface AttemptRow {
   request_body: string | null;
   /** the whole sent body's size in bytes, when request_body is set */
   request_body_bytes: number | null;
+  /** what the broker acknowledged the publish with (docs/destinations.md); null: HTTP, a failure, no request */
+  receipt: Receipt | null;
 }
 
 /** How much of a transformed body sent (up to 1 MiB) the attempt log shows per attempt: a delivery may have dozens. */
@@ -265,6 +267,7 @@ export function createAdminQueries(db: Db) {
           'a.error',
           db.raw('left(a.request_body, ?) AS request_body', [REQUEST_BODY_SHOWN]),
           db.raw('octet_length(a.request_body) AS request_body_bytes'),
+          'a.receipt',
         )
         .where('a.delivery_id', deliveryId)
         .orderBy('a.attempt');

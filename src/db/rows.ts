@@ -65,7 +65,7 @@ export interface EndpointRow {
   signing_type?: SigningType;
   signing_secret: string | null;
   previous_signing_secret: string | null;
-  /** migration 079; absent from a row read before it ran */
+  /** migration 081; absent from a row read before it ran */
   signing_public_keys?: string[];
   custom_headers: Record<string, string>;
   max_attempts: number;

@@ -104,6 +104,21 @@ export const REVOKED_ERROR = 'revoked: endpoint not allowed by its source';
 export const ENDPOINT_FORMATS = ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'] as const;
 export type EndpointFormat = (typeof ENDPOINT_FORMATS)[number];
 
+/**
+ * What a broker answered to a publish it acknowledged, as the attempt log keeps it (docs/destinations.md):
+ * each destination fills what its broker gives. HTTP has none (the status and body say it).
+ */
+export interface Receipt {
+  /** SQS, SNS, EventBridge, RabbitMQ (when set): the broker's id of the message */
+  messageId?: string;
+  /** Kafka */
+  partition?: number;
+  /** Kafka: the record's offset in its partition */
+  offset?: string;
+  /** NATS JetStream (the stream sequence), SQS FIFO (the sequence number) */
+  sequence?: string;
+}
+
 export interface Endpoint {
   id: string;
   name: string;

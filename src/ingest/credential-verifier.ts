@@ -66,6 +66,12 @@ export interface VerifierOptions {
   now?: () => number;
   /** what bounds the bcrypt comparisons of credentials not yet proven (default: DEFAULT_REFUSAL_LIMITS) */
   limiter?: RefusalLimiter;
+  /**
+   * the source of the service's own events (OPERATIONS_EVENTS_SOURCE): nobody outside may send
+   * to it, so it is refused as an unknown source is, even if a row for it was written by hand
+   * (docs/operations-events.md)
+   */
+  reservedSource?: string;
 }
 
 /**
@@ -112,7 +118,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
 
   const loadRow = async (source: string): Promise<InboundCredential | undefined> => {
     // a name no credential can have is not worth a query (and NUL bytes are not valid text)
-    if (!VALID_SOURCE.test(source)) return undefined;
+    if (!VALID_SOURCE.test(source) || source === opts.reservedSource) return undefined;
     const cached = rows.get(source);
     if (cached && now() - cached.at < rowTtlMs) return cached.row ?? undefined;
     const row = await opts.credentials.findBySource(source);

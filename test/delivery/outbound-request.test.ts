@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { createHttpSender, type HttpSender } from './outbound.js';
 import { signBody } from '../../src/delivery/signature.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
@@ -10,11 +10,11 @@ import type { Receiver } from '../support/receiver.js';
 // not JSON, not UTF-8: NUL, 0xff, a lone continuation byte, then UTF-8 text with non-ASCII
 const binaryBody = Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0d, 0x0a]), Buffer.from('héllo €uro ✓', 'utf8')]);
 
-let sender: Sender;
+let sender: HttpSender;
 let receiver: Receiver;
 
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => {
   await sender.close();

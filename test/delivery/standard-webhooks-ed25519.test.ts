@@ -1,10 +1,8 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
 import { ed25519PublicKey, standardWebhooksEd25519Signature } from '../../src/delivery/signature.js';
-import type { OutboundRequest } from '../../src/delivery/types.js';
-import { outbound } from './outbound.js';
+import { createHttpSender, outbound, type HttpSender, type OutboundRequest } from './outbound.js';
 import { startReceiver, type RecordedRequest, type Receiver } from '../support/receiver.js';
 
 // The published JavaScript library (npm standardwebhooks 1.x) verifies v1 only. A receiver here
@@ -65,10 +63,10 @@ const ed25519 = (secret: string | null, previousSecret: string | null = null): O
   previousSecret,
 });
 
-let sender: Sender;
+let sender: HttpSender;
 let receiver: Receiver | undefined;
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => sender.close());
 afterEach(async () => {

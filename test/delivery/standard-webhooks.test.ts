@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { buildHeaders } from '../../src/delivery/headers.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
-import type { OutboundRequest } from '../../src/delivery/types.js';
-import { outbound } from './outbound.js';
+import { createHttpSender, headersOf, outbound, type HttpSender, type OutboundRequest } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { RecordedRequest as ReceivedRequest, Receiver } from '../support/receiver.js';
 
@@ -40,11 +37,11 @@ function verifyingReceiver(key: string, tamper: (body: Buffer) => Buffer = (b) =
 const stringHeaders = (req: ReceivedRequest): Record<string, string> =>
   Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
 
-let sender: Sender;
+let sender: HttpSender;
 let receiver: Receiver | undefined;
 
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => {
   await sender.close();
@@ -141,15 +138,15 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
     const key = newKey();
     const req = outbound('http://127.0.0.1:9/x', { signing: swSigning(key) });
     const wh = new Webhook(key);
-    const fresh = buildHeaders(req);
-    const stale = buildHeaders(req, () => Date.now() - 10 * 60_000);
+    const fresh = headersOf(req);
+    const stale = headersOf(req, () => Date.now() - 10 * 60_000);
     expect(() => wh.verify(req.body, fresh)).not.toThrow();
     expect(() => wh.verify(req.body, stale)).toThrow(/too old/i);
   });
 
   it('a custom header can not replace the Standard Webhooks headers', () => {
     const key = newKey();
-    const headers = buildHeaders(
+    const headers = headersOf(
       outbound('http://127.0.0.1:9/x', {
         signing: swSigning(key),
         customHeaders: { 'Webhook-Id': 'forged', 'webhook-signature': 'v1,forged', 'X-Team': 'payments' },

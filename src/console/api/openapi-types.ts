@@ -932,6 +932,16 @@ export interface paths {
                                 startedAt: string;
                                 requestBody: string | null;
                                 requestBodyBytes: number | null;
+                                receipt: {
+                                    /** @description SQS, SNS, EventBridge, RabbitMQ: the id the broker gave the message */
+                                    messageId?: string;
+                                    /** @description Kafka: the partition the record went to */
+                                    partition?: number;
+                                    /** @description Kafka: the record's offset in its partition */
+                                    offset?: string;
+                                    /** @description NATS JetStream: the stream sequence; SQS FIFO: the sequence number */
+                                    sequence?: string;
+                                } | null;
                             }[];
                             nextCursor: string | null;
                         };

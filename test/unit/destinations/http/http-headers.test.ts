@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/domain/errors.js';
-import { buildHeaders, isReservedHeader, USER_AGENT } from '../../../src/delivery/headers.js';
-import { signBody } from '../../../src/delivery/signature.js';
-import type { OutboundRequest } from '../../../src/delivery/types.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import { isReservedHeader, USER_AGENT } from '../../../../src/destinations/http/http-headers.js';
+import { signBody } from '../../../../src/delivery/signature.js';
+// the message's headers (delivery/message.ts) and HTTP's own (http-headers.ts), as one request sends them
+import { headersOf as buildHeaders, type OutboundRequest } from '../../../delivery/outbound.js';
 
 const request = (over: Partial<OutboundRequest> = {}): OutboundRequest => ({
   url: 'http://127.0.0.1:1/hook',
