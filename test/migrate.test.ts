@@ -196,7 +196,7 @@ describe('migration 078: signing apart from auth', () => {
   });
 });
 
-describe('migration 081: Standard Webhooks Ed25519 signing', () => {
+describe('migration 082: Standard Webhooks Ed25519 signing', () => {
   const t = fileDatabase();
 
   const sk = `whsk_${Buffer.alloc(32, 1).toString('base64')}`;

@@ -22,12 +22,21 @@ export type EndpointSpec = Omit<
   | 'transform'
   | 'signingType'
   | 'signingPublicKeys'
+  | 'ordering'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered)
   Partial<
     Pick<
       Endpoint,
-      'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType' | 'signingPublicKeys'
+      | 'propagateTraceContext'
+      | 'format'
+      | 'namespace'
+      | 'deniedReason'
+      | 'filter'
+      | 'transform'
+      | 'signingType'
+      | 'signingPublicKeys'
+      | 'ordering'
     >
   >;
 
@@ -68,6 +77,8 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  ordering_key_cel: s.ordering?.key ?? null,
+  ordering_on_failure: s.ordering?.onFailure ?? null,
 });
 
 /**
