@@ -12,7 +12,7 @@ import { createActivities, type PrepareResult } from '../src/activities/index.js
 import { createDb } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createRepositories } from '../src/db/repositories.js';
-import type { Send } from '../src/delivery/types.js';
+import type { Destinations } from '../src/delivery/destination.js';
 import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { cpuSnapshot, cpuUsage } from './cpu.js';
@@ -72,8 +72,11 @@ export async function measureDbPath(o: DbPathOptions): Promise<DbPathRound[]> {
     await migrateLatest(db);
     const infra = { db } as Infra;
     const repos = createRepositories(db);
-    const send: Send = async () => ({ kind: 'success', status: 200, body: 'ok', durationMs: 1, statusClass: '2xx' });
-    const activities = createActivities({ repos, send, metrics: createMetrics({ defaultMetrics: false }) });
+    // the database's share alone: a destination that answers at once
+    const destinations: Pick<Destinations, 'send'> = {
+      send: async () => ({ kind: 'success', status: 200, body: 'ok', durationMs: 1, statusClass: '2xx' }),
+    };
+    const activities = createActivities({ repos, destinations, metrics: createMetrics({ defaultMetrics: false }) });
     const logger = new DefaultLogger('ERROR');
     const env = (workflowId: string, isLocal = false) =>
       new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'r' }, isLocal }, { logger });

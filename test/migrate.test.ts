@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { migrateLatest } from '../src/db/migrate.js';
 import { fileDatabase, refusal } from './support/db.js';
+import { endpointSpec } from './support/process-stack.js';
 
 describe('migration 052', () => {
   const t = fileDatabase();
@@ -129,6 +130,67 @@ describe('migration 056: endpoint limits', () => {
     ['a rate of zero', { rate_limit_per_second: 0 }, /webhook_endpoint_rate_limit_chk/],
     ['a negative rate', { rate_limit_per_second: -1 }, /webhook_endpoint_rate_limit_chk/],
     ['no concurrency', { max_concurrency: 0 }, /webhook_endpoint_max_concurrency_chk/],
+  ])('refuses %s', async (_what, row, constraint) => {
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
+  });
+});
+
+describe('migration 078: signing apart from auth', () => {
+  const t = fileDatabase();
+
+  const key = `whsec_${Buffer.from('a-key-of-at-least-16-bytes').toString('base64')}`;
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+  const read = async (id: string) => {
+    const e = await t.repos.endpoints.get(id);
+    return e && { authType: e.authType, signingType: e.signingType };
+  };
+
+  it('a row the release before wrote (auth_type HMAC, no signing_type) reads as HMAC signing and no auth', async () => {
+    const [row] = (await t.database
+      .db('webhook_endpoint')
+      .insert({ ...base, auth_type: 'HMAC', signing_secret: 'k' })
+      .returning(['id', 'signing_type'])) as Array<{ id: string; signing_type: string }>;
+    expect(row?.signing_type).toBe('NONE');
+    expect(await read(row!.id)).toEqual({ authType: 'NONE', signingType: 'HMAC' });
+  });
+
+  it.each([
+    [
+      'a signing and no auth: auth_type says the signing too, as the release before reads it',
+      'NONE',
+      'STANDARD_WEBHOOKS',
+      'STANDARD_WEBHOOKS',
+    ],
+    ['Bearer and HMAC: auth_type the auth, signing_type the signing', 'BEARER', 'HMAC', 'BEARER'],
+    ['neither', 'NONE', 'NONE', 'NONE'],
+  ] as const)('%s', async (_what, authType, signingType, storedAuthType) => {
+    const e = await t.repos.endpoints.upsertByResourceUid(
+      `uid-${authType}-${signingType}`,
+      endpointSpec('e', 'http://x/h', {
+        authType,
+        authSecret: authType === 'NONE' ? null : 'token',
+        signingType,
+        signingSecret: signingType === 'NONE' ? null : key,
+      }),
+    );
+    expect({ authType: e.authType, signingType: e.signingType }).toEqual({ authType, signingType });
+    const stored = await t.database.db('webhook_endpoint').where({ id: e.id }).first('auth_type', 'signing_type');
+    expect(stored).toEqual({ auth_type: storedAuthType, signing_type: signingType });
+  });
+
+  it.each([
+    ['an unknown signing type', { signing_type: 'RSA', signing_secret: 'k' }, /webhook_endpoint_signing_type_chk/],
+    ['a signing without its secret', { signing_type: 'HMAC' }, /webhook_endpoint_signing_secret_chk/],
+    [
+      'a Standard Webhooks signing without a whsec_ key',
+      { auth_type: 'BEARER', auth_secret: 't', signing_type: 'STANDARD_WEBHOOKS', signing_secret: 'plain' },
+      /webhook_endpoint_standard_webhooks_chk/,
+    ],
+    [
+      'a previous key with an HMAC signing',
+      { signing_type: 'HMAC', signing_secret: 'k', previous_signing_secret: key },
+      /webhook_endpoint_previous_secret_chk/,
+    ],
   ])('refuses %s', async (_what, row, constraint) => {
     expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { AttemptResult } from '../db/deliveries.js';
-import type { DeliveryOutcome, OutboundRequest } from '../delivery/types.js';
-import { buildOutboundRequest } from '../delivery/outbound-request.js';
+import { invalidRequest, type DeliveryOutcome } from '../delivery/types.js';
+import { spanTargetOf, targetOf, type DestinationTarget, type SendOptions } from '../delivery/destination.js';
+import { messageOf, type Message } from '../delivery/message.js';
 import { ENDPOINT_DISABLED_ERROR, REVOKED_ERROR, type Delivery, type Endpoint, type WebhookEvent } from '../domain/records.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import { inAttemptSpan } from '../observability/attempt-span.js';
@@ -22,7 +23,7 @@ import { contentEvent } from '../content/event-view.js';
 import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
 
-type DeliverDeps = Pick<ActivityDeps, 'repos' | 'send' | 'metrics'> & {
+type DeliverDeps = Pick<ActivityDeps, 'repos' | 'destinations' | 'metrics'> & {
   logger: ActivityLogger;
   backoff: BackoffSettings;
   /** the rows prepare read, for a first attempt on this worker (attempt-handoff.ts) */
@@ -92,11 +93,16 @@ interface Body {
   transformed: boolean;
 }
 
-/** The sender's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
-async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Promise<DeliveryOutcome> {
+/** A destination's contract is to return an outcome; a throw is a bug, handled as a retryable failure. */
+async function sendSafely(
+  destinations: DeliverDeps['destinations'],
+  message: Message,
+  target: DestinationTarget,
+  options: SendOptions,
+): Promise<DeliveryOutcome> {
   const started = performance.now();
   try {
-    return await send(req);
+    return await destinations.send(message, target, options);
   } catch (err) {
     return {
       kind: 'retryable',
@@ -106,6 +112,16 @@ async function sendSafely(send: DeliverDeps['send'], req: OutboundRequest): Prom
       durationMs: performance.now() - started,
       statusClass: 'network',
     };
+  }
+}
+
+/** The attempt's message, or the reason it can not be built (a signing type without its key): an invalid request, final. */
+function tryMessage(build: () => Message): Message | { invalid: DeliveryOutcome } {
+  try {
+    return build();
+  } catch (err) {
+    if (isAppError(err) && err.kind === 'permanent') return { invalid: invalidRequest(err.message) };
+    throw err;
   }
 }
 
@@ -123,7 +139,7 @@ const attemptOf = (delivery: Delivery, input: DeliverInput): number =>
  * every attempt; Temporal's retry policy (built from the endpoint's max_attempts) schedules the next
  * one. Every failure it raises is built by failures.ts.
  */
-export function createDeliver({ repos, send, metrics, logger, backoff, handoff, recordAttempt, expressions }: DeliverDeps) {
+export function createDeliver({ repos, destinations, metrics, logger, backoff, handoff, recordAttempt, expressions }: DeliverDeps) {
   // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
   const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
   const record = createPatientRecorder({ recordAttempt, logger });
@@ -270,21 +286,28 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
 
     const release = await gate.enter(endpoint, delivery.id, log);
     const startedAt = new Date();
-    // the endpoint's format (Raw or a CloudEvent) shapes the body, the transform's when it has one; signatures are over what is sent
-    const request = buildOutboundRequest(delivery, endpoint, event, attempt, shaped.transformed ? shaped : undefined);
-    const outcome = await inAttemptSpan(
-      {
-        method: request.method,
-        url: request.url,
-        endpointName: endpoint.name,
-        endpointId: endpoint.id,
-        deliveryId: delivery.id,
-        eventId: event.id,
-        attempt,
-        propagate: endpoint.propagateTraceContext,
-      },
-      (trace) => sendSafely(send, trace ? { ...request, trace } : request),
-    );
+    // the message is built once, whatever the destination: the endpoint's format (Raw or a CloudEvent)
+    // shapes the body, the transform's when it has one; the signatures are over what is sent
+    const message = tryMessage(() => messageOf(delivery, endpoint, event, attempt, shaped.transformed ? shaped : undefined));
+    const target = targetOf(endpoint);
+    const spanTarget = spanTargetOf(target);
+    const outcome =
+      'invalid' in message
+        ? message.invalid
+        : await inAttemptSpan(
+            {
+              method: spanTarget.operation,
+              url: spanTarget.address,
+              endpointName: endpoint.name,
+              endpointId: endpoint.id,
+              deliveryId: delivery.id,
+              eventId: event.id,
+              attempt,
+              propagate: endpoint.propagateTraceContext,
+            },
+            (trace) =>
+              sendSafely(destinations, trace ? { ...message, trace } : message, target, { timeoutMs: endpoint.timeoutSeconds * 1000 }),
+          );
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });
@@ -300,11 +323,15 @@ export function createDeliver({ repos, send, metrics, logger, backoff, handoff, 
       responseBody: outcome.body,
       startedAt,
       durationMs: outcome.durationMs,
-      ...(shaped.transformed ? { requestBody: request.body.toString('utf8') } : {}),
+      ...(shaped.transformed && !('invalid' in message) ? { requestBody: message.body.toString('utf8') } : {}),
     };
 
     if (outcome.kind === 'success') {
-      const settled = await record(delivery.id, { ...answer, status: 'SUCCESS', error: null }, outcomeLog);
+      const settled = await record(
+        delivery.id,
+        { ...answer, status: 'SUCCESS', error: null, receipt: outcome.receipt ?? null },
+        outcomeLog,
+      );
       if (!settled) return currentStatus(delivery.id);
       // per-delivery success is debug: the event's outcome is logged once by finishEvent
       logger.debug(outcomeLog, 'delivery succeeded');

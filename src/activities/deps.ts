@@ -1,6 +1,6 @@
 import type { BackoffSettings } from '../config/settings.js';
 import type { Repositories } from '../db/repositories.js';
-import type { Send } from '../delivery/types.js';
+import type { Destinations } from '../delivery/destination.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -9,7 +9,8 @@ export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface ActivityDeps {
   repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits'>;
-  send: Send;
+  /** where each endpoint's messages go: one destination per type (destinations/index.ts) */
+  destinations: Pick<Destinations, 'send'>;
   metrics: Pick<
     Metrics,
     | 'deliveryAttempts'

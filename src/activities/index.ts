@@ -35,7 +35,16 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
       }),
     ),
     deliver: withFailureMapping(
-      createDeliver({ repos: deps.repos, send: deps.send, metrics: deps.metrics, logger, backoff, handoff, recordAttempt, expressions }),
+      createDeliver({
+        repos: deps.repos,
+        destinations: deps.destinations,
+        metrics: deps.metrics,
+        logger,
+        backoff,
+        handoff,
+        recordAttempt,
+        expressions,
+      }),
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
   };

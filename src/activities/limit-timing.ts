@@ -78,7 +78,7 @@ export function pauseWaitMs(pausedUntil: Date | null, now: number, random: () =>
 
 /**
  * The pause an answer asks of every delivery to its endpoint (a 429 or 503 with Retry-After, see
- * delivery/classify.ts), capped like a retry delay at the backoff's maximum, so an endpoint can
+ * destinations/http/classify.ts), capped like a retry delay at the backoff's maximum, so an endpoint can
  * not park its deliveries for an hour. Undefined: no pause.
  */
 export function pauseRequestedMs(outcome: DeliveryOutcome, capMs: number): number | undefined {

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
-import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS } from '../domain/statuses.js';
+import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS, SIGNING_TYPES } from '../domain/statuses.js';
 import { DENIED_REASONS, ENDPOINT_STATES } from '../domain/records.js';
 import { REQUEST_BODY_SHOWN } from '../db/admin-queries.js';
 
@@ -163,6 +163,22 @@ export const AttemptSchema = Type.Object(
     requestBodyBytes: Nullable(
       Type.Integer({ minimum: 0, description: 'the size in bytes of the whole body sent, when requestBody is set' }),
     ),
+    receipt: Nullable(
+      Type.Object(
+        {
+          messageId: Type.Optional(Type.String({ description: 'SQS, SNS, EventBridge, RabbitMQ: the id the broker gave the message' })),
+          partition: Type.Optional(Type.Integer({ minimum: 0, description: 'Kafka: the partition the record went to' })),
+          offset: Type.Optional(Type.String({ description: "Kafka: the record's offset in its partition" })),
+          sequence: Type.Optional(Type.String({ description: 'NATS JetStream: the stream sequence; SQS FIFO: the sequence number' })),
+        },
+        {
+          additionalProperties: false,
+          title: 'Receipt',
+          description:
+            'what the broker acknowledged the publish with (docs/destinations.md); null: an HTTP attempt (its status and body say it), a failed attempt, or no request',
+        },
+      ),
+    ),
   },
   { title: 'DeliveryAttempt' },
 );
@@ -257,11 +273,22 @@ export const EndpointSchema = Type.Object(
     eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
     url: Type.String({ description: 'credentials in the URL (refused in new configuration) are shown as ***' }),
     method: StringEnum(HTTP_METHODS),
-    auth: Type.Object({
-      type: StringEnum(AUTH_TYPES),
-      username: Nullable(Type.String({ description: 'BASIC only' })),
-      secretSet: Type.Boolean({ description: 'whether the password, token or signing secret of this type is set (it is never shown)' }),
-    }),
+    auth: Type.Object(
+      {
+        type: StringEnum(AUTH_TYPES),
+        username: Nullable(Type.String({ description: 'BASIC only' })),
+        secretSet: Type.Boolean({ description: 'whether the password or token of this type is set (it is never shown)' }),
+      },
+      { description: 'how the receiver knows the caller (spec.auth)' },
+    ),
+    signing: Type.Object(
+      {
+        type: StringEnum(SIGNING_TYPES),
+        secretSet: Type.Boolean({ description: 'whether the signing secret or key is set (it is never shown)' }),
+        previousSecretSet: Type.Boolean({ description: 'STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign)' }),
+      },
+      { description: 'how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS)' },
+    ),
     customHeaderNames: Type.Array(Type.String(), { description: 'names only: values may be credentials' }),
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),

@@ -21,6 +21,7 @@ import type {
 } from './route-schemas.js';
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
+import { authAndSigningOfRow } from '../db/rows.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -67,6 +68,7 @@ export const attemptView = (r: AttemptRow): Attempt => ({
   startedAt: r.started_at.toISOString(),
   requestBody: r.request_body,
   requestBodyBytes: r.request_body_bytes,
+  receipt: r.receipt,
 });
 
 export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
@@ -132,46 +134,49 @@ export const eventDetailView = (e: WebhookEvent, deliveries: DeliveryListRow[], 
   endpointsWithoutDeliveryOmitted: Math.max(0, without.total - without.rows.length),
 });
 
-export const endpointView = (r: EndpointViewRow): EndpointView => ({
-  id: r.id,
-  name: r.name,
-  source: r.source,
-  eventType: r.event_type,
-  // a username may be an API key too (Stripe-style key:): the whole userinfo is masked
-  url: redactUrl(r.url, false),
-  method: r.method,
-  auth: {
-    type: r.auth_type,
-    username: r.auth_type === 'BASIC' ? r.auth_username : null,
-    secretSet:
-      r.auth_type === 'HMAC' || r.auth_type === 'STANDARD_WEBHOOKS'
-        ? r.signing_secret_set
-        : r.auth_type === 'NONE'
-          ? false
-          : r.auth_secret_set,
-  },
-  customHeaderNames: r.custom_header_names,
-  maxAttempts: r.max_attempts,
-  timeoutSeconds: r.timeout_seconds,
-  retryOnStatus: r.retry_on_status,
-  rateLimit: r.rate_limit_per_second === null ? null : { perSecond: r.rate_limit_per_second },
-  maxConcurrency: r.max_concurrency,
-  // a pause that has ended is no pause: an operator reads "is it paused now?"
-  pausedUntil: r.paused_until !== null && r.paused_until.getTime() > Date.now() ? r.paused_until.toISOString() : null,
-  active: r.active,
-  state: endpointState({ disabledAt: r.disabled_at }),
-  autoDisableAfter: r.auto_disable_after,
-  consecutiveFailures: r.consecutive_failures,
-  disabledAt: iso(r.disabled_at),
-  heldDeliveries: r.held_deliveries,
-  managedBy: managedBy(r.resource_uid),
-  namespace: r.namespace,
-  deniedReason: r.denied_reason,
-  filter: r.filter,
-  transform: r.transform_jsonata === null ? null : { jsonata: r.transform_jsonata },
-  createdAt: r.created_at.toISOString(),
-  updatedAt: r.updated_at.toISOString(),
-});
+export function endpointView(r: EndpointViewRow): EndpointView {
+  const { authType, signingType } = authAndSigningOfRow(r);
+  return {
+    id: r.id,
+    name: r.name,
+    source: r.source,
+    eventType: r.event_type,
+    // a username may be an API key too (Stripe-style key:): the whole userinfo is masked
+    url: redactUrl(r.url, false),
+    method: r.method,
+    auth: {
+      type: authType,
+      username: authType === 'BASIC' ? r.auth_username : null,
+      secretSet: authType !== 'NONE' && r.auth_secret_set,
+    },
+    signing: {
+      type: signingType,
+      secretSet: signingType !== 'NONE' && r.signing_secret_set,
+      previousSecretSet: signingType === 'STANDARD_WEBHOOKS' && r.previous_signing_secret_set,
+    },
+    customHeaderNames: r.custom_header_names,
+    maxAttempts: r.max_attempts,
+    timeoutSeconds: r.timeout_seconds,
+    retryOnStatus: r.retry_on_status,
+    rateLimit: r.rate_limit_per_second === null ? null : { perSecond: r.rate_limit_per_second },
+    maxConcurrency: r.max_concurrency,
+    // a pause that has ended is no pause: an operator reads "is it paused now?"
+    pausedUntil: r.paused_until !== null && r.paused_until.getTime() > Date.now() ? r.paused_until.toISOString() : null,
+    active: r.active,
+    state: endpointState({ disabledAt: r.disabled_at }),
+    autoDisableAfter: r.auto_disable_after,
+    consecutiveFailures: r.consecutive_failures,
+    disabledAt: iso(r.disabled_at),
+    heldDeliveries: r.held_deliveries,
+    managedBy: managedBy(r.resource_uid),
+    namespace: r.namespace,
+    deniedReason: r.denied_reason,
+    filter: r.filter,
+    transform: r.transform_jsonata === null ? null : { jsonata: r.transform_jsonata },
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
 
 export const credentialView = (r: CredentialViewRow): CredentialView => ({
   id: r.id,

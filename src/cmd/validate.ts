@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { expressionProblems } from '../content/endpoint-expressions.js';
 import { readManifestPaths } from '../manifests/read-manifests.js';
+import { readEndpointSpec } from '../custom-resources/read-spec.js';
+import type { WebhookEndpointSpec } from '../custom-resources/specs.js';
 
 const USAGE = `usage: webhook-fanout validate -f <file or folder> [-f ...]
 
@@ -38,9 +40,11 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   }
   const problems = [...set.errors];
   for (const r of set.endpoints) {
-    for (const p of expressionProblems(r.spec)) {
-      problems.push(`${set.origins.get(r) ?? '?'}: WebhookEndpoint ${r.metadata.namespace ?? 'default'}/${r.metadata.name}: ${p.message}`);
-    }
+    const where = `${set.origins.get(r) ?? '?'}: WebhookEndpoint ${r.metadata.namespace ?? 'default'}/${r.metadata.name}`;
+    // what the CRD's CEL rules say beyond the schema (a timeout out of bounds, a signing declared twice)
+    const read = specReadProblem(r.spec);
+    if (read) problems.push(`${where}: ${read}`);
+    for (const p of expressionProblems(r.spec)) problems.push(`${where}: ${p.message}`);
   }
   const checked = `${set.endpoints.length} WebhookEndpoint(s), ${set.credentials.length} InboundCredential(s)`;
   if (problems.length > 0) {
@@ -48,4 +52,14 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
     process.exit(1);
   }
   process.stdout.write(`ok: ${checked} in ${paths.join(' ')}\n`);
+}
+
+/** What readEndpointSpec refuses (in the CRD's words), or undefined. */
+function specReadProblem(spec: WebhookEndpointSpec): string | undefined {
+  try {
+    readEndpointSpec(spec);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }

@@ -2,6 +2,8 @@ import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS } from '../domain/records.js';
 import {
   OLDER_AUTH_TYPES,
+  SIGNING_AUTH_TYPES,
+  SIGNING_TWICE_MESSAGE,
   TIMEOUT_BOUNDS_MESSAGE,
   type AuthTypeSpelling,
   type EndpointAuthType,
@@ -13,16 +15,22 @@ import {
 // nothing past this point knows them.
 
 type EndpointAuth = NonNullable<WebhookEndpointSpec['auth']>;
+type SigningAuthType = (typeof SIGNING_AUTH_TYPES)[number];
 
-/** A WebhookEndpoint spec as code reads it: auth.type in PascalCase, the timeout in seconds. */
-export interface EndpointSpecRead extends Omit<WebhookEndpointSpec, 'auth' | 'timeout' | 'timeoutSeconds'> {
-  auth?: Omit<EndpointAuth, 'type'> & { type: EndpointAuthType };
+/** A WebhookEndpoint spec as code reads it: auth and signing apart, their types in PascalCase, the timeout in seconds. */
+export interface EndpointSpecRead extends Omit<WebhookEndpointSpec, 'auth' | 'signing' | 'timeout' | 'timeoutSeconds'> {
+  /** how the receiver knows the caller */
+  auth?: Pick<EndpointAuth, 'username' | 'secretRef'> & { type: Exclude<EndpointAuthType, SigningAuthType> };
+  /** how the receiver verifies the body: spec.signing, or the older combined auth.type HMAC / StandardWebhooks */
+  signing?: NonNullable<WebhookEndpointSpec['signing']>;
   /** spec.timeout, else the older spec.timeoutSeconds, else the default */
   timeoutSeconds: number;
 }
 
 const authTypeOf = (t: AuthTypeSpelling): EndpointAuthType =>
   t in OLDER_AUTH_TYPES ? OLDER_AUTH_TYPES[t as keyof typeof OLDER_AUTH_TYPES] : (t as EndpointAuthType);
+
+const isSigningAuthType = (t: EndpointAuthType): t is SigningAuthType => (SIGNING_AUTH_TYPES as readonly string[]).includes(t);
 
 /** Seconds of a duration the schema's pattern has let through (10s, 1m30s, 2m). */
 function durationSeconds(d: string): number {
@@ -33,12 +41,35 @@ function durationSeconds(d: string): number {
 }
 
 /**
+ * auth and signing apart. Before spec.signing, auth.type HMAC or StandardWebhooks was the
+ * signing (with auth.secretRef and auth.previousSecretRef) and no auth: read as that, so a
+ * manifest written then gives the same row and the same headers.
+ */
+function authAndSigning(spec: WebhookEndpointSpec): Pick<EndpointSpecRead, 'auth' | 'signing'> {
+  const { auth, signing } = spec;
+  if (!auth) return signing ? { signing } : {};
+  const type = authTypeOf(auth.type);
+  if (isSigningAuthType(type)) {
+    if (signing) throw permanent('invalid_spec', SIGNING_TWICE_MESSAGE);
+    const { secretRef, previousSecretRef } = auth;
+    return { signing: { type, ...(secretRef ? { secretRef } : {}), ...(previousSecretRef ? { previousSecretRef } : {}) } };
+  }
+  if (auth.previousSecretRef) throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type StandardWebhooks');
+  const { username, secretRef } = auth;
+  return {
+    auth: { type, ...(username !== undefined ? { username } : {}), ...(secretRef ? { secretRef } : {}) },
+    ...(signing ? { signing } : {}),
+  };
+}
+
+/**
  * The spec with its older spellings normalised. `timeout` wins over `timeoutSeconds`: the API
  * server fills in timeoutSeconds' default whether or not timeout is set. Throws an invalid_spec
- * failure for what the CRD's CEL refuses and dev mode's schema can not (a timeout out of bounds).
+ * failure for what the CRD's CEL refuses and dev mode's schema can not (a timeout out of bounds,
+ * a signing declared twice).
  */
 export function readEndpointSpec(spec: WebhookEndpointSpec): EndpointSpecRead {
-  const { auth, timeout, timeoutSeconds, ...rest } = spec;
+  const { auth: _auth, signing: _signing, timeout, timeoutSeconds, ...rest } = spec;
   let seconds = timeoutSeconds ?? DELIVERY_LIMITS.timeoutSeconds.default;
   if (timeout !== undefined) {
     seconds = durationSeconds(timeout);
@@ -46,5 +77,5 @@ export function readEndpointSpec(spec: WebhookEndpointSpec): EndpointSpecRead {
       throw permanent('invalid_spec', TIMEOUT_BOUNDS_MESSAGE);
     }
   }
-  return { ...rest, ...(auth ? { auth: { ...auth, type: authTypeOf(auth.type) } } : {}), timeoutSeconds: seconds };
+  return { ...rest, ...authAndSigning(spec), timeoutSeconds: seconds };
 }

@@ -104,15 +104,23 @@ export const OLDER_AUTH_TYPES = { NONE: 'None', BASIC: 'Basic', BEARER: 'Bearer'
 export type AuthTypeSpelling = (typeof AUTH_TYPE_SPELLINGS)[number];
 export type EndpointAuthType = Exclude<AuthTypeSpelling, keyof typeof OLDER_AUTH_TYPES>;
 
-/** CEL: auth.type is this type, in either spelling. */
-function authTypeIs(t: EndpointAuthType): string {
+/** signing.type: how the receiver verifies the body, apart from how it knows the caller (auth). */
+export const SIGNING_TYPES = ['None', 'HMAC', 'StandardWebhooks'] as const;
+export type EndpointSigningType = (typeof SIGNING_TYPES)[number];
+/** auth.type values that are a signing (the combined spelling from before spec.signing), read as spec.signing. */
+export const SIGNING_AUTH_TYPES = ['HMAC', 'StandardWebhooks'] as const satisfies readonly EndpointAuthType[];
+export const SIGNING_TWICE_MESSAGE =
+  'spec.signing and an auth.type that signs (HMAC, StandardWebhooks) can not be used together: move the signing to spec.signing';
+
+/** CEL: auth.type is this type, in either spelling (`auth` is how the rule's self reaches the auth object). */
+function authTypeIs(t: EndpointAuthType, auth = 'self'): string {
   const spellings = [
     t,
     ...Object.entries(OLDER_AUTH_TYPES)
       .filter(([, now]) => now === t)
       .map(([older]) => older),
   ];
-  return `self.type in [${spellings.map((v) => `'${v}'`).join(', ')}]`;
+  return `${auth}.type in [${spellings.map((v) => `'${v}'`).join(', ')}]`;
 }
 
 /** A duration as the Gateway API writes one (GEP-2257), in whole seconds: 10s, 2m, 1m30s. */
@@ -165,7 +173,8 @@ export const WebhookEndpointSpec = Type.Object(
             // the older spelling stays the default: objects stored with it and new ones read alike
             default: 'NONE',
             description:
-              'None, Basic, Bearer, HMAC or StandardWebhooks; NONE, BASIC, BEARER and STANDARD_WEBHOOKS are the older spellings, read the same',
+              'None, Basic or Bearer; HMAC and StandardWebhooks (with secretRef) are the older combined form of spec.signing, read as it; ' +
+              'NONE, BASIC, BEARER and STANDARD_WEBHOOKS are the older spellings, read the same',
           }),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
           secretRef: Type.Optional(
@@ -183,7 +192,7 @@ export const WebhookEndpointSpec = Type.Object(
         {
           additionalProperties: false,
           description:
-            'outbound authentication: NONE, BASIC (username + password), BEARER (token), HMAC (signing secret) or STANDARD_WEBHOOKS (whsec_ key)',
+            'how the receiver knows the caller: None, Basic (username + password) or Bearer (token); the signature is spec.signing',
           'x-kubernetes-validations': [
             {
               rule: `!(${authTypeIs('Basic')}) || has(self.username)`,
@@ -201,6 +210,41 @@ export const WebhookEndpointSpec = Type.Object(
             {
               rule: `!has(self.previousSecretRef) || ${authTypeIs('StandardWebhooks')}`,
               message: 'auth.previousSecretRef is only used with auth.type STANDARD_WEBHOOKS or StandardWebhooks',
+              fieldPath: '.previousSecretRef',
+              reason: 'FieldValueForbidden',
+            },
+          ],
+        },
+      ),
+    ),
+    signing: Type.Optional(
+      Type.Object(
+        {
+          type: Type.Union(literals(SIGNING_TYPES), { default: 'None', description: 'None, HMAC or StandardWebhooks' }),
+          secretRef: Type.Optional(
+            withMarkers(SecretKeyRef, { description: 'the signing secret (HMAC) or whsec_<base64> key (StandardWebhooks)' }),
+          ),
+          previousSecretRef: Type.Optional(
+            withMarkers(SecretKeyRef, {
+              description: 'StandardWebhooks key rotation: the previous key, signed with too (a second signature) until removed',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'how the receiver verifies the body: HMAC (X-Webhook-Signature) or StandardWebhooks (webhook-signature); ' +
+            'independent of auth, so an endpoint can have both (docs/signing.md)',
+          'x-kubernetes-validations': [
+            {
+              rule: "self.type == 'None' || has(self.secretRef)",
+              message: 'signing.secretRef is required when signing.type is HMAC or StandardWebhooks',
+              fieldPath: '.secretRef',
+              reason: 'FieldValueRequired',
+            },
+            {
+              rule: "!has(self.previousSecretRef) || self.type == 'StandardWebhooks'",
+              message: 'signing.previousSecretRef is only used with signing.type StandardWebhooks',
               fieldPath: '.previousSecretRef',
               reason: 'FieldValueForbidden',
             },
@@ -357,7 +401,18 @@ export const WebhookEndpointSpec = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false, description: 'Where and how to re-deliver the events of one inbound source.' },
+  {
+    additionalProperties: false,
+    description: 'Where and how to re-deliver the events of one inbound source.',
+    'x-kubernetes-validations': [
+      {
+        rule: `!has(self.signing) || !has(self.auth) || !(${SIGNING_AUTH_TYPES.map((t) => authTypeIs(t, 'self.auth')).join(' || ')})`,
+        message: SIGNING_TWICE_MESSAGE,
+        fieldPath: '.signing',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
 );
 export type WebhookEndpointSpec = Static<typeof WebhookEndpointSpec>;
 

@@ -12,10 +12,10 @@ import {
   type InboundCredentialResource,
   type InboundVerification,
   type WebhookEndpointResource,
-  type EndpointAuthType,
+  type EndpointSigningType,
 } from './specs.js';
-import { readEndpointSpec } from './read-spec.js';
-import type { AuthType } from '../domain/statuses.js';
+import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
+import type { AuthType, SigningType } from '../domain/statuses.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
 export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
@@ -44,20 +44,22 @@ function checkStandardWebhooksKey(value: string, what: string): string {
   return key;
 }
 
-/** The webhook_endpoint row's auth_type (the admin API shows it) of each auth.type. */
-const ROW_AUTH_TYPE = {
-  None: 'NONE',
-  Basic: 'BASIC',
-  Bearer: 'BEARER',
-  HMAC: 'HMAC',
-  StandardWebhooks: 'STANDARD_WEBHOOKS',
-} as const satisfies Record<EndpointAuthType, AuthType>;
+/** The webhook_endpoint row's auth type and signing type (the admin API shows them) of each spec value. */
+const ROW_AUTH_TYPE = { None: 'NONE', Basic: 'BASIC', Bearer: 'BEARER' } as const satisfies Record<
+  NonNullable<EndpointSpecRead['auth']>['type'],
+  AuthType
+>;
+const ROW_SIGNING_TYPE = { None: 'NONE', HMAC: 'HMAC', StandardWebhooks: 'STANDARD_WEBHOOKS' } as const satisfies Record<
+  EndpointSigningType,
+  SigningType
+>;
 
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
 export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver): Promise<EndpointSpec> {
   const ns = r.metadata.namespace ?? 'default';
   const s = readEndpointSpec(r.spec);
   const auth = s.auth ?? { type: 'None' as const };
+  const signing = s.signing ?? { type: 'None' as const };
   let authSecret: string | null = null;
   let signingSecret: string | null = null;
   let previousSigningSecret: string | null = null;
@@ -66,20 +68,26 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform,
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
-  if (auth.previousSecretRef && auth.type !== 'StandardWebhooks') {
-    throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type StandardWebhooks');
-  }
   if (auth.type !== 'None') {
     if (!auth.secretRef) throw permanent('invalid_spec', `auth.secretRef is required for ${auth.type}`);
-    const value = await resolve(secrets, ns, auth.secretRef, 'auth.secretRef');
-    if (auth.type === 'HMAC') signingSecret = value;
-    else if (auth.type === 'StandardWebhooks') {
-      signingSecret = checkStandardWebhooksKey(value, 'auth.secretRef');
-      if (auth.previousSecretRef) {
-        const previous = await resolve(secrets, ns, auth.previousSecretRef, 'auth.previousSecretRef');
-        previousSigningSecret = checkStandardWebhooksKey(previous, 'auth.previousSecretRef');
+    authSecret = await resolve(secrets, ns, auth.secretRef, 'auth.secretRef');
+  }
+  // the field a message names is the one the manifest wrote: spec.signing, or the older combined auth
+  const field = r.spec.signing ? 'signing' : 'auth';
+  if (signing.previousSecretRef && signing.type !== 'StandardWebhooks') {
+    throw permanent('invalid_spec', `${field}.previousSecretRef is only used with ${field}.type StandardWebhooks`);
+  }
+  if (signing.type !== 'None') {
+    if (!signing.secretRef) throw permanent('invalid_spec', `${field}.secretRef is required for ${signing.type}`);
+    const value = await resolve(secrets, ns, signing.secretRef, `${field}.secretRef`);
+    if (signing.type === 'HMAC') signingSecret = value;
+    else {
+      signingSecret = checkStandardWebhooksKey(value, `${field}.secretRef`);
+      if (signing.previousSecretRef) {
+        const previous = await resolve(secrets, ns, signing.previousSecretRef, `${field}.previousSecretRef`);
+        previousSigningSecret = checkStandardWebhooksKey(previous, `${field}.previousSecretRef`);
       }
-    } else authSecret = value;
+    }
   }
   return {
     name: `${ns}/${r.metadata.name}`,
@@ -90,6 +98,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     authType: ROW_AUTH_TYPE[auth.type],
     authUsername: auth.type === 'Basic' ? (auth.username ?? null) : null,
     authSecret,
+    signingType: ROW_SIGNING_TYPE[signing.type],
     signingSecret,
     previousSigningSecret,
     customHeaders: s.customHeaders ?? {},

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { DeniedReason, EndpointState, ExtractionRule } from '../domain/records.js';
+import type { DeniedReason, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
@@ -69,6 +69,8 @@ export interface AttemptRow {
   request_body: string | null;
   /** the whole sent body's size in bytes, when request_body is set */
   request_body_bytes: number | null;
+  /** what the broker acknowledged the publish with (docs/destinations.md); null: HTTP, a failure, no request */
+  receipt: Receipt | null;
 }
 
 /** How much of a transformed body sent (up to 1 MiB) the attempt log shows per attempt: a delivery may have dozens. */
@@ -78,6 +80,7 @@ export const REQUEST_BODY_SHOWN = 65_536;
 export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
   auth_secret_set: boolean;
   signing_secret_set: boolean;
+  previous_signing_secret_set: boolean;
   custom_header_names: string[];
   /** deliveries held while it was disabled, not redriven yet */
   held_deliveries: number;
@@ -118,8 +121,10 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.method',
     'p.auth_type',
     'p.auth_username',
+    'p.signing_type',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
     db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
+    db.raw('p.previous_signing_secret IS NOT NULL AS previous_signing_secret_set'),
     // header values may be credentials (API keys): their names only
     db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
     'p.max_attempts',
@@ -261,6 +266,7 @@ export function createAdminQueries(db: Db) {
           'a.error',
           db.raw('left(a.request_body, ?) AS request_body', [REQUEST_BODY_SHOWN]),
           db.raw('octet_length(a.request_body) AS request_body_bytes'),
+          'a.receipt',
         )
         .where('a.delivery_id', deliveryId)
         .orderBy('a.attempt');

@@ -1,4 +1,4 @@
-import type { Delivery, Endpoint, WebhookEvent } from '../domain/records.js';
+import type { Delivery, Endpoint, Receipt, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
 import { prepared, type Db } from './knex.js';
 import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
@@ -20,6 +20,8 @@ export interface AttemptResult {
   skipped?: 'endpoint_inactive' | 'endpoint_disabled' | 'endpoint_not_allowed';
   /** what was sent when it was not the stored payload (the endpoint's transform made it); the attempt log keeps it */
   requestBody?: string | null;
+  /** what the broker answered to an acknowledged publish (a message id, a partition and offset, a sequence) */
+  receipt?: Receipt | null;
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
@@ -44,7 +46,7 @@ export interface Settled {
 const ATTEMPTS_SQL = `WITH input AS (
    SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS i(
      ord int, id uuid, status text, outcome text, "responseStatus" int, "responseBody" text, error text,
-     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text)),
+     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text, receipt jsonb)),
  updated AS (
    UPDATE webhook_delivery d
       SET status = i.status, attempts = d.attempts + 1,
@@ -54,11 +56,11 @@ const ATTEMPTS_SQL = `WITH input AS (
      FROM input i
     WHERE d.id = i.id AND d.status = 'PENDING'
  RETURNING d.id, d.endpoint_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
-           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody"),
+           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody", i.receipt),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
-   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error, "requestBody" FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body, receipt)
+   SELECT id, attempts, outcome, "startedAt", "durationMs", "responseStatus", "responseBody", error, "requestBody", receipt FROM updated),
  counted AS (
    SELECT endpoint_id, ord, status,
           count(*) FILTER (WHERE status = 'SUCCESS') OVER (PARTITION BY endpoint_id ORDER BY ord) AS resets
@@ -104,8 +106,8 @@ const ATTEMPT_SQL = `WITH updated AS (
  RETURNING id, endpoint_id, attempts),
  logged AS (
    INSERT INTO webhook_delivery_attempt
-          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body)
-   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error, :requestBody FROM updated),
+          (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body, receipt)
+   SELECT id, attempts, :outcome, :startedAt, :durationMs, :responseStatus, :responseBody, :error, :requestBody, :receipt::jsonb FROM updated),
  health AS (
    UPDATE webhook_endpoint ep
       SET consecutive_failures = CASE WHEN :status = 'SUCCESS' THEN 0 ELSE ep.consecutive_failures + 1 END,
@@ -287,12 +289,15 @@ export function createDeliveryRepository(db: Db) {
       held: r.skipped === 'endpoint_disabled',
       counts: r.status !== 'PENDING' && r.skipped === undefined,
       requestBody: r.requestBody ?? null,
+      receipt: r.receipt ?? null,
     }));
     const settled: Array<Settled | null> = rows.map(() => null);
     const [one] = rows;
     if (one === undefined) return settled;
     if (rows.length === 1) {
-      const { ord: _, ...params } = one;
+      const { ord: _, receipt, ...rest } = one;
+      // the single statement binds the receipt as JSON text (the batch carries it inside its JSON array)
+      const params = { ...rest, receipt: receipt === null ? null : JSON.stringify(receipt) };
       const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(db, 'deliveries.recordAttempt', ATTEMPT_SQL, params);
       const row = res.rows[0];
       return [row ? { autoDisabled: row.auto_disabled === true } : null];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Endpoint, EndpointHealthField } from '../domain/records.js';
 import type { Db } from './knex.js';
-import { toEndpoint, type EndpointRow } from './rows.js';
+import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
@@ -18,9 +18,10 @@ export type EndpointSpec = Omit<
   | 'deniedReason'
   | 'filter'
   | 'transform'
+  | 'signingType'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
+  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType'>>;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -39,7 +40,7 @@ const toRow = (s: EndpointSpec) => ({
   event_type: s.eventType,
   url: s.url,
   method: s.method,
-  auth_type: s.authType,
+  ...authAndSigningColumns(s.authType, s.signingType ?? 'NONE'),
   auth_username: s.authUsername,
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,

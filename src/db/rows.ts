@@ -10,7 +10,7 @@ import type {
   SignatureVerification,
   WebhookEvent,
 } from '../domain/records.js';
-import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from '../domain/statuses.js';
+import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
 
@@ -57,9 +57,12 @@ export interface EndpointRow {
   event_type: string | null;
   url: string;
   method: HttpMethod;
-  auth_type: AuthType;
+  /** AuthType, or the signing's type when there is no auth (COMBINED_AUTH_TYPES) */
+  auth_type: AuthType | CombinedAuthType;
   auth_username: string | null;
   auth_secret: string | null;
+  /** migration 078; absent from a row read before it ran */
+  signing_type?: SigningType;
   signing_secret: string | null;
   previous_signing_secret: string | null;
   custom_headers: Record<string, string>;
@@ -86,6 +89,31 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
+/**
+ * Before migration 078, auth_type also said the signing (HMAC, STANDARD_WEBHOOKS), and an
+ * endpoint had one or the other. An endpoint with a signing and no auth is still written so
+ * (signingColumns), so that a worker of the release before reads the row as it did, and signs,
+ * while a rolling upgrade has both releases running.
+ */
+const COMBINED_AUTH_TYPES = ['HMAC', 'STANDARD_WEBHOOKS'] as const satisfies readonly SigningType[];
+type CombinedAuthType = (typeof COMBINED_AUTH_TYPES)[number];
+const isCombined = (t: AuthType | CombinedAuthType): t is CombinedAuthType => (COMBINED_AUTH_TYPES as readonly string[]).includes(t);
+
+/** An endpoint's auth and signing, from its row's auth_type and signing_type. */
+export function authAndSigningOfRow(r: Pick<EndpointRow, 'auth_type' | 'signing_type'>): { authType: AuthType; signingType: SigningType } {
+  if (isCombined(r.auth_type)) return { authType: 'NONE', signingType: r.auth_type };
+  return { authType: r.auth_type, signingType: r.signing_type ?? 'NONE' };
+}
+
+/** The row's auth_type and signing_type of an endpoint's auth and signing (see COMBINED_AUTH_TYPES). */
+export function authAndSigningColumns(
+  authType: AuthType,
+  signingType: SigningType,
+): Pick<EndpointRow, 'auth_type'> & { signing_type: SigningType } {
+  const combined = authType === 'NONE' && isCombined(signingType);
+  return { auth_type: combined ? signingType : authType, signing_type: signingType };
+}
+
 export const toEndpoint = (r: EndpointRow): Endpoint => ({
   id: r.id,
   name: r.name,
@@ -93,7 +121,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   eventType: r.event_type,
   url: r.url,
   method: r.method,
-  authType: r.auth_type,
+  ...authAndSigningOfRow(r),
   authUsername: r.auth_username,
   authSecret: r.auth_secret,
   signingSecret: r.signing_secret,

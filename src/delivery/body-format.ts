@@ -39,16 +39,21 @@ const isTextType = (m: string): boolean => m.startsWith('text/') || /^applicatio
 
 const DEFAULT_DATA_TYPE = 'application/octet-stream';
 
-export function formatBody(format: EndpointFormat, payload: Payload, event: EventAttributes): FormattedBody {
-  if (format === 'Raw') return { ...payload, headers: {} };
-  const data = dataOf(payload);
-  const attributes: Record<string, string> = {
+/** The CloudEvent's required and `time` context attributes for an event, as every binding names them. */
+export function cloudEventAttributes(event: EventAttributes): Record<string, string> {
+  return {
     specversion: '1.0',
     id: event.id,
     source: `/webhook-fanout/${event.source}`,
     type: event.type ?? UNTYPED_EVENT_TYPE,
     time: event.time.toISOString(),
   };
+}
+
+export function formatBody(format: EndpointFormat, payload: Payload, event: EventAttributes): FormattedBody {
+  if (format === 'Raw') return { ...payload, headers: {} };
+  const data = dataOf(payload);
+  const attributes = cloudEventAttributes(event);
   if (format === 'CloudEventsBinary') {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(attributes)) headers[`ce-${name}`] = headerValue(value);

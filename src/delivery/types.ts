@@ -1,50 +1,26 @@
-import type { AuthType, HttpMethod } from '../domain/statuses.js';
-import type { TraceCarrier } from '../observability/spans.js';
-
-/** Everything one outbound attempt needs; built by the deliver activity from the rows it loads. */
-export interface OutboundRequest {
-  url: string;
-  method: HttpMethod;
-  /** the bytes sent, exactly (the stored body, or its CloudEvent: body-format.ts); signatures are over these */
-  body: Buffer;
-  /** the body's Content-Type: the inbound request's, or the format's */
-  contentType: string | null;
-  /** the format's own headers (binary mode's ce-*); they win over custom headers of the same name */
-  formatHeaders?: Record<string, string>;
-  auth: {
-    type: AuthType;
-    username: string | null;
-    /** BASIC password or BEARER token */
-    secret: string | null;
-    /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
-    signingSecret: string | null;
-    /** STANDARD_WEBHOOKS: the previous key during a rotation (its signature is sent too) */
-    previousSigningSecret?: string | null;
-  };
-  customHeaders: Record<string, string>;
-  timeoutMs: number;
-  /** 4xx codes the endpoint opted in to retrying */
-  retryOnStatus: readonly number[];
-  meta: {
-    eventId: string;
-    source: string;
-    eventType: string | null;
-    deliveryId: string;
-    attempt: number;
-  };
-  /** the attempt's W3C trace context, sent as traceparent / tracestate (docs/tracing.md); absent: none */
-  trace?: TraceCarrier | undefined;
-}
+import type { Receipt } from '../domain/records.js';
 
 /** status class label for metrics */
 export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked';
 
 /**
- * The outcome of one attempt. "permanent" is never retried (4xx, redirect, blocked address,
- * invalid request); "retryable" is (5xx, timeout, connection error, opted-in 4xx).
+ * The outcome of one attempt, from any destination. "permanent" is never retried (HTTP 4xx, a
+ * redirect, a blocked address, an invalid request; a broker's unknown topic, refused authorization,
+ * a message too large); "retryable" is (HTTP 5xx, a timeout, a connection error, an opted-in 4xx;
+ * a broker throttling or unavailable).
  */
 export type DeliveryOutcome =
-  | { kind: 'success'; status: number; body: string; durationMs: number; statusClass: StatusClass }
+  | {
+      kind: 'success';
+      /** the HTTP status (an AWS API's too); null: a broker that answers without one (Kafka, RabbitMQ, NATS) */
+      status: number | null;
+      /** what the endpoint answered (HTTP), or the broker's answer in a line */
+      body: string;
+      durationMs: number;
+      statusClass: StatusClass;
+      /** what the broker acknowledged with; the attempt log records it */
+      receipt?: Receipt;
+    }
   | {
       kind: 'permanent' | 'retryable';
       status: number | null;
@@ -59,4 +35,7 @@ export type DeliveryOutcome =
       statusClass: StatusClass;
     };
 
-export type Send = (req: OutboundRequest) => Promise<DeliveryOutcome>;
+/** A message or target that can not be sent as configured (a missing signing secret, an invalid header): final, no request made. */
+export function invalidRequest(error: string, durationMs = 0): DeliveryOutcome {
+  return { kind: 'permanent', status: null, body: null, error: `invalid request: ${error}`, durationMs, statusClass: 'network' };
+}

@@ -1,4 +1,4 @@
-import type { AuthType, DeliveryStatus, EventStatus, HttpMethod } from './statuses.js';
+import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from './statuses.js';
 
 /** Where an inbound source's external event id or type is read from. */
 export interface ExtractionRule {
@@ -104,6 +104,21 @@ export const REVOKED_ERROR = 'revoked: endpoint not allowed by its source';
 export const ENDPOINT_FORMATS = ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'] as const;
 export type EndpointFormat = (typeof ENDPOINT_FORMATS)[number];
 
+/**
+ * What a broker answered to a publish it acknowledged, as the attempt log keeps it (docs/destinations.md):
+ * each destination fills what its broker gives. HTTP has none (the status and body say it).
+ */
+export interface Receipt {
+  /** SQS, SNS, EventBridge, RabbitMQ (when set): the broker's id of the message */
+  messageId?: string;
+  /** Kafka */
+  partition?: number;
+  /** Kafka: the record's offset in its partition */
+  offset?: string;
+  /** NATS JetStream (the stream sequence), SQS FIFO (the sequence number) */
+  sequence?: string;
+}
+
 export interface Endpoint {
   id: string;
   name: string;
@@ -116,6 +131,7 @@ export interface Endpoint {
   authUsername: string | null;
   /** BASIC password or BEARER token */
   authSecret: string | null;
+  signingType: SigningType;
   /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
   signingSecret: string | null;
   /** STANDARD_WEBHOOKS only: the key being rotated out, still signed with until it is removed */

@@ -6,8 +6,13 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'SUCCESS', 'FAILED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER', 'HMAC', 'STANDARD_WEBHOOKS'] as const;
+/** How an endpoint's receiver knows the caller (WebhookEndpoint spec.auth). */
+export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
+
+/** How an endpoint's receiver verifies the body (spec.signing); apart from AUTH_TYPES, so an endpoint can have both. */
+export const SIGNING_TYPES = ['NONE', 'HMAC', 'STANDARD_WEBHOOKS'] as const;
+export type SigningType = (typeof SIGNING_TYPES)[number];
 
 export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];

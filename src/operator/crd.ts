@@ -173,6 +173,13 @@ const KINDS: KindDef[] = [
       { name: 'Event Type', type: 'string', jsonPath: '.spec.eventType', description: 'empty = every event of the source' },
       { name: 'URL', type: 'string', jsonPath: '.spec.url' },
       { name: 'Auth', type: 'string', jsonPath: '.spec.auth.type', priority: 1 },
+      {
+        name: 'Signing',
+        type: 'string',
+        jsonPath: '.spec.signing.type',
+        priority: 1,
+        description: 'empty = none, or in auth (the older form)',
+      },
       { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
       { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ACTIVE, or DISABLED by auto-disable' },
       {

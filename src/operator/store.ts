@@ -72,6 +72,7 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.authType === spec.authType &&
     row.authUsername === spec.authUsername &&
     row.authSecret === spec.authSecret &&
+    row.signingType === (spec.signingType ?? 'NONE') &&
     row.signingSecret === spec.signingSecret &&
     row.previousSigningSecret === spec.previousSigningSecret &&
     sameJson(row.customHeaders, spec.customHeaders) &&

@@ -7,8 +7,8 @@ import { buildConsumerProcess, type ConsumerSettings } from './consumer-process.
 import type { RunningProcess } from './running-process.js';
 import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
+import { createDestinations } from '../destinations/index.js';
 import { createAddressPolicy } from '../delivery/address-policy.js';
-import { createSender } from '../delivery/sender.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
@@ -52,7 +52,8 @@ export interface StartedWorker extends RunningProcess {
 /** Hosts WebhookFanoutWorkflow and its activities (prepare, deliver, finishEvent), and with `queue` the consumer's work. */
 export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProcess> {
   const { settings } = deps;
-  const sender = createSender({
+  // one registry of destinations per process, closed in the drain after the last attempt
+  const destinations = createDestinations({
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
@@ -69,7 +70,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     taskQueue: settings.temporal.taskQueue,
     activities: createActivities({
       repos: deps.repos,
-      send: sender.send,
+      destinations,
       metrics: deps.metrics,
       logger: deps.logger,
       backoff: settings.backoff,
@@ -123,7 +124,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
           await consuming?.stop();
           if (worker.getState() === 'RUNNING') worker.shutdown();
           await running;
-          await sender.close();
+          await destinations.close();
         },
       };
     },

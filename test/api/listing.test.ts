@@ -337,9 +337,18 @@ describe('admin API: reads, filters and cursor pagination', () => {
     ).toBeLessThan(1_000);
   }, 120_000);
 
-  it('endpoints show the auth type, the BASIC username and whether a secret is set, never a secret', async () => {
+  it('endpoints show the auth and signing types, the BASIC username and whether a secret is set, never a secret', async () => {
     const source = uniqueSource('ep');
-    const secrets = ['basic-pass-XYZ', 'bearer-token-XYZ', 'hmac-secret-XYZ', 'api-key-in-header-XYZ', 'url-pass-XYZ'];
+    const keys = [`whsec_${Buffer.alloc(24, 1).toString('base64')}`, `whsec_${Buffer.alloc(24, 2).toString('base64')}`];
+    const secrets = [
+      'basic-pass-XYZ',
+      'bearer-token-XYZ',
+      'hmac-secret-XYZ',
+      'api-key-in-header-XYZ',
+      'url-pass-XYZ',
+      'both-token-XYZ',
+      ...keys,
+    ];
     await addEndpoint(h.fanout.repos, {
       source,
       name: 'basic',
@@ -353,11 +362,21 @@ describe('admin API: reads, filters and cursor pagination', () => {
       source,
       name: 'hmac',
       url: 'https://example.com/c',
-      authType: 'HMAC',
+      signingType: 'HMAC',
       signingSecret: secrets[2],
       customHeaders: { 'x-api-key': secrets[3] ?? '' },
     });
     await addEndpoint(h.fanout.repos, { source, name: 'none', url: 'https://example.com/d', eventType: 'order.created' });
+    await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'both',
+      url: 'https://example.com/e',
+      authType: 'BEARER',
+      authSecret: secrets[5],
+      signingType: 'STANDARD_WEBHOOKS',
+      signingSecret: keys[0],
+      previousSigningSecret: keys[1],
+    });
 
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
@@ -370,9 +389,17 @@ describe('admin API: reads, filters and cursor pagination', () => {
       url: 'https://***@example.com/a',
     });
     expect(byName.get('bearer')).toMatchObject({ auth: { type: 'BEARER', username: null, secretSet: true } });
-    expect(byName.get('hmac')).toMatchObject({ auth: { type: 'HMAC', username: null, secretSet: true }, customHeaderNames: ['x-api-key'] });
+    expect(byName.get('hmac')).toMatchObject({
+      auth: { type: 'NONE', username: null, secretSet: false },
+      signing: { type: 'HMAC', secretSet: true, previousSecretSet: false },
+      customHeaderNames: ['x-api-key'],
+    });
     expect(byName.get('none')).toMatchObject({ auth: { type: 'NONE', username: null, secretSet: false }, eventType: 'order.created' });
-    expect(items.map((e) => e.name)).toEqual(['none', 'hmac', 'bearer', 'basic']);
+    expect(byName.get('both')).toMatchObject({
+      auth: { type: 'BEARER', username: null, secretSet: true },
+      signing: { type: 'STANDARD_WEBHOOKS', secretSet: true, previousSecretSet: true },
+    });
+    expect(items.map((e) => e.name)).toEqual(['both', 'none', 'hmac', 'bearer', 'basic']);
   });
 
   it('endpoints show their filter and transform (docs/content-routing.md), null when they have none', async () => {

@@ -26,7 +26,10 @@ describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, 
     dir = await mkdtemp(path.join(tmpdir(), 'wf-validate-'));
     await mkdir(path.join(dir, 'good'));
     await mkdir(path.join(dir, 'bad'));
-    await writeFile(path.join(dir, 'good', 'endpoints.yaml'), `${BIG_INVOICES}---\n${endpoint('all', '')}`);
+    await writeFile(
+      path.join(dir, 'good', 'endpoints.yaml'),
+      `${BIG_INVOICES}---\n${endpoint('all', '')}---\n${endpoint('token-and-signature', '  auth:\n    type: Bearer\n    secretRef: {name: s, key: t}\n  signing:\n    type: StandardWebhooks\n    secretRef: {name: s, key: k}\n')}`,
+    );
     await writeFile(
       path.join(dir, 'bad', 'endpoints.yaml'),
       [
@@ -34,6 +37,10 @@ describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, 
         endpoint('unclosed', '  transform:\n    jsonata: \'{"kind": type\'\n'),
         endpoint('fine', '  filter: "event.type == \'x\'"\n'),
         endpoint('schema', '  maxAttempts: 0\n'),
+        endpoint(
+          'signed-twice',
+          '  auth:\n    type: HMAC\n    secretRef: {name: s, key: k}\n  signing:\n    type: StandardWebhooks\n    secretRef: {name: s, key: k}\n',
+        ),
       ].join('---\n'),
     );
     await writeFile(path.join(dir, 'bad', 'syntax.yaml'), endpoint('syntax', '  filter: "event.type.startsWith("\n'));
@@ -44,7 +51,7 @@ describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, 
     const res = await cli(['validate', '-f', path.join(dir, 'good')], {});
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
-    expect(res.stdout).toContain('ok: 2 WebhookEndpoint(s)');
+    expect(res.stdout).toContain('ok: 3 WebhookEndpoint(s)');
   });
 
   it('validate names every problem by file, document and position, and exits 1', async () => {
@@ -60,8 +67,11 @@ describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, 
     expect(lines).toContain(
       `${path.join(dir, 'bad', 'syntax.yaml')}#1: WebhookEndpoint billing/syntax: spec.filter at 1:11: syntax error: found . but expecting end of input`,
     );
+    expect(lines).toContain(
+      `${file}#5: WebhookEndpoint billing/signed-twice: spec.signing and an auth.type that signs (HMAC, StandardWebhooks) can not be used together: move the signing to spec.signing`,
+    );
     expect(res.stdout).not.toContain('billing/fine');
-    expect(lines.at(-1)).toMatch(/^4 problem\(s\) in /);
+    expect(lines.at(-1)).toMatch(/^5 problem\(s\) in /);
   });
 
   it('try prints that the endpoint is routed and the body it would receive', async () => {

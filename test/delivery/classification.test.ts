@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { createHttpSender, type HttpSender } from './outbound.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { outbound } from './outbound.js';
 import { refusedUrl, startReceiver } from '../support/receiver.js';
@@ -9,7 +9,7 @@ import type { Receiver, Script } from '../support/receiver.js';
 
 type Handler = Extract<Script, { handler: unknown }>['handler'];
 
-let sender: Sender;
+let sender: HttpSender;
 const receivers: Receiver[] = [];
 
 /** a receiver that answers through `handler` (the default: 200 ok) */
@@ -27,7 +27,7 @@ function answering(status: number, body = '', headers: Record<string, string> = 
 }
 
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => {
   await sender.close();

@@ -3,8 +3,9 @@ import { HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { buildOutboundRequest } from '../../src/delivery/outbound-request.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { targetOf, type Destinations } from '../../src/delivery/destination.js';
+import { messageOf } from '../../src/delivery/message.js';
+import { createDestinations } from '../../src/destinations/index.js';
 import type { Delivery, Endpoint, EndpointFormat, WebhookEvent } from '../../src/domain/records.js';
 import { startReceiver, type RecordedRequest, type Receiver } from '../support/receiver.js';
 
@@ -53,6 +54,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   authType: 'NONE',
   authUsername: null,
   authSecret: null,
+  signingType: 'NONE',
   signingSecret: null,
   previousSigningSecret: null,
   customHeaders: { 'ce-id': 'a custom header can not replace an attribute' },
@@ -82,14 +84,17 @@ const headersOf = (r: RecordedRequest): Record<string, string> =>
   Object.fromEntries(Object.entries(r.headers).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v]] : [])));
 const toEvent = (r: RecordedRequest) => HTTP.toEvent({ headers: headersOf(r), body: r.body.toString('utf8') }) as Record<string, unknown>;
 
-let sender: Sender;
+let destinations: Destinations;
+/** One attempt as the deliver activity makes it: the message of the rows, to the endpoint's target. */
+const sendAttempt = (d: Delivery, e: Endpoint, ev: WebhookEvent, n: number) =>
+  destinations.send(messageOf(d, e, ev, n), targetOf(e), { timeoutMs: 5_000 });
 let receiver: Receiver;
 beforeAll(async () => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  destinations = createDestinations({ addressPolicy: createAddressPolicy() });
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await sender.close();
+  await destinations.close();
   await receiver.close();
 });
 afterEach(() => {
@@ -101,7 +106,7 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
     '%s: id, source, type, time, datacontenttype and data as the SDK reads them; the same id on every attempt',
     async (format) => {
       for (const attempt of [1, 2]) {
-        const outcome = await sender.send(buildOutboundRequest(delivery, endpoint(receiver.url, format), event(), attempt));
+        const outcome = await sendAttempt(delivery, endpoint(receiver.url, format), event(), attempt);
         expect(outcome.kind).toBe('success');
       }
       const [first, second] = receiver.requests.map(toEvent);
@@ -121,7 +126,7 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
   );
 
   it('Raw (the default) sends the stored bytes as before: no ce- attributes', async () => {
-    await sender.send(buildOutboundRequest(delivery, endpoint(receiver.url, 'Raw', { customHeaders: {} }), event(), 1));
+    await sendAttempt(delivery, endpoint(receiver.url, 'Raw', { customHeaders: {} }), event(), 1);
     const [r] = receiver.requests;
     expect(r?.body.toString()).toBe(event().payload.toString());
     expect(r?.headers['content-type']).toBe('application/json');
@@ -132,8 +137,8 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
     '%s with HMAC: the signature is over the exact bytes sent',
     async (format) => {
       const secret = 'hmac-secret';
-      const ep = endpoint(receiver.url, format, { authType: 'HMAC', signingSecret: secret });
-      await sender.send(buildOutboundRequest(delivery, ep, event(), 1));
+      const ep = endpoint(receiver.url, format, { signingType: 'HMAC', signingSecret: secret });
+      await sendAttempt(delivery, ep, event(), 1);
       const [r] = receiver.requests;
       expect(r?.headers['x-webhook-signature']).toBe(createHmac('sha256', secret).update(r!.body).digest('base64'));
       expect(toEvent(r!).id).toBe(event().id);
@@ -144,8 +149,8 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
     '%s with Standard Webhooks: the library verifies the bytes received',
     async (format) => {
       const key = `whsec_${randomBytes(24).toString('base64')}`;
-      const ep = endpoint(receiver.url, format, { authType: 'STANDARD_WEBHOOKS', signingSecret: key });
-      await sender.send(buildOutboundRequest(delivery, ep, event(), 1));
+      const ep = endpoint(receiver.url, format, { signingType: 'STANDARD_WEBHOOKS', signingSecret: key });
+      await sendAttempt(delivery, ep, event(), 1);
       const [r] = receiver.requests;
       expect(() => new Webhook(key).verify(r!.body, headersOf(r!))).not.toThrow();
       expect(toEvent(r!).type).toBe('invoice.paid');
@@ -154,13 +159,11 @@ describe('CloudEvents out, read by the SDK at a real receiver', () => {
 
   it('binary bytes in structured mode arrive as data_base64, and the SDK gives them back', async () => {
     const bytes = Buffer.from([0, 0xff, 0xfe, 0x80, 0x41]);
-    await sender.send(
-      buildOutboundRequest(
-        delivery,
-        endpoint(receiver.url, 'CloudEventsStructured'),
-        event({ payload: bytes, contentType: 'application/octet-stream' }),
-        1,
-      ),
+    await sendAttempt(
+      delivery,
+      endpoint(receiver.url, 'CloudEventsStructured'),
+      event({ payload: bytes, contentType: 'application/octet-stream' }),
+      1,
     );
     const ce = toEvent(receiver.requests[0]!);
     expect(ce.datacontenttype).toBe('application/octet-stream');

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { createHttpSender, type HttpSender } from './outbound.js';
 import { signBody } from '../../src/delivery/signature.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
@@ -10,11 +10,11 @@ import type { Receiver } from '../support/receiver.js';
 // not JSON, not UTF-8: NUL, 0xff, a lone continuation byte, then UTF-8 text with non-ASCII
 const binaryBody = Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0d, 0x0a]), Buffer.from('héllo €uro ✓', 'utf8')]);
 
-let sender: Sender;
+let sender: HttpSender;
 let receiver: Receiver;
 
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => {
   await sender.close();
@@ -64,9 +64,7 @@ describe('outbound request', () => {
         res.end();
       },
     });
-    const outcome = await sender.send(
-      outbound(receiver.url, { auth: { type: 'BASIC', username: 'alice', secret: 's3cr3t:wörd', signingSecret: null } }),
-    );
+    const outcome = await sender.send(outbound(receiver.url, { auth: { type: 'BASIC', username: 'alice', secret: 's3cr3t:wörd' } }));
     expect(outcome).toMatchObject({ kind: 'success', status: 204 });
     // the receiver's own decoding agrees
     const header = receiver.requests[0]!.headers.authorization!;
@@ -80,9 +78,7 @@ describe('outbound request', () => {
         res.end();
       },
     });
-    const outcome = await sender.send(
-      outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_live_123', signingSecret: null } }),
-    );
+    const outcome = await sender.send(outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_live_123' } }));
     expect(outcome).toMatchObject({ kind: 'success', status: 200 });
   });
 
@@ -102,7 +98,7 @@ describe('outbound request', () => {
       outbound(receiver.url, {
         body: binaryBody,
         contentType: 'text/plain; charset=iso-8859-1',
-        auth: { type: 'HMAC', username: null, secret: null, signingSecret: secret },
+        signing: { type: 'HMAC', secret: secret },
       }),
     );
     expect(outcome.kind).toBe('success');
@@ -118,10 +114,29 @@ describe('outbound request', () => {
         res.end();
       },
     });
-    const outcome = await sender.send(
-      outbound(receiver.url, { auth: { type: 'HMAC', username: null, secret: null, signingSecret: 'a-wrong-secret' } }),
-    );
+    const outcome = await sender.send(outbound(receiver.url, { signing: { type: 'HMAC', secret: 'a-wrong-secret' } }));
     expect(outcome).toMatchObject({ kind: 'permanent', status: 401 });
+  });
+
+  it('BEARER and HMAC together: the receiver checks the token and recomputes the signature', async () => {
+    const secret = 'hmac-secret-of-the-endpoint';
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        const expected = createHmac('sha256', secret).update(req.body).digest();
+        const given = Buffer.from(String(req.headers['x-webhook-signature']), 'base64');
+        const signed = given.length === expected.length && timingSafeEqual(given, expected);
+        res.statusCode = req.headers.authorization === 'Bearer tok_both' && signed ? 200 : 401;
+        res.end();
+      },
+    });
+    const outcome = await sender.send(
+      outbound(receiver.url, {
+        body: binaryBody,
+        auth: { type: 'BEARER', username: null, secret: 'tok_both' },
+        signing: { type: 'HMAC', secret },
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: 'success', status: 200 });
   });
 
   it.each(['PUT', 'PATCH'] as const)('uses the endpoint method %s', async (method) => {
@@ -138,7 +153,7 @@ describe('outbound request', () => {
     await sender.send(
       outbound(receiver.url, {
         body,
-        auth: { type: 'BEARER', username: null, secret: 'real-token', signingSecret: null },
+        auth: { type: 'BEARER', username: null, secret: 'real-token' },
         customHeaders: {
           'X-Tenant': 'acme',
           'x-api-version': '2024-06-01',
@@ -170,7 +185,7 @@ describe('outbound request', () => {
     await sender.send(
       outbound(receiver.url, {
         body,
-        auth: { type: 'HMAC', username: null, secret: null, signingSecret: 'k' },
+        signing: { type: 'HMAC', secret: 'k' },
         customHeaders: { 'x-webhook-signature': 'forged' },
       }),
     );
@@ -208,9 +223,7 @@ describe('outbound request', () => {
 
   it('BEARER without a token fails permanently without sending', async () => {
     receiver = await startReceiver();
-    const outcome = await sender.send(
-      outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: null, signingSecret: null } }),
-    );
+    const outcome = await sender.send(outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: null } }));
     expect(outcome).toMatchObject({ kind: 'permanent', status: null });
     expect(receiver.requests).toHaveLength(0);
   });
@@ -222,9 +235,7 @@ describe('outbound request', () => {
         res.end('forbidden');
       },
     });
-    const outcome = await sender.send(
-      outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_do_not_leak', signingSecret: null } }),
-    );
+    const outcome = await sender.send(outbound(receiver.url, { auth: { type: 'BEARER', username: null, secret: 'tok_do_not_leak' } }));
     expect(outcome).toMatchObject({ kind: 'permanent', status: 403, body: 'forbidden', statusClass: '4xx' });
     expect(JSON.stringify(outcome)).not.toContain('tok_do_not_leak');
   });

@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import type { Resolve } from '../../src/delivery/guarded-lookup.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
+import { createHttpSender, type HttpSender } from './outbound.js';
 import { outbound } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { Receiver } from '../support/receiver.js';
@@ -12,7 +12,7 @@ afterEach(async () => {
   await Promise.all(cleanup.splice(0).map((fn) => fn()));
 });
 
-function track<T extends Sender | Receiver>(x: T): T {
+function track<T extends HttpSender | Receiver>(x: T): T {
   cleanup.push(() => x.close());
   return x;
 }
@@ -81,7 +81,7 @@ describe('address policy', () => {
 
 describe('sender with the SSRF guard', () => {
   it('refuses http://169.254.169.254/latest/meta-data as blocked, permanently, without connecting', async () => {
-    const sender = track(createSender({ addressPolicy: createAddressPolicy() }));
+    const sender = track(createHttpSender({ addressPolicy: createAddressPolicy() }));
     const outcome = await sender.send(outbound('http://169.254.169.254/latest/meta-data', { timeoutMs: 2_000 }));
     // a connection attempt would have ended as timeout, refused or an answer, not as blocked
     expect(outcome).toMatchObject({ kind: 'permanent', status: null, body: null, statusClass: 'blocked' });
@@ -92,7 +92,7 @@ describe('sender with the SSRF guard', () => {
   it.each(['http://[::ffff:169.254.169.254]/latest/meta-data', 'http://[fd00:ec2::254]/latest', 'http://2852039166/latest'])(
     'refuses the metadata service spelled %s',
     async (url) => {
-      const sender = track(createSender({ addressPolicy: createAddressPolicy() }));
+      const sender = track(createHttpSender({ addressPolicy: createAddressPolicy() }));
       const outcome = await sender.send(outbound(url, { timeoutMs: 2_000 }));
       expect(outcome).toMatchObject({ kind: 'permanent', statusClass: 'blocked' });
     },
@@ -100,8 +100,8 @@ describe('sender with the SSRF guard', () => {
 
   it('checks the resolved address of a host name: localhost is blocked when 127.0.0.0/8 is denied', async () => {
     const receiver = track(await startReceiver());
-    const open = track(createSender({ addressPolicy: createAddressPolicy() }));
-    const guarded = track(createSender({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8', '::1/128'] }) }));
+    const open = track(createHttpSender({ addressPolicy: createAddressPolicy() }));
+    const guarded = track(createHttpSender({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8', '::1/128'] }) }));
 
     // the same URL does reach the receiver under the default policy
     expect(await open.send(outbound(`http://localhost:${receiver.port}/hook`))).toMatchObject({ kind: 'success' });
@@ -117,7 +117,7 @@ describe('sender with the SSRF guard', () => {
 
   it('checks an IP literal host before sending', async () => {
     const receiver = track(await startReceiver());
-    const guarded = track(createSender({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.1/32'] }) }));
+    const guarded = track(createHttpSender({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.1/32'] }) }));
     const outcome = await guarded.send(outbound(receiver.url));
     expect(outcome).toMatchObject({ kind: 'permanent', statusClass: 'blocked' });
     expect(receiver.connections()).toBe(0);
@@ -133,7 +133,7 @@ describe('sender with the SSRF guard', () => {
       ],
     };
     const resolve: Resolve = async (hostname) => answers[hostname] ?? [];
-    const sender = track(createSender({ addressPolicy: createAddressPolicy(), resolve }));
+    const sender = track(createHttpSender({ addressPolicy: createAddressPolicy(), resolve }));
 
     expect(await sender.send(outbound(`http://hooks.example.test:${receiver.port}/`))).toMatchObject({ kind: 'success' });
     expect(receiver.requests[0]!.headers.host).toBe(`hooks.example.test:${receiver.port}`);
@@ -158,7 +158,7 @@ describe('sender with the SSRF guard', () => {
       lookups++;
       return [{ address: lookups === 1 ? '127.0.0.1' : '169.254.169.254', family: 4 }];
     };
-    const sender = track(createSender({ addressPolicy: createAddressPolicy(), resolve }));
+    const sender = track(createHttpSender({ addressPolicy: createAddressPolicy(), resolve }));
     const url = `http://rebind.example.test:${receiver.port}/`;
 
     expect(await sender.send(outbound(url))).toMatchObject({ kind: 'success' });

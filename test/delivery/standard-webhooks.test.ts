@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { buildHeaders } from '../../src/delivery/headers.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
-import type { OutboundRequest } from '../../src/delivery/types.js';
-import { outbound } from './outbound.js';
+import { createHttpSender, headersOf, outbound, type HttpSender, type OutboundRequest } from './outbound.js';
 import { startReceiver } from '../support/receiver.js';
 import type { RecordedRequest as ReceivedRequest, Receiver } from '../support/receiver.js';
 
@@ -14,12 +11,10 @@ import type { RecordedRequest as ReceivedRequest, Receiver } from '../support/re
 
 const newKey = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
-const swAuth = (signingSecret: string, previousSigningSecret: string | null = null): OutboundRequest['auth'] => ({
+const swSigning = (secret: string | null, previousSecret: string | null = null): OutboundRequest['signing'] => ({
   type: 'STANDARD_WEBHOOKS',
-  username: null,
-  secret: null,
-  signingSecret,
-  previousSigningSecret,
+  secret,
+  previousSecret,
 });
 
 /** A receiver that answers 204 when `key` verifies the request, 401 with the library's reason otherwise. */
@@ -42,11 +37,11 @@ function verifyingReceiver(key: string, tamper: (body: Buffer) => Buffer = (b) =
 const stringHeaders = (req: ReceivedRequest): Record<string, string> =>
   Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
 
-let sender: Sender;
+let sender: HttpSender;
 let receiver: Receiver | undefined;
 
 beforeAll(() => {
-  sender = createSender({ addressPolicy: createAddressPolicy() });
+  sender = createHttpSender({ addressPolicy: createAddressPolicy() });
 });
 afterAll(async () => {
   await sender.close();
@@ -60,8 +55,8 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
   it('signs id.timestamp.body with the whsec_ key; webhook-id is the event id on every attempt', async () => {
     const key = newKey();
     receiver = await verifyingReceiver(key);
-    const first = await sender.send(outbound(receiver.url, { auth: swAuth(key) }));
-    const retry = outbound(receiver.url, { auth: swAuth(key) });
+    const first = await sender.send(outbound(receiver.url, { signing: swSigning(key) }));
+    const retry = outbound(receiver.url, { signing: swSigning(key) });
     const second = await sender.send({ ...retry, meta: { ...retry.meta, attempt: 2 } });
 
     expect(first).toMatchObject({ kind: 'success', status: 204 });
@@ -84,7 +79,7 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
     const key = newKey();
     receiver = await verifyingReceiver(key);
     const body = Buffer.from('{"name":"Zoë","note":"€ ✓ 日本"}\r\n  ', 'utf8');
-    const outcome = await sender.send(outbound(receiver.url, { body, auth: swAuth(key) }));
+    const outcome = await sender.send(outbound(receiver.url, { body, signing: swSigning(key) }));
     expect(outcome).toMatchObject({ kind: 'success', status: 204 });
     expect(receiver.requests[0]!.body.equals(body)).toBe(true);
   });
@@ -92,15 +87,37 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
   it('a receiver refuses a tampered body', async () => {
     const key = newKey();
     receiver = await verifyingReceiver(key, (b) => Buffer.concat([b, Buffer.from(' ')]));
-    const outcome = await sender.send(outbound(receiver.url, { auth: swAuth(key) }));
+    const outcome = await sender.send(outbound(receiver.url, { signing: swSigning(key) }));
     expect(outcome).toMatchObject({ kind: 'permanent', status: 401 });
     expect(outcome.kind !== 'success' && outcome.body).toMatch(/signature/i);
   });
 
   it('a receiver holding another key refuses the message', async () => {
     receiver = await verifyingReceiver(newKey());
-    const outcome = await sender.send(outbound(receiver.url, { auth: swAuth(newKey()) }));
+    const outcome = await sender.send(outbound(receiver.url, { signing: swSigning(newKey()) }));
     expect(outcome).toMatchObject({ kind: 'permanent', status: 401 });
+  });
+
+  it('with a Bearer token too: the receiver checks both, the signature with the library', async () => {
+    const key = newKey();
+    const wh = new Webhook(key);
+    receiver = await startReceiver({
+      handler: (req, res) => {
+        try {
+          wh.verify(req.body, stringHeaders(req));
+          res.statusCode = req.headers.authorization === 'Bearer tok_partner' ? 204 : 403;
+        } catch {
+          res.statusCode = 401;
+        }
+        res.end();
+      },
+    });
+    const auth = { type: 'BEARER' as const, username: null, secret: 'tok_partner' };
+    const outcome = await sender.send(outbound(receiver.url, { auth, signing: swSigning(key) }));
+    expect(outcome).toMatchObject({ kind: 'success', status: 204 });
+    // and each is checked: without the token the same signature is not enough
+    const withoutToken = await sender.send(outbound(receiver.url, { signing: swSigning(key) }));
+    expect(withoutToken).toMatchObject({ kind: 'permanent', status: 403 });
   });
 
   it('rotation without a gap: receivers holding the old key or the new one both verify', async () => {
@@ -108,7 +125,7 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
     const nextKey = newKey();
     for (const held of [oldKey, nextKey]) {
       receiver = await verifyingReceiver(held);
-      const outcome = await sender.send(outbound(receiver.url, { auth: swAuth(nextKey, oldKey) }));
+      const outcome = await sender.send(outbound(receiver.url, { signing: swSigning(nextKey, oldKey) }));
       expect(outcome).toMatchObject({ kind: 'success', status: 204 });
       const signatures = String(receiver.requests[0]!.headers['webhook-signature']).split(' ');
       expect(signatures).toHaveLength(2);
@@ -119,19 +136,19 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
 
   it('the timestamp is the attempt time: a signature made ten minutes ago is refused as stale', () => {
     const key = newKey();
-    const req = outbound('http://127.0.0.1:9/x', { auth: swAuth(key) });
+    const req = outbound('http://127.0.0.1:9/x', { signing: swSigning(key) });
     const wh = new Webhook(key);
-    const fresh = buildHeaders(req);
-    const stale = buildHeaders(req, () => Date.now() - 10 * 60_000);
+    const fresh = headersOf(req);
+    const stale = headersOf(req, () => Date.now() - 10 * 60_000);
     expect(() => wh.verify(req.body, fresh)).not.toThrow();
     expect(() => wh.verify(req.body, stale)).toThrow(/too old/i);
   });
 
   it('a custom header can not replace the Standard Webhooks headers', () => {
     const key = newKey();
-    const headers = buildHeaders(
+    const headers = headersOf(
       outbound('http://127.0.0.1:9/x', {
-        auth: swAuth(key),
+        signing: swSigning(key),
         customHeaders: { 'Webhook-Id': 'forged', 'webhook-signature': 'v1,forged', 'X-Team': 'payments' },
       }),
     );
@@ -142,7 +159,7 @@ describe('STANDARD_WEBHOOKS signing, verified by the published verifier', () => 
 
   it('without a key the delivery fails permanently, naming the problem and not the value', async () => {
     receiver = await startReceiver();
-    const outcome = await sender.send(outbound(receiver.url, { auth: { ...swAuth(''), signingSecret: null } }));
+    const outcome = await sender.send(outbound(receiver.url, { signing: swSigning(null) }));
     expect(outcome).toMatchObject({ kind: 'permanent' });
     expect(outcome.kind !== 'success' && outcome.error).toMatch(/STANDARD_WEBHOOKS/);
     expect(receiver.requests).toHaveLength(0);

@@ -41,7 +41,7 @@ describe.each([
     await s.repos.endpoints.upsertByResourceUid(
       'e1',
       endpoint('signed', `${signed.url}/all`, {
-        authType: 'HMAC',
+        signingType: 'HMAC',
         signingSecret: 'whsec_test',
         customHeaders: { 'X-Team': 'payments' },
       }),
@@ -147,7 +147,7 @@ describe.each([
           uid,
           endpoint(uid, `${r.url}/hook`, {
             source: 'sw',
-            authType: 'STANDARD_WEBHOOKS',
+            signingType: 'STANDARD_WEBHOOKS',
             signingSecret: newKey,
             previousSigningSecret: oldKey,
           }),

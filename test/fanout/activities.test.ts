@@ -14,8 +14,12 @@ import {
 } from '../../src/activities/index.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
-import type { OutboundRequest, Send } from '../../src/delivery/types.js';
+import type { Destinations, DestinationTarget } from '../../src/delivery/destination.js';
+import type { Message } from '../../src/delivery/message.js';
+import { createDestinations } from '../../src/destinations/index.js';
+
+/** One attempt to a destination, as the deliver activity makes it. */
+type Send = Destinations['send'];
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { counterValue } from './support/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -27,13 +31,13 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 // One database per file; every test has its own receiver, activities, sender stand-in and metrics.
 interface ActivityFixtures {
   database: TestDatabase;
-  sender: Sender;
+  sender: Destinations;
   receiver: Receiver;
   t: {
     repos: Repositories;
     metrics: Metrics;
     /** every request the activities sent in this test */
-    sent: OutboundRequest[];
+    sent: Array<{ message: Message; target: DestinationTarget }>;
     /** the activities themselves, to run in an activity environment of the test's own */
     activities: FanoutActivities;
     /** replaces the real sender for the rest of this test */
@@ -66,7 +70,7 @@ const it = base.extend<ActivityFixtures>({
   sender: [
     // eslint-disable-next-line no-empty-pattern -- as above
     async ({}, use) => {
-      const sender = createSender({ addressPolicy: createAddressPolicy() });
+      const sender = createDestinations({ addressPolicy: createAddressPolicy() });
       try {
         await use(sender);
       } finally {
@@ -87,15 +91,17 @@ const it = base.extend<ActivityFixtures>({
   t: async ({ database, sender, receiver }, use) => {
     const repos = createRepositories(database.db);
     const metrics = createMetrics({ defaultMetrics: false });
-    const sent: OutboundRequest[] = [];
+    const sent: Array<{ message: Message; target: DestinationTarget }> = [];
     let send: Send = sender.send;
     const activities: FanoutActivities = createActivities({
       repos,
       metrics,
       backoff,
-      send: (req) => {
-        sent.push(req);
-        return send(req);
+      destinations: {
+        send: (message, target, options) => {
+          sent.push({ message, target });
+          return send(message, target, options);
+        },
       },
     });
     // each call runs in an activity context whose Info carries the given attempt number
@@ -335,6 +341,50 @@ describe('fanout activities', () => {
       deliveries.map((d) => d.deliveryId),
     );
     expect(logged.map((l) => [l.attempt, l.outcome])).toEqual(deliveries.map(() => [1, 'SUCCESS']));
+  });
+
+  it("deliver: the attempt log records the broker's receipt of a publish, recorded alone or with others", async ({
+    t,
+    receiver,
+    database,
+  }) => {
+    const source = uniqueSource();
+    for (let i = 0; i < 4; i++) await addEndpoint(t.repos, { source, url: receiver.url });
+    const eventId = await addEvent(t.repos, { source });
+    const { deliveries } = await t.prepare(1, { eventId });
+    const [first, ...rest] = deliveries;
+    // a destination that answers like a broker: no HTTP status, a receipt naming the message
+    t.setSend((message) =>
+      Promise.resolve({
+        kind: 'success',
+        status: null,
+        body: 'acknowledged',
+        durationMs: 1,
+        statusClass: '2xx',
+        receipt: { messageId: `m-${message.meta.deliveryId}`, partition: 2, offset: '41', sequence: '7' },
+      }),
+    );
+    // the first alone (the single statement), the others together (the batch's)
+    expect(await t.deliver(1, { deliveryId: first!.deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+    await Promise.all(rest.map((d) => t.deliverFirstLocal({ deliveryId: d.deliveryId, maxAttempts: 5 })));
+    const logged = await database.db('webhook_delivery_attempt').whereIn(
+      'delivery_id',
+      deliveries.map((d) => d.deliveryId),
+    );
+    expect(
+      logged
+        .map((l: { delivery_id: string; receipt: unknown; response_status: unknown }) => [l.delivery_id, l.receipt, l.response_status])
+        .sort(),
+    ).toEqual(
+      deliveries.map((d) => [d.deliveryId, { messageId: `m-${d.deliveryId}`, partition: 2, offset: '41', sequence: '7' }, null]).sort(),
+    );
+  });
+
+  it('deliver: an HTTP attempt records no receipt', async ({ t, database }) => {
+    const { deliveryId } = await t.preparedDelivery();
+    expect(await t.deliver(1, { deliveryId, maxAttempts: 5 })).toEqual({ status: 'SUCCESS' });
+    const [logged] = await database.db('webhook_delivery_attempt').where({ delivery_id: deliveryId });
+    expect(logged).toMatchObject({ outcome: 'SUCCESS', response_status: 200, receipt: null });
   });
 
   it('deliver: a settled delivery is returned as is, without a request', async ({ t }) => {

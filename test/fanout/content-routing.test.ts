@@ -182,7 +182,7 @@ describe('reshaping by content: spec.transform.jsonata', () => {
     const endpointId = await addEndpoint(h.repos, {
       source,
       url: target.url,
-      authType: 'STANDARD_WEBHOOKS',
+      signingType: 'STANDARD_WEBHOOKS',
       signingSecret: key,
       transform:
         '{"kind": type, "invoice": data.data.object.id, "total": data.data.object.amount_paid / 100, "tenant": data.data.object.metadata.tenant}',

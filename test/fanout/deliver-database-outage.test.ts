@@ -13,8 +13,12 @@ import {
 import { createDb, type Db } from '../../src/db/knex.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
-import { createSender, type Sender } from '../../src/delivery/sender.js';
-import type { OutboundRequest, Send } from '../../src/delivery/types.js';
+import type { Destinations, DestinationTarget } from '../../src/delivery/destination.js';
+import type { Message } from '../../src/delivery/message.js';
+import { createDestinations } from '../../src/destinations/index.js';
+
+/** One attempt to a destination, as the deliver activity makes it. */
+type Send = Destinations['send'];
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { preparedDelivery } from './support/harness.js';
@@ -28,9 +32,9 @@ describe('deliver activity during a Postgres outage', () => {
   let database: TestDatabase;
   let repos: Repositories;
   let metrics: Metrics;
-  let sender: Sender;
+  let sender: Destinations;
   let receiver: Receiver;
-  const sent: OutboundRequest[] = [];
+  const sent: Array<{ message: Message; target: DestinationTarget }> = [];
   let sendImpl: Send;
   const backoff = { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 600_000 };
   let activities: FanoutActivities;
@@ -52,16 +56,18 @@ describe('deliver activity during a Postgres outage', () => {
     database = await createTestDatabase();
     repos = createRepositories(database.db);
     metrics = createMetrics({ defaultMetrics: false });
-    sender = createSender({ addressPolicy: createAddressPolicy() });
+    sender = createDestinations({ addressPolicy: createAddressPolicy() });
     receiver = await startReceiver();
     sendImpl = sender.send;
     activities = createActivities({
       repos,
       metrics,
       backoff,
-      send: (req) => {
-        sent.push(req);
-        return sendImpl(req);
+      destinations: {
+        send: (message, target, options) => {
+          sent.push({ message, target });
+          return sendImpl(message, target, options);
+        },
       },
     });
   });
@@ -82,7 +88,12 @@ describe('deliver activity during a Postgres outage', () => {
       proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) });
       u.port = String(proxy.port);
       proxiedDb = createDb({ url: u.toString(), poolMax: 2 });
-      proxied = createActivities({ repos: createRepositories(proxiedDb), metrics, backoff, send: (req) => sendImpl(req) });
+      proxied = createActivities({
+        repos: createRepositories(proxiedDb),
+        metrics,
+        backoff,
+        destinations: { send: (...args) => sendImpl(...args) },
+      });
     });
     afterAll(async () => {
       await proxiedDb?.destroy();
@@ -147,7 +158,13 @@ describe('deliver activity during a Postgres outage', () => {
           throw new TypeError("Cannot read properties of undefined (reading 'labels')");
         },
       } as unknown as Metrics['deliveryAttempts'];
-      buggy = createActivities({ repos, backoff, logger, metrics: { ...metrics, deliveryAttempts }, send: (req) => sendImpl(req) });
+      buggy = createActivities({
+        repos,
+        backoff,
+        logger,
+        metrics: { ...metrics, deliveryAttempts },
+        destinations: { send: (...args) => sendImpl(...args) },
+      });
     });
     const deliverBuggy = (attempt: number, input: DeliverInput) => env(attempt).run(buggy.deliver, input);
 

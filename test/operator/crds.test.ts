@@ -198,6 +198,17 @@ describe('against kube-apiserver', () => {
       `spec: {source: s, url: "http://x/h", auth: {type: Bearer, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`,
       /auth\.previousSecretRef is only used/,
     ],
+    [
+      'a signing in auth.type and in spec.signing',
+      `spec: {source: s, url: "http://x/h", auth: {type: STANDARD_WEBHOOKS, secretRef: {name: a, key: b}}, signing: {type: HMAC, secretRef: {name: a, key: c}}}`,
+      /spec\.signing and an auth\.type that signs/,
+    ],
+    ['a signing without a secretRef', `spec: {source: s, url: "http://x/h", signing: {type: HMAC}}`, /signing\.secretRef is required/],
+    [
+      'a previousSecretRef with an HMAC signing',
+      `spec: {source: s, url: "http://x/h", signing: {type: HMAC, secretRef: {name: a, key: b}, previousSecretRef: {name: a, key: c}}}`,
+      /signing\.previousSecretRef is only used with signing\.type StandardWebhooks/,
+    ],
     ['a timeout of 3m', `spec: {source: s, url: "http://x/h", timeout: 3m}`, /timeout must be from 1s to 120s/],
     ['a timeout of 0s', `spec: {source: s, url: "http://x/h", timeout: 0s}`, /timeout must be from 1s to 120s/],
     ['a timeout without a unit', `spec: {source: s, url: "http://x/h", timeout: "30"}`, /spec\.timeout.*should match/],
@@ -211,6 +222,19 @@ describe('against kube-apiserver', () => {
     );
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'new-spellings');
     expect(o?.spec).toMatchObject({ timeout: '1m30s', timeoutSeconds: 10, auth: { type: 'StandardWebhooks' } });
+  });
+
+  it('accepts a Bearer auth and a Standard Webhooks signing together, and shows both with -o wide', async () => {
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: token-and-signature}\nspec: {source: s, url: "http://x.example/h", auth: {type: Bearer, secretRef: {name: a, key: t}}, signing: {type: StandardWebhooks, secretRef: {name: a, key: k}, previousSecretRef: {name: a, key: p}}}\n`,
+    );
+    const o = await customObjects(conn).get('WebhookEndpoint', ns, 'token-and-signature');
+    expect(o?.spec).toMatchObject({ auth: { type: 'Bearer' }, signing: { type: 'StandardWebhooks' } });
+    const wide = await kubectl(conn, ['get', 'whe', 'token-and-signature', '-n', ns, '-o', 'wide']);
+    expect(wide).toMatch(/AUTH\s+SIGNING/);
+    expect(wide).toMatch(/token-and-signature\s+s\s+http:\/\/x\.example\/h\s+Bearer\s+StandardWebhooks\s/);
   });
 
   it('accepts limits, a fractional rate included, and shows them with -o wide', async () => {

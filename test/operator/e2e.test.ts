@@ -56,6 +56,16 @@ spec:
   source: acme
   url: ${receiverUrl}/hmac
   auth: {type: HMAC, secretRef: {name: orders-auth, key: signing}}
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: token-and-signature}
+spec:
+  source: acme
+  eventType: order.created
+  url: ${receiverUrl}/both
+  auth: {type: Bearer, secretRef: {name: orders-auth, key: token}}
+  signing: {type: HMAC, secretRef: {name: orders-auth, key: signing}}
 `;
 
 let scene: OperatorScene;
@@ -87,7 +97,7 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
     const base = receiver.url.replace(/\/hook$/, '');
     await apply(conn, ns, manifests(base, 'inbound-v1', 'token-v1', 'sign-v1'));
     const crs = customObjects(conn);
-    for (const name of ['orders-bearer', 'audit-hmac']) {
+    for (const name of ['orders-bearer', 'audit-hmac', 'token-and-signature']) {
       await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, name))?.status === 'True', { what: `${name} Ready` });
     }
     await eventually(async () => ready(await crs.get('InboundCredential', ns, 'acme'))?.status === 'True', { what: 'acme Ready' });
@@ -108,6 +118,10 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
     const hmac = await eventually(async () => received('/hmac', eventId), { timeoutMs: 30_000, what: 'the HMAC delivery' });
     expect(hmac.headers['x-webhook-signature']).toBe(createHmac('sha256', 'sign-v1').update(hmac.body).digest('base64'));
     expect(hmac.headers.authorization).toBeUndefined();
+    // spec.auth and spec.signing together: the token and the signature on one request
+    const both = await eventually(async () => received('/both', eventId), { timeoutMs: 30_000, what: 'the Bearer + HMAC delivery' });
+    expect(both.headers.authorization).toBe('Bearer token-v1');
+    expect(both.headers['x-webhook-signature']).toBe(createHmac('sha256', 'sign-v1').update(both.body).digest('base64'));
 
     expect((await send('wrong', 'evt-x')).status).toBe(401);
   });
@@ -159,6 +173,12 @@ describe('kubectl -> operator -> ingest -> SNS/SQS -> Temporal -> receiver', () 
     expect(bearer.headers.authorization).toBe('Bearer token-v2');
     const hmac = await eventually(async () => received('/hmac', eventId), { timeoutMs: 30_000, what: 'the HMAC delivery after rotation' });
     expect(hmac.headers['x-webhook-signature']).toBe(createHmac('sha256', 'sign-v2').update(hmac.body).digest('base64'));
+    const both = await eventually(async () => received('/both', eventId), {
+      timeoutMs: 30_000,
+      what: 'the Bearer + HMAC delivery after rotation',
+    });
+    expect(both.headers.authorization).toBe('Bearer token-v2');
+    expect(both.headers['x-webhook-signature']).toBe(createHmac('sha256', 'sign-v2').update(both.body).digest('base64'));
   });
 
   it('a deleted WebhookEndpoint receives nothing more; its past deliveries keep their endpoint row', async () => {

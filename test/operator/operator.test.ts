@@ -130,7 +130,9 @@ spec:
     const crs = customObjects(conn);
     const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'standard');
     expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
-      authType: 'STANDARD_WEBHOOKS',
+      // the older combined auth.type: read as spec.signing, no auth
+      authType: 'NONE',
+      signingType: 'STANDARD_WEBHOOKS',
       signingSecret: newKey,
       previousSigningSecret: oldKey,
       authSecret: null,
@@ -228,7 +230,12 @@ spec:
 
     await apply(conn, ns, secretYaml('signing', { hmac: 'whsec_123' }));
     await eventually(async () => ready(await crs.get('WebhookEndpoint', ns, 'signed'))?.status === 'True', { what: 'signed Ready' });
-    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ authType: 'HMAC', signingSecret: 'whsec_123', authSecret: null });
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
+      authType: 'NONE',
+      signingType: 'HMAC',
+      signingSecret: 'whsec_123',
+      authSecret: null,
+    });
   });
 
   it('deactivates the row on delete (deliveries reference it) and lets the resource go', async () => {

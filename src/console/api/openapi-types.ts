@@ -932,6 +932,16 @@ export interface paths {
                                 startedAt: string;
                                 requestBody: string | null;
                                 requestBodyBytes: number | null;
+                                receipt: {
+                                    /** @description SQS, SNS, EventBridge, RabbitMQ: the id the broker gave the message */
+                                    messageId?: string;
+                                    /** @description Kafka: the partition the record went to */
+                                    partition?: number;
+                                    /** @description Kafka: the record's offset in its partition */
+                                    offset?: string;
+                                    /** @description NATS JetStream: the stream sequence; SQS FIFO: the sequence number */
+                                    sequence?: string;
+                                } | null;
                             }[];
                             nextCursor: string | null;
                         };
@@ -1453,12 +1463,22 @@ export interface paths {
                                 url: string;
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
+                                /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "BASIC" | "BEARER";
                                     username: string | null;
-                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    /** @description whether the password or token of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                };
+                                /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
+                                signing: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    /** @description whether the signing secret or key is set (it is never shown) */
+                                    secretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    previousSecretSet: boolean;
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
@@ -1620,12 +1640,22 @@ export interface paths {
                                 url: string;
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
+                                /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "BASIC" | "BEARER";
                                     username: string | null;
-                                    /** @description whether the password, token or signing secret of this type is set (it is never shown) */
+                                    /** @description whether the password or token of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                };
+                                /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
+                                signing: {
+                                    /** @enum {string} */
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    /** @description whether the signing secret or key is set (it is never shown) */
+                                    secretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    previousSecretSet: boolean;
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];

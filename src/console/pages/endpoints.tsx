@@ -82,7 +82,18 @@ export function EndpointsPage() {
             <>
               <Table
                 caption={'Endpoints'}
-                columns={['Name', 'Source / type', 'URL', 'State', 'Consecutive failures', 'Held', 'Limits', 'Paused until', 'Auth', '']}
+                columns={[
+                  'Name',
+                  'Source / type',
+                  'URL',
+                  'State',
+                  'Consecutive failures',
+                  'Held',
+                  'Limits',
+                  'Paused until',
+                  'Auth / signing',
+                  '',
+                ]}
                 count={data.items.length}
                 empty="No endpoints."
               >
@@ -166,6 +177,13 @@ export function EndpointsPage() {
                     <td>
                       {e.auth.type}
                       {e.auth.username ? ` (${e.auth.username})` : ''}
+                      {e.signing.type !== 'NONE' && (
+                        <>
+                          <br />
+                          signed {e.signing.type}
+                          {e.signing.previousSecretSet && <span class="muted"> (rotating: previous key too)</span>}
+                        </>
+                      )}
                       {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
                     </td>
                     <td>

@@ -119,6 +119,7 @@ export async function addEndpoint(
     authType: spec.authType ?? 'NONE',
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
+    signingType: spec.signingType ?? 'NONE',
     signingSecret: spec.signingSecret ?? null,
     previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},

@@ -33,6 +33,22 @@ describe('older spellings are normalised on read', () => {
       { ...base, auth: { type: 'STANDARD_WEBHOOKS', secretRef: ref, previousSecretRef: ref } },
       { ...base, auth: { type: 'StandardWebhooks', secretRef: ref, previousSecretRef: ref } },
     ],
+    // before spec.signing, auth.type said the signing: read as spec.signing, the same row
+    [
+      'auth.type StandardWebhooks (the combined form)',
+      { ...base, auth: { type: 'StandardWebhooks', secretRef: ref, previousSecretRef: ref } },
+      { ...base, signing: { type: 'StandardWebhooks', secretRef: ref, previousSecretRef: ref } },
+    ],
+    [
+      'auth.type STANDARD_WEBHOOKS (the combined form, older spelling)',
+      { ...base, auth: { type: 'STANDARD_WEBHOOKS', secretRef: ref } },
+      { ...base, signing: { type: 'StandardWebhooks', secretRef: ref } },
+    ],
+    [
+      'auth.type HMAC (the combined form)',
+      { ...base, auth: { type: 'HMAC', secretRef: ref } },
+      { ...base, signing: { type: 'HMAC', secretRef: ref } },
+    ],
     ['timeoutSeconds', { ...base, timeoutSeconds: 30 }, { ...base, timeout: '30s' }],
     ['timeoutSeconds 120', { ...base, timeoutSeconds: 120 }, { ...base, timeout: '2m' }],
     ['timeoutSeconds 90', { ...base, timeoutSeconds: 90 }, { ...base, timeout: '1m30s' }],
@@ -48,13 +64,21 @@ describe('older spellings are normalised on read', () => {
     expect(await endpointRow(resource(older), secrets)).toEqual(await endpointRow(resource(newer), secrets));
   });
 
-  it.each<[string, Partial<WebhookEndpointSpec>, string, number]>([
-    ['neither: the default', {}, 'None', 10],
-    ['HMAC is spelled the same in both', { auth: { type: 'HMAC', secretRef: ref } }, 'HMAC', 10],
-    ['timeout wins over the timeoutSeconds the API server defaults', { timeout: '45s', timeoutSeconds: 10 }, 'None', 45],
-  ])('%s', (_what, spec, authType, seconds) => {
+  it.each<[string, Partial<WebhookEndpointSpec>, string | undefined, string | undefined, number]>([
+    ['neither: the default', {}, 'None', undefined, 10],
+    ['HMAC is spelled the same in both, and is a signing', { auth: { type: 'HMAC', secretRef: ref } }, undefined, 'HMAC', 10],
+    [
+      'Bearer and a signing: both',
+      { auth: { type: 'Bearer', secretRef: ref }, signing: { type: 'StandardWebhooks', secretRef: ref } },
+      'Bearer',
+      'StandardWebhooks',
+      10,
+    ],
+    ['timeout wins over the timeoutSeconds the API server defaults', { timeout: '45s', timeoutSeconds: 10 }, 'None', undefined, 45],
+  ])('%s', (_what, spec, authType, signingType, seconds) => {
     const read = readEndpointSpec({ ...base, auth: { type: 'None' }, ...spec });
     expect(read.auth?.type).toBe(authType);
+    expect(read.signing?.type).toBe(signingType);
     expect(read.timeoutSeconds).toBe(seconds);
     expect(read).not.toHaveProperty('timeout');
   });
@@ -71,6 +95,36 @@ describe('older spellings are normalised on read', () => {
 
   it.each(['30', '1.5s', '500ms', '10 s', 'PT10S'])('timeout %s is not a duration the schema accepts', (timeout) => {
     expect(specProblem(EndpointSchema, { ...base, timeout })).toMatch(/^spec\.timeout: /);
+  });
+
+  it.each<[string, Partial<WebhookEndpointSpec>, RegExp]>([
+    [
+      'a signing in auth.type and spec.signing both',
+      { auth: { type: 'HMAC', secretRef: ref }, signing: { type: 'StandardWebhooks', secretRef: ref } },
+      /^spec\.signing and an auth\.type that signs/,
+    ],
+    [
+      'auth.previousSecretRef with Bearer',
+      { auth: { type: 'Bearer', secretRef: ref, previousSecretRef: ref } },
+      /auth\.previousSecretRef is only used/,
+    ],
+  ])('%s is refused in the CRD’s words', (_what, spec, message) => {
+    expect(() => readEndpointSpec({ ...base, ...spec })).toThrow(
+      expect.objectContaining({ code: 'invalid_spec', message: expect.stringMatching(message) }),
+    );
+  });
+
+  it('spec.signing with Bearer gives a row with both, each from its own Secret key', async () => {
+    const values: Record<string, string> = { token: 'tok', key: KEY };
+    const row = await endpointRow(
+      resource({
+        ...base,
+        auth: { type: 'Bearer', secretRef: ref },
+        signing: { type: 'StandardWebhooks', secretRef: { name: 'k', key: 'key' } },
+      }),
+      async (_ns, _name, key) => values[key],
+    );
+    expect(row).toMatchObject({ authType: 'BEARER', authSecret: 'tok', signingType: 'STANDARD_WEBHOOKS', signingSecret: KEY });
   });
 
   it('an auth type in neither spelling is refused', () => {

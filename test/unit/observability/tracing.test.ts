@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../../src/config/config.js';
 import { ConfigError } from '../../../src/config/env-reader.js';
-import { buildHeaders } from '../../../src/delivery/headers.js';
-import type { OutboundRequest } from '../../../src/delivery/types.js';
+import { headersOf as buildHeaders, type OutboundRequest } from '../../delivery/outbound.js';
 import { isSampled, traceIdOf } from '../../../src/observability/spans.js';
 import { otlpProtocol, tracingWanted } from '../../../src/config/tracing-switch.js';
 import { traceAttributes, traceOfMessage } from '../../../src/transport/event-message.js';
@@ -88,7 +87,7 @@ describe('W3C trace context', () => {
       method: 'POST',
       body: Buffer.from('{}'),
       contentType: 'application/json',
-      auth: { type: 'NONE', username: null, secret: null, signingSecret: null },
+      auth: { type: 'NONE', username: null, secret: null },
       customHeaders: { traceparent: 'mine', tracestate: 'mine' },
       timeoutMs: 5_000,
       retryOnStatus: [],

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
-import { isBlockedAddressError } from './guarded-lookup.js';
+import { isBlockedAddressError } from '../../delivery/guarded-lookup.js';
 import { parseRetryAfter } from './retry-after.js';
-import type { DeliveryOutcome, StatusClass } from './types.js';
+import type { DeliveryOutcome, StatusClass } from '../../delivery/types.js';
 
 export interface ResponseFacts {
   status: number;

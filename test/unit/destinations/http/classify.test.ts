@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, classifyResponse, type ResponseFacts } from '../../../src/delivery/classify.js';
-import { BlockedAddressError } from '../../../src/delivery/guarded-lookup.js';
+import { classifyError, classifyResponse, type ResponseFacts } from '../../../../src/destinations/http/classify.js';
+import { BlockedAddressError } from '../../../../src/delivery/guarded-lookup.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const facts = (status: number, over: Partial<ResponseFacts> = {}): ResponseFacts => ({

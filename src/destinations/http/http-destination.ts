@@ -1,16 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { isAppError } from '../domain/errors.js';
-import { DELIVERY_LIMITS } from '../domain/records.js';
-import type { AddressPolicy } from './address-policy.js';
+import type { Destination, HttpTarget } from '../../delivery/destination.js';
+import { invalidRequest } from '../../delivery/types.js';
+import { isAppError } from '../../domain/errors.js';
+import { DELIVERY_LIMITS } from '../../domain/records.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { classifyError, classifyResponse } from './classify.js';
-import { checkLiteralHost, createGuardedLookup } from './guarded-lookup.js';
-import type { Resolve } from './guarded-lookup.js';
-import { buildHeaders } from './headers.js';
+import { checkLiteralHost, createGuardedLookup } from '../../delivery/guarded-lookup.js';
+import type { Resolve } from '../../delivery/guarded-lookup.js';
+import { buildHeaders } from './http-headers.js';
 import { readBodyPrefix } from './response-body.js';
-import type { DeliveryOutcome, Send } from './types.js';
 
-export interface SenderOptions {
+export interface HttpDestinationOptions {
   addressPolicy: AddressPolicy;
   agentOptions?: {
     /** max connections per origin (default unlimited) */
@@ -24,17 +25,12 @@ export interface SenderOptions {
   now?: () => number;
 }
 
-export interface Sender {
-  send: Send;
-  /** closes pooled connections; in-flight attempts finish first */
-  close(): Promise<void>;
-}
-
 /**
- * One attempt per call: sends, classifies, never throws for a delivery failure. Redirects are
- * not followed (undici's request() does not without a redirect interceptor).
+ * The HTTP destination: one request per message, classified by its status (classify.ts); never
+ * throws for a delivery failure. Redirects are not followed (undici's request() does not without a
+ * redirect interceptor). Every connection resolves through the address policy.
  */
-export function createSender(opts: SenderOptions): Sender {
+export function createHttpDestination(opts: HttpDestinationOptions): Destination<HttpTarget> {
   const { addressPolicy } = opts;
   const now = opts.now ?? Date.now;
   const agent = new Agent({
@@ -44,65 +40,58 @@ export function createSender(opts: SenderOptions): Sender {
     connect: { lookup: createGuardedLookup(addressPolicy, opts.resolve) },
   });
 
-  const send: Send = async (req) => {
+  const send: Destination<HttpTarget>['send'] = async (message, to, { timeoutMs }) => {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const invalid = (error: string): DeliveryOutcome => ({
-      kind: 'permanent',
-      status: null,
-      body: null,
-      error,
-      durationMs: elapsed(),
-      statusClass: 'network',
-    });
+    const invalid = (error: string) => invalidRequest(error, elapsed());
 
     let target: URL;
     try {
-      target = new URL(req.url);
+      target = new URL(to.url);
     } catch {
       // the URL may carry credentials: do not echo it
-      return invalid('invalid request: endpoint url is not a valid URL');
+      return invalid('endpoint url is not a valid URL');
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      return invalid(`invalid request: unsupported url scheme ${JSON.stringify(target.protocol)}`);
+      return invalid(`unsupported url scheme ${JSON.stringify(target.protocol)}`);
     }
     if (target.username !== '' || target.password !== '') {
-      return invalid('invalid request: credentials in the endpoint url are not supported, use the auth settings');
+      return invalid('credentials in the endpoint url are not supported, use the auth settings');
     }
     // an IP literal never goes through lookup, so it is checked here
     const blocked = checkLiteralHost(addressPolicy, target.hostname);
-    if (blocked) return classifyError(blocked, { durationMs: elapsed(), timeoutMs: req.timeoutMs });
+    if (blocked) return classifyError(blocked, { durationMs: elapsed(), timeoutMs });
 
     let headers: Record<string, string>;
     try {
-      headers = buildHeaders(req);
+      headers = buildHeaders(message, to);
     } catch (err) {
-      if (isAppError(err) && err.kind === 'permanent') return invalid(`invalid request: ${err.message}`);
+      if (isAppError(err) && err.kind === 'permanent') return invalid(err.message);
       throw err;
     }
 
     // one deadline for connect + headers + body; the undici timeouts are the same bound, per phase
-    const signal = AbortSignal.timeout(req.timeoutMs);
+    const signal = AbortSignal.timeout(timeoutMs);
     let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(target, {
         dispatcher: agent,
-        method: req.method,
+        method: to.method,
         headers,
-        body: req.body,
-        headersTimeout: req.timeoutMs,
-        bodyTimeout: req.timeoutMs,
+        body: message.body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
         signal,
       });
     } catch (err) {
-      return classifyError(err, { durationMs: elapsed(), timeoutMs: req.timeoutMs });
+      return classifyError(err, { durationMs: elapsed(), timeoutMs });
     }
 
     const read = await readBodyPrefix(response.body, DELIVERY_LIMITS.responseBodyBytes);
     if (read.error !== undefined) {
       return classifyError(read.error, {
         durationMs: elapsed(),
-        timeoutMs: req.timeoutMs,
+        timeoutMs,
         status: response.statusCode,
         body: read.text,
       });
@@ -112,7 +101,7 @@ export function createSender(opts: SenderOptions): Sender {
       headers: response.headers,
       body: read.text,
       durationMs: elapsed(),
-      retryOnStatus: req.retryOnStatus,
+      retryOnStatus: to.retryOnStatus,
       now: now(),
     });
   };

@@ -1,16 +1,17 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/domain/errors.js';
-import { buildHeaders, isReservedHeader, USER_AGENT } from '../../../src/delivery/headers.js';
-import { signBody } from '../../../src/delivery/signature.js';
-import type { OutboundRequest } from '../../../src/delivery/types.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import { isReservedHeader, USER_AGENT } from '../../../../src/destinations/http/http-headers.js';
+import { signBody } from '../../../../src/delivery/signature.js';
+// the message's headers (delivery/message.ts) and HTTP's own (http-headers.ts), as one request sends them
+import { headersOf as buildHeaders, type OutboundRequest } from '../../../delivery/outbound.js';
 
 const request = (over: Partial<OutboundRequest> = {}): OutboundRequest => ({
   url: 'http://127.0.0.1:1/hook',
   method: 'POST',
   body: Buffer.from('{"a":1}'),
   contentType: 'application/json',
-  auth: { type: 'NONE', username: null, secret: null, signingSecret: null },
+  auth: { type: 'NONE', username: null, secret: null },
   customHeaders: {},
   timeoutMs: 5_000,
   retryOnStatus: [],
@@ -21,8 +22,11 @@ const auth = (a: Partial<OutboundRequest['auth']>): OutboundRequest['auth'] => (
   type: 'NONE',
   username: null,
   secret: null,
-  signingSecret: null,
   ...a,
+});
+const signing = (type: NonNullable<OutboundRequest['signing']>['type'], secret: string | null): OutboundRequest['signing'] => ({
+  type,
+  secret,
 });
 
 describe('signBody', () => {
@@ -76,8 +80,21 @@ describe('buildHeaders', () => {
     ['BEARER', { auth: auth({ type: 'BEARER', secret: 'tok' }) }, { Authorization: 'Bearer tok' }],
     [
       'HMAC',
-      { auth: auth({ type: 'HMAC', signingSecret: 'sig' }) },
+      { signing: signing('HMAC', 'sig') },
       { 'X-Webhook-Signature': createHmac('sha256', 'sig').update('{"a":1}').digest('base64'), Authorization: undefined },
+    ],
+    [
+      'BEARER and HMAC: both, apart',
+      { auth: auth({ type: 'BEARER', secret: 'tok' }), signing: signing('HMAC', 'sig') },
+      { 'X-Webhook-Signature': createHmac('sha256', 'sig').update('{"a":1}').digest('base64'), Authorization: 'Bearer tok' },
+    ],
+    [
+      'BASIC and STANDARD_WEBHOOKS: both, apart',
+      {
+        auth: auth({ type: 'BASIC', username: 'u', secret: 'p' }),
+        signing: signing('STANDARD_WEBHOOKS', `whsec_${Buffer.alloc(24, 1).toString('base64')}`),
+      },
+      { Authorization: `Basic ${Buffer.from('u:p').toString('base64')}`, 'webhook-id': 'evt-1' },
     ],
     ['custom headers are kept', { customHeaders: { 'X-Tenant': 'acme', 'x-trace': '1' } }, { 'X-Tenant': 'acme', 'x-trace': '1' }],
     [
@@ -116,7 +133,7 @@ describe('buildHeaders', () => {
       'invalid_header',
       /BEARER token "Authorization"/,
     ],
-    ['HMAC without secret', { auth: auth({ type: 'HMAC' }) }, 'invalid_endpoint_auth', /HMAC auth needs a signing secret/],
+    ['HMAC without secret', { signing: signing('HMAC', null) }, 'invalid_endpoint_auth', /HMAC signing needs a signing secret/],
     [
       'custom header with a bad name',
       { customHeaders: { 'bad name': 'v' } },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../../src/delivery/retry-after.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../../../src/destinations/http/retry-after.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 

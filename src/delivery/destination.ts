@@ -1,0 +1,61 @@
+import type { Endpoint } from '../domain/records.js';
+import type { AuthType, HttpMethod } from '../domain/statuses.js';
+import type { Message } from './message.js';
+import type { DeliveryOutcome } from './types.js';
+
+/**
+ * The contract between a delivery and where it goes (docs/destinations.md, "Writing a
+ * destination"). The delivery decides everything that is not sending: limits, attempts, backoff,
+ * revocation, the body and its format, the signature, what is recorded. A destination sends one
+ * message to one target and classifies the answer: it resolves to an outcome for every answer and
+ * every failure of the broker or the network (outcomes are values), and throws only for a bug (the
+ * deliver activity then spends an attempt on it as an internal error).
+ */
+export interface Destination<T extends DestinationTarget = DestinationTarget> {
+  send(message: Message, target: T, options: SendOptions): Promise<DeliveryOutcome>;
+  /** releases connections and clients; attempts in flight finish first */
+  close(): Promise<void>;
+}
+
+export interface SendOptions {
+  /** the endpoint's timeout for this attempt (spec.timeoutSeconds): past it, the outcome is a retryable timeout */
+  timeoutMs: number;
+}
+
+/** Every destination of a worker process by type, one entry point: the target's type picks the destination. */
+export type Destinations = Destination<DestinationTarget>;
+
+/** Where an HTTP endpoint's messages go, and what HTTP alone adds to them. */
+export interface HttpTarget {
+  type: 'HTTP';
+  url: string;
+  method: HttpMethod;
+  /** BASIC and BEARER make an Authorization header (spec.auth); spec.signing signs the message itself (message.ts) */
+  auth: { type: AuthType; username: string | null; /** BASIC password or BEARER token */ secret: string | null };
+  customHeaders: Record<string, string>;
+  /** 4xx codes the endpoint opted in to retrying */
+  retryOnStatus: readonly number[];
+}
+
+/** Where one endpoint's messages go: one shape per destination type. */
+export type DestinationTarget = HttpTarget;
+
+/** The endpoint's destination, as its row says it now (a changed URL or queue applies to the next attempt). */
+export function targetOf(e: Endpoint): DestinationTarget {
+  return {
+    type: 'HTTP',
+    url: e.url,
+    method: e.method,
+    auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
+    customHeaders: e.customHeaders,
+    retryOnStatus: e.retryOnStatus,
+  };
+}
+
+/** What names an attempt on its span (observability/attempt-span.ts): the operation and the address, never a secret. */
+export function spanTargetOf(t: DestinationTarget): { operation: string; address: string } {
+  switch (t.type) {
+    case 'HTTP':
+      return { operation: t.method, address: t.url };
+  }
+}
