@@ -14,7 +14,9 @@ export type BrokerErrorCode =
   | 'broker_error'
   | 'broker_unknown_destination'
   | 'broker_auth_refused'
-  | 'broker_message_too_large';
+  | 'broker_message_too_large'
+  /** a broker host the outbound address policy refuses (cloud metadata, link-local) */
+  | 'address_blocked';
 
 /** A broker's failure: the code and one line of what it said (never a credential). */
 export interface BrokerFailure {
@@ -32,7 +34,13 @@ export function brokerFailureOutcome(failure: BrokerFailure, durationMs: number)
     body: null,
     error: `${failure.code}: ${oneLine(failure.detail)}`,
     durationMs,
-    statusClass: failure.timedOut ? 'timeout' : failure.code === 'broker_unavailable' ? 'network' : 'refused',
+    statusClass: failure.timedOut
+      ? 'timeout'
+      : failure.code === 'address_blocked'
+        ? 'blocked'
+        : failure.code === 'broker_unavailable'
+          ? 'network'
+          : 'refused',
   };
 }
 

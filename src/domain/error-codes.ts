@@ -195,7 +195,8 @@ export const ERROR_CODES = {
   broker_error: {
     kind: 'transient',
     status: 503,
-    means: 'a broker failed a publish in a way none of the broker_* codes names (a nack, an unnamed protocol error): retried; destination outcome only',
+    means:
+      'a broker failed a publish in a way none of the broker_* codes names (a nack, an unnamed protocol error): retried; destination outcome only',
   },
 
   // internal: a bug

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Message } from '../../src/delivery/message.js';
+import type { DeliveryOutcome } from '../../src/delivery/types.js';
+import { sleep } from '../support/wait.js';
 import { standardWebhooksSignature } from '../../src/delivery/signature.js';
 
 /** The endpoints' Standard Webhooks key in these tests; the consumers verify with the standardwebhooks library. */
@@ -10,7 +12,9 @@ export const SIGNING_KEY = `whsec_${Buffer.from('broker-destination-test-key-012
  * One attempt's message as the deliver activity builds it (delivery/message.ts): a JSON body, the
  * event's CloudEvents attributes, signed with Standard Webhooks, the X-Webhook-* headers.
  */
-export function signedMessage(opts: { body?: Buffer; format?: Message['format']; orderingKey?: string | null; eventId?: string } = {}): Message {
+export function signedMessage(
+  opts: { body?: Buffer; format?: Message['format']; orderingKey?: string | null; eventId?: string } = {},
+): Message {
   const eventId = opts.eventId ?? randomUUID();
   const body = opts.body ?? Buffer.from(JSON.stringify({ id: `evt_${eventId.slice(0, 8)}`, type: 'order.created', amount: 4200 }));
   const timestamp = Math.floor(Date.now() / 1000);
@@ -18,7 +22,13 @@ export function signedMessage(opts: { body?: Buffer; format?: Message['format'];
     body,
     contentType: 'application/json',
     format: opts.format ?? 'CloudEventsBinary',
-    attributes: { specversion: '1.0', id: eventId, source: '/webhook-fanout/stripe', type: 'order.created', time: new Date().toISOString() },
+    attributes: {
+      specversion: '1.0',
+      id: eventId,
+      source: '/webhook-fanout/stripe',
+      type: 'order.created',
+      time: new Date().toISOString(),
+    },
     formatHeaders: {},
     headers: {
       'webhook-id': eventId,
@@ -43,4 +53,35 @@ export function verifySignature(body: string | Buffer, headers: Record<string, s
     'webhook-timestamp': headers['webhook-timestamp'] ?? '',
     'webhook-signature': headers['webhook-signature'] ?? '',
   });
+}
+
+/**
+ * Publishes the messages one after the other, each retried every second until acknowledged (as
+ * the delivery's backoff would) and failing on a final outcome, while the broker stops 2 s in for
+ * 30 s (FAULTS-like: `halt` then `start` on the same data). Resolves with every attempt's outcome.
+ */
+export async function publishThroughOutage(opts: {
+  messages: readonly Message[];
+  send: (message: Message) => Promise<DeliveryOutcome>;
+  broker: { halt(): Promise<void>; start(): Promise<void> };
+}): Promise<DeliveryOutcome[]> {
+  const outcomes: DeliveryOutcome[] = [];
+  const run = (async () => {
+    for (const message of opts.messages) {
+      for (;;) {
+        const outcome = await opts.send(message);
+        outcomes.push(outcome);
+        if (outcome.kind === 'success') break;
+        if (outcome.kind === 'permanent') throw new Error(`a final outcome during the outage: ${outcome.error}`);
+        await sleep(1_000);
+      }
+      await sleep(500);
+    }
+  })();
+  await sleep(2_000);
+  await opts.broker.halt();
+  await sleep(30_000);
+  await opts.broker.start();
+  await run;
+  return outcomes;
 }

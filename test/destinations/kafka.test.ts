@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
-import type { DeliveryOutcome } from '../../src/delivery/types.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createKafkaDestination } from '../../src/destinations/kafka/kafka-destination.js';
 import { waitForBuilds } from '../support/builds.js';
 import { startKafka, type KafkaBroker } from '../support/kafka.js';
-import { sleep } from '../support/wait.js';
-import { signedMessage, verifySignature } from './broker-messages.js';
+import { publishThroughOutage, signedMessage, verifySignature } from './broker-messages.js';
 
 // Kafka's jars come from Maven Central through the background queue (scripts/tools/builds.sh)
 await waitForBuilds('kafka');
@@ -17,7 +16,7 @@ await waitForBuilds('kafka');
  */
 describe('the Kafka destination', () => {
   let kafka: KafkaBroker;
-  const destination = createKafkaDestination();
+  const destination = createKafkaDestination({ addressPolicy: createAddressPolicy() });
   const target = (over: Partial<KafkaTarget> = {}): KafkaTarget => ({
     type: 'Kafka',
     bootstrapServers: [kafka.bootstrap],
@@ -44,7 +43,12 @@ describe('the Kafka destination', () => {
     const records = await kafka.consume('payments', 1);
     expect(records).toHaveLength(1);
     const [record] = records;
-    expect(record).toMatchObject({ partition: receipt?.partition, offset: Number(receipt?.offset), key: 'cus_42', value: message.body.toString() });
+    expect(record).toMatchObject({
+      partition: receipt?.partition,
+      offset: Number(receipt?.offset),
+      key: 'cus_42',
+      value: message.body.toString(),
+    });
     expect(record?.headers).toMatchObject({
       ce_specversion: '1.0',
       ce_id: message.deduplicationId,
@@ -60,7 +64,9 @@ describe('the Kafka destination', () => {
   it('SASL (SCRAM-SHA-512): publishes with the right password; a wrong one is refused, final', async () => {
     const sasl = { mechanism: 'SCRAM-SHA-512' as const, username: kafka.user.username, password: kafka.user.password };
     await kafka.createTopic('sasl');
-    const ok = await destination.send(signedMessage(), target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl }), { timeoutMs: 10_000 });
+    const ok = await destination.send(signedMessage(), target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl }), {
+      timeoutMs: 10_000,
+    });
     expect(ok.kind).toBe('success');
     const refused = await destination.send(
       signedMessage(),
@@ -73,34 +79,46 @@ describe('the Kafka destination', () => {
   });
 
   it("a record over the broker's message.max.bytes is final, and so is an unknown topic", async () => {
-    const tooLarge = await destination.send(signedMessage({ body: Buffer.alloc(kafka.maxMessageBytes + 1, 'x') }), target(), { timeoutMs: 10_000 });
+    const tooLarge = await destination.send(signedMessage({ body: Buffer.alloc(kafka.maxMessageBytes + 1, 'x') }), target(), {
+      timeoutMs: 10_000,
+    });
     expect(tooLarge).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_message_too_large: MESSAGE_TOO_LARGE/) });
     const unknown = await destination.send(signedMessage(), target({ topic: 'no-such-topic' }), { timeoutMs: 10_000 });
     expect(unknown).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_unknown_destination: .*no-such-topic/) });
   });
 
+  it('never dials an address the outbound policy refuses: a cloud-metadata bootstrap server, or a broker the cluster advertises', async () => {
+    const metadata = await destination.send(signedMessage(), target({ bootstrapServers: ['169.254.169.254:9092'] }), { timeoutMs: 5_000 });
+    expect(metadata).toMatchObject({
+      kind: 'permanent',
+      statusClass: 'blocked',
+      error: expect.stringMatching(/^address_blocked: address 169\.254\.169\.254/),
+    });
+    // reached by name, the cluster advertises 127.0.0.1, which this policy refuses
+    const strict = createKafkaDestination({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8'] }) });
+    try {
+      const advertised = await strict.send(
+        signedMessage(),
+        target({ bootstrapServers: [kafka.bootstrap.replace('127.0.0.1', 'localhost')] }),
+        {
+          timeoutMs: 5_000,
+        },
+      );
+      expect(advertised).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^address_blocked: address (127\.0\.0\.1|::1)/) });
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('the broker down for 30 s mid-run: every message is in the topic once', async () => {
     await kafka.createTopic('outage');
     const messages = Array.from({ length: 12 }, () => signedMessage());
-    const outcomes: DeliveryOutcome[] = [];
-    // the deliveries go on while the broker stops, each retried with a backoff as the delivery does
-    const run = (async () => {
-      for (const message of messages) {
-        for (;;) {
-          const outcome = await destination.send(message, target({ topic: 'outage' }), { timeoutMs: 5_000 });
-          outcomes.push(outcome);
-          if (outcome.kind === 'success') break;
-          expect(outcome.kind, outcome.error).toBe('retryable');
-          await sleep(1_000);
-        }
-        await sleep(500);
-      }
-    })();
-    await sleep(2_000);
-    await kafka.halt();
-    await sleep(30_000);
-    await kafka.start();
-    await run;
+    // the deliveries go on while the broker stops, each retried as the delivery's backoff would
+    const outcomes = await publishThroughOutage({
+      messages,
+      send: (message) => destination.send(message, target({ topic: 'outage' }), { timeoutMs: 5_000 }),
+      broker: kafka,
+    });
 
     const failed = outcomes.filter((o) => o.kind === 'retryable');
     expect(failed.length).toBeGreaterThan(0);

@@ -1,18 +1,20 @@
 import amqp from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RabbitMqTarget } from '../../src/delivery/broker-targets.js';
-import type { DeliveryOutcome } from '../../src/delivery/types.js';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createRabbitMqDestination } from '../../src/destinations/rabbitmq/rabbitmq-destination.js';
 import { waitForBuilds } from '../support/builds.js';
 import { startRabbitMq, type RabbitMq } from '../support/rabbitmq.js';
-import { sleep } from '../support/wait.js';
-import { signedMessage, verifySignature } from './broker-messages.js';
+import { publishThroughOutage, signedMessage, verifySignature } from './broker-messages.js';
 
 // Debian's rabbitmq-server, installed by the background queue (scripts/tools/builds.sh)
 await waitForBuilds('rabbitmq');
 
 /** What a consumer of the bound queue reads (amqplib), every message there, acknowledged. */
-async function drain(url: string, queue: string): Promise<{ body: string; headers: Record<string, string>; contentType?: string; messageId?: string }[]> {
+async function drain(
+  url: string,
+  queue: string,
+): Promise<{ body: string; headers: Record<string, string>; contentType?: string; messageId?: string }[]> {
   const conn = await amqp.connect(url);
   try {
     const ch = await conn.createChannel();
@@ -38,7 +40,7 @@ async function drain(url: string, queue: string): Promise<{ body: string; header
  */
 describe('the RabbitMQ destination', () => {
   let rabbit: RabbitMq;
-  const destination = createRabbitMqDestination();
+  const destination = createRabbitMqDestination({ addressPolicy: createAddressPolicy() });
   const target = (over: Partial<RabbitMqTarget> = {}): RabbitMqTarget => ({
     type: 'RabbitMQ',
     url: `amqp://127.0.0.1:${rabbit.port}/`,
@@ -87,11 +89,16 @@ describe('the RabbitMQ destination', () => {
     expect(JSON.stringify(refused)).not.toContain('not-the-password');
   });
 
-  it("a message over max_message_size and an unknown exchange are final; one no queue takes is retried, never counted delivered", async () => {
-    const tooLarge = await destination.send(signedMessage({ body: Buffer.alloc(rabbit.maxMessageBytes + 1, 'x') }), target(), { timeoutMs: 10_000 });
+  it('a message over max_message_size and an unknown exchange are final; one no queue takes is retried, never counted delivered', async () => {
+    const tooLarge = await destination.send(signedMessage({ body: Buffer.alloc(rabbit.maxMessageBytes + 1, 'x') }), target(), {
+      timeoutMs: 10_000,
+    });
     expect(tooLarge).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_message_too_large: .*message size/) });
     const unknown = await destination.send(signedMessage(), target({ exchange: 'no-such-exchange' }), { timeoutMs: 10_000 });
-    expect(unknown).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_unknown_destination: .*no exchange 'no-such-exchange'/) });
+    expect(unknown).toMatchObject({
+      kind: 'permanent',
+      error: expect.stringMatching(/^broker_unknown_destination: .*no exchange 'no-such-exchange'/),
+    });
     const unroutable = await destination.send(signedMessage(), target({ routingKey: 'nobody-listens' }), { timeoutMs: 10_000 });
     expect(unroutable).toMatchObject({ kind: 'retryable', error: expect.stringMatching(/^broker_unroutable: returned 312 NO_ROUTE/) });
     // and a publish after them still goes (a failed publish closed only its own channel)
@@ -99,26 +106,30 @@ describe('the RabbitMQ destination', () => {
     await drain(rabbit.url, 'payments-q');
   });
 
+  it('never dials an address the outbound policy refuses, by literal or by name', async () => {
+    const literal = await destination.send(signedMessage(), target({ url: 'amqp://169.254.169.254:5672/' }), { timeoutMs: 5_000 });
+    expect(literal).toMatchObject({
+      kind: 'permanent',
+      statusClass: 'blocked',
+      error: expect.stringMatching(/^address_blocked: address 169\.254\.169\.254/),
+    });
+    const strict = createRabbitMqDestination({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8', '::1/128'] }) });
+    try {
+      const named = await strict.send(signedMessage(), target({ url: `amqp://localhost:${rabbit.port}/` }), { timeoutMs: 5_000 });
+      expect(named).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^address_blocked: /) });
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('the broker down for 30 s mid-run: every message is in the queue once', async () => {
     const messages = Array.from({ length: 12 }, () => signedMessage());
-    const outcomes: DeliveryOutcome[] = [];
-    const run = (async () => {
-      for (const message of messages) {
-        for (;;) {
-          const outcome = await destination.send(message, target({ routingKey: 'outage' }), { timeoutMs: 5_000 });
-          outcomes.push(outcome);
-          if (outcome.kind === 'success') break;
-          expect(outcome.kind, outcome.error).toBe('retryable');
-          await sleep(1_000);
-        }
-        await sleep(500);
-      }
-    })();
-    await sleep(2_000);
-    await rabbit.halt();
-    await sleep(30_000);
-    await rabbit.start();
-    await run;
+    // the deliveries go on while the broker stops, each retried as the delivery's backoff would
+    const outcomes = await publishThroughOutage({
+      messages,
+      send: (message) => destination.send(message, target({ routingKey: 'outage' }), { timeoutMs: 5_000 }),
+      broker: rabbit,
+    });
 
     const failed = outcomes.filter((o) => o.kind === 'retryable');
     expect(failed.length).toBeGreaterThan(0);

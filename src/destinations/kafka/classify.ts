@@ -45,8 +45,7 @@ export function classifyKafkaError(err: unknown): BrokerFailure {
   const all = [...errorTree(err)];
   const protocol = all.filter((e) => typeof e.apiId === 'string');
   const named = (set: Set<string>) => protocol.find((e) => set.has(text(e.apiId)));
-  const say = (e: KafkaErrorLike) =>
-    [text(e.apiId), text(e.serverErrorMessage) || text(e.message)].filter((s) => s !== '').join(': ');
+  const say = (e: KafkaErrorLike) => [text(e.apiId), text(e.serverErrorMessage) || text(e.message)].filter((s) => s !== '').join(': ');
 
   const tooLarge = named(TOO_LARGE);
   if (tooLarge) return { code: 'broker_message_too_large', detail: say(tooLarge) };

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Producer, ProduceAcks } from '@platformatic/kafka';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
 import type { KafkaTarget } from '../../delivery/broker-targets.js';
 import type { Destination } from '../../delivery/destination.js';
-import { brokerFailureOutcome, brokerSuccess, withDeadline } from '../broker-outcome.js';
+import { hostOf, refusedBrokerHost } from '../broker-address.js';
+import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
 import { kafkaRecordParts } from './kafka-record.js';
 
@@ -16,8 +18,26 @@ type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
  * producer does not retry inside an attempt: an attempt is one publish, and the delivery's backoff
  * decides the next.
  */
-export function createKafkaDestination(opts: { clientId?: string } = {}): Destination<KafkaTarget> {
+export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; clientId?: string }): Destination<KafkaTarget> {
   const producers = new Map<string, KafkaProducer>();
+  // the brokers a cluster advertises are what the producer dials: checked once per producer
+  const advertisedChecked = new WeakSet<KafkaProducer>();
+
+  /** a refusal of the bootstrap servers, or of a broker the cluster advertises, by the outbound address policy */
+  const refusedAddress = async (producer: KafkaProducer, to: KafkaTarget): Promise<BrokerFailure | null> => {
+    const bootstrap = await refusedBrokerHost(opts.addressPolicy, to.bootstrapServers.map(hostOf));
+    if (bootstrap !== null || advertisedChecked.has(producer)) return bootstrap;
+    let hosts: string[];
+    try {
+      hosts = [...(await producer.metadata({ topics: [] })).brokers.values()].map((b) => b.host);
+    } catch {
+      // the cluster does not answer: the produce fails and says why
+      return null;
+    }
+    const advertised = await refusedBrokerHost(opts.addressPolicy, hosts);
+    if (advertised === null) advertisedChecked.add(producer);
+    return advertised;
+  };
 
   const producerFor = (to: KafkaTarget): KafkaProducer => {
     const key = producerKey(to);
@@ -43,6 +63,9 @@ export function createKafkaDestination(opts: { clientId?: string } = {}): Destin
     async send(message, to, { timeoutMs }) {
       const started = performance.now();
       const elapsed = (): number => Math.round(performance.now() - started);
+      const producer = producerFor(to);
+      const refused = await withDeadline(refusedAddress(producer, to), timeoutMs, () => null);
+      if (refused !== null) return brokerFailureOutcome(refused, elapsed());
       const parts = kafkaRecordParts(message);
       const record = {
         topic: to.topic,
@@ -50,22 +73,24 @@ export function createKafkaDestination(opts: { clientId?: string } = {}): Destin
         ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
         headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
       };
-      const produce = producerFor(to)
-        .send({ messages: [record] })
-        .then(
-          (result) => {
-            const written = result.offsets?.[0];
-            if (written === undefined) return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
-            return brokerSuccess(
-              { partition: written.partition, offset: written.offset.toString() },
-              `${to.topic} partition ${written.partition} offset ${written.offset}`,
-              elapsed(),
-            );
-          },
-          (err: unknown) => brokerFailureOutcome(classifyKafkaError(err), elapsed()),
-        );
+      const produce = producer.send({ messages: [record] }).then(
+        (result) => {
+          const written = result.offsets?.[0];
+          if (written === undefined)
+            return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
+          return brokerSuccess(
+            { partition: written.partition, offset: written.offset.toString() },
+            `${to.topic} partition ${written.partition} offset ${written.offset}`,
+            elapsed(),
+          );
+        },
+        (err: unknown) => brokerFailureOutcome(classifyKafkaError(err), elapsed()),
+      );
       return withDeadline(produce, timeoutMs, () =>
-        brokerFailureOutcome({ code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true }, elapsed()),
+        brokerFailureOutcome(
+          { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
+          elapsed(),
+        ),
       );
     },
     async close() {

@@ -25,17 +25,28 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
  */
 export function classifyNatsError(err: unknown): BrokerFailure {
   const chain = [...causes(err)];
-  const detail = chain.map((e) => text(e.message)).filter((m, i, all) => m !== '' && all.indexOf(m) === i).join(': ') || String(err);
+  const detail =
+    chain
+      .map((e) => text(e.message))
+      .filter((m, i, all) => m !== '' && all.indexOf(m) === i)
+      .join(': ') || String(err);
   const names = chain.map((e) => text(e.name));
   const has = (re: RegExp) => chain.some((e) => re.test(text(e.name)) || re.test(text(e.message)));
-  if (names.some((n) => /^(AuthorizationError|PermissionViolationError|UserAuthenticationExpiredError)$/.test(n)) || has(/authorization violation|permissions violation/i))
+  if (
+    names.some((n) => /^(AuthorizationError|PermissionViolationError|UserAuthenticationExpiredError)$/.test(n)) ||
+    has(/authorization violation|permissions violation/i)
+  )
     return { code: 'broker_auth_refused', detail };
   if (has(/max_payload|message size exceeds|maximum payload/i) || chain.some((e) => e.code === 10054))
     return { code: 'broker_message_too_large', detail };
   if (names.includes('NoResponders') || names.includes('NoRespondersError') || has(/no responders/i))
     return { code: 'broker_unknown_destination', detail: `no JetStream stream takes the subject (${detail})` };
   if (chain.some((e) => e.status === 429)) return { code: 'broker_throttled', detail };
-  if (names.some((n) => /Timeout|Connection|Closed|Draining/.test(n)) || chain.some((e) => e.status === 503) || has(/ECONNREFUSED|ECONNRESET|timeout/i))
+  if (
+    names.some((n) => /Timeout|Connection|Closed|Draining/.test(n)) ||
+    chain.some((e) => e.status === 503) ||
+    has(/ECONNREFUSED|ECONNRESET|timeout/i)
+  )
     return { code: 'broker_unavailable', detail };
   return { code: 'broker_error', detail };
 }

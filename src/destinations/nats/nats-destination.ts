@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
 import type { NatsTarget } from '../../delivery/broker-targets.js';
 import type { Destination } from '../../delivery/destination.js';
+import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline } from '../broker-outcome.js';
 import { classifyNatsError } from './classify.js';
 import { natsHeadersOf } from './nats-message.js';
@@ -14,7 +16,7 @@ import { natsHeadersOf } from './nats-message.js';
  * duplicate window is stored once (the ack then says duplicate). A connection per servers and
  * credentials, made on first use; it reconnects by itself, and a closed one is made again.
  */
-export function createNatsDestination(opts: { name?: string } = {}): Destination<NatsTarget> {
+export function createNatsDestination(opts: { addressPolicy: AddressPolicy; name?: string }): Destination<NatsTarget> {
   const connections = new Map<string, Promise<NatsConnection>>();
 
   const connectionFor = (to: NatsTarget): Promise<NatsConnection> => {
@@ -28,6 +30,8 @@ export function createNatsDestination(opts: { name?: string } = {}): Destination
         ...(to.password !== null ? { pass: to.password } : {}),
         ...(to.token !== null ? { token: to.token } : {}),
         ...(to.tls ? { tls: to.tls.caBundle === null ? {} : { ca: to.tls.caBundle } } : {}),
+        // only the servers the target names (checked against the address policy), never ones a cluster gossips
+        ignoreClusterUpdates: true,
         maxReconnectAttempts: -1,
         reconnectTimeWait: 1_000,
       });
@@ -53,10 +57,16 @@ export function createNatsDestination(opts: { name?: string } = {}): Destination
       const elapsed = (): number => Math.round(performance.now() - started);
       const publish = (async () => {
         try {
+          const refused = await refusedBrokerHost(opts.addressPolicy, to.servers.map(hostOf));
+          if (refused !== null) return brokerFailureOutcome(refused, elapsed());
           const nc = await connectionFor(to);
           const h = natsHeaders();
           for (const [name, value] of natsHeadersOf(message)) h.set(name, value);
-          const ack = await jetstream(nc).publish(to.subject, message.body, { msgID: message.deduplicationId, headers: h, timeout: timeoutMs });
+          const ack = await jetstream(nc).publish(to.subject, message.body, {
+            msgID: message.deduplicationId,
+            headers: h,
+            timeout: timeoutMs,
+          });
           return brokerSuccess(
             { sequence: String(ack.seq) },
             `stream ${ack.stream} sequence ${ack.seq}${ack.duplicate ? ' (a duplicate of the event id: stored once)' : ''}`,

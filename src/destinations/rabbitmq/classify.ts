@@ -17,6 +17,7 @@ export function classifyAmqpError(err: unknown): BrokerFailure {
   const e = (typeof err === 'object' && err !== null ? err : {}) as AmqpErrorLike;
   const message = typeof e.message === 'string' ? e.message : String(err);
   const code = e.code;
+  if (err instanceof Error && err.name === 'BlockedAddressError') return { code: 'address_blocked', detail: message };
   if (code === 403 || /ACCESS[-_]REFUSED/.test(message)) return { code: 'broker_auth_refused', detail: message };
   if (code === 404 || /NOT[-_]FOUND/.test(message)) return { code: 'broker_unknown_destination', detail: message };
   if ((code === 406 || /PRECONDITION[-_]FAILED/.test(message)) && /message size/i.test(message))

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import amqp, { type ChannelModel } from 'amqplib';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
 import type { RabbitMqTarget } from '../../delivery/broker-targets.js';
+import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
 import type { Destination } from '../../delivery/destination.js';
 import type { DeliveryOutcome } from '../../delivery/types.js';
+import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { amqpPublishOf } from './amqp-message.js';
 import { classifyAmqpError } from './classify.js';
@@ -16,15 +19,21 @@ import { classifyAmqpError } from './classify.js';
  * every other publish on it with that reason. A message no queue is bound for comes back
  * (mandatory): retried, not counted delivered.
  */
-export function createRabbitMqDestination(): Destination<RabbitMqTarget> {
+export function createRabbitMqDestination(opts: { addressPolicy: AddressPolicy }): Destination<RabbitMqTarget> {
   const connections = new Map<string, Promise<ChannelModel>>();
+  // every socket resolves through the outbound address policy, reconnections too
+  const lookup = createGuardedLookup(opts.addressPolicy);
 
   const connectionFor = (to: RabbitMqTarget): Promise<ChannelModel> => {
     const key = connectionKey(to);
     let conn = connections.get(key);
     if (conn === undefined) {
       conn = amqp
-        .connect(connectUrl(to), { ...(to.tls?.caBundle ? { ca: [to.tls.caBundle] } : {}), clientProperties: { connection_name: 'webhook-fanout' } })
+        .connect(connectUrl(to), {
+          lookup,
+          ...(to.tls?.caBundle ? { ca: [to.tls.caBundle] } : {}),
+          clientProperties: { connection_name: 'webhook-fanout' },
+        })
         .then((c) => {
           // a closed connection (the broker stopped, a network error) is made again by the next publish
           c.on('close', () => {
@@ -41,10 +50,17 @@ export function createRabbitMqDestination(): Destination<RabbitMqTarget> {
     return conn;
   };
 
-  const publish = async (message: Parameters<Destination<RabbitMqTarget>['send']>[0], to: RabbitMqTarget, elapsed: () => number): Promise<DeliveryOutcome> => {
+  const publish = async (
+    message: Parameters<Destination<RabbitMqTarget>['send']>[0],
+    to: RabbitMqTarget,
+    elapsed: () => number,
+  ): Promise<DeliveryOutcome> => {
     const p = amqpPublishOf(message, to.routingKey);
     let channelError: unknown;
     let returned: string | undefined;
+    // an IP literal never goes through lookup
+    const refused = await refusedBrokerHost(opts.addressPolicy, [hostOf(to.url)]);
+    if (refused !== null) return brokerFailureOutcome(refused, elapsed());
     let channel;
     try {
       channel = await (await connectionFor(to)).createConfirmChannel();
@@ -81,10 +97,17 @@ export function createRabbitMqDestination(): Destination<RabbitMqTarget> {
     }
     if (returned !== undefined)
       return brokerFailureOutcome(
-        { code: 'broker_unroutable', detail: `returned ${returned}: no queue is bound to exchange ${JSON.stringify(to.exchange)} for routing key ${JSON.stringify(p.routingKey)}` },
+        {
+          code: 'broker_unroutable',
+          detail: `returned ${returned}: no queue is bound to exchange ${JSON.stringify(to.exchange)} for routing key ${JSON.stringify(p.routingKey)}`,
+        },
         elapsed(),
       );
-    return brokerSuccess({ messageId: p.messageId }, `confirmed by exchange ${JSON.stringify(to.exchange)}, routing key ${JSON.stringify(p.routingKey)}`, elapsed());
+    return brokerSuccess(
+      { messageId: p.messageId },
+      `confirmed by exchange ${JSON.stringify(to.exchange)}, routing key ${JSON.stringify(p.routingKey)}`,
+      elapsed(),
+    );
   };
 
   return {

@@ -3,14 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { classifyKafkaError } from '../../../../src/destinations/kafka/classify.js';
 
 /** as the client nests them: "Producing messages failed." > a response error > the protocol error */
-const produceFailed = (inner: Error) => new MultipleErrors('Producing messages failed.', [new MultipleErrors('Received response with error', [inner])]);
+const produceFailed = (inner: Error) =>
+  new MultipleErrors('Producing messages failed.', [new MultipleErrors('Received response with error', [inner])]);
 
 describe("Kafka's errors, classified", () => {
   it.each([
-    { name: 'a record over message.max.bytes', err: produceFailed(new ProtocolError('MESSAGE_TOO_LARGE')), code: 'broker_message_too_large' },
+    {
+      name: 'a record over message.max.bytes',
+      err: produceFailed(new ProtocolError('MESSAGE_TOO_LARGE')),
+      code: 'broker_message_too_large',
+    },
     { name: 'a batch over the limit', err: produceFailed(new ProtocolError('RECORD_LIST_TOO_LARGE')), code: 'broker_message_too_large' },
-    { name: 'an unknown topic (the client says so from the metadata)', err: new UserError('Unknown topic payments.'), code: 'broker_unknown_destination' },
-    { name: 'an unknown topic from the broker', err: produceFailed(new ProtocolError('UNKNOWN_TOPIC_OR_PARTITION')), code: 'broker_unknown_destination' },
+    {
+      name: 'an unknown topic (the client says so from the metadata)',
+      err: new UserError('Unknown topic payments.'),
+      code: 'broker_unknown_destination',
+    },
+    {
+      name: 'an unknown topic from the broker',
+      err: produceFailed(new ProtocolError('UNKNOWN_TOPIC_OR_PARTITION')),
+      code: 'broker_unknown_destination',
+    },
     { name: 'no ACL on the topic', err: produceFailed(new ProtocolError('TOPIC_AUTHORIZATION_FAILED')), code: 'broker_auth_refused' },
     {
       name: 'SASL refused (a network error caused by the authentication)',
@@ -25,7 +38,9 @@ describe("Kafka's errors, classified", () => {
     {
       name: 'the broker down',
       err: new MultipleErrors('Producing messages failed.', [
-        new NetworkError('Connection to 127.0.0.1:9092 failed.', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }),
+        new NetworkError('Connection to 127.0.0.1:9092 failed.', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
       ]),
       code: 'broker_unavailable',
     },
@@ -38,9 +53,17 @@ describe("Kafka's errors, classified", () => {
   });
 
   it("says the broker's words", () => {
-    expect(classifyKafkaError(produceFailed(new ProtocolError('MESSAGE_TOO_LARGE'))).detail).toMatch(/^MESSAGE_TOO_LARGE: .*larger than the max message size/);
-    expect(classifyKafkaError(new MultipleErrors('x', [new NetworkError('Connection to 127.0.0.1:9092 failed.', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' }) })])).detail).toBe(
-      'Connection to 127.0.0.1:9092 failed.: connect ECONNREFUSED 127.0.0.1:9092',
+    expect(classifyKafkaError(produceFailed(new ProtocolError('MESSAGE_TOO_LARGE'))).detail).toMatch(
+      /^MESSAGE_TOO_LARGE: .*larger than the max message size/,
     );
+    expect(
+      classifyKafkaError(
+        new MultipleErrors('x', [
+          new NetworkError('Connection to 127.0.0.1:9092 failed.', {
+            cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' }),
+          }),
+        ]),
+      ).detail,
+    ).toBe('Connection to 127.0.0.1:9092 failed.: connect ECONNREFUSED 127.0.0.1:9092');
   });
 });

@@ -53,9 +53,12 @@ describe("NATS's errors, classified", () => {
     {
       name: 'no stream takes the subject',
       // as the client throws it (its JetStreamNotEnabled is not exported)
-      err: Object.assign(new Error('jetstream is not enabled', { cause: new RequestError("no responders: 'x'", { cause: new NoRespondersError('x') }) }), {
-        name: 'JetStreamNotEnabled',
-      }),
+      err: Object.assign(
+        new Error('jetstream is not enabled', { cause: new RequestError("no responders: 'x'", { cause: new NoRespondersError('x') }) }),
+        {
+          name: 'JetStreamNotEnabled',
+        },
+      ),
       code: 'broker_unknown_destination',
     },
     { name: 'over max_payload', err: new InvalidArgumentError("'payload' max_payload size exceeded"), code: 'broker_message_too_large' },
@@ -65,7 +68,11 @@ describe("NATS's errors, classified", () => {
       code: 'broker_message_too_large',
     },
     { name: 'no ack in time', err: new TimeoutError(), code: 'broker_unavailable' },
-    { name: 'JetStream unavailable', err: new JetStreamApiError({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' }), code: 'broker_unavailable' },
+    {
+      name: 'JetStream unavailable',
+      err: new JetStreamApiError({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' }),
+      code: 'broker_unavailable',
+    },
     { name: 'anything else', err: new Error('boom'), code: 'broker_error' },
   ])('$name: $code', ({ err, code }) => {
     expect(classifyNatsError(err).code).toBe(code);

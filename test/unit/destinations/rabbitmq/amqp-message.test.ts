@@ -42,20 +42,34 @@ describe("a message as RabbitMQ publishes it (CloudEvents' AMQP binding)", () =>
 describe("RabbitMQ's errors, classified", () => {
   it.each([
     {
-      err: Object.assign(new Error('Channel closed by server: 404 (NOT-FOUND) with message "NOT_FOUND - no exchange \'nope\' in vhost \'/\'"'), { code: 404 }),
+      err: Object.assign(
+        new Error("Channel closed by server: 404 (NOT-FOUND) with message \"NOT_FOUND - no exchange 'nope' in vhost '/'\""),
+        { code: 404 },
+      ),
       code: 'broker_unknown_destination',
     },
     {
-      err: Object.assign(new Error('Channel closed by server: 406 (PRECONDITION-FAILED) with message "PRECONDITION_FAILED - message size 70000 is larger than configured max size 65536"'), {
-        code: 406,
-      }),
+      err: Object.assign(
+        new Error(
+          'Channel closed by server: 406 (PRECONDITION-FAILED) with message "PRECONDITION_FAILED - message size 70000 is larger than configured max size 65536"',
+        ),
+        {
+          code: 406,
+        },
+      ),
       code: 'broker_message_too_large',
     },
-    { err: new Error('Handshake terminated by server: 403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - Login was refused"'), code: 'broker_auth_refused' },
+    {
+      err: new Error('Handshake terminated by server: 403 (ACCESS-REFUSED) with message "ACCESS_REFUSED - Login was refused"'),
+      code: 'broker_auth_refused',
+    },
     { err: Object.assign(new Error('Channel closed by server: 403 (ACCESS-REFUSED)'), { code: 403 }), code: 'broker_auth_refused' },
     { err: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5672'), { code: 'ECONNREFUSED' }), code: 'broker_unavailable' },
     { err: new Error('Connection closed (Error: Connection closed: 320 (CONNECTION-FORCED))'), code: 'broker_unavailable' },
-    { err: Object.assign(new Error('Channel closed by server: 406 (PRECONDITION-FAILED) with message "inequivalent arg"'), { code: 406 }), code: 'broker_error' },
+    {
+      err: Object.assign(new Error('Channel closed by server: 406 (PRECONDITION-FAILED) with message "inequivalent arg"'), { code: 406 }),
+      code: 'broker_error',
+    },
   ])('$code: $err.message', ({ err, code }) => {
     expect(classifyAmqpError(err)).toEqual({ code, detail: err.message });
   });
