@@ -68,6 +68,12 @@ export const ERROR_CODES = {
   secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
   secret_empty: { kind: 'permanent', status: 400, reason: 'SecretKeyEmpty', means: "a referenced Secret's key is empty" },
+  reserved_source: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'ReservedSource',
+    means: "an InboundCredential for the source of the service's own events (OPERATIONS_EVENTS_SOURCE, docs/operations-events.md)",
+  },
   not_null_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row without a required value' },
   check_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row by a check constraint' },
   invalid_database_input: { kind: 'permanent', status: 400, means: 'Postgres refused a value (SQLSTATE class 22: data exception)' },
@@ -113,7 +119,8 @@ export const ERROR_CODES = {
   too_many_refusals: {
     kind: 'permanent',
     status: 429,
-    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+    means:
+      "inbound credentials not yet proven, from an address or for a source refused too often lately: not checked (or, naming a source's username, checked and wrong), with Retry-After",
   },
   broker_unknown_destination: {
     kind: 'permanent',
