@@ -6,6 +6,7 @@ import {
   LABEL_SELECTOR_OPERATORS,
   NAMESPACES_FROM,
   INBOUND_FORMATS,
+  ORDERING_POLICIES,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
   TIMESTAMPED_TYPES,
@@ -370,6 +371,33 @@ export const WebhookEndpointSpec = Type.Object(
           }),
         },
         { additionalProperties: false, description: 'reshape the body sent to this endpoint (docs/content-routing.md)' },
+      ),
+    ),
+    ordering: Type.Optional(
+      Type.Object(
+        {
+          key: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: FILTER_MAX_LENGTH,
+              description:
+                'CEL over `event` (as spec.filter sees it) giving the key, a string, e.g. event.data.customer; absent: the whole endpoint is ' +
+                'one sequence; an invalid one sets Ready=False InvalidOrderingKey and the last valid one stays (docs/ordering.md)',
+            }),
+          ),
+          onFailure: Type.Optional(
+            Type.Union(literals(ORDERING_POLICIES), {
+              default: 'Block',
+              description:
+                'Block (default): a delivery that ends FAILED holds its key until it is replayed or skipped; Skip: the key moves on',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'deliver in order per key: a delivery starts only after the previous one of its key ended, in the order ingest accepted the events (docs/ordering.md)',
+        },
       ),
     ),
     autoDisable: Type.Optional(

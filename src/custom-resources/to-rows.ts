@@ -65,7 +65,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   let previousSigningSecret: string | null = null;
   if (auth.type === 'Basic' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for Basic');
   if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
-  // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform,
+  // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform / InvalidOrderingKey,
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
   if (auth.type !== 'None') {
@@ -114,6 +114,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     format: s.format ?? 'Raw',
     filter: s.filter ?? null,
     transform: s.transform?.jsonata ?? null,
+    ordering: s.ordering ? { key: s.ordering.key ?? null, onFailure: s.ordering.onFailure ?? 'Block' } : null,
   };
 }
 

@@ -21,9 +21,12 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'ordering'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered)
+  Partial<
+    Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType' | 'ordering'>
+  >;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -61,6 +64,8 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  ordering_key_cel: s.ordering?.key ?? null,
+  ordering_on_failure: s.ordering?.onFailure ?? null,
 });
 
 /**

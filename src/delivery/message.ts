@@ -12,6 +12,8 @@ export interface MessageMeta {
   eventType: string | null;
   deliveryId: string;
   attempt: number;
+  /** an ordered delivery sent again after it stopped holding its key (docs/ordering.md): X-Webhook-Out-Of-Order */
+  outOfOrder?: boolean;
 }
 
 /**
@@ -74,6 +76,7 @@ export function composeMessage(parts: MessageParts, now: () => number = Date.now
   if (parts.meta.eventType !== null) headers['X-Webhook-Event-Type'] = headerSafe(parts.meta.eventType);
   headers['X-Webhook-Delivery-Id'] = headerSafe(parts.meta.deliveryId);
   headers['X-Webhook-Attempt'] = String(parts.meta.attempt);
+  if (parts.meta.outOfOrder) headers['X-Webhook-Out-Of-Order'] = 'true';
   return {
     body: parts.body,
     contentType: parts.contentType,
@@ -111,9 +114,16 @@ export function messageOf(
       attributes: cloudEventAttributes(event),
       formatHeaders: shaped.headers,
       signing: { type: e.signingType, secret: e.signingSecret, previousSecret: e.previousSigningSecret },
-      meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
-      // per-key ordering (spec.ordering) sets it; until then every delivery is unordered
-      orderingKey: null,
+      meta: {
+        eventId: ev.id,
+        source: ev.source,
+        eventType: ev.eventType,
+        deliveryId: d.id,
+        attempt,
+        ...(d.ordering?.skipped ? { outOfOrder: true } : {}),
+      },
+      // the key of an ordered delivery (spec.ordering.key, docs/ordering.md); none for the whole-endpoint and no-key sequences
+      orderingKey: typeof d.ordering?.key === 'string' && d.ordering.key !== '' ? d.ordering.key : null,
     },
     now,
   );

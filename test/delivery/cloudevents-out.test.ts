@@ -43,9 +43,11 @@ const delivery: Delivery = {
   lastAttemptAt: null,
   completedAt: null,
   createdAt: received,
+  ordering: null,
 };
 const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> = {}): Endpoint => ({
   id: 'e1',
+  ordering: null,
   name: 'payments/orders',
   source: 'stripe',
   eventType: null,

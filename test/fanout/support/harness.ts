@@ -138,6 +138,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     autoDisableAfter: spec.autoDisableAfter ?? 0,
     filter: spec.filter ?? null,
     transform: spec.transform ?? null,
+    ordering: spec.ordering ?? null,
     namespace: spec.namespace ?? null,
     format: spec.format ?? 'Raw',
     deniedReason: spec.deniedReason ?? null,
