@@ -21,11 +21,23 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'signingPublicKeys'
   | 'ordering'
 > &
   // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered)
   Partial<
-    Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType' | 'ordering'>
+    Pick<
+      Endpoint,
+      | 'propagateTraceContext'
+      | 'format'
+      | 'namespace'
+      | 'deniedReason'
+      | 'filter'
+      | 'transform'
+      | 'signingType'
+      | 'signingPublicKeys'
+      | 'ordering'
+    >
   >;
 
 /** Longest enable annotation value stored as it is. */
@@ -50,6 +62,7 @@ const toRow = (s: EndpointSpec) => ({
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
+  signing_public_keys: s.signingPublicKeys ?? [],
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,

@@ -68,6 +68,8 @@ export interface EndpointRow {
   signing_type?: SigningType;
   signing_secret: string | null;
   previous_signing_secret: string | null;
+  /** migration 082; absent from a row read before it ran */
+  signing_public_keys?: string[];
   custom_headers: Record<string, string>;
   max_attempts: number;
   timeout_seconds: number;
@@ -116,8 +118,8 @@ export function authAndSigningColumns(
   authType: AuthType,
   signingType: SigningType,
 ): Pick<EndpointRow, 'auth_type'> & { signing_type: SigningType } {
-  const combined = authType === 'NONE' && isCombined(signingType);
-  return { auth_type: combined ? signingType : authType, signing_type: signingType };
+  const combined = authType === 'NONE' && (COMBINED_AUTH_TYPES as readonly string[]).includes(signingType);
+  return { auth_type: combined ? (signingType as CombinedAuthType) : authType, signing_type: signingType };
 }
 
 export const toEndpoint = (r: EndpointRow): Endpoint => ({
@@ -132,6 +134,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   authSecret: r.auth_secret,
   signingSecret: r.signing_secret,
   previousSigningSecret: r.previous_signing_secret,
+  signingPublicKeys: r.signing_public_keys ?? [],
   customHeaders: r.custom_headers,
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,

@@ -132,10 +132,12 @@ export interface Endpoint {
   /** BASIC password or BEARER token */
   authSecret: string | null;
   signingType: SigningType;
-  /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
+  /** HMAC signing secret, the whsec_ key of STANDARD_WEBHOOKS, or the whsk_ key of STANDARD_WEBHOOKS_ED25519 */
   signingSecret: string | null;
-  /** STANDARD_WEBHOOKS only: the key being rotated out, still signed with until it is removed */
+  /** STANDARD_WEBHOOKS(_ED25519) only: the key being rotated out, still signed with until it is removed */
   previousSigningSecret: string | null;
+  /** STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify with, the current key's first; else empty */
+  signingPublicKeys: string[];
   customHeaders: Record<string, string>;
   maxAttempts: number;
   timeoutSeconds: number;

@@ -59,6 +59,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   signingType: 'NONE',
   signingSecret: null,
   previousSigningSecret: null,
+  signingPublicKeys: [],
   customHeaders: { 'ce-id': 'a custom header can not replace an attribute' },
   maxAttempts: 5,
   timeoutSeconds: 10,

@@ -126,6 +126,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
     signingType: spec.signingType ?? 'NONE',
+    signingPublicKeys: spec.signingPublicKeys ?? [],
     signingSecret: spec.signingSecret ?? null,
     previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},
