@@ -14,6 +14,7 @@ import {
   type WebhookEndpointResource,
   type EndpointSigningType,
 } from './specs.js';
+import { destinationRow } from './destination-rows.js';
 import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
 import type { AuthType, SigningType } from '../domain/statuses.js';
 
@@ -89,11 +90,13 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
       }
     }
   }
+  const { destination, destinationSecrets, address } = await destinationRow(s.destination, (ref, what) => resolve(secrets, ns, ref, what));
   return {
     name: `${ns}/${r.metadata.name}`,
     source: s.source,
     eventType: s.eventType ?? null,
-    url: s.url,
+    // readEndpointSpec refused an HTTP destination without a url
+    url: address ?? s.url ?? '',
     method: s.method ?? 'POST',
     authType: ROW_AUTH_TYPE[auth.type],
     authUsername: auth.type === 'Basic' ? (auth.username ?? null) : null,
@@ -114,6 +117,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     format: s.format ?? 'Raw',
     filter: s.filter ?? null,
     transform: s.transform?.jsonata ?? null,
+    destination,
+    destinationSecrets,
   };
 }
 

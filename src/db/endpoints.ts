@@ -19,9 +19,24 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'destination'
+  | 'destinationSecrets'
 > &
   // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType'>>;
+  Partial<
+    Pick<
+      Endpoint,
+      | 'propagateTraceContext'
+      | 'format'
+      | 'namespace'
+      | 'deniedReason'
+      | 'filter'
+      | 'transform'
+      | 'signingType'
+      | 'destination'
+      | 'destinationSecrets'
+    >
+  >;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -59,6 +74,10 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  // null: HTTP (the rows of the release before, too)
+  destination: s.destination === undefined || s.destination.type === 'HTTP' ? null : JSON.stringify(s.destination),
+  destination_secrets:
+    s.destinationSecrets === undefined || Object.keys(s.destinationSecrets).length === 0 ? null : JSON.stringify(s.destinationSecrets),
 });
 
 export function createEndpointRepository(db: Db) {

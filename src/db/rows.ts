@@ -2,7 +2,9 @@ import type {
   AllowedEndpoints,
   DeniedReason,
   Delivery,
+  DestinationSecrets,
   Endpoint,
+  EndpointDestination,
   EndpointFormat,
   ExtractionRule,
   InboundCredential,
@@ -10,6 +12,7 @@ import type {
   SignatureVerification,
   WebhookEvent,
 } from '../domain/records.js';
+import { HTTP_DESTINATION } from '../domain/records.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -80,6 +83,10 @@ export interface EndpointRow {
   transform_jsonata: string | null;
   /** migration 077: prepare inserts its rows before its filter decides (activities/filter-forecast.ts) */
   filter_expects_accept: boolean;
+  /** migration 080: spec.destination without its secrets; null (or absent before 080): HTTP */
+  destination?: EndpointDestination | null;
+  /** migration 080: the destination's credentials from Secrets of the endpoint's namespace; never selected for the API */
+  destination_secrets?: DestinationSecrets | null;
   consecutive_failures: number;
   disabled_at: Date | null;
   namespace: string | null;
@@ -141,6 +148,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,
   transform: r.transform_jsonata ?? null,
+  destination: r.destination ?? HTTP_DESTINATION,
+  destinationSecrets: r.destination_secrets ?? {},
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   namespace: r.namespace ?? null,

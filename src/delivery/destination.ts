@@ -1,4 +1,4 @@
-import type { Endpoint } from '../domain/records.js';
+import type { DestinationSecrets, Endpoint, EndpointDestination } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
 import type { Message } from './message.js';
 import type { DeliveryOutcome } from './types.js';
@@ -37,19 +37,42 @@ export interface HttpTarget {
   retryOnStatus: readonly number[];
 }
 
+type DestinationOf<T extends EndpointDestination['type']> = Extract<EndpointDestination, { type: T }>;
+
+/** AWS destinations: the pod's identity (or the role it assumes); no secret of the endpoint's. */
+export type SqsTarget = DestinationOf<'SQS'>;
+export type SnsTarget = DestinationOf<'SNS'>;
+export type EventBridgeTarget = DestinationOf<'EventBridge'>;
+/** Brokers: their credentials come from Secrets of the endpoint's namespace (`secrets`). */
+export type KafkaTarget = DestinationOf<'Kafka'> & { secrets: DestinationSecrets };
+export type RabbitMqTarget = DestinationOf<'RabbitMQ'> & { secrets: DestinationSecrets };
+export type NatsTarget = DestinationOf<'NATS'> & { secrets: DestinationSecrets };
+
 /** Where one endpoint's messages go: one shape per destination type. */
-export type DestinationTarget = HttpTarget;
+export type DestinationTarget = HttpTarget | SqsTarget | SnsTarget | EventBridgeTarget | KafkaTarget | RabbitMqTarget | NatsTarget;
 
 /** The endpoint's destination, as its row says it now (a changed URL or queue applies to the next attempt). */
 export function targetOf(e: Endpoint): DestinationTarget {
-  return {
-    type: 'HTTP',
-    url: e.url,
-    method: e.method,
-    auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
-    customHeaders: e.customHeaders,
-    retryOnStatus: e.retryOnStatus,
-  };
+  const d = e.destination;
+  switch (d.type) {
+    case 'HTTP':
+      return {
+        type: 'HTTP',
+        url: e.url,
+        method: e.method,
+        auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
+        customHeaders: e.customHeaders,
+        retryOnStatus: e.retryOnStatus,
+      };
+    case 'SQS':
+    case 'SNS':
+    case 'EventBridge':
+      return d;
+    case 'Kafka':
+    case 'RabbitMQ':
+    case 'NATS':
+      return { ...d, secrets: e.destinationSecrets };
+  }
 }
 
 /** What names an attempt on its span (observability/attempt-span.ts): the operation and the address, never a secret. */
@@ -57,5 +80,17 @@ export function spanTargetOf(t: DestinationTarget): { operation: string; address
   switch (t.type) {
     case 'HTTP':
       return { operation: t.method, address: t.url };
+    case 'SQS':
+      return { operation: 'SQS SendMessage', address: t.queueUrl };
+    case 'SNS':
+      return { operation: 'SNS Publish', address: t.topicArn };
+    case 'EventBridge':
+      return { operation: 'EventBridge PutEvents', address: `eventbridge://${t.region}/${t.eventBusName}` };
+    case 'Kafka':
+      return { operation: 'Kafka produce', address: `kafka://${t.bootstrapServers.join(',')}/${t.topic}` };
+    case 'RabbitMQ':
+      return { operation: 'RabbitMQ publish', address: t.url };
+    case 'NATS':
+      return { operation: 'NATS publish', address: `${t.servers.join(',')}/${t.subject}` };
   }
 }
