@@ -1,3 +1,4 @@
+import { DEFAULT_OPERATIONS_EVENTS } from '../src/config/settings.js';
 import type { Knex } from 'knex';
 import { createAdminQueries } from '../src/db/admin-queries.js';
 import { createEventRepository } from '../src/db/events.js';
@@ -113,7 +114,7 @@ async function explain(db: Db, read: string, s: Captured): Promise<ReadPlan> {
 /** Every read of webhook_event that an index is there for, EXPLAIN ANALYZE'd on `db`. */
 export async function planReads(db: Db): Promise<ReadPlan[]> {
   const admin = createAdminQueries(db);
-  const events = createEventRepository(db);
+  const events = createEventRepository(db, DEFAULT_OPERATIONS_EVENTS);
   const stats = createStatsQueries(db);
   const retention = createRetentionQueries(db);
   const now = Date.now();

@@ -50,7 +50,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         settings: cfg,
         sqs,
         client: new Client({ connection: connected, namespace: cfg.temporal.namespace, ...(interceptors ? { interceptors } : {}) }),
-        repos: createRepositories(db),
+        repos: createRepositories(db, { operations: cfg.operations }),
         redrive: createRedriveQueries(db),
         metrics,
         logger,

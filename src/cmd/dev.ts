@@ -136,7 +136,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       const liveDb = db;
       cleanups.push(() => liveDb.destroy());
       await migrateLatest(db);
-      const repos = createRepositories(db);
+      const repos = createRepositories(db, { operations: cfg.ingest.operations });
 
       // an external Temporal may take TLS and an API key (TEMPORAL_TLS_*), as the processes do
       const nativeConnection = await connectTemporalNative(cfg.worker.temporal);
@@ -149,7 +149,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
       // a WebhookReplay manifest is applied once, its runs started on this client (manifests/drive-replays.ts)
       const replays = {
         runner: createReplayRunner({
-          runs: createReplayRuns(db),
+          runs: createReplayRuns(db, repos.operationalEvents),
           startRun: (req) => startReplay(client, { ...req, taskQueue: cfg.consumer.temporal.taskQueue }),
           logger,
         }),

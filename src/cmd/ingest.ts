@@ -28,7 +28,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       const ingest = await buildIngestProcess({
         settings: cfg,
         db,
-        repos: createRepositories(db),
+        repos: createRepositories(db, { operations: cfg.operations }),
         publisher,
         metrics,
         logger,

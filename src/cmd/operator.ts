@@ -39,6 +39,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         metrics: operatorMetrics,
         namespaces: cfg.watchNamespaces,
         defaultAllowedNamespaces: cfg.defaultAllowedNamespaces,
+        operations: cfg.operations,
         workers: cfg.workers,
         resyncPeriodMs: cfg.resyncPeriodMs,
         ...(cfg.identity ? { identity: cfg.identity } : {}),

@@ -40,7 +40,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
       const built = await buildWorkerProcess({
         settings: cfg,
         connection,
-        repos: createRepositories(db),
+        repos: createRepositories(db, { operations: cfg.operations }),
         metrics,
         logger,
         tracing,

@@ -12,6 +12,7 @@ import {
   type DefaultAllowedNamespaces,
   type HttpTimeouts,
   type InboundTraceContext,
+  type OperationsEventsSettings,
   type RetentionSettings,
 } from './settings.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
@@ -22,6 +23,8 @@ export type { DatabaseTls, TemporalTls } from './tls.js';
 export interface CommonConfig {
   logLevel: string;
   managementPort: number;
+  /** OPERATIONS_EVENTS_*: the reserved source and who receives its events (docs/operations-events.md) */
+  operations: OperationsEventsSettings;
 }
 
 /**
@@ -175,6 +178,7 @@ export interface TransportSetupConfig extends CommonConfig {
 const common = (r: EnvReader): CommonConfig => ({
   logLevel: r.str('LOG_LEVEL'),
   managementPort: r.int('MANAGEMENT_PORT'),
+  operations: { source: r.str('OPERATIONS_EVENTS_SOURCE'), platformNamespaces: r.list('OPERATIONS_EVENTS_PLATFORM_NAMESPACES') },
 });
 
 const database = (r: EnvReader): DatabaseConfig => {

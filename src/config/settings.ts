@@ -197,6 +197,12 @@ export const VARIABLES = {
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
 
+  // operational events (docs/operations-events.md): every process that records or routes them
+  /** the reserved source of the service's own events; no InboundCredential may take it */
+  OPERATIONS_EVENTS_SOURCE: { type: 'string', default: 'webhook-fanout' },
+  /** the platform team's namespaces: their endpoints get every namespace's operational events */
+  OPERATIONS_EVENTS_PLATFORM_NAMESPACES: { type: 'list', default: [] },
+
   // the operator
   /** unset: every namespace */
   WATCH_NAMESPACE: { type: 'list', default: [] },
@@ -282,6 +288,21 @@ export const DEFAULT_RETENTION_SCHEDULE = {
 } as const;
 
 export const DEFAULT_SETTLED_GRACE_SECONDS = V.RETENTION_SETTLED_GRACE.default;
+
+/**
+ * The service's own happenings as events of a reserved source (docs/operations-events.md): its
+ * name (OPERATIONS_EVENTS_SOURCE) and the namespaces whose endpoints receive every namespace's
+ * (OPERATIONS_EVENTS_PLATFORM_NAMESPACES); any other endpoint receives only those about its own.
+ */
+export interface OperationsEventsSettings {
+  source: string;
+  platformNamespaces: readonly string[];
+}
+
+export const DEFAULT_OPERATIONS_EVENTS: OperationsEventsSettings = {
+  source: V.OPERATIONS_EVENTS_SOURCE.default,
+  platformNamespaces: [],
+};
 
 export const DEFAULT_UNSTARTED_AFTER_MS = V.SWEEP_UNSTARTED_AFTER_SECONDS.default * 1000;
 

@@ -54,11 +54,18 @@ export interface AllowanceInput {
   owner: SourceOwner | undefined;
   /** what a credential that says nothing allows (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
   defaultFrom: DefaultAllowedNamespaces;
+  /**
+   * the reserved source of operational events (OPERATIONS_EVENTS_SOURCE), which has no credential:
+   * any endpoint may subscribe to it, and receives only what concerns its namespace (docs/operations-events.md)
+   */
+  operationsSource?: string;
 }
 
 /** Whether an endpoint may subscribe to its source, and if not, why (its Ready=False reason and message). */
 export function endpointAllowance(input: AllowanceInput): Allowance {
   const { source, namespace, owner } = input;
+  // routing by the subject's namespace (db/deliveries.ts) is what keeps a tenant to its own events
+  if (source === input.operationsSource) return { deniedReason: null };
   if (!owner) {
     return {
       deniedReason: 'SourceNotFound',

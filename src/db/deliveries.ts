@@ -1,7 +1,10 @@
 import type { Delivery, Endpoint, Receipt, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
+import type { OperationsEventsSettings } from '../config/settings.js';
 import { prepared, type Db } from './knex.js';
+import { endpointJsonSql, insertOperationalEventsSql } from './operational-events.js';
 import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
+import { decodeOrderingKey, encodeOrderingKey } from '../domain/ordering.js';
 
 export interface AttemptResult {
   status: DeliveryStatus;
@@ -30,6 +33,31 @@ export interface Settled {
 }
 
 /**
+ * The operational events (docs/operations-events.md) the statements that settle attempts record
+ * in the same statement, so that a settled delivery and its event commit together: delivery.failed
+ * for a delivery that ended FAILED for good (not one held for a redrive), unless it was a delivery
+ * of an operational event itself (no loops), and endpoint.disabled for the FAILED that disabled
+ * its endpoint. Both read the rows `updated` returned: a retried statement settles nothing again,
+ * so it records nothing again, and the keys (the delivery's id and attempt) keep one per change.
+ */
+const DELIVERY_FAILED_SELECT = `SELECT 'delivery.failed' AS type, u.id || ':' || u.attempts AS key, ep.namespace,
+       jsonb_build_object(${endpointJsonSql('ep')},
+         'delivery', jsonb_build_object('id', u.id, 'eventId', u.event_id, 'source', ev.source, 'eventType', ev.event_type,
+           'attempts', u.attempts, 'lastStatus', u."responseStatus", 'lastError', u.error,
+           'adminApiPath', '/api/deliveries/' || u.id || '/attempts')) AS payload
+  FROM updated u JOIN webhook_endpoint ep ON ep.id = u.endpoint_id JOIN webhook_event ev ON ev.id = u.event_id
+ WHERE u.status = 'FAILED' AND NOT u.held AND ev.source <> :opsSource`;
+
+/** endpoint.disabled: `h` the health update's rows, `which` whether this one disabled, `by` the delivery that did. */
+const endpointDisabledSelect = (which: string, by: string, run: string): string =>
+  `SELECT 'endpoint.disabled', ep.id || ':' || u.id || ':' || u.attempts, ep.namespace,
+          jsonb_build_object(${endpointJsonSql('ep')}, 'consecutiveFailures', ${run}, 'autoDisableAfter', ep.auto_disable_after,
+            'disabledBy', jsonb_build_object('deliveryId', u.id, 'eventId', u.event_id,
+              'adminApiPath', '/api/deliveries/' || u.id || '/attempts'))
+     FROM health h JOIN webhook_endpoint ep ON ep.id = h.id JOIN updated u ON u.endpoint_id = h.id AND ${by}
+    WHERE ${which}`;
+
+/**
  * recordAttempts' statement. Its entries come as one JSON array (one bound value, one prepared
  * statement for any number of them), `ord` their place in it.
  *
@@ -55,8 +83,8 @@ const ATTEMPTS_SQL = `WITH input AS (
           redrive_on_enable = i.held, updated_at = now()
      FROM input i
     WHERE d.id = i.id AND d.status = 'PENDING'
- RETURNING d.id, d.endpoint_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
-           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody", i.receipt),
+ RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
+           i."responseStatus", i."responseBody", i.error, i.counts, i."requestBody", i.receipt, i.held),
  logged AS (
    INSERT INTO webhook_delivery_attempt
           (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body, receipt)
@@ -87,7 +115,14 @@ const ATTEMPTS_SQL = `WITH input AS (
       SET consecutive_failures = a.run, disabled_at = CASE WHEN d.ord IS NULL THEN ep.disabled_at ELSE now() END
      FROM after a LEFT JOIN disabler d ON d.endpoint_id = a.endpoint_id
     WHERE ep.id = a.endpoint_id AND (ep.consecutive_failures <> a.run OR d.ord IS NOT NULL)
- RETURNING ep.id, d.ord AS disabled_by)
+ RETURNING ep.id, d.ord AS disabled_by, a.run),
+ operational AS (
+   ${insertOperationalEventsSql(
+     ':opsSource',
+     `${DELIVERY_FAILED_SELECT}
+      UNION ALL
+      ${endpointDisabledSelect('h.disabled_by IS NOT NULL', 'u.ord = h.disabled_by', 'h.run')}`,
+   )})
  SELECT u.ord, coalesce(h.disabled_by = u.ord, false) AS auto_disabled
    FROM updated u LEFT JOIN health h ON h.id = u.endpoint_id`;
 
@@ -103,7 +138,8 @@ const ATTEMPT_SQL = `WITH updated AS (
           last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
           redrive_on_enable = :held, updated_at = now()
     WHERE id = :id AND status = 'PENDING'
- RETURNING id, endpoint_id, attempts),
+ RETURNING id, endpoint_id, event_id, attempts, status, last_response_status AS "responseStatus", last_error AS error,
+           redrive_on_enable AS held),
  logged AS (
    INSERT INTO webhook_delivery_attempt
           (delivery_id, attempt, outcome, started_at, duration_ms, response_status, response_body, error, request_body, receipt)
@@ -116,7 +152,14 @@ const ATTEMPT_SQL = `WITH updated AS (
                              THEN now() ELSE ep.disabled_at END
      FROM updated u
     WHERE ep.id = u.endpoint_id AND :counts AND (:status = 'FAILED' OR ep.consecutive_failures > 0)
- RETURNING ep.disabled_at IS NOT NULL AND ep.disabled_at = now() AS auto_disabled)
+ RETURNING ep.id, ep.disabled_at IS NOT NULL AND ep.disabled_at = now() AS auto_disabled, ep.consecutive_failures AS run),
+ operational AS (
+   ${insertOperationalEventsSql(
+     ':opsSource',
+     `${DELIVERY_FAILED_SELECT}
+      UNION ALL
+      ${endpointDisabledSelect('h.auto_disabled', 'true', 'h.run')}`,
+   )})
  SELECT (SELECT auto_disabled FROM health) AS auto_disabled FROM updated`;
 
 interface AttemptRow extends EventRow {
@@ -178,6 +221,15 @@ export interface FilterVerdict {
  */
 export type ContentRouting = (event: WebhookEvent, candidates: readonly FilterCandidate[]) => FilterVerdict[];
 
+/**
+ * An ordered delivery's key (activities/prepare.ts evaluates spec.ordering.key): a string, or null
+ * for the endpoint's no-key sequence (the expression failed or gave no string).
+ */
+export type OrderingKeyOf = (event: WebhookEvent, endpoint: Endpoint) => string | null;
+
+/** Without key evaluation, every undecided row goes into its endpoint's no-key sequence. */
+const NO_ORDERING_KEYS: OrderingKeyOf = () => null;
+
 /** Without content routing, no endpoint with a filter gets the event. */
 const NO_CONTENT_ROUTING: ContentRouting = (_event, candidates) => candidates.map((c) => ({ accepted: false, expectNext: c.expected }));
 
@@ -206,8 +258,11 @@ async function settleSurprises(
        UPDATE webhook_endpoint ep SET filter_expects_accept = listed.value::boolean
          FROM json_each_text(:expect::json) AS listed(id, value)
         WHERE ep.id = listed.id::uuid AND ep.filter_expects_accept <> listed.value::boolean)
-     INSERT INTO webhook_delivery (event_id, endpoint_id)
-     SELECT :eventId, listed.id::uuid FROM json_array_elements_text(:accepted::json) AS listed(id)
+     INSERT INTO webhook_delivery (event_id, endpoint_id, ordering_position, ordering_key)
+     SELECT :eventId, ep.id, ${ORDERING_COLUMNS}
+       FROM json_array_elements_text(:accepted::json) AS listed(id)
+       JOIN webhook_endpoint ep ON ep.id = listed.id::uuid
+       CROSS JOIN (SELECT position FROM webhook_event WHERE id = :eventId) ev
      ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
      RETURNING row_to_json(webhook_delivery.*) AS delivery`,
     { eventId, refused: JSON.stringify(lists.refused), accepted: JSON.stringify(lists.accepted), expect: JSON.stringify(lists.expect) },
@@ -215,25 +270,39 @@ async function settleSurprises(
   return res.rows.map((r) => r.delivery);
 }
 
+/**
+ * An ordered endpoint's row (`ep`, of the event `ev`) carries the event's position and, when the
+ * whole endpoint is one sequence, its key at once; a key from CEL is decided by prepare after the
+ * statement (NULL until then, which holds every key of the endpoint: docs/ordering.md). Every
+ * ordered endpoint's row is inserted up front, its filter's expectation aside, so that a later
+ * event never finds this one's place empty. Events stored before migration 081 are not ordered.
+ */
+const ORDERING_COLUMNS = `CASE WHEN ep.ordering_on_failure IS NOT NULL THEN ev.position END,
+       CASE WHEN ep.ordering_on_failure IS NOT NULL AND ev.position IS NOT NULL AND ep.ordering_key_cel IS NULL THEN '${encodeOrderingKey('')}' END`;
+
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
-async function prepareRunRows(db: Db, eventId: string, workflowId: string): Promise<PrepareRunRow[]> {
+async function prepareRunRows(db: Db, eventId: string, workflowId: string, operations: OperationsEventsSettings): Promise<PrepareRunRow[]> {
   const res = await prepared<{ rows: PrepareRunRow[] }>(
     db,
     'deliveries.prepareRun',
     `WITH event AS (
        SELECT id, source, external_event_id, event_type, payload, content_type, headers, status, workflow_id,
-              published_at, received_at, completed_at
+              published_at, received_at, completed_at, subject_namespace, position
          FROM webhook_event WHERE id = :eventId),
      recorded AS (
        UPDATE webhook_event SET workflow_id = :workflowId, updated_at = now() WHERE id = :eventId AND workflow_id IS NULL),
      matched AS (
        SELECT ep.*
          FROM webhook_endpoint ep JOIN event ev ON ep.source = ev.source
-        WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)),
+        WHERE ep.active AND ep.denied_reason IS NULL AND (ep.event_type IS NULL OR ep.event_type = ev.event_type)
+          -- an operational event goes to its subject's namespace and the platform's (docs/operations-events.md)
+          AND (ev.source <> :opsSource OR ep.namespace = ev.subject_namespace
+               OR ep.namespace IN (SELECT listed.ns FROM json_array_elements_text(:platform::json) AS listed(ns)))),
      inserted AS (
-       INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched
-        WHERE filter IS NULL OR filter_expects_accept
+       INSERT INTO webhook_delivery (event_id, endpoint_id, ordering_position, ordering_key)
+       SELECT :eventId, ep.id, ${ORDERING_COLUMNS}
+         FROM matched ep CROSS JOIN event ev
+        WHERE ep.filter IS NULL OR ep.filter_expects_accept OR (ep.ordering_on_failure IS NOT NULL AND ev.position IS NOT NULL)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -250,7 +319,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string): Prom
        LEFT JOIN matched m ON true
        LEFT JOIN delivery d ON d.endpoint_id = m.id
       ORDER BY d.created_at, m.created_at, m.id`,
-    { eventId, workflowId },
+    { eventId, workflowId, opsSource: operations.source, platform: JSON.stringify(operations.platformNamespaces) },
   );
   return res.rows;
 }
@@ -267,7 +336,34 @@ const endpointDates = ['created_at', 'updated_at', 'disabled_at', 'paused_until'
 export const eventWithPayload = (db: Db) =>
   db('webhook_event as e').select(db.raw('1')).whereRaw('e.id = webhook_delivery.event_id').whereNull('e.payload_dropped_at').forShare();
 
-export function createDeliveryRepository(db: Db) {
+export function createDeliveryRepository(db: Db, operations: OperationsEventsSettings) {
+  /**
+   * The keys of the ordered rows prepare's statement left undecided (their endpoint's key is CEL),
+   * in one statement; a row a retried prepare already decided keeps its key (docs/ordering.md).
+   */
+  async function decideKeys(rows: PreparedRow[], keyOf: OrderingKeyOf): Promise<PreparedRow[]> {
+    const open = rows.filter(
+      (r) => r.delivery.ordering !== null && r.delivery.ordering.key === undefined && r.delivery.status === 'PENDING',
+    );
+    if (open.length === 0) return rows;
+    const keys = Object.fromEntries(open.map((r) => [r.delivery.id, encodeOrderingKey(keyOf(r.event, r.endpoint))]));
+    const res = await prepared<{ rows: Array<{ id: string; ordering_key: string }> }>(
+      db,
+      'deliveries.decideKeys',
+      `UPDATE webhook_delivery d SET ordering_key = coalesce(d.ordering_key, listed.key)
+         FROM json_each_text(:keys::json) AS listed(id, key)
+        WHERE d.id = listed.id::uuid
+       RETURNING d.id, d.ordering_key`,
+      { keys: JSON.stringify(keys) },
+    );
+    const decided = new Map(res.rows.map((r) => [r.id, decodeOrderingKey(r.ordering_key)]));
+    return rows.map((r) =>
+      r.delivery.ordering !== null && decided.has(r.delivery.id)
+        ? { ...r, delivery: { ...r.delivery, ordering: { ...r.delivery.ordering, key: decided.get(r.delivery.id) } } }
+        : r,
+    );
+  }
+
   /**
    * Settles attempts of distinct deliveries in one statement (all or nothing): each row's latest
    * state, a line of the attempt log each and their endpoints' health. For each entry, in order,
@@ -297,13 +393,14 @@ export function createDeliveryRepository(db: Db) {
     if (rows.length === 1) {
       const { ord: _, receipt, ...rest } = one;
       // the single statement binds the receipt as JSON text (the batch carries it inside its JSON array)
-      const params = { ...rest, receipt: receipt === null ? null : JSON.stringify(receipt) };
+      const params = { ...rest, receipt: receipt === null ? null : JSON.stringify(receipt), opsSource: operations.source };
       const res = await prepared<{ rows: Array<{ auto_disabled: boolean | null }> }>(db, 'deliveries.recordAttempt', ATTEMPT_SQL, params);
       const row = res.rows[0];
       return [row ? { autoDisabled: row.auto_disabled === true } : null];
     }
     const res = await prepared<{ rows: Array<{ ord: number; auto_disabled: boolean }> }>(db, 'deliveries.recordAttempts', ATTEMPTS_SQL, {
       rows: JSON.stringify(rows),
+      opsSource: operations.source,
     });
     for (const row of res.rows) settled[row.ord] = { autoDisabled: row.auto_disabled };
     return settled;
@@ -326,15 +423,16 @@ export function createDeliveryRepository(db: Db) {
       eventId: string,
       workflowId: string,
       routing: ContentRouting = NO_CONTENT_ROUTING,
+      keyOf: OrderingKeyOf = NO_ORDERING_KEYS,
     ): Promise<PreparedRow[] | undefined> {
       const inserts = (e: EndpointRow) => e.filter === null || e.filter_expects_accept;
-      let rows = await prepareRunRows(db, eventId, workflowId);
+      let rows = await prepareRunRows(db, eventId, workflowId, operations);
       // The rows the statement inserted and those that were there before it (a retried prepare)
       // both come from its snapshot, so a row another run's transaction inserted meanwhile is in
       // neither (the insert waited for that transaction: it has committed). Run again, the
       // statement sees it, and inserts nothing more.
       if (rows.some((r) => r.endpoint !== null && r.delivery === null && inserts(r.endpoint))) {
-        rows = await prepareRunRows(db, eventId, workflowId);
+        rows = await prepareRunRows(db, eventId, workflowId, operations);
       }
       const first = rows[0];
       if (!first) return undefined;
@@ -353,7 +451,11 @@ export function createDeliveryRepository(db: Db) {
           prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
         }
       }
-      if (undecided.length === 0) return prepared.filter((p) => p !== undefined);
+      if (undecided.length === 0)
+        return decideKeys(
+          prepared.filter((p) => p !== undefined),
+          keyOf,
+        );
       const verdicts = routing(event, undecided);
       const refused: string[] = [];
       const accepted: string[] = [];
@@ -374,7 +476,10 @@ export function createDeliveryRepository(db: Db) {
           if (row) prepared[u.at] = { delivery: toDelivery(withDates(row, deliveryDates)), endpoint: u.endpoint, event };
         }
       }
-      return prepared.filter((p) => p !== undefined);
+      return decideKeys(
+        prepared.filter((p) => p !== undefined),
+        keyOf,
+      );
     },
 
     /**

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Endpoint, EndpointHealthField } from '../domain/records.js';
+import type { OperationsEventsSettings } from '../config/settings.js';
 import type { Db } from './knex.js';
+import { aboutEndpoint, endpointJsonSql, insertOperationalEventsSql, recordOperationalEvent, resourceName } from './operational-events.js';
 import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
@@ -19,10 +21,12 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'signingPublicKeys'
+  | 'ordering'
   | 'destination'
   | 'destinationSecrets'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered, HTTP)
   Partial<
     Pick<
       Endpoint,
@@ -33,6 +37,8 @@ export type EndpointSpec = Omit<
       | 'filter'
       | 'transform'
       | 'signingType'
+      | 'signingPublicKeys'
+      | 'ordering'
       | 'destination'
       | 'destinationSecrets'
     >
@@ -60,6 +66,7 @@ const toRow = (s: EndpointSpec) => ({
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
+  signing_public_keys: s.signingPublicKeys ?? [],
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,
@@ -74,13 +81,28 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  ordering_key_cel: s.ordering?.key ?? null,
+  ordering_on_failure: s.ordering?.onFailure ?? null,
   // null: HTTP (the rows of the release before, too)
   destination: s.destination === undefined || s.destination.type === 'HTTP' ? null : JSON.stringify(s.destination),
   destination_secrets:
     s.destinationSecrets === undefined || Object.keys(s.destinationSecrets).length === 0 ? null : JSON.stringify(s.destinationSecrets),
 });
 
-export function createEndpointRepository(db: Db) {
+/**
+ * endpoint.enabled (docs/operations-events.md), recorded by the statement that enables: `old` the
+ * row before (locked), `upd` the rows it enabled. One per disable: the key is the disabled_at it ended.
+ */
+const endpointEnabledSql = (by: string): string =>
+  insertOperationalEventsSql(
+    ':opsSource',
+    `SELECT 'endpoint.enabled' AS type, ep.id || ':' || extract(epoch FROM old.disabled_at)::text AS key, ep.namespace,
+            jsonb_build_object(${endpointJsonSql('ep')}, 'disabledAt', old.disabled_at, 'enabledBy', '${by}',
+              'heldDeliveries', (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = ep.id AND d.redrive_on_enable)) AS payload
+       FROM upd JOIN old ON old.id = upd.id JOIN webhook_endpoint ep ON ep.id = upd.id`,
+  );
+
+export function createEndpointRepository(db: Db, operations: Pick<OperationsEventsSettings, 'source'>) {
   return {
     async get(id: string): Promise<Endpoint | undefined> {
       const row = await db<EndpointRow>('webhook_endpoint').where({ id }).first();
@@ -105,16 +127,45 @@ export function createEndpointRepository(db: Db) {
       return rows.map(toEndpoint);
     },
 
-    /** Create or update the row owned by a resource (custom resource uid or manifest key). */
-    async upsertByResourceUid(resourceUid: string, spec: EndpointSpec): Promise<Endpoint> {
-      const rows: unknown[] = await db('webhook_endpoint')
-        .insert({ ...toRow(spec), resource_uid: resourceUid })
-        .onConflict('resource_uid')
-        .merge({ ...toRow(spec), updated_at: db.fn.now() })
-        .returning('*');
-      const row = rows[0];
-      if (!row) throw new Error('upsert returned no row');
-      return toEndpoint(row as EndpointRow);
+    /**
+     * Create or update the row owned by a resource (custom resource uid or manifest key). A row
+     * whose source stops allowing it (spec.deniedReason, explained by `deniedMessage`) records
+     * endpoint.not_allowed in the same transaction (docs/operations-events.md): once per change,
+     * since a reconcile that finds the row as the spec says writes nothing.
+     */
+    async upsertByResourceUid(resourceUid: string, spec: EndpointSpec, deniedMessage?: string): Promise<Endpoint> {
+      const upsert = async (trx: Db): Promise<Endpoint> => {
+        const rows: unknown[] = await trx('webhook_endpoint')
+          .insert({ ...toRow(spec), resource_uid: resourceUid })
+          .onConflict('resource_uid')
+          .merge({ ...toRow(spec), updated_at: trx.fn.now() })
+          .returning('*');
+        const row = rows[0];
+        if (!row) throw new Error('upsert returned no row');
+        return toEndpoint(row as EndpointRow);
+      };
+      const reason = spec.deniedReason ?? null;
+      if (reason === null) return upsert(db);
+      return db.transaction(async (trx) => {
+        const before = await trx<EndpointRow>('webhook_endpoint').where({ resource_uid: resourceUid }).forUpdate().first('denied_reason');
+        const saved = await upsert(trx);
+        if (before?.denied_reason !== reason) {
+          const endpoint = {
+            id: saved.id,
+            namespace: saved.namespace,
+            name: resourceName(saved.name, saved.namespace),
+            uid: resourceUid,
+            source: saved.source,
+          };
+          await recordOperationalEvent(trx, operations.source, {
+            type: 'endpoint.not_allowed',
+            key: `${saved.id}:${saved.updatedAt.toISOString()}`,
+            ...aboutEndpoint(endpoint),
+            data: { endpoint, reason, message: deniedMessage ?? reason },
+          });
+        }
+        return saved;
+      });
     },
 
     /** Deliveries keep referencing the row, so a removed resource deactivates it instead. */
@@ -131,13 +182,14 @@ export function createEndpointRepository(db: Db) {
      */
     async enable(id: string): Promise<Enabled | undefined> {
       const res = await db.raw<{ rows: Array<{ was_disabled: boolean; held: string }> }>(
-        `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint WHERE id = ? FOR UPDATE),
+        `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint WHERE id = :id FOR UPDATE),
               upd AS (UPDATE webhook_endpoint ep SET disabled_at = NULL, consecutive_failures = 0, updated_at = now()
-                        FROM old WHERE ep.id = old.id AND old.disabled_at IS NOT NULL RETURNING ep.id)
+                        FROM old WHERE ep.id = old.id AND old.disabled_at IS NOT NULL RETURNING ep.id),
+              operational AS (${endpointEnabledSql('api')})
          SELECT old.disabled_at IS NOT NULL AS was_disabled,
                 (SELECT count(*) FROM webhook_delivery d WHERE d.endpoint_id = old.id AND d.redrive_on_enable) AS held
            FROM old`,
-        [id],
+        { id, opsSource: operations.source },
       );
       const row = res.rows[0];
       return row ? { wasDisabled: row.was_disabled, held: Number(row.held) } : undefined;
@@ -157,15 +209,19 @@ export function createEndpointRepository(db: Db) {
           : annotation;
       const res = await db.raw<{ rows: Array<{ was_disabled: boolean }> }>(
         `WITH old AS (SELECT id, disabled_at FROM webhook_endpoint
-                       WHERE resource_uid = :uid AND enable_annotation IS DISTINCT FROM :value FOR UPDATE)
-         UPDATE webhook_endpoint ep
-            SET enable_annotation = :value,
-                disabled_at = CASE WHEN :value::text IS NULL THEN ep.disabled_at END,
-                consecutive_failures = CASE WHEN :value::text IS NULL OR ep.disabled_at IS NULL THEN ep.consecutive_failures ELSE 0 END,
-                updated_at = CASE WHEN :value::text IS NOT NULL AND ep.disabled_at IS NOT NULL THEN now() ELSE ep.updated_at END
-           FROM old WHERE ep.id = old.id
-         RETURNING old.disabled_at IS NOT NULL AND :value::text IS NOT NULL AS was_disabled`,
-        { uid: resourceUid, value },
+                       WHERE resource_uid = :uid AND enable_annotation IS DISTINCT FROM :value FOR UPDATE),
+              changed AS (
+                UPDATE webhook_endpoint ep
+                   SET enable_annotation = :value,
+                       disabled_at = CASE WHEN :value::text IS NULL THEN ep.disabled_at END,
+                       consecutive_failures = CASE WHEN :value::text IS NULL OR ep.disabled_at IS NULL THEN ep.consecutive_failures ELSE 0 END,
+                       updated_at = CASE WHEN :value::text IS NOT NULL AND ep.disabled_at IS NOT NULL THEN now() ELSE ep.updated_at END
+                  FROM old WHERE ep.id = old.id
+                RETURNING ep.id, old.disabled_at IS NOT NULL AND :value::text IS NOT NULL AS was_disabled),
+              upd AS (SELECT id FROM changed WHERE was_disabled),
+              operational AS (${endpointEnabledSql('annotation')})
+         SELECT was_disabled FROM changed`,
+        { uid: resourceUid, value, opsSource: operations.source },
       );
       const row = res.rows[0];
       return row ? { wasDisabled: row.was_disabled } : undefined;

@@ -1,3 +1,4 @@
+import type { OperationsEventsSettings } from '../config/settings.js';
 import type { WebhookEvent } from '../domain/records.js';
 import type { EventStatus } from '../domain/statuses.js';
 import { prepared, type Db } from './knex.js';
@@ -40,7 +41,7 @@ const META_COLUMNS = [
   'payload_dropped_at',
 ];
 
-export function createEventRepository(db: Db) {
+export function createEventRepository(db: Db, operations: Pick<OperationsEventsSettings, 'source'>) {
   return {
     /**
      * Inserts the event unless (source, external id) exists already. Concurrent identical
@@ -98,6 +99,21 @@ export function createEventRepository(db: Db) {
         .select('id', 'traceparent')
         .whereNull('published_at')
         .where('received_at', '<', db.raw(`now() - (? * interval '1 millisecond')`, [olderThanMs]))
+        .orderBy('received_at')
+        .limit(limit);
+      return rows.map((r) => ({ id: r.id, traceparent: r.traceparent ?? null }));
+    },
+
+    /**
+     * Operational events not published yet (docs/operations-events.md): written unpublished in the
+     * transaction of their change, they wait for no sender and no grace period (the partial index
+     * of unpublished events finds them).
+     */
+    async findUnpublishedOperational(limit: number): Promise<SweptEvent[]> {
+      const rows = await db<EventRow>('webhook_event')
+        .select('id', 'traceparent')
+        .whereNull('published_at')
+        .where({ source: operations.source })
         .orderBy('received_at')
         .limit(limit);
       return rows.map((r) => ({ id: r.id, traceparent: r.traceparent ?? null }));

@@ -1,6 +1,7 @@
 import type { DeliveryStatus } from '../domain/statuses.js';
 import { eventWithPayload } from './deliveries.js';
 import type { Db } from './knex.js';
+import type { OperationalEvents } from './operational-events.js';
 
 // The replays WebhookReplay resources ask for (migration 075): one row per resource uid, the
 // deliveries it matched when it began, and where each one is. Every step is a statement that
@@ -107,7 +108,45 @@ export interface ReplayProgress {
 /** The run of one event's deliveries for one replay: the same id whoever starts it, so Temporal runs it at most once. */
 export const replayWorkflowId = (eventId: string, uid: string): string => `${eventId}:replay:${uid}`;
 
-export function createReplayRuns(db: Db) {
+/** replay.completed (docs/operations-events.md) of a replay that just ended, in the transaction that ended it: once per replay (its uid). */
+function replayCompleted(r: ReplayRecord): Parameters<OperationalEvents['record']>[0] {
+  return {
+    type: 'replay.completed',
+    key: r.uid,
+    subject: {
+      kind: 'WebhookReplay',
+      namespace: r.namespace,
+      name: r.name,
+      uid: r.uid,
+      adminApiPath: r.endpointId === null ? '/api/deliveries' : `/api/deliveries?endpointId=${r.endpointId}`,
+    },
+    data: {
+      replay: {
+        phase: r.phase,
+        reason: r.reason,
+        message: r.message,
+        dryRun: r.dryRun,
+        endpointId: r.endpointId,
+        matched: r.matched,
+        skipped: r.skipped,
+        started: r.started,
+        succeeded: r.succeeded,
+        failed: r.failed,
+      },
+    },
+  };
+}
+
+const identityColumns = (id: ReplayIdentity) => ({
+  uid: id.uid,
+  generation: id.generation,
+  namespace: id.namespace,
+  name: id.name,
+  spec: JSON.stringify(id.spec),
+});
+
+/** `events`: where a replay's end is recorded as replay.completed; without it, it is not (tests of the runner alone). */
+export function createReplayRuns(db: Db, events?: OperationalEvents) {
   return {
     async get(uid: string): Promise<ReplayRecord | undefined> {
       const row = await db<ReplayRow>('webhook_replay').where({ uid }).first();
@@ -134,26 +173,29 @@ export function createReplayRuns(db: Db) {
       end: Pick<ReplayRecord, 'phase' | 'reason' | 'message' | 'dryRun'> &
         Partial<Pick<ReplayRecord, 'matched' | 'skipped' | 'started' | 'succeeded' | 'failed'>>,
     ): Promise<ReplayRecord> {
-      await db('webhook_replay')
-        .insert({
-          uid: id.uid,
-          generation: id.generation,
-          namespace: id.namespace,
-          name: id.name,
-          spec: JSON.stringify(id.spec),
-          dry_run: end.dryRun,
-          phase: end.phase,
-          reason: end.reason,
-          message: end.message,
-          matched: end.matched ?? 0,
-          skipped: end.skipped ?? 0,
-          started: end.started ?? 0,
-          succeeded: end.succeeded ?? 0,
-          failed: end.failed ?? 0,
-          finished_at: db.fn.now(),
-        })
-        .onConflict('uid')
-        .ignore();
+      await db.transaction(async (trx) => {
+        const inserted = await trx('webhook_replay')
+          .insert({
+            ...identityColumns(id),
+            dry_run: end.dryRun,
+            phase: end.phase,
+            reason: end.reason,
+            message: end.message,
+            matched: end.matched ?? 0,
+            skipped: end.skipped ?? 0,
+            started: end.started ?? 0,
+            succeeded: end.succeeded ?? 0,
+            failed: end.failed ?? 0,
+            finished_at: db.fn.now(),
+          })
+          .onConflict('uid')
+          .ignore()
+          .returning('uid');
+        if (inserted.length > 0 && events) {
+          const row = await trx<ReplayRow>('webhook_replay').where({ uid: id.uid }).first();
+          if (row) await events.record(replayCompleted(toRecord(row)), trx);
+        }
+      });
       return (await this.get(id.uid))!;
     },
 
@@ -166,11 +208,7 @@ export function createReplayRuns(db: Db) {
       await db.transaction(async (trx) => {
         const inserted = (await trx('webhook_replay')
           .insert({
-            uid: id.uid,
-            generation: id.generation,
-            namespace: id.namespace,
-            name: id.name,
-            spec: JSON.stringify(id.spec),
+            ...identityColumns(id),
             endpoint_id: c.endpointId,
             dry_run: dryRun,
             phase: dryRun ? 'Complete' : 'Running',
@@ -196,7 +234,8 @@ export function createReplayRuns(db: Db) {
               trx.raw('(count(*) FILTER (WHERE e.payload_dropped_at IS NOT NULL))::int AS skipped'),
             )
             .first()) as { matched: number; skipped: number };
-          await trx('webhook_replay').where({ uid: id.uid }).update(counted);
+          const done = await trx<ReplayRow>('webhook_replay').where({ uid: id.uid }).update(counted).returning('*');
+          if (done[0] && events) await events.record(replayCompleted(toRecord(done[0] as ReplayRow)), trx);
           return;
         }
         await trx.raw(
@@ -306,14 +345,21 @@ export function createReplayRuns(db: Db) {
 
     /** The end of a running replay: its counts frozen. */
     async finish(uid: string, p: ReplayProgress): Promise<ReplayRecord> {
-      await db('webhook_replay').where({ uid, phase: 'Running' }).update({
-        phase: 'Complete',
-        reason: 'Replayed',
-        started: p.started,
-        succeeded: p.succeeded,
-        failed: p.failed,
-        skipped: p.skipped,
-        finished_at: db.fn.now(),
+      await db.transaction(async (trx) => {
+        const ended = await trx<ReplayRow>('webhook_replay')
+          .where({ uid, phase: 'Running' })
+          .update({
+            phase: 'Complete',
+            reason: 'Replayed',
+            started: p.started,
+            succeeded: p.succeeded,
+            failed: p.failed,
+            skipped: p.skipped,
+            finished_at: db.fn.now(),
+          })
+          .returning('*');
+        const row = ended[0];
+        if (row && events) await events.record(replayCompleted(toRecord(row as ReplayRow)), trx);
       });
       return (await this.get(uid))!;
     },

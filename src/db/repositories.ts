@@ -1,17 +1,24 @@
+import { DEFAULT_OPERATIONS_EVENTS, type OperationsEventsSettings } from '../config/settings.js';
 import { createCredentialRepository } from './credentials.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createEndpointLimitRepository } from './endpoint-limits.js';
 import { createEndpointRepository } from './endpoints.js';
 import { createEventRepository } from './events.js';
+import { createOrderingRepository } from './ordering.js';
 import type { Db } from './knex.js';
+import { createOperationalEvents } from './operational-events.js';
 
-export function createRepositories(db: Db) {
+/** `operations`: the reserved source the service records its own events under, and who receives them (docs/operations-events.md). */
+export function createRepositories(db: Db, opts: { operations?: OperationsEventsSettings } = {}) {
+  const operations = opts.operations ?? DEFAULT_OPERATIONS_EVENTS;
   return {
     credentials: createCredentialRepository(db),
-    endpoints: createEndpointRepository(db),
-    events: createEventRepository(db),
-    deliveries: createDeliveryRepository(db),
+    endpoints: createEndpointRepository(db, operations),
+    events: createEventRepository(db, operations),
+    deliveries: createDeliveryRepository(db, operations),
     endpointLimits: createEndpointLimitRepository(db),
+    ordering: createOrderingRepository(db),
+    operationalEvents: createOperationalEvents(db, operations.source),
   };
 }
 

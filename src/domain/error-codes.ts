@@ -64,10 +64,22 @@ export const ERROR_CODES = {
     reason: 'InvalidTransform',
     means: "a WebhookEndpoint's spec.transform.jsonata that does not compile",
   },
+  invalid_ordering_key: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'InvalidOrderingKey',
+    means: "a WebhookEndpoint's spec.ordering.key that does not compile (CEL: syntax, names, size)",
+  },
   invalid_secret: { kind: 'permanent', status: 400, reason: 'InvalidSecret', means: 'a Secret value of the wrong form' },
   secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
   secret_empty: { kind: 'permanent', status: 400, reason: 'SecretKeyEmpty', means: "a referenced Secret's key is empty" },
+  reserved_source: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'ReservedSource',
+    means: "an InboundCredential for the source of the service's own events (OPERATIONS_EVENTS_SOURCE, docs/operations-events.md)",
+  },
   not_null_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row without a required value' },
   check_violation: { kind: 'permanent', status: 400, means: 'Postgres refused a row by a check constraint' },
   invalid_database_input: { kind: 'permanent', status: 400, means: 'Postgres refused a value (SQLSTATE class 22: data exception)' },
@@ -80,6 +92,11 @@ export const ERROR_CODES = {
   endpoint_not_found: { kind: 'permanent', status: 404, failureType: 'EndpointNotFound', means: "an activity's endpoint row is gone" },
   request_timeout: { kind: 'permanent', status: 408, means: 'the request was not received in time' },
   not_replayable: { kind: 'permanent', status: 409, means: 'a replay of deliveries that are not FAILED' },
+  not_skippable: {
+    kind: 'permanent',
+    status: 409,
+    means: 'a skip of a delivery that is not a FAILED ordered delivery holding its key (docs/ordering.md)',
+  },
   payload_dropped: {
     kind: 'permanent',
     status: 409,
@@ -113,7 +130,8 @@ export const ERROR_CODES = {
   too_many_refusals: {
     kind: 'permanent',
     status: 429,
-    means: 'inbound credentials not yet proven, from an address or for a source refused too often lately: not checked, with Retry-After',
+    means:
+      "inbound credentials not yet proven, from an address or for a source refused too often lately: not checked (or, naming a source's username, checked and wrong), with Retry-After",
   },
 
   // transient: a dependency is briefly unavailable

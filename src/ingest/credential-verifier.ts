@@ -4,7 +4,7 @@ import { VARIABLES } from '../config/settings.js';
 import type { CredentialRepository } from '../db/credentials.js';
 import { SOURCE_PATTERN, type InboundCredential } from '../domain/records.js';
 import { parseBasicAuth } from './basic-auth.js';
-import { createRefusalLimiter, type RefusalLimiter } from './refusal-limiter.js';
+import { createRefusalLimiter, type Limited, type RefusalLimiter } from './refusal-limiter.js';
 
 const VALID_SOURCE = new RegExp(SOURCE_PATTERN);
 const DEFAULT_COST = 10;
@@ -66,6 +66,12 @@ export interface VerifierOptions {
   now?: () => number;
   /** what bounds the bcrypt comparisons of credentials not yet proven (default: DEFAULT_REFUSAL_LIMITS) */
   limiter?: RefusalLimiter;
+  /**
+   * the source of the service's own events (OPERATIONS_EVENTS_SOURCE): nobody outside may send
+   * to it, so it is refused as an unknown source is, even if a row for it was written by hand
+   * (docs/operations-events.md)
+   */
+  reservedSource?: string;
 }
 
 /**
@@ -77,8 +83,10 @@ export interface VerifierOptions {
  * a Basic credential or only a signature: the comparison is against the stored hash when there is
  * one of that cost, else against a dummy hash of it (a cheaper stored hash is compared alongside
  * one), so a refusal's time does not say whether the source exists. What those comparisons may
- * cost is bounded (refusal-limiter.ts): an address or source that keeps failing is answered 429
- * before any, and they run a few at a time; a credential in the cache skips both.
+ * cost is bounded (refusal-limiter.ts): they run a few at a time, and an address or source that
+ * keeps failing is answered 429 before any, except for a credential that names an existing
+ * source's username, which is still compared, first; a credential in the cache skips all of it.
+ * The same credential presented again while its comparison runs waits for that one.
  */
 export function createCredentialVerifier(opts: VerifierOptions): CredentialVerifier {
   // per-process random salt: cache keys are useless outside this process and hold no password
@@ -89,6 +97,8 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
   const rowTtlMs = opts.rowTtlMs ?? 2000;
   const now = opts.now ?? Date.now;
   const limiter = opts.limiter ?? createRefusalLimiter(undefined, now);
+  // comparisons under way, by cache key: identical credentials wait for the one
+  const comparing = new Map<string, Promise<boolean | Limited>>();
   // dummy hashes by cost, made on first use (making one costs about what comparing with it does)
   const dummies = new Map<number, Promise<string>>();
   const dummyHash = (cost: number): Promise<string> => {
@@ -112,7 +122,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
 
   const loadRow = async (source: string): Promise<InboundCredential | undefined> => {
     // a name no credential can have is not worth a query (and NUL bytes are not valid text)
-    if (!VALID_SOURCE.test(source)) return undefined;
+    if (!VALID_SOURCE.test(source) || source === opts.reservedSource) return undefined;
     const cached = rows.get(source);
     if (cached && now() - cached.at < rowTtlMs) return cached.row ?? undefined;
     const row = await opts.credentials.findBySource(source);
@@ -157,25 +167,44 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
       // proven valid before: no comparison, no limit
       if (stored !== undefined && verified.get(key) && row) return { ok: true, credential: row };
       // not proven: the comparison is what a flood of wrong passwords would multiply (refusal-limiter.ts)
-      const limited = limiter.admit(address, source);
-      if (limited)
-        return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: limited.retryAfterSeconds };
       const userOk = sameString(username, row?.username ?? '');
+      // may be valid: an existing source's username with a password to check. Compared even when
+      // the address or source is over its limit (while that address has refusals to spare for the
+      // source), ahead of the others, so that no one else's wrong passwords turn it away
+      const candidate = stored !== undefined && userOk;
+      const limited = limiter.admit(address, source);
+      if (limited && !(candidate && limiter.spares(address, source)))
+        return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: limited.retryAfterSeconds };
       const storedCost = stored === undefined ? 0 : costOf(stored);
       if (storedCost > refusalCost.cost) refusalCost = { cost: Math.min(storedCost, MAX_COST), at: now() };
-      const passOk = await limiter.inTurn(async () => {
-        // no stored hash, or a cheaper one: a dummy comparison at the refusal cost, which a refusal waits for
-        const padding = storedCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(password, h)) : undefined;
-        const ok = stored === undefined ? false : await bcrypt.compare(password, stored);
-        if (!(userOk && ok && row)) await padding;
-        // a success leaks nothing the caller does not know; the padding finishes on its own
-        else padding?.catch(() => undefined);
-        return ok;
-      });
+      // the same credential asked again while its comparison runs (a sender's next requests): one comparison for all
+      let comparison = comparing.get(key);
+      if (comparison === undefined) {
+        comparison = limiter
+          .inTurn(
+            async () => {
+              // no stored hash, or a cheaper one: a dummy comparison at the refusal cost, which a refusal waits for
+              const padding = storedCost < cost ? dummyHash(cost).then((h) => bcrypt.compare(password, h)) : undefined;
+              const ok = stored === undefined ? false : await bcrypt.compare(password, stored);
+              if (!(userOk && ok && row)) await padding;
+              // a success leaks nothing the caller does not know; the padding finishes on its own
+              else padding?.catch(() => undefined);
+              return ok;
+            },
+            candidate ? { address, source } : undefined,
+          )
+          .finally(() => comparing.delete(key));
+        comparing.set(key, comparison);
+      }
+      const passOk = await comparison;
       if (typeof passOk !== 'boolean')
         return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: passOk.retryAfterSeconds };
       if (!(userOk && passOk && row)) {
-        limiter.refused(address, source);
+        limiter.refused(address, source, candidate);
+        // compared over the limit as a candidate: answered the 429 it would have had, so that the
+        // answer says no more than a 429 does (which usernames are right)
+        if (limited)
+          return { ok: false, reason: 'rate_limited', credential: row, beforeBody: true, retryAfterSeconds: limited.retryAfterSeconds };
         const reason: CredentialRefusal =
           row === undefined ? 'unknown_source' : row.passwordHash === null ? 'unexpected_credentials' : 'bad_credentials';
         return { ok: false, reason, credential: row, beforeBody: true };

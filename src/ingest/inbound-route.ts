@@ -135,17 +135,24 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
   };
 
   /**
-   * Credentials not checked (refusal-limiter.ts): counted as refused (reason rate_limited), then
-   * 429 with Retry-After after LIMITED_HOLD_MS, which paces a client that keeps its connections
-   * busy (200 connections: at most 100 requests a second to answer); no comparison was made, so it
-   * does not move the floor of the others.
+   * Credentials over the refusal limits (refusal-limiter.ts): counted as refused (reason
+   * rate_limited), then 429 with Retry-After LIMITED_HOLD_MS after the request came in, which
+   * paces a client that keeps its connections busy (200 connections: at most 100 requests a second
+   * to answer). Most were not compared; one that named an existing source's username was, and its
+   * 429 comes at the same time as the others'. It does not move the floor of the 401s.
    */
-  const limit = async (credential: InboundCredential | undefined, retryAfterSeconds: number, address: string): Promise<never> => {
+  const limit = async (
+    startedAt: number,
+    credential: InboundCredential | undefined,
+    retryAfterSeconds: number,
+    address: string,
+  ): Promise<never> => {
     const source = credential?.source ?? 'unknown';
     deps.metrics.inboundRequests.inc({ source: 'unauthorized', outcome: 'rate_limited' });
     deps.metrics.inboundRefused.inc({ source, reason: 'rate_limited' });
     deps.logger.debug({ source, reason: 'rate_limited', address }, 'inbound request refused');
-    if (floorMs > 0) await sleep(Math.max(floorMs, LIMITED_HOLD_MS));
+    const wait = floorMs > 0 ? Math.max(floorMs, LIMITED_HOLD_MS) - (performance.now() - startedAt) : 0;
+    if (wait > 0) await sleep(wait);
     throw new RefusalsLimited(retryAfterSeconds);
   };
 
@@ -166,7 +173,7 @@ export function inboundWebhooks(deps: InboundWebhooksDeps): FastifyPluginAsync {
         throw err;
       }
       if (outcome.ok) admitted.set(req.raw, { credential: outcome.credential });
-      else if (outcome.reason === 'rate_limited') await limit(outcome.credential, outcome.retryAfterSeconds, req.clientAddress);
+      else if (outcome.reason === 'rate_limited') await limit(at, outcome.credential, outcome.retryAfterSeconds, req.clientAddress);
       else if (outcome.beforeBody) await refuse(at, outcome.reason, outcome.credential, true, req.clientAddress);
       else admitted.set(req.raw, { refused: outcome.reason, credential: outcome.credential });
     });

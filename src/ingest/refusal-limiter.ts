@@ -1,14 +1,25 @@
 /**
- * What bounds the cost of wrong passwords. Every refused Basic credential costs one bcrypt
- * comparison (so that refusals look alike), which a flood of wrong passwords would turn into both
- * cores' worth of bcrypt and a slow ingest for everyone. So, for credentials not already proven
- * valid (those skip all of this: the verifier's cache answers them without bcrypt):
- * - a client address, or a source, with too many refusals in the current window is answered 429
- *   with Retry-After before any comparison, until the window ends;
+ * What bounds the cost of wrong passwords, without letting anyone else's wrong passwords lock out a
+ * valid credential. Every refused Basic credential costs one bcrypt comparison (so that refusals
+ * look alike), which a flood of wrong passwords would turn into both cores' worth of bcrypt and a
+ * slow ingest for everyone. So, for credentials not already proven valid (those skip all of this:
+ * the verifier's cache answers them without bcrypt):
  * - comparisons run a few at a time; the others wait in a bounded line, and past it the request is
- *   answered 429 at once.
- * Both count the source as it was named, whether it exists or not, so a 429 says nothing of which
- * sources exist; the numbers are the same for every source.
+ *   answered 429 at once. That alone bounds bcrypt's CPU;
+ * - a client address, or a source, with too many refusals in the current window is answered 429
+ *   with Retry-After before any comparison, until the window ends: a flood spends its connections
+ *   on held 429s rather than on the line;
+ * - except a credential that may be valid: one that names an existing source and its username (a
+ *   constant-time comparison, no bcrypt). It is compared even when its address or source is over
+ *   the limit, as long as that address has had fewer than `perAddress` such credentials refused
+ *   for that source in the window (a source's password can not be guessed faster than that from
+ *   one address), in a line of its own that goes first, best placed the fewer of them its address
+ *   has had refused for that source, then the fewer refusals overall. A wrong one is answered the 429 it would have had; a right one passes.
+ *   So a flood from the same address (a shared proxy, a NAT) or against the same source makes a
+ *   valid sender wait for a comparison or two, and never turns it away, unless the flood knows the
+ *   source's username and comes from the sender's own address (docs/sources.md).
+ * The counts take the source as it was named, whether it exists or not, so a 429 says nothing of
+ * which sources exist; the numbers are the same for every source.
  */
 export interface RefusalLimits {
   /** refusals a client address may have in a window before it is answered 429 */
@@ -18,7 +29,7 @@ export interface RefusalLimits {
   windowMs: number;
   /** bcrypt comparisons at once for credentials not yet proven (bcrypt runs on libuv's thread pool) */
   concurrency: number;
-  /** comparisons that may wait for a turn; past that, 429 */
+  /** comparisons that may wait for a turn, in each of the two lines (credentials that may be valid, the others); past that, 429 */
   queue: number;
 }
 
@@ -39,6 +50,11 @@ class WindowCounts {
     private readonly limit: number,
     private readonly windowMs: number,
   ) {}
+  /** refusals of the key in its current window */
+  count(key: string, now: number): number {
+    const c = this.counts.get(key);
+    return !c || now - c.start >= this.windowMs ? 0 : c.n;
+  }
   /** ms until the key may try again, or 0 */
   blockedFor(key: string, now: number): number {
     const c = this.counts.get(key);
@@ -62,21 +78,65 @@ class WindowCounts {
 
 export type Limited = { limited: true; retryAfterSeconds: number; by: 'address' | 'source' | 'queue' };
 
+/** Who asks for a comparison that may be valid (it names an existing source and its username). */
+export interface Candidate {
+  address: string;
+  source: string;
+}
+
 export interface RefusalLimiter {
   /** Whether a credential not yet proven may be checked now; 429's wait when not. */
   admit(address: string, source: string): Limited | undefined;
-  /** A refusal, after its comparison. */
-  refused(address: string, source: string): void;
-  /** Runs a comparison when its turn comes; a Limited answer instead when the line is full. */
-  inTurn<T>(fn: () => Promise<T>): Promise<T | Limited>;
+  /** Whether a credential that may be valid is compared although admit() said no: its address has refusals to spare for its source. */
+  spares(address: string, source: string): boolean;
+  /** A refusal, after its comparison; `candidate`: of a credential that named the source's username (a guess at its password). */
+  refused(address: string, source: string, candidate?: boolean): void;
+  /**
+   * Runs a comparison when its turn comes; a Limited answer instead when the line is full. A
+   * candidate waits in the line that goes first.
+   */
+  inTurn<T>(fn: () => Promise<T>, candidate?: Candidate): Promise<T | Limited>;
+}
+
+// a pair's refusals outrank its address's: the order of the candidates' line
+const PAIR_WEIGHT = 1_000_000;
+
+interface Waiting {
+  rank: number;
+  /** true: its turn; false: dropped for a better-placed candidate */
+  go: (turn: boolean) => void;
 }
 
 export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIMITS, now: () => number = Date.now): RefusalLimiter {
   const byAddress = new WindowCounts(limits.perAddress, limits.windowMs);
   const bySource = new WindowCounts(limits.perSource, limits.windowMs);
+  // refused candidates of one address for one source: what a guesser at that source's password
+  // spends (a wrong username guesses nothing, and must not spend a valid sender's share behind the same address)
+  const byPair = new WindowCounts(limits.perAddress, limits.windowMs);
+  const pairKey = (address: string, source: string) => `${address}\0${source}`;
   let running = 0;
-  const waiting: Array<() => void> = [];
+  const candidates: Waiting[] = [];
+  const others: Waiting[] = [];
   const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  const full: Limited = { limited: true, retryAfterSeconds: 1, by: 'queue' };
+
+  /** A place in the candidates' line, or false: that line is full of better-placed ones. */
+  const enqueueCandidate = (c: Candidate): Promise<boolean> | false => {
+    const t = now();
+    const rank = byPair.count(pairKey(c.address, c.source), t) * PAIR_WEIGHT + byAddress.count(c.address, t);
+    if (candidates.length >= limits.queue) {
+      const worst = candidates[candidates.length - 1];
+      if (!worst || worst.rank <= rank) return false;
+      candidates.pop();
+      worst.go(false);
+    }
+    return new Promise<boolean>((go) => {
+      // after the last one placed as well or better: first come first served among equals
+      let at = candidates.length;
+      while (at > 0 && (candidates[at - 1]?.rank ?? 0) > rank) at--;
+      candidates.splice(at, 0, { rank, go });
+    });
+  };
 
   return {
     admit(address, source) {
@@ -87,22 +147,29 @@ export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIM
       if (s > 0) return { limited: true, retryAfterSeconds: seconds(s), by: 'source' };
       return undefined;
     },
-    refused(address, source) {
+    spares(address, source) {
+      return byPair.blockedFor(pairKey(address, source), now()) === 0;
+    },
+    refused(address, source, candidate = false) {
       const t = now();
       byAddress.add(address, t);
       bySource.add(source, t);
+      if (candidate) byPair.add(pairKey(address, source), t);
     },
-    async inTurn(fn) {
+    async inTurn(fn, candidate) {
       if (running >= limits.concurrency) {
-        if (waiting.length >= limits.queue) return { limited: true, retryAfterSeconds: 1, by: 'queue' };
+        let turn: Promise<boolean> | false;
+        if (candidate) turn = enqueueCandidate(candidate);
+        else if (others.length >= limits.queue) turn = false;
+        else turn = new Promise<boolean>((go) => others.push({ rank: 0, go }));
         // the turn is handed over by the comparison that ends (running stays as it is)
-        await new Promise<void>((resolve) => waiting.push(resolve));
+        if (turn === false || !(await turn)) return full;
       } else running++;
       try {
         return await fn();
       } finally {
-        const next = waiting.shift();
-        if (next) next();
+        const next = candidates.shift() ?? others.shift();
+        if (next) next.go(true);
         else running--;
       }
     },

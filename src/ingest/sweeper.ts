@@ -16,7 +16,10 @@ const MAX_BATCHES_PER_PASS = 20;
  * row: a second publish starts no second fanout, because the workflow id is the event id.
  */
 export function createSweeper(deps: {
-  events: Pick<EventRepository, 'findUnpublished' | 'findUnstarted' | 'markPublished' | 'markRepublished' | 'now'>;
+  events: Pick<
+    EventRepository,
+    'findUnpublished' | 'findUnpublishedOperational' | 'findUnstarted' | 'markPublished' | 'markRepublished' | 'now'
+  >;
   publisher: EventPublisher;
   metrics: Metrics;
   logger: Logger;
@@ -25,9 +28,13 @@ export function createSweeper(deps: {
   /** how long after publishing an event without a workflow is considered stuck */
   unstartedAfterMs?: number;
   batchSize?: number;
+  /** how often operational events, which wait for no grace period, are looked for (default 1 s) */
+  operationalIntervalMs?: number;
 }) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
+  let operationalTimer: NodeJS.Timeout | undefined;
+  let operationalRunning: Promise<number> | undefined;
   /** until one pass succeeded (Postgres may be down at start-up), ticks sweep as at start-up */
   let recovered = false;
   const batchSize = deps.batchSize ?? 100;
@@ -97,6 +104,48 @@ export function createSweeper(deps: {
       () => deps.publisher.publish(eventId, activeTraceCarrier()),
     );
 
+  /**
+   * The outbox of operational events (docs/operations-events.md): each is written unpublished in
+   * the transaction of its change, and published here, at once rather than after the grace period
+   * the other unpublished events get (no sender will retry them). A second publish of one, by
+   * another replica or after a crash between the publish and the mark, starts no second fanout.
+   */
+  async function publishOperational(): Promise<number> {
+    let published = 0;
+    for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
+      const due = await deps.events.findUnpublishedOperational(batchSize);
+      if (due.length === 0) break;
+      const results = await Promise.allSettled(
+        due.map(async ({ id, traceparent }) => {
+          await (tracingOn() ? republishInTrace(id, traceparent, 'operational') : deps.publisher.publish(id));
+          await deps.events.markPublished(id);
+          deps.metrics.republished.inc({ via: 'operational' });
+        }),
+      );
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      published += results.length - failed.length;
+      if (failed.length > 0) {
+        deps.metrics.publishFailures.inc(failed.length);
+        deps.logger.warn({ failed: failed.length, err: String(failed[0]?.reason) }, 'could not publish operational events; will retry');
+        break;
+      }
+      if (due.length < batchSize) break;
+    }
+    return published;
+  }
+
+  const operationalTick = (): void => {
+    if (operationalRunning) return;
+    operationalRunning = publishOperational()
+      .catch((err: unknown) => {
+        deps.logger.warn({ err: String(err) }, 'operational events pass failed; the next tick retries');
+        return 0;
+      })
+      .finally(() => {
+        operationalRunning = undefined;
+      });
+  };
+
   const tick = (): void => {
     if (running) return;
     running = sweepOnce(recovered ? {} : { unstartedAfterMs: 0 })
@@ -115,16 +164,21 @@ export function createSweeper(deps: {
 
   return {
     sweepOnce,
+    publishOperational,
     start(): void {
       if (timer) return;
       timer = setInterval(tick, deps.intervalMs);
       timer.unref();
+      operationalTimer = setInterval(operationalTick, deps.operationalIntervalMs ?? 1000);
+      operationalTimer.unref();
       tick(); // recovery after a crash: see sweepOnce
     },
     async stop(): Promise<void> {
       if (timer) clearInterval(timer);
+      if (operationalTimer) clearInterval(operationalTimer);
       timer = undefined;
-      await running;
+      operationalTimer = undefined;
+      await Promise.all([running, operationalRunning]);
     },
   };
 }

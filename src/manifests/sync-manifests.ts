@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Repositories } from '../db/repositories.js';
 import { describeError, isAppError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -6,6 +7,7 @@ import type { ManifestSet } from './read-manifests.js';
 import type { DefaultAllowedNamespaces } from '../config/settings.js';
 import { ENABLE_ANNOTATION, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
+import { reservedSource } from '../custom-resources/reserved-source.js';
 
 const uidOf = (kind: string, ns: string | undefined, name: string) => `${MANIFEST_UID_PREFIX}${kind}/${ns ?? 'default'}/${name}`;
 
@@ -21,6 +23,27 @@ export interface SyncReport {
 export interface SyncOptions {
   /** what an InboundCredential without spec.allowedEndpoints allows (TENANCY_DEFAULT_ALLOWED_NAMESPACES) */
   defaultAllowedNamespaces: DefaultAllowedNamespaces;
+}
+
+/**
+ * credential.not_ready of a credential manifest refused (docs/operations-events.md). Dev mode keeps
+ * no status to compare with: each load finds the problem again, so the key is the problem itself,
+ * recorded once however many loads see it.
+ */
+async function recordNotReady(repos: Repositories, r: ManifestSet['credentials'][number], uid: string, message: string): Promise<void> {
+  const namespace = r.metadata.namespace ?? 'default';
+  await repos.operationalEvents.record({
+    type: 'credential.not_ready',
+    key: `${uid}:${createHash('sha256').update(message).digest('hex').slice(0, 32)}`,
+    subject: {
+      kind: 'InboundCredential',
+      namespace,
+      name: r.metadata.name,
+      uid,
+      adminApiPath: `/api/inbound-credentials?source=${encodeURIComponent(r.spec.source)}`,
+    },
+    data: { credential: { namespace, name: r.metadata.name, uid, source: r.spec.source }, reason: 'InvalidSpec', message },
+  });
 }
 
 /**
@@ -52,6 +75,7 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
     }
     bySource.set(r.spec.source, id);
     try {
+      if (r.spec.source === repos.operationalEvents.source) throw reservedSource(r.spec.source);
       const previous = await repos.credentials.findBySource(r.spec.source);
       const row = await credentialRow(r, secrets, previous?.resourceUid === uid ? previous.passwordHash : null);
       if (previous && previous.resourceUid !== uid) await repos.credentials.deleteByResourceUid(previous.resourceUid ?? '');
@@ -59,7 +83,9 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       seenCredentials.add(uid);
       credentials++;
     } catch (err) {
-      errors.push(`InboundCredential ${id}: ${describeError(err)}`);
+      const message = describeError(err);
+      errors.push(`InboundCredential ${id}: ${message}`);
+      if (isAppError(err) && err.kind === 'permanent') await recordNotReady(repos, r, uid, message);
     }
   }
   for (const uid of await repos.credentials.resourceUids(MANIFEST_UID_PREFIX)) {
@@ -77,8 +103,13 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
         namespaceLabels: set.namespaces.get(ns),
         owner: await repos.credentials.findBySource(row.source),
         defaultFrom: opts.defaultAllowedNamespaces,
+        operationsSource: repos.operationalEvents.source,
       });
-      await repos.endpoints.upsertByResourceUid(uid, { ...row, deniedReason: allowance.deniedReason });
+      await repos.endpoints.upsertByResourceUid(
+        uid,
+        { ...row, deniedReason: allowance.deniedReason },
+        allowance.deniedReason === null ? undefined : allowance.message,
+      );
       if (allowance.deniedReason !== null)
         denied.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${allowance.deniedReason}: ${allowance.message}`);
       // as under the operator: a new value of the annotation enables a disabled endpoint, once
@@ -90,7 +121,8 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       errors.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${describeError(err)}`);
       // as under the operator: an expression that does not compile leaves the row with its last
       // valid one (a new endpoint has no row: it gets nothing until it is fixed)
-      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
+      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform' || err.code === 'invalid_ordering_key'))
+        seenEndpoints.add(uid);
     }
   }
   for (const uid of await repos.endpoints.resourceUids(MANIFEST_UID_PREFIX)) {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { OperatorConfig } from '../config/config.js';
-import { LEADER_ELECTION_TIMING, LEASE_NAME, VARIABLES, type DefaultAllowedNamespaces } from '../config/settings.js';
+import {
+  LEADER_ELECTION_TIMING,
+  LEASE_NAME,
+  VARIABLES,
+  type DefaultAllowedNamespaces,
+  type OperationsEventsSettings,
+} from '../config/settings.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Db } from '../db/knex.js';
 import type { OperatorMetrics } from '../metrics/operator-metrics.js';
@@ -37,6 +43,8 @@ export interface OperatorOptions {
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   /** starts the replay runs of WebhookReplay resources; without it they are not watched */
   startReplayRun?: StartReplayRun;
+  /** OPERATIONS_EVENTS_*: the reserved source no credential may take, operational events' source (docs/operations-events.md) */
+  operations?: OperationsEventsSettings;
 }
 
 export interface RunningOperator {
@@ -68,11 +76,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const le = { ...LEADER_ELECTION_DEFAULTS, ...opts.leaderElection };
   const logger = opts.logger.child({ identity });
   const api = createKubeApi(opts.kc, { userAgent: 'webhook-fanout-operator' });
-  const store = createOperatorStore(opts.db);
+  const store = createOperatorStore(opts.db, opts.operations);
   const recorder = createEventRecorder({ api, component: 'webhook-fanout-operator', host: identity, logger });
   const { metrics } = opts;
   const replays = opts.startReplayRun
-    ? createReplayRunner({ runs: createReplayRuns(opts.db), startRun: opts.startReplayRun, logger })
+    ? createReplayRunner({ runs: createReplayRuns(opts.db, store.repos.operationalEvents), startRun: opts.startReplayRun, logger })
     : undefined;
 
   let current: Controller | undefined;

@@ -1,6 +1,7 @@
 import type { DefaultAllowedNamespaces } from '../config/settings.js';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
+import type { OperationalEvent } from '../db/operational-events.js';
 import { ENABLE_ANNOTATION, endpointState, MANIFEST_UID_PREFIX, type InboundCredential } from '../domain/records.js';
 import { ERROR_CODES, type ErrorCodeSpec } from '../domain/error-codes.js';
 import { describeError, isAppError, permanent } from '../domain/errors.js';
@@ -29,6 +30,7 @@ import {
 import { credentialMatches, endpointMatches, type OperatorStore } from './store.js';
 import { credentialSpecProblem, specProblem } from '../custom-resources/validate.js';
 import { endpointAllowance } from '../custom-resources/allowed-endpoints.js';
+import { reservedSource } from '../custom-resources/reserved-source.js';
 
 /**
  * One reconcile per kind, kubebuilder style: get the resource (NotFound ends it) -> being
@@ -70,12 +72,33 @@ export interface ReconcilerDeps {
 interface Outcome {
   result: 'synced' | 'unchanged' | 'not_ready';
   ready: { status: 'True' | 'False'; reason: string; message: string };
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys'>;
   /** InboundCredential: the sources whose credential row this reconcile wrote or deleted */
   sources?: string[];
 }
 
 const isUniqueViolation = (err: unknown): boolean => isAppError(err) && err.code === 'unique_violation';
+
+/** credential.not_ready: the credential's Ready turned False (docs/operations-events.md). */
+function credentialNotReady(obj: InboundCredentialObject, ready: Outcome['ready']): OperationalEvent {
+  const namespace = obj.metadata.namespace ?? 'default';
+  return {
+    type: 'credential.not_ready',
+    key: `${obj.metadata.uid}:${obj.metadata.resourceVersion ?? ''}`,
+    subject: {
+      kind: 'InboundCredential',
+      namespace,
+      name: obj.metadata.name,
+      uid: obj.metadata.uid,
+      adminApiPath: `/api/inbound-credentials?source=${encodeURIComponent(obj.spec.source)}`,
+    },
+    data: {
+      credential: { namespace, name: obj.metadata.name, uid: obj.metadata.uid, source: obj.spec.source },
+      reason: ready.reason,
+      message: ready.message,
+    },
+  };
+}
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { api, store, metrics, logger } = deps;
@@ -117,6 +140,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       namespaceLabels: deps.namespaceLabels(namespace),
       owner: await store.repos.credentials.findBySource(row.source),
       defaultFrom: deps.defaultAllowedNamespaces,
+      operationsSource: store.repos.operationalEvents.source,
     });
     row = { ...row, deniedReason: allowance.deniedReason };
     const ready = (id: string): Outcome['ready'] =>
@@ -127,7 +151,11 @@ export function createReconciler(deps: ReconcilerDeps) {
     if (existing && endpointMatches(existing, row)) {
       return { result: result('unchanged'), ready: ready(existing.id), ids };
     }
-    const saved = await store.repos.endpoints.upsertByResourceUid(obj.metadata.uid, row);
+    const saved = await store.repos.endpoints.upsertByResourceUid(
+      obj.metadata.uid,
+      row,
+      allowance.deniedReason === null ? undefined : allowance.message,
+    );
     metrics.rowWrites.inc({ kind: 'WebhookEndpoint', action: existing ? 'updated' : 'created' });
     if (existing && existing.deniedReason === null && allowance.deniedReason !== null) {
       logger.info(
@@ -143,6 +171,12 @@ export function createReconciler(deps: ReconcilerDeps) {
     const problem = credentialSpecProblem(obj.spec);
     const existing = await store.credentialByUid(uid);
     if (problem) return notReady(permanent('invalid_spec', problem), existing ? { credentialId: existing.id } : {}, existing !== undefined);
+    if (obj.spec.source === store.repos.operationalEvents.source) {
+      // the service is this source's only sender (docs/operations-events.md); a row written
+      // before the name was reserved goes, so ingest has nothing to verify a sender against
+      const sources = existing && (await store.repos.credentials.deleteByResourceUid(uid)) ? [existing.source] : [];
+      return { ...notReady(reservedSource(obj.spec.source), {}, false), sources };
+    }
 
     // One credential per source: the earliest resource keeps it, the later ones are not Ready.
     const earlier = deps
@@ -251,7 +285,8 @@ export function createReconciler(deps: ReconcilerDeps) {
     const row = await store.endpointByUid(uid);
     if (!row) return outcome;
     const state = endpointState(row);
-    const ids = { ...outcome.ids, state };
+    // the public keys in effect: the row's, which a spec that is not Ready leaves as they were
+    const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys };
     if (state === 'ACTIVE' || outcome.ready.status === 'False') return { ...outcome, ids };
     const message =
       `disabled since ${row.disabledAt?.toISOString() ?? '?'}: ${row.autoDisableAfter} deliveries in a row ended FAILED ` +
@@ -304,8 +339,19 @@ export function createReconciler(deps: ReconcilerDeps) {
     const status = desiredStatus(obj, outcome.ready, outcome.ids);
     if (sameStatus(obj.status, status)) return false;
     const previous = readyCondition(obj);
+    if (kind === 'InboundCredential' && outcome.ready.status === 'False' && previous?.status !== 'False') {
+      // before the status says so, keyed by the resource's version: a reconcile repeated after a
+      // crash in between finds the same version and records nothing more (docs/operations-events.md)
+      await store.repos.operationalEvents.record(credentialNotReady(obj as InboundCredentialObject, outcome.ready));
+    }
     await api.patch(`${objectPath(kind, obj.metadata.namespace ?? 'default', obj.metadata.name)}/status`, {
-      status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null, state: status.state ?? null },
+      status: {
+        ...status,
+        endpointId: status.endpointId ?? null,
+        credentialId: status.credentialId ?? null,
+        state: status.state ?? null,
+        signingPublicKeys: status.signingPublicKeys ?? null,
+      },
     });
     const changed =
       !previous ||

@@ -1,4 +1,5 @@
 import type { CredentialSpec } from '../db/credentials.js';
+import type { OperationsEventsSettings } from '../config/settings.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import type { Db } from '../db/knex.js';
 import { createRepositories, type Repositories } from '../db/repositories.js';
@@ -17,8 +18,9 @@ export interface OwnedRow {
   resourceName: string;
 }
 
-export function createOperatorStore(db: Db) {
-  const repos = createRepositories(db);
+/** `operations`: the reserved source (OPERATIONS_EVENTS_SOURCE), which no credential may take, and under which the store records operational events. */
+export function createOperatorStore(db: Db, operations?: OperationsEventsSettings) {
+  const repos = createRepositories(db, operations ? { operations } : {});
   return {
     repos,
     async endpointByUid(uid: string): Promise<Endpoint | undefined> {
@@ -51,7 +53,7 @@ export function createOperatorStore(db: Db) {
      */
     async takeOverCredential(previousOwnerUid: string, uid: string, spec: CredentialSpec): Promise<InboundCredential> {
       return db.transaction(async (trx) => {
-        const r: Repositories = createRepositories(trx);
+        const r: Repositories = createRepositories(trx, operations ? { operations } : {});
         await r.credentials.deleteByResourceUid(previousOwnerUid);
         return r.credentials.upsertByResourceUid(uid, spec);
       });

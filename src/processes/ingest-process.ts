@@ -75,6 +75,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     cacheSize: settings.credentialCacheSize,
     ...deps.credentialCache,
     limiter: createRefusalLimiter(deps.refusalLimits, deps.credentialCache?.now),
+    reservedSource: deps.repos.operationalEvents.source,
   });
   const receiveWebhook = createReceiveWebhook({
     events: deps.repos.events,

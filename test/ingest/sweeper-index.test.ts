@@ -1,3 +1,4 @@
+import { DEFAULT_OPERATIONS_EVENTS } from '../../src/config/settings.js';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createDeliveryRepository } from '../../src/db/deliveries.js';
@@ -60,7 +61,7 @@ describe("the sweeper index and prepare's write to the event", () => {
       headers: {},
     });
     await t.database.db.transaction(async (trx) => {
-      const deliveries = createDeliveryRepository(trx as unknown as Db);
+      const deliveries = createDeliveryRepository(trx as unknown as Db, DEFAULT_OPERATIONS_EVENTS);
       await deliveries.prepareRun(stored.id, stored.id);
       const counts = await trx.raw<{ rows: Array<{ updated: number; hot: number }> }>(
         `SELECT pg_stat_get_xact_tuples_updated('webhook_event'::regclass) AS updated,

@@ -7,8 +7,9 @@ import { addCredential, startIngestHarness, type IngestHarness } from '../suppor
 
 // What bounds the cost of wrong passwords (src/ingest/refusal-limiter.ts): an address or a source
 // refused too often in a window is answered 429 with Retry-After before any bcrypt, alike for
-// existing and unknown sources; bcrypt runs in a bounded line; a credential proven valid skips all
-// of it. Clients come from distinct loopback addresses (127.0.0.x), as distinct senders would.
+// existing and unknown sources, unless the credential names an existing source's username (then it
+// is compared, and a wrong one still answered 429); bcrypt runs in a bounded line; a credential
+// proven valid skips all of it. Clients come from distinct loopback addresses (127.0.0.x), as distinct senders would.
 
 const LIMITS: RefusalLimits = { perAddress: 3, perSource: 5, windowMs: 60_000, concurrency: 1, queue: 2 };
 
@@ -78,11 +79,18 @@ describe('wrong passwords are bounded, the right ones are not slowed', () => {
     expect(await refusedBy('bad_credentials')).toBe(before);
     expect(await refusedBy('rate_limited')).toBe(2);
 
-    // the credential proven valid skips the limit; one never proven from that address waits like the rest
+    // the credential proven valid skips the limit
     expect((await post('127.0.0.2', 'alpha', 'alpha', 'alpha-password')).status).toBe(200);
-    expect((await post('127.0.0.2', 'beta', 'beta', 'beta-password')).status).toBe(429);
+    // one never proven, from the same address (another sender behind the same proxy): it names an
+    // existing source's username, so it is compared although the address is over its limit, and let in
+    expect((await post('127.0.0.2', 'beta', 'beta', 'beta-password')).status).toBe(200);
+    // a wrong password with that username is compared too, and answered the 429 it would have had
+    // (not a 401, which would tell the username is right)
+    expect(await post('127.0.0.2', 'gamma', 'gamma', 'wrong')).toMatchObject({ status: 429, code: 'too_many_refusals' });
+    expect(await refusedBy('bad_credentials')).toBe(before);
+    expect(await refusedBy('rate_limited')).toBe(3);
     // another address is not held back
-    expect((await post('127.0.0.3', 'beta', 'beta', 'beta-password')).status).toBe(200);
+    expect((await post('127.0.0.3', 'delta', 'delta', 'delta-password')).status).toBe(200);
 
     // the window over, the address is checked again
     clock += 61_000;
@@ -103,7 +111,7 @@ describe('wrong passwords are bounded, the right ones are not slowed', () => {
 
   it('one comparison at a time with 2 waiting: the rest of a burst is answered 429 with Retry-After: 1 at once', async () => {
     clock += 61_000;
-    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(`127.0.0.${40 + i}`, 'delta', 'delta', 'wrong')));
+    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(`127.0.0.${40 + i}`, 'delta', 'delta', `wrong-${i}`)));
     // one in turn and two waiting are checked (401); those that come while the line is full are not
     // (a comparison that ends before the last of the burst arrives lets one more in)
     const checked = burst.filter((a) => a.status === 401).length;
@@ -112,5 +120,14 @@ describe('wrong passwords are bounded, the right ones are not slowed', () => {
     expect(checked).toBeGreaterThanOrEqual(3);
     expect(limited.length).toBeGreaterThanOrEqual(3);
     for (const a of limited) expect(a).toMatchObject({ retryAfter: '1', code: 'too_many_refusals' });
+  });
+
+  it('the same credential sent again while its comparison runs waits for that one: a burst of it costs one comparison', async () => {
+    clock += 61_000;
+    const before = await refusedBy('bad_credentials');
+    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(`127.0.0.${60 + i}`, 'alpha', 'alpha', 'the-same-wrong')));
+    // with one comparison at a time and two waiting, eight different ones would have had 429s
+    expect(burst.map((a) => a.status)).toEqual(Array(8).fill(401));
+    expect((await refusedBy('bad_credentials')) - before).toBe(8);
   });
 });

@@ -23,7 +23,12 @@ export interface Nginx {
 /** How the proxy tells ingest who its client is. */
 export type ForwardingHeader = 'x-forwarded-for' | 'forwarded';
 
-export async function startNginx(opts: { upstream: string; header?: ForwardingHeader }): Promise<Nginx> {
+export async function startNginx(opts: {
+  upstream: string;
+  header?: ForwardingHeader;
+  /** the address nginx connects to ingest from (proxy_bind): one ingest does not trust, as a proxy of the senders' own */
+  bind?: string;
+}): Promise<Nginx> {
   if (!existsSync(NGINX_PATH))
     throw new Error(
       `${NGINX_PATH} is missing: scripts/provision.sh installs Debian's nginx (apt-get install nginx-light), or set NGINX_PATH`,
@@ -55,6 +60,7 @@ http {
       proxy_set_header Connection "";
       proxy_set_header Host $host;
       ${forwarding}
+      ${opts.bind ? `proxy_bind ${opts.bind};` : ''}
     }
   }
 }

@@ -33,12 +33,18 @@ together from these and its settings.
 {{- end }}
 {{- end }}
 
-{{/* LOG_LEVEL and MANAGEMENT_PORT: every process. */}}
+{{/* LOG_LEVEL, MANAGEMENT_PORT and OPERATIONS_EVENTS_*: every process (each records or routes operational events). */}}
 {{- define "webhook-fanout.env.common" -}}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
 - name: MANAGEMENT_PORT
   value: {{ .Values.managementPort | toString | quote }}
+- name: OPERATIONS_EVENTS_SOURCE
+  value: {{ .Values.operationsEvents.source | quote }}
+{{- with .Values.operationsEvents.platformNamespaces }}
+- name: OPERATIONS_EVENTS_PLATFORM_NAMESPACES
+  value: {{ join "," . | quote }}
+{{- end }}
 {{- end }}
 
 {{/* AWS_REGION, AWS_TRANSPORT, AWS_ENDPOINT_URL and, only when configured, static keys from an existing Secret. */}}

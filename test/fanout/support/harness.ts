@@ -110,7 +110,13 @@ export async function addEndpoint(
   repos: Repositories,
   spec: Partial<EndpointSpec> & Pick<EndpointSpec, 'source' | 'url'>,
 ): Promise<string> {
-  const row = await repos.endpoints.upsertByResourceUid(`test:${randomUUID()}`, {
+  const row = await repos.endpoints.upsertByResourceUid(`test:${randomUUID()}`, endpointSpec(spec));
+  return row.id;
+}
+
+/** A whole endpoint spec: what `spec` says, the tests' defaults for the rest. */
+export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 'source' | 'url'>): EndpointSpec {
+  return {
     name: spec.name ?? 'endpoint',
     source: spec.source,
     eventType: spec.eventType ?? null,
@@ -120,6 +126,7 @@ export async function addEndpoint(
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
     signingType: spec.signingType ?? 'NONE',
+    signingPublicKeys: spec.signingPublicKeys ?? [],
     signingSecret: spec.signingSecret ?? null,
     previousSigningSecret: spec.previousSigningSecret ?? null,
     customHeaders: spec.customHeaders ?? {},
@@ -132,8 +139,11 @@ export async function addEndpoint(
     autoDisableAfter: spec.autoDisableAfter ?? 0,
     filter: spec.filter ?? null,
     transform: spec.transform ?? null,
-  });
-  return row.id;
+    ordering: spec.ordering ?? null,
+    namespace: spec.namespace ?? null,
+    format: spec.format ?? 'Raw',
+    deniedReason: spec.deniedReason ?? null,
+  };
 }
 
 export async function addEvent(

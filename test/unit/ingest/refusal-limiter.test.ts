@@ -84,4 +84,80 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
     expect(order).toEqual(['first', 'second']);
     expect(most).toBe(1);
   });
+
+  it.each([
+    { name: 'nothing refused', refusals: [], ask: ['a', 's'], spares: true },
+    {
+      name: 'the address over its limit for other sources',
+      refusals: [
+        ['a', 't'],
+        ['a', 'u'],
+      ],
+      ask: ['a', 's'],
+      spares: true,
+    },
+    {
+      name: 'the source over its limit from other addresses',
+      refusals: [
+        ['b', 's'],
+        ['c', 's'],
+        ['d', 's'],
+      ],
+      ask: ['a', 's'],
+      spares: true,
+    },
+    {
+      name: 'this address refused wrong usernames for this source (no guess at its password)',
+      refusals: [
+        ['a', 's'],
+        ['a', 's'],
+        ['a', 's'],
+      ],
+      ask: ['a', 's'],
+      spares: true,
+    },
+    {
+      name: 'this address at its limit of guesses at this source',
+      refusals: [
+        ['a', 's', 'candidate'],
+        ['a', 's', 'candidate'],
+      ],
+      ask: ['a', 's'],
+      spares: false,
+    },
+  ])('spares a candidate: $name -> $spares', ({ refusals, ask, spares }) => {
+    const limiter = createRefusalLimiter(LIMITS, () => 0);
+    for (const [address, source, candidate] of refusals) limiter.refused(address!, source!, candidate === 'candidate');
+    expect(limiter.spares(ask[0]!, ask[1]!)).toBe(spares);
+  });
+
+  it('gives the turn to candidates first, the one with the fewest refusals for its source first, and drops the worst placed when full', async () => {
+    const limiter = createRefusalLimiter({ ...LIMITS, perAddress: 100, perSource: 100, queue: 2 }, () => 0);
+    // 'flood' has refused for s twice, 'busy' once, for other sources; 'clean' never
+    for (let i = 0; i < 2; i++) limiter.refused('flood', 's', true);
+    limiter.refused('busy', 't', true);
+    const order: string[] = [];
+    const gates: Array<() => void> = [];
+    const compare = (name: string, candidate?: { address: string; source: string }) =>
+      limiter.inTurn(async () => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        order.push(name);
+        return name;
+      }, candidate);
+    const running = compare('running');
+    const other = compare('other');
+    const flood = compare('flood', { address: 'flood', source: 's' });
+    const busy = compare('busy', { address: 'busy', source: 's' });
+    // the candidates' line is full (2): 'clean' is placed better than 'flood', which is dropped
+    const clean = compare('clean', { address: 'clean', source: 's' });
+    await expect(flood).resolves.toEqual({ limited: true, retryAfterSeconds: 1, by: 'queue' });
+    // placed no better than the last: refused at once
+    await expect(compare('late', { address: 'flood', source: 's' })).resolves.toEqual({ limited: true, retryAfterSeconds: 1, by: 'queue' });
+    for (const p of [running, clean, busy, other]) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gates.shift()?.();
+      await p;
+    }
+    expect(order).toEqual(['running', 'clean', 'busy', 'other']);
+  });
 });
