@@ -271,7 +271,10 @@ export const DestinationSpec = Type.Object(
           }),
           exchange: Type.Optional(Type.String({ maxLength: 255, description: "the exchange; '' or absent: the default exchange" })),
           routingKey: Type.Optional(
-            Type.String({ maxLength: 255, description: "the routing key; absent: the ordering key when ordered, else the event's type" }),
+            Type.String({
+              maxLength: 255,
+              description: "the routing key (absent: ''); an ordered endpoint (spec.ordering) routes by its ordering key instead",
+            }),
           ),
           tls: brokerTls('broker'),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),

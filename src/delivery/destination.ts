@@ -1,5 +1,6 @@
 import type { DestinationSecrets, Endpoint, EndpointDestination } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
+import type { KafkaTarget, NatsTarget, RabbitMqTarget } from './broker-targets.js';
 import type { Message } from './message.js';
 import type { DeliveryOutcome } from './types.js';
 
@@ -43,10 +44,6 @@ type DestinationOf<T extends EndpointDestination['type']> = Extract<EndpointDest
 export type SqsTarget = DestinationOf<'SQS'>;
 export type SnsTarget = DestinationOf<'SNS'>;
 export type EventBridgeTarget = DestinationOf<'EventBridge'>;
-/** Brokers: their credentials come from Secrets of the endpoint's namespace (`secrets`). */
-export type KafkaTarget = DestinationOf<'Kafka'> & { secrets: DestinationSecrets };
-export type RabbitMqTarget = DestinationOf<'RabbitMQ'> & { secrets: DestinationSecrets };
-export type NatsTarget = DestinationOf<'NATS'> & { secrets: DestinationSecrets };
 
 /** Where one endpoint's messages go: one shape per destination type. */
 export type DestinationTarget = HttpTarget | SqsTarget | SnsTarget | EventBridgeTarget | KafkaTarget | RabbitMqTarget | NatsTarget;
@@ -69,11 +66,39 @@ export function targetOf(e: Endpoint): DestinationTarget {
     case 'EventBridge':
       return d;
     case 'Kafka':
+      return {
+        type: 'Kafka',
+        bootstrapServers: d.bootstrapServers,
+        topic: d.topic,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+        sasl: d.sasl ? { ...d.sasl, password: e.destinationSecrets.password ?? '' } : null,
+      };
     case 'RabbitMQ':
+      return {
+        type: 'RabbitMQ',
+        url: d.url,
+        exchange: d.exchange,
+        routingKey: d.routingKey ?? '',
+        username: d.username,
+        password: e.destinationSecrets.password ?? null,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+      };
     case 'NATS':
-      return { ...d, secrets: e.destinationSecrets };
+      return {
+        type: 'NATS',
+        servers: d.servers,
+        subject: d.subject,
+        username: d.username,
+        password: e.destinationSecrets.password ?? null,
+        token: e.destinationSecrets.token ?? null,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+      };
   }
 }
+
+/** A broker's TLS as its row keeps it (whether a CA bundle is set) with the bundle's PEM from the endpoint's secrets. */
+const tlsOf = (tls: { caBundle: boolean } | null, secrets: DestinationSecrets) =>
+  tls === null ? null : { caBundle: tls.caBundle ? (secrets.caBundle ?? null) : null };
 
 /** What names an attempt on its span (observability/attempt-span.ts): the operation and the address, never a secret. */
 export function spanTargetOf(t: DestinationTarget): { operation: string; address: string } {
@@ -86,11 +111,12 @@ export function spanTargetOf(t: DestinationTarget): { operation: string; address
       return { operation: 'SNS Publish', address: t.topicArn };
     case 'EventBridge':
       return { operation: 'EventBridge PutEvents', address: `eventbridge://${t.region}/${t.eventBusName}` };
+    // the broker and where on it: never the credentials, which the targets keep apart
     case 'Kafka':
-      return { operation: 'Kafka produce', address: `kafka://${t.bootstrapServers.join(',')}/${t.topic}` };
+      return { operation: 'produce', address: `kafka://${t.bootstrapServers.join(',')}/${t.topic}` };
     case 'RabbitMQ':
-      return { operation: 'RabbitMQ publish', address: t.url };
+      return { operation: 'publish', address: `${t.url.replace(/\/$/, '')}/${t.exchange}` };
     case 'NATS':
-      return { operation: 'NATS publish', address: `${t.servers.join(',')}/${t.subject}` };
+      return { operation: 'publish', address: `${t.servers.join(',')}/${t.subject}` };
   }
 }

@@ -2,9 +2,12 @@ import type { Destination, Destinations, HttpTarget } from '../delivery/destinat
 import { invalidRequest } from '../delivery/types.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import { createHttpDestination } from './http/http-destination.js';
+import { createKafkaDestination } from './kafka/kafka-destination.js';
+import { createNatsDestination } from './nats/nats-destination.js';
+import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
 
 export interface DestinationsDeps {
-  /** where HTTP may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
+  /** where HTTP and the brokers may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
   addressPolicy: AddressPolicy;
 }
 
@@ -15,7 +18,11 @@ export interface DestinationsDeps {
  */
 export function createDestinations(deps: DestinationsDeps): Destinations {
   const http: Destination<HttpTarget> = createHttpDestination({ addressPolicy: deps.addressPolicy });
-  const all: Destination<never>[] = [http];
+  // the brokers' destinations make their clients on first use: an unused type costs nothing
+  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
+  const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
+  const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
+  const all: Destination<never>[] = [http, kafka, rabbitmq, nats];
   return {
     send(message, target, options) {
       switch (target.type) {
@@ -24,11 +31,14 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
         case 'SQS':
         case 'SNS':
         case 'EventBridge':
-        case 'Kafka':
-        case 'RabbitMQ':
-        case 'NATS':
           // the spec and the row know the type before this worker can send to it: final, with the reason
           return Promise.resolve(invalidRequest(`this worker has no ${target.type} destination yet`));
+        case 'Kafka':
+          return kafka.send(message, target, options);
+        case 'RabbitMQ':
+          return rabbitmq.send(message, target, options);
+        case 'NATS':
+          return nats.send(message, target, options);
       }
     },
     async close() {

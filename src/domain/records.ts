@@ -154,7 +154,7 @@ export type EndpointDestination =
       url: string;
       /** '' is the default exchange (the routing key names the queue) */
       exchange: string;
-      /** null: the ordering key when the endpoint is ordered, else the event's type */
+      /** null: ''; an ordered endpoint routes by its ordering key instead */
       routingKey: string | null;
       tls: BrokerTls | null;
       /** the password is in DestinationSecrets (`password`) */
