@@ -35,6 +35,9 @@ const activities: FanoutActivities = {
     }),
   deliver: () => Promise.resolve({ status: 'SUCCESS' }),
   finishEvent: () => Promise.resolve('COMPLETED'),
+  // unordered plans never call them
+  orderingTurn: () => Promise.resolve({ turn: 'go' }),
+  orderingRelease: () => Promise.resolve({}),
 };
 
 // as the service installs it: SDK and core logs into pino at WARN

@@ -195,3 +195,46 @@ describe('migration 078: signing apart from auth', () => {
     expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });
 });
+
+describe('migration 082: Standard Webhooks Ed25519 signing', () => {
+  const t = fileDatabase();
+
+  const sk = `whsk_${Buffer.alloc(32, 1).toString('base64')}`;
+  const pk = `whpk_${Buffer.alloc(32, 2).toString('base64')}`;
+  const base = { name: 'e', source: 's', url: 'http://x/h', signing_type: 'STANDARD_WEBHOOKS_ED25519' };
+
+  it('accepts a whsk_ key with its public key, and a previous key during a rotation', async () => {
+    await t.database.db('webhook_endpoint').insert({ ...base, signing_secret: sk, signing_public_keys: [pk] });
+    await t.database
+      .db('webhook_endpoint')
+      .insert({ ...base, signing_secret: sk, previous_signing_secret: sk, signing_public_keys: [pk, pk] });
+  });
+
+  it('an existing endpoint has no public keys', async () => {
+    const [row] = (await t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x/h' }).returning('*')) as Array<
+      Record<string, unknown>
+    >;
+    expect(row?.signing_public_keys).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a whsec_ key',
+      { signing_secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, signing_public_keys: [pk] },
+      /webhook_endpoint_ed25519_chk/,
+    ],
+    [
+      'a seed that is not 32 bytes',
+      { signing_secret: `whsk_${Buffer.alloc(24, 1).toString('base64')}`, signing_public_keys: [pk] },
+      /webhook_endpoint_ed25519_chk/,
+    ],
+    ['no public key', { signing_secret: sk }, /webhook_endpoint_ed25519_chk/],
+    [
+      'a whsec_ previous key',
+      { signing_secret: sk, signing_public_keys: [pk], previous_signing_secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` },
+      /webhook_endpoint_previous_secret_chk/,
+    ],
+  ])('refuses %s', async (_what, row, constraint) => {
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
+  });
+});

@@ -8,7 +8,7 @@ import type { Logger } from '../observability/logger.js';
 export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export interface ActivityDeps {
-  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits'>;
+  repos: Pick<Repositories, 'endpoints' | 'events' | 'deliveries' | 'endpointLimits' | 'ordering'>;
   /** where each endpoint's messages go: one destination per type (destinations/index.ts) */
   destinations: Pick<Destinations, 'send'>;
   metrics: Pick<

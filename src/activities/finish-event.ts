@@ -1,8 +1,37 @@
 import { permanent } from '../domain/errors.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { FinalEventStatus, FinishEventInput } from './types.js';
+import type { FinalEventStatus, FinishEventInput, UnsettledDelivery } from './types.js';
 
 type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLogger; now: () => number };
+
+/**
+ * A delivery whose activity ended without settling its row (e.g. its last attempt timed out or
+ * its worker died) would stay PENDING and not be replayable: that attempt is counted and the
+ * delivery FAILED. Nothing when the row is settled already.
+ */
+export async function settleUnsettled(
+  { repos, metrics, logger }: Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLogger },
+  u: UnsettledDelivery,
+): Promise<void> {
+  const d = await repos.deliveries.get(u.deliveryId);
+  if (d?.status !== 'PENDING') return;
+  const settled = await repos.deliveries.recordAttempt(d.id, {
+    status: 'FAILED',
+    responseStatus: d.lastResponseStatus,
+    responseBody: d.lastResponseBody,
+    error: `attempt did not complete: ${u.reason}`.slice(0, 500),
+    // the attempt that never reported: its start is not known here, its end is now
+    startedAt: new Date(),
+    durationMs: null,
+  });
+  logger.warn({ eventId: d.eventId, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
+  // it counts towards its endpoint's failures like any FAILED delivery, and may be the one that disables it
+  if (settled?.autoDisabled) {
+    const endpoint = await repos.endpoints.get(d.endpointId);
+    metrics.endpointAutoDisables.inc({ endpoint: endpoint?.name ?? d.endpointId });
+    logger.warn({ endpointId: d.endpointId, endpoint: endpoint?.name }, 'endpoint auto-disabled');
+  }
+}
 
 /**
  * Settles the event once its run's deliveries are done: the status follows from ALL its deliveries
@@ -10,28 +39,7 @@ type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLo
  */
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
   return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
-    // A delivery whose activity ended without settling its row (e.g. its last attempt timed out
-    // or its worker died) would stay PENDING and not be replayable: count that attempt and fail it.
-    for (const u of input.unsettled ?? []) {
-      const d = await repos.deliveries.get(u.deliveryId);
-      if (d?.status !== 'PENDING') continue;
-      const settled = await repos.deliveries.recordAttempt(d.id, {
-        status: 'FAILED',
-        responseStatus: d.lastResponseStatus,
-        responseBody: d.lastResponseBody,
-        error: `attempt did not complete: ${u.reason}`.slice(0, 500),
-        // the attempt that never reported: its start is not known here, its end is now
-        startedAt: new Date(),
-        durationMs: null,
-      });
-      logger.warn({ eventId: input.eventId, deliveryId: d.id, reason: u.reason }, 'unsettled delivery marked FAILED');
-      // it counts towards its endpoint's failures like any FAILED delivery, and may be the one that disables it
-      if (settled?.autoDisabled) {
-        const endpoint = await repos.endpoints.get(d.endpointId);
-        metrics.endpointAutoDisables.inc({ endpoint: endpoint?.name ?? d.endpointId });
-        logger.warn({ endpointId: d.endpointId, endpoint: endpoint?.name }, 'endpoint auto-disabled');
-      }
-    }
+    for (const u of input.unsettled ?? []) await settleUnsettled({ repos, metrics, logger }, u);
 
     // after the unsettled ones are settled: the status from all the deliveries, in one statement
     const finished = await repos.events.finish(input.eventId);

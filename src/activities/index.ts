@@ -5,6 +5,7 @@ import { noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
+import { createOrderingRelease, createOrderingTurn } from './ordering.js';
 import { createFilterForecast } from './filter-forecast.js';
 import { createExpressionCache } from '../content/expression-cache.js';
 import { DEFAULT_BACKOFF } from '../config/settings.js';
@@ -47,5 +48,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
       }),
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
+    orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger })),
+    orderingRelease: withFailureMapping(createOrderingRelease({ repos: deps.repos, metrics: deps.metrics, logger })),
   };
 }

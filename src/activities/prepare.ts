@@ -5,10 +5,11 @@ import type { AttemptHandoff } from './attempt-handoff.js';
 import { contentEvent, type ContentEvent } from '../content/event-view.js';
 import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
-import type { ContentRouting } from '../db/deliveries.js';
 import type { FilterForecast } from './filter-forecast.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { OrderingWait, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { ContentRouting, OrderingKeyOf } from '../db/deliveries.js';
+import { runningWorkflowId, waitOf } from './ordering.js';
 import type { BackoffSettings } from '../config/settings.js';
 
 type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
@@ -72,13 +73,47 @@ function createContentRouting({
   };
 }
 
-const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>): PlannedDelivery => ({
+const plan = (
+  d: Pick<Delivery, 'id' | 'attempts'>,
+  e: Pick<Endpoint, 'id' | 'maxAttempts' | 'timeoutSeconds'>,
+  ordering?: OrderingWait,
+): PlannedDelivery => ({
   deliveryId: d.id,
   endpointId: e.id,
   maxAttempts: e.maxAttempts,
   timeoutSeconds: e.timeoutSeconds,
   priorAttempts: d.attempts,
+  ...(ordering === undefined ? {} : { ordering }),
 });
+
+/**
+ * The keys of ordered deliveries (docs/ordering.md): spec.ordering.key over the event prepare
+ * read; a key that fails or is no string puts the event in the endpoint's no-key sequence
+ * (logged once per endpoint and minute, like a failing filter).
+ */
+function createOrderingKeys({ logger, expressions, now }: Pick<PrepareDeps, 'logger' | 'expressions' | 'now'>): OrderingKeyOf {
+  const lastLogged = new Map<string, number>();
+  const noKey = (endpoint: Endpoint, eventId: string, error: string): null => {
+    const at = now();
+    if (at - (lastLogged.get(endpoint.id) ?? -Infinity) >= FILTER_ERROR_LOG_EVERY_MS) {
+      lastLogged.set(endpoint.id, at);
+      if (lastLogged.size > 10_000) lastLogged.clear();
+      logger.warn(
+        { endpoint: endpoint.name, endpointId: endpoint.id, eventId, error },
+        'ordering key failed: the event goes into the no-key sequence (logged once a minute per endpoint)',
+      );
+    }
+    return null;
+  };
+  return (event, endpoint) => {
+    const text = endpoint.ordering?.key ?? null;
+    if (text === null) return '';
+    const compiled = expressions.orderingKey(text);
+    if (!compiled.ok) return noKey(endpoint, event.id, `key does not compile: ${formatExpressionError(compiled.error)}`);
+    const outcome = compiled.value.keyOf(contentEvent(event));
+    return 'key' in outcome ? outcome.key : noKey(endpoint, event.id, outcome.error);
+  };
+}
 
 /**
  * Resolves the deliveries one workflow run makes. A fanout matches the event's active endpoints
@@ -87,6 +122,10 @@ const plan = (d: Pick<Delivery, 'id' | 'attempts'>, e: Pick<Endpoint, 'id' | 'ma
  */
 export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, now }: PrepareDeps) {
   const contentRouting = createContentRouting({ metrics, logger, expressions, forecast, now });
+  const orderingKeys = createOrderingKeys({ logger, expressions, now });
+  /** An ordered delivery's turn (recording this run as its waiter when it has not come); undefined when it is not ordered. */
+  const turnOf = async (d: Pick<Delivery, 'id' | 'ordering'>, fallbackId: string): Promise<OrderingWait | undefined> =>
+    d.ordering === null ? undefined : waitOf(await repos.ordering.turn(d.id, runningWorkflowId(fallbackId)));
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
@@ -95,13 +134,16 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
         input.eventId,
         Context.current().info.workflowExecution?.workflowId ?? input.eventId,
         contentRouting,
+        orderingKeys,
       );
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
       const pending = rows.filter((r) => r.delivery.status === 'PENDING');
-      // their first attempts run next, on this worker: they take these rows instead of reading them again
-      handoff.put(pending);
-      const deliveries = pending.map((r) => plan(r.delivery, r.endpoint));
+      const turns = await Promise.all(pending.map((r) => turnOf(r.delivery, input.eventId)));
+      // their first attempts run next, on this worker: they take these rows instead of reading them
+      // again (an ordered one whose turn has not come reads them when it comes)
+      handoff.put(pending.filter((_, i) => turns[i] === undefined || turns[i] === 'go'));
+      const deliveries = pending.map((r, i) => plan(r.delivery, r.endpoint, turns[i]));
       logger.debug({ eventId: input.eventId, matched: rows.length, pending: deliveries.length }, 'fanout prepared');
       return { deliveries, backoff };
     }
@@ -121,7 +163,8 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       }
       const e = await repos.endpoints.get(d.endpointId);
       if (!e) throw permanent('endpoint_not_found', `endpoint ${d.endpointId} not found`);
-      deliveries.push(plan(d, e));
+      // a replayed delivery that holds its key goes first; one that no longer does goes at once, out of order
+      deliveries.push(plan(d, e, await turnOf(d, input.eventId)));
     }
     logger.info({ eventId: event.id, replay: deliveries.length }, 'replay prepared');
     return { deliveries, backoff };

@@ -29,6 +29,34 @@ export interface PlannedDelivery {
   timeoutSeconds: number;
   /** attempts recorded before this run (a replay reopens a row that has some): a run's attempts count from here */
   priorAttempts: number;
+  /**
+   * An ordered delivery (docs/ordering.md): whether its turn has come ('go'), or how the run learns
+   * that it may have: a signal (orderingTurn) from the delivery before it, or a timer. Absent: not
+   * ordered (and in the plans of runs recorded before ordering existed).
+   */
+  ordering?: OrderingWait;
+}
+
+/** An ordered delivery's turn, as the workflow acts on it. */
+export type OrderingWait = 'go' | 'signal' | 'timer';
+
+export interface OrderingTurnInput {
+  deliveryId: string;
+}
+
+export interface OrderingTurnResult {
+  turn: OrderingWait;
+}
+
+export interface OrderingReleaseInput {
+  deliveryId: string;
+  /** the delivery's activity ended without settling it (as UnsettledDelivery): it is settled FAILED first */
+  unsettled?: string;
+}
+
+export interface OrderingReleaseResult {
+  /** the run to signal (orderingTurn): it waits for the turn of the delivery after this one */
+  wake?: { workflowId: string; deliveryId: string };
 }
 
 export interface PrepareResult {
@@ -77,4 +105,6 @@ export interface FanoutActivities {
   prepare(input: PrepareInput): Promise<PrepareResult>;
   deliver(input: DeliverInput): Promise<DeliverResult>;
   finishEvent(input: FinishEventInput): Promise<FinalEventStatus>;
+  orderingTurn(input: OrderingTurnInput): Promise<OrderingTurnResult>;
+  orderingRelease(input: OrderingReleaseInput): Promise<OrderingReleaseResult>;
 }

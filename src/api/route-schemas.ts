@@ -285,7 +285,14 @@ export const EndpointSchema = Type.Object(
       {
         type: StringEnum(SIGNING_TYPES),
         secretSet: Type.Boolean({ description: 'whether the signing secret or key is set (it is never shown)' }),
-        previousSecretSet: Type.Boolean({ description: 'STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign)' }),
+        previousSecretSet: Type.Boolean({
+          description: 'STANDARD_WEBHOOKS(_ED25519): whether a previous key is set (a rotation: both sign)',
+        }),
+        publicKeys: Type.Array(Type.String(), {
+          description:
+            'STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, ' +
+            'then the previous one during a rotation; empty for the other types',
+        }),
       },
       { description: 'how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS)' },
     ),

@@ -152,7 +152,8 @@ export function endpointView(r: EndpointViewRow): EndpointView {
     signing: {
       type: signingType,
       secretSet: signingType !== 'NONE' && r.signing_secret_set,
-      previousSecretSet: signingType === 'STANDARD_WEBHOOKS' && r.previous_signing_secret_set,
+      previousSecretSet: signingType !== 'NONE' && r.previous_signing_secret_set,
+      publicKeys: r.signing_public_keys ?? [],
     },
     customHeaderNames: r.custom_header_names,
     maxAttempts: r.max_attempts,

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { contentEvent } from '../content/event-view.js';
 import { formatExpressionError, compileFilter } from '../content/filter.js';
 import { compileTransform } from '../content/transform.js';
+import { compileOrderingKey } from '../content/ordering-key.js';
 import { readManifestPaths } from '../manifests/read-manifests.js';
 
 const USAGE = `usage: webhook-fanout try -f <endpoint.yaml> --event <payload.json>
@@ -10,7 +11,8 @@ const USAGE = `usage: webhook-fanout try -f <endpoint.yaml> --event <payload.jso
                           [--header name=value ...] [--name <endpoint>]
 
 Says whether the WebhookEndpoint would be routed the event (its source, eventType and
-spec.filter) and prints the body it would receive (after spec.transform.jsonata). The event type
+spec.filter), the key it would be ordered by (spec.ordering.key) and the body it would receive
+(after spec.transform.jsonata). The event type
 defaults to the payload's "type" field, its id to the payload's "id", the source to the
 endpoint's. No cluster, database or Temporal. Exits 0 when routed, 1 when not (or when the
 transform fails), 2 when the input or an expression is invalid.`;
@@ -80,6 +82,8 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   if (filter && !filter.ok) fail(`${name}: spec.filter ${formatExpressionError(filter.error)}`);
   const transform = spec.transform === undefined ? undefined : compileTransform(spec.transform.jsonata);
   if (transform && !transform.ok) fail(`${name}: spec.transform.jsonata ${formatExpressionError(transform.error)}`);
+  const orderingKey = spec.ordering?.key === undefined ? undefined : compileOrderingKey(spec.ordering.key);
+  if (orderingKey && !orderingKey.ok) fail(`${name}: spec.ordering.key ${formatExpressionError(orderingKey.error)}`);
 
   const say = (line: string) => process.stdout.write(`${line}\n`);
   const notRouted: (why: string) => never = (why) => {
@@ -96,6 +100,13 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
     if (!outcome.matched) notRouted('the filter is false for this event');
   }
   say(`routed: ${name} (source "${event.source}", type "${event.type}"${filter ? ', filter true' : ''})`);
+  if (spec.ordering) {
+    // docs/ordering.md: a key that fails or is no string puts the event in the no-key sequence
+    const outcome = orderingKey?.value.keyOf(event);
+    if (outcome === undefined) say('ordering key: none (the whole endpoint is one sequence)');
+    else if ('key' in outcome) say(`ordering key: ${JSON.stringify(outcome.key)}`);
+    else say(`ordering key: the no-key sequence (${outcome.error})`);
+  }
   if (transform) {
     const out = await transform.value.apply(event);
     if ('retryable' in out) {

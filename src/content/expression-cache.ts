@@ -1,14 +1,16 @@
 import { compileFilter, type CompiledFilter, type CompileResult } from './filter.js';
 import { compileTransform, type CompiledTransform } from './transform.js';
+import { compileOrderingKey, type CompiledOrderingKey } from './ordering-key.js';
 
 /**
- * Compiled filters and transforms by their text, for the worker: an endpoint's expression is
+ * Compiled filters, transforms and ordering keys by their text, for the worker: an endpoint's expression is
  * compiled on its first event and reused after (compiling costs more than evaluating). Bounded:
  * the least recently used is dropped past `max` texts of each kind.
  */
 export interface ExpressionCache {
   filter(text: string): CompileResult<CompiledFilter>;
   transform(text: string): CompileResult<CompiledTransform>;
+  orderingKey(text: string): CompileResult<CompiledOrderingKey>;
 }
 
 function lru<T>(max: number, make: (text: string) => T): (text: string) => T {
@@ -28,5 +30,5 @@ function lru<T>(max: number, make: (text: string) => T): (text: string) => T {
 }
 
 export function createExpressionCache(max = 1000): ExpressionCache {
-  return { filter: lru(max, compileFilter), transform: lru(max, compileTransform) };
+  return { filter: lru(max, compileFilter), transform: lru(max, compileTransform), orderingKey: lru(max, compileOrderingKey) };
 }

@@ -6,6 +6,7 @@ import {
   LABEL_SELECTOR_OPERATORS,
   NAMESPACES_FROM,
   INBOUND_FORMATS,
+  ORDERING_POLICIES,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
   TIMESTAMPED_TYPES,
@@ -105,7 +106,7 @@ export type AuthTypeSpelling = (typeof AUTH_TYPE_SPELLINGS)[number];
 export type EndpointAuthType = Exclude<AuthTypeSpelling, keyof typeof OLDER_AUTH_TYPES>;
 
 /** signing.type: how the receiver verifies the body, apart from how it knows the caller (auth). */
-export const SIGNING_TYPES = ['None', 'HMAC', 'StandardWebhooks'] as const;
+export const SIGNING_TYPES = ['None', 'HMAC', 'StandardWebhooks', 'StandardWebhooksEd25519'] as const;
 export type EndpointSigningType = (typeof SIGNING_TYPES)[number];
 /** auth.type values that are a signing (the combined spelling from before spec.signing), read as spec.signing. */
 export const SIGNING_AUTH_TYPES = ['HMAC', 'StandardWebhooks'] as const satisfies readonly EndpointAuthType[];
@@ -220,31 +221,37 @@ export const WebhookEndpointSpec = Type.Object(
     signing: Type.Optional(
       Type.Object(
         {
-          type: Type.Union(literals(SIGNING_TYPES), { default: 'None', description: 'None, HMAC or StandardWebhooks' }),
+          type: Type.Union(literals(SIGNING_TYPES), {
+            default: 'None',
+            description: 'None, HMAC, StandardWebhooks (v1, HMAC-SHA256) or StandardWebhooksEd25519 (v1a, Ed25519)',
+          }),
           secretRef: Type.Optional(
-            withMarkers(SecretKeyRef, { description: 'the signing secret (HMAC) or whsec_<base64> key (StandardWebhooks)' }),
+            withMarkers(SecretKeyRef, {
+              description:
+                'the signing secret (HMAC), whsec_<base64> key (StandardWebhooks) or whsk_<base64> secret key (StandardWebhooksEd25519)',
+            }),
           ),
           previousSecretRef: Type.Optional(
             withMarkers(SecretKeyRef, {
-              description: 'StandardWebhooks key rotation: the previous key, signed with too (a second signature) until removed',
+              description: 'StandardWebhooks(Ed25519) key rotation: the previous key, signed with too (a second signature) until removed',
             }),
           ),
         },
         {
           additionalProperties: false,
           description:
-            'how the receiver verifies the body: HMAC (X-Webhook-Signature) or StandardWebhooks (webhook-signature); ' +
+            'how the receiver verifies the body: HMAC (X-Webhook-Signature), StandardWebhooks or StandardWebhooksEd25519 (webhook-signature); ' +
             'independent of auth, so an endpoint can have both (docs/signing.md)',
           'x-kubernetes-validations': [
             {
               rule: "self.type == 'None' || has(self.secretRef)",
-              message: 'signing.secretRef is required when signing.type is HMAC or StandardWebhooks',
+              message: 'signing.secretRef is required when signing.type is HMAC, StandardWebhooks or StandardWebhooksEd25519',
               fieldPath: '.secretRef',
               reason: 'FieldValueRequired',
             },
             {
-              rule: "!has(self.previousSecretRef) || self.type == 'StandardWebhooks'",
-              message: 'signing.previousSecretRef is only used with signing.type StandardWebhooks',
+              rule: "!has(self.previousSecretRef) || self.type in ['StandardWebhooks', 'StandardWebhooksEd25519']",
+              message: 'signing.previousSecretRef is only used with signing.type StandardWebhooks or StandardWebhooksEd25519',
               fieldPath: '.previousSecretRef',
               reason: 'FieldValueForbidden',
             },
@@ -370,6 +377,33 @@ export const WebhookEndpointSpec = Type.Object(
           }),
         },
         { additionalProperties: false, description: 'reshape the body sent to this endpoint (docs/content-routing.md)' },
+      ),
+    ),
+    ordering: Type.Optional(
+      Type.Object(
+        {
+          key: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: FILTER_MAX_LENGTH,
+              description:
+                'CEL over `event` (as spec.filter sees it) giving the key, a string, e.g. event.data.customer; absent: the whole endpoint is ' +
+                'one sequence; an invalid one sets Ready=False InvalidOrderingKey and the last valid one stays (docs/ordering.md)',
+            }),
+          ),
+          onFailure: Type.Optional(
+            Type.Union(literals(ORDERING_POLICIES), {
+              default: 'Block',
+              description:
+                'Block (default): a delivery that ends FAILED holds its key until it is replayed or skipped; Skip: the key moves on',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'deliver in order per key: a delivery starts only after the previous one of its key ended, in the order ingest accepted the events (docs/ordering.md)',
+        },
       ),
     ),
     autoDisable: Type.Optional(

@@ -15,6 +15,7 @@ import {
   type EndpointSigningType,
 } from './specs.js';
 import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
+import { ed25519PublicKey, ed25519Seed } from '../delivery/signature.js';
 import type { AuthType, SigningType } from '../domain/statuses.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
@@ -44,15 +45,33 @@ function checkStandardWebhooksKey(value: string, what: string): string {
   return key;
 }
 
+/**
+ * A Standard Webhooks Ed25519 secret key is `whsk_` + base64 of the key's 32-byte seed (what the
+ * reference libraries read). Checked here, as a whsec_ key is: a malformed one is Ready=False
+ * (InvalidSecret), never a failed delivery; the message never contains the value.
+ */
+function checkEd25519Key(value: string, what: string): string {
+  const key = value.trim();
+  if (!ed25519Seed(key)) {
+    throw permanent(
+      'invalid_secret',
+      `${what}: a Standard Webhooks Ed25519 secret key must be whsk_ followed by the base64 of its 32-byte seed`,
+    );
+  }
+  return key;
+}
+
 /** The webhook_endpoint row's auth type and signing type (the admin API shows them) of each spec value. */
 const ROW_AUTH_TYPE = { None: 'NONE', Basic: 'BASIC', Bearer: 'BEARER' } as const satisfies Record<
   NonNullable<EndpointSpecRead['auth']>['type'],
   AuthType
 >;
-const ROW_SIGNING_TYPE = { None: 'NONE', HMAC: 'HMAC', StandardWebhooks: 'STANDARD_WEBHOOKS' } as const satisfies Record<
-  EndpointSigningType,
-  SigningType
->;
+const ROW_SIGNING_TYPE = {
+  None: 'NONE',
+  HMAC: 'HMAC',
+  StandardWebhooks: 'STANDARD_WEBHOOKS',
+  StandardWebhooksEd25519: 'STANDARD_WEBHOOKS_ED25519',
+} as const satisfies Record<EndpointSigningType, SigningType>;
 
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
 export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver): Promise<EndpointSpec> {
@@ -65,7 +84,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   let previousSigningSecret: string | null = null;
   if (auth.type === 'Basic' && !auth.username) throw permanent('invalid_spec', 'auth.username is required for Basic');
   if (s.autoDisable && s.autoDisable.afterConsecutiveFailures === undefined) throw permanent('invalid_spec', AUTO_DISABLE_REQUIRED);
-  // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform,
+  // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform / InvalidOrderingKey,
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
   if (auth.type !== 'None') {
@@ -74,21 +93,29 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   }
   // the field a message names is the one the manifest wrote: spec.signing, or the older combined auth
   const field = r.spec.signing ? 'signing' : 'auth';
-  if (signing.previousSecretRef && signing.type !== 'StandardWebhooks') {
-    throw permanent('invalid_spec', `${field}.previousSecretRef is only used with ${field}.type StandardWebhooks`);
+  if (signing.previousSecretRef && signing.type !== 'StandardWebhooks' && signing.type !== 'StandardWebhooksEd25519') {
+    throw permanent(
+      'invalid_spec',
+      `${field}.previousSecretRef is only used with ${field}.type StandardWebhooks or StandardWebhooksEd25519`,
+    );
   }
   if (signing.type !== 'None') {
     if (!signing.secretRef) throw permanent('invalid_spec', `${field}.secretRef is required for ${signing.type}`);
     const value = await resolve(secrets, ns, signing.secretRef, `${field}.secretRef`);
     if (signing.type === 'HMAC') signingSecret = value;
     else {
-      signingSecret = checkStandardWebhooksKey(value, `${field}.secretRef`);
+      const check = signing.type === 'StandardWebhooks' ? checkStandardWebhooksKey : checkEd25519Key;
+      signingSecret = check(value, `${field}.secretRef`);
       if (signing.previousSecretRef) {
         const previous = await resolve(secrets, ns, signing.previousSecretRef, `${field}.previousSecretRef`);
-        previousSigningSecret = checkStandardWebhooksKey(previous, `${field}.previousSecretRef`);
+        previousSigningSecret = check(previous, `${field}.previousSecretRef`);
       }
     }
   }
+  const signingPublicKeys =
+    signing.type === 'StandardWebhooksEd25519' && signingSecret !== null
+      ? [signingSecret, ...(previousSigningSecret ? [previousSigningSecret] : [])].map(ed25519PublicKey)
+      : [];
   return {
     name: `${ns}/${r.metadata.name}`,
     source: s.source,
@@ -101,6 +128,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     signingType: ROW_SIGNING_TYPE[signing.type],
     signingSecret,
     previousSigningSecret,
+    signingPublicKeys,
     customHeaders: s.customHeaders ?? {},
     maxAttempts: s.maxAttempts ?? DELIVERY_LIMITS.maxAttempts.default,
     timeoutSeconds: s.timeoutSeconds,
@@ -114,6 +142,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     format: s.format ?? 'Raw',
     filter: s.filter ?? null,
     transform: s.transform?.jsonata ?? null,
+    ordering: s.ordering ? { key: s.ordering.key ?? null, onFailure: s.ordering.onFailure ?? 'Block' } : null,
   };
 }
 

@@ -122,6 +122,7 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.auth_type',
     'p.auth_username',
     'p.signing_type',
+    'p.signing_public_keys',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
     db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
     db.raw('p.previous_signing_secret IS NOT NULL AS previous_signing_secret_set'),

@@ -4,6 +4,7 @@ import type { OperationsEventsSettings } from '../config/settings.js';
 import { prepared, type Db } from './knex.js';
 import { endpointJsonSql, insertOperationalEventsSql } from './operational-events.js';
 import { toDelivery, toEndpoint, toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
+import { decodeOrderingKey, encodeOrderingKey } from '../domain/ordering.js';
 
 export interface AttemptResult {
   status: DeliveryStatus;
@@ -220,6 +221,15 @@ export interface FilterVerdict {
  */
 export type ContentRouting = (event: WebhookEvent, candidates: readonly FilterCandidate[]) => FilterVerdict[];
 
+/**
+ * An ordered delivery's key (activities/prepare.ts evaluates spec.ordering.key): a string, or null
+ * for the endpoint's no-key sequence (the expression failed or gave no string).
+ */
+export type OrderingKeyOf = (event: WebhookEvent, endpoint: Endpoint) => string | null;
+
+/** Without key evaluation, every undecided row goes into its endpoint's no-key sequence. */
+const NO_ORDERING_KEYS: OrderingKeyOf = () => null;
+
 /** Without content routing, no endpoint with a filter gets the event. */
 const NO_CONTENT_ROUTING: ContentRouting = (_event, candidates) => candidates.map((c) => ({ accepted: false, expectNext: c.expected }));
 
@@ -248,14 +258,27 @@ async function settleSurprises(
        UPDATE webhook_endpoint ep SET filter_expects_accept = listed.value::boolean
          FROM json_each_text(:expect::json) AS listed(id, value)
         WHERE ep.id = listed.id::uuid AND ep.filter_expects_accept <> listed.value::boolean)
-     INSERT INTO webhook_delivery (event_id, endpoint_id)
-     SELECT :eventId, listed.id::uuid FROM json_array_elements_text(:accepted::json) AS listed(id)
+     INSERT INTO webhook_delivery (event_id, endpoint_id, ordering_position, ordering_key)
+     SELECT :eventId, ep.id, ${ORDERING_COLUMNS}
+       FROM json_array_elements_text(:accepted::json) AS listed(id)
+       JOIN webhook_endpoint ep ON ep.id = listed.id::uuid
+       CROSS JOIN (SELECT position FROM webhook_event WHERE id = :eventId) ev
      ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
      RETURNING row_to_json(webhook_delivery.*) AS delivery`,
     { eventId, refused: JSON.stringify(lists.refused), accepted: JSON.stringify(lists.accepted), expect: JSON.stringify(lists.expect) },
   );
   return res.rows.map((r) => r.delivery);
 }
+
+/**
+ * An ordered endpoint's row (`ep`, of the event `ev`) carries the event's position and, when the
+ * whole endpoint is one sequence, its key at once; a key from CEL is decided by prepare after the
+ * statement (NULL until then, which holds every key of the endpoint: docs/ordering.md). Every
+ * ordered endpoint's row is inserted up front, its filter's expectation aside, so that a later
+ * event never finds this one's place empty. Events stored before migration 081 are not ordered.
+ */
+const ORDERING_COLUMNS = `CASE WHEN ep.ordering_on_failure IS NOT NULL THEN ev.position END,
+       CASE WHEN ep.ordering_on_failure IS NOT NULL AND ev.position IS NOT NULL AND ep.ordering_key_cel IS NULL THEN '${encodeOrderingKey('')}' END`;
 
 /** Oldest delivery first, rows created together in the order of their endpoints' creation. */
 async function prepareRunRows(db: Db, eventId: string, workflowId: string, operations: OperationsEventsSettings): Promise<PrepareRunRow[]> {
@@ -264,7 +287,7 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string, opera
     'deliveries.prepareRun',
     `WITH event AS (
        SELECT id, source, external_event_id, event_type, payload, content_type, headers, status, workflow_id,
-              published_at, received_at, completed_at, subject_namespace
+              published_at, received_at, completed_at, subject_namespace, position
          FROM webhook_event WHERE id = :eventId),
      recorded AS (
        UPDATE webhook_event SET workflow_id = :workflowId, updated_at = now() WHERE id = :eventId AND workflow_id IS NULL),
@@ -276,9 +299,10 @@ async function prepareRunRows(db: Db, eventId: string, workflowId: string, opera
           AND (ev.source <> :opsSource OR ep.namespace = ev.subject_namespace
                OR ep.namespace IN (SELECT listed.ns FROM json_array_elements_text(:platform::json) AS listed(ns)))),
      inserted AS (
-       INSERT INTO webhook_delivery (event_id, endpoint_id)
-       SELECT :eventId, id FROM matched
-        WHERE filter IS NULL OR filter_expects_accept
+       INSERT INTO webhook_delivery (event_id, endpoint_id, ordering_position, ordering_key)
+       SELECT :eventId, ep.id, ${ORDERING_COLUMNS}
+         FROM matched ep CROSS JOIN event ev
+        WHERE ep.filter IS NULL OR ep.filter_expects_accept OR (ep.ordering_on_failure IS NOT NULL AND ev.position IS NOT NULL)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING *),
      delivery AS (
@@ -313,6 +337,33 @@ export const eventWithPayload = (db: Db) =>
   db('webhook_event as e').select(db.raw('1')).whereRaw('e.id = webhook_delivery.event_id').whereNull('e.payload_dropped_at').forShare();
 
 export function createDeliveryRepository(db: Db, operations: OperationsEventsSettings) {
+  /**
+   * The keys of the ordered rows prepare's statement left undecided (their endpoint's key is CEL),
+   * in one statement; a row a retried prepare already decided keeps its key (docs/ordering.md).
+   */
+  async function decideKeys(rows: PreparedRow[], keyOf: OrderingKeyOf): Promise<PreparedRow[]> {
+    const open = rows.filter(
+      (r) => r.delivery.ordering !== null && r.delivery.ordering.key === undefined && r.delivery.status === 'PENDING',
+    );
+    if (open.length === 0) return rows;
+    const keys = Object.fromEntries(open.map((r) => [r.delivery.id, encodeOrderingKey(keyOf(r.event, r.endpoint))]));
+    const res = await prepared<{ rows: Array<{ id: string; ordering_key: string }> }>(
+      db,
+      'deliveries.decideKeys',
+      `UPDATE webhook_delivery d SET ordering_key = coalesce(d.ordering_key, listed.key)
+         FROM json_each_text(:keys::json) AS listed(id, key)
+        WHERE d.id = listed.id::uuid
+       RETURNING d.id, d.ordering_key`,
+      { keys: JSON.stringify(keys) },
+    );
+    const decided = new Map(res.rows.map((r) => [r.id, decodeOrderingKey(r.ordering_key)]));
+    return rows.map((r) =>
+      r.delivery.ordering !== null && decided.has(r.delivery.id)
+        ? { ...r, delivery: { ...r.delivery, ordering: { ...r.delivery.ordering, key: decided.get(r.delivery.id) } } }
+        : r,
+    );
+  }
+
   /**
    * Settles attempts of distinct deliveries in one statement (all or nothing): each row's latest
    * state, a line of the attempt log each and their endpoints' health. For each entry, in order,
@@ -372,6 +423,7 @@ export function createDeliveryRepository(db: Db, operations: OperationsEventsSet
       eventId: string,
       workflowId: string,
       routing: ContentRouting = NO_CONTENT_ROUTING,
+      keyOf: OrderingKeyOf = NO_ORDERING_KEYS,
     ): Promise<PreparedRow[] | undefined> {
       const inserts = (e: EndpointRow) => e.filter === null || e.filter_expects_accept;
       let rows = await prepareRunRows(db, eventId, workflowId, operations);
@@ -399,7 +451,11 @@ export function createDeliveryRepository(db: Db, operations: OperationsEventsSet
           prepared.push({ delivery: toDelivery(withDates(r.delivery, deliveryDates)), endpoint, event });
         }
       }
-      if (undecided.length === 0) return prepared.filter((p) => p !== undefined);
+      if (undecided.length === 0)
+        return decideKeys(
+          prepared.filter((p) => p !== undefined),
+          keyOf,
+        );
       const verdicts = routing(event, undecided);
       const refused: string[] = [];
       const accepted: string[] = [];
@@ -420,7 +476,10 @@ export function createDeliveryRepository(db: Db, operations: OperationsEventsSet
           if (row) prepared[u.at] = { delivery: toDelivery(withDates(row, deliveryDates)), endpoint: u.endpoint, event };
         }
       }
-      return prepared.filter((p) => p !== undefined);
+      return decideKeys(
+        prepared.filter((p) => p !== undefined),
+        keyOf,
+      );
     },
 
     /**

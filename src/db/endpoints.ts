@@ -21,9 +21,24 @@ export type EndpointSpec = Omit<
   | 'filter'
   | 'transform'
   | 'signingType'
+  | 'signingPublicKeys'
+  | 'ordering'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing)
-  Partial<Pick<Endpoint, 'propagateTraceContext' | 'format' | 'namespace' | 'deniedReason' | 'filter' | 'transform' | 'signingType'>>;
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered)
+  Partial<
+    Pick<
+      Endpoint,
+      | 'propagateTraceContext'
+      | 'format'
+      | 'namespace'
+      | 'deniedReason'
+      | 'filter'
+      | 'transform'
+      | 'signingType'
+      | 'signingPublicKeys'
+      | 'ordering'
+    >
+  >;
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -47,6 +62,7 @@ const toRow = (s: EndpointSpec) => ({
   auth_secret: s.authSecret,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
+  signing_public_keys: s.signingPublicKeys ?? [],
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,
@@ -61,6 +77,8 @@ const toRow = (s: EndpointSpec) => ({
   format: s.format ?? 'Raw',
   filter: s.filter ?? null,
   transform_jsonata: s.transform ?? null,
+  ordering_key_cel: s.ordering?.key ?? null,
+  ordering_on_failure: s.ordering?.onFailure ?? null,
 });
 
 /**
@@ -105,7 +123,8 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
      * Create or update the row owned by a resource (custom resource uid or manifest key). A row
      * whose source stops allowing it (spec.deniedReason, explained by `deniedMessage`) records
      * endpoint.not_allowed in the same transaction (docs/operations-events.md): once per change,
-     * since a reconcile that finds the row as the spec says writes nothing.
+     * since a reconcile that finds the row as the spec says writes nothing. A new row whose source
+     * is not found records nothing (below).
      */
     async upsertByResourceUid(resourceUid: string, spec: EndpointSpec, deniedMessage?: string): Promise<Endpoint> {
       const upsert = async (trx: Db): Promise<Endpoint> => {
@@ -123,7 +142,10 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
       return db.transaction(async (trx) => {
         const before = await trx<EndpointRow>('webhook_endpoint').where({ resource_uid: resourceUid }).forUpdate().first('denied_reason');
         const saved = await upsert(trx);
-        if (before?.denied_reason !== reason) {
+        // a new endpoint whose source has no credential yet is most often one applied beside its
+        // credential, before it: not worth waking anyone; a revocation or a tenancy refusal is
+        const applyOrder = before === undefined && reason === 'SourceNotFound';
+        if (before?.denied_reason !== reason && !applyOrder) {
           const endpoint = {
             id: saved.id,
             namespace: saved.namespace,

@@ -4,6 +4,7 @@ import { createDeliveryRepository } from './deliveries.js';
 import { createEndpointLimitRepository } from './endpoint-limits.js';
 import { createEndpointRepository } from './endpoints.js';
 import { createEventRepository } from './events.js';
+import { createOrderingRepository } from './ordering.js';
 import type { Db } from './knex.js';
 import { createOperationalEvents } from './operational-events.js';
 
@@ -16,6 +17,7 @@ export function createRepositories(db: Db, opts: { operations?: OperationsEvents
     events: createEventRepository(db, operations),
     deliveries: createDeliveryRepository(db, operations),
     endpointLimits: createEndpointLimitRepository(db),
+    ordering: createOrderingRepository(db),
     operationalEvents: createOperationalEvents(db, operations.source),
   };
 }

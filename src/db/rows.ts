@@ -2,14 +2,17 @@ import type {
   AllowedEndpoints,
   DeniedReason,
   Delivery,
+  DeliveryOrdering,
   Endpoint,
   EndpointFormat,
   ExtractionRule,
   InboundCredential,
   InboundFormat,
+  OrderingPolicy,
   SignatureVerification,
   WebhookEvent,
 } from '../domain/records.js';
+import { decodeOrderingKey } from '../domain/ordering.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from '../domain/statuses.js';
 
 // Row shapes as pg returns them, and their mapping to domain records.
@@ -65,6 +68,8 @@ export interface EndpointRow {
   signing_type?: SigningType;
   signing_secret: string | null;
   previous_signing_secret: string | null;
+  /** migration 082; absent from a row read before it ran */
+  signing_public_keys?: string[];
   custom_headers: Record<string, string>;
   max_attempts: number;
   timeout_seconds: number;
@@ -78,6 +83,9 @@ export interface EndpointRow {
   format: EndpointFormat;
   filter: string | null;
   transform_jsonata: string | null;
+  /** migration 081 (docs/ordering.md): NULL both when not ordered */
+  ordering_key_cel: string | null;
+  ordering_on_failure: OrderingPolicy | null;
   /** migration 077: prepare inserts its rows before its filter decides (activities/filter-forecast.ts) */
   filter_expects_accept: boolean;
   consecutive_failures: number;
@@ -110,8 +118,8 @@ export function authAndSigningColumns(
   authType: AuthType,
   signingType: SigningType,
 ): Pick<EndpointRow, 'auth_type'> & { signing_type: SigningType } {
-  const combined = authType === 'NONE' && isCombined(signingType);
-  return { auth_type: combined ? signingType : authType, signing_type: signingType };
+  const combined = authType === 'NONE' && (COMBINED_AUTH_TYPES as readonly string[]).includes(signingType);
+  return { auth_type: combined ? (signingType as CombinedAuthType) : authType, signing_type: signingType };
 }
 
 export const toEndpoint = (r: EndpointRow): Endpoint => ({
@@ -126,6 +134,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   authSecret: r.auth_secret,
   signingSecret: r.signing_secret,
   previousSigningSecret: r.previous_signing_secret,
+  signingPublicKeys: r.signing_public_keys ?? [],
   customHeaders: r.custom_headers,
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,
@@ -141,6 +150,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,
   transform: r.transform_jsonata ?? null,
+  // absent from a row read before migration 081 ran: not ordered
+  ordering: r.ordering_on_failure ? { key: r.ordering_key_cel ?? null, onFailure: r.ordering_on_failure } : null,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
   namespace: r.namespace ?? null,
@@ -197,6 +208,27 @@ export interface DeliveryRow {
   last_attempt_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
+  /** migration 081 (docs/ordering.md); absent from rows read before it ran */
+  ordering_position?: string | number | null;
+  ordering_key?: string | null;
+  ordering_skipped?: boolean;
+  ordering_waiter?: string | null;
+  ordering_behind?: string | null;
+  ordering_waiting_since?: Date | string | null;
+}
+
+/** An ordered delivery's place in its sequence; null when it is not ordered. */
+function orderingOf(r: DeliveryRow): DeliveryOrdering | null {
+  if (r.ordering_position === null || r.ordering_position === undefined) return null;
+  const waiting = r.ordering_waiter !== null && r.ordering_waiter !== undefined;
+  const since = r.ordering_waiting_since ?? null;
+  return {
+    position: Number(r.ordering_position),
+    key: decodeOrderingKey(r.ordering_key ?? null),
+    skipped: r.ordering_skipped ?? false,
+    waitingBehind: waiting ? (r.ordering_behind ?? null) : null,
+    waitingSince: waiting && since !== null ? new Date(since) : null,
+  };
 }
 
 export const toDelivery = (r: DeliveryRow): Delivery => ({
@@ -211,4 +243,5 @@ export const toDelivery = (r: DeliveryRow): Delivery => ({
   lastAttemptAt: r.last_attempt_at,
   completedAt: r.completed_at,
   createdAt: r.created_at,
+  ordering: orderingOf(r),
 });

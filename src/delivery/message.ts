@@ -3,7 +3,7 @@ import type { Delivery, Endpoint, EndpointFormat, WebhookEvent } from '../domain
 import type { SigningType } from '../domain/statuses.js';
 import type { TraceCarrier } from '../observability/spans.js';
 import { cloudEventAttributes, formatBody, type Payload } from './body-format.js';
-import { signBody, standardWebhooksSignature } from './signature.js';
+import { signBody, standardWebhooksEd25519Signature, standardWebhooksSignature } from './signature.js';
 
 /** What the attempt is about: the event, the delivery, the attempt number. */
 export interface MessageMeta {
@@ -12,6 +12,8 @@ export interface MessageMeta {
   eventType: string | null;
   deliveryId: string;
   attempt: number;
+  /** an ordered delivery sent again after it stopped holding its key (docs/ordering.md): X-Webhook-Out-Of-Order */
+  outOfOrder?: boolean;
 }
 
 /**
@@ -45,9 +47,9 @@ export interface Message {
 /** How the receiver verifies the body (spec.signing), whatever the destination. */
 export interface Signing {
   type: SigningType;
-  /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
+  /** HMAC signing secret, the whsec_ key of STANDARD_WEBHOOKS, or the whsk_ key of STANDARD_WEBHOOKS_ED25519 */
   secret: string | null;
-  /** STANDARD_WEBHOOKS: the previous key during a rotation (its signature is sent too) */
+  /** STANDARD_WEBHOOKS(_ED25519): the previous key during a rotation (its signature is sent too) */
   previousSecret?: string | null;
 }
 
@@ -74,6 +76,7 @@ export function composeMessage(parts: MessageParts, now: () => number = Date.now
   if (parts.meta.eventType !== null) headers['X-Webhook-Event-Type'] = headerSafe(parts.meta.eventType);
   headers['X-Webhook-Delivery-Id'] = headerSafe(parts.meta.deliveryId);
   headers['X-Webhook-Attempt'] = String(parts.meta.attempt);
+  if (parts.meta.outOfOrder) headers['X-Webhook-Out-Of-Order'] = 'true';
   return {
     body: parts.body,
     contentType: parts.contentType,
@@ -111,9 +114,16 @@ export function messageOf(
       attributes: cloudEventAttributes(event),
       formatHeaders: shaped.headers,
       signing: { type: e.signingType, secret: e.signingSecret, previousSecret: e.previousSigningSecret },
-      meta: { eventId: ev.id, source: ev.source, eventType: ev.eventType, deliveryId: d.id, attempt },
-      // per-key ordering (spec.ordering) sets it; until then every delivery is unordered
-      orderingKey: null,
+      meta: {
+        eventId: ev.id,
+        source: ev.source,
+        eventType: ev.eventType,
+        deliveryId: d.id,
+        attempt,
+        ...(d.ordering?.skipped ? { outOfOrder: true } : {}),
+      },
+      // the key of an ordered delivery (spec.ordering.key, docs/ordering.md); none for the whole-endpoint and no-key sequences
+      orderingKey: typeof d.ordering?.key === 'string' && d.ordering.key !== '' ? d.ordering.key : null,
     },
     now,
   );
@@ -128,20 +138,24 @@ function signatureHeaders(parts: MessageParts, now: () => number): [string, stri
       }
       return [['X-Webhook-Signature', signBody(parts.body, signing.secret)]];
     }
-    case 'STANDARD_WEBHOOKS': {
+    case 'STANDARD_WEBHOOKS':
+    case 'STANDARD_WEBHOOKS_ED25519': {
+      const ed25519 = signing.type === 'STANDARD_WEBHOOKS_ED25519';
       if (signing.secret === null || signing.secret === '') {
-        throw permanent('invalid_endpoint_auth', 'STANDARD_WEBHOOKS signing needs a whsec_ signing key');
+        throw permanent('invalid_endpoint_auth', `${signing.type} signing needs a ${ed25519 ? 'whsk_ secret' : 'whsec_ signing'} key`);
       }
       // webhook-id is the event id: the same on every attempt and every endpoint, so a receiver
       // can de-duplicate on it; the timestamp is this attempt's, so a receiver's tolerance window
-      // (5 minutes in the reference libraries) applies to each retry afresh
+      // (5 minutes in the reference libraries) applies to each retry afresh. Ed25519 signs the
+      // same content (v1a), which a receiver verifies with the whpk_ public key alone.
       const id = headerSafe(parts.meta.eventId);
       const timestamp = Math.floor(now() / 1000);
       const keys = [signing.secret, ...(signing.previousSecret ? [signing.previousSecret] : [])];
+      const sign = ed25519 ? standardWebhooksEd25519Signature : standardWebhooksSignature;
       return [
         ['webhook-id', id],
         ['webhook-timestamp', String(timestamp)],
-        ['webhook-signature', standardWebhooksSignature(id, timestamp, parts.body, keys)],
+        ['webhook-signature', sign(id, timestamp, parts.body, keys)],
       ];
     }
     case 'NONE':

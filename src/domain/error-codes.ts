@@ -64,6 +64,12 @@ export const ERROR_CODES = {
     reason: 'InvalidTransform',
     means: "a WebhookEndpoint's spec.transform.jsonata that does not compile",
   },
+  invalid_ordering_key: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'InvalidOrderingKey',
+    means: "a WebhookEndpoint's spec.ordering.key that does not compile (CEL: syntax, names, size)",
+  },
   invalid_secret: { kind: 'permanent', status: 400, reason: 'InvalidSecret', means: 'a Secret value of the wrong form' },
   secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
@@ -86,6 +92,11 @@ export const ERROR_CODES = {
   endpoint_not_found: { kind: 'permanent', status: 404, failureType: 'EndpointNotFound', means: "an activity's endpoint row is gone" },
   request_timeout: { kind: 'permanent', status: 408, means: 'the request was not received in time' },
   not_replayable: { kind: 'permanent', status: 409, means: 'a replay of deliveries that are not FAILED' },
+  not_skippable: {
+    kind: 'permanent',
+    status: 409,
+    means: 'a skip of a delivery that is not a FAILED ordered delivery holding its key (docs/ordering.md)',
+  },
   payload_dropped: {
     kind: 'permanent',
     status: 409,

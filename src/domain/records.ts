@@ -132,10 +132,12 @@ export interface Endpoint {
   /** BASIC password or BEARER token */
   authSecret: string | null;
   signingType: SigningType;
-  /** HMAC signing secret, or the whsec_ key of STANDARD_WEBHOOKS */
+  /** HMAC signing secret, the whsec_ key of STANDARD_WEBHOOKS, or the whsk_ key of STANDARD_WEBHOOKS_ED25519 */
   signingSecret: string | null;
-  /** STANDARD_WEBHOOKS only: the key being rotated out, still signed with until it is removed */
+  /** STANDARD_WEBHOOKS(_ED25519) only: the key being rotated out, still signed with until it is removed */
   previousSigningSecret: string | null;
+  /** STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify with, the current key's first; else empty */
+  signingPublicKeys: string[];
   customHeaders: Record<string, string>;
   maxAttempts: number;
   timeoutSeconds: number;
@@ -158,6 +160,8 @@ export interface Endpoint {
   filter: string | null;
   /** spec.transform.jsonata, the last that compiled; null = the body as it came */
   transform: string | null;
+  /** spec.ordering (docs/ordering.md); null = each delivery on its own */
+  ordering: EndpointOrdering | null;
   /** health, kept by deliveries and enable, never by the resource: deliveries in a row that ended FAILED */
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */
@@ -169,6 +173,16 @@ export interface Endpoint {
   resourceUid: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What a FAILED delivery of an ordered endpoint does to its key (docs/ordering.md). */
+export const ORDERING_POLICIES = ['Block', 'Skip'] as const;
+export type OrderingPolicy = (typeof ORDERING_POLICIES)[number];
+
+/** An endpoint's spec.ordering: the key's CEL, the last that compiled (null: one sequence), and its policy. */
+export interface EndpointOrdering {
+  key: string | null;
+  onFailure: OrderingPolicy;
 }
 
 /** What an endpoint's deliveries keep, not its resource: left out of what a resource configures. */
@@ -216,6 +230,22 @@ export interface Delivery {
   lastAttemptAt: Date | null;
   completedAt: Date | null;
   createdAt: Date;
+  /** a delivery of an ordered endpoint (docs/ordering.md); null: delivered on its own */
+  ordering: DeliveryOrdering | null;
+}
+
+/** Where an ordered delivery stands in its sequence. */
+export interface DeliveryOrdering {
+  /** its event's position: the order ingest accepted it in */
+  position: number;
+  /** its key; null: the endpoint's sequence of events whose key failed; undefined: not decided yet */
+  key: string | null | undefined;
+  /** it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+  skipped: boolean;
+  /** while it waits for its turn: the delivery just before it that holds the key (null: an event not prepared yet) */
+  waitingBehind: string | null;
+  /** while it waits for its turn: since when; null: not waiting */
+  waitingSince: Date | null;
 }
 
 /**

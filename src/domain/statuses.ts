@@ -11,7 +11,7 @@ export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
 
 /** How an endpoint's receiver verifies the body (spec.signing); apart from AUTH_TYPES, so an endpoint can have both. */
-export const SIGNING_TYPES = ['NONE', 'HMAC', 'STANDARD_WEBHOOKS'] as const;
+export const SIGNING_TYPES = ['NONE', 'HMAC', 'STANDARD_WEBHOOKS', 'STANDARD_WEBHOOKS_ED25519'] as const;
 export type SigningType = (typeof SIGNING_TYPES)[number];
 
 export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;

@@ -121,7 +121,8 @@ export async function syncManifests(repos: Repositories, set: ManifestSet, logge
       errors.push(`WebhookEndpoint ${ns}/${r.metadata.name}: ${describeError(err)}`);
       // as under the operator: an expression that does not compile leaves the row with its last
       // valid one (a new endpoint has no row: it gets nothing until it is fixed)
-      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform')) seenEndpoints.add(uid);
+      if (isAppError(err) && (err.code === 'invalid_filter' || err.code === 'invalid_transform' || err.code === 'invalid_ordering_key'))
+        seenEndpoints.add(uid);
     }
   }
   for (const uid of await repos.endpoints.resourceUids(MANIFEST_UID_PREFIX)) {

@@ -127,6 +127,14 @@ const ENDPOINT_STATUS_EXTRA: Record<string, OpenApiSchema> = {
     enum: [...ENDPOINT_STATES],
     description: 'DISABLED after spec.autoDisable.afterConsecutiveFailures deliveries in a row ended FAILED, until enabled again',
   },
+  signingPublicKeys: {
+    type: 'array',
+    maxItems: 2,
+    items: { type: 'string', maxLength: 64 },
+    'x-kubernetes-list-type': 'atomic',
+    description:
+      'signing StandardWebhooksEd25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, then the previous one during a rotation',
+  },
 };
 
 const READY = '.status.conditions[?(@.type=="Ready")]';

@@ -22,6 +22,8 @@ export interface ResourceStatus {
   credentialId?: string;
   /** WebhookEndpoint only: its health as Postgres has it (`kubectl get whe` shows it) */
   state?: EndpointState;
+  /** WebhookEndpoint with signing StandardWebhooksEd25519: the whpk_ keys receivers verify with, current first */
+  signingPublicKeys?: string[];
 }
 
 export interface CustomResource<K extends KindName, S> extends KubeObject {
@@ -84,7 +86,7 @@ export function readyCondition(obj: { status?: ResourceStatus }): Condition | un
 export function desiredStatus(
   obj: { metadata: { generation?: number }; status?: ResourceStatus },
   ready: { status: 'True' | 'False'; reason: string; message: string },
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>,
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys'>,
   now: Date = new Date(),
 ): ResourceStatus {
   const generation = obj.metadata.generation ?? 0;
@@ -102,6 +104,7 @@ export function desiredStatus(
   if (ids.endpointId !== undefined) status.endpointId = ids.endpointId;
   if (ids.credentialId !== undefined) status.credentialId = ids.credentialId;
   if (ids.state !== undefined) status.state = ids.state;
+  if (ids.signingPublicKeys !== undefined && ids.signingPublicKeys.length > 0) status.signingPublicKeys = ids.signingPublicKeys;
   return status;
 }
 
@@ -115,6 +118,7 @@ function normalizeStatus(s: ResourceStatus): unknown {
     endpointId: s.endpointId ?? null,
     credentialId: s.credentialId ?? null,
     state: s.state ?? null,
+    signingPublicKeys: s.signingPublicKeys ?? null,
     conditions: (s.conditions ?? [])
       .map((c) => ({
         type: c.type,

@@ -72,7 +72,7 @@ export interface ReconcilerDeps {
 interface Outcome {
   result: 'synced' | 'unchanged' | 'not_ready';
   ready: { status: 'True' | 'False'; reason: string; message: string };
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state'>;
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys'>;
   /** InboundCredential: the sources whose credential row this reconcile wrote or deleted */
   sources?: string[];
 }
@@ -285,7 +285,8 @@ export function createReconciler(deps: ReconcilerDeps) {
     const row = await store.endpointByUid(uid);
     if (!row) return outcome;
     const state = endpointState(row);
-    const ids = { ...outcome.ids, state };
+    // the public keys in effect: the row's, which a spec that is not Ready leaves as they were
+    const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys };
     if (state === 'ACTIVE' || outcome.ready.status === 'False') return { ...outcome, ids };
     const message =
       `disabled since ${row.disabledAt?.toISOString() ?? '?'}: ${row.autoDisableAfter} deliveries in a row ended FAILED ` +
@@ -344,7 +345,13 @@ export function createReconciler(deps: ReconcilerDeps) {
       await store.repos.operationalEvents.record(credentialNotReady(obj as InboundCredentialObject, outcome.ready));
     }
     await api.patch(`${objectPath(kind, obj.metadata.namespace ?? 'default', obj.metadata.name)}/status`, {
-      status: { ...status, endpointId: status.endpointId ?? null, credentialId: status.credentialId ?? null, state: status.state ?? null },
+      status: {
+        ...status,
+        endpointId: status.endpointId ?? null,
+        credentialId: status.credentialId ?? null,
+        state: status.state ?? null,
+        signingPublicKeys: status.signingPublicKeys ?? null,
+      },
     });
     const changed =
       !previous ||

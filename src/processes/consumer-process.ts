@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import { createQueueConsumer } from '../transport/queue-consumer.js';
 import { queueCalls } from '../transport/queue-calls.js';
 import { createRedriver } from '../temporal/redriver.js';
+import { createOrderingWaker } from '../temporal/ordering-waker.js';
 import { createQueueDepthProbe } from '../transport/queue-depth.js';
 import { createFanoutStarter } from '../temporal/fanout-starter.js';
 
@@ -24,7 +25,7 @@ export interface ConsumerDeps {
   settings: ConsumerSettings;
   sqs: SQSClient;
   client: Client;
-  repos: Pick<Repositories, 'events'>;
+  repos: Pick<Repositories, 'events' | 'ordering'>;
   redrive: RedriveQueries;
   /** default REDRIVE_INTERVAL_MS */
   redriveIntervalMs?: number;
@@ -41,7 +42,8 @@ export interface ConsumerProcess {
 
 /**
  * Long-polls the queue and starts one WebhookFanoutWorkflow per event id; redrives what endpoints
- * missed while disabled once they are enabled again (temporal/redriver.ts).
+ * missed while disabled once they are enabled again (temporal/redriver.ts); wakes ordered
+ * deliveries whose wake-up was lost (temporal/ordering-waker.ts).
  */
 export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
   const { settings } = deps;
@@ -71,15 +73,18 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     logger: deps.logger,
     ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
   });
+  // wakes ordered deliveries whose wake-up was lost (docs/ordering.md)
+  const waker = createOrderingWaker({ repos: deps.repos, client: deps.client, logger: deps.logger });
   const depth = createQueueDepthProbe({ sqs: deps.sqs, queueUrl: settings.queueUrl, metrics: deps.metrics, logger: deps.logger });
   return {
     start() {
       consumer.start();
       redriver.start();
+      waker.start();
       depth.start();
       return {
         async stop() {
-          await Promise.all([consumer.stop(), redriver.stop(), depth.stop()]);
+          await Promise.all([consumer.stop(), redriver.stop(), waker.stop(), depth.stop()]);
         },
       };
     },

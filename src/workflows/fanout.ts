@@ -2,10 +2,15 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancelledFailure,
+  condition,
+  defineSignal,
+  getExternalWorkflowHandle,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
   sleep,
+  workflowInfo,
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
@@ -15,10 +20,11 @@ import type {
   FanoutActivities,
   FanoutInput,
   FinalEventStatus,
+  OrderingWait,
   PlannedDelivery,
   UnsettledDelivery,
 } from '../activities/types.js';
-import { DATABASE_RETRY_BUDGET } from './names.js';
+import { DATABASE_RETRY_BUDGET, ORDERING_TURN_SIGNAL } from './names.js';
 
 /**
  * Bookkeeping activities (database only), run as local activities: no task-queue round trip and
@@ -26,7 +32,9 @@ import { DATABASE_RETRY_BUDGET } from './names.js';
  * Retried without an attempt limit: a Postgres outage must delay an event, never lose it;
  * permanent problems are thrown as non-retryable by the activity.
  */
-const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'prepare' | 'finishEvent'>>({
+const { prepare, finishEvent, orderingTurn, orderingRelease } = proxyLocalActivities<
+  Pick<FanoutActivities, 'prepare' | 'finishEvent' | 'orderingTurn' | 'orderingRelease'>
+>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -129,6 +137,66 @@ async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings, l
   }
 }
 
+export const orderingTurnSignal = defineSignal<[string]>(ORDERING_TURN_SIGNAL);
+
+/**
+ * The re-check timer of a delivery that waits behind what sends no signal (an event not prepared
+ * yet, which a burst of runs started out of order leaves for a moment): 250 ms doubling to 10 s.
+ */
+export const ORDERING_RECHECK_MS = { first: 250, max: 10_000 } as const;
+
+/** How many orderingTurn signals the run has had: a wait ends when the count moves past what it saw. */
+interface Wakes {
+  count: number;
+}
+
+/**
+ * An ordered delivery (docs/ordering.md): waits for its turn without a timer, an activity or a
+ * worker slot (a condition on the signal count), asking Postgres again after each signal; delivers
+ * it; then says whether it released its key and wakes the run waiting behind it. A wait ends at
+ * the first signal of the run (the count starts before prepare's turn check, so a signal sent
+ * after that check counts).
+ */
+async function deliverInOrder(
+  d: PlannedDelivery & { ordering: OrderingWait },
+  wakes: Wakes,
+  backoff: BackoffSettings,
+  localFirstAttempt: boolean | undefined,
+): Promise<unknown> {
+  let wait = d.ordering;
+  let recheckMs: number = ORDERING_RECHECK_MS.first;
+  let saw = 0;
+  while (wait !== 'go') {
+    const before = saw;
+    if (wait === 'signal') await condition(() => wakes.count > before);
+    else {
+      await condition(() => wakes.count > before, recheckMs);
+      recheckMs = Math.min(recheckMs * 2, ORDERING_RECHECK_MS.max);
+    }
+    saw = wakes.count;
+    ({ turn: wait } = await orderingTurn({ deliveryId: d.deliveryId }));
+  }
+  let failure: { err: unknown } | undefined;
+  let result: unknown;
+  try {
+    result = await deliverWithPolicy(d, backoff, localFirstAttempt);
+  } catch (err) {
+    failure = { err };
+  }
+  const { wake } = await orderingRelease({ deliveryId: d.deliveryId, ...(failure ? { unsettled: reasonOf(failure.err) } : {}) });
+  if (wake) {
+    if (wake.workflowId === workflowInfo().workflowId) wakes.count++;
+    else {
+      // a run that has ended meanwhile can not be signalled: nothing waits there any more
+      await getExternalWorkflowHandle(wake.workflowId)
+        .signal(orderingTurnSignal, wake.deliveryId)
+        .catch(() => undefined);
+    }
+  }
+  if (failure) throw failure.err;
+  return result;
+}
+
 function reasonOf(err: unknown): string {
   if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
   return err instanceof Error ? err.message : String(err);
@@ -139,8 +207,19 @@ function reasonOf(err: unknown): string {
  * concurrently, then the event's final status. With deliveryIds it replays just those deliveries.
  */
 export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEventStatus> {
+  // before prepare: a signal that comes after prepare's turn check must end the wait it answered
+  const wakes: Wakes = { count: 0 };
+  setHandler(orderingTurnSignal, () => {
+    wakes.count++;
+  });
   const plan = await prepare({ eventId: input.eventId, ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }) });
-  const results = await Promise.allSettled(plan.deliveries.map((d) => deliverWithPolicy(d, plan.backoff, input.localFirstAttempt)));
+  const results = await Promise.allSettled(
+    plan.deliveries.map((d) =>
+      d.ordering === undefined
+        ? deliverWithPolicy(d, plan.backoff, input.localFirstAttempt)
+        : deliverInOrder({ ...d, ordering: d.ordering }, wakes, plan.backoff, input.localFirstAttempt),
+    ),
+  );
   // A delivery that failed normally is already FAILED in its row; finishEvent settles any other
   // (e.g. the last attempt timed out) so no row stays PENDING once its workflow is done.
   const unsettled: UnsettledDelivery[] = [];

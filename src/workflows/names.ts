@@ -11,3 +11,9 @@ export const WORKFLOW_TYPE = 'WebhookFanoutWorkflow';
  * about an hour of outage.
  */
 export const DATABASE_RETRY_BUDGET = 400;
+
+/**
+ * The signal that tells a run an ordered delivery's turn may have come (docs/ordering.md); its
+ * argument is the delivery's id, for the history's reader. The run asks Postgres, never trusts it.
+ */
+export const ORDERING_TURN_SIGNAL = 'orderingTurn';

@@ -339,7 +339,12 @@ describe('admin API: reads, filters and cursor pagination', () => {
 
   it('endpoints show the auth and signing types, the BASIC username and whether a secret is set, never a secret', async () => {
     const source = uniqueSource('ep');
-    const keys = [`whsec_${Buffer.alloc(24, 1).toString('base64')}`, `whsec_${Buffer.alloc(24, 2).toString('base64')}`];
+    const keys = [
+      `whsec_${Buffer.alloc(24, 1).toString('base64')}`,
+      `whsec_${Buffer.alloc(24, 2).toString('base64')}`,
+      `whsk_${Buffer.alloc(32, 3).toString('base64')}`,
+    ];
+    const publicKey = `whpk_${Buffer.alloc(32, 4).toString('base64')}`;
     const secrets = [
       'basic-pass-XYZ',
       'bearer-token-XYZ',
@@ -377,6 +382,14 @@ describe('admin API: reads, filters and cursor pagination', () => {
       signingSecret: keys[0],
       previousSigningSecret: keys[1],
     });
+    await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'asymmetric',
+      url: 'https://example.com/f',
+      signingType: 'STANDARD_WEBHOOKS_ED25519',
+      signingSecret: keys[2],
+      signingPublicKeys: [publicKey],
+    });
 
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
@@ -397,9 +410,14 @@ describe('admin API: reads, filters and cursor pagination', () => {
     expect(byName.get('none')).toMatchObject({ auth: { type: 'NONE', username: null, secretSet: false }, eventType: 'order.created' });
     expect(byName.get('both')).toMatchObject({
       auth: { type: 'BEARER', username: null, secretSet: true },
-      signing: { type: 'STANDARD_WEBHOOKS', secretSet: true, previousSecretSet: true },
+      signing: { type: 'STANDARD_WEBHOOKS', secretSet: true, previousSecretSet: true, publicKeys: [] },
     });
-    expect(items.map((e) => e.name)).toEqual(['both', 'none', 'hmac', 'bearer', 'basic']);
+    // the public key is for receivers to fetch: shown; the secret key never is
+    expect(byName.get('asymmetric')).toMatchObject({
+      auth: { type: 'NONE' },
+      signing: { type: 'STANDARD_WEBHOOKS_ED25519', secretSet: true, previousSecretSet: false, publicKeys: [publicKey] },
+    });
+    expect(items.map((e) => e.name)).toEqual(['asymmetric', 'both', 'none', 'hmac', 'bearer', 'basic']);
   });
 
   it('endpoints show their filter and transform (docs/content-routing.md), null when they have none', async () => {

@@ -43,9 +43,11 @@ const delivery: Delivery = {
   lastAttemptAt: null,
   completedAt: null,
   createdAt: received,
+  ordering: null,
 };
 const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> = {}): Endpoint => ({
   id: 'e1',
+  ordering: null,
   name: 'payments/orders',
   source: 'stripe',
   eventType: null,
@@ -57,6 +59,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   signingType: 'NONE',
   signingSecret: null,
   previousSigningSecret: null,
+  signingPublicKeys: [],
   customHeaders: { 'ce-id': 'a custom header can not replace an attribute' },
   maxAttempts: 5,
   timeoutSeconds: 10,

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
@@ -175,6 +176,68 @@ spec:
     expect(ready(bad)?.message).toMatch(/whsec_/);
     expect(ready(bad)?.message).not.toContain('not-a-whsec-key');
     expect((await store.endpointByUid(cr.metadata.uid))?.signingSecret).toBe(newKey);
+  });
+
+  it('StandardWebhooksEd25519: the whpk_ public keys are in the status and the admin row, and follow a rotation', async () => {
+    const pair = () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      const b64 = (s: string) => Buffer.from(s, 'base64url').toString('base64');
+      return { sk: `whsk_${b64(privateKey.export({ format: 'jwk' }).d!)}`, pk: `whpk_${b64(publicKey.export({ format: 'jwk' }).x!)}` };
+    };
+    const [old, next] = [pair(), pair()];
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('ed-keys', { current: next.sk, previous: old.sk })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: asymmetric
+spec:
+  source: shop-feed
+  url: https://receiver.example.com/hook
+  auth: { type: Bearer, secretRef: { name: ed-keys, key: current } }
+  signing:
+    type: StandardWebhooksEd25519
+    secretRef: { name: ed-keys, key: current }
+    previousSecretRef: { name: ed-keys, key: previous }
+`,
+    );
+    const crs = customObjects(conn);
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'asymmetric');
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
+      signingType: 'STANDARD_WEBHOOKS_ED25519',
+      signingPublicKeys: [next.pk, old.pk],
+    });
+    await eventually(
+      async () =>
+        JSON.stringify((await crs.get('WebhookEndpoint', ns, 'asymmetric'))?.status?.signingPublicKeys) ===
+        JSON.stringify([next.pk, old.pk]),
+      {
+        what: 'both public keys in the status',
+      },
+    );
+
+    // the rotation ends: only the current key's public key is left
+    await kubectl(conn, [
+      'patch',
+      'whe',
+      'asymmetric',
+      '-n',
+      ns,
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/signing/previousSecretRef"}]',
+    ]);
+    await eventually(
+      async () =>
+        JSON.stringify((await crs.get('WebhookEndpoint', ns, 'asymmetric'))?.status?.signingPublicKeys) === JSON.stringify([next.pk]),
+      {
+        what: 'one public key in the status',
+      },
+    );
+    const status = (await crs.get('WebhookEndpoint', ns, 'asymmetric'))?.status;
+    expect(JSON.stringify(status)).not.toContain(next.sk.slice('whsk_'.length));
   });
 
   it('reports a missing Secret as not Ready with a Warning Event, writes nothing, and recovers when it appears', async () => {

@@ -74,6 +74,7 @@ export interface CrObject {
     endpointId?: string;
     credentialId?: string;
     state?: string;
+    signingPublicKeys?: string[];
     conditions?: {
       type: string;
       status: string;

@@ -96,6 +96,9 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
       finished.push(input);
       return Promise.resolve(input.unsettled?.length ? 'FAILED' : 'COMPLETED');
     },
+    // the plans here are not ordered: never called
+    orderingTurn: () => Promise.resolve({ turn: 'go' }),
+    orderingRelease: () => Promise.resolve({}),
   };
   const taskQueue = `ts-${randomUUID()}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });

@@ -1474,11 +1474,13 @@ export interface paths {
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
                                 signing: {
                                     /** @enum {string} */
-                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS" | "STANDARD_WEBHOOKS_ED25519";
                                     /** @description whether the signing secret or key is set (it is never shown) */
                                     secretSet: boolean;
-                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    /** @description STANDARD_WEBHOOKS(_ED25519): whether a previous key is set (a rotation: both sign) */
                                     previousSecretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, then the previous one during a rotation; empty for the other types */
+                                    publicKeys: string[];
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
@@ -1651,11 +1653,13 @@ export interface paths {
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
                                 signing: {
                                     /** @enum {string} */
-                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS";
+                                    type: "NONE" | "HMAC" | "STANDARD_WEBHOOKS" | "STANDARD_WEBHOOKS_ED25519";
                                     /** @description whether the signing secret or key is set (it is never shown) */
                                     secretSet: boolean;
-                                    /** @description STANDARD_WEBHOOKS: whether a previous key is set (a rotation: both sign) */
+                                    /** @description STANDARD_WEBHOOKS(_ED25519): whether a previous key is set (a rotation: both sign) */
                                     previousSecretSet: boolean;
+                                    /** @description STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, then the previous one during a rotation; empty for the other types */
+                                    publicKeys: string[];
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];

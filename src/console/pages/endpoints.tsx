@@ -182,6 +182,12 @@ export function EndpointsPage() {
                           <br />
                           signed {e.signing.type}
                           {e.signing.previousSecretSet && <span class="muted"> (rotating: previous key too)</span>}
+                          {e.signing.publicKeys.map((k) => (
+                            <>
+                              <br />
+                              <code class="muted">{k}</code>
+                            </>
+                          ))}
                         </>
                       )}
                       {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}

@@ -15,6 +15,7 @@ const SERVICE_HEADERS = [
   'x-webhook-event-type',
   'x-webhook-delivery-id',
   'x-webhook-attempt',
+  'x-webhook-out-of-order',
   // Standard Webhooks
   'webhook-id',
   'webhook-timestamp',

@@ -34,6 +34,49 @@ describe('endpointRow: autoDisable', () => {
   });
 });
 
+// spec.signing StandardWebhooksEd25519: the whsk_ keys checked, their whpk_ public keys in the row
+describe('endpointRow: StandardWebhooksEd25519 signing', () => {
+  const seed = (n: number) => `whsk_${Buffer.alloc(32, n).toString('base64')}`;
+  const signing = (previous: boolean): Partial<WebhookEndpointSpec> => ({
+    signing: {
+      type: 'StandardWebhooksEd25519',
+      secretRef: { name: 'k', key: 'current' },
+      ...(previous ? { previousSecretRef: { name: 'k', key: 'previous' } } : {}),
+    },
+  });
+  const secrets = (values: Record<string, string>) => async (_ns: string, _name: string, key: string) => values[key];
+
+  it.each([
+    ['one key', false, 1],
+    ['during a rotation: both, the current first', true, 2],
+  ])('%s', async (_what, previous, keys) => {
+    const row = await endpointRow(resource(signing(previous)), secrets({ current: seed(1), previous: seed(2) }));
+    expect(row).toMatchObject({ signingType: 'STANDARD_WEBHOOKS_ED25519', signingSecret: seed(1) });
+    expect(row.previousSigningSecret).toBe(previous ? seed(2) : null);
+    expect(row.signingPublicKeys).toHaveLength(keys);
+    expect(row.signingPublicKeys?.every((k) => /^whpk_[A-Za-z0-9+/]{43}=$/.test(k))).toBe(true);
+    expect(new Set(row.signingPublicKeys).size).toBe(keys);
+  });
+
+  it.each([
+    ['a whsec_ key', `whsec_${Buffer.alloc(32, 1).toString('base64')}`],
+    ['a seed of 31 bytes', `whsk_${Buffer.alloc(31, 1).toString('base64')}`],
+    ['no prefix', Buffer.alloc(32, 1).toString('base64')],
+  ])('%s is InvalidSecret, naming the field and not the value', async (_what, value) => {
+    const err = await endpointRow(resource(signing(false)), secrets({ current: value })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'invalid_secret', message: expect.stringMatching(/^signing\.secretRef: .*whsk_/) });
+    expect(String((err as Error).message)).not.toContain(value);
+  });
+
+  it('the other signing types have no public keys', async () => {
+    const row = await endpointRow(
+      resource({ signing: { type: 'HMAC', secretRef: { name: 'k', key: 'current' } } }),
+      secrets({ current: 's' }),
+    );
+    expect(row.signingPublicKeys).toEqual([]);
+  });
+});
+
 describe('endpointState', () => {
   it.each<[Date | null, string]>([
     [null, 'ACTIVE'],

@@ -1,0 +1,227 @@
+import type { Knex } from 'knex';
+import type { Db } from './knex.js';
+
+/**
+ * The sequences of ordered deliveries in Postgres (docs/ordering.md). A delivery *holds its key*
+ * while it is ordered, not SUCCESS and not skipped (ordering_skipped); its turn has come when no
+ * delivery of its sequence with an earlier position holds the key and no earlier event of its
+ * source is still to be prepared. Every decision is made here, in one transaction under the
+ * delivery's row lock; the workflow only waits and signals what these answer.
+ *
+ * Why no wake-up is lost: a delivery that waits records its waiter under its own row lock, in
+ * the transaction that found its predecessor holding the key; the predecessor's release commits
+ * its end first and then locks the next delivery of the sequence (waiting for that transaction),
+ * so it either sees the waiter or the waiter saw the end.
+ */
+
+/** What a turn check answers. */
+export type Turn =
+  /** deliver now; outOfOrder: a delivery that no longer holds its key, sent again by a replay */
+  | { turn: 'go'; outOfOrder: boolean }
+  /**
+   * wait: behind a delivery that holds the key (woken by the signal its end sends), or behind an
+   * event not prepared yet, or a delivery whose key is not decided yet (behind null or undecided:
+   * nothing signals, the workflow checks again after a timer)
+   */
+  | { turn: 'wait'; behind: string | null; wake: 'signal' | 'timer' };
+
+/** A workflow to signal: the one waiting for the turn of `deliveryId`. */
+export interface Wake {
+  workflowId: string;
+  deliveryId: string;
+}
+
+/** What the end of an ordered delivery did to its key. */
+export interface Release {
+  /** it still holds its key: FAILED under Block (or held for a disabled endpoint) */
+  holds: boolean;
+  /** the delivery behind it that now may go, when a workflow waits for it */
+  wake?: Wake;
+  /** the endpoint, for the log of a blocked key */
+  endpointId?: string;
+}
+
+interface OrderedRow {
+  id: string;
+  endpoint_id: string;
+  status: string;
+  ordering_position: number | null;
+  ordering_key: string | null;
+  ordering_skipped: boolean;
+  redrive_on_enable: boolean;
+  source: string;
+  event_type: string | null;
+  active: boolean;
+  denied_reason: string | null;
+  ordering_on_failure: string | null;
+}
+
+/** The row with what its endpoint says now, locked. */
+async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRow | undefined> {
+  const res = await trx.raw<{ rows: OrderedRow[] }>(
+    `SELECT d.id, d.endpoint_id, d.status, d.ordering_position, d.ordering_key, d.ordering_skipped, d.redrive_on_enable,
+            ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure
+       FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+      WHERE d.id = ? FOR UPDATE OF d`,
+    [id],
+  );
+  return res.rows[0];
+}
+
+/** Its endpoint no longer orders, or sends nothing any more (removed, revoked): its deliveries go, and fail at once. */
+const unordered = (r: OrderedRow): boolean => r.ordering_on_failure === null || !r.active || r.denied_reason !== null;
+
+/** The delivery just before it in its sequence that holds the key (an undecided one included), if any. */
+async function predecessor(
+  trx: Knex.Transaction,
+  r: OrderedRow,
+): Promise<{ id: string; ordering_key: string | null; ordering_position: number } | undefined> {
+  // each branch an index scan of webhook_delivery_ordering_holds_idx, its predicate repeated
+  const res = await trx.raw<{ rows: Array<{ id: string; ordering_key: string | null; ordering_position: number }> }>(
+    `SELECT id, ordering_key, ordering_position FROM (
+       (SELECT id, ordering_key, ordering_position FROM webhook_delivery
+         WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position < :position
+           AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+         ORDER BY ordering_position DESC LIMIT 1)
+       UNION ALL
+       (SELECT id, ordering_key, ordering_position FROM webhook_delivery
+         WHERE endpoint_id = :endpointId AND ordering_key IS NULL AND ordering_position < :position
+           AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+         ORDER BY ordering_position DESC LIMIT 1)) p
+     ORDER BY ordering_position DESC LIMIT 1`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
+  );
+  return res.rows[0];
+}
+
+/**
+ * An earlier event of its source this endpoint may get, after position `after`, not prepared yet:
+ * its key is not known, and once prepared its delivery may come between the two.
+ */
+async function unpreparedBefore(trx: Knex.Transaction, r: OrderedRow, after: number): Promise<boolean> {
+  const res = await trx.raw<{ rows: unknown[] }>(
+    `SELECT 1 FROM webhook_event
+      WHERE source = :source AND position < :position AND position > :after AND workflow_id IS NULL AND position IS NOT NULL
+        AND (:eventType::text IS NULL OR event_type = :eventType::text)
+      LIMIT 1`,
+    { source: r.source, position: r.ordering_position, after, eventType: r.event_type },
+  );
+  return res.rows.length > 0;
+}
+
+/** Whether the row still holds its key; releases it first when its end does (FAILED under Skip, revoked, removed). */
+async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean> {
+  if (r.status === 'SUCCESS' || r.ordering_skipped) return false;
+  if (r.status !== 'FAILED') return true;
+  // a delivery held for a disabled endpoint keeps its key under either policy: the redrive on
+  // enable sends it, in order (docs/ordering.md, "With the rest of the service")
+  const release = unordered(r) || (r.ordering_on_failure === 'Skip' && !r.redrive_on_enable);
+  if (!release) return true;
+  await trx('webhook_delivery').where({ id: r.id }).update({ ordering_skipped: true });
+  return false;
+}
+
+/** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r` (or behind nothing known). */
+async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake | undefined> {
+  const res = await trx.raw<{ rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null }> }>(
+    `SELECT id, ordering_waiter, ordering_behind FROM webhook_delivery
+      WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
+        AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+      ORDER BY ordering_position LIMIT 1 FOR UPDATE`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
+  );
+  const n = res.rows[0];
+  if (!n?.ordering_waiter || (n.ordering_behind !== null && n.ordering_behind !== r.id)) return undefined;
+  return { workflowId: n.ordering_waiter, deliveryId: n.id };
+}
+
+export function createOrderingRepository(db: Db) {
+  return {
+    /**
+     * Whether an ordered delivery may go now; a delivery that may not records `workflowId` as its
+     * waiter (and what it waits behind) in the same transaction. A delivery that is not ordered,
+     * not PENDING, or of an endpoint that no longer orders or sends goes at once.
+     */
+    async turn(deliveryId: string, workflowId: string): Promise<Turn> {
+      return db.transaction(async (trx) => {
+        const r = await lockOrdered(trx, deliveryId);
+        if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: 'go', outOfOrder: false };
+        let answer: Turn;
+        if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
+        else if (r.ordering_key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
+        else {
+          // the release of the delivery just before it signals it, when there is nothing between
+          // the two that may still become a delivery of the sequence (it would be the one signalled)
+          const p = await predecessor(trx, r);
+          const gap = await unpreparedBefore(trx, r, p?.ordering_position ?? 0);
+          if (p) answer = { turn: 'wait', behind: p.id, wake: p.ordering_key === null || gap ? 'timer' : 'signal' };
+          else if (gap) answer = { turn: 'wait', behind: null, wake: 'timer' };
+          else answer = { turn: 'go', outOfOrder: false };
+        }
+        await trx('webhook_delivery')
+          .where({ id: deliveryId })
+          .update(
+            answer.turn === 'wait'
+              ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
+              : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
+          );
+        return answer;
+      });
+    },
+
+    /**
+     * After an ordered delivery ended: whether it still holds its key (releasing it when its end
+     * does), and the waiting delivery behind it to wake when it does not.
+     */
+    async release(deliveryId: string): Promise<Release> {
+      return db.transaction(async (trx) => {
+        const r = await lockOrdered(trx, deliveryId);
+        if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
+        if (await settleHold(trx, r)) return { holds: true, endpointId: r.endpoint_id };
+        const wake = await nextWaiting(trx, r);
+        return wake ? { holds: false, wake } : { holds: false };
+      });
+    },
+
+    /**
+     * An operator's skip (POST /api/deliveries/{id}/skip): a FAILED ordered delivery that holds its
+     * key stops holding it, stays FAILED. 'not_skippable' when it is not one; else the wake-up.
+     */
+    async skip(deliveryId: string): Promise<'not_skippable' | { wake?: Wake }> {
+      return db.transaction(async (trx) => {
+        const r = await lockOrdered(trx, deliveryId);
+        if (!r || r.ordering_position === null || r.ordering_key === null || r.status !== 'FAILED' || r.ordering_skipped) {
+          return 'not_skippable';
+        }
+        await trx('webhook_delivery').where({ id: r.id }).update({ ordering_skipped: true });
+        const wake = await nextWaiting(trx, r);
+        return wake ? { wake } : {};
+      });
+    },
+
+    /**
+     * Waiting deliveries a lost wake-up may have left waiting (temporal/ordering-waker.ts): waiting
+     * longer than `afterSeconds` behind a delivery that no longer holds its key (or is gone), or on
+     * an endpoint that no longer orders or sends. Their waiting time starts again, so a pass does
+     * not signal them again before another `afterSeconds`.
+     */
+    async stalled(afterSeconds: number, limit: number): Promise<Wake[]> {
+      const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string }> }>(
+        `UPDATE webhook_delivery w SET ordering_waiting_since = now()
+           FROM (SELECT d.id FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+                  WHERE d.ordering_waiter IS NOT NULL AND d.ordering_waiting_since < now() - make_interval(secs => :afterSeconds)
+                    AND d.status = 'PENDING'
+                    AND (NOT ep.active OR ep.denied_reason IS NOT NULL OR ep.ordering_on_failure IS NULL
+                         OR (d.ordering_behind IS NOT NULL AND NOT EXISTS (
+                               SELECT 1 FROM webhook_delivery p
+                                WHERE p.id = d.ordering_behind AND NOT p.ordering_skipped AND p.status <> 'SUCCESS')))
+                  ORDER BY d.ordering_waiting_since LIMIT :limit
+                  FOR UPDATE OF d SKIP LOCKED) s
+          WHERE w.id = s.id AND w.ordering_waiter IS NOT NULL
+         RETURNING w.id, w.ordering_waiter`,
+        { afterSeconds, limit },
+      );
+      return res.rows.map((r) => ({ workflowId: r.ordering_waiter, deliveryId: r.id }));
+    },
+  };
+}

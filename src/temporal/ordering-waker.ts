@@ -1,0 +1,90 @@
+import type { Client } from '@temporalio/client';
+import type { Repositories } from '../db/repositories.js';
+import { describeError } from '../domain/errors.js';
+import type { Logger } from '../observability/logger.js';
+import { ORDERING_TURN_SIGNAL } from '../workflows/names.js';
+
+/** How often the waker looks for waiting deliveries that a lost wake-up left waiting. */
+export const ORDERING_WAKE_INTERVAL_MS = 5_000;
+/** A delivery is woken by the waker once it has waited this long behind what no longer holds its key. */
+export const ORDERING_STALLED_AFTER_SECONDS = 10;
+const PER_PASS = 200;
+/** Bound on one signal: Temporal down must not hold the waker. */
+const SIGNAL_TIMEOUT_MS = 5_000;
+
+export interface OrderingWakerDeps {
+  repos: Pick<Repositories, 'ordering'>;
+  client: Client;
+  logger: Logger;
+  intervalMs?: number;
+  stalledAfterSeconds?: number;
+}
+
+export interface OrderingWaker {
+  start(): void;
+  /** one pass now: what the timer does (tests call it) */
+  pass(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The backstop of ordered delivery (docs/ordering.md): a run waiting for its turn is woken by the
+ * signal the delivery before it sends when it ends. What could leave it waiting (a run terminated
+ * by hand; a skip whose signal was not sent because Temporal was down; a delivery that came
+ * between two others after the later one began to wait; an endpoint revoked, removed or no longer
+ * ordered, whose waiting deliveries must end) is found here, in Postgres, and signalled: a key is
+ * not stalled longer than the interval plus the stalled age (15 s by default). Runs in every
+ * consumer replica; rows are claimed with SKIP LOCKED and their waiting time starts again, so two
+ * replicas do not signal the same run in one pass.
+ */
+export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
+  const intervalMs = deps.intervalMs ?? ORDERING_WAKE_INTERVAL_MS;
+  const after = deps.stalledAfterSeconds ?? ORDERING_STALLED_AFTER_SECONDS;
+  let timer: NodeJS.Timeout | undefined;
+  let passing: Promise<number> | undefined;
+
+  async function pass(): Promise<number> {
+    const stalled = await deps.repos.ordering.stalled(after, PER_PASS);
+    let woken = 0;
+    for (const w of stalled) {
+      try {
+        await deps.client.connection.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
+          deps.client.workflow.getHandle(w.workflowId).signal(ORDERING_TURN_SIGNAL, w.deliveryId),
+        );
+        woken++;
+      } catch (err) {
+        // a run that ended: nothing waits there (its delivery is settled or will be by a replay)
+        deps.logger.debug(
+          { workflowId: w.workflowId, deliveryId: w.deliveryId, err: describeError(err) },
+          'ordering waker: signal not sent',
+        );
+      }
+    }
+    if (woken > 0) deps.logger.info({ woken }, 'ordering waker: woke waiting deliveries whose wake-up was lost');
+    return woken;
+  }
+
+  const tick = () => {
+    passing = pass()
+      .catch((err: unknown) => {
+        deps.logger.warn({ err: describeError(err) }, 'ordering waker pass failed; the next one retries');
+        return 0;
+      })
+      .finally(() => {
+        passing = undefined;
+        if (timer !== undefined) timer = setTimeout(tick, intervalMs);
+      });
+  };
+
+  return {
+    start() {
+      timer = setTimeout(tick, intervalMs);
+    },
+    pass,
+    async stop() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await passing;
+    },
+  };
+}
