@@ -53,7 +53,16 @@ beforeAll(async () => {
     createNamespace(conn, 'platform'),
   ]);
   stack = await startStack({ operations: { source: OPS, platformNamespaces: [platform] } });
-  [failing, subscribers] = await Promise.all([startReceiver([{ status: 500 }]), startReceiver()]);
+  // the platform's receiver fails its first request: the operational event is retried like any
+  let platformFailed = false;
+  [failing, subscribers] = await Promise.all([
+    startReceiver([{ status: 500 }]),
+    startReceiver((_n, req) => {
+      if (req.path !== '/platform' || platformFailed) return { status: 200 };
+      platformFailed = true;
+      return { status: 503 };
+    }),
+  ]);
   op = await startTestOperator(conn, stack.t.db, {
     namespaces: [payments, orders, platform],
     startReplayRun: (req) => startReplay(stack.client, { ...req, taskQueue: stack.taskQueue }),
@@ -161,6 +170,20 @@ describe('operational events, raised by the real thing and delivered like any ev
     const envelope = JSON.parse(cloudEvent.req.body.toString('utf8')) as Record<string, unknown>;
     expect(envelope).toMatchObject({ specversion: '1.0', type: 'endpoint.disabled', source: `/webhook-fanout/${OPS}` });
     await waitFor('/platform', about('delivery.failed', 'ledger'), 'delivery.failed at the platform');
+    // the platform's first request failed: retried, and the attempt log says so (once it is recorded)
+    const outcomes = await eventually(
+      async () => {
+        const rows: Array<{ outcome: string; response_status: number | null }> = await stack.t
+          .db('webhook_delivery_attempt as a')
+          .join('webhook_delivery as d', 'd.id', 'a.delivery_id')
+          .join('webhook_endpoint as ep', 'ep.id', 'd.endpoint_id')
+          .where('ep.name', `${platform}/everything`)
+          .select('a.outcome', 'a.response_status');
+        return rows.filter((o) => o.outcome === 'SUCCESS').length >= 2 ? rows : undefined;
+      },
+      { timeoutMs: 30_000, what: "the platform's attempt log" },
+    );
+    expect(outcomes).toContainEqual({ outcome: 'RETRYING', response_status: 503 });
     await waitFor('/payments', about('endpoint.disabled', 'ledger'), 'endpoint.disabled at the catch-all of payments');
 
     // the filter kept endpoint.disabled away from ledger-failures; nothing reached orders
@@ -227,6 +250,29 @@ spec:
     );
     const done = await waitFor('/payments', about('replay.completed', 'count-ledger'), 'replay.completed');
     expect(done.data).toMatchObject({ subject: { kind: 'WebhookReplay', namespace: payments }, replay: { phase: 'Complete', matched: 1 } });
+  });
+
+  it('operational events are replayed like any: a WebhookReplay of the subscriber re-sends what it got', async () => {
+    const disabled = received('/payments').find((r) => about('endpoint.disabled', 'ledger')(r.data));
+    const eventId = String(disabled?.req.headers['x-webhook-event-id']);
+    const now = Date.now();
+    await apply(
+      conn,
+      payments,
+      `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookReplay
+metadata: {name: resend-ops}
+spec:
+  endpointRef: {name: everything}
+  window: {from: "${new Date(now - 3_600_000).toISOString()}", to: "${new Date(now).toISOString()}"}
+  statuses: [SUCCESS]
+`,
+    );
+    await eventually(
+      async () => subscribers.requests.filter((r) => r.path === '/payments' && r.headers['x-webhook-event-id'] === eventId).length === 2,
+      { timeoutMs: 60_000, what: 'endpoint.disabled re-sent by the replay' },
+    );
+    await waitFor('/payments', about('replay.completed', 'resend-ops'), 'the replay of operational events raises its own replay.completed');
   });
 
   it('the reserved source: an InboundCredential for it is ReservedSource, and a post to it is refused as an unknown source', async () => {
