@@ -99,6 +99,10 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
       event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, held: true }] },
     },
     {
+      name: 'an ordered delivery that FAILED and holds its key (docs/ordering.md)',
+      event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, blockingKey: true }] },
+    },
+    {
       name: 'a delivery settled a minute ago (its run is finishing)',
       event: { status: 'COMPLETED' as const, deliveries: [{ status: 'SUCCESS' as const, changedAgo: 60 }] },
     },
