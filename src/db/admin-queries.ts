@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { DeniedReason, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
+import type { DeniedReason, DestinationType, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
@@ -77,7 +77,11 @@ export interface AttemptRow {
 export const REQUEST_BODY_SHOWN = 65_536;
 
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
-export type EndpointViewRow = Omit<EndpointRow, 'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers'> & {
+export type EndpointViewRow = Omit<
+  EndpointRow,
+  'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers' | 'destination' | 'destination_secrets'
+> & {
+  destination_type: DestinationType;
   auth_secret_set: boolean;
   signing_secret_set: boolean;
   previous_signing_secret_set: boolean;
@@ -118,6 +122,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.source',
     'p.event_type',
     'p.url',
+    // the destination's type only: its block is shown through url, and destination_secrets never leaves the database
+    db.raw("coalesce(p.destination->>'type', 'HTTP') AS destination_type"),
     'p.method',
     'p.auth_type',
     'p.auth_username',
