@@ -26,13 +26,15 @@ ALTER TABLE webhook_endpoint ADD CONSTRAINT webhook_endpoint_ordering_chk
 -- '-' the sequence of the events whose key failed, NULL while prepare has not decided it), whether
 -- it stopped holding its key without a SUCCESS (FAILED under Skip, skipped by an operator,
 -- revoked), and while it waits for its turn: the workflow that waits, the delivery it waits
--- behind (NULL: behind an event not prepared yet) and since when.
+-- behind (NULL: behind an event not prepared yet) and since when; ordering_blocked_at: since when
+-- it holds its key after it FAILED (the blocked keys an endpoint shows, ordering.key_blocked).
 ALTER TABLE webhook_delivery ADD COLUMN IF NOT EXISTS ordering_position bigint,
   ADD COLUMN IF NOT EXISTS ordering_key text,
   ADD COLUMN IF NOT EXISTS ordering_skipped boolean NOT NULL DEFAULT false,
   ADD COLUMN IF NOT EXISTS ordering_waiter text,
   ADD COLUMN IF NOT EXISTS ordering_behind uuid,
-  ADD COLUMN IF NOT EXISTS ordering_waiting_since timestamptz;
+  ADD COLUMN IF NOT EXISTS ordering_waiting_since timestamptz,
+  ADD COLUMN IF NOT EXISTS ordering_blocked_at timestamptz;
 
 -- The deliveries that hold their key, per sequence: a turn is the absence of one earlier. A row
 -- leaves the index when it succeeds or is skipped, so a long key's history is not walked.

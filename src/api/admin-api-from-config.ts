@@ -10,7 +10,7 @@ import { adminApi } from './admin-api.js';
 import { createKeyResolver } from './auth/key-resolver.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { createReplayService } from './replay-service.js';
-import { bindStartReplay, type TemporalClientSource } from './start-replay.js';
+import { bindSignalTurn, bindStartReplay, type TemporalClientSource } from './start-replay.js';
 
 /** What the admin API needs beyond the ingest process's own parts: its configuration and Temporal. */
 export interface AdminApiWiring {
@@ -21,7 +21,7 @@ export interface AdminApiWiring {
 
 /** The admin API plugin wired from configuration: token verification, replays, queries. */
 export function adminApiFromConfig(
-  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints'>; logger: Logger },
+  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints' | 'ordering'>; logger: Logger },
 ): FastifyPluginAsync {
   const verifyToken = createTokenVerifier({
     keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
@@ -34,6 +34,8 @@ export function adminApiFromConfig(
     events: deps.repos.events,
     replays: createReplayQueries(deps.db),
     startReplay: bindStartReplay(deps.temporal.client, deps.temporal.taskQueue),
+    ordering: deps.repos.ordering,
+    signalTurn: bindSignalTurn(deps.temporal.client),
     logger: deps.logger,
   });
   return adminApi({

@@ -1,4 +1,6 @@
 import type { EventRepository } from '../db/events.js';
+import type { Wake } from '../db/ordering.js';
+import type { Repositories } from '../db/repositories.js';
 import type { FailedDeliveryFilter, ReplayEndpoint, ReplayQueries } from '../db/replay-queries.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { describeError, permanent, transient } from '../domain/errors.js';
@@ -14,10 +16,16 @@ export type StartReplay = (req: {
   workflowId?: string;
 }) => Promise<{ workflowId: string }>;
 
+/** Wakes the run waiting for an ordered delivery's turn (its workflow id and the delivery). */
+export type SignalTurn = (wake: Wake) => Promise<void>;
+
 export interface ReplayServiceDeps {
   events: Pick<EventRepository, 'getMeta'>;
   replays: ReplayQueries;
   startReplay: StartReplay;
+  /** ordered delivery's skip (docs/ordering.md) */
+  ordering: Pick<Repositories['ordering'], 'skip'>;
+  signalTurn: SignalTurn;
   logger: Logger;
   /** replay runs started at once by a bulk replay */
   startConcurrency?: number;
@@ -31,6 +39,8 @@ export interface ReplayService {
   replayDelivery(scope: TenantScope, id: string, actor: string): Promise<ReplayStarted>;
   replayEvent(scope: TenantScope, eventId: string, actor: string): Promise<ReplayStarted>;
   replayMatching(scope: TenantScope, f: FailedDeliveryFilter, limit: number, dryRun: boolean, actor: string): Promise<BulkReplayResult>;
+  /** an ordered delivery that holds its key after it FAILED stops holding it; the next one of its key goes */
+  skipDelivery(scope: TenantScope, id: string, actor: string): Promise<void>;
 }
 
 const MAX_NAMED = 5;
@@ -105,6 +115,28 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   };
 
   return {
+    async skipDelivery(scope, id, actor) {
+      const d = await deps.replays.target(scope, id);
+      if (!d) throw permanent('not_found', `no delivery ${id}`);
+      const skipped = await deps.ordering.skip(id);
+      if (skipped === 'not_skippable') {
+        throw permanent(
+          'not_skippable',
+          `delivery ${id} is ${d.status}; only a FAILED delivery of an ordered endpoint that holds its key can be skipped (docs/ordering.md)`,
+        );
+      }
+      logger.info({ deliveryId: id, eventId: d.eventId, actor }, 'ordered delivery skipped: its key moves on');
+      // committed: should the signal not reach Temporal, the consumer's ordering waker wakes the next one
+      if (skipped.wake) {
+        await deps.signalTurn(skipped.wake).catch((err: unknown) => {
+          logger.warn(
+            { deliveryId: id, wake: skipped.wake, err: describeError(err) },
+            'skip: the next delivery was not signalled; the waker will',
+          );
+        });
+      }
+    },
+
     async replayDelivery(scope, id, actor) {
       const d = await deps.replays.target(scope, id);
       if (!d) throw permanent('not_found', `no delivery ${id}`);

@@ -138,6 +138,25 @@ export const DeliverySchema = Type.Object(
     completedAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
     attemptsUrl: Type.String({ description: "path of this delivery's attempt log (GET /api/deliveries/{id}/attempts)" }),
+    ordering: Nullable(
+      Type.Object(
+        {
+          key: Nullable(
+            Type.String({
+              description: "its key; null: the endpoint's sequence of events whose key failed or was no string (or not decided yet)",
+            }),
+          ),
+          position: Type.Integer({ description: 'the order in which ingest accepted its event' }),
+          skipped: Type.Boolean({
+            description: 'it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked',
+          }),
+          waitingBehind: Nullable(
+            Uuid('while it waits for its turn: the delivery before it that holds the key ("waiting behind delivery <id>")'),
+          ),
+        },
+        { description: 'a delivery of an ordered endpoint (spec.ordering, docs/ordering.md); null: delivered on its own' },
+      ),
+    ),
   },
   { title: 'Delivery' },
 );

@@ -21,7 +21,7 @@ import type {
 } from './route-schemas.js';
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
-import { authAndSigningOfRow } from '../db/rows.js';
+import { authAndSigningOfRow, toDelivery } from '../db/rows.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -56,7 +56,14 @@ export const deliveryView = (r: DeliveryListRow): Delivery => ({
   completedAt: iso(r.completed_at),
   createdAt: r.created_at.toISOString(),
   attemptsUrl: `/api/deliveries/${r.id}/attempts`,
+  ordering: orderingView(r),
 });
+
+/** An ordered delivery's place in its sequence (docs/ordering.md), as the API shows it. */
+function orderingView(r: DeliveryListRow): Delivery['ordering'] {
+  const o = toDelivery(r).ordering;
+  return o && { key: o.key ?? null, position: o.position, skipped: o.skipped, waitingBehind: o.waitingBehind };
+}
 
 export const attemptView = (r: AttemptRow): Attempt => ({
   attempt: r.attempt,

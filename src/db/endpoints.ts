@@ -131,7 +131,8 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
      * Create or update the row owned by a resource (custom resource uid or manifest key). A row
      * whose source stops allowing it (spec.deniedReason, explained by `deniedMessage`) records
      * endpoint.not_allowed in the same transaction (docs/operations-events.md): once per change,
-     * since a reconcile that finds the row as the spec says writes nothing.
+     * since a reconcile that finds the row as the spec says writes nothing. A new row whose source
+     * is not found records nothing (below).
      */
     async upsertByResourceUid(resourceUid: string, spec: EndpointSpec, deniedMessage?: string): Promise<Endpoint> {
       const upsert = async (trx: Db): Promise<Endpoint> => {
@@ -149,7 +150,10 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
       return db.transaction(async (trx) => {
         const before = await trx<EndpointRow>('webhook_endpoint').where({ resource_uid: resourceUid }).forUpdate().first('denied_reason');
         const saved = await upsert(trx);
-        if (before?.denied_reason !== reason) {
+        // a new endpoint whose source has no credential yet is most often one applied beside its
+        // credential, before it: not worth waking anyone; a revocation or a tenancy refusal is
+        const applyOrder = before === undefined && reason === 'SourceNotFound';
+        if (before?.denied_reason !== reason && !applyOrder) {
           const endpoint = {
             id: saved.id,
             namespace: saved.namespace,

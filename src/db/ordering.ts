@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from './knex.js';
+import { aboutEndpoint, recordOperationalEvent, resourceName } from './operational-events.js';
+import { decodeOrderingKey } from '../domain/ordering.js';
 
 /**
  * The sequences of ordered deliveries in Postgres (docs/ordering.md). A delivery *holds its key*
@@ -43,8 +45,14 @@ export interface Release {
 
 interface OrderedRow {
   id: string;
+  event_id: string;
   endpoint_id: string;
   status: string;
+  attempts: number;
+  ordering_blocked_at: Date | null;
+  endpoint_name: string;
+  namespace: string | null;
+  resource_uid: string | null;
   ordering_position: number | null;
   ordering_key: string | null;
   ordering_skipped: boolean;
@@ -59,7 +67,8 @@ interface OrderedRow {
 /** The row with what its endpoint says now, locked. */
 async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRow | undefined> {
   const res = await trx.raw<{ rows: OrderedRow[] }>(
-    `SELECT d.id, d.endpoint_id, d.status, d.ordering_position, d.ordering_key, d.ordering_skipped, d.redrive_on_enable,
+    `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
+            d.redrive_on_enable, d.ordering_blocked_at, ep.name AS endpoint_name, ep.namespace, ep.resource_uid,
             ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure
        FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
       WHERE d.id = ? FOR UPDATE OF d`,
@@ -135,7 +144,36 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake |
   return { workflowId: n.ordering_waiter, deliveryId: n.id };
 }
 
-export function createOrderingRepository(db: Db) {
+/**
+ * ordering.key_blocked when a FAILED delivery begins to hold its key, ordering.key_unblocked when
+ * a delivery that blocked its key stops holding it (docs/operations-events.md), in the
+ * transaction that decides it; ordering_blocked_at says which it is now. Once per change: the
+ * event's key is the delivery and its attempt count.
+ */
+async function noteBlocked(trx: Knex.Transaction, source: string, r: OrderedRow, holds: boolean): Promise<void> {
+  const blocked = holds && r.status === 'FAILED';
+  if (blocked === (r.ordering_blocked_at !== null)) return;
+  await trx('webhook_delivery')
+    .where({ id: r.id })
+    .update({ ordering_blocked_at: blocked ? trx.fn.now() : null });
+  const endpoint = {
+    id: r.endpoint_id,
+    namespace: r.namespace,
+    name: resourceName(r.endpoint_name, r.namespace),
+    uid: r.resource_uid,
+    source: r.source,
+  };
+  const about = aboutEndpoint(endpoint);
+  await recordOperationalEvent(trx, source, {
+    type: blocked ? 'ordering.key_blocked' : 'ordering.key_unblocked',
+    key: `${r.id}:${r.attempts}`,
+    subject: about.subject,
+    data: { ...about.data, key: decodeOrderingKey(r.ordering_key) ?? null, deliveryId: r.id, eventId: r.event_id },
+  });
+}
+
+/** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
+export function createOrderingRepository(db: Db, operationsSource: string) {
   return {
     /**
      * Whether an ordered delivery may go now; a delivery that may not records `workflowId` as its
@@ -177,7 +215,9 @@ export function createOrderingRepository(db: Db) {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
-        if (await settleHold(trx, r)) return { holds: true, endpointId: r.endpoint_id };
+        const holds = await settleHold(trx, r);
+        await noteBlocked(trx, operationsSource, r, holds);
+        if (holds) return { holds: true, endpointId: r.endpoint_id };
         const wake = await nextWaiting(trx, r);
         return wake ? { holds: false, wake } : { holds: false };
       });
@@ -194,6 +234,7 @@ export function createOrderingRepository(db: Db) {
           return 'not_skippable';
         }
         await trx('webhook_delivery').where({ id: r.id }).update({ ordering_skipped: true });
+        await noteBlocked(trx, operationsSource, r, false);
         const wake = await nextWaiting(trx, r);
         return wake ? { wake } : {};
       });

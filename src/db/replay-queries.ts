@@ -138,23 +138,33 @@ export function createReplayQueries(db: Db) {
      * bulk replays race for it (the UPDATE re-checks FAILED).
      */
     async reopenFailedMatching(scope: TenantScope, f: FailedDeliveryFilter, limit: number): Promise<Reopened[]> {
-      const picked = failedMatching(db, scope, f)
-        .select('d.id')
-        .orderBy([
-          { column: 'd.created_at', order: 'desc' },
-          { column: 'd.id', order: 'desc' },
-        ])
-        .limit(limit)
-        .forUpdate('d')
-        .skipLocked();
-      const rows = (await db('webhook_delivery')
-        .whereIn('id', picked)
-        .andWhere('status', 'FAILED')
-        .whereExists(eventWithPayload(db))
-        .whereExists(endpointAllowed(db, 'webhook_delivery'))
-        .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() })
-        .returning(['id', 'event_id'])) as Array<{ id: string; event_id: string }>;
-      return rows.map((r) => ({ id: r.id, eventId: r.event_id }));
+      // the rows picked and locked first, then reopened: as a subquery of the UPDATE, a plan that
+      // scans it again per row (a nested loop; the planner chose one once migration 081's indexes
+      // were there) skips the rows the statement itself just locked and updated, and picks the
+      // next ones past the limit (test/api/replay.test.ts, bulk replay: 3 reopened for a limit of 2)
+      return db.transaction(async (trx) => {
+        const picked = (await failedMatching(trx, scope, f)
+          .select('d.id')
+          .orderBy([
+            { column: 'd.created_at', order: 'desc' },
+            { column: 'd.id', order: 'desc' },
+          ])
+          .limit(limit)
+          .forUpdate('d')
+          .skipLocked()) as Array<{ id: string }>;
+        if (picked.length === 0) return [];
+        const rows = (await trx('webhook_delivery')
+          .whereIn(
+            'id',
+            picked.map((p) => p.id),
+          )
+          .andWhere('status', 'FAILED')
+          .whereExists(eventWithPayload(trx))
+          .whereExists(endpointAllowed(trx, 'webhook_delivery'))
+          .update({ status: 'PENDING', completed_at: null, updated_at: trx.fn.now() })
+          .returning(['id', 'event_id'])) as Array<{ id: string; event_id: string }>;
+        return rows.map((r) => ({ id: r.id, eventId: r.event_id }));
+      });
     },
 
     /**

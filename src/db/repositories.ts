@@ -17,7 +17,7 @@ export function createRepositories(db: Db, opts: { operations?: OperationsEvents
     events: createEventRepository(db, operations),
     deliveries: createDeliveryRepository(db, operations),
     endpointLimits: createEndpointLimitRepository(db),
-    ordering: createOrderingRepository(db),
+    ordering: createOrderingRepository(db, operations.source),
     operationalEvents: createOperationalEvents(db, operations.source),
   };
 }

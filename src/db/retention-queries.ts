@@ -54,7 +54,9 @@ const LOCK_KEY = `hashtext('webhook-fanout:retention')`;
 /**
  * An event the job may touch: final, and nothing of it still to be delivered: no delivery PENDING
  * (a first run, a retry, a replay or a redrive in flight) and none held for a disabled endpoint
- * (redrive_on_enable: it is delivered when the endpoint is enabled, however late). A grace period
+ * (redrive_on_enable: it is delivered when the endpoint is enabled, however late), nor an ordered
+ * delivery that FAILED and holds its key (ordering_blocked_at, docs/ordering.md: its key must not
+ * unblock because its poison event went, and it is to be replayed or skipped). A grace period
  * after the last change of the event or of any of its deliveries leaves alone what a workflow is
  * still finishing (a replay recomputes the event's status after its last delivery settled).
  * `e` is the event; :grace is in seconds.
@@ -64,7 +66,8 @@ export const SETTLED = `e.status <> 'RECEIVED'
    AND NOT EXISTS (
      SELECT 1 FROM webhook_delivery d
       WHERE d.event_id = e.id
-        AND (d.status = 'PENDING' OR d.redrive_on_enable OR d.updated_at >= now() - make_interval(secs => :grace)))`;
+        AND (d.status = 'PENDING' OR d.redrive_on_enable OR d.ordering_blocked_at IS NOT NULL
+             OR d.updated_at >= now() - make_interval(secs => :grace)))`;
 
 function scopeSql(scope: PurgeScope): { sql: string; bindings: Record<string, string | string[]> } {
   return 'source' in scope

@@ -1,5 +1,6 @@
 import type { Endpoint } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
+import type { KafkaTarget, NatsTarget, RabbitMqTarget } from './broker-targets.js';
 import type { Message } from './message.js';
 import type { DeliveryOutcome } from './types.js';
 
@@ -40,7 +41,7 @@ export interface HttpTarget {
 }
 
 /** Where one endpoint's messages go: one shape per destination type. */
-export type DestinationTarget = HttpTarget;
+export type DestinationTarget = HttpTarget | KafkaTarget | RabbitMqTarget | NatsTarget;
 
 /** The endpoint's destination, as its row says it now (a changed URL or queue applies to the next attempt). */
 export function targetOf(e: Endpoint): DestinationTarget {
@@ -62,5 +63,12 @@ export function spanTargetOf(t: DestinationTarget): { operation: string; address
   switch (t.type) {
     case 'HTTP':
       return { operation: t.method, address: t.url };
+    // the broker and where on it: never the credentials, which the targets keep apart
+    case 'Kafka':
+      return { operation: 'produce', address: `kafka://${t.bootstrapServers.join(',')}/${t.topic}` };
+    case 'RabbitMQ':
+      return { operation: 'publish', address: `${t.url.replace(/\/$/, '')}/${t.exchange}` };
+    case 'NATS':
+      return { operation: 'publish', address: `${t.servers.join(',')}/${t.subject}` };
   }
 }

@@ -1,9 +1,12 @@
 import type { Destination, Destinations, HttpTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import { createHttpDestination } from './http/http-destination.js';
+import { createKafkaDestination } from './kafka/kafka-destination.js';
+import { createNatsDestination } from './nats/nats-destination.js';
+import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
 
 export interface DestinationsDeps {
-  /** where HTTP may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
+  /** where HTTP and the brokers may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
   addressPolicy: AddressPolicy;
 }
 
@@ -14,12 +17,22 @@ export interface DestinationsDeps {
  */
 export function createDestinations(deps: DestinationsDeps): Destinations {
   const http: Destination<HttpTarget> = createHttpDestination({ addressPolicy: deps.addressPolicy });
-  const all: Destination<never>[] = [http];
+  // the brokers' destinations make their clients on first use: an unused type costs nothing
+  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
+  const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
+  const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
+  const all: Destination<never>[] = [http, kafka, rabbitmq, nats];
   return {
     send(message, target, options) {
       switch (target.type) {
         case 'HTTP':
           return http.send(message, target, options);
+        case 'Kafka':
+          return kafka.send(message, target, options);
+        case 'RabbitMQ':
+          return rabbitmq.send(message, target, options);
+        case 'NATS':
+          return nats.send(message, target, options);
       }
     },
     async close() {

@@ -139,6 +139,23 @@ export const ERROR_CODES = {
     means:
       "inbound credentials not yet proven, from an address or for a source refused too often lately: not checked (or, naming a source's username, checked and wrong), with Retry-After",
   },
+  broker_unknown_destination: {
+    kind: 'permanent',
+    status: 404,
+    means:
+      "a Kafka, RabbitMQ or NATS destination's topic, exchange or JetStream subject does not exist; the delivery ends FAILED with the broker's words; destination outcome only",
+  },
+  broker_auth_refused: {
+    kind: 'permanent',
+    status: 403,
+    means: "a broker refused a destination's credentials or their permission to publish there; FAILED at once; destination outcome only",
+  },
+  broker_message_too_large: {
+    kind: 'permanent',
+    status: 413,
+    means:
+      "a message over the broker's limit (Kafka message.max.bytes, RabbitMQ max_message_size, NATS max_payload or the stream's max_msg_size); FAILED at once; destination outcome only",
+  },
 
   // transient: a dependency is briefly unavailable
   database_unavailable: {
@@ -181,6 +198,29 @@ export const ERROR_CODES = {
     status: 503,
     failureType: 'DeliveryDeferred',
     means: "a delivery waits on its endpoint's limits or Retry-After pause: no request, no endpoint attempt spent; activity only",
+  },
+  broker_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means:
+      'a broker, its partition leader or JetStream could not be reached or did not acknowledge in time (refused, reset, stopping); retried with the backoff; destination outcome only',
+  },
+  broker_throttled: {
+    kind: 'transient',
+    status: 503,
+    means: 'a broker asked the publisher to slow down (a Kafka quota, JetStream busy); retried with the backoff; destination outcome only',
+  },
+  broker_unroutable: {
+    kind: 'transient',
+    status: 503,
+    means:
+      "RabbitMQ returned a mandatory message no queue is bound for (the exchange's bindings may come later): retried, never counted delivered; destination outcome only",
+  },
+  broker_error: {
+    kind: 'transient',
+    status: 503,
+    means:
+      'a broker failed a publish in a way none of the broker_* codes names (a nack, an unnamed protocol error): retried; destination outcome only',
   },
 
   // internal: a bug

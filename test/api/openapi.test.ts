@@ -33,6 +33,7 @@ describe('OpenAPI document and docs page', () => {
         'GET /api/deliveries/{id}',
         'GET /api/deliveries/{id}/attempts',
         'POST /api/deliveries/{id}/replay',
+        'POST /api/deliveries/{id}/skip',
         'POST /api/deliveries/replay',
         'GET /api/endpoints',
         'POST /api/endpoints/{id}/enable',

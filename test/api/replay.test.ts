@@ -190,6 +190,8 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
       events: h.fanout.repos.events,
       replays: createReplayQueries(h.fanout.database.db),
       startReplay: bindStartReplay(() => Promise.resolve(new Client({ connection })), h.fanout.taskQueue, 2000),
+      ordering: h.fanout.repos.ordering,
+      signalTurn: () => Promise.resolve(),
       logger: createLogger({ level: 'silent' }),
     });
     const t0 = Date.now();

@@ -190,6 +190,18 @@ check "delivered to the in-cluster receiver, HMAC signature valid, X-Team and X-
 # a WebhookReplay of that delivery (SUCCESS) through the operator: Complete, the receiver gets it once more
 window_to=$(date -u -d '+2 seconds' +%Y-%m-%dT%H:%M:%SZ)
 sleep 3
+# operational events (docs/operations-events.md): an endpoint of the namespace subscribing to the
+# reserved source is told when that replay ends
+k -n $NS apply -f - >/dev/null <<EOF
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: e2e-ops}
+spec:
+  source: webhook-fanout
+  eventType: replay.completed
+  url: http://receiver.infra.svc.cluster.local:8080/hooks/ops
+EOF
+k -n $NS wait --for=condition=Ready --timeout=60s webhookendpoint/e2e-ops >/dev/null || true
 k -n $NS apply -f - >/dev/null <<EOF
 apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookReplay
@@ -213,6 +225,14 @@ replayed() {
   return 1
 }
 check "a WebhookReplay of that delivery: Complete with 1 matched, 1 succeeded; the receiver got the event a second time" replayed "$event_id"
+ops_told() { # the replay's replay.completed reached the endpoint of the reserved source
+  for _ in $(seq 1 60); do
+    receiver_log | grep '"path":"/hooks/ops"' | grep -q '"x-webhook-event-type":"replay.completed"' && return 0
+    sleep 1
+  done
+  return 1
+}
+check "an endpoint subscribing to source webhook-fanout in the namespace receives the replay's replay.completed" ops_told
 
 # ---- 4b. namespaces as tenants (docs/tenancy.md) ----------------------------------------------
 phase "4b two namespaces"

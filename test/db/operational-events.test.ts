@@ -156,6 +156,13 @@ describe('operational events in Postgres', () => {
     await t.repos.endpoints.upsertByResourceUid(uid, { ...spec, deniedReason: 'NotAllowedBySource' }, 'not in its namespace');
     const rows = await opsRows('endpoint.not_allowed', saved.id);
     expect(rows).toHaveLength(1);
+    // a new endpoint applied a moment before its source's credential: nothing
+    const early = await t.repos.endpoints.upsertByResourceUid(
+      `test:${randomUUID()}`,
+      { ...spec, deniedReason: 'SourceNotFound' },
+      'no credential',
+    );
+    expect(await opsRows('endpoint.not_allowed', early.id)).toEqual([]);
     expect(rows[0]!.data).toMatchObject({
       subject: { kind: 'WebhookEndpoint', namespace: 'payments', name: 'thief', uid },
       reason: 'NotAllowedBySource',

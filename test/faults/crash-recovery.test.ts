@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +17,7 @@ import { addCredential } from '../support/ingest-harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startFauxqsProcess, type Backend } from '../transport/backends.js';
 import { logLateEvents } from './late-events.js';
+import { commonEnv, launch, log, sigkill, startAll, timeToReady, type Proc } from './processes.js';
 import { sleep } from '../support/wait.js';
 
 /**
@@ -31,11 +28,6 @@ import { sleep } from '../support/wait.js';
  * the endpoints never refused, one workflow per event, nothing lost in the dead-letter queue.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// resolved through package.json "bin", so a change of the build layout does not break the suite
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-const CLI = path.join(ROOT, Object.values(pkg.bin)[0] ?? 'dist/cmd/cli.js');
-
 /** events per second the sender offers, all through the faults */
 const RATE = Number(process.env.FAULTS_RATE ?? 8);
 const SENDERS = 4;
@@ -43,66 +35,6 @@ const SENDERS = 4;
 const PG_OUTAGE_MS = Number(process.env.FAULTS_PG_OUTAGE_MS ?? 30_000);
 const TEMPORAL_OUTAGE_MS = Number(process.env.FAULTS_TEMPORAL_OUTAGE_MS ?? 60_000);
 const SETTLE_WITHIN_MS = 60_000;
-
-const log = (m: string) => process.stdout.write(`[faults] ${m}\n`);
-
-interface Proc {
-  name: string;
-  cmd: string;
-  env: Record<string, string>;
-  managementPort: number;
-  child?: ChildProcess;
-  tail: string[];
-}
-
-function launch(p: Proc): void {
-  const child = spawn(process.execPath, [CLI, p.cmd], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'warn',
-      ...p.env,
-      MANAGEMENT_PORT: String(p.managementPort),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (b: Buffer) => {
-    if (process.env.FAULTS_LOG_DIR) appendFileSync(`${process.env.FAULTS_LOG_DIR}/${p.name}.log`, b);
-    p.tail.push(b.toString());
-    if (p.tail.length > 200) p.tail.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  p.child = child;
-}
-
-async function sigkill(p: Proc): Promise<void> {
-  const c = p.child;
-  if (!c || c.exitCode !== null || c.signalCode !== null) return;
-  const exited = new Promise((r) => c.once('exit', r));
-  c.kill('SIGKILL');
-  await exited;
-}
-
-async function ready(p: Proc): Promise<boolean> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${p.managementPort}/readyz`, { signal: AbortSignal.timeout(3_000) });
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-}
-
-/** ms until /readyz says 200, from now */
-async function timeToReady(p: Proc, limitMs = 90_000): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < limitMs) {
-    if (await ready(p)) return Date.now() - started;
-    if (p.child && p.child.exitCode !== null) throw new Error(`${p.name} exited (${p.child.exitCode}): ${p.tail.join('').slice(-2000)}`);
-    await sleep(200);
-  }
-  throw new Error(`${p.name} not ready within ${limitMs} ms: ${p.tail.join('').slice(-2000)}`);
-}
 
 describe('the compiled build under SIGKILL and dependency outages', () => {
   const suffix = randomUUID().slice(0, 8);
@@ -157,15 +89,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     aws = createAwsClients({ region: 'us-east-1', endpoint: sqs.endpoint });
     topology = await ensureTopology(aws, topologyOptions);
 
-    const common = {
-      DATABASE_URL: dbUrl,
-      TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL: sqs.endpoint,
-    };
+    const common = commonEnv({ dbUrl: dbUrl, temporalAddress: `127.0.0.1:${temporalPort}`, taskQueue, awsEndpoint: sqs.endpoint });
     const ingestPort = await freePort();
     ingestUrl = `http://127.0.0.1:${ingestPort}`;
     const defs: Array<[string, string, Record<string, string>]> = [
@@ -205,11 +129,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
         },
       ],
     ];
-    for (const [name, cmd, env] of defs) {
-      procs[name] = { name, cmd, env, managementPort: await freePort(), tail: [] };
-      launch(procs[name]);
-    }
-    for (const p of Object.values(procs)) await timeToReady(p);
+    await startAll(procs, defs);
   });
 
   afterAll(async () => {

@@ -56,6 +56,15 @@ describe('retention: RETENTION_MAX_AGE deletes settled events with their deliver
     expect((await job.runOnce()).deleted).toEqual({ events: 0, deliveries: 0, attempts: 0 });
   });
 
+  it('operational events (the reserved source, no credential to give it an age of its own) go by the global age like any', async () => {
+    const old = await seedEvent(t.db, ep, { source: 'webhook-fanout', age: 40 * DAY, deliveries: [{ status: 'SUCCESS' }] });
+    const young = await seedEvent(t.db, ep, { source: 'webhook-fanout', age: 29 * DAY, deliveries: [{ status: 'SUCCESS' }] });
+    const { job } = retentionJob(t.db, { maxAgeSeconds: 30 * DAY });
+    expect((await job.runOnce()).deleted).toEqual({ events: 1, deliveries: 1, attempts: 1 });
+    expect(await exists(t.db, old)).toBe(false);
+    expect(await exists(t.db, young)).toBe(true);
+  });
+
   it('unset (the default) deletes nothing, however old', async () => {
     const ancient = await seedEvent(t.db, ep, { source: 'shop', age: 3000 * DAY, deliveries: [{ status: 'SUCCESS' }] });
     const { job, metrics } = retentionJob(t.db, {});
@@ -88,6 +97,10 @@ describe('retention never deletes an undelivered event, whatever its age', () =>
     {
       name: 'a delivery held for a disabled endpoint',
       event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, held: true }] },
+    },
+    {
+      name: 'an ordered delivery that FAILED and holds its key (docs/ordering.md)',
+      event: { status: 'FAILED' as const, deliveries: [{ status: 'FAILED' as const, blockingKey: true }] },
     },
     {
       name: 'a delivery settled a minute ago (its run is finishing)',

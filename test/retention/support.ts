@@ -10,6 +10,8 @@ export interface SeededDelivery {
   status: 'PENDING' | 'SUCCESS' | 'FAILED';
   /** held for a disabled endpoint (redrive_on_enable) */
   held?: boolean;
+  /** an ordered delivery that FAILED and holds its key (ordering_blocked_at) */
+  blockingKey?: boolean;
   attempts?: number;
   /** seconds since the delivery last changed; default: as old as the event */
   changedAgo?: number;
@@ -69,6 +71,9 @@ export async function seedEvent(db: Db, endpointIds: string[], e: SeededEvent): 
         status: d.status,
         attempts: d.attempts ?? 1,
         redrive_on_enable: d.held ?? false,
+        ...(d.blockingKey
+          ? { ordering_position: 1, ordering_key: 'k', ordering_blocked_at: db.raw(`now() - make_interval(secs => ?)`, [changedAgo]) }
+          : {}),
         created_at: db.raw(`now() - make_interval(secs => ?)`, [e.age]),
         updated_at: db.raw(`now() - make_interval(secs => ?)`, [changedAgo]),
       })

@@ -1,3 +1,4 @@
+import type { OperationsEventsSettings } from '../../src/config/settings.js';
 import type { RefusalLimits } from '../../src/ingest/refusal-limiter.js';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import bcrypt from 'bcrypt';
@@ -70,6 +71,8 @@ export async function startIngestHarness(opts: {
   /** the retention job's settings (RETENTION_*); default off */
   retention?: IngestSettings['retention'];
   logger?: Logger;
+  /** OPERATIONS_EVENTS_*: the reserved source ingest refuses (docs/operations-events.md); default webhook-fanout */
+  operations?: OperationsEventsSettings;
 }): Promise<IngestHarness> {
   const sqsPort = await freePort();
   let fauxqs: Fauxqs | undefined = await startFauxqs({ port: sqsPort, logger: false });
@@ -77,7 +80,7 @@ export async function startIngestHarness(opts: {
   const aws = createAwsClients(awsOptions);
   const publishers: Array<ReturnType<typeof createEventPublisher>> = [];
   let topology = await ensureTopology(aws);
-  const repos = createRepositories(opts.db);
+  const repos = createRepositories(opts.db, opts.operations ? { operations: opts.operations } : {});
   const metrics = createMetrics({ defaultMetrics: false });
   const settings: IngestSettings = {
     port: 0,

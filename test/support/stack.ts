@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startFauxqs } from 'fauxqs';
 import { inject } from 'vitest';
+import type { OperationsEventsSettings } from '../../src/config/settings.js';
 import { createRedriveQueries } from '../../src/db/redrive-queries.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
@@ -37,6 +38,8 @@ export interface StackOptions {
   visibilityTimeoutSeconds?: number;
   /** WORKER_CONSUME_QUEUE: no consumer process, the worker reads the queue and starts eagerly */
   workerConsumesQueue?: boolean;
+  /** OPERATIONS_EVENTS_*: the reserved source and the platform namespaces (docs/operations-events.md) */
+  operations?: OperationsEventsSettings;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -46,7 +49,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // installed already in this worker process
   }
   const t = await createTestDatabase();
-  const repos = createRepositories(t.db);
+  const repos = createRepositories(t.db, opts.operations ? { operations: opts.operations } : {});
   const metrics = createMetrics({ defaultMetrics: false });
   const logger = createLogger({ level: 'silent' });
   const fauxqs = await startFauxqs({ port: 0, logger: false });

@@ -106,6 +106,36 @@ export function registerDeliveryRoutes(app: TypedApp, deps: AdminRouteDeps): voi
   );
 
   app.post(
+    '/api/deliveries/:id/skip',
+    {
+      onRequest: deps.auth(REPLAY),
+      schema: {
+        tags: ['replay'],
+        summary: 'Skip a FAILED ordered delivery that holds its key',
+        description:
+          'Requires replay:webhooks. For an endpoint with spec.ordering and onFailure Block (docs/ordering.md): the delivery stays ' +
+          'FAILED and stops holding its key (ordering.skipped), and the next delivery of its key starts. A later replay of it is ' +
+          'sent out of order, with the header X-Webhook-Out-Of-Order: true. 409 (code not_skippable) when it is not a FAILED ' +
+          'ordered delivery that holds its key.',
+        security,
+        params: IdParams,
+        response: {
+          200: described(DeliverySchema, 'Skipped: the delivery as it is now'),
+          ...authErrors,
+          ...notFound,
+          ...conflict('The delivery is not a FAILED ordered delivery that holds its key'),
+        },
+      },
+    },
+    async (req) => {
+      await deps.replay.skipDelivery(scopeOf(req), req.params.id, actorOf(req));
+      const row = await deps.queries.getDelivery(scopeOf(req), req.params.id);
+      if (!row) throw permanent('not_found', `no delivery ${req.params.id}`);
+      return deliveryView(row);
+    },
+  );
+
+  app.post(
     '/api/deliveries/:id/replay',
     {
       onRequest: deps.auth(REPLAY),

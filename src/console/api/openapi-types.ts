@@ -331,6 +331,14 @@ export interface paths {
                                 createdAt: string;
                                 /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
                                 attemptsUrl: string;
+                                ordering: {
+                                    key: string | null;
+                                    /** @description the order in which ingest accepted its event */
+                                    position: number;
+                                    /** @description it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+                                    skipped: boolean;
+                                    waitingBehind: string | null;
+                                } | null;
                             }[];
                             /** @description the active endpoints of the event's source and type (its own type's and the catch-alls) that the token sees and that have no delivery of it, as configured now, by name, at most 100; each with why, as far as is known */
                             endpointsWithoutDelivery: {
@@ -658,6 +666,14 @@ export interface paths {
                                 createdAt: string;
                                 /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
                                 attemptsUrl: string;
+                                ordering: {
+                                    key: string | null;
+                                    /** @description the order in which ingest accepted its event */
+                                    position: number;
+                                    /** @description it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+                                    skipped: boolean;
+                                    waitingBehind: string | null;
+                                } | null;
                             }[];
                             nextCursor: string | null;
                         };
@@ -789,6 +805,14 @@ export interface paths {
                             createdAt: string;
                             /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
                             attemptsUrl: string;
+                            ordering: {
+                                key: string | null;
+                                /** @description the order in which ingest accepted its event */
+                                position: number;
+                                /** @description it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+                                skipped: boolean;
+                                waitingBehind: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -1042,6 +1066,177 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/deliveries/{id}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip a FAILED ordered delivery that holds its key
+         * @description Requires replay:webhooks. For an endpoint with spec.ordering and onFailure Block (docs/ordering.md): the delivery stays FAILED and stops holding its key (ordering.skipped), and the next delivery of its key starts. A later replay of it is sent out of order, with the header X-Webhook-Out-Of-Order: true. 409 (code not_skippable) when it is not a FAILED ordered delivery that holds its key.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Skipped: the delivery as it is now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            eventId: string;
+                            /** Format: uuid */
+                            endpointId: string;
+                            source: string;
+                            /** @enum {string} */
+                            status: "PENDING" | "SUCCESS" | "FAILED";
+                            attempts: number;
+                            lastResponseStatus: number | null;
+                            lastResponseBody: string | null;
+                            lastError: string | null;
+                            lastAttemptAt: string | null;
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
+                            attemptsUrl: string;
+                            ordering: {
+                                key: string | null;
+                                /** @description the order in which ingest accepted its event */
+                                position: number;
+                                /** @description it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+                                skipped: boolean;
+                                waitingBehind: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Invalid parameters, filters or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Missing (WWW-Authenticate: Bearer realm="webhooks"), expired or invalid token (error="invalid_token") */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description Valid token without the required permission (error="insufficient_scope") */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description No resource with this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description The delivery is not a FAILED ordered delivery that holds its key */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+                /** @description A dependency (Postgres, the identity provider key set, Temporal) is unavailable; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            /** @description URI naming the problem kind */
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            /** @description stable machine-readable reason, e.g. invalid_token, not_replayable */
+                            code: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/deliveries/{id}/replay": {
         parameters: {
             query?: never;
@@ -1094,6 +1289,14 @@ export interface paths {
                                 createdAt: string;
                                 /** @description path of this delivery's attempt log (GET /api/deliveries/{id}/attempts) */
                                 attemptsUrl: string;
+                                ordering: {
+                                    key: string | null;
+                                    /** @description the order in which ingest accepted its event */
+                                    position: number;
+                                    /** @description it stopped holding its key without a SUCCESS: FAILED under Skip, skipped by an operator, revoked */
+                                    skipped: boolean;
+                                    waitingBehind: string | null;
+                                } | null;
                             };
                             replay: {
                                 /** Format: uuid */

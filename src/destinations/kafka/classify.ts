@@ -1,0 +1,69 @@
+import type { BrokerFailure } from '../broker-outcome.js';
+
+/** What the client's errors carry (@platformatic/kafka's GenericError, MultipleErrors, ProtocolError) */
+interface KafkaErrorLike {
+  message?: unknown;
+  code?: unknown;
+  apiId?: unknown;
+  serverErrorMessage?: unknown;
+  canRetry?: unknown;
+  errors?: unknown;
+  cause?: unknown;
+}
+
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+const UNKNOWN = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'INVALID_TOPIC_EXCEPTION']);
+const REFUSED = new Set([
+  'TOPIC_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+  'UNSUPPORTED_SASL_MECHANISM',
+  'ILLEGAL_SASL_STATE',
+]);
+const THROTTLED = new Set(['THROTTLING_QUOTA_EXCEEDED', 'POLICY_VIOLATION']);
+
+/** Every error of the client's tree (an aggregate's errors, causes), the outermost first. */
+function* errorTree(err: unknown, depth = 0): Generator<KafkaErrorLike> {
+  if (depth > 6 || typeof err !== 'object' || err === null) return;
+  const e = err as KafkaErrorLike;
+  yield e;
+  if (Array.isArray(e.errors)) for (const inner of e.errors) yield* errorTree(inner, depth + 1);
+  yield* errorTree(e.cause, depth + 1);
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/**
+ * A failed produce, classified (docs/destinations.md, "The error classification rule"): a record
+ * over message.max.bytes, an unknown topic, refused authentication or authorization are final;
+ * throttling is retried; a broker or leader not there (network, timeouts, the retriable protocol
+ * errors) is retried, and so is anything else (when in doubt, retryable).
+ */
+export function classifyKafkaError(err: unknown): BrokerFailure {
+  const all = [...errorTree(err)];
+  const protocol = all.filter((e) => typeof e.apiId === 'string');
+  const named = (set: Set<string>) => protocol.find((e) => set.has(text(e.apiId)));
+  const say = (e: KafkaErrorLike) => [text(e.apiId), text(e.serverErrorMessage) || text(e.message)].filter((s) => s !== '').join(': ');
+
+  const tooLarge = named(TOO_LARGE);
+  if (tooLarge) return { code: 'broker_message_too_large', detail: say(tooLarge) };
+  const refused = named(REFUSED) ?? all.find((e) => e.code === 'PLT_KFK_AUTHENTICATION');
+  if (refused) return { code: 'broker_auth_refused', detail: say(refused) };
+  // the client answers an unknown topic from the metadata, before any produce
+  const unknown = named(UNKNOWN) ?? all.find((e) => e.code === 'PLT_KFK_USER' && /unknown topic/i.test(text(e.message)));
+  if (unknown) return { code: 'broker_unknown_destination', detail: say(unknown) };
+  const throttled = named(THROTTLED);
+  if (throttled) return { code: 'broker_throttled', detail: say(throttled) };
+  const network = all.find((e) => e.code === 'PLT_KFK_NETWORK' || e.code === 'PLT_KFK_TIMEOUT');
+  if (network) {
+    const cause = all.find((e) => e !== network && typeof e.code === 'string' && !text(e.code).startsWith('PLT_KFK_'));
+    return { code: 'broker_unavailable', detail: [text(network.message), cause ? text(cause.message) : ''].filter(Boolean).join(': ') };
+  }
+  // the protocol's other errors: a leader moving, replicas missing (retriable), or one we do not name
+  const first = protocol[0];
+  if (first) return { code: first.canRetry === true ? 'broker_unavailable' : 'broker_error', detail: say(first) };
+  const innermost = all[all.length - 1] ?? {};
+  return { code: 'broker_error', detail: text(innermost.message) || 'the producer failed without a message' };
+}

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Producer, ProduceAcks } from '@platformatic/kafka';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
+import type { KafkaTarget } from '../../delivery/broker-targets.js';
+import type { Destination } from '../../delivery/destination.js';
+import { hostOf, refusedBrokerHost } from '../broker-address.js';
+import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
+import { classifyKafkaError } from './classify.js';
+import { kafkaRecordParts } from './kafka-record.js';
+
+type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
+
+/**
+ * The Kafka destination: one record per message, produced with acks=all (every in-sync replica
+ * has it before the broker answers), its partition and offset the receipt. One producer per
+ * distinct cluster and credentials, made on first use and kept for the life of the worker. The
+ * producer does not retry inside an attempt: an attempt is one publish, and the delivery's backoff
+ * decides the next.
+ */
+export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; clientId?: string }): Destination<KafkaTarget> {
+  const producers = new Map<string, KafkaProducer>();
+  // the brokers a cluster advertises are what the producer dials: checked once per producer
+  const advertisedChecked = new WeakSet<KafkaProducer>();
+
+  /** a refusal of the bootstrap servers, or of a broker the cluster advertises, by the outbound address policy */
+  const refusedAddress = async (producer: KafkaProducer, to: KafkaTarget): Promise<BrokerFailure | null> => {
+    const bootstrap = await refusedBrokerHost(opts.addressPolicy, to.bootstrapServers.map(hostOf));
+    if (bootstrap !== null || advertisedChecked.has(producer)) return bootstrap;
+    let hosts: string[];
+    try {
+      hosts = [...(await producer.metadata({ topics: [] })).brokers.values()].map((b) => b.host);
+    } catch {
+      // the cluster does not answer: the produce fails and says why
+      return null;
+    }
+    const advertised = await refusedBrokerHost(opts.addressPolicy, hosts);
+    if (advertised === null) advertisedChecked.add(producer);
+    return advertised;
+  };
+
+  const producerFor = (to: KafkaTarget): KafkaProducer => {
+    const key = producerKey(to);
+    let producer = producers.get(key);
+    if (producer === undefined) {
+      producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
+        clientId: opts.clientId ?? 'webhook-fanout',
+        bootstrapBrokers: [...to.bootstrapServers],
+        acks: ProduceAcks.ALL,
+        retries: 0,
+        autocreateTopics: false,
+        connectTimeout: 10_000,
+        requestTimeout: 30_000,
+        ...(to.tls ? { tls: to.tls.caBundle === null ? {} : { ca: to.tls.caBundle } } : {}),
+        ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.sasl.password } } : {}),
+      });
+      producers.set(key, producer);
+    }
+    return producer;
+  };
+
+  return {
+    async send(message, to, { timeoutMs }) {
+      const started = performance.now();
+      const elapsed = (): number => Math.round(performance.now() - started);
+      const producer = producerFor(to);
+      const refused = await withDeadline(refusedAddress(producer, to), timeoutMs, () => null);
+      if (refused !== null) return brokerFailureOutcome(refused, elapsed());
+      const parts = kafkaRecordParts(message);
+      const record = {
+        topic: to.topic,
+        value: message.body,
+        ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
+        headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
+      };
+      const produce = producer.send({ messages: [record] }).then(
+        (result) => {
+          const written = result.offsets?.[0];
+          if (written === undefined)
+            return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
+          return brokerSuccess(
+            { partition: written.partition, offset: written.offset.toString() },
+            `${to.topic} partition ${written.partition} offset ${written.offset}`,
+            elapsed(),
+          );
+        },
+        (err: unknown) => brokerFailureOutcome(classifyKafkaError(err), elapsed()),
+      );
+      return withDeadline(produce, timeoutMs, () =>
+        brokerFailureOutcome(
+          { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
+          elapsed(),
+        ),
+      );
+    },
+    async close() {
+      const all = [...producers.values()];
+      producers.clear();
+      await Promise.allSettled(all.map((p) => p.close()));
+    },
+  };
+}
+
+/** One producer per cluster, TLS and credentials; the password only as a digest, never kept as a key. */
+function producerKey(to: KafkaTarget): string {
+  const secret = to.sasl ? createHash('sha256').update(to.sasl.password).digest('hex') : '';
+  return JSON.stringify([to.bootstrapServers, to.tls?.caBundle ?? (to.tls ? 'tls' : null), to.sasl?.mechanism, to.sasl?.username, secret]);
+}

@@ -1,0 +1,69 @@
+import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, UserError } from '@platformatic/kafka';
+import { describe, expect, it } from 'vitest';
+import { classifyKafkaError } from '../../../../src/destinations/kafka/classify.js';
+
+/** as the client nests them: "Producing messages failed." > a response error > the protocol error */
+const produceFailed = (inner: Error) =>
+  new MultipleErrors('Producing messages failed.', [new MultipleErrors('Received response with error', [inner])]);
+
+describe("Kafka's errors, classified", () => {
+  it.each([
+    {
+      name: 'a record over message.max.bytes',
+      err: produceFailed(new ProtocolError('MESSAGE_TOO_LARGE')),
+      code: 'broker_message_too_large',
+    },
+    { name: 'a batch over the limit', err: produceFailed(new ProtocolError('RECORD_LIST_TOO_LARGE')), code: 'broker_message_too_large' },
+    {
+      name: 'an unknown topic (the client says so from the metadata)',
+      err: new UserError('Unknown topic payments.'),
+      code: 'broker_unknown_destination',
+    },
+    {
+      name: 'an unknown topic from the broker',
+      err: produceFailed(new ProtocolError('UNKNOWN_TOPIC_OR_PARTITION')),
+      code: 'broker_unknown_destination',
+    },
+    { name: 'no ACL on the topic', err: produceFailed(new ProtocolError('TOPIC_AUTHORIZATION_FAILED')), code: 'broker_auth_refused' },
+    {
+      name: 'SASL refused (a network error caused by the authentication)',
+      err: new MultipleErrors('Cannot connect to any broker.', [
+        new NetworkError('Connection to 127.0.0.1:9094 failed.', { cause: new AuthenticationError('SASL authentication failed.') }),
+      ]),
+      code: 'broker_auth_refused',
+    },
+    { name: 'a quota', err: produceFailed(new ProtocolError('THROTTLING_QUOTA_EXCEEDED')), code: 'broker_throttled' },
+    { name: 'no leader (retriable)', err: produceFailed(new ProtocolError('LEADER_NOT_AVAILABLE')), code: 'broker_unavailable' },
+    { name: 'not enough replicas for acks=all', err: produceFailed(new ProtocolError('NOT_ENOUGH_REPLICAS')), code: 'broker_unavailable' },
+    {
+      name: 'the broker down',
+      err: new MultipleErrors('Producing messages failed.', [
+        new NetworkError('Connection to 127.0.0.1:9092 failed.', {
+          cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+        }),
+      ]),
+      code: 'broker_unavailable',
+    },
+    { name: 'a protocol error we do not name', err: produceFailed(new ProtocolError('CORRUPT_MESSAGE')), code: 'broker_unavailable' },
+    { name: 'something else', err: new Error('boom'), code: 'broker_error' },
+  ])('$name: $code', ({ err, code }) => {
+    const failure = classifyKafkaError(err);
+    expect(failure.code).toBe(code);
+    expect(failure.detail).not.toBe('');
+  });
+
+  it("says the broker's words", () => {
+    expect(classifyKafkaError(produceFailed(new ProtocolError('MESSAGE_TOO_LARGE'))).detail).toMatch(
+      /^MESSAGE_TOO_LARGE: .*larger than the max message size/,
+    );
+    expect(
+      classifyKafkaError(
+        new MultipleErrors('x', [
+          new NetworkError('Connection to 127.0.0.1:9092 failed.', {
+            cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' }),
+          }),
+        ]),
+      ).detail,
+    ).toBe('Connection to 127.0.0.1:9092 failed.: connect ECONNREFUSED 127.0.0.1:9092');
+  });
+});
