@@ -238,3 +238,41 @@ describe('migration 082: Standard Webhooks Ed25519 signing', () => {
     expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(constraint);
   });
 });
+
+describe('migration 083: an endpoint destination', () => {
+  const t = fileDatabase();
+  const base = { name: 'e', source: 's' };
+
+  it('an HTTP row keeps its http(s) url; another destination keeps its address there; the secrets stay apart', async () => {
+    // HTTP (no destination): the url check as before
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, url: 'arn:aws:sns:eu-west-1:123456789012:t' }))).toMatch(
+      /^check_violation: .*webhook_endpoint_url_chk/s,
+    );
+    const destination = {
+      type: 'SNS',
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:t',
+      region: 'eu-west-1',
+      endpointUrl: null,
+      roleArn: null,
+    };
+    const row = await t.repos.endpoints.upsertByResourceUid(
+      'test:sns',
+      endpointSpec('sns', destination.topicArn, { destination: destination as never }),
+    );
+    expect(await t.repos.endpoints.get(row.id)).toMatchObject({ url: destination.topicArn, destination, destinationSecrets: {} });
+    const kafka = await t.repos.endpoints.upsertByResourceUid(
+      'test:kafka',
+      endpointSpec('kafka', 'kafka://k:9092/t', {
+        destination: { type: 'Kafka', bootstrapServers: ['k:9092'], topic: 't', tls: null, sasl: { mechanism: 'PLAIN', username: 'u' } },
+        destinationSecrets: { password: 'pw' },
+      }),
+    );
+    expect(await t.repos.endpoints.get(kafka.id)).toMatchObject({ destination: { type: 'Kafka' }, destinationSecrets: { password: 'pw' } });
+    // a row written before: HTTP
+    const [old] = (await t.database
+      .db('webhook_endpoint')
+      .insert({ ...base, name: 'old', url: 'http://x/h' })
+      .returning('id')) as Array<{ id: string }>;
+    expect(await t.repos.endpoints.get(old!.id)).toMatchObject({ destination: { type: 'HTTP' }, destinationSecrets: {} });
+  });
+});

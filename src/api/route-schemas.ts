@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS, SIGNING_TYPES } from '../domain/statuses.js';
-import { DENIED_REASONS, ENDPOINT_STATES } from '../domain/records.js';
+import { DENIED_REASONS, DESTINATION_TYPES, ENDPOINT_STATES } from '../domain/records.js';
 import { REQUEST_BODY_SHOWN } from '../db/admin-queries.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
@@ -290,7 +290,20 @@ export const EndpointSchema = Type.Object(
     name: Type.String(),
     source: Type.String(),
     eventType: Nullable(Type.String({ description: 'null: every event type of the source' })),
-    url: Type.String({ description: 'credentials in the URL (refused in new configuration) are shown as ***' }),
+    url: Type.String({
+      description:
+        'credentials in the URL (refused in new configuration) are shown as ***; another destination than HTTP: the address it sends to (destination.target)',
+    }),
+    destination: Type.Object(
+      {
+        type: StringEnum(DESTINATION_TYPES),
+        target: Type.String({
+          description:
+            'where its messages go: the URL, queue URL, topic ARN, eventbridge://region/bus, kafka://brokers/topic...; never a credential',
+        }),
+      },
+      { description: "where the endpoint's deliveries go (spec.destination; docs/destinations.md)" },
+    ),
     method: StringEnum(HTTP_METHODS),
     auth: Type.Object(
       {

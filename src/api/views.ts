@@ -150,6 +150,7 @@ export function endpointView(r: EndpointViewRow): EndpointView {
     eventType: r.event_type,
     // a username may be an API key too (Stripe-style key:): the whole userinfo is masked
     url: redactUrl(r.url, false),
+    destination: { type: r.destination_type, target: redactUrl(r.url, false) },
     method: r.method,
     auth: {
       type: authType,

@@ -1,6 +1,10 @@
 import { permanent } from '../domain/errors.js';
 import { DELIVERY_LIMITS } from '../domain/records.js';
 import {
+  AUTH_FORBIDDEN_MESSAGE,
+  destinationBlockProblem,
+  URL_FORBIDDEN_MESSAGE,
+  URL_REQUIRED_MESSAGE,
   OLDER_AUTH_TYPES,
   SIGNING_AUTH_TYPES,
   SIGNING_TWICE_MESSAGE,
@@ -77,5 +81,18 @@ export function readEndpointSpec(spec: WebhookEndpointSpec): EndpointSpecRead {
       throw permanent('invalid_spec', TIMEOUT_BOUNDS_MESSAGE);
     }
   }
-  return { ...rest, ...authAndSigning(spec), timeoutSeconds: seconds };
+  const read = { ...rest, ...authAndSigning(spec), timeoutSeconds: seconds };
+  checkDestination(read);
+  return read;
+}
+
+/** What the CRD's CEL says of spec.destination beside url and auth (specs.ts), in its words. */
+function checkDestination(s: EndpointSpecRead): void {
+  const http = (s.destination?.type ?? 'HTTP') === 'HTTP';
+  const problem =
+    (s.destination ? destinationBlockProblem(s.destination) : undefined) ??
+    (http && s.url === undefined ? URL_REQUIRED_MESSAGE : undefined) ??
+    (!http && s.url !== undefined ? URL_FORBIDDEN_MESSAGE : undefined) ??
+    (!http && s.auth !== undefined && s.auth.type !== 'None' ? AUTH_FORBIDDEN_MESSAGE : undefined);
+  if (problem) throw permanent('invalid_spec', problem);
 }

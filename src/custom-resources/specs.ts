@@ -1,7 +1,9 @@
 import { Type, type Static, type TLiteral, type TObject, type TSchema } from 'typebox';
 import {
   DELIVERY_LIMITS,
+  DESTINATION_TYPES,
   ENDPOINT_FORMATS,
+  KAFKA_SASL_MECHANISMS,
   HMAC_ALGORITHMS,
   LABEL_SELECTOR_OPERATORS,
   NAMESPACES_FROM,
@@ -13,6 +15,7 @@ import {
   VERIFICATION_LIMITS,
   VERIFICATION_TYPES,
 } from '../domain/records.js';
+import type { DestinationType } from '../domain/records.js';
 import { DURATION_PATTERN, KEEP_FOREVER } from '../config/duration.js';
 import { FILTER_MAX_LENGTH } from '../content/filter.js';
 import { TRANSFORM_MAX_LENGTH } from '../content/transform.js';
@@ -137,30 +140,279 @@ const extractionRuleField = (description: string) =>
 
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
+// spec.destination (issue 43; docs/destinations.md): where the deliveries go, each type with its
+// own block. HTTP, the default, is today's url and auth; the others name their broker here.
+
+/** The block of each destination type, by type (HTTP has none: url and auth). */
+export const DESTINATION_BLOCKS = {
+  SQS: 'sqs',
+  SNS: 'sns',
+  EventBridge: 'eventBridge',
+  Kafka: 'kafka',
+  RabbitMQ: 'rabbitMQ',
+  NATS: 'nats',
+} as const satisfies Record<Exclude<DestinationType, 'HTTP'>, string>;
+
+const AWS_REGION = '^[a-z]{2}(-[a-z]+)+-[0-9]+$';
+const ROLE_ARN = '^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\\w+=,.@/-]{1,512}$';
+/** host:port, a DNS name or an IP literal ([::1]:9092) */
+const HOST_PORT = '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$';
+
+const awsAccessFields = {
+  region: Type.String({ pattern: AWS_REGION, maxLength: 32, description: 'the AWS region, e.g. eu-west-1' }),
+  endpointUrl: Type.Optional(
+    Type.String({
+      pattern: URL_WITHOUT_CREDENTIALS,
+      maxLength: 2048,
+      description: "another endpoint than the region's: a VPC endpoint (https://vpce-...), or moto/LocalStack in tests",
+    }),
+  ),
+  roleArn: Type.Optional(
+    Type.String({
+      pattern: ROLE_ARN,
+      maxLength: 2048,
+      description:
+        "a role the worker assumes with the pod's identity for this endpoint's calls; absent: the pod's identity (IRSA, EKS Pod Identity)",
+    }),
+  ),
+};
+
+const brokerTls = (what: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        caBundleRef: Type.Optional(
+          withMarkers(SecretKeyRef, { description: `PEM CA bundle that signed the ${what}'s certificate; absent: the system's CAs` }),
+        ),
+      },
+      { additionalProperties: false, description: `TLS to the ${what} (present: on)` },
+    ),
+  );
+
+export const DestinationSpec = Type.Object(
+  {
+    type: Type.Optional(
+      Type.Union(literals(DESTINATION_TYPES), {
+        default: 'HTTP',
+        description: "HTTP (the default: spec.url and spec.auth), SQS, SNS, EventBridge, Kafka, RabbitMQ or NATS, with the type's block",
+      }),
+    ),
+    sqs: Type.Optional(
+      Type.Object(
+        {
+          queueUrl: Type.String({
+            pattern: URL_WITHOUT_CREDENTIALS,
+            maxLength: 2048,
+            description:
+              'the queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/payments (a .fifo queue: the event id de-duplicates)',
+          }),
+          ...awsAccessFields,
+        },
+        { additionalProperties: false, description: "SQS: one SendMessage per delivery, on the pod's identity" },
+      ),
+    ),
+    sns: Type.Optional(
+      Type.Object(
+        {
+          topicArn: Type.String({
+            pattern: '^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\\.fifo)?$',
+            maxLength: 1024,
+            description: 'the topic ARN',
+          }),
+          ...awsAccessFields,
+        },
+        { additionalProperties: false, description: "SNS: one Publish per delivery, on the pod's identity" },
+      ),
+    ),
+    eventBridge: Type.Optional(
+      Type.Object(
+        {
+          eventBusName: Type.String({ minLength: 1, maxLength: 1600, description: "the event bus's name or ARN" }),
+          detailType: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 128, description: "the entries' DetailType; absent: the event's type" }),
+          ),
+          ...awsAccessFields,
+        },
+        { additionalProperties: false, description: "EventBridge: one PutEvents entry per delivery, on the pod's identity" },
+      ),
+    ),
+    kafka: Type.Optional(
+      Type.Object(
+        {
+          bootstrapServers: Type.Array(Type.String({ pattern: HOST_PORT, maxLength: 261 }), {
+            minItems: 1,
+            maxItems: 16,
+            description: 'host:port of one or more brokers, e.g. kafka-0.kafka:9092',
+            'x-kubernetes-list-type': 'atomic',
+          }),
+          topic: Type.String({ pattern: '^[A-Za-z0-9._-]{1,249}$', description: 'the topic (acks=all)' }),
+          tls: brokerTls('brokers'),
+          sasl: Type.Optional(
+            Type.Object(
+              {
+                mechanism: Type.Union(literals(KAFKA_SASL_MECHANISMS), { description: 'PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512' }),
+                username: Type.String({ minLength: 1, maxLength: 255 }),
+                passwordSecretRef: withMarkers(SecretKeyRef, { description: "the password, in a Secret of the endpoint's namespace" }),
+              },
+              { additionalProperties: false, description: 'SASL authentication' },
+            ),
+          ),
+        },
+        { additionalProperties: false, description: 'Kafka: one record per delivery, acknowledged by all in-sync replicas' },
+      ),
+    ),
+    rabbitMQ: Type.Optional(
+      Type.Object(
+        {
+          url: Type.String({
+            pattern: '^amqps?://[^/?#\\\\@]+(/[^?#]*)?$',
+            maxLength: 2048,
+            description: 'amqp:// or amqps:// host, port and vhost, without credentials, e.g. amqp://rabbitmq.messaging:5672/%2F',
+          }),
+          exchange: Type.Optional(Type.String({ maxLength: 255, description: "the exchange; '' or absent: the default exchange" })),
+          routingKey: Type.Optional(
+            Type.String({
+              maxLength: 255,
+              description: "the routing key (absent: ''); an ordered endpoint (spec.ordering) routes by its ordering key instead",
+            }),
+          ),
+          tls: brokerTls('broker'),
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+          passwordSecretRef: Type.Optional(
+            withMarkers(SecretKeyRef, { description: "the user's password, in a Secret of the endpoint's namespace" }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'RabbitMQ: one publish per delivery, acknowledged by a publisher confirm',
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.username) == has(self.passwordSecretRef)',
+              message: 'rabbitMQ.username and rabbitMQ.passwordSecretRef go together',
+              fieldPath: '.passwordSecretRef',
+            },
+          ],
+        },
+      ),
+    ),
+    nats: Type.Optional(
+      Type.Object(
+        {
+          servers: Type.Array(Type.String({ pattern: '^(nats|tls)://[^/?#\\\\@]+$', maxLength: 261 }), {
+            minItems: 1,
+            maxItems: 16,
+            description: 'nats:// or tls:// host:port of one or more servers, without credentials',
+            'x-kubernetes-list-type': 'atomic',
+          }),
+          subject: Type.String({
+            pattern: '^[^\\s*>]+$',
+            maxLength: 255,
+            description: 'the subject, published with JetStream (a stream must capture it); no wildcards',
+          }),
+          tls: brokerTls('servers'),
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+          passwordSecretRef: Type.Optional(
+            withMarkers(SecretKeyRef, { description: "the user's password, in a Secret of the endpoint's namespace" }),
+          ),
+          tokenSecretRef: Type.Optional(
+            withMarkers(SecretKeyRef, { description: "a token instead of a user, in a Secret of the endpoint's namespace" }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'NATS: one JetStream publish per delivery, acknowledged by the stream; Nats-Msg-Id = the event id',
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.username) == has(self.passwordSecretRef)',
+              message: 'nats.username and nats.passwordSecretRef go together',
+              fieldPath: '.passwordSecretRef',
+            },
+            {
+              rule: '!(has(self.tokenSecretRef) && has(self.username))',
+              message: 'nats: a tokenSecretRef or a username, not both',
+              fieldPath: '.tokenSecretRef',
+              reason: 'FieldValueForbidden',
+            },
+          ],
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "where the deliveries go (docs/destinations.md): HTTP by default (spec.url), or a queue, topic or bus with the type's block; " +
+      'retries, limits, filters, transforms, formats, signing and replay are the same for all',
+    'x-kubernetes-validations': destinationBlockRules(),
+  },
+);
+export type DestinationSpec = Static<typeof DestinationSpec>;
+
+/** What the CRD and dev mode say when spec.url is missing for HTTP, or set for another destination. */
+export const URL_REQUIRED_MESSAGE = 'url is required for an HTTP destination (the default)';
+export const URL_FORBIDDEN_MESSAGE = "url is only for an HTTP destination: the destination's block says where its messages go";
+export const AUTH_FORBIDDEN_MESSAGE =
+  "auth (Basic, Bearer) is only for an HTTP destination; spec.signing signs every destination's messages";
+
+/** CEL on the spec: its destination is not HTTP. */
+const NOT_HTTP = "has(self.destination) && has(self.destination.type) && self.destination.type != 'HTTP'";
+
+/** Each type's block is required with it, and no other type's block is set (the CEL, and its dev mode predicate). */
+function destinationBlockRules(): CelRule[] {
+  return Object.entries(DESTINATION_BLOCKS).flatMap(([type, block]) => [
+    {
+      rule: `!has(self.type) || self.type != '${type}' || has(self.${block})`,
+      message: `destination.${block} is required when destination.type is ${type}`,
+      fieldPath: `.${block}`,
+      reason: 'FieldValueRequired' as const,
+    },
+    {
+      rule: `!has(self.${block}) || (has(self.type) && self.type == '${type}')`,
+      message: `destination.${block} is only read when destination.type is ${type}`,
+      fieldPath: `.${block}`,
+      reason: 'FieldValueForbidden' as const,
+    },
+  ]);
+}
+
+/** The first of destinationBlockRules a destination breaks, in its words; undefined when none. */
+export function destinationBlockProblem(d: DestinationSpec): string | undefined {
+  const type = d.type ?? 'HTTP';
+  for (const [t, block] of Object.entries(DESTINATION_BLOCKS)) {
+    const set = d[block] !== undefined;
+    if (type === t && !set) return `destination.${block} is required when destination.type is ${t}`;
+    if (type !== t && set) return `destination.${block} is only read when destination.type is ${t}`;
+  }
+  return undefined;
+}
+
 export const WebhookEndpointSpec = Type.Object(
   {
     source: Type.String({ pattern: SOURCE_PATTERN, description: 'inbound source this endpoint listens to' }),
     eventType: Type.Optional(
       Type.String({ minLength: 1, maxLength: 255, description: 'only this event type; absent = every event of the source' }),
     ),
-    url: Type.String({
-      minLength: 8,
-      maxLength: 2048,
-      pattern: URL_WITHOUT_CREDENTIALS,
-      errorMessage: URL_CREDENTIALS_MESSAGE,
-      description: 'http(s) URL to deliver to, without credentials (user:password@): those go in auth',
-      'x-kubernetes-validations': [
-        {
-          rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
-          message: 'url must be an absolute http:// or https:// URL with a host',
-        },
-        {
-          // the pattern refuses them too; this says why and what to do instead
-          rule: "!self.matches('^https?://[^/?#]*@')",
-          message: 'url must not contain credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)',
-        },
-      ],
-    }),
+    url: Type.Optional(
+      Type.String({
+        minLength: 8,
+        maxLength: 2048,
+        pattern: URL_WITHOUT_CREDENTIALS,
+        errorMessage: URL_CREDENTIALS_MESSAGE,
+        description:
+          'http(s) URL to deliver to, without credentials (user:password@): those go in auth; required for an HTTP destination (the default), absent for the others',
+        'x-kubernetes-validations': [
+          {
+            rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+            message: 'url must be an absolute http:// or https:// URL with a host',
+          },
+          {
+            // the pattern refuses them too; this says why and what to do instead
+            rule: "!self.matches('^https?://[^/?#]*@')",
+            message: 'url must not contain credentials (user:password@host): put them in spec.auth (BASIC or BEARER with a secretRef)',
+          },
+        ],
+      }),
+    ),
     method: Type.Optional(
       Type.Union([Type.Literal('POST'), Type.Literal('PUT'), Type.Literal('PATCH')], {
         default: 'POST',
@@ -218,6 +470,7 @@ export const WebhookEndpointSpec = Type.Object(
         },
       ),
     ),
+    destination: Type.Optional(DestinationSpec),
     signing: Type.Optional(
       Type.Object(
         {
@@ -471,6 +724,24 @@ export const WebhookEndpointSpec = Type.Object(
     additionalProperties: false,
     description: 'Where and how to re-deliver the events of one inbound source.',
     'x-kubernetes-validations': [
+      {
+        rule: `has(self.url) || (${NOT_HTTP})`,
+        message: URL_REQUIRED_MESSAGE,
+        fieldPath: '.url',
+        reason: 'FieldValueRequired',
+      },
+      {
+        rule: `!has(self.url) || !(${NOT_HTTP})`,
+        message: URL_FORBIDDEN_MESSAGE,
+        fieldPath: '.url',
+        reason: 'FieldValueForbidden',
+      },
+      {
+        rule: `!has(self.auth) || !(${NOT_HTTP}) || !(${authTypeIs('Basic', 'self.auth')} || ${authTypeIs('Bearer', 'self.auth')})`,
+        message: AUTH_FORBIDDEN_MESSAGE,
+        fieldPath: '.auth',
+        reason: 'FieldValueForbidden',
+      },
       {
         rule: `!has(self.signing) || !has(self.auth) || !(${SIGNING_AUTH_TYPES.map((t) => authTypeIs(t, 'self.auth')).join(' || ')})`,
         message: SIGNING_TWICE_MESSAGE,

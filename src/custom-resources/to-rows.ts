@@ -14,6 +14,7 @@ import {
   type WebhookEndpointResource,
   type EndpointSigningType,
 } from './specs.js';
+import { destinationRow } from './destination-rows.js';
 import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
 import { endpointTls } from './endpoint-tls.js';
 import { ed25519PublicKey, ed25519Seed } from '../delivery/signature.js';
@@ -113,6 +114,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
       }
     }
   }
+  const { destination, destinationSecrets, address } = await destinationRow(s.destination, (ref, what) => resolve(secrets, ns, ref, what));
   const signingPublicKeys =
     signing.type === 'StandardWebhooksEd25519' && signingSecret !== null
       ? [signingSecret, ...(previousSigningSecret ? [previousSigningSecret] : [])].map(ed25519PublicKey)
@@ -122,7 +124,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     name: `${ns}/${r.metadata.name}`,
     source: s.source,
     eventType: s.eventType ?? null,
-    url: s.url,
+    // readEndpointSpec refused an HTTP destination without a url
+    url: address ?? s.url ?? '',
     method: s.method ?? 'POST',
     authType: ROW_AUTH_TYPE[auth.type],
     authUsername: auth.type === 'Basic' ? (auth.username ?? null) : null,
@@ -145,6 +148,8 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     format: s.format ?? 'Raw',
     filter: s.filter ?? null,
     transform: s.transform?.jsonata ?? null,
+    destination,
+    destinationSecrets,
     ordering: s.ordering ? { key: s.ordering.key ?? null, onFailure: s.ordering.onFailure ?? 'Block' } : null,
   };
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, EventStatus } from '../domain/statuses.js';
-import type { DeniedReason, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
+import type { DeniedReason, DestinationType, EndpointState, ExtractionRule, Receipt } from '../domain/records.js';
 import type { Db } from './knex.js';
 import { toEvent, type DeliveryRow, type EndpointRow, type EventRow } from './rows.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
@@ -83,10 +83,13 @@ export type EndpointViewRow = Omit<
   | 'signing_secret'
   | 'previous_signing_secret'
   | 'custom_headers'
+  | 'destination'
+  | 'destination_secrets'
   | 'tls_client_certificate'
   | 'tls_client_key'
   | 'tls_ca_bundle'
 > & {
+  destination_type: DestinationType;
   tls_ca_bundle_set: boolean;
   auth_secret_set: boolean;
   signing_secret_set: boolean;
@@ -128,6 +131,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.source',
     'p.event_type',
     'p.url',
+    // the destination's type only: its block is shown through url, and destination_secrets never leaves the database
+    db.raw("coalesce(p.destination->>'type', 'HTTP') AS destination_type"),
     'p.method',
     'p.auth_type',
     'p.auth_username',

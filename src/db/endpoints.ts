@@ -24,8 +24,10 @@ export type EndpointSpec = Omit<
   | 'signingPublicKeys'
   | 'ordering'
   | EndpointTlsField
+  | 'destination'
+  | 'destinationSecrets'
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered)
+  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered, HTTP)
   Partial<
     Pick<
       Endpoint,
@@ -39,6 +41,8 @@ export type EndpointSpec = Omit<
       | 'signingPublicKeys'
       | 'ordering'
       | EndpointTlsField
+      | 'destination'
+      | 'destinationSecrets'
     >
   >;
 
@@ -87,6 +91,10 @@ const toRow = (s: EndpointSpec) => ({
   transform_jsonata: s.transform ?? null,
   ordering_key_cel: s.ordering?.key ?? null,
   ordering_on_failure: s.ordering?.onFailure ?? null,
+  // null: HTTP (the rows of the release before, too)
+  destination: s.destination === undefined || s.destination.type === 'HTTP' ? null : JSON.stringify(s.destination),
+  destination_secrets:
+    s.destinationSecrets === undefined || Object.keys(s.destinationSecrets).length === 0 ? null : JSON.stringify(s.destinationSecrets),
 });
 
 /**

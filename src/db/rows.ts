@@ -2,8 +2,10 @@ import type {
   AllowedEndpoints,
   DeniedReason,
   Delivery,
+  DestinationSecrets,
   DeliveryOrdering,
   Endpoint,
+  EndpointDestination,
   EndpointFormat,
   ExtractionRule,
   InboundCredential,
@@ -12,6 +14,7 @@ import type {
   SignatureVerification,
   WebhookEvent,
 } from '../domain/records.js';
+import { HTTP_DESTINATION } from '../domain/records.js';
 import { decodeOrderingKey } from '../domain/ordering.js';
 import type { AuthType, DeliveryStatus, EventStatus, HttpMethod, SigningType } from '../domain/statuses.js';
 
@@ -70,7 +73,7 @@ export interface EndpointRow {
   previous_signing_secret: string | null;
   /** migration 082; absent from a row read before it ran */
   signing_public_keys?: string[];
-  /** migration 083 (spec.tls); absent from a row read before it ran */
+  /** migration 084 (spec.tls); absent from a row read before it ran */
   tls_client_certificate?: string | null;
   tls_client_key?: string | null;
   tls_ca_bundle?: string | null;
@@ -93,6 +96,10 @@ export interface EndpointRow {
   ordering_on_failure: OrderingPolicy | null;
   /** migration 077: prepare inserts its rows before its filter decides (activities/filter-forecast.ts) */
   filter_expects_accept: boolean;
+  /** migration 083: spec.destination without its secrets; null (or absent before 083): HTTP */
+  destination?: EndpointDestination | null;
+  /** migration 083: the destination's credentials from Secrets of the endpoint's namespace; never selected for the API */
+  destination_secrets?: DestinationSecrets | null;
   consecutive_failures: number;
   disabled_at: Date | null;
   namespace: string | null;
@@ -159,6 +166,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,
   transform: r.transform_jsonata ?? null,
+  destination: r.destination ?? HTTP_DESTINATION,
+  destinationSecrets: r.destination_secrets ?? {},
   // absent from a row read before migration 081 ran: not ordered
   ordering: r.ordering_on_failure ? { key: r.ordering_key_cel ?? null, onFailure: r.ordering_on_failure } : null,
   consecutiveFailures: r.consecutive_failures,

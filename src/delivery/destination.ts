@@ -1,4 +1,4 @@
-import type { Endpoint } from '../domain/records.js';
+import type { DestinationSecrets, Endpoint, EndpointDestination } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
 import type { KafkaTarget, NatsTarget, RabbitMqTarget } from './broker-targets.js';
 import type { Message } from './message.js';
@@ -40,29 +40,82 @@ export interface HttpTarget {
   tls?: { certificate: string | null; key: string | null; caBundle: string | null };
 }
 
+type DestinationOf<T extends EndpointDestination['type']> = Extract<EndpointDestination, { type: T }>;
+
+/** AWS destinations: the pod's identity (or the role it assumes); no secret of the endpoint's. */
+export type SqsTarget = DestinationOf<'SQS'>;
+export type SnsTarget = DestinationOf<'SNS'>;
+export type EventBridgeTarget = DestinationOf<'EventBridge'>;
+
 /** Where one endpoint's messages go: one shape per destination type. */
-export type DestinationTarget = HttpTarget | KafkaTarget | RabbitMqTarget | NatsTarget;
+export type DestinationTarget = HttpTarget | SqsTarget | SnsTarget | EventBridgeTarget | KafkaTarget | RabbitMqTarget | NatsTarget;
 
 /** The endpoint's destination, as its row says it now (a changed URL or queue applies to the next attempt). */
 export function targetOf(e: Endpoint): DestinationTarget {
-  return {
-    type: 'HTTP',
-    url: e.url,
-    method: e.method,
-    auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
-    customHeaders: e.customHeaders,
-    retryOnStatus: e.retryOnStatus,
-    ...(e.tlsClientCertificate !== null || e.tlsCaBundle !== null
-      ? { tls: { certificate: e.tlsClientCertificate, key: e.tlsClientKey, caBundle: e.tlsCaBundle } }
-      : {}),
-  };
+  const d = e.destination;
+  switch (d.type) {
+    case 'HTTP':
+      return {
+        type: 'HTTP',
+        url: e.url,
+        method: e.method,
+        auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
+        customHeaders: e.customHeaders,
+        retryOnStatus: e.retryOnStatus,
+        ...(e.tlsClientCertificate !== null || e.tlsCaBundle !== null
+          ? { tls: { certificate: e.tlsClientCertificate, key: e.tlsClientKey, caBundle: e.tlsCaBundle } }
+          : {}),
+      };
+    case 'SQS':
+    case 'SNS':
+    case 'EventBridge':
+      return d;
+    case 'Kafka':
+      return {
+        type: 'Kafka',
+        bootstrapServers: d.bootstrapServers,
+        topic: d.topic,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+        sasl: d.sasl ? { ...d.sasl, password: e.destinationSecrets.password ?? '' } : null,
+      };
+    case 'RabbitMQ':
+      return {
+        type: 'RabbitMQ',
+        url: d.url,
+        exchange: d.exchange,
+        routingKey: d.routingKey ?? '',
+        username: d.username,
+        password: e.destinationSecrets.password ?? null,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+      };
+    case 'NATS':
+      return {
+        type: 'NATS',
+        servers: d.servers,
+        subject: d.subject,
+        username: d.username,
+        password: e.destinationSecrets.password ?? null,
+        token: e.destinationSecrets.token ?? null,
+        tls: tlsOf(d.tls, e.destinationSecrets),
+      };
+  }
 }
+
+/** A broker's TLS as its row keeps it (whether a CA bundle is set) with the bundle's PEM from the endpoint's secrets. */
+const tlsOf = (tls: { caBundle: boolean } | null, secrets: DestinationSecrets) =>
+  tls === null ? null : { caBundle: tls.caBundle ? (secrets.caBundle ?? null) : null };
 
 /** What names an attempt on its span (observability/attempt-span.ts): the operation and the address, never a secret. */
 export function spanTargetOf(t: DestinationTarget): { operation: string; address: string } {
   switch (t.type) {
     case 'HTTP':
       return { operation: t.method, address: t.url };
+    case 'SQS':
+      return { operation: 'SQS SendMessage', address: t.queueUrl };
+    case 'SNS':
+      return { operation: 'SNS Publish', address: t.topicArn };
+    case 'EventBridge':
+      return { operation: 'EventBridge PutEvents', address: `eventbridge://${t.region}/${t.eventBusName}` };
     // the broker and where on it: never the credentials, which the targets keep apart
     case 'Kafka':
       return { operation: 'produce', address: `kafka://${t.bootstrapServers.join(',')}/${t.topic}` };

@@ -1,4 +1,5 @@
 import type { Destination, Destinations, HttpTarget } from '../delivery/destination.js';
+import { invalidRequest } from '../delivery/types.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import { createHttpDestination } from './http/http-destination.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
@@ -27,6 +28,11 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
       switch (target.type) {
         case 'HTTP':
           return http.send(message, target, options);
+        case 'SQS':
+        case 'SNS':
+        case 'EventBridge':
+          // the spec and the row know the type before this worker can send to it: final, with the reason
+          return Promise.resolve(invalidRequest(`this worker has no ${target.type} destination yet`));
         case 'Kafka':
           return kafka.send(message, target, options);
         case 'RabbitMQ':

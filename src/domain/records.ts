@@ -104,6 +104,85 @@ export const REVOKED_ERROR = 'revoked: endpoint not allowed by its source';
 export const ENDPOINT_FORMATS = ['Raw', 'CloudEventsBinary', 'CloudEventsStructured'] as const;
 export type EndpointFormat = (typeof ENDPOINT_FORMATS)[number];
 
+/** Where an endpoint's deliveries go (spec.destination.type; docs/destinations.md). HTTP: today's url and auth. */
+export const DESTINATION_TYPES = ['HTTP', 'SQS', 'SNS', 'EventBridge', 'Kafka', 'RabbitMQ', 'NATS'] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
+export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
+
+/** An AWS destination's access: the pod's identity (the default credential chain), optionally a role it assumes. */
+export interface AwsAccess {
+  region: string;
+  /** another endpoint than the region's: a VPC endpoint, or moto/LocalStack in tests; null: the region's */
+  endpointUrl: string | null;
+  /** assumed with the pod's identity for this endpoint's calls; null: the pod's identity itself */
+  roleArn: string | null;
+}
+
+/** TLS to a broker: on when present; the CA bundle (from a Secret) when the broker's certificate is not signed by a public CA. */
+export interface BrokerTls {
+  /** a CA bundle is set (its PEM is in the endpoint's destination secrets, `caBundle`) */
+  caBundle: boolean;
+}
+
+/**
+ * An endpoint's destination as its row keeps it, without a secret: what spec.destination says,
+ * with each Secret reference reduced to whether it is set (the values: DestinationSecrets).
+ */
+export type EndpointDestination =
+  | { type: 'HTTP' }
+  | ({ type: 'SQS'; queueUrl: string } & AwsAccess)
+  | ({ type: 'SNS'; topicArn: string } & AwsAccess)
+  | ({
+      type: 'EventBridge';
+      eventBusName: string;
+      /** the entries' DetailType; null: the event's type */
+      detailType: string | null;
+    } & AwsAccess)
+  | {
+      type: 'Kafka';
+      bootstrapServers: string[];
+      topic: string;
+      tls: BrokerTls | null;
+      /** the password is in DestinationSecrets (`password`) */
+      sasl: { mechanism: KafkaSaslMechanism; username: string } | null;
+    }
+  | {
+      type: 'RabbitMQ';
+      /** amqp:// or amqps:// host, port and vhost, without credentials */
+      url: string;
+      /** '' is the default exchange (the routing key names the queue) */
+      exchange: string;
+      /** null: ''; an ordered endpoint routes by its ordering key instead */
+      routingKey: string | null;
+      tls: BrokerTls | null;
+      /** the password is in DestinationSecrets (`password`) */
+      username: string | null;
+    }
+  | {
+      type: 'NATS';
+      servers: string[];
+      /** published with JetStream: a stream must capture it */
+      subject: string;
+      tls: BrokerTls | null;
+      /** the password is in DestinationSecrets (`password`); a token there instead (`token`) when no username */
+      username: string | null;
+    };
+
+/** A destination's credentials, read from Secrets of the endpoint's namespace only; never shown by the API. */
+export interface DestinationSecrets {
+  /** Kafka SASL, RabbitMQ, NATS user */
+  password?: string;
+  /** NATS token */
+  token?: string;
+  /** PEM of the CA bundle (tls.caBundleRef) */
+  caBundle?: string;
+}
+
+/** The HTTP destination: an endpoint row written before spec.destination, or without one. */
+export const HTTP_DESTINATION: EndpointDestination = { type: 'HTTP' };
+
 /**
  * What a broker answered to a publish it acknowledged, as the attempt log keeps it (docs/destinations.md):
  * each destination fills what its broker gives. HTTP has none (the status and body say it).
@@ -163,6 +242,10 @@ export interface Endpoint {
   propagateTraceContext: boolean;
   /** Raw (default), CloudEventsBinary or CloudEventsStructured */
   format: EndpointFormat;
+  /** where its deliveries go (spec.destination); HTTP: `url` and the auth above */
+  destination: EndpointDestination;
+  /** the destination's credentials (Secrets of the endpoint's namespace); {} for HTTP */
+  destinationSecrets: DestinationSecrets;
   /** spec.filter, CEL, the last that compiled; null = every event of its source and type (docs/content-routing.md) */
   filter: string | null;
   /** spec.transform.jsonata, the last that compiled; null = the body as it came */

@@ -77,6 +77,8 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   format,
   filter: null,
   transform: null,
+  destination: { type: 'HTTP' },
+  destinationSecrets: {},
   consecutiveFailures: 0,
   disabledAt: null,
   namespace: 'payments',

@@ -35,7 +35,8 @@ describe('generated CRDs', () => {
     expect(endpoint!.spec.names).toMatchObject({ kind: 'WebhookEndpoint', shortNames: ['whe'] });
     expect(credential!.spec.names).toMatchObject({ kind: 'InboundCredential', shortNames: ['ic'] });
     expect(v.subresources).toEqual({ status: {} });
-    expect(spec.required).toEqual(['source', 'url']);
+    // url is required for HTTP only (a CEL rule beside spec.destination)
+    expect(spec.required).toEqual(['source']);
     expect(spec.properties.method).toEqual({
       type: 'string',
       enum: ['POST', 'PUT', 'PATCH'],
@@ -212,6 +213,32 @@ describe('against kube-apiserver', () => {
     ['a timeout of 3m', `spec: {source: s, url: "http://x/h", timeout: 3m}`, /timeout must be from 1s to 120s/],
     ['a timeout of 0s', `spec: {source: s, url: "http://x/h", timeout: 0s}`, /timeout must be from 1s to 120s/],
     ['a timeout without a unit', `spec: {source: s, url: "http://x/h", timeout: "30"}`, /spec\.timeout.*should match/],
+    ['no url and no destination', `spec: {source: s}`, /url is required for an HTTP destination/],
+    [
+      'an SQS destination without its block',
+      `spec: {source: s, destination: {type: SQS}}`,
+      /destination\.sqs is required when destination\.type is SQS/,
+    ],
+    [
+      "another type's block",
+      `spec: {source: s, destination: {type: Kafka, kafka: {bootstrapServers: ["k:9092"], topic: t}, nats: {servers: ["nats://n:4222"], subject: s}}}`,
+      /destination\.nats is only read when destination\.type is NATS/,
+    ],
+    [
+      'a url beside a queue',
+      `spec: {source: s, url: "http://x/h", destination: {type: SQS, sqs: {queueUrl: "https://q.example/1/q", region: eu-west-1}}}`,
+      /url is only for an HTTP destination/,
+    ],
+    [
+      'Bearer auth for Kafka',
+      `spec: {source: s, auth: {type: Bearer, secretRef: {name: a, key: b}}, destination: {type: Kafka, kafka: {bootstrapServers: ["k:9092"], topic: t}}}`,
+      /auth \(Basic, Bearer\) is only for an HTTP destination/,
+    ],
+    [
+      'a RabbitMQ user without a password',
+      `spec: {source: s, destination: {type: RabbitMQ, rabbitMQ: {url: "amqp://r:5672/", username: u}}}`,
+      /rabbitMQ\.username and rabbitMQ\.passwordSecretRef go together/,
+    ],
   ];
 
   it('accepts the PascalCase auth types and a timeout duration beside the defaulted timeoutSeconds', async () => {
@@ -235,6 +262,22 @@ describe('against kube-apiserver', () => {
     const wide = await kubectl(conn, ['get', 'whe', 'token-and-signature', '-n', ns, '-o', 'wide']);
     expect(wide).toMatch(/AUTH\s+SIGNING/);
     expect(wide).toMatch(/token-and-signature\s+s\s+http:\/\/x\.example\/h\s+Bearer\s+StandardWebhooks\s/);
+  });
+
+  it('accepts an endpoint of each destination type (dry run), a signing with them', async () => {
+    const destinations = [
+      `url: "http://x.example/h", destination: {type: HTTP}`,
+      `destination: {type: SQS, sqs: {queueUrl: "https://sqs.eu-west-1.amazonaws.com/123456789012/payments.fifo", region: eu-west-1, roleArn: "arn:aws:iam::123456789012:role/fanout"}}`,
+      `destination: {type: SNS, sns: {topicArn: "arn:aws:sns:eu-west-1:123456789012:payments", region: eu-west-1, endpointUrl: "http://moto:5000"}}`,
+      `destination: {type: EventBridge, eventBridge: {eventBusName: payments, region: eu-west-1, detailType: stripe}}`,
+      `destination: {type: Kafka, kafka: {bootstrapServers: ["kafka-0.kafka:9092"], topic: payments.stripe, tls: {caBundleRef: {name: a, key: ca}}, sasl: {mechanism: SCRAM-SHA-512, username: u, passwordSecretRef: {name: a, key: p}}}}`,
+      `destination: {type: RabbitMQ, rabbitMQ: {url: "amqps://rabbitmq:5671/%2F", exchange: payments, username: u, passwordSecretRef: {name: a, key: p}}}`,
+      `destination: {type: NATS, nats: {servers: ["nats://nats:4222"], subject: payments.stripe, tokenSecretRef: {name: a, key: t}}}`,
+    ];
+    for (const [i, d] of destinations.entries()) {
+      const yaml = `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: dest-${i}}\nspec: {source: s, signing: {type: HMAC, secretRef: {name: a, key: s}}, ${d}}\n`;
+      await kubectl(conn, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], { input: yaml });
+    }
   });
 
   it('accepts limits, a fractional rate included, and shows them with -o wide', async () => {

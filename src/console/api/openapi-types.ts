@@ -1662,8 +1662,15 @@ export interface paths {
                                 name: string;
                                 source: string;
                                 eventType: string | null;
-                                /** @description credentials in the URL (refused in new configuration) are shown as *** */
+                                /** @description credentials in the URL (refused in new configuration) are shown as ***; another destination than HTTP: the address it sends to (destination.target) */
                                 url: string;
+                                /** @description where the endpoint's deliveries go (spec.destination; docs/destinations.md) */
+                                destination: {
+                                    /** @enum {string} */
+                                    type: "HTTP" | "SQS" | "SNS" | "EventBridge" | "Kafka" | "RabbitMQ" | "NATS";
+                                    /** @description where its messages go: the URL, queue URL, topic ARN, eventbridge://region/bus, kafka://brokers/topic...; never a credential */
+                                    target: string;
+                                };
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
                                 /** @description how the receiver knows the caller (spec.auth) */
@@ -1847,8 +1854,15 @@ export interface paths {
                                 name: string;
                                 source: string;
                                 eventType: string | null;
-                                /** @description credentials in the URL (refused in new configuration) are shown as *** */
+                                /** @description credentials in the URL (refused in new configuration) are shown as ***; another destination than HTTP: the address it sends to (destination.target) */
                                 url: string;
+                                /** @description where the endpoint's deliveries go (spec.destination; docs/destinations.md) */
+                                destination: {
+                                    /** @enum {string} */
+                                    type: "HTTP" | "SQS" | "SNS" | "EventBridge" | "Kafka" | "RabbitMQ" | "NATS";
+                                    /** @description where its messages go: the URL, queue URL, topic ARN, eventbridge://region/bus, kafka://brokers/topic...; never a credential */
+                                    target: string;
+                                };
                                 /** @enum {string} */
                                 method: "POST" | "PUT" | "PATCH";
                                 /** @description how the receiver knows the caller (spec.auth) */

@@ -85,7 +85,7 @@ export function EndpointsPage() {
                 columns={[
                   'Name',
                   'Source / type',
-                  'URL',
+                  'Destination',
                   'State',
                   'Consecutive failures',
                   'Held',
@@ -133,7 +133,16 @@ export function EndpointsPage() {
                       )}
                     </td>
                     <td class="mono break">
-                      {e.method} {e.url}
+                      {e.destination.type === 'HTTP' ? (
+                        <>
+                          {e.method} {e.url}
+                        </>
+                      ) : (
+                        <>
+                          <span class="muted">{e.destination.type} </span>
+                          {e.destination.target}
+                        </>
+                      )}
                     </td>
                     <td>
                       <Status value={e.state} />
