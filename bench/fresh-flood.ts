@@ -140,8 +140,9 @@ export async function sendValid(senders: ValidSender[], rate: number, durationS:
               dispatcher,
               headers: { authorization, 'content-type': 'application/json' },
               body: JSON.stringify({ id: `fresh-${s.source}-${process.pid}-${i}-${Date.now()}`, type: 'bench.fresh_flood' }),
-              headersTimeout: 30_000,
-              bodyTimeout: 30_000,
+              // a slow answer is measured, not counted as refused (a loaded machine's test run)
+              headersTimeout: 90_000,
+              bodyTimeout: 90_000,
             });
             await res.body.text();
             status = String(res.statusCode);
