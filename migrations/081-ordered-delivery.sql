@@ -46,7 +46,9 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_delivery_ordering_holds_idx
 CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_delivery_ordering_waiting_idx
   ON webhook_delivery (ordering_waiting_since) WHERE ordering_waiter IS NOT NULL;
 
--- Events not prepared yet, by position: an ordered delivery waits for the earlier ones of its
--- source (their keys are not known before prepare). Small: an event leaves it at prepare.
+-- Events not finished yet, by position: an ordered delivery waits for the earlier ones of its
+-- source not prepared yet (their keys are not known before prepare; workflow_id IS NULL is checked
+-- on the row). Not a predicate on workflow_id: a column of an index's predicate makes prepare's
+-- write of it a non-HOT update with an entry in every index (070 removed the last such one).
 CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_event_unprepared_position_idx
-  ON webhook_event (source, position) WHERE workflow_id IS NULL AND position IS NOT NULL;
+  ON webhook_event (source, position) WHERE status = 'RECEIVED' AND position IS NOT NULL;

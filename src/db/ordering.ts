@@ -110,7 +110,8 @@ async function predecessor(
 async function unpreparedBefore(trx: Knex.Transaction, r: OrderedRow, after: number): Promise<boolean> {
   const res = await trx.raw<{ rows: unknown[] }>(
     `SELECT 1 FROM webhook_event
-      WHERE source = :source AND position < :position AND position > :after AND workflow_id IS NULL AND position IS NOT NULL
+      WHERE source = :source AND position < :position AND position > :after AND status = 'RECEIVED' AND workflow_id IS NULL
+        AND position IS NOT NULL
         AND (:eventType::text IS NULL OR event_type = :eventType::text)
       LIMIT 1`,
     { source: r.source, position: r.ordering_position, after, eventType: r.event_type },
