@@ -53,6 +53,8 @@ export interface BenchConfig {
   wrongPasswordsRate: number;
   wrongPasswordsDurationS: number;
   wrongPasswordsConnections: number;
+  /** BENCH_FRESH_FLOOD_S: seconds of each fresh-ingest case (five senders' first requests on an ingest just started; 0 skips them) */
+  freshFloodDurationS: number;
   /** extra environment of the compiled worker / consumer / ingest (BENCH_WORKER_ENV="K=V,K=V"), to try settings */
   workerEnv: Record<string, string>;
   consumerEnv: Record<string, string>;
@@ -129,6 +131,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),
     wrongPasswordsDurationS: int(env, 'BENCH_WRONG_PASSWORDS_S', 15, 0),
     wrongPasswordsConnections: int(env, 'BENCH_WRONG_PASSWORDS_CONNECTIONS', 200, 1),
+    freshFloodDurationS: int(env, 'BENCH_FRESH_FLOOD_S', 20, 0),
     workerEnv: envList(env, 'BENCH_WORKER_ENV'),
     consumerEnv: envList(env, 'BENCH_CONSUMER_ENV'),
     ingestEnv: envList(env, 'BENCH_INGEST_ENV'),

@@ -1,6 +1,10 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import bcrypt from 'bcrypt';
 import { Agent, request } from 'undici';
+import type { Db } from '../src/db/knex.js';
+import { createRepositories } from '../src/db/repositories.js';
 
 /**
  * Wrong passwords against an ingest that has just started (no credential proven), while valid
@@ -136,8 +140,9 @@ export async function sendValid(senders: ValidSender[], rate: number, durationS:
               dispatcher,
               headers: { authorization, 'content-type': 'application/json' },
               body: JSON.stringify({ id: `fresh-${s.source}-${process.pid}-${i}-${Date.now()}`, type: 'bench.fresh_flood' }),
-              headersTimeout: 30_000,
-              bodyTimeout: 30_000,
+              // a slow answer is measured, not counted as refused (a loaded machine's test run)
+              headersTimeout: 90_000,
+              bodyTimeout: 90_000,
             });
             await res.body.text();
             status = String(res.statusCode);
@@ -173,4 +178,38 @@ export function decoyCredentials(count = 3): Credential[] {
     username: `decoy-${n + 1}`,
     password: `decoy-${n + 1}-password`,
   }));
+}
+
+/** The valid and decoy sources' credentials in the database (the bench's; the test adds its own). */
+export async function seedFreshFloodCredentials(db: Db): Promise<void> {
+  const repos = createRepositories(db);
+  for (const c of [...validCredentials(), ...decoyCredentials()]) {
+    await repos.credentials.upsertByResourceUid(`bench:${c.source}`, {
+      source: c.source,
+      username: c.username,
+      passwordHash: await bcrypt.hash(c.password, 10),
+      eventIdRule: null,
+      eventTypeRule: null,
+      resourceName: `bench/${c.source}`,
+    });
+  }
+}
+
+/** floodWrongPasswords in a child process (fresh-flood-child.ts) for `seconds`. */
+export function floodInChild(plan: FloodPlan, seconds: number): Promise<StatusCounts> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/fresh-flood-child.ts', JSON.stringify(plan), String(seconds)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise<StatusCounts>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      try {
+        resolve(JSON.parse(out) as StatusCounts);
+      } catch {
+        reject(new Error(`the flood's process exited ${String(code)} without its figures: ${out.slice(0, 200)}`));
+      }
+    });
+  });
 }

@@ -1,4 +1,4 @@
-import { wrongPasswordsRows, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
+import { freshSummary, wrongPasswordsRows, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
 import os from 'node:os';
 import { describeActions, medianActions, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig, TemporalKind } from './config.js';
@@ -621,6 +621,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
             r.wrongPasswords.alone.accepted === r.wrongPasswords.alone.sent &&
             r.wrongPasswords.flooded.accepted === r.wrongPasswords.flooded.sent,
           wrong_passwords_target_met: r.wrongPasswords.ratio <= 3 && r.wrongPasswords.flooded.accepted === r.wrongPasswords.flooded.sent,
+          ...(r.wrongPasswords.fresh ? freshSummary(r.wrongPasswords.fresh) : {}),
         }
       : {}),
     ingest_peak_rss_mb: round(r.rss.ingest.lifetime, 0),

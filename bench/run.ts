@@ -14,6 +14,7 @@ import { measureContentCost } from './content-cost.js';
 import { CONTENT_VARIANTS, measureDbPath } from './db-path-rounds.js';
 import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
+import { seedFreshFloodCredentials } from './fresh-flood.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
 import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
   known.temporalPostgresPid = infra.temporalPostgresPid;
   await seedCredential(infra);
   await seedCredential(infra, LATENCY_SOURCE);
+  if (cfg.wrongPasswordsDurationS > 0 && cfg.freshFloodDurationS > 0) await seedFreshFloodCredentials(infra.db);
 
   const unitConfig: UnitConfig = {
     databaseUrl: infra.pgUrl,
@@ -166,6 +168,13 @@ async function main(): Promise<void> {
       durationS: cfg.wrongPasswordsDurationS,
       connections: cfg.wrongPasswordsConnections,
       log,
+      // issue 45: an ingest of its own for each fresh case, nothing proven
+      freshDurationS: cfg.freshFloodDurationS,
+      startFreshIngest: async () => {
+        const fresh = await ingestEnv(infra.ingestTopology.topicArn);
+        const handle = await spawnService('ingest', 'ingest-fresh-flood', fresh.env);
+        return { url: `http://127.0.0.1:${fresh.port}`, stop: () => handle.stop() };
+      },
     });
     await wpIngest.stop();
     await infra.db('webhook_event').where({ source: BENCH_SOURCE }).delete();

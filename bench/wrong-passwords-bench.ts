@@ -1,6 +1,15 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import {
+  decoyCredentials,
+  floodInChild,
+  sendValid,
+  validCredentials,
+  type FloodPlan,
+  type StatusCounts,
+  type ValidFigures,
+} from './fresh-flood.js';
 import { percentile, round } from './stats.js';
 
 /**
@@ -28,6 +37,31 @@ export interface WrongPasswordsFigures {
   wrong: Record<string, number>;
   /** flooded p99 / alone p99 */
   ratio: number;
+  /** the fresh-ingest cases (issue 45), when asked for */
+  fresh?: FreshFloodFigures;
+}
+
+/** Five valid senders' first requests on an ingest just started, alone and under floods. */
+export interface FreshCase {
+  name: string;
+  sent: number;
+  accepted: number;
+  /** share of the valid requests refused (target 0) */
+  refusedShare: number;
+  refused: StatusCounts;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** the flood's answers by status; {} alone */
+  flood: StatusCounts;
+}
+
+export interface FreshFloodFigures {
+  senders: number;
+  ratePerSender: number;
+  durationS: number;
+  connections: number;
+  cases: FreshCase[];
 }
 
 export interface WrongPasswordsDeps {
@@ -40,6 +74,13 @@ export interface WrongPasswordsDeps {
   durationS: number;
   connections: number;
   log: (line: string) => void;
+  /**
+   * Starts an ingest of its own (nothing proven: every valid sender's first request is compared)
+   * for each fresh-ingest case, with seedFreshFloodCredentials done; absent: no such case.
+   */
+  startFreshIngest?: () => Promise<{ url: string; stop: () => Promise<void> }>;
+  /** seconds each valid sender sends in a fresh-ingest case (0: none) */
+  freshDurationS?: number;
 }
 
 const WRONG = `Basic ${Buffer.from('attacker:not-the-password').toString('base64')}`;
@@ -132,6 +173,75 @@ function flood(deps: WrongPasswordsDeps, seconds: number): { done: Promise<Recor
   return { done };
 }
 
+const FRESH_RATE = 5;
+
+function freshCase(name: string, f: ValidFigures, flood: StatusCounts): FreshCase {
+  return {
+    name,
+    sent: f.sent,
+    accepted: f.accepted,
+    refusedShare: f.sent > 0 ? round((f.sent - f.accepted) / f.sent, 4) : 0,
+    refused: f.refused,
+    p50Ms: round(percentile(f.latenciesMs, 50)),
+    p99Ms: round(percentile(f.latenciesMs, 99)),
+    maxMs: round(Math.max(0, ...f.latenciesMs)),
+    flood,
+  };
+}
+
+/**
+ * Issue 45's case: an ingest freshly started, five valid senders at 5/s each from their own
+ * addresses (127.0.0.11-15), alone; then under `connections` of wrong passwords, half from 40
+ * addresses (knowing the usernames of the valid sources too), half from one proxy address
+ * (127.0.0.99, which ingest does not trust); then with the whole flood and the senders behind
+ * that one address. The flood (in a process of its own) starts 2 s before the senders.
+ */
+async function runFreshIngestCases(
+  deps: WrongPasswordsDeps,
+  start: NonNullable<WrongPasswordsDeps['startFreshIngest']>,
+  durationS: number,
+) {
+  const valid = validCredentials();
+  const decoys = decoyCredentials();
+  const proxyAddress = '127.0.0.99';
+  const run = async (name: string, senderAddress: (n: number) => string, floods: Array<Omit<FloodPlan, 'url'>>): Promise<FreshCase> => {
+    deps.log(`wrong passwords, fresh ingest: ${name}`);
+    const ingest = await start();
+    try {
+      const attacks = floods.map((plan) => floodInChild({ ...plan, url: ingest.url }, durationS + 4));
+      if (attacks.length > 0) await sleep(2_000);
+      const figures = await sendValid(
+        valid.map((c, n) => ({ ...c, url: ingest.url, localAddress: senderAddress(n) })),
+        FRESH_RATE,
+        durationS,
+      );
+      const flood: StatusCounts = {};
+      for (const counts of await Promise.all(attacks)) for (const [k, v] of Object.entries(counts)) flood[k] = (flood[k] ?? 0) + v;
+      return freshCase(name, figures, flood);
+    } finally {
+      await ingest.stop();
+    }
+  };
+  const half = Math.max(1, Math.floor(deps.connections / 2));
+  const common = { otherSources: valid.map((c) => c.source), unknownSources: 20 };
+  const cases = [
+    await run('alone', (n) => `127.0.0.${11 + n}`, []),
+    await run(`under ${deps.connections} connections, from 40 addresses and one proxy address`, (n) => `127.0.0.${11 + n}`, [
+      {
+        ...common,
+        connections: half,
+        localAddresses: Array.from({ length: 40 }, (_, i) => `127.0.2.${i + 1}`),
+        knownUsernames: [...decoys, ...valid],
+      },
+      { ...common, connections: Math.max(1, deps.connections - half), localAddresses: [proxyAddress], knownUsernames: decoys },
+    ]),
+    await run(`under ${deps.connections} connections from the senders' own proxy address`, () => proxyAddress, [
+      { ...common, connections: deps.connections, localAddresses: [proxyAddress], knownUsernames: decoys },
+    ]),
+  ];
+  return { senders: valid.length, ratePerSender: FRESH_RATE, durationS, connections: deps.connections, cases };
+}
+
 export async function runWrongPasswordsBench(deps: WrongPasswordsDeps): Promise<WrongPasswordsFigures> {
   deps.log(`wrong passwords: a valid sender at ${deps.rate}/s for ${deps.durationS} s alone`);
   // warm-up: connections, the credential proven valid (the verifier's cache), JIT
@@ -143,6 +253,10 @@ export async function runWrongPasswordsBench(deps: WrongPasswordsDeps): Promise<
   await sleep(2_000);
   const flooded = await validSender(deps, 'flooded');
   const wrong = await attack.done;
+  const fresh =
+    deps.startFreshIngest && (deps.freshDurationS ?? 0) > 0
+      ? await runFreshIngestCases(deps, deps.startFreshIngest, deps.freshDurationS ?? 0)
+      : undefined;
   return {
     rate: deps.rate,
     durationS: deps.durationS,
@@ -151,7 +265,29 @@ export async function runWrongPasswordsBench(deps: WrongPasswordsDeps): Promise<
     flooded,
     wrong,
     ratio: alone.p99Ms > 0 ? round(flooded.p99Ms / alone.p99Ms, 2) : 0,
+    ...(fresh ? { fresh } : {}),
   };
+}
+
+/** The fresh-ingest rows: acceptance (share refused, target 0) and p99 against the senders alone (target within 3x). */
+function freshRows(f: FreshFloodFigures): string[] {
+  const alone = f.cases[0]?.p99Ms ?? 0;
+  const answers = (c: FreshCase) =>
+    Object.entries(c.flood)
+      .map(([code, n]) => `${code}: ${n}`)
+      .join(', ') || '-';
+  return [
+    `Wrong passwords on a freshly started ingest (nothing proven): ${f.senders} valid senders at ${f.ratePerSender}/s each for ${f.durationS} s`,
+    '',
+    "| case | accepted | share of valid requests refused | p50 ms | p99 ms | max ms | p99 / alone | the flood's answers |",
+    '|---|---|---|---|---|---|---|---|',
+    ...f.cases.map(
+      (c) =>
+        `| ${c.name} | ${c.accepted}/${c.sent} | ${c.refusedShare} | ${c.p50Ms} | ${c.p99Ms} | ${c.maxMs} | ${alone > 0 ? round(c.p99Ms / alone, 2) : 0}x | ${answers(c)} |`,
+    ),
+    '',
+    'Targets (issue 45): share refused 0 (at least 99 % accepted), p99 within 3x of alone.',
+  ];
 }
 
 /** The bench table's rows. */
@@ -169,5 +305,18 @@ export function wrongPasswordsRows(f: WrongPasswordsFigures): string[] {
     row(`under ${f.connections} connections of wrong passwords`, f.flooded),
     '',
     `p99 under the flood / alone: ${f.ratio}x (target: within 3x); the flood's answers: ${answers}`,
+    ...(f.fresh ? ['', ...freshRows(f.fresh)] : []),
   ];
+}
+
+/** The summary's fresh-ingest figures: the worst share of valid requests refused (target 0) and p99 ratio (target within 3x). */
+export function freshSummary(f: FreshFloodFigures): Record<string, number | boolean> {
+  const [alone, ...flooded] = f.cases;
+  const worstShare = Math.max(0, ...f.cases.map((c) => c.refusedShare));
+  const worstRatio = alone && alone.p99Ms > 0 ? round(Math.max(0, ...flooded.map((c) => c.p99Ms / alone.p99Ms)), 2) : 0;
+  return {
+    wrong_passwords_fresh_valid_refused_share: worstShare,
+    wrong_passwords_fresh_p99_ratio: worstRatio,
+    wrong_passwords_fresh_target_met: worstShare <= 0.01 && worstRatio <= 3,
+  };
 }

@@ -1,52 +1,58 @@
 /**
- * Where a Kafka, RabbitMQ or NATS endpoint's messages go (docs/destinations.md): what the
- * destination needs to reach its broker, credentials already read from the Secrets of the
- * endpoint's namespace. Never logged or shown whole: spanTargetOf names the address only.
+ * Where a Kafka, RabbitMQ or NATS endpoint's messages go (docs/destinations.md): the endpoint
+ * row's destination and its `secrets`, read from the Secrets of the endpoint's namespace only.
+ * The same shapes as spec.destination's rows (dest's `DestinationOf<'Kafka'> & { secrets }`);
+ * never logged or shown whole: spanTargetOf names the address only.
  */
 
-/** SASL credentials (Kafka) */
-export interface SaslCredentials {
-  mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
-  username: string;
-  password: string;
+/** A destination's credentials; never shown by the API or written to a log */
+export interface BrokerSecrets {
+  /** Kafka SASL, RabbitMQ, NATS user */
+  password?: string;
+  /** NATS token */
+  token?: string;
+  /** PEM of the CA bundle (tls.caBundleRef) */
+  caBundle?: string;
 }
 
-/** TLS to a broker: on, with the CA bundle that signs its certificates (null: the system's roots) */
+/** TLS to a broker: on; with a CA bundle of its own (in `secrets.caBundle`) or the system's roots */
 export interface BrokerTls {
-  caBundle: string | null;
+  caBundle: boolean;
 }
 
 export interface KafkaTarget {
   type: 'Kafka';
   /** host:port of one or more brokers */
-  bootstrapServers: readonly string[];
+  bootstrapServers: string[];
   topic: string;
   tls: BrokerTls | null;
-  sasl: SaslCredentials | null;
+  /** the password is `secrets.password` */
+  sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string } | null;
+  secrets: BrokerSecrets;
 }
 
 export interface RabbitMqTarget {
   type: 'RabbitMQ';
   /** amqp:// or amqps:// host, port and vhost, without credentials */
   url: string;
-  /** the exchange published to ("" is the default exchange, which routes to the queue named by the routing key) */
+  /** '' is the default exchange (the routing key names the queue) */
   exchange: string;
-  /** the routing key of an unordered endpoint; an ordered one routes by its ordering key */
-  routingKey: string;
-  username: string | null;
-  password: string | null;
+  /** null: the ordering key when the endpoint is ordered, else the event's type */
+  routingKey: string | null;
   tls: BrokerTls | null;
+  /** the password is `secrets.password` */
+  username: string | null;
+  secrets: BrokerSecrets;
 }
 
 export interface NatsTarget {
   type: 'NATS';
   /** nats:// or tls:// URLs of one or more servers */
-  servers: readonly string[];
-  /** the subject published to: a JetStream stream must take it */
+  servers: string[];
+  /** published with JetStream: a stream must capture it */
   subject: string;
-  username: string | null;
-  password: string | null;
-  /** a token instead of a user */
-  token: string | null;
   tls: BrokerTls | null;
+  /** the password is `secrets.password`; a token there instead (`secrets.token`) when no username */
+  username: string | null;
+  secrets: BrokerSecrets;
 }

@@ -1,4 +1,4 @@
-import type { DestinationSecrets, Endpoint, EndpointDestination } from '../domain/records.js';
+import type { Endpoint, EndpointDestination } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
 import type { KafkaTarget, NatsTarget, RabbitMqTarget } from './broker-targets.js';
 import type { Message } from './message.js';
@@ -65,40 +65,13 @@ export function targetOf(e: Endpoint): DestinationTarget {
     case 'SNS':
     case 'EventBridge':
       return d;
+    // the brokers: the row's destination with its credentials, read from Secrets of the endpoint's namespace
     case 'Kafka':
-      return {
-        type: 'Kafka',
-        bootstrapServers: d.bootstrapServers,
-        topic: d.topic,
-        tls: tlsOf(d.tls, e.destinationSecrets),
-        sasl: d.sasl ? { ...d.sasl, password: e.destinationSecrets.password ?? '' } : null,
-      };
     case 'RabbitMQ':
-      return {
-        type: 'RabbitMQ',
-        url: d.url,
-        exchange: d.exchange,
-        routingKey: d.routingKey ?? '',
-        username: d.username,
-        password: e.destinationSecrets.password ?? null,
-        tls: tlsOf(d.tls, e.destinationSecrets),
-      };
     case 'NATS':
-      return {
-        type: 'NATS',
-        servers: d.servers,
-        subject: d.subject,
-        username: d.username,
-        password: e.destinationSecrets.password ?? null,
-        token: e.destinationSecrets.token ?? null,
-        tls: tlsOf(d.tls, e.destinationSecrets),
-      };
+      return { ...d, secrets: e.destinationSecrets };
   }
 }
-
-/** A broker's TLS as its row keeps it (whether a CA bundle is set) with the bundle's PEM from the endpoint's secrets. */
-const tlsOf = (tls: { caBundle: boolean } | null, secrets: DestinationSecrets) =>
-  tls === null ? null : { caBundle: tls.caBundle ? (secrets.caBundle ?? null) : null };
 
 /** What names an attempt on its span (observability/attempt-span.ts): the operation and the address, never a secret. */
 export function spanTargetOf(t: DestinationTarget): { operation: string; address: string } {

@@ -31,6 +31,12 @@ export interface RefusalLimits {
   concurrency: number;
   /** comparisons that may wait for a turn, in each of the two lines (credentials that may be valid, the others); past that, 429 */
   queue: number;
+  /**
+   * the line of credentials that may be valid, when longer than `queue`: its first comers from
+   * fresh addresses are as well placed as a valid sender's, and a valid sender had better wait
+   * than be refused (default: queue)
+   */
+  candidateQueue?: number;
 }
 
 /**
@@ -38,7 +44,14 @@ export interface RefusalLimits {
  * 60 a minute for one source, one comparison at a time (about a core at most, leaving the other to
  * the traffic that is let in) with 32 waiting: measured in docs/benchmarks.md, "Wrong passwords".
  */
-export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = { perAddress: 10, perSource: 60, windowMs: 60_000, concurrency: 1, queue: 32 };
+export const DEFAULT_REFUSAL_LIMITS: RefusalLimits = {
+  perAddress: 10,
+  perSource: 60,
+  windowMs: 60_000,
+  concurrency: 1,
+  queue: 32,
+  candidateQueue: 128,
+};
 
 // a bounded memory of addresses and source names an attacker chooses
 const MAX_KEYS = 10_000;
@@ -124,7 +137,7 @@ export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIM
   const enqueueCandidate = (c: Candidate): Promise<boolean> | false => {
     const t = now();
     const rank = byPair.count(pairKey(c.address, c.source), t) * PAIR_WEIGHT + byAddress.count(c.address, t);
-    if (candidates.length >= limits.queue) {
+    if (candidates.length >= (limits.candidateQueue ?? limits.queue)) {
       const worst = candidates[candidates.length - 1];
       if (!worst || worst.rank <= rank) return false;
       candidates.pop();

@@ -97,6 +97,15 @@ describe('key resolver: cached keys, rate-limited refetch on an unknown kid', ()
     expect(jwks.fetches() - before).toBe(1);
   });
 
+  it('made-up kids that spend the whole budget of a process just started make the real keys known, instead of locking them out', async () => {
+    const resolver = createKeyResolver({ authUrl: jwks.url, refetchBurst: 2, refetchRefillMs: 3_600_000 });
+    for (let i = 0; i < 5; i++) await expect(resolver.publicKey({ alg: 'RS256', kid: `forged-${i}` })).rejects.toBeInstanceOf(InvalidToken);
+    // the budget is spent, yet the real key (never asked for yet) is known from those fetches
+    const before = jwks.fetches();
+    expect(await resolver.publicKey({ alg: 'RS256', kid: key.kid })).toContain('BEGIN PUBLIC KEY');
+    expect(jwks.fetches() - before).toBe(0);
+  });
+
   it('a kid the key set lacks is not looked up again for a while', async () => {
     let now = 5_000_000;
     const resolver = createKeyResolver({ authUrl: jwks.url, unknownKidBackoffMs: 30_000, now: () => now });

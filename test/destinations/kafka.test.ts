@@ -23,6 +23,7 @@ describe('the Kafka destination', () => {
     topic: 'payments',
     tls: null,
     sasl: null,
+    secrets: {},
     ...over,
   });
   beforeAll(async () => {
@@ -62,15 +63,19 @@ describe('the Kafka destination', () => {
   });
 
   it('SASL (SCRAM-SHA-512): publishes with the right password; a wrong one is refused, final', async () => {
-    const sasl = { mechanism: 'SCRAM-SHA-512' as const, username: kafka.user.username, password: kafka.user.password };
+    const sasl = { mechanism: 'SCRAM-SHA-512' as const, username: kafka.user.username };
     await kafka.createTopic('sasl');
-    const ok = await destination.send(signedMessage(), target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl }), {
-      timeoutMs: 10_000,
-    });
+    const ok = await destination.send(
+      signedMessage(),
+      target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl, secrets: { password: kafka.user.password } }),
+      {
+        timeoutMs: 10_000,
+      },
+    );
     expect(ok.kind).toBe('success');
     const refused = await destination.send(
       signedMessage(),
-      target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl: { ...sasl, password: 'not-the-password' } }),
+      target({ bootstrapServers: [kafka.saslBootstrap], topic: 'sasl', sasl, secrets: { password: 'not-the-password' } }),
       { timeoutMs: 10_000 },
     );
     expect(refused).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_auth_refused: SASL_AUTHENTICATION_FAILED/) });

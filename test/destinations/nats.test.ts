@@ -24,9 +24,8 @@ describe('the NATS JetStream destination', () => {
     servers: [nats.url],
     subject: 'payments.stripe',
     username: nats.username,
-    password: nats.password,
-    token: null,
     tls: null,
+    secrets: { password: nats.password },
     ...over,
   });
   const reader = async <T>(read: (nc: NatsConnection) => Promise<T>): Promise<T> => {
@@ -79,7 +78,7 @@ describe('the NATS JetStream destination', () => {
   });
 
   it('a wrong password is refused, final, and never said', async () => {
-    const refused = await destination.send(signedMessage(), target({ password: 'not-the-password' }), { timeoutMs: 10_000 });
+    const refused = await destination.send(signedMessage(), target({ secrets: { password: 'not-the-password' } }), { timeoutMs: 10_000 });
     expect(refused).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_auth_refused: .*Authorization Violation/i) });
     expect(JSON.stringify(refused)).not.toContain('not-the-password');
   });

@@ -47,8 +47,8 @@ describe('the RabbitMQ destination', () => {
     exchange: 'payments',
     routingKey: 'stripe',
     username: rabbit.username,
-    password: rabbit.password,
     tls: null,
+    secrets: { password: rabbit.password },
     ...over,
   });
   beforeAll(async () => {
@@ -84,7 +84,7 @@ describe('the RabbitMQ destination', () => {
   });
 
   it('a wrong password is refused, final, and never said', async () => {
-    const refused = await destination.send(signedMessage(), target({ password: 'not-the-password' }), { timeoutMs: 10_000 });
+    const refused = await destination.send(signedMessage(), target({ secrets: { password: 'not-the-password' } }), { timeoutMs: 10_000 });
     expect(refused).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_auth_refused: .*ACCESS_REFUSED/) });
     expect(JSON.stringify(refused)).not.toContain('not-the-password');
   });

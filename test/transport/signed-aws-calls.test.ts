@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort, waitForPort } from '../../src/dev/ports.js';
 import { isAppError } from '../../src/domain/errors.js';
 import { clientConfig, type AwsClientsOptions } from '../../src/transport/aws-client-config.js';
@@ -363,9 +363,11 @@ describe('signed calls: what is retried, what is not, what a caller learns', () 
   it('SQS: aborting a long poll ends it at once and is not retried', async () => {
     const { server, calls } = await sqsCallsTo(['hang']);
     const abort = new AbortController();
-    const t0 = Date.now();
     const receiving = calls.receive({ queueUrl: `${server.endpoint}/1/q`, maxMessages: 10, waitTimeSeconds: 20, signal: abort.signal });
-    setTimeout(() => abort.abort(), 100);
+    // aborted once the poll is at the server (a fixed delay raced the request on a loaded machine)
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    const t0 = Date.now();
+    abort.abort();
     await expect(receiving).rejects.toMatchObject({ name: 'Aborted' });
     expect(Date.now() - t0).toBeLessThan(1_000);
     expect(server.requests).toHaveLength(1);

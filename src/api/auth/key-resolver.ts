@@ -64,6 +64,32 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
   const missing = new Map<string, number>();
   // (alg, kid) the key set did contain
   const resolved = new Map<string, true>();
+  const jwksUrl = `${domain}.well-known/jwks.json`;
+  /**
+   * A lookup of an unknown kid fetches the whole key set and makes every key in it known (cached,
+   * and never throttled again), not only the one asked for. Made-up kids spend the fetch budget,
+   * and on a process just started no real key is known yet: were only the asked kid kept, such a
+   * flood would answer every real token 401 until it stopped (issue 45's kind of lockout); now the
+   * flood's own fetches make the real keys known.
+   */
+  const learnKeySet = async (): Promise<void> => {
+    const res = await fetch(jwksUrl, { signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await res.json()) as { keys?: unknown };
+    if (!res.ok) throw new Error(`the key set answered ${res.status}`);
+    for (const k of Array.isArray(body.keys) ? (body.keys as unknown[]) : []) {
+      if (typeof k !== 'object' || k === null) continue;
+      const jwk = k as buildGetJwks.JWK & { alg?: unknown; kid?: unknown };
+      if (typeof jwk.kid !== 'string' || jwk.kid === '' || jwk.kid.length > 200) continue;
+      for (const a of ALLOWED_ALGORITHMS) {
+        if (jwk.alg !== undefined && jwk.alg !== a) continue;
+        const key = jwks.generateCacheKey(a, jwk.kid, domain);
+        // get-jwks keeps promises there and awaits whatever it finds; a key found now is a value
+        jwks.cache.set(key, jwk);
+        missing.delete(key);
+        remember(resolved, key, true);
+      }
+    }
+  };
 
   return {
     async publicKey(header) {
@@ -75,7 +101,8 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
       // A key that resolved before and merely expired from the cache is a refresh, never
       // throttled: forged tokens (made-up kids, or a real kid with another alg) must not be able
       // to lock real tokens out. Everything else is an unknown key, looked up at a limited rate.
-      if (jwks.cache.get(cacheKey) === undefined && !resolved.has(cacheKey)) {
+      const unknown = jwks.cache.get(cacheKey) === undefined && !resolved.has(cacheKey);
+      if (unknown) {
         const until = missing.get(cacheKey);
         if (until !== undefined && until > now()) throw new InvalidToken('unknown signing key');
         if (!takeFetchToken()) throw new InvalidToken('unknown signing key (key set refresh is rate-limited)');
@@ -87,6 +114,11 @@ export function createKeyResolver(opts: KeyResolverOptions): KeyResolver {
       });
       let jwk: buildGetJwks.JWK;
       try {
+        if (unknown) {
+          await Promise.race([learnKeySet(), timeout]);
+          if (jwks.cache.get(cacheKey) === undefined)
+            throw Object.assign(new Error('no such key in the key set'), { code: 'JWK_NOT_FOUND' });
+        }
         jwk = await Promise.race([jwks.getJwk({ domain, alg, kid }), timeout]);
         missing.delete(cacheKey);
         remember(resolved, cacheKey, true);

@@ -51,8 +51,8 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
         autocreateTopics: false,
         connectTimeout: 10_000,
         requestTimeout: 30_000,
-        ...(to.tls ? { tls: to.tls.caBundle === null ? {} : { ca: to.tls.caBundle } } : {}),
-        ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.sasl.password } } : {}),
+        ...(to.tls ? { tls: to.secrets.caBundle === undefined ? {} : { ca: to.secrets.caBundle } } : {}),
+        ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.secrets.password ?? '' } } : {}),
       });
       producers.set(key, producer);
     }
@@ -103,6 +103,13 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
 
 /** One producer per cluster, TLS and credentials; the password only as a digest, never kept as a key. */
 function producerKey(to: KafkaTarget): string {
-  const secret = to.sasl ? createHash('sha256').update(to.sasl.password).digest('hex') : '';
-  return JSON.stringify([to.bootstrapServers, to.tls?.caBundle ?? (to.tls ? 'tls' : null), to.sasl?.mechanism, to.sasl?.username, secret]);
+  const digest = (v: string | undefined) => (v === undefined ? '' : createHash('sha256').update(v).digest('hex'));
+  return JSON.stringify([
+    to.bootstrapServers,
+    to.tls !== null,
+    digest(to.secrets.caBundle),
+    to.sasl?.mechanism,
+    to.sasl?.username,
+    digest(to.secrets.password),
+  ]);
 }

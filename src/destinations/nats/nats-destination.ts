@@ -26,10 +26,9 @@ export function createNatsDestination(opts: { addressPolicy: AddressPolicy; name
       conn = connect({
         servers: [...to.servers],
         name: opts.name ?? 'webhook-fanout',
-        ...(to.username !== null ? { user: to.username } : {}),
-        ...(to.password !== null ? { pass: to.password } : {}),
-        ...(to.token !== null ? { token: to.token } : {}),
-        ...(to.tls ? { tls: to.tls.caBundle === null ? {} : { ca: to.tls.caBundle } } : {}),
+        ...(to.username !== null ? { user: to.username, pass: to.secrets.password ?? '' } : {}),
+        ...(to.username === null && to.secrets.token !== undefined ? { token: to.secrets.token } : {}),
+        ...(to.tls ? { tls: to.secrets.caBundle === undefined ? {} : { ca: to.secrets.caBundle } } : {}),
         // only the servers the target names (checked against the address policy), never ones a cluster gossips
         ignoreClusterUpdates: true,
         maxReconnectAttempts: -1,
@@ -89,6 +88,13 @@ export function createNatsDestination(opts: { addressPolicy: AddressPolicy; name
 }
 
 function connectionKey(to: NatsTarget): string {
-  const digest = (s: string | null) => (s === null ? '' : createHash('sha256').update(s).digest('hex'));
-  return JSON.stringify([to.servers, to.username, digest(to.password), digest(to.token), to.tls?.caBundle ?? (to.tls ? 'tls' : null)]);
+  const digest = (v: string | undefined) => (v === undefined ? '' : createHash('sha256').update(v).digest('hex'));
+  return JSON.stringify([
+    to.servers,
+    to.username,
+    digest(to.secrets.password),
+    digest(to.secrets.token),
+    to.tls !== null,
+    digest(to.secrets.caBundle),
+  ]);
 }

@@ -31,7 +31,7 @@ export function createRabbitMqDestination(opts: { addressPolicy: AddressPolicy }
       conn = amqp
         .connect(connectUrl(to), {
           lookup,
-          ...(to.tls?.caBundle ? { ca: [to.tls.caBundle] } : {}),
+          ...(to.tls && to.secrets.caBundle !== undefined ? { ca: [to.secrets.caBundle] } : {}),
           clientProperties: { connection_name: 'webhook-fanout' },
         })
         .then((c) => {
@@ -130,11 +130,11 @@ export function createRabbitMqDestination(opts: { addressPolicy: AddressPolicy }
 function connectUrl(to: RabbitMqTarget): string {
   const url = new URL(to.url);
   if (to.username !== null) url.username = encodeURIComponent(to.username);
-  if (to.password !== null) url.password = encodeURIComponent(to.password);
+  if (to.secrets.password !== undefined) url.password = encodeURIComponent(to.secrets.password);
   return url.toString();
 }
 
 function connectionKey(to: RabbitMqTarget): string {
-  const secret = to.password === null ? '' : createHash('sha256').update(to.password).digest('hex');
-  return JSON.stringify([to.url, to.username, secret, to.tls?.caBundle ?? (to.tls ? 'tls' : null)]);
+  const digest = (v: string | undefined) => (v === undefined ? '' : createHash('sha256').update(v).digest('hex'));
+  return JSON.stringify([to.url, to.username, digest(to.secrets.password), to.tls !== null, digest(to.secrets.caBundle)]);
 }

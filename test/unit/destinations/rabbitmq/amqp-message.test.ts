@@ -8,6 +8,7 @@ describe("a message as RabbitMQ publishes it (CloudEvents' AMQP binding)", () =>
     {
       name: 'binary: cloudEvents_ headers, content-type property, the event id as message id',
       message: brokerMessage(),
+      configured: 'payments',
       routingKey: 'payments',
       headers: {
         cloudEvents_specversion: '1.0',
@@ -23,19 +24,22 @@ describe("a message as RabbitMQ publishes it (CloudEvents' AMQP binding)", () =>
     {
       name: 'structured: no attribute headers',
       message: brokerMessage({ format: 'CloudEventsStructured', contentType: 'application/cloudevents+json', headers: {} }),
-      routingKey: 'payments',
+      configured: null,
+      // no routing key configured and unordered: the event's type
+      routingKey: 'order.created',
       headers: {},
       contentType: 'application/cloudevents+json',
     },
     {
-      name: 'ordered: routed by the ordering key',
+      name: 'ordered, no routing key configured: routed by the ordering key',
       message: brokerMessage({ orderingKey: 'cus_42', contentType: null, headers: {}, attributes: {} }),
+      configured: null,
       routingKey: 'cus_42',
       headers: {},
       contentType: undefined,
     },
-  ])('$name', ({ message, routingKey, headers, contentType }) => {
-    expect(amqpPublishOf(message, 'payments')).toEqual({ routingKey, headers, contentType, messageId: 'e-1' });
+  ])('$name', ({ message, configured, routingKey, headers, contentType }) => {
+    expect(amqpPublishOf(message, configured)).toEqual({ routingKey, headers, contentType, messageId: 'e-1' });
   });
 });
 
