@@ -7,7 +7,7 @@ import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
 import type { FilterForecast } from './filter-forecast.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { OrderingWait, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { OrderingWait, OrderingWake, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
 import type { ContentRouting, OrderingKeyOf } from '../db/deliveries.js';
 import { runningWorkflowId, waitOf } from './ordering.js';
 import type { BackoffSettings } from '../config/settings.js';
@@ -139,13 +139,21 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
       const pending = rows.filter((r) => r.delivery.status === 'PENDING');
-      const turns = await Promise.all(pending.map((r) => turnOf(r.delivery, input.eventId)));
+      const wakes: OrderingWake[] = [];
+      const turns = await Promise.all(
+        pending.map(async (r) => {
+          if (r.delivery.ordering === null) return undefined;
+          const first = await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId));
+          if (first.wake) wakes.push(first.wake);
+          return waitOf(first.turn);
+        }),
+      );
       // their first attempts run next, on this worker: they take these rows instead of reading them
       // again (an ordered one whose turn has not come reads them when it comes)
       handoff.put(pending.filter((_, i) => turns[i] === undefined || turns[i] === 'go'));
       const deliveries = pending.map((r, i) => plan(r.delivery, r.endpoint, turns[i]));
       logger.debug({ eventId: input.eventId, matched: rows.length, pending: deliveries.length }, 'fanout prepared');
-      return { deliveries, backoff };
+      return wakes.length > 0 ? { deliveries, backoff, wakes } : { deliveries, backoff };
     }
 
     const event = await repos.events.getMeta(input.eventId);

@@ -56,12 +56,23 @@ export interface OrderingReleaseInput {
 
 export interface OrderingReleaseResult {
   /** the run to signal (orderingTurn): it waits for the turn of the delivery after this one */
-  wake?: { workflowId: string; deliveryId: string };
+  wake?: OrderingWake;
 }
 
 export interface PrepareResult {
   deliveries: PlannedDelivery[];
   backoff: BackoffSettings;
+  /**
+   * Runs to signal (orderingTurn) once prepared: ordered deliveries after this event's in their
+   * sequence that waited for it to be prepared (docs/ordering.md). Absent: none.
+   */
+  wakes?: OrderingWake[];
+}
+
+/** A run to signal: it waits for the turn of `deliveryId`. */
+export interface OrderingWake {
+  workflowId: string;
+  deliveryId: string;
 }
 
 export interface DeliverInput {

@@ -328,6 +328,15 @@ export const EndpointSchema = Type.Object(
       },
       { description: 'how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS)' },
     ),
+    tls: Type.Object(
+      {
+        clientCertificateExpiresAt: Nullable(
+          Timestamp('when the client certificate of spec.tls expires (mTLS); null: no client certificate. The key is never shown'),
+        ),
+        caBundleSet: Type.Boolean({ description: "whether a private CA bundle replaces the system's roots for this endpoint" }),
+      },
+      { description: 'spec.tls (docs/endpoints-tls.md)' },
+    ),
     customHeaderNames: Type.Array(Type.String(), { description: 'names only: values may be credentials' }),
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),

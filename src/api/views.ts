@@ -163,6 +163,10 @@ export function endpointView(r: EndpointViewRow): EndpointView {
       previousSecretSet: signingType !== 'NONE' && r.previous_signing_secret_set,
       publicKeys: r.signing_public_keys ?? [],
     },
+    tls: {
+      clientCertificateExpiresAt: iso(r.tls_client_certificate_expires_at ?? null),
+      caBundleSet: r.tls_ca_bundle_set,
+    },
     customHeaderNames: r.custom_header_names,
     maxAttempts: r.max_attempts,
     timeoutSeconds: r.timeout_seconds,

@@ -512,6 +512,38 @@ export const WebhookEndpointSpec = Type.Object(
         },
       ),
     ),
+    tls: Type.Optional(
+      Type.Object(
+        {
+          clientCertificateSecretRef: Type.Optional(
+            Type.Object(
+              { name: Type.String({ minLength: 1, maxLength: 253, description: 'a kubernetes.io/tls Secret in the same namespace' }) },
+              {
+                additionalProperties: false,
+                description: 'the client certificate (tls.crt, its chain after it) and key (tls.key) for mTLS',
+              },
+            ),
+          ),
+          caBundleRef: Type.Optional(
+            Type.Object(
+              {
+                kind: Type.Union(literals(['Secret'] as const), { default: 'Secret', description: 'Secret' }),
+                name: Type.String({ minLength: 1, maxLength: 253, description: 'its name, in the same namespace' }),
+                key: Type.String({ minLength: 1, maxLength: 253, description: 'the key holding the PEM certificates' }),
+              },
+              {
+                additionalProperties: false,
+                description: "PEM CA certificates that replace the system's trusted roots for this endpoint (a private CA)",
+              },
+            ),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'TLS to the endpoint: a client certificate (mTLS) and a private CA (docs/endpoints-tls.md)',
+        },
+      ),
+    ),
     customHeaders: Type.Optional(
       Type.Record(Type.String({ pattern: HEADER_NAME }), Type.String({ maxLength: 4096 }), {
         description: 'static headers added to every request; they can not replace the auth or signature headers',

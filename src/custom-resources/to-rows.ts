@@ -16,6 +16,7 @@ import {
 } from './specs.js';
 import { destinationRow } from './destination-rows.js';
 import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
+import { endpointTls } from './endpoint-tls.js';
 import { ed25519PublicKey, ed25519Seed } from '../delivery/signature.js';
 import type { AuthType, SigningType } from '../domain/statuses.js';
 
@@ -75,7 +76,7 @@ const ROW_SIGNING_TYPE = {
 } as const satisfies Record<EndpointSigningType, SigningType>;
 
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
-export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver): Promise<EndpointSpec> {
+export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver, now: Date = new Date()): Promise<EndpointSpec> {
   const ns = r.metadata.namespace ?? 'default';
   const s = readEndpointSpec(r.spec);
   const auth = s.auth ?? { type: 'None' as const };
@@ -118,6 +119,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     signing.type === 'StandardWebhooksEd25519' && signingSecret !== null
       ? [signingSecret, ...(previousSigningSecret ? [previousSigningSecret] : [])].map(ed25519PublicKey)
       : [];
+  const tls = await endpointTls(s.tls, (name, key, what) => resolve(secrets, ns, { name, key }, what), now);
   return {
     name: `${ns}/${r.metadata.name}`,
     source: s.source,
@@ -132,6 +134,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     signingSecret,
     previousSigningSecret,
     signingPublicKeys,
+    ...tls,
     customHeaders: s.customHeaders ?? {},
     maxAttempts: s.maxAttempts ?? DELIVERY_LIMITS.maxAttempts.default,
     timeoutSeconds: s.timeoutSeconds,

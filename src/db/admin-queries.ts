@@ -79,9 +79,18 @@ export const REQUEST_BODY_SHOWN = 65_536;
 /** What the API may show of an endpoint: secrets reduced to whether they are set, in SQL already. */
 export type EndpointViewRow = Omit<
   EndpointRow,
-  'auth_secret' | 'signing_secret' | 'previous_signing_secret' | 'custom_headers' | 'destination' | 'destination_secrets'
+  | 'auth_secret'
+  | 'signing_secret'
+  | 'previous_signing_secret'
+  | 'custom_headers'
+  | 'destination'
+  | 'destination_secrets'
+  | 'tls_client_certificate'
+  | 'tls_client_key'
+  | 'tls_ca_bundle'
 > & {
   destination_type: DestinationType;
+  tls_ca_bundle_set: boolean;
   auth_secret_set: boolean;
   signing_secret_set: boolean;
   previous_signing_secret_set: boolean;
@@ -132,6 +141,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
     db.raw('p.signing_secret IS NOT NULL AS signing_secret_set'),
     db.raw('p.previous_signing_secret IS NOT NULL AS previous_signing_secret_set'),
+    db.raw('p.tls_ca_bundle IS NOT NULL AS tls_ca_bundle_set'),
+    'p.tls_client_certificate_expires_at',
     // header values may be credentials (API keys): their names only
     db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
     'p.max_attempts',

@@ -23,6 +23,7 @@ export type EndpointSpec = Omit<
   | 'signingType'
   | 'signingPublicKeys'
   | 'ordering'
+  | EndpointTlsField
   | 'destination'
   | 'destinationSecrets'
 > &
@@ -39,10 +40,13 @@ export type EndpointSpec = Omit<
       | 'signingType'
       | 'signingPublicKeys'
       | 'ordering'
+      | EndpointTlsField
       | 'destination'
       | 'destinationSecrets'
     >
   >;
+
+type EndpointTlsField = 'tlsClientCertificate' | 'tlsClientKey' | 'tlsCaBundle' | 'tlsClientCertificateExpiresAt';
 
 /** Longest enable annotation value stored as it is. */
 const ENABLE_ANNOTATION_KEPT = 256;
@@ -67,6 +71,10 @@ const toRow = (s: EndpointSpec) => ({
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
   signing_public_keys: s.signingPublicKeys ?? [],
+  tls_client_certificate: s.tlsClientCertificate ?? null,
+  tls_client_key: s.tlsClientKey ?? null,
+  tls_ca_bundle: s.tlsCaBundle ?? null,
+  tls_client_certificate_expires_at: s.tlsClientCertificateExpiresAt ?? null,
   custom_headers: JSON.stringify(s.customHeaders),
   max_attempts: s.maxAttempts,
   timeout_seconds: s.timeoutSeconds,

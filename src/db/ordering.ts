@@ -131,7 +131,7 @@ async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean
 }
 
 /** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r` (or behind nothing known). */
-async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake | undefined> {
+async function nextWaiting(trx: Knex.Transaction, r: OrderedRow, opts: { anyBehind?: boolean } = {}): Promise<Wake | undefined> {
   const res = await trx.raw<{ rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null }> }>(
     `SELECT id, ordering_waiter, ordering_behind FROM webhook_delivery
       WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
@@ -140,7 +140,7 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake |
     { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
   );
   const n = res.rows[0];
-  if (!n?.ordering_waiter || (n.ordering_behind !== null && n.ordering_behind !== r.id)) return undefined;
+  if (!n?.ordering_waiter || (!opts.anyBehind && n.ordering_behind !== null && n.ordering_behind !== r.id)) return undefined;
   return { workflowId: n.ordering_waiter, deliveryId: n.id };
 }
 
@@ -174,6 +174,34 @@ async function noteBlocked(trx: Knex.Transaction, source: string, r: OrderedRow,
 
 /** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
 export function createOrderingRepository(db: Db, operationsSource: string) {
+  async function turnAndNext(deliveryId: string, workflowId: string, withNext: boolean): Promise<{ turn: Turn; wake?: Wake }> {
+    return db.transaction(async (trx) => {
+      const r = await lockOrdered(trx, deliveryId);
+      if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: { turn: 'go', outOfOrder: false } };
+      let answer: Turn;
+      if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
+      else if (r.ordering_key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
+      else {
+        // the release of the delivery just before it signals it, when there is nothing between
+        // the two that may still become a delivery of the sequence (it would be the one signalled)
+        const p = await predecessor(trx, r);
+        const gap = await unpreparedBefore(trx, r, p?.ordering_position ?? 0);
+        if (p) answer = { turn: 'wait', behind: p.id, wake: p.ordering_key === null || gap ? 'timer' : 'signal' };
+        else if (gap) answer = { turn: 'wait', behind: null, wake: 'timer' };
+        else answer = { turn: 'go', outOfOrder: false };
+      }
+      await trx('webhook_delivery')
+        .where({ id: deliveryId })
+        .update(
+          answer.turn === 'wait'
+            ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
+            : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
+        );
+      const wake = withNext && r.ordering_key !== null ? await nextWaiting(trx, r, { anyBehind: true }) : undefined;
+      return wake ? { turn: answer, wake } : { turn: answer };
+    });
+  }
+
   return {
     /**
      * Whether an ordered delivery may go now; a delivery that may not records `workflowId` as its
@@ -181,30 +209,16 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * not PENDING, or of an endpoint that no longer orders or sends goes at once.
      */
     async turn(deliveryId: string, workflowId: string): Promise<Turn> {
-      return db.transaction(async (trx) => {
-        const r = await lockOrdered(trx, deliveryId);
-        if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: 'go', outOfOrder: false };
-        let answer: Turn;
-        if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
-        else if (r.ordering_key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
-        else {
-          // the release of the delivery just before it signals it, when there is nothing between
-          // the two that may still become a delivery of the sequence (it would be the one signalled)
-          const p = await predecessor(trx, r);
-          const gap = await unpreparedBefore(trx, r, p?.ordering_position ?? 0);
-          if (p) answer = { turn: 'wait', behind: p.id, wake: p.ordering_key === null || gap ? 'timer' : 'signal' };
-          else if (gap) answer = { turn: 'wait', behind: null, wake: 'timer' };
-          else answer = { turn: 'go', outOfOrder: false };
-        }
-        await trx('webhook_delivery')
-          .where({ id: deliveryId })
-          .update(
-            answer.turn === 'wait'
-              ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
-              : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
-          );
-        return answer;
-      });
+      return (await turnAndNext(deliveryId, workflowId, false)).turn;
+    },
+
+    /**
+     * prepare's turn check, when the delivery's row has just been put in place: also the waiting
+     * delivery after it in its sequence, which may have waited (on a timer) for this event to be
+     * prepared, to wake now that its place is known.
+     */
+    async firstTurn(deliveryId: string, workflowId: string): Promise<{ turn: Turn; wake?: Wake }> {
+      return turnAndNext(deliveryId, workflowId, true);
     },
 
     /**

@@ -73,6 +73,11 @@ export interface EndpointRow {
   previous_signing_secret: string | null;
   /** migration 082; absent from a row read before it ran */
   signing_public_keys?: string[];
+  /** migration 084 (spec.tls); absent from a row read before it ran */
+  tls_client_certificate?: string | null;
+  tls_client_key?: string | null;
+  tls_ca_bundle?: string | null;
+  tls_client_certificate_expires_at?: Date | null;
   custom_headers: Record<string, string>;
   max_attempts: number;
   timeout_seconds: number;
@@ -142,6 +147,10 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   signingSecret: r.signing_secret,
   previousSigningSecret: r.previous_signing_secret,
   signingPublicKeys: r.signing_public_keys ?? [],
+  tlsClientCertificate: r.tls_client_certificate ?? null,
+  tlsClientKey: r.tls_client_key ?? null,
+  tlsCaBundle: r.tls_ca_bundle ?? null,
+  tlsClientCertificateExpiresAt: r.tls_client_certificate_expires_at ?? null,
   customHeaders: r.custom_headers,
   maxAttempts: r.max_attempts,
   timeoutSeconds: r.timeout_seconds,

@@ -36,6 +36,8 @@ export interface HttpTarget {
   customHeaders: Record<string, string>;
   /** 4xx codes the endpoint opted in to retrying */
   retryOnStatus: readonly number[];
+  /** spec.tls: a client certificate and key (PEM) for mTLS, CA certificates replacing the system roots; absent: neither */
+  tls?: { certificate: string | null; key: string | null; caBundle: string | null };
 }
 
 type DestinationOf<T extends EndpointDestination['type']> = Extract<EndpointDestination, { type: T }>;
@@ -60,6 +62,9 @@ export function targetOf(e: Endpoint): DestinationTarget {
         auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
         customHeaders: e.customHeaders,
         retryOnStatus: e.retryOnStatus,
+        ...(e.tlsClientCertificate !== null || e.tlsCaBundle !== null
+          ? { tls: { certificate: e.tlsClientCertificate, key: e.tlsClientKey, caBundle: e.tlsCaBundle } }
+          : {}),
       };
     case 'SQS':
     case 'SNS':

@@ -71,6 +71,12 @@ export const ERROR_CODES = {
     means: "a WebhookEndpoint's spec.ordering.key that does not compile (CEL: syntax, names, size)",
   },
   invalid_secret: { kind: 'permanent', status: 400, reason: 'InvalidSecret', means: 'a Secret value of the wrong form' },
+  invalid_client_certificate: {
+    kind: 'permanent',
+    status: 400,
+    reason: 'InvalidClientCertificate',
+    means: "a WebhookEndpoint's spec.tls client certificate that is expired, not yet valid, unparsable or not its key's",
+  },
   secret_not_found: { kind: 'permanent', status: 400, reason: 'SecretNotFound', means: 'a referenced Secret does not exist' },
   secret_missing: { kind: 'permanent', status: 400, reason: 'SecretKeyNotFound', means: 'a referenced Secret lacks the key' },
   secret_empty: { kind: 'permanent', status: 400, reason: 'SecretKeyEmpty', means: "a referenced Secret's key is empty" },

@@ -217,6 +217,13 @@ export interface Endpoint {
   previousSigningSecret: string | null;
   /** STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify with, the current key's first; else empty */
   signingPublicKeys: string[];
+  /** spec.tls (docs/endpoints-tls.md): the client certificate (PEM, its chain after it) and key for mTLS; null: none */
+  tlsClientCertificate: string | null;
+  tlsClientKey: string | null;
+  /** PEM CA certificates that replace the system roots for this endpoint; null: the system roots */
+  tlsCaBundle: string | null;
+  /** when the client certificate expires (the expiry metric and alert read it) */
+  tlsClientCertificateExpiresAt: Date | null;
   customHeaders: Record<string, string>;
   maxAttempts: number;
   timeoutSeconds: number;

@@ -49,6 +49,12 @@ export function createOperatorMetrics(registry: Registry) {
       labelNames: ['kind', 'action'] as const,
       registers,
     }),
+    clientCertificateExpiry: new Gauge({
+      name: 'webhook_fanout_endpoint_client_certificate_expiry_timestamp_seconds',
+      help: "When the client certificate of each endpoint's spec.tls expires (Unix seconds), by endpoint (namespace/name); absent: none",
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
     isLeader: new Gauge({
       name: 'webhook_fanout_operator_leader',
       help: '1 while this replica holds the leader Lease and reconciles, else 0',

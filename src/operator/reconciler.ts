@@ -284,6 +284,11 @@ export function createReconciler(deps: ReconcilerDeps) {
       );
     const row = await store.endpointByUid(uid);
     if (!row) return outcome;
+    // the certificate in effect: the row's (an expired replacement leaves the last good one, whose expiry the alert watches)
+    const endpoint = `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`;
+    if (row.tlsClientCertificateExpiresAt)
+      metrics.clientCertificateExpiry.set({ endpoint }, row.tlsClientCertificateExpiresAt.getTime() / 1000);
+    else metrics.clientCertificateExpiry.remove({ endpoint });
     const state = endpointState(row);
     // the public keys in effect: the row's, which a spec that is not Ready leaves as they were
     const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys };
@@ -309,6 +314,7 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   async function cleanup(kind: KindName, obj: AnyCustomResource): Promise<void> {
     if (kind === 'WebhookEndpoint') {
+      metrics.clientCertificateExpiry.remove({ endpoint: `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}` });
       if (await store.repos.endpoints.deactivateByResourceUid(obj.metadata.uid)) {
         metrics.rowWrites.inc({ kind, action: 'deactivated' });
       }

@@ -76,6 +76,9 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.authSecret === spec.authSecret &&
     row.signingType === (spec.signingType ?? 'NONE') &&
     row.signingSecret === spec.signingSecret &&
+    row.tlsClientCertificate === (spec.tlsClientCertificate ?? null) &&
+    row.tlsClientKey === (spec.tlsClientKey ?? null) &&
+    row.tlsCaBundle === (spec.tlsCaBundle ?? null) &&
     row.previousSigningSecret === spec.previousSigningSecret &&
     sameJson(row.customHeaders, spec.customHeaders) &&
     row.maxAttempts === spec.maxAttempts &&

@@ -21,6 +21,7 @@ import type {
   FanoutInput,
   FinalEventStatus,
   OrderingWait,
+  OrderingWake,
   PlannedDelivery,
   UnsettledDelivery,
 } from '../activities/types.js';
@@ -184,17 +185,21 @@ async function deliverInOrder(
     failure = { err };
   }
   const { wake } = await orderingRelease({ deliveryId: d.deliveryId, ...(failure ? { unsettled: reasonOf(failure.err) } : {}) });
-  if (wake) {
-    if (wake.workflowId === workflowInfo().workflowId) wakes.count++;
-    else {
-      // a run that has ended meanwhile can not be signalled: nothing waits there any more
-      await getExternalWorkflowHandle(wake.workflowId)
-        .signal(orderingTurnSignal, wake.deliveryId)
-        .catch(() => undefined);
-    }
-  }
+  if (wake) await signalTurn(wake, wakes);
   if (failure) throw failure.err;
   return result;
+}
+
+/** Wakes the run waiting for a delivery's turn (this run itself: its own count). */
+async function signalTurn(wake: OrderingWake, wakes: Wakes): Promise<void> {
+  if (wake.workflowId === workflowInfo().workflowId) {
+    wakes.count++;
+    return;
+  }
+  // a run that has ended meanwhile can not be signalled: nothing waits there any more
+  await getExternalWorkflowHandle(wake.workflowId)
+    .signal(orderingTurnSignal, wake.deliveryId)
+    .catch(() => undefined);
 }
 
 function reasonOf(err: unknown): string {
@@ -213,6 +218,9 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
     wakes.count++;
   });
   const plan = await prepare({ eventId: input.eventId, ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }) });
+  // ordered deliveries after this event's that waited for it to be prepared (absent in histories
+  // before ordering); sent beside this event's deliveries, not before them
+  const woken = plan.wakes ? Promise.all(plan.wakes.map((w) => signalTurn(w, wakes))) : undefined;
   const results = await Promise.allSettled(
     plan.deliveries.map((d) =>
       d.ordering === undefined
@@ -222,6 +230,7 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
   );
   // A delivery that failed normally is already FAILED in its row; finishEvent settles any other
   // (e.g. the last attempt timed out) so no row stays PENDING once its workflow is done.
+  if (woken) await woken;
   const unsettled: UnsettledDelivery[] = [];
   results.forEach((r, i) => {
     const d = plan.deliveries[i];

@@ -63,7 +63,7 @@ describe('admin API: an ordered key blocked by a FAILED delivery', () => {
     expect(target.requests.map(seqOf)).toEqual([1, 1, 2, 3]);
     expect(target.requests.every((r) => r.headers['x-webhook-out-of-order'] === undefined)).toBe(true);
     expect((await view(ids[0]!)).status).toBe('SUCCESS');
-  });
+  }, 120_000);
 
   it('a skip unblocks the key: the next ones go in order, the skipped one stays FAILED and a replay of it is sent out of order, marked', async () => {
     const { target, events, ids, view } = await blockedKey();
@@ -87,5 +87,5 @@ describe('admin API: an ordered key blocked by a FAILED delivery', () => {
     expect(target.requests.map(seqOf)).toEqual([1, 2, 3, 1]);
     expect(target.requests.at(-1)?.headers['x-webhook-out-of-order']).toBe('true');
     expect((await view(ids[0]!)).status).toBe('SUCCESS');
-  });
+  }, 120_000);
 });

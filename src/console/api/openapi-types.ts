@@ -1692,6 +1692,12 @@ export interface paths {
                                     /** @description STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, then the previous one during a rotation; empty for the other types */
                                     publicKeys: string[];
                                 };
+                                /** @description spec.tls (docs/endpoints-tls.md) */
+                                tls: {
+                                    clientCertificateExpiresAt: string | null;
+                                    /** @description whether a private CA bundle replaces the system's roots for this endpoint */
+                                    caBundleSet: boolean;
+                                };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
                                 maxAttempts: number;
@@ -1877,6 +1883,12 @@ export interface paths {
                                     previousSecretSet: boolean;
                                     /** @description STANDARD_WEBHOOKS_ED25519: the whpk_ public keys receivers verify the v1a signatures with, the current key first, then the previous one during a rotation; empty for the other types */
                                     publicKeys: string[];
+                                };
+                                /** @description spec.tls (docs/endpoints-tls.md) */
+                                tls: {
+                                    clientCertificateExpiresAt: string | null;
+                                    /** @description whether a private CA bundle replaces the system's roots for this endpoint */
+                                    caBundleSet: boolean;
                                 };
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];

@@ -199,6 +199,18 @@ export function EndpointsPage() {
                           ))}
                         </>
                       )}
+                      {e.tls.clientCertificateExpiresAt && (
+                        <>
+                          <br />
+                          mTLS, certificate until <Time iso={e.tls.clientCertificateExpiresAt} />
+                        </>
+                      )}
+                      {e.tls.caBundleSet && (
+                        <>
+                          <br />
+                          private CA
+                        </>
+                      )}
                       {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
                     </td>
                     <td>

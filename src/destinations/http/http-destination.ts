@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import type { ConnectionOptions } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { Destination, HttpTarget } from '../../delivery/destination.js';
 import { invalidRequest } from '../../delivery/types.js';
@@ -33,12 +35,16 @@ export interface HttpDestinationOptions {
 export function createHttpDestination(opts: HttpDestinationOptions): Destination<HttpTarget> {
   const { addressPolicy } = opts;
   const now = opts.now ?? Date.now;
-  const agent = new Agent({
-    connections: opts.agentOptions?.connections ?? null,
-    keepAliveTimeout: opts.agentOptions?.keepAliveTimeout ?? 4_000,
-    // every new connection resolves through the policy, whatever the attempt
-    connect: { lookup: createGuardedLookup(addressPolicy, opts.resolve) },
-  });
+  const lookup = createGuardedLookup(addressPolicy, opts.resolve);
+  const newAgent = (tls: TlsOptions = {}) =>
+    new Agent({
+      connections: opts.agentOptions?.connections ?? null,
+      keepAliveTimeout: opts.agentOptions?.keepAliveTimeout ?? 4_000,
+      // every new connection resolves through the policy, whatever the attempt and its TLS
+      connect: { lookup, ...tls },
+    });
+  const agent = newAgent();
+  const tlsAgents = createTlsAgents(newAgent);
 
   const send: Destination<HttpTarget>['send'] = async (message, to, { timeoutMs }) => {
     const started = performance.now();
@@ -75,7 +81,9 @@ export function createHttpDestination(opts: HttpDestinationOptions): Destination
     let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(target, {
-        dispatcher: agent,
+        // an endpoint with its own TLS (spec.tls) has its own pool, keyed by that TLS: a rotated
+        // certificate is a new key, so the next attempt connects with it, without a restart
+        dispatcher: to.tls ? tlsAgents.for(to.tls) : agent,
         method: to.method,
         headers,
         body: message.body,
@@ -108,6 +116,48 @@ export function createHttpDestination(opts: HttpDestinationOptions): Destination
 
   return {
     send,
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent.close(), tlsAgents.close()]);
+    },
+  };
+}
+
+type TlsOptions = Pick<ConnectionOptions, 'cert' | 'key' | 'ca'>;
+
+/** Endpoints' TLS material in use at once, each with its pool; past it the oldest pool is closed (its requests finish). */
+const TLS_AGENTS_KEPT = 64;
+
+/** One Agent per distinct spec.tls (certificate, key, CA bundle), by a digest of it: the material is never a map key itself. */
+function createTlsAgents(newAgent: (tls: TlsOptions) => Agent) {
+  const agents = new Map<string, Agent>();
+  return {
+    for(tls: NonNullable<HttpTarget['tls']>): Agent {
+      const id = createHash('sha256')
+        .update(JSON.stringify([tls.certificate, tls.key, tls.caBundle]))
+        .digest('hex');
+      const known = agents.get(id);
+      if (known) {
+        // most recently used last: the first is the one to close when over the bound
+        agents.delete(id);
+        agents.set(id, known);
+        return known;
+      }
+      const agent = newAgent({
+        ...(tls.certificate !== null && tls.key !== null ? { cert: tls.certificate, key: tls.key } : {}),
+        // the endpoint's CA replaces the system roots (docs/endpoints-tls.md says how to add to them instead)
+        ...(tls.caBundle !== null ? { ca: tls.caBundle } : {}),
+      });
+      agents.set(id, agent);
+      if (agents.size > TLS_AGENTS_KEPT) {
+        const [oldest, old] = agents.entries().next().value as [string, Agent];
+        agents.delete(oldest);
+        void old.close();
+      }
+      return agent;
+    },
+    async close(): Promise<void> {
+      await Promise.all([...agents.values()].map((a) => a.close()));
+      agents.clear();
+    },
   };
 }
