@@ -1,6 +1,7 @@
 import type { Destination, Destinations, HttpTarget } from '../delivery/destination.js';
-import { invalidRequest } from '../delivery/types.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
+import { createAwsClients, type AwsClientsDeps } from './aws/aws-clients.js';
+import { createEventBridgeDestination, createSnsDestination, createSqsDestination } from './aws/aws-destinations.js';
 import { createHttpDestination } from './http/http-destination.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
 import { createNatsDestination } from './nats/nats-destination.js';
@@ -9,6 +10,8 @@ import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
 export interface DestinationsDeps {
   /** where HTTP and the brokers may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
   addressPolicy: AddressPolicy;
+  /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
+  awsCredentials?: AwsClientsDeps['credentials'];
 }
 
 /**
@@ -22,17 +25,23 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
   const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
   const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
-  const all: Destination<never>[] = [http, kafka, rabbitmq, nats];
+  // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role
+  const aws = createAwsClients({ addressPolicy: deps.addressPolicy, ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}) });
+  const sqs = createSqsDestination(aws);
+  const sns = createSnsDestination(aws);
+  const eventBridge = createEventBridgeDestination(aws);
+  const all: Destination<never>[] = [http, kafka, rabbitmq, nats, sqs, sns, eventBridge];
   return {
     send(message, target, options) {
       switch (target.type) {
         case 'HTTP':
           return http.send(message, target, options);
         case 'SQS':
+          return sqs.send(message, target, options);
         case 'SNS':
+          return sns.send(message, target, options);
         case 'EventBridge':
-          // the spec and the row know the type before this worker can send to it: final, with the reason
-          return Promise.resolve(invalidRequest(`this worker has no ${target.type} destination yet`));
+          return eventBridge.send(message, target, options);
         case 'Kafka':
           return kafka.send(message, target, options);
         case 'RabbitMQ':
@@ -43,7 +52,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     },
     async close() {
       // each closes its own; one that fails to close does not keep the others open
-      const closed = await Promise.allSettled(all.map((d) => d.close()));
+      const closed = await Promise.allSettled([...all.map((d) => d.close()), (async () => aws.close())()]);
       const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
       if (failed) throw failed.reason;
     },

@@ -1,0 +1,127 @@
+import { performance } from 'node:perf_hooks';
+import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Destination, EventBridgeTarget, SendOptions, SnsTarget, SqsTarget } from '../../delivery/destination.js';
+import type { Message } from '../../delivery/message.js';
+import type { DeliveryOutcome } from '../../delivery/types.js';
+import type { Receipt } from '../../domain/records.js';
+import type { AwsClients } from './aws-clients.js';
+import { classifyAwsError } from './aws-errors.js';
+import { awsMessageOf, eventBridgeDetailOf } from './aws-message.js';
+
+/** A FIFO queue's or topic's group when the endpoint is not ordered: one group, the order of the sends. */
+export const UNORDERED_GROUP = 'webhook-fanout';
+
+const isFifo = (name: string): boolean => name.endsWith('.fifo');
+
+/** One call with the attempt's deadline, its answer or failure as an outcome. */
+async function publish(
+  service: string,
+  options: SendOptions,
+  call: (abortSignal: AbortSignal) => Promise<{ receipt: Receipt; body: string } | DeliveryOutcome>,
+): Promise<DeliveryOutcome> {
+  const started = performance.now();
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    const r = await call(signal);
+    if ('kind' in r) return r;
+    return { kind: 'success', status: 200, body: r.body, durationMs: performance.now() - started, statusClass: '2xx', receipt: r.receipt };
+  } catch (err) {
+    return classifyAwsError(err, service, {
+      durationMs: performance.now() - started,
+      timeoutMs: options.timeoutMs,
+      aborted: signal.aborted,
+    });
+  }
+}
+
+/** SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups. */
+export function createSqsDestination(clients: AwsClients): Destination<SqsTarget> {
+  return {
+    send: (message: Message, to, options) =>
+      publish('SQS', options, async (abortSignal) => {
+        const { text, attributes } = awsMessageOf(message);
+        const fifo = isFifo(to.queueUrl);
+        const r = await clients.of(to).sqs.send(
+          new SendMessageCommand({
+            QueueUrl: to.queueUrl,
+            MessageBody: text,
+            MessageAttributes: attributes,
+            ...(fifo ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP } : {}),
+          }),
+          { abortSignal },
+        );
+        return {
+          receipt: { ...(r.MessageId ? { messageId: r.MessageId } : {}), ...(r.SequenceNumber ? { sequence: r.SequenceNumber } : {}) },
+          body: `SQS message ${r.MessageId ?? '(no id)'}`,
+        };
+      }),
+    close: async () => {},
+  };
+}
+
+/** SNS: one Publish; on a FIFO topic the event id de-duplicates and the ordering key groups. */
+export function createSnsDestination(clients: AwsClients): Destination<SnsTarget> {
+  return {
+    send: (message, to, options) =>
+      publish('SNS', options, async (abortSignal) => {
+        const { text, attributes } = awsMessageOf(message);
+        const fifo = isFifo(to.topicArn);
+        const r = await clients.of(to).sns.send(
+          new PublishCommand({
+            TopicArn: to.topicArn,
+            Message: text,
+            MessageAttributes: attributes,
+            ...(fifo ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP } : {}),
+          }),
+          { abortSignal },
+        );
+        return {
+          receipt: { ...(r.MessageId ? { messageId: r.MessageId } : {}), ...(r.SequenceNumber ? { sequence: r.SequenceNumber } : {}) },
+          body: `SNS message ${r.MessageId ?? '(no id)'}`,
+        };
+      }),
+    close: async () => {},
+  };
+}
+
+/** EventBridge: one PutEvents entry; an entry the bus refused is classified by its own error code. */
+export function createEventBridgeDestination(clients: AwsClients): Destination<EventBridgeTarget> {
+  return {
+    send: (message, to, options) =>
+      publish('EventBridge', options, async (abortSignal) => {
+        const started = performance.now();
+        const r = await clients.of(to).eventBridge.send(
+          new PutEventsCommand({
+            Entries: [
+              {
+                EventBusName: to.eventBusName,
+                Source: message.attributes.source,
+                DetailType: to.detailType ?? message.attributes.type,
+                Detail: eventBridgeDetailOf(message),
+                ...(message.attributes.time ? { Time: new Date(message.attributes.time) } : {}),
+              },
+            ],
+          }),
+          { abortSignal },
+        );
+        const [entry] = r.Entries ?? [];
+        if (!entry?.EventId) {
+          // the call passed, the entry did not: its ErrorCode says why, as an SDK error's name would
+          const name = entry?.ErrorCode ?? 'NoEventId';
+          const err = Object.assign(new Error(entry?.ErrorMessage ?? 'the bus returned no event id'), {
+            name,
+            $metadata: { httpStatusCode: /Throttl|Internal/.test(name) ? 500 : 400 },
+          });
+          return classifyAwsError(err, 'EventBridge', {
+            durationMs: performance.now() - started,
+            timeoutMs: options.timeoutMs,
+            aborted: false,
+          });
+        }
+        return { receipt: { messageId: entry.EventId }, body: `EventBridge event ${entry.EventId}` };
+      }),
+    close: async () => {},
+  };
+}

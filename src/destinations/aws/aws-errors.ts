@@ -1,0 +1,96 @@
+import type { DeliveryOutcome, StatusClass } from '../../delivery/types.js';
+
+/**
+ * The AWS error codes a publish is retried on: the service throttles or is not there right now.
+ * Everything else the service answers with a 4xx is final (an unknown queue, topic or bus, refused
+ * authentication or authorization, a message over the limit, an invalid parameter); a 5xx, a
+ * timeout and a connection that fails are retried (docs/destinations.md, the classification rule).
+ */
+const RETRIED_CODES: ReadonlySet<string> = new Set([
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'KMSThrottlingException',
+  'RequestLimitExceeded',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'InternalError',
+  'InternalFailure',
+  'InternalServerError',
+  'InternalException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'IDPCommunicationError',
+]);
+
+/** Connection failures: nothing reached the service (or its answer was lost); worth another attempt. */
+const NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
+
+interface SdkErrorFacts {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+  $retryable?: unknown;
+  cause?: unknown;
+}
+
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim().slice(0, 300);
+
+/**
+ * An AWS SDK call's failure as a delivery outcome: retryable or permanent by the service's error
+ * code (RETRIED_CODES), its HTTP status, or the connection's error, with the code and the
+ * service's message as the reason (never a credential: the SDK's messages name the resource).
+ */
+export function classifyAwsError(
+  err: unknown,
+  service: string,
+  at: { durationMs: number; timeoutMs: number; aborted: boolean },
+): DeliveryOutcome {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorFacts;
+  const cause = (typeof e.cause === 'object' && e.cause !== null ? e.cause : {}) as SdkErrorFacts;
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const code = typeof e.code === 'string' ? e.code : typeof cause.code === 'string' ? cause.code : undefined;
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : null;
+  const message = oneLine(typeof e.message === 'string' ? e.message : String(err));
+  const fail = (kind: 'retryable' | 'permanent', statusClass: StatusClass, error: string): DeliveryOutcome => ({
+    kind,
+    status,
+    body: null,
+    error,
+    durationMs: at.durationMs,
+    statusClass,
+  });
+
+  if (at.aborted || name === 'AbortError' || name === 'TimeoutError') {
+    return fail('retryable', 'timeout', `${service}: no answer within ${at.timeoutMs} ms`);
+  }
+  if (code !== undefined && NETWORK_CODES.has(code)) {
+    return fail('retryable', code === 'ECONNREFUSED' ? 'refused' : 'network', `${service}: ${code} (${message})`);
+  }
+  const reason = `${service}: ${name}: ${message}`;
+  if (RETRIED_CODES.has(name) || e.$retryable !== undefined)
+    return fail('retryable', status !== null && status < 500 ? '4xx' : '5xx', reason);
+  if (status !== null && status >= 500) return fail('retryable', '5xx', reason);
+  if (status !== null && status >= 400) return fail('permanent', '4xx', reason);
+  // no answer from the service and no code we know (a credentials provider that failed to reach
+  // its endpoint, a socket closed): retried, a wrong "permanent" would lose the message
+  return fail('retryable', 'network', reason);
+}
