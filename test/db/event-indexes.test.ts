@@ -51,7 +51,7 @@ describe('migration 076 on a database with events', () => {
 
   let plans: Map<string, ReadPlan>;
 
-  it('keeps every row, leaves nine valid indexes in place of ten (six of them written by an insert, from nine), and running it again changes nothing', async () => {
+  it("keeps every row, leaves nine valid indexes in place of ten (six of them written by an insert, from nine), and running it again changes nothing; 081 adds ordering's tenth", async () => {
     await fillEvents(db, 50_000);
     const rows = async () =>
       db.raw<{ rows: Array<{ n: number; digest: string }> }>(
@@ -71,6 +71,8 @@ describe('migration 076 on a database with events', () => {
         'webhook_event_source_external_id_uq',
         'webhook_event_source_received_idx',
         'webhook_event_type_received_idx',
+        // migration 081 (ordered delivery): the events not finished yet by position, written by an insert
+        'webhook_event_unprepared_position_idx',
         'webhook_event_unpublished_idx',
         'webhook_event_unsuccessful_received_idx',
       ].map((n) => ({ name: n, valid: true })),
