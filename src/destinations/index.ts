@@ -1,7 +1,6 @@
-import type { Destination, Destinations, HttpTarget } from '../delivery/destination.js';
+import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarget, SqsTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
-import { createAwsClients, type AwsClientsDeps } from './aws/aws-clients.js';
-import { createEventBridgeDestination, createSnsDestination, createSqsDestination } from './aws/aws-destinations.js';
+import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
 import { createNatsDestination } from './nats/nats-destination.js';
@@ -25,23 +24,22 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
   const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
   const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
-  // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role
-  const aws = createAwsClients({ addressPolicy: deps.addressPolicy, ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}) });
-  const sqs = createSqsDestination(aws);
-  const sns = createSnsDestination(aws);
-  const eventBridge = createEventBridgeDestination(aws);
-  const all: Destination<never>[] = [http, kafka, rabbitmq, nats, sqs, sns, eventBridge];
+  // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role, and are
+  // imported on the first send to one of them: a worker that sends to none never loads the SNS and
+  // EventBridge SDKs (the worker's footprint: test/cmd/footprint.test.ts)
+  const aws = lazyAws(deps);
+  const all: Destination<never>[] = [http, kafka, rabbitmq, nats];
   return {
     send(message, target, options) {
       switch (target.type) {
         case 'HTTP':
           return http.send(message, target, options);
         case 'SQS':
-          return sqs.send(message, target, options);
+          return aws.load().then((d) => d.sqs.send(message, target, options));
         case 'SNS':
-          return sns.send(message, target, options);
+          return aws.load().then((d) => d.sns.send(message, target, options));
         case 'EventBridge':
-          return eventBridge.send(message, target, options);
+          return aws.load().then((d) => d.eventBridge.send(message, target, options));
         case 'Kafka':
           return kafka.send(message, target, options);
         case 'RabbitMQ':
@@ -52,9 +50,49 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     },
     async close() {
       // each closes its own; one that fails to close does not keep the others open
-      const closed = await Promise.allSettled([...all.map((d) => d.close()), (async () => aws.close())()]);
+      const closed = await Promise.allSettled([...all.map((d) => d.close()), aws.close()]);
       const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
       if (failed) throw failed.reason;
+    },
+  };
+}
+
+interface AwsDestinations {
+  sqs: Destination<SqsTarget>;
+  sns: Destination<SnsTarget>;
+  eventBridge: Destination<EventBridgeTarget>;
+  close(): void;
+}
+
+/** The AWS destinations, their modules imported on first use; a failed import is tried again on the next send. */
+function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; close(): Promise<void> } {
+  let loading: Promise<AwsDestinations> | undefined;
+  const load = async (): Promise<AwsDestinations> => {
+    const [{ createAwsClients }, { createSqsDestination, createSnsDestination, createEventBridgeDestination }] = await Promise.all([
+      import('./aws/aws-clients.js'),
+      import('./aws/aws-destinations.js'),
+    ]);
+    const clients = createAwsClients({
+      addressPolicy: deps.addressPolicy,
+      ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}),
+    });
+    return {
+      sqs: createSqsDestination(clients),
+      sns: createSnsDestination(clients),
+      eventBridge: createEventBridgeDestination(clients),
+      close: () => clients.close(),
+    };
+  };
+  return {
+    load() {
+      loading ??= load().catch((err: unknown) => {
+        loading = undefined;
+        throw err;
+      });
+      return loading;
+    },
+    async close() {
+      if (loading) (await loading).close();
     },
   };
 }
