@@ -480,7 +480,7 @@ check "both releases have their own ClusterRoles and ClusterRoleBinding" \
 leftovers() { # namespace: what of the release is still there ("kubectl failed" when it can not tell)
   local objs
   objs=$(k -n "$1" get all,sa,role,rolebinding,secret,configmap,pdb,networkpolicy,ingress -o name) || { echo "kubectl failed"; return; }
-  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
+  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/webhook-fanout-aws|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
 }
 uninstalled() {
   helm uninstall "$RELEASE" -n "$1" --wait --timeout 3m >/dev/null || return 1
