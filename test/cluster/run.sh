@@ -329,6 +329,103 @@ while time.time() < deadline:
 sys.exit(1)' "$ext"
 }
 check "an SQS destination (spec.destination.type: SQS): the event's payload is published to the queue, read back with boto3" published_to_sqs
+WORK_MTLS=$(mktemp -d)
+# an endpoint that demands a client certificate (docs/endpoints-tls.md): a receiver in infra that
+# accepts only TLS clients whose certificate its private CA issued; the endpoint's client
+# certificate (a kubernetes.io/tls Secret) and CA bundle (a Secret) in the endpoint's namespace
+MTLS=$WORK_MTLS
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=e2e-private-ca -keyout "$MTLS/ca.key" -out "$MTLS/ca.crt" 2>/dev/null
+cert_from_ca() { # name subject [subjectAltName] [extendedKeyUsage]
+  openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$MTLS/$1.key" -out "$MTLS/$1.csr" 2>/dev/null
+  printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "${3:-DNS:$1}" "${4:-clientAuth}" >"$MTLS/$1.ext"
+  openssl x509 -req -in "$MTLS/$1.csr" -CA "$MTLS/ca.crt" -CAkey "$MTLS/ca.key" -CAcreateserial -days 2 \
+    -extfile "$MTLS/$1.ext" -out "$MTLS/$1.crt" 2>/dev/null
+}
+cert_from_ca server /CN=receiver-mtls DNS:receiver-mtls.infra.svc.cluster.local serverAuth
+cert_from_ca client /CN=webhook-fanout-e2e
+k -n infra create secret generic receiver-mtls --from-file=tls.crt="$MTLS/server.crt" \
+  --from-file=tls.key="$MTLS/server.key" --from-file=ca.crt="$MTLS/ca.crt" >/dev/null
+k -n $NS create secret tls e2e-client-cert --cert="$MTLS/client.crt" --key="$MTLS/client.key" >/dev/null
+k -n $NS create secret generic e2e-private-ca --from-file=ca.crt="$MTLS/ca.crt" >/dev/null
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: receiver-mtls, namespace: infra}
+data:
+  receiver.mjs: |
+    import https from 'node:https';
+    import { readFileSync } from 'node:fs';
+    const f = (n) => readFileSync('/tls/' + n);
+    https.createServer({ key: f('tls.key'), cert: f('tls.crt'), ca: f('ca.crt'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const peer = req.socket.getPeerCertificate();
+        console.log(JSON.stringify({ path: req.url, client: peer.subject?.CN, authorized: req.socket.authorized, eventId: req.headers['x-webhook-event-id'], body: Buffer.concat(chunks).toString('utf8') }));
+        res.writeHead(200).end('ok');
+      });
+    }).on('tlsClientError', (e) => console.log(JSON.stringify({ tlsClientError: e.message }))).listen(8443);
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: receiver-mtls, namespace: infra, labels: {app: receiver-mtls}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: receiver-mtls}}
+  template:
+    metadata: {labels: {app: receiver-mtls}}
+    spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: receiver
+          image: $IMAGE
+          imagePullPolicy: IfNotPresent
+          command: ["node", "/receiver/receiver.mjs"]
+          ports: [{name: https, containerPort: 8443}]
+          readinessProbe: {tcpSocket: {port: https}, periodSeconds: 2}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+          volumeMounts: [{name: receiver, mountPath: /receiver}, {name: tls, mountPath: /tls}]
+      volumes:
+        - {name: receiver, configMap: {name: receiver-mtls}}
+        - {name: tls, secret: {secretName: receiver-mtls}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: receiver-mtls, namespace: infra}
+spec:
+  selector: {app: receiver-mtls}
+  ports: [{name: https, port: 8443, targetPort: https}]
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: e2e-mtls, namespace: $NS}
+spec:
+  source: e2e
+  eventType: order.mtls
+  url: https://receiver-mtls.infra.svc.cluster.local:8443/hooks/mtls
+  tls:
+    clientCertificateSecretRef: {name: e2e-client-cert}
+    caBundleRef: {kind: Secret, name: e2e-private-ca, key: ca.crt}
+EOF
+delivered_with_client_cert() {
+  k -n infra rollout status deploy/receiver-mtls --timeout=120s >/dev/null || return 1
+  k -n $NS wait --for=condition=Ready --timeout=60s webhookendpoint/e2e-mtls >/dev/null || return 1
+  local ext out id line
+  ext="mtls-$RANDOM-$(date +%s)"
+  out=$(curl -sS -m 10 -u e2e:e2e-password -H 'content-type: application/json' \
+    -d "{\"id\":\"$ext\",\"type\":\"order.mtls\"}" "$INGEST/api/webhooks/e2e")
+  id=$(sed -n 's/.*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p' <<<"$out")
+  [ -n "$id" ] || { echo "ingest answered $out" >&2; return 1; }
+  for _ in $(seq 1 60); do
+    line=$(k -n infra logs deploy/receiver-mtls --tail=-1 2>/dev/null | grep "\"eventId\":\"$id\"" | head -1)
+    [ -n "$line" ] && break
+    sleep 1
+  done
+  echo "mTLS receiver: ${line:-nothing for $id}" >&2
+  grep -q '"client":"webhook-fanout-e2e","authorized":true' <<<"$line"
+}
+check "an endpoint with a client certificate and a private CA from Secrets (spec.tls): delivered to a receiver that accepts only that CA's clients" delivered_with_client_cert
+rm -rf "$WORK_MTLS"
 
 # ---- 4b. namespaces as tenants (docs/tenancy.md) ----------------------------------------------
 phase "4b two namespaces"
