@@ -47,7 +47,18 @@ describe('generated CRDs', () => {
     expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
     expect(spec.properties.auth.properties.type).toMatchObject({
       // the PascalCase spellings, then the older ones, still accepted (docs/operator.md, Conventions)
-      enum: ['None', 'Basic', 'Bearer', 'HMAC', 'StandardWebhooks', 'NONE', 'BASIC', 'BEARER', 'STANDARD_WEBHOOKS'],
+      enum: [
+        'None',
+        'Basic',
+        'Bearer',
+        'OAuth2ClientCredentials',
+        'HMAC',
+        'StandardWebhooks',
+        'NONE',
+        'BASIC',
+        'BEARER',
+        'STANDARD_WEBHOOKS',
+      ],
       default: 'NONE',
     });
     expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
