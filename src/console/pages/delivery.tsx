@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
@@ -6,6 +7,7 @@ import { to } from '../routes.js';
 import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
+import { holdsItsKey, OrderingKey, OrderingState } from '../ui/ordering.js';
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -24,6 +26,7 @@ export function DeliveryPage() {
   const [note, setNote] = useState<string | null>(null);
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
+  const [confirmingSkip, setConfirmingSkip] = useState(false);
 
   // a replayed or retrying delivery: follow it until it settles
   usePolling(
@@ -46,6 +49,22 @@ export function DeliveryPage() {
     }
   };
 
+  // an ordered delivery that holds its key after it FAILED: skipped, the ones behind it go (docs/ordering.md)
+  const skip = async () => {
+    setProblem(null);
+    setBusy(true);
+    try {
+      await ok(api.POST('/api/deliveries/{id}/skip', { params: { path: { id } } }));
+      setConfirmingSkip(false);
+      setNote('Skipped: the delivery stays FAILED and no longer holds its key; the next delivery of its key starts.');
+      delivery.reload();
+    } catch (err) {
+      setProblem(asProblem(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
   return (
     <>
       <PageHeading title="Delivery" />
@@ -58,12 +77,36 @@ export function DeliveryPage() {
               <section class="card" aria-labelledby="summary-heading">
                 <div class="section-head">
                   <h2 id="summary-heading">Summary</h2>
-                  {canReplay && d.status === 'FAILED' && (
-                    <button type="button" onClick={replay} disabled={busy}>
-                      Replay delivery
-                    </button>
-                  )}
+                  <div class="actions">
+                    {canReplay && d.status === 'FAILED' && (
+                      <button type="button" onClick={replay} disabled={busy}>
+                        Replay delivery
+                      </button>
+                    )}
+                    {canReplay && holdsItsKey(d) && !confirmingSkip && (
+                      <>
+                        {' '}
+                        <button type="button" class="secondary" onClick={() => setConfirmingSkip(true)} disabled={busy}>
+                          Skip delivery…
+                        </button>
+                      </>
+                    )}
+                  </div>
                 </div>
+                {canReplay && holdsItsKey(d) && confirmingSkip && (
+                  <div class="confirm" role="group" aria-label="Confirm the skip">
+                    <p>
+                      Skip this delivery? It stays FAILED and stops holding its key: the deliveries of its key waiting behind it are sent,
+                      in order, without it. A later replay of it is sent out of order.
+                    </p>
+                    <button type="button" class="danger" onClick={skip} disabled={busy}>
+                      Confirm skip
+                    </button>{' '}
+                    <button type="button" class="secondary" onClick={() => setConfirmingSkip(false)}>
+                      Cancel
+                    </button>
+                  </div>
+                )}
                 <p role="status" class="muted">
                   {note}
                 </p>
@@ -80,6 +123,12 @@ export function DeliveryPage() {
                     ],
                     ['Endpoint', endpoint ? `${endpoint.name} (${endpoint.method} ${endpoint.url})` : <Code>{d.endpointId}</Code>],
                     ['Source', d.source],
+                    ...(d.ordering
+                      ? ([
+                          ['Ordering key', <OrderingKey value={d.ordering.key} />],
+                          ['Order', <OrderingState d={{ ...d, ordering: d.ordering }} />],
+                        ] as Array<[string, ComponentChildren]>)
+                      : []),
                     ['Attempts', String(d.attempts)],
                     ['Last response status', nullable(d.lastResponseStatus)],
                     ['Last error', nullable(d.lastError)],

@@ -1,6 +1,7 @@
 import type { Delivery, Endpoint } from '../api/types.js';
 import { to } from '../routes.js';
 import { Code, nullable, Status, Table, Time } from './common-components.js';
+import { WaitingBehind } from './ordering.js';
 
 export function DeliveriesTable({
   items,
@@ -28,6 +29,11 @@ export function DeliveriesTable({
           <td>{d.source}</td>
           <td>
             <Status value={d.status} />
+            {d.status === 'PENDING' && d.ordering?.waitingBehind && (
+              <div class="waiting-note">
+                <WaitingBehind id={d.ordering.waitingBehind} short />
+              </div>
+            )}
           </td>
           <td>{d.attempts}</td>
           <td>{nullable(d.lastResponseStatus)}</td>
