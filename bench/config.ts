@@ -46,6 +46,14 @@ export interface BenchConfig {
   e2eShapes: boolean;
   /** BENCH_E2E_CONTENT (on; 0 skips): a filtered and a transformed one-endpoint round beside the plain one */
   e2eContent: boolean;
+  /**
+   * BENCH_E2E_ORDERED (on; 0 skips): the ordered rounds beside the plain one (issue 41): the plain
+   * round's events ordered over BENCH_ORDERED_KEYS customers (100), and one customer's
+   * BENCH_ORDERED_ONE_KEY_EVENTS events (100) delivered one after the other
+   */
+  e2eOrdered: boolean;
+  orderedKeys: number;
+  orderedOneKeyEvents: number;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -126,6 +134,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     chartWorkerConsumesQueue: chartConsumesQueue,
     e2eShapes: flag(env, 'BENCH_E2E_SHAPES', true),
     e2eContent: flag(env, 'BENCH_E2E_CONTENT', true),
+    e2eOrdered: flag(env, 'BENCH_E2E_ORDERED', true),
+    orderedKeys: int(env, 'BENCH_ORDERED_KEYS', 100, 1),
+    orderedOneKeyEvents: int(env, 'BENCH_ORDERED_ONE_KEY_EVENTS', 100, 2),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),

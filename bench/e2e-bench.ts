@@ -6,9 +6,18 @@ import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
 import { cloudActionsOf, type CloudActions } from './cloud-actions.js';
 import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
-import { BENCH_FILTER, BENCH_TRANSFORM, countWhere, insertEvents, payloadOf, seedEndpoints, type EndpointContent } from './e2e-fixtures.js';
+import {
+  BENCH_FILTER,
+  BENCH_ORDERING_KEY,
+  BENCH_TRANSFORM,
+  countWhere,
+  insertEvents,
+  payloadOf,
+  seedEndpoints,
+  type EndpointContent,
+} from './e2e-fixtures.js';
 import type { Infra } from './infra.js';
-import { FLAKY_PATH, type Receiver } from './receiver.js';
+import { FLAKY_PATH, TRACKED_PATH, type Receiver } from './receiver.js';
 import { mapLimit, median } from './stats.js';
 
 const RUN_TIMEOUT_MS = 180_000;
@@ -28,6 +37,8 @@ export interface E2eRun {
   wallS: number;
   /** real path, when asked: Temporal Cloud's Actions of a few of its finished workflows */
   actions?: CloudActions[];
+  /** one ordered key: ms from each delivery's arrival at the receiver to the next one's, in the key's order */
+  hopsMs?: number[];
 }
 
 /** Workflows whose histories are counted for Temporal Cloud's Actions, per counted run. */
@@ -47,6 +58,8 @@ export interface E2ePath {
   foreignCpuS: number;
   /** the Actions counted over all rounds (real path) */
   actions: CloudActions[];
+  /** one ordered key: every hop of every round, ms */
+  hopsMs: number[];
 }
 
 export interface E2eCase {
@@ -80,6 +93,8 @@ export interface E2eVariants {
   otherShape?: E2eBenchDeps;
   /** the filtered and the transformed rounds */
   content?: boolean;
+  /** the ordered rounds (issue 41): many keys, and one key's serial hops */
+  ordered?: { keys: number; oneKeyEvents: number };
 }
 
 export interface E2eFigures {
@@ -91,6 +106,11 @@ export interface E2eFigures {
   /** the one-endpoint case with BENCH_FILTER, and with BENCH_TRANSFORM, on the endpoint (BENCH_E2E_CONTENT) */
   filtered?: E2ePath;
   transformed?: E2ePath;
+  /**
+   * the one-endpoint case ordered by BENCH_ORDERING_KEY over `keys` customers, the same events as
+   * the plain round; and one key alone, its deliveries one after the other (BENCH_E2E_ORDERED)
+   */
+  ordered?: { keys: number; many: E2ePath; oneKey: E2ePath };
 }
 
 /** Polls until done() or the timeout; returns the seconds since t0 at which done() held. */
@@ -131,15 +151,29 @@ export async function runReal(
   d: E2eBenchDeps,
   k: number,
   n: number,
-  opts: { countActions?: boolean; content?: EndpointContent } = {},
+  opts: {
+    countActions?: boolean;
+    content?: EndpointContent;
+    /** the customers the events take turns over (the ordering key); absent: one */
+    keys?: number;
+    /** note each delivery's arrival and return the hops between them (one ordered key) */
+    hops?: boolean;
+  } = {},
 ): Promise<E2eRun> {
-  const kind = opts.content?.filter !== undefined ? '-filter' : opts.content?.transform !== undefined ? '-transform' : '';
+  const c = opts.content;
+  const kind =
+    c?.filter !== undefined ? '-filter' : c?.transform !== undefined ? '-transform' : c?.orderingKey !== undefined ? '-ordered' : '';
   const source = `bench-e2e-${k}${kind}-${randomBytes(3).toString('hex')}`;
-  // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200
-  const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
+  // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200; the
+  // tracked path notes when each one arrived
+  const receiverUrl = opts.hops
+    ? `${d.receiver.url}${TRACKED_PATH.replace(/\/$/, '')}`
+    : d.cfg.e2eFailFirst
+      ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}`
+      : d.receiver.url;
   // a filter that refused an event, or a transform that failed, leaves a delivery short of SUCCESS: the run times out
   const endpointIds = await seedEndpoints(d.infra, source, k, receiverUrl, opts.content);
-  const eventIds = await insertEvents(d.infra, source, n);
+  const eventIds = await insertEvents(d.infra, source, n, opts.keys);
   // ingest's publisher: ids leave in PublishBatch calls, as they do from ingest
   const topicArn = d.topicArn ?? d.infra.fanoutTopology.topicArn;
   const publisher = createEventPublisher({ sns: d.infra.aws.sns, aws: d.infra.awsOptions, topicArn });
@@ -167,11 +201,32 @@ export async function runReal(
       );
       return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
     });
+    if (opts.hops) run.hopsMs = hopsOf(d.receiver, source, n);
     // outside the measured window: reading histories costs the server CPU too (one workflow per event, its id the event's)
     return opts.countActions ? { ...run, actions: await cloudActionsOf(d.client, eventIds.slice(0, ACTIONS_SAMPLE)) } : run;
   } finally {
     await publisher.close();
   }
+}
+
+/**
+ * One key's deliveries arrive one after the other, in the events' order (their external ids,
+ * `<source>-<i>`): the time from each one's arrival to the next one's is what ordering adds to the
+ * receiver's own latency per delivery (the bench's receiver answers at once).
+ */
+function hopsOf(receiver: Receiver, source: string, n: number): number[] {
+  const at = Array.from({ length: n }, (_, i) => receiver.arrivedAt(`${source}-${i}`));
+  const hops: number[] = [];
+  for (let i = 1; i < n; i++) {
+    const a = at[i - 1];
+    const b = at[i];
+    if (a === undefined || b === undefined)
+      throw new Error(`${source}: delivery ${a === undefined ? i - 1 : i} was not seen by the receiver`);
+    // a delivery that arrived before the one before it would break the order the run measures
+    if (b < a) throw new Error(`${source}: delivery ${i} arrived before delivery ${i - 1}: out of order`);
+    hops.push(b - a);
+  }
+  return hops;
 }
 
 /**
@@ -242,6 +297,7 @@ function combine(runs: E2eRun[]): E2ePath {
     cpu,
     foreignCpuS: runs.reduce((a, r) => a + r.foreignCpuS, 0),
     actions: runs.flatMap((r) => r.actions ?? []),
+    hopsMs: runs.flatMap((r) => r.hopsMs ?? []),
   };
 }
 
@@ -254,6 +310,7 @@ function combine(runs: E2eRun[]): E2ePath {
 export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2eVariants = {}): Promise<E2eFigures> {
   const { cfg, log } = d;
   const other = variants.otherShape;
+  const ordered: EndpointContent | undefined = variants.ordered && { orderingKey: BENCH_ORDERING_KEY };
   if (cfg.e2eWarmupEvents > 0) {
     log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
     await runReal(d, 1, cfg.e2eWarmupEvents);
@@ -263,6 +320,7 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
       await runReal(d, 1, cfg.e2eWarmupEvents, { content: { filter: BENCH_FILTER } });
       await runReal(d, 1, cfg.e2eWarmupEvents, { content: { transform: BENCH_TRANSFORM } });
     }
+    if (ordered) await runReal(d, 1, cfg.e2eWarmupEvents, { content: ordered, keys: variants.ordered?.keys });
   }
   d.afterWarmup?.();
   const runs = {
@@ -270,6 +328,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     other1: [] as E2eRun[],
     filter1: [] as E2eRun[],
     transform1: [] as E2eRun[],
+    ordered1: [] as E2eRun[],
+    orderedKey: [] as E2eRun[],
     bare1: [] as E2eRun[],
     real10: [] as E2eRun[],
     bare10: [] as E2eRun[],
@@ -286,15 +346,30 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
           transform1: () => runReal(d, 1, cfg.e2eEvents1, { content: { transform: BENCH_TRANSFORM } }),
         }
       : {}),
+    ...(ordered && variants.ordered
+      ? {
+          // the plain round's events and load, ordered per customer over `keys` customers
+          ordered1: () =>
+            runReal(d, 1, cfg.e2eEvents1, { content: ordered, keys: variants.ordered?.keys, countActions: runs.ordered1.length === 0 }),
+          // one customer: every delivery waits for the one before it
+          orderedKey: () =>
+            runReal(d, 1, variants.ordered?.oneKeyEvents ?? 0, {
+              content: ordered,
+              keys: 1,
+              hops: true,
+              countActions: runs.orderedKey.length === 0,
+            }),
+        }
+      : {}),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
     floor: () => runFloor(d, cfg.e2eEvents1),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
     real10: () => runReal(d, 10, cfg.e2eEvents10, { countActions: runs.real10.length === 0 }),
   };
   // the one-endpoint runs side by side first; each round runs the previous one's order backwards
-  const forward = (['real1', 'other1', 'filter1', 'transform1', 'bare1', 'floor', 'bare10', 'real10'] as const).filter(
-    (k) => plan[k] !== undefined,
-  );
+  const forward = (
+    ['real1', 'other1', 'filter1', 'transform1', 'ordered1', 'orderedKey', 'bare1', 'floor', 'bare10', 'real10'] as const
+  ).filter((k) => plan[k] !== undefined);
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? forward : [...forward].reverse();
     for (const key of order) {
@@ -318,5 +393,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     floor: combine(runs.floor),
     ...(other ? { otherShape: combine(runs.other1) } : {}),
     ...(variants.content ? { filtered: combine(runs.filter1), transformed: combine(runs.transform1) } : {}),
+    ...(variants.ordered
+      ? { ordered: { keys: variants.ordered.keys, many: combine(runs.ordered1), oneKey: combine(runs.orderedKey) } }
+      : {}),
   };
 }

@@ -7,9 +7,9 @@ import type { Infra } from './infra.js';
 /** The stored events' type: what the filtered round's filter tests. */
 export const E2E_EVENT_TYPE = 'invoice.paid';
 
-/** A small invoice-like body, as a billing provider sends it: the fields the filter and the transform read. */
-export const payloadOf = (externalId: string): string =>
-  JSON.stringify({ id: externalId, type: E2E_EVENT_TYPE, amount: 2500, currency: 'eur', customer: 'cus_bench', created: 1764201600 });
+/** A small invoice-like body, as a billing provider sends it: the fields the filter, the transform and the ordering key read. */
+export const payloadOf = (externalId: string, customer = 'cus_bench'): string =>
+  JSON.stringify({ id: externalId, type: E2E_EVENT_TYPE, amount: 2500, currency: 'eur', customer, created: 1764201600 });
 
 /**
  * The filtered and the transformed rounds' endpoint (issue 33): a typical filter, true for every
@@ -19,10 +19,15 @@ export const BENCH_FILTER = "event.type.startsWith('invoice.') && event.data.amo
 export const BENCH_TRANSFORM =
   '{"kind": type, "invoice": data.id, "total": data.amount, "currency": $uppercase(data.currency), "customer": data.customer}';
 
-/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata. */
+/** The ordered rounds' key (issue 41): one sequence per customer, as a billing receiver would ask. */
+export const BENCH_ORDERING_KEY = 'event.data.customer';
+
+/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata, spec.ordering.key. */
 export interface EndpointContent {
   filter?: string;
   transform?: string;
+  /** ordered per this key (onFailure Block) */
+  orderingKey?: string;
 }
 
 /** One source with `k` catch-all endpoints on the receiver (defaults: POST, no auth, 5 attempts, 10 s). */
@@ -57,21 +62,26 @@ export async function seedEndpoints(
       autoDisableAfter: 0,
       ...(content.filter === undefined ? {} : { filter: content.filter }),
       ...(content.transform === undefined ? {} : { transform: content.transform }),
+      ...(content.orderingKey === undefined ? {} : { ordering: { key: content.orderingKey, onFailure: 'Block' as const } }),
     });
     ids.push(e.id);
   }
   return ids;
 }
 
-/** Stored events as ingest leaves them (already published, so no sweeper would touch them). */
-export async function insertEvents(infra: Infra, source: string, n: number): Promise<string[]> {
+/**
+ * Stored events as ingest leaves them (already published, so no sweeper would touch them), in
+ * order: each insert's rows take their positions (the ordered rounds' order) as listed. `keys`:
+ * the customers the events take turns over (`cus_0` .. `cus_<keys-1>`); absent: one, `cus_bench`.
+ */
+export async function insertEvents(infra: Infra, source: string, n: number, keys?: number): Promise<string[]> {
   const ids: string[] = [];
   for (let start = 0; start < n; start += 500) {
     const rows = Array.from({ length: Math.min(500, n - start) }, (_, i) => ({
       source,
       external_event_id: `${source}-${start + i}`,
       event_type: E2E_EVENT_TYPE,
-      payload: Buffer.from(payloadOf(`${source}-${start + i}`)),
+      payload: Buffer.from(payloadOf(`${source}-${start + i}`, keys === undefined ? undefined : `cus_${(start + i) % keys}`)),
       content_type: 'application/json',
       headers: JSON.stringify({ 'content-type': 'application/json' }),
       published_at: infra.db.fn.now(),

@@ -9,7 +9,7 @@ import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
 import type { ScaleOutCase, ScaleOutFigures } from './scale-out.js';
-import { round } from './stats.js';
+import { percentile, round } from './stats.js';
 
 /** Peak RSS of one of the service's compiled processes, MB. */
 export interface ServiceRss {
@@ -161,6 +161,40 @@ export function dbPathVerdict(
 
 /** issue 33's targets on the service CPU a filter and a five-field transform add per delivery */
 export const CONTENT_TARGET_MS = { filter: 0.05, transform: 0.2 } as const;
+
+/**
+ * issue 41's bounds on ordered delivery, against the plain round of the same run: throughput with
+ * many keys at least 0.8 of it, CPU per delivery (Temporal included) at most 1.3 of it; one key's
+ * hop (a delivery's arrival to the next one's) p50 under 15 ms.
+ */
+export const ORDERED_TARGETS = { throughputRatio: 0.8, cpuRatio: 1.3, hopP50Ms: 15 } as const;
+
+export interface OrderedVerdict {
+  /** many keys over plain: deliveries/s, CPU per delivery with Temporal (SERVICE_GROUPS), webhook-fanout's own (OWN_GROUPS) */
+  throughputRatio: number;
+  cpuRatio: number;
+  ownCpuRatio: number;
+  /** one key's deliveries/s over plain's: what serial delivery costs a single hot key */
+  oneKeyThroughputRatio: number;
+  hopP50Ms: number;
+  hopP99Ms: number;
+  met: boolean;
+}
+
+/** The ordered rounds against the plain one (BENCH_E2E_ORDERED). */
+export function orderedVerdict(plain: E2ePath, many: E2ePath, oneKey: E2ePath): OrderedVerdict {
+  const hops = oneKey.hopsMs;
+  const v = {
+    throughputRatio: many.deliveriesPerS / plain.deliveriesPerS,
+    cpuRatio: serviceCpuMsPerDelivery(many) / serviceCpuMsPerDelivery(plain),
+    ownCpuRatio: ownCpuMsPerDelivery(many) / ownCpuMsPerDelivery(plain),
+    oneKeyThroughputRatio: oneKey.deliveriesPerS / plain.deliveriesPerS,
+    hopP50Ms: hops.length === 0 ? Number.NaN : percentile(hops, 50),
+    hopP99Ms: hops.length === 0 ? Number.NaN : percentile(hops, 99),
+  };
+  const t = ORDERED_TARGETS;
+  return { ...v, met: v.throughputRatio >= t.throughputRatio && v.cpuRatio <= t.cpuRatio && v.hopP50Ms < t.hopP50Ms };
+}
 
 /** Temporal's CPU ms on the real path: its server and its Postgres, per workflow (= event) and per delivery. */
 export interface TemporalCpu {
@@ -397,7 +431,7 @@ export function renderTable(r: BenchResults): string {
         .join('; '),
     '',
   );
-  lines.push(...shapeLines(r), ...contentLines(r));
+  lines.push(...shapeLines(r), ...contentLines(r), ...orderedLines(r));
   const l = r.latency;
   if (l) {
     lines.push(
@@ -510,6 +544,45 @@ function contentLines(r: BenchResults): string[] {
             `worker + Postgres CPU ms per delivery added over plain: ${dbPathLine('filter')}, ${dbPathLine('transform')}`,
         ]
       : []),
+    '',
+  ];
+}
+
+/** The ordered rounds beside the plain one (issue 41). */
+function orderedLines(r: BenchResults): string[] {
+  const o = r.e2e.ordered;
+  if (!o) return [];
+  const plain = r.e2e.one.real;
+  const v = orderedVerdict(plain, o.many, o.oneKey);
+  const perRun = (x: E2eRun): number => (SERVICE_GROUPS.reduce((a, g) => a + (x.cpu[g] ?? 0), 0) * 1000) / x.deliveries;
+  const row = (name: string, p: E2ePath, vsPlain: string): string[] => [
+    name,
+    f0(p.deliveriesPerS),
+    withRounds(p, perRun, serviceCpuMsPerDelivery(p)),
+    f2(ownCpuMsPerDelivery(p)),
+    vsPlain,
+  ];
+  const t = ORDERED_TARGETS;
+  const actions = (p: E2ePath): string => {
+    const a = medianActions(p.actions);
+    return a ? `${a.total} (${describeActions(a)})` : '-';
+  };
+  return [
+    `Ordered delivery (issue 41), one endpoint, beside the plain round (the main shape, ${r.cfg.e2eRounds} mirrored rounds, medians; CPU over all rounds):`,
+    ...table([
+      ['', 'deliveries/s', 'CPU ms/delivery with Temporal (per round)', 'webhook-fanout CPU ms/delivery', 'against plain'],
+      row(`plain, unordered (${plain.events} events)`, plain, ''),
+      row(
+        `ordered, ${o.keys} keys (the same ${o.many.events} events)`,
+        o.many,
+        `throughput x${f2(v.throughputRatio)} (target >= ${t.throughputRatio}), CPU x${f2(v.cpuRatio)} (target <= ${t.cpuRatio}), own CPU x${f2(v.ownCpuRatio)}`,
+      ),
+      row(`ordered, one key (${o.oneKey.events} events in a row)`, o.oneKey, `throughput x${f2(v.oneKeyThroughputRatio)}`),
+    ]),
+    `one key, a delivery's arrival at the receiver to the next one's (the receiver answers at once; ${o.oneKey.hopsMs.length} hops): ` +
+      `p50 ${f1(v.hopP50Ms)} ms (target < ${t.hopP50Ms}), p99 ${f1(v.hopP99Ms)} ms, max ${f1(Math.max(...o.oneKey.hopsMs))} ms`,
+    `Temporal Cloud Actions per ordered event: ${o.keys} keys ${actions(o.many)}; one key ${actions(o.oneKey)}`,
+    `bounds met: ${v.met ? 'yes' : 'no'}; others used ${f1(plain.foreignCpuS)} / ${f1(o.many.foreignCpuS)} / ${f1(o.oneKey.foreignCpuS)} s`,
     '',
   ];
 }
@@ -694,6 +767,28 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
     const refused = r.dbPathContent.filter((x) => x.tag === 'refused');
     if (refused.length > 0)
       out.refused_filter_db_path_cpu_ms_per_event = round(refused.reduce((a, x) => a + x.nodeMs + x.postgresMs, 0) / refused.length, 3);
+  }
+  const o = r.e2e.ordered;
+  if (o) {
+    const v = orderedVerdict(one.real, o.many, o.oneKey);
+    const a = actionsPerEvent(o.many.actions);
+    const a1 = actionsPerEvent(o.oneKey.actions);
+    Object.assign(out, {
+      ordered_keys: o.keys,
+      e2e_1_ordered_deliveries_per_s: round(o.many.deliveriesPerS),
+      e2e_1_ordered_throughput_ratio: round(v.throughputRatio, 3),
+      e2e_1_ordered_cpu_ms_per_delivery: round(serviceCpuMsPerDelivery(o.many), 2),
+      e2e_1_ordered_cpu_ratio: round(v.cpuRatio, 3),
+      e2e_1_ordered_service_cpu_ratio: round(v.ownCpuRatio, 3),
+      ordered_one_key_events: o.oneKey.events,
+      ordered_one_key_deliveries_per_s: round(o.oneKey.deliveriesPerS),
+      ordered_one_key_throughput_ratio: round(v.oneKeyThroughputRatio, 3),
+      ordered_one_key_hop_p50_ms: round(v.hopP50Ms),
+      ordered_one_key_hop_p99_ms: round(v.hopP99Ms),
+      ...(a === undefined ? {} : { temporal_cloud_actions_per_ordered_event: a }),
+      ...(a1 === undefined ? {} : { temporal_cloud_actions_per_ordered_event_one_key: a1 }),
+      ordered_target_met: v.met,
+    });
   }
   if (r.contentCost) {
     out.filter_isolated_cpu_ms_per_delivery = round(r.contentCost.filterMs, 4);

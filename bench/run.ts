@@ -237,7 +237,11 @@ async function main(): Promise<void> {
 
   // what a filter and a transform cost in this process, beside the pipeline's figures
   const contentCost = cfg.e2eContent ? await measureContentCost() : undefined;
-  const e2eFigures = await runE2eBench(deps, cfg.e2eRounds, { ...(otherDeps ? { otherShape: otherDeps } : {}), content: cfg.e2eContent });
+  const e2eFigures = await runE2eBench(deps, cfg.e2eRounds, {
+    ...(otherDeps ? { otherShape: otherDeps } : {}),
+    content: cfg.e2eContent,
+    ...(cfg.e2eOrdered ? { ordered: { keys: cfg.orderedKeys, oneKeyEvents: cfg.orderedOneKeyEvents } } : {}),
+  });
   // the process that starts the workflows counts how each run's first task reached the worker
   const starter = consumer ?? worker;
   const startsE2e = workflowStarts(await starter.scrape());

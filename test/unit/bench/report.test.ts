@@ -7,6 +7,7 @@ import {
   contentVerdict,
   dbPathVerdict,
   floorCpuMs,
+  orderedVerdict,
   ownCpuMsPerDelivery,
   ownCpuMsPerDeliveryOfRun,
   serviceCpuMsPerDelivery,
@@ -27,6 +28,7 @@ const path: E2ePath = {
   cpu,
   foreignCpuS: 0,
   actions: [],
+  hopsMs: [],
 };
 
 describe("the bench's CPU figures, by whose they are", () => {
@@ -58,6 +60,7 @@ const pathOf = (cpu: Record<string, number>, deliveries = 200, runCpu: Array<Rec
   cpu,
   foreignCpuS: 0,
   actions: [],
+  hopsMs: [],
 });
 
 describe('the one-endpoint variants: both shapes, a filter, a transform', () => {
@@ -110,7 +113,7 @@ describe("the bench's shape settings", () => {
     const cfg = loadBenchConfig(env, chart);
     expect(cfg.workerConsumesQueue).toBe(main);
     expect(cfg.chartWorkerConsumesQueue).toBe(chart);
-    expect([cfg.e2eShapes, cfg.e2eContent]).toEqual([true, true]);
+    expect([cfg.e2eShapes, cfg.e2eContent, cfg.e2eOrdered]).toEqual([true, true, true]);
   });
 
   it('names a flag that is neither 1 nor 0', () => {
@@ -210,4 +213,46 @@ describe("a variant's price on the worker's database path", () => {
       expect(v.met).toBe(met);
     },
   );
+});
+
+describe('the ordered rounds against the plain one (issue 41)', () => {
+  // 200 deliveries per path: 1 s of worker + Temporal is 5 ms per delivery
+  const plain = pathOf({ worker: 1, temporal: 1 });
+  const hops = (...ms: number[]): E2ePath => ({ ...pathOf({ worker: 1 }, 100), hopsMs: ms });
+  it.each([
+    {
+      name: 'within every bound',
+      many: { ...pathOf({ worker: 1.2, temporal: 1.2 }), deliveriesPerS: 45 },
+      oneKey: hops(8, 9, 10, 12, 30),
+      met: true,
+      expected: { throughputRatio: 0.9, cpuRatio: 1.2, ownCpuRatio: 1.2, hopP50Ms: 10, hopP99Ms: 30 },
+    },
+    {
+      name: 'too slow with many keys',
+      many: { ...pathOf({ worker: 1, temporal: 1 }), deliveriesPerS: 35 },
+      oneKey: hops(8),
+      met: false,
+      expected: { throughputRatio: 0.7, cpuRatio: 1 },
+    },
+    {
+      name: 'too much CPU per delivery, Temporal included',
+      many: pathOf({ worker: 1, temporal: 1.8 }),
+      oneKey: hops(8),
+      met: false,
+      expected: { throughputRatio: 1, cpuRatio: 1.4, ownCpuRatio: 1 },
+    },
+    { name: "one key's hop p50 at 15 ms", many: plain, oneKey: hops(15, 15, 14), met: false, expected: { hopP50Ms: 15 } },
+  ])('$name: met $met', ({ many, oneKey, met, expected }) => {
+    const v = orderedVerdict(plain, many, oneKey);
+    expect(v.met).toBe(met);
+    for (const [k, x] of Object.entries(expected)) expect((v as unknown as Record<string, number>)[k], k).toBeCloseTo(x, 6);
+    // one key: 100 deliveries in 4 s against plain's 200 in 4 s
+    expect(v.oneKeyThroughputRatio).toBeCloseTo(0.5, 6);
+  });
+
+  it('reads the size of the ordered rounds from the environment', () => {
+    const cfg = loadBenchConfig({ BENCH_E2E_ORDERED: '1', BENCH_ORDERED_KEYS: '20', BENCH_ORDERED_ONE_KEY_EVENTS: '10' }, false);
+    expect([cfg.e2eOrdered, cfg.orderedKeys, cfg.orderedOneKeyEvents]).toEqual([true, 20, 10]);
+    expect(loadBenchConfig({ BENCH_E2E_ORDERED: '0' }, false).e2eOrdered).toBe(false);
+  });
 });
