@@ -2,6 +2,7 @@ import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarge
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
+import type { ForwardProxy } from './http/forward-proxy.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
 import { createNatsDestination } from './nats/nats-destination.js';
 import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
@@ -9,6 +10,8 @@ import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
 export interface DestinationsDeps {
   /** where HTTP and the brokers may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
   addressPolicy: AddressPolicy;
+  /** DELIVERY_PROXY_URL: the forward proxy of HTTP deliveries (never of the brokers' or AWS's connections); absent: none */
+  proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
 }
@@ -19,7 +22,10 @@ export interface DestinationsDeps {
  * target in delivery/destination.ts (docs/destinations.md, "Writing a destination").
  */
 export function createDestinations(deps: DestinationsDeps): Destinations {
-  const http: Destination<HttpTarget> = createHttpDestination({ addressPolicy: deps.addressPolicy });
+  const http: Destination<HttpTarget> = createHttpDestination({
+    addressPolicy: deps.addressPolicy,
+    ...(deps.proxy ? { proxy: deps.proxy } : {}),
+  });
   // the brokers' destinations make their clients on first use: an unused type costs nothing
   const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
