@@ -1,7 +1,10 @@
 import type { Receipt } from '../domain/records.js';
 
-/** status class label for metrics; `proxy`: the installation's forward proxy failed (a deferred outcome) */
-export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked' | 'proxy';
+/**
+ * status class label for metrics; token: an OAuth2 endpoint's token endpoint failed (no request was
+ * sent); proxy: the installation's forward proxy failed (a deferred outcome)
+ */
+export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked' | 'token' | 'proxy';
 
 /**
  * How the installation's forward proxy (DELIVERY_PROXY_URL) failed a delivery: it could not be
