@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { createInformer, type ResourceInformer } from '../kube/informer.js';
 import { isConflict, KubeApiError, type KubeApi, type KubeObject } from '../kube/api.js';
+import { configMapNamesOf, secretNamesOf } from '../custom-resources/secret-refs.js';
 import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
@@ -22,7 +23,6 @@ import {
   type WebhookEndpointObject,
 } from './kube-objects.js';
 import type { OperatorStore } from './store.js';
-import { endpointRefs } from '../custom-resources/endpoint-refs.js';
 import { WorkQueue } from '../kube/work-queue.js';
 import { isDatabaseError } from '../db/db-errors.js';
 import type { ReplayRunner } from '../temporal/replay-runner.js';
@@ -209,9 +209,9 @@ export function createController(o: ControllerOptions): Controller {
   const onSecret = (secret: KubeObject) => {
     const ns = secret.metadata.namespace ?? 'default';
     const name = secret.metadata.name;
-    // any Secret the endpoint reads: auth, signing (and the previous key), its client certificate, CA bundle, broker credentials
     for (const e of endpoints()) {
-      if ((e.metadata.namespace ?? 'default') === ns && endpointRefs(e.spec).secrets.has(name))
+      // any Secret its spec reads: auth (and OAuth2's secret or key), signing, tls, the destination's
+      if ((e.metadata.namespace ?? 'default') === ns && secretNamesOf(e.spec).has(name))
         enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
     }
     for (const c of credentials()) {
@@ -246,7 +246,7 @@ export function createController(o: ControllerOptions): Controller {
   const onConfigMap = (map: KubeObject) => {
     const ns = map.metadata.namespace ?? 'default';
     for (const e of endpoints()) {
-      if ((e.metadata.namespace ?? 'default') === ns && endpointRefs(e.spec).configMaps.has(map.metadata.name))
+      if ((e.metadata.namespace ?? 'default') === ns && configMapNamesOf(e.spec).has(map.metadata.name))
         enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'configmap');
     }
   };
