@@ -1716,6 +1716,11 @@ export interface paths {
                                     /** @description whether a private CA bundle replaces the system's roots for this endpoint */
                                     caBundleSet: boolean;
                                 };
+                                /**
+                                 * @description spec.proxy: Default, through the installation's forward proxy when it has one (DELIVERY_PROXY_URL); Direct, never (docs/deploy.md)
+                                 * @enum {string}
+                                 */
+                                proxy: "Default" | "Direct";
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
                                 maxAttempts: number;
@@ -1916,6 +1921,11 @@ export interface paths {
                                     /** @description whether a private CA bundle replaces the system's roots for this endpoint */
                                     caBundleSet: boolean;
                                 };
+                                /**
+                                 * @description spec.proxy: Default, through the installation's forward proxy when it has one (DELIVERY_PROXY_URL); Direct, never (docs/deploy.md)
+                                 * @enum {string}
+                                 */
+                                proxy: "Default" | "Direct";
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
                                 maxAttempts: number;
