@@ -2,7 +2,7 @@ import type { Db } from './knex.js';
 import type { OperationalEvents } from './operational-events.js';
 
 /**
- * The admin API's bulk replays (POST /api/deliveries/replay, migration 086): which deliveries one
+ * The admin API's bulk replays (POST /api/deliveries/replay, migration 087): which deliveries one
  * reopened, so that its end is told as replay.completed (docs/operations-events.md) like a
  * WebhookReplay's. The row is written in the reopen's transaction (a crash loses both or neither);
  * the sweeper completes it once none of its deliveries is PENDING, recording the event in the same
