@@ -5,15 +5,12 @@ import type { Db } from './knex.js';
 import { aboutEndpoint, endpointJsonSql, insertOperationalEventsSql, recordOperationalEvent, resourceName } from './operational-events.js';
 import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
 
-/** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<
-  Endpoint,
-  | 'id'
-  | 'resourceUid'
-  | 'createdAt'
-  | 'updatedAt'
-  | EndpointHealthField
-  | 'pausedUntil'
+/**
+ * The fields a resource may leave out: absent, the default (namespace and deniedReason null: a row
+ * not written by a resource of a namespace; allowed; no filter, no transform, no signing, not
+ * ordered, HTTP).
+ */
+type DefaultedSpecField =
   | 'propagateTraceContext'
   | 'format'
   | 'namespace'
@@ -25,26 +22,14 @@ export type EndpointSpec = Omit<
   | 'ordering'
   | EndpointTlsField
   | 'destination'
-  | 'destinationSecrets'
+  | 'destinationSecrets';
+
+/** What a resource configures: an endpoint row without its identity and bookkeeping. */
+export type EndpointSpec = Omit<
+  Endpoint,
+  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | DefaultedSpecField
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered, HTTP)
-  Partial<
-    Pick<
-      Endpoint,
-      | 'propagateTraceContext'
-      | 'format'
-      | 'namespace'
-      | 'deniedReason'
-      | 'filter'
-      | 'transform'
-      | 'signingType'
-      | 'signingPublicKeys'
-      | 'ordering'
-      | EndpointTlsField
-      | 'destination'
-      | 'destinationSecrets'
-    >
-  >;
+  Partial<Pick<Endpoint, DefaultedSpecField>>;
 
 type EndpointTlsField = 'tlsClientCertificate' | 'tlsClientKey' | 'tlsCaBundle' | 'tlsClientCertificateExpiresAt';
 
