@@ -9,7 +9,7 @@ import { createRepositories, type Repositories } from '../../../src/db/repositor
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { buildWorkerProcess } from '../../../src/processes/worker-process.js';
+import { buildWorkerProcess, type WorkerDeps } from '../../../src/processes/worker-process.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
 /** Short backoff so retries take milliseconds, not seconds. */
@@ -53,6 +53,8 @@ export async function startFanoutHarness(
     /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase;
     /** WORKER_SANDBOX_DIAGNOSTICS (default off, as in production) */
     sandboxDiagnostics?: boolean;
+    /** the AWS destinations' base credentials (an IAM user of moto's); absent: the SDK's default chain */
+    awsCredentials?: WorkerDeps['awsCredentials'];
   } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
@@ -79,6 +81,7 @@ export async function startFanoutHarness(
     repos,
     metrics,
     logger: createLogger({ level: 'silent' }),
+    ...(opts.awsCredentials ? { awsCredentials: opts.awsCredentials } : {}),
   });
   const worker = built.start();
   const start = createFanoutStarter({ client, taskQueue, metrics, events: repos.events });
@@ -143,6 +146,8 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     namespace: spec.namespace ?? null,
     format: spec.format ?? 'Raw',
     deniedReason: spec.deniedReason ?? null,
+    ...(spec.destination ? { destination: spec.destination } : {}),
+    ...(spec.destinationSecrets ? { destinationSecrets: spec.destinationSecrets } : {}),
   };
 }
 
