@@ -8,7 +8,7 @@ import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
 /**
  * The fields a resource may leave out: absent, the default (namespace and deniedReason null: a row
  * not written by a resource of a namespace; allowed; no filter, no transform, no signing, not
- * ordered, HTTP).
+ * ordered, HTTP, no OAuth2).
  */
 type DefaultedSpecField =
   | 'propagateTraceContext'
@@ -22,7 +22,8 @@ type DefaultedSpecField =
   | 'ordering'
   | EndpointTlsField
   | 'destination'
-  | 'destinationSecrets';
+  | 'destinationSecrets'
+  | 'authOAuth2';
 
 /** What a resource configures: an endpoint row without its identity and bookkeeping. */
 export type EndpointSpec = Omit<
@@ -53,6 +54,7 @@ const toRow = (s: EndpointSpec) => ({
   ...authAndSigningColumns(s.authType, s.signingType ?? 'NONE'),
   auth_username: s.authUsername,
   auth_secret: s.authSecret,
+  auth_oauth2: s.authOAuth2 ? JSON.stringify(s.authOAuth2) : null,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
   signing_public_keys: s.signingPublicKeys ?? [],
