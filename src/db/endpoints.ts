@@ -12,6 +12,7 @@ import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
  */
 type DefaultedSpecField =
   | 'propagateTraceContext'
+  | 'proxyDirect'
   | 'format'
   | 'namespace'
   | 'deniedReason'
@@ -71,6 +72,7 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  proxy_direct: s.proxyDirect ?? false,
   namespace: s.namespace ?? null,
   denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FinalEventStatus } from '../../../src/activities/index.js';
+import type { DeliveryProxyConfig } from '../../../src/config/delivery-proxy.js';
 import type { BackoffSettings } from '../../../src/config/settings.js';
 import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
@@ -55,6 +56,8 @@ export async function startFanoutHarness(
     sandboxDiagnostics?: boolean;
     /** the AWS destinations' base credentials (an IAM user of moto's); absent: the SDK's default chain */
     awsCredentials?: WorkerDeps['awsCredentials'];
+    /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through (default none) */
+    deliveryProxy?: DeliveryProxyConfig;
   } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
@@ -76,6 +79,7 @@ export async function startFanoutHarness(
       outboundAllowCidrs: [],
       maxConcurrentActivities: 100,
       sandboxDiagnostics: opts.sandboxDiagnostics ?? false,
+      ...(opts.deliveryProxy ? { deliveryProxy: opts.deliveryProxy } : {}),
     },
     connection,
     repos,
@@ -149,6 +153,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     deniedReason: spec.deniedReason ?? null,
     ...(spec.destination ? { destination: spec.destination } : {}),
     ...(spec.destinationSecrets ? { destinationSecrets: spec.destinationSecrets } : {}),
+    proxyDirect: spec.proxyDirect ?? false,
   };
 }
 
