@@ -185,6 +185,16 @@ async function noteBlocked(trx: Knex.Transaction, source: string, r: OrderedRow,
   });
 }
 
+/**
+ * The blocked keys of the endpoint `ep`: keys whose sequence has a delivery that holds the key
+ * after it FAILED (ordering_blocked_at, set with ordering.key_blocked). It walks
+ * webhook_delivery_ordering_holds_idx (the deliveries that hold a key: waiting and blocking), not
+ * the endpoint's history.
+ */
+const BLOCKED_KEYS = `(SELECT count(DISTINCT d.ordering_key)::int FROM webhook_delivery d
+   WHERE d.endpoint_id = ep.id AND d.ordering_blocked_at IS NOT NULL
+     AND d.ordering_position IS NOT NULL AND NOT d.ordering_skipped AND d.status <> 'SUCCESS')`;
+
 /** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
 export function createOrderingRepository(db: Db, operationsSource: string) {
   async function turnAndNext(deliveryId: string, workflowId: string, withNext: boolean): Promise<{ turn: Turn; wake?: Wake }> {
@@ -264,6 +274,30 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         const wake = await nextWaiting(trx, r);
         return wake ? { wake } : {};
       });
+    },
+
+    /**
+     * Every ordered endpoint (active) with its blocked keys: keys whose sequence has a delivery
+     * that holds the key after it FAILED (ordering_blocked_at, written with ordering.key_blocked).
+     * For the gauge webhook_fanout_ordering_blocked_keys and the WebhookEndpoint's status.
+     */
+    async blockedKeys(): Promise<Array<{ endpointId: string; name: string; resourceUid: string | null; blockedKeys: number }>> {
+      const res = await db.raw<{ rows: Array<{ id: string; name: string; resource_uid: string | null; blocked: number }> }>(
+        `SELECT ep.id, ep.name, ep.resource_uid, ${BLOCKED_KEYS} AS blocked
+           FROM webhook_endpoint ep
+          WHERE ep.ordering_on_failure IS NOT NULL AND ep.active
+          ORDER BY ep.name`,
+      );
+      return res.rows.map((r) => ({ endpointId: r.id, name: r.name, resourceUid: r.resource_uid, blockedKeys: r.blocked }));
+    },
+
+    /** One endpoint's blocked keys (as blockedKeys counts them): its WebhookEndpoint's status. */
+    async blockedKeysOf(endpointId: string): Promise<number> {
+      const res = await db.raw<{ rows: Array<{ blocked: number }> }>(
+        `SELECT ${BLOCKED_KEYS} AS blocked FROM webhook_endpoint ep WHERE ep.id = ?`,
+        [endpointId],
+      );
+      return res.rows[0]?.blocked ?? 0;
     },
 
     /**
