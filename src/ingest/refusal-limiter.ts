@@ -14,7 +14,9 @@
  *   the limit, as long as that address has had fewer than `perAddress` such credentials refused
  *   for that source in the window (a source's password can not be guessed faster than that from
  *   one address), in a line of its own that goes first, best placed the fewer of them its address
- *   has had refused for that source, then the fewer refusals overall. A wrong one is answered the 429 it would have had; a right one passes.
+ *   has had refused for that source, then the fewer its source has had refused from anyone (so a
+ *   flood guessing at other sources' passwords waits behind a clean source's sender), then the
+ *   fewer refusals its address has had overall, ranked when a turn is handed over. A wrong one is answered the 429 it would have had; a right one passes.
  *   So a flood from the same address (a shared proxy, a NAT) or against the same source makes a
  *   valid sender wait for a comparison or two, and never turns it away, unless the flood knows the
  *   source's username and comes from the sender's own address (docs/sources.md).
@@ -111,14 +113,15 @@ export interface RefusalLimiter {
   inTurn<T>(fn: () => Promise<T>, candidate?: Candidate): Promise<T | Limited>;
 }
 
-// a pair's refusals outrank its address's: the order of the candidates' line
-const PAIR_WEIGHT = 1_000_000;
-
 interface Waiting {
-  rank: number;
+  candidate: Candidate;
   /** true: its turn; false: dropped for a better-placed candidate */
   go: (turn: boolean) => void;
 }
+
+/** Where a candidate stands, fewest first: its address's guesses at this source, its source's guesses from anyone, its address's refusals. */
+type Rank = readonly [number, number, number];
+const before = (a: Rank, b: Rank) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIMITS, now: () => number = Date.now): RefusalLimiter {
   const byAddress = new WindowCounts(limits.perAddress, limits.windowMs);
@@ -126,29 +129,51 @@ export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIM
   // refused candidates of one address for one source: what a guesser at that source's password
   // spends (a wrong username guesses nothing, and must not spend a valid sender's share behind the same address)
   const byPair = new WindowCounts(limits.perAddress, limits.windowMs);
+  // refused candidates of one source from every address: only someone who knows its username can
+  // raise it, so a flood guessing at other sources' passwords never places itself before this one's sender
+  const guessedSources = new WindowCounts(limits.perSource, limits.windowMs);
   const pairKey = (address: string, source: string) => `${address}\0${source}`;
   let running = 0;
+  // in arrival order; ranked when a turn is handed over, not when placed: the first tries of a
+  // flood that arrived before any of them was refused are not as well placed as a clean source's sender
   const candidates: Waiting[] = [];
-  const others: Waiting[] = [];
+  const others: Array<Omit<Waiting, 'candidate'>> = [];
   const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
   const full: Limited = { limited: true, retryAfterSeconds: 1, by: 'queue' };
+  const rankOf = (c: Candidate, t: number): Rank => [
+    byPair.count(pairKey(c.address, c.source), t),
+    guessedSources.count(c.source, t),
+    byAddress.count(c.address, t),
+  ];
+  /** Index of the best-placed waiting candidate (the first come among equals), or of the worst (the last come among equals). */
+  const pick = (best: boolean, t: number): number => {
+    let at = -1;
+    let rank: Rank | undefined;
+    candidates.forEach((w, i) => {
+      const r = rankOf(w.candidate, t);
+      if (!rank || (best ? before(r, rank) < 0 : before(r, rank) >= 0)) {
+        at = i;
+        rank = r;
+      }
+    });
+    return at;
+  };
 
   /** A place in the candidates' line, or false: that line is full of better-placed ones. */
   const enqueueCandidate = (c: Candidate): Promise<boolean> | false => {
-    const t = now();
-    const rank = byPair.count(pairKey(c.address, c.source), t) * PAIR_WEIGHT + byAddress.count(c.address, t);
     if (candidates.length >= (limits.candidateQueue ?? limits.queue)) {
-      const worst = candidates[candidates.length - 1];
-      if (!worst || worst.rank <= rank) return false;
-      candidates.pop();
+      const t = now();
+      const at = pick(false, t);
+      const worst = candidates[at];
+      if (!worst || before(rankOf(worst.candidate, t), rankOf(c, t)) <= 0) return false;
+      candidates.splice(at, 1);
       worst.go(false);
     }
-    return new Promise<boolean>((go) => {
-      // after the last one placed as well or better: first come first served among equals
-      let at = candidates.length;
-      while (at > 0 && (candidates[at - 1]?.rank ?? 0) > rank) at--;
-      candidates.splice(at, 0, { rank, go });
-    });
+    return new Promise<boolean>((go) => candidates.push({ candidate: c, go }));
+  };
+  const nextCandidate = (): Waiting | undefined => {
+    if (candidates.length === 0) return undefined;
+    return candidates.splice(pick(true, now()), 1)[0];
   };
 
   return {
@@ -167,21 +192,24 @@ export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIM
       const t = now();
       byAddress.add(address, t);
       bySource.add(source, t);
-      if (candidate) byPair.add(pairKey(address, source), t);
+      if (candidate) {
+        byPair.add(pairKey(address, source), t);
+        guessedSources.add(source, t);
+      }
     },
     async inTurn(fn, candidate) {
       if (running >= limits.concurrency) {
         let turn: Promise<boolean> | false;
         if (candidate) turn = enqueueCandidate(candidate);
         else if (others.length >= limits.queue) turn = false;
-        else turn = new Promise<boolean>((go) => others.push({ rank: 0, go }));
+        else turn = new Promise<boolean>((go) => others.push({ go }));
         // the turn is handed over by the comparison that ends (running stays as it is)
         if (turn === false || !(await turn)) return full;
       } else running++;
       try {
         return await fn();
       } finally {
-        const next = candidates.shift() ?? others.shift();
+        const next = nextCandidate() ?? others.shift();
         if (next) next.go(true);
         else running--;
       }

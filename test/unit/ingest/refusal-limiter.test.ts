@@ -160,4 +160,31 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
     }
     expect(order).toEqual(['running', 'clean', 'busy', 'other']);
   });
+
+  it("places a clean source's sender before a flood guessing at other sources' passwords, as the counts stand when the turn is handed over", async () => {
+    let t = 0;
+    const limiter = createRefusalLimiter({ ...LIMITS, perAddress: 100, perSource: 100, queue: 8 }, () => t);
+    const order: string[] = [];
+    const gates: Array<() => void> = [];
+    const compare = (name: string, candidate: { address: string; source: string }) =>
+      limiter.inTurn(async () => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        order.push(name);
+        return name;
+      }, candidate);
+    // a flood's first tries from four fresh addresses at a decoy's password, all placed before the
+    // sender arrives, when nothing had been refused yet
+    const running = compare('running', { address: 'f0', source: 'decoy' });
+    const flood = [1, 2, 3].map((n) => compare(`f${n}`, { address: `f${n}`, source: 'decoy' }));
+    const sender = compare('sender', { address: 'sender', source: 'valid' });
+    // the first try is refused: the decoy has been guessed at, the valid source never
+    limiter.refused('f0', 'decoy', true);
+    t = 1;
+    for (const p of [running, sender, ...flood]) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gates.shift()?.();
+      await p;
+    }
+    expect(order).toEqual(['running', 'sender', 'f1', 'f2', 'f3']);
+  });
 });
