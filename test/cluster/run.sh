@@ -94,6 +94,7 @@ phase "3 helm install"
 HELM_ARGS=(-f "$CHART/examples/values-in-cluster.yaml" -f "$HERE/values.yaml"
   --set "image.tag=${IMAGE##*:}" --set operator.replicaCount=2
   --set metrics.serviceMonitor.enabled=true --set metrics.dashboards.enabled=true --set metrics.prometheusRule.enabled=true
+  --set aws.credentials.existingSecret=webhook-fanout-aws
   --wait --timeout 6m)
 k apply -f "$HERE/manifests/app-namespace.yaml" >/dev/null
 k apply --server-side --field-manager=webhook-fanout-crds -f "$CHART/crds/" >/dev/null
@@ -233,6 +234,198 @@ ops_told() { # the replay's replay.completed reached the endpoint of the reserve
   return 1
 }
 check "an endpoint subscribing to source webhook-fanout in the namespace receives the replay's replay.completed" ops_told
+# ordered delivery per key (docs/ordering.md): the receiver answers 503 to the first attempt of
+# an event marked "retry", so key a's first event is retried after a backoff; the key's next events
+# wait for it and arrive after it, in the order they were accepted, while key b's go on meanwhile
+k -n $NS apply -f - >/dev/null <<EOF
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: e2e-ordered}
+spec:
+  source: e2e
+  eventType: order.sequenced
+  url: http://receiver.infra.svc.cluster.local:8080/hooks/ordered
+  ordering: {key: "event.data.data.k"}
+EOF
+k -n $NS wait --for=condition=Ready --timeout=60s webhookendpoint/e2e-ordered >/dev/null || true
+ORDER_RUN="o$RANDOM"
+send_sequenced() { # key n retry -> the HTTP status
+  curl -sS -m 10 -o /dev/null -w '%{http_code}' -u e2e:e2e-password -H 'content-type: application/json' \
+    -d "{\"id\":\"$ORDER_RUN-$1-$2\",\"type\":\"order.sequenced\",\"data\":{\"k\":\"$1\",\"n\":$2,\"run\":\"$ORDER_RUN\",\"retry\":$3}}" \
+    "$INGEST/api/webhooks/e2e"
+}
+received_sequenced() { # the key and n of each request of this run the receiver answered 200, in arrival order
+  receiver_log | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: r = json.loads(line)
+    except ValueError: continue
+    if r.get("path") != "/hooks/ordered" or r.get("refused"): continue
+    d = json.loads(r["body"]).get("data", {})
+    if d.get("run") == sys.argv[1]: print("%s%s" % (d["k"], d["n"]), end=" ")
+' "$ORDER_RUN"
+}
+ordered_per_key() {
+  local i codes got a b
+  codes=$(send_sequenced a 1 true)
+  for i in 2 3 4 5; do codes+=$(send_sequenced a $i false)$(send_sequenced b $i false); done
+  [ "$codes" = "200200200200200200200200200" ] || { echo "ingest answered $codes" >&2; return 1; }
+  for _ in $(seq 1 90); do
+    got=$(received_sequenced)
+    [ "$(wc -w <<<"$got")" -ge 9 ] && break
+    sleep 1
+  done
+  echo "received in this order: $got" >&2
+  a=$(tr ' ' '\n' <<<"$got" | grep '^a' | tr '\n' ' ')
+  b=$(tr ' ' '\n' <<<"$got" | grep '^b' | tr '\n' ' ')
+  # key a in order behind its first event's retry (the receiver did refuse it once); key b whole and in order
+  # (grep -c, not -q: -q's early exit would fail the pipeline with SIGPIPE under pipefail)
+  [ "$a" = "a1 a2 a3 a4 a5 " ] && [ "$b" = "b2 b3 b4 b5 " ] \
+    && [ "$(receiver_log | grep '"path":"/hooks/ordered"' | grep -c '"refused":true')" -ge 1 ]
+}
+check "an ordered endpoint (spec.ordering.key): key a's events arrive in order behind its first event's retry (503 once), key b's whole and in order" ordered_per_key
+# a destination beyond HTTP (docs/destinations.md): an endpoint of type SQS publishing to a queue of
+# the in-cluster emulator with the worker's AWS keys (aws.credentials.existingSecret), the message
+# read back with boto3 (moto's virtualenv, provisioned by scripts/provision.sh)
+FAUXQS=http://$(k -n infra get svc fauxqs -o jsonpath='{.spec.clusterIP}'):4566
+BOTO_PY=$ROOT/.cache/pytools/moto-venv/bin/python
+[ -x "$BOTO_PY" ] || bash "$ROOT/scripts/provision.sh" >&2
+sqs_py() { # python code using `sqs` (a boto3 SQS client on the emulator) and argv
+  "$BOTO_PY" -c "import boto3, json, sys, time
+sqs = boto3.client('sqs', endpoint_url='$FAUXQS', region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test')
+$1" "${@:2}"
+}
+sqs_py "sqs.create_queue(QueueName='e2e-destination')" >/dev/null 2>&1
+k -n $NS apply -f - >/dev/null <<EOF
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: e2e-to-sqs}
+spec:
+  source: e2e
+  eventType: order.queued
+  destination:
+    type: SQS
+    sqs:
+      queueUrl: http://fauxqs.infra.svc.cluster.local:4566/000000000000/e2e-destination
+      region: us-east-1
+      endpointUrl: http://fauxqs.infra.svc.cluster.local:4566
+EOF
+k -n $NS wait --for=condition=Ready --timeout=60s webhookendpoint/e2e-to-sqs >/dev/null || true
+published_to_sqs() {
+  local ext code
+  ext="sqs-$RANDOM-$(date +%s)"
+  code=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -u e2e:e2e-password -H 'content-type: application/json' \
+    -d "{\"id\":\"$ext\",\"type\":\"order.queued\",\"data\":{\"n\":1}}" "$INGEST/api/webhooks/e2e")
+  [ "$code" = 200 ] || { echo "ingest answered $code" >&2; return 1; }
+  # the message whose body is the event's payload, within 90 s
+  sqs_py '
+url = sqs.get_queue_url(QueueName="e2e-destination")["QueueUrl"]
+deadline = time.time() + 90
+while time.time() < deadline:
+    for m in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get("Messages", []):
+        if json.loads(m["Body"]).get("id") == sys.argv[1]:
+            print("received from SQS: %s, attributes %s" % (m["Body"], sorted(m.get("MessageAttributes", {}))), file=sys.stderr)
+            sys.exit(0)
+sys.exit(1)' "$ext"
+}
+check "an SQS destination (spec.destination.type: SQS): the event's payload is published to the queue, read back with boto3" published_to_sqs
+WORK_MTLS=$(mktemp -d)
+# an endpoint that demands a client certificate (docs/endpoints-tls.md): a receiver in infra that
+# accepts only TLS clients whose certificate its private CA issued; the endpoint's client
+# certificate (a kubernetes.io/tls Secret) and CA bundle (a Secret) in the endpoint's namespace
+MTLS=$WORK_MTLS
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=e2e-private-ca -keyout "$MTLS/ca.key" -out "$MTLS/ca.crt" 2>/dev/null
+cert_from_ca() { # name subject [subjectAltName] [extendedKeyUsage]
+  openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$MTLS/$1.key" -out "$MTLS/$1.csr" 2>/dev/null
+  printf 'subjectAltName=%s\nextendedKeyUsage=%s\n' "${3:-DNS:$1}" "${4:-clientAuth}" >"$MTLS/$1.ext"
+  openssl x509 -req -in "$MTLS/$1.csr" -CA "$MTLS/ca.crt" -CAkey "$MTLS/ca.key" -CAcreateserial -days 2 \
+    -extfile "$MTLS/$1.ext" -out "$MTLS/$1.crt" 2>/dev/null
+}
+cert_from_ca server /CN=receiver-mtls DNS:receiver-mtls.infra.svc.cluster.local serverAuth
+cert_from_ca client /CN=webhook-fanout-e2e
+k -n infra create secret generic receiver-mtls --from-file=tls.crt="$MTLS/server.crt" \
+  --from-file=tls.key="$MTLS/server.key" --from-file=ca.crt="$MTLS/ca.crt" >/dev/null
+k -n $NS create secret tls e2e-client-cert --cert="$MTLS/client.crt" --key="$MTLS/client.key" >/dev/null
+k -n $NS create secret generic e2e-private-ca --from-file=ca.crt="$MTLS/ca.crt" >/dev/null
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: receiver-mtls, namespace: infra}
+data:
+  receiver.mjs: |
+    import https from 'node:https';
+    import { readFileSync } from 'node:fs';
+    const f = (n) => readFileSync('/tls/' + n);
+    https.createServer({ key: f('tls.key'), cert: f('tls.crt'), ca: f('ca.crt'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const peer = req.socket.getPeerCertificate();
+        console.log(JSON.stringify({ path: req.url, client: peer.subject?.CN, authorized: req.socket.authorized, eventId: req.headers['x-webhook-event-id'], body: Buffer.concat(chunks).toString('utf8') }));
+        res.writeHead(200).end('ok');
+      });
+    }).on('tlsClientError', (e) => console.log(JSON.stringify({ tlsClientError: e.message }))).listen(8443);
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: receiver-mtls, namespace: infra, labels: {app: receiver-mtls}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: receiver-mtls}}
+  template:
+    metadata: {labels: {app: receiver-mtls}}
+    spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: receiver
+          image: $IMAGE
+          imagePullPolicy: IfNotPresent
+          command: ["node", "/receiver/receiver.mjs"]
+          ports: [{name: https, containerPort: 8443}]
+          readinessProbe: {tcpSocket: {port: https}, periodSeconds: 2}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+          volumeMounts: [{name: receiver, mountPath: /receiver}, {name: tls, mountPath: /tls}]
+      volumes:
+        - {name: receiver, configMap: {name: receiver-mtls}}
+        - {name: tls, secret: {secretName: receiver-mtls}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: receiver-mtls, namespace: infra}
+spec:
+  selector: {app: receiver-mtls}
+  ports: [{name: https, port: 8443, targetPort: https}]
+---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata: {name: e2e-mtls, namespace: $NS}
+spec:
+  source: e2e
+  eventType: order.mtls
+  url: https://receiver-mtls.infra.svc.cluster.local:8443/hooks/mtls
+  tls:
+    clientCertificateSecretRef: {name: e2e-client-cert}
+    caBundleRef: {kind: Secret, name: e2e-private-ca, key: ca.crt}
+EOF
+delivered_with_client_cert() {
+  k -n infra rollout status deploy/receiver-mtls --timeout=120s >/dev/null || return 1
+  k -n $NS wait --for=condition=Ready --timeout=60s webhookendpoint/e2e-mtls >/dev/null || return 1
+  local ext out id line
+  ext="mtls-$RANDOM-$(date +%s)"
+  out=$(curl -sS -m 10 -u e2e:e2e-password -H 'content-type: application/json' \
+    -d "{\"id\":\"$ext\",\"type\":\"order.mtls\"}" "$INGEST/api/webhooks/e2e")
+  id=$(sed -n 's/.*"eventId":"\([0-9a-f-]\{36\}\)".*/\1/p' <<<"$out")
+  [ -n "$id" ] || { echo "ingest answered $out" >&2; return 1; }
+  for _ in $(seq 1 60); do
+    line=$(k -n infra logs deploy/receiver-mtls --tail=-1 2>/dev/null | grep "\"eventId\":\"$id\"" | head -1)
+    [ -n "$line" ] && break
+    sleep 1
+  done
+  echo "mTLS receiver: ${line:-nothing for $id}" >&2
+  grep -q '"client":"webhook-fanout-e2e","authorized":true' <<<"$line"
+}
+check "an endpoint with a client certificate and a private CA from Secrets (spec.tls): delivered to a receiver that accepts only that CA's clients" delivered_with_client_cert
+rm -rf "$WORK_MTLS"
 
 # ---- 4b. namespaces as tenants (docs/tenancy.md) ----------------------------------------------
 phase "4b two namespaces"
@@ -372,7 +565,7 @@ k create namespace $NS2 >/dev/null
 k -n $NS2 create secret generic webhook-fanout-database \
   --from-literal=DATABASE_URL="$(k -n $NS get secret webhook-fanout-database -o jsonpath='{.data.DATABASE_URL}' | base64 -d)" >/dev/null
 check "the same release name installs in a second namespace" \
-  helm install "$RELEASE" "$CHART" -n $NS2 "${HELM_ARGS[@]}" --set operator.replicaCount=1
+  helm install "$RELEASE" "$CHART" -n $NS2 "${HELM_ARGS[@]}" --set operator.replicaCount=1 --set aws.credentials.existingSecret=
 
 phase "5e helm uninstall"
 # the cluster-scoped objects of both releases, by name: each release has its own
@@ -384,7 +577,7 @@ check "both releases have their own ClusterRoles and ClusterRoleBinding" \
 leftovers() { # namespace: what of the release is still there ("kubectl failed" when it can not tell)
   local objs
   objs=$(k -n "$1" get all,sa,role,rolebinding,secret,configmap,pdb,networkpolicy,ingress -o name) || { echo "kubectl failed"; return; }
-  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
+  grep -vE '^(serviceaccount/default|configmap/kube-root-ca.crt|secret/webhook-fanout-database|secret/webhook-fanout-aws|secret/e2e-.*|secret/helm-test-credentials)$' <<<"$objs"
 }
 uninstalled() {
   helm uninstall "$RELEASE" -n "$1" --wait --timeout 3m >/dev/null || return 1

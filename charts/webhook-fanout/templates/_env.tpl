@@ -57,6 +57,11 @@ together from these and its settings.
 - name: AWS_ENDPOINT_URL
   value: {{ . | quote }}
 {{- end }}
+{{ include "webhook-fanout.env.awsKeys" . }}
+{{- end }}
+
+{{/* Only the static AWS keys of aws.credentials.existingSecret, when configured: what the worker's AWS destinations sign with when it has no pod identity (IRSA, EKS Pod Identity) and does not consume the queue. Not AWS_ENDPOINT_URL: the SDK would send every destination to the transport's endpoint. */}}
+{{- define "webhook-fanout.env.awsKeys" -}}
 {{- with .Values.aws.credentials.existingSecret }}
 - name: AWS_ACCESS_KEY_ID
   valueFrom:

@@ -14,5 +14,8 @@
   value: "true"
 {{ include "webhook-fanout.env.aws" . }}
 {{ include "webhook-fanout.env.map" (merge (dict "QUEUE_URL" .Values.aws.queueUrl) (omit (.Values.consumer.settings | default dict) "NODE_OPTIONS")) | trim }}
+{{- else }}
+{{/* the AWS destinations (SQS, SNS, EventBridge) sign with the worker's identity: its ServiceAccount's, or these keys */}}
+{{ include "webhook-fanout.env.awsKeys" . }}
 {{- end }}
 {{- end }}
