@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import { ExtractionRule, SOURCE_PATTERN } from '../custom-resources/specs.js';
 import { AUTH_TYPES, DELIVERY_STATUSES, EVENT_STATUSES, HTTP_METHODS, SIGNING_TYPES } from '../domain/statuses.js';
-import { DENIED_REASONS, DESTINATION_TYPES, ENDPOINT_STATES } from '../domain/records.js';
+import { DENIED_REASONS, DESTINATION_TYPES, ENDPOINT_STATES, OAUTH2_CLIENT_AUTHENTICATIONS } from '../domain/records.js';
 import { REQUEST_BODY_SHOWN } from '../db/admin-queries.js';
 
 // Route schemas of the admin API: they validate requests, shape responses (fields not listed are
@@ -309,7 +309,21 @@ export const EndpointSchema = Type.Object(
       {
         type: StringEnum(AUTH_TYPES),
         username: Nullable(Type.String({ description: 'BASIC only' })),
-        secretSet: Type.Boolean({ description: 'whether the password or token of this type is set (it is never shown)' }),
+        secretSet: Type.Boolean({
+          description: 'whether the password, token, or OAuth2 client secret or private key of this type is set (it is never shown)',
+        }),
+        oauth2: Nullable(
+          Type.Object(
+            {
+              tokenUrl: Type.String(),
+              clientId: Type.String(),
+              scopes: Type.Array(Type.String()),
+              audience: Nullable(Type.String()),
+              clientAuthentication: StringEnum(OAUTH2_CLIENT_AUTHENTICATIONS),
+            },
+            { description: 'OAUTH2_CLIENT_CREDENTIALS: the token endpoint and the client (docs/endpoints.md); null for the other types' },
+          ),
+        ),
       },
       { description: 'how the receiver knows the caller (spec.auth)' },
     ),

@@ -156,6 +156,17 @@ export function endpointView(r: EndpointViewRow): EndpointView {
       type: authType,
       username: authType === 'BASIC' ? r.auth_username : null,
       secretSet: authType !== 'NONE' && r.auth_secret_set,
+      // the token endpoint and the client, never the secret (not selected: auth_secret_set only)
+      oauth2:
+        authType === 'OAUTH2_CLIENT_CREDENTIALS' && r.auth_oauth2
+          ? {
+              tokenUrl: redactUrl(r.auth_oauth2.tokenUrl, false),
+              clientId: r.auth_oauth2.clientId,
+              scopes: r.auth_oauth2.scopes,
+              audience: r.auth_oauth2.audience,
+              clientAuthentication: r.auth_oauth2.clientAuthentication,
+            }
+          : null,
     },
     signing: {
       type: signingType,

@@ -24,7 +24,7 @@ type SigningAuthType = (typeof SIGNING_AUTH_TYPES)[number];
 /** A WebhookEndpoint spec as code reads it: auth and signing apart, their types in PascalCase, the timeout in seconds. */
 export interface EndpointSpecRead extends Omit<WebhookEndpointSpec, 'auth' | 'signing' | 'timeout' | 'timeoutSeconds'> {
   /** how the receiver knows the caller */
-  auth?: Pick<EndpointAuth, 'username' | 'secretRef'> & { type: Exclude<EndpointAuthType, SigningAuthType> };
+  auth?: Pick<EndpointAuth, 'username' | 'secretRef' | 'oauth2'> & { type: Exclude<EndpointAuthType, SigningAuthType> };
   /** how the receiver verifies the body: spec.signing, or the older combined auth.type HMAC / StandardWebhooks */
   signing?: NonNullable<WebhookEndpointSpec['signing']>;
   /** spec.timeout, else the older spec.timeoutSeconds, else the default */
@@ -59,9 +59,9 @@ function authAndSigning(spec: WebhookEndpointSpec): Pick<EndpointSpecRead, 'auth
     return { signing: { type, ...(secretRef ? { secretRef } : {}), ...(previousSecretRef ? { previousSecretRef } : {}) } };
   }
   if (auth.previousSecretRef) throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type StandardWebhooks');
-  const { username, secretRef } = auth;
+  const { username, secretRef, oauth2 } = auth;
   return {
-    auth: { type, ...(username !== undefined ? { username } : {}), ...(secretRef ? { secretRef } : {}) },
+    auth: { type, ...(username !== undefined ? { username } : {}), ...(secretRef ? { secretRef } : {}), ...(oauth2 ? { oauth2 } : {}) },
     ...(signing ? { signing } : {}),
   };
 }

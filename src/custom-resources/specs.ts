@@ -8,6 +8,7 @@ import {
   LABEL_SELECTOR_OPERATORS,
   NAMESPACES_FROM,
   INBOUND_FORMATS,
+  OAUTH2_CLIENT_AUTHENTICATIONS,
   ORDERING_POLICIES,
   SIGNATURE_ENCODINGS,
   SOURCE_PATTERN,
@@ -97,6 +98,7 @@ export const AUTH_TYPE_SPELLINGS = [
   'None',
   'Basic',
   'Bearer',
+  'OAuth2ClientCredentials',
   'HMAC',
   'StandardWebhooks',
   'NONE',
@@ -352,7 +354,7 @@ export type DestinationSpec = Static<typeof DestinationSpec>;
 export const URL_REQUIRED_MESSAGE = 'url is required for an HTTP destination (the default)';
 export const URL_FORBIDDEN_MESSAGE = "url is only for an HTTP destination: the destination's block says where its messages go";
 export const AUTH_FORBIDDEN_MESSAGE =
-  "auth (Basic, Bearer) is only for an HTTP destination; spec.signing signs every destination's messages";
+  "auth (Basic, Bearer, OAuth2ClientCredentials) is only for an HTTP destination; spec.signing signs every destination's messages";
 
 /** CEL on the spec: its destination is not HTTP. */
 const NOT_HTTP = "has(self.destination) && has(self.destination.type) && self.destination.type != 'HTTP'";
@@ -385,6 +387,85 @@ export function destinationBlockProblem(d: DestinationSpec): string | undefined 
   }
   return undefined;
 }
+
+/** What the CRD and dev mode say of spec.auth.oauth2's secrets (to-rows.ts checks the same in dev mode). */
+export const OAUTH2_SECRET_MESSAGE =
+  'auth.oauth2 needs clientSecretRef for ClientSecretBasic and ClientSecretPost, privateKeySecretRef (and no clientSecretRef) for PrivateKeyJwt';
+export const OAUTH2_REQUIRED_MESSAGE = 'auth.oauth2 is required when auth.type is OAuth2ClientCredentials, and only read then';
+
+/** CEL on the oauth2 object: its client authentication is PrivateKeyJwt (the default, ClientSecretBasic, when absent). */
+const PRIVATE_KEY_JWT = "(has(self.clientAuthentication) && self.clientAuthentication == 'PrivateKeyJwt')";
+
+/** spec.auth.oauth2: the client credentials grant (RFC 6749 4.4) of an endpoint whose receiver wants an OAuth2 access token. */
+const OAuth2Spec = Type.Object(
+  {
+    tokenUrl: Type.String({
+      minLength: 8,
+      maxLength: 2048,
+      pattern: URL_WITHOUT_CREDENTIALS,
+      errorMessage:
+        'must be an http:// or https:// URL without credentials (user:password@host): the client secret goes in clientSecretRef',
+      description: "the authorization server's token endpoint; reached under the same outbound address policy as deliveries",
+      'x-kubernetes-validations': [
+        {
+          rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+          message: 'tokenUrl must be an absolute http:// or https:// URL with a host',
+        },
+      ],
+    }),
+    clientId: Type.String({ minLength: 1, maxLength: 255, description: 'the client_id the authorization server knows this service by' }),
+    clientSecretRef: Type.Optional(
+      withMarkers(SecretKeyRef, { description: 'the client secret (ClientSecretBasic, ClientSecretPost), in the same namespace' }),
+    ),
+    privateKeySecretRef: Type.Optional(
+      withMarkers(SecretKeyRef, {
+        description:
+          'PrivateKeyJwt: the PEM private key (RSA: RS256, EC P-256/384: ES256/384, Ed25519: EdDSA) that signs the client assertion',
+      }),
+    ),
+    keyId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "PrivateKeyJwt: the kid of the assertion's header (the key's id at the authorization server)",
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }), {
+        maxItems: 32,
+        description: 'the scopes asked for (the scope parameter, space-separated); absent: none asked, the server decides',
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+    audience: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'sent as the audience parameter (Auth0, Okta): the API the token is for' }),
+    ),
+    clientAuthentication: Type.Optional(
+      Type.Union(literals(OAUTH2_CLIENT_AUTHENTICATIONS), {
+        default: 'ClientSecretBasic',
+        description:
+          'how the client proves itself to the token endpoint: ClientSecretBasic (HTTP Basic, the default), ClientSecretPost (in the form) or PrivateKeyJwt (a JWT signed with privateKeySecretRef, RFC 7523)',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'OAuth2 client credentials (docs/endpoints.md): a token from tokenUrl, sent as a Bearer token, reused until shortly before it expires',
+    'x-kubernetes-validations': [
+      {
+        rule: `${PRIVATE_KEY_JWT} ? (has(self.privateKeySecretRef) && !has(self.clientSecretRef)) : (has(self.clientSecretRef) && !has(self.privateKeySecretRef))`,
+        message: OAUTH2_SECRET_MESSAGE,
+      },
+      {
+        rule: `!has(self.keyId) || ${PRIVATE_KEY_JWT}`,
+        message: 'auth.oauth2.keyId is only used with clientAuthentication PrivateKeyJwt',
+        fieldPath: '.keyId',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
+);
 
 export const WebhookEndpointSpec = Type.Object(
   {
@@ -426,7 +507,7 @@ export const WebhookEndpointSpec = Type.Object(
             // the older spelling stays the default: objects stored with it and new ones read alike
             default: 'NONE',
             description:
-              'None, Basic or Bearer; HMAC and StandardWebhooks (with secretRef) are the older combined form of spec.signing, read as it; ' +
+              'None, Basic, Bearer or OAuth2ClientCredentials; HMAC and StandardWebhooks (with secretRef) are the older combined form of spec.signing, read as it; ' +
               'NONE, BASIC, BEARER and STANDARD_WEBHOOKS are the older spellings, read the same',
           }),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'BASIC username' })),
@@ -441,11 +522,12 @@ export const WebhookEndpointSpec = Type.Object(
                 'STANDARD_WEBHOOKS key rotation: the previous whsec_ key, signed with too (a second signature in webhook-signature) until removed',
             }),
           ),
+          oauth2: Type.Optional(OAuth2Spec),
         },
         {
           additionalProperties: false,
           description:
-            'how the receiver knows the caller: None, Basic (username + password) or Bearer (token); the signature is spec.signing',
+            'how the receiver knows the caller: None, Basic (username + password), Bearer (token) or OAuth2ClientCredentials (oauth2); the signature is spec.signing',
           'x-kubernetes-validations': [
             {
               rule: `!(${authTypeIs('Basic')}) || has(self.username)`,
@@ -454,7 +536,18 @@ export const WebhookEndpointSpec = Type.Object(
               reason: 'FieldValueRequired',
             },
             {
-              rule: `${authTypeIs('None')} || has(self.secretRef)`,
+              rule: `(${authTypeIs('OAuth2ClientCredentials')}) == has(self.oauth2)`,
+              message: OAUTH2_REQUIRED_MESSAGE,
+              fieldPath: '.oauth2',
+            },
+            {
+              rule: `!(${authTypeIs('OAuth2ClientCredentials')}) || !has(self.secretRef)`,
+              message: 'auth.secretRef is not used with OAuth2ClientCredentials: the client secret is auth.oauth2.clientSecretRef',
+              fieldPath: '.secretRef',
+              reason: 'FieldValueForbidden',
+            },
+            {
+              rule: `${authTypeIs('None')} || ${authTypeIs('OAuth2ClientCredentials')} || has(self.secretRef)`,
               message:
                 'auth.secretRef is required when auth.type is BASIC, BEARER, HMAC or STANDARD_WEBHOOKS (or Basic, Bearer, StandardWebhooks)',
               fieldPath: '.secretRef',
@@ -737,7 +830,7 @@ export const WebhookEndpointSpec = Type.Object(
         reason: 'FieldValueForbidden',
       },
       {
-        rule: `!has(self.auth) || !(${NOT_HTTP}) || !(${authTypeIs('Basic', 'self.auth')} || ${authTypeIs('Bearer', 'self.auth')})`,
+        rule: `!has(self.auth) || !(${NOT_HTTP}) || !(${authTypeIs('Basic', 'self.auth')} || ${authTypeIs('Bearer', 'self.auth')} || ${authTypeIs('OAuth2ClientCredentials', 'self.auth')})`,
         message: AUTH_FORBIDDEN_MESSAGE,
         fieldPath: '.auth',
         reason: 'FieldValueForbidden',

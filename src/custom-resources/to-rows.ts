@@ -3,11 +3,13 @@ import { assertEndpointExpressions } from '../content/endpoint-expressions.js';
 import type { CredentialSpec } from '../db/credentials.js';
 import type { EndpointSpec } from '../db/endpoints.js';
 import { permanent } from '../domain/errors.js';
-import { DELIVERY_LIMITS, VERIFICATION_LIMITS, type SignatureVerification } from '../domain/records.js';
+import { DELIVERY_LIMITS, VERIFICATION_LIMITS, type OAuth2Client, type SignatureVerification } from '../domain/records.js';
 import { KEEP_FOREVER, parseDuration } from '../config/duration.js';
 import {
   AUTO_DISABLE_REQUIRED,
   credentialRuleProblem,
+  OAUTH2_REQUIRED_MESSAGE,
+  OAUTH2_SECRET_MESSAGE,
   RETENTION_ORDER_MESSAGE,
   type InboundCredentialResource,
   type InboundVerification,
@@ -18,6 +20,7 @@ import { destinationRow } from './destination-rows.js';
 import { readEndpointSpec, type EndpointSpecRead } from './read-spec.js';
 import { endpointTls } from './endpoint-tls.js';
 import { ed25519PublicKey, ed25519Seed } from '../delivery/signature.js';
+import { oauth2KeyProblem } from '../destinations/http/oauth2-key.js';
 import type { AuthType, SigningType } from '../domain/statuses.js';
 
 /** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
@@ -64,16 +67,63 @@ function checkEd25519Key(value: string, what: string): string {
 }
 
 /** The webhook_endpoint row's auth type and signing type (the admin API shows them) of each spec value. */
-const ROW_AUTH_TYPE = { None: 'NONE', Basic: 'BASIC', Bearer: 'BEARER' } as const satisfies Record<
-  NonNullable<EndpointSpecRead['auth']>['type'],
-  AuthType
->;
+const ROW_AUTH_TYPE = {
+  None: 'NONE',
+  Basic: 'BASIC',
+  Bearer: 'BEARER',
+  OAuth2ClientCredentials: 'OAUTH2_CLIENT_CREDENTIALS',
+} as const satisfies Record<NonNullable<EndpointSpecRead['auth']>['type'], AuthType>;
 const ROW_SIGNING_TYPE = {
   None: 'NONE',
   HMAC: 'HMAC',
   StandardWebhooks: 'STANDARD_WEBHOOKS',
   StandardWebhooksEd25519: 'STANDARD_WEBHOOKS_ED25519',
 } as const satisfies Record<EndpointSigningType, SigningType>;
+
+/**
+ * spec.auth.oauth2 -> the row's client (no secret) and its secret: the client secret, or the
+ * private key of PrivateKeyJwt, checked here so that a key that can not sign is Ready=False
+ * (InvalidSecret), never a failed delivery. Checks what the CRD's CEL checks, for dev mode.
+ */
+async function oauth2Row(
+  auth: NonNullable<EndpointSpecRead['auth']>,
+  resolveRef: (ref: { name: string; key: string }, what: string) => Promise<string>,
+): Promise<{ authSecret: string; authOAuth2: OAuth2Client }> {
+  const o = auth.oauth2;
+  if (!o) throw permanent('invalid_spec', OAUTH2_REQUIRED_MESSAGE);
+  if (auth.secretRef)
+    throw permanent(
+      'invalid_spec',
+      'auth.secretRef is not used with OAuth2ClientCredentials: the client secret is auth.oauth2.clientSecretRef',
+    );
+  const clientAuthentication = o.clientAuthentication ?? 'ClientSecretBasic';
+  const jwt = clientAuthentication === 'PrivateKeyJwt';
+  if (jwt ? !o.privateKeySecretRef || o.clientSecretRef : !o.clientSecretRef || o.privateKeySecretRef) {
+    throw permanent('invalid_spec', OAUTH2_SECRET_MESSAGE);
+  }
+  if (o.keyId !== undefined && !jwt)
+    throw permanent('invalid_spec', 'auth.oauth2.keyId is only used with clientAuthentication PrivateKeyJwt');
+  let authSecret: string;
+  if (o.privateKeySecretRef) {
+    const what = 'auth.oauth2.privateKeySecretRef';
+    authSecret = await resolveRef(o.privateKeySecretRef, what);
+    const problem = oauth2KeyProblem(authSecret);
+    if (problem) throw permanent('invalid_secret', `${what}: ${problem}`);
+  } else {
+    authSecret = await resolveRef(o.clientSecretRef as { name: string; key: string }, 'auth.oauth2.clientSecretRef');
+  }
+  return {
+    authSecret,
+    authOAuth2: {
+      tokenUrl: o.tokenUrl,
+      clientId: o.clientId,
+      scopes: o.scopes ?? [],
+      audience: o.audience ?? null,
+      clientAuthentication,
+      keyId: o.keyId ?? null,
+    },
+  };
+}
 
 /** WebhookEndpoint -> webhook_endpoint row, with its secret resolved. Checks what CEL checks in the CRD. */
 export async function endpointRow(r: WebhookEndpointResource, secrets: SecretResolver, now: Date = new Date()): Promise<EndpointSpec> {
@@ -89,7 +139,11 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   // before the secrets: an expression that does not compile is InvalidFilter / InvalidTransform / InvalidOrderingKey,
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
-  if (auth.type !== 'None') {
+  let authOAuth2: OAuth2Client | null = null;
+  if (auth.type !== 'OAuth2ClientCredentials' && 'oauth2' in auth && auth.oauth2) throw permanent('invalid_spec', OAUTH2_REQUIRED_MESSAGE);
+  if (auth.type === 'OAuth2ClientCredentials') {
+    ({ authSecret, authOAuth2 } = await oauth2Row(auth, (ref, what) => resolve(secrets, ns, ref, what)));
+  } else if (auth.type !== 'None') {
     if (!auth.secretRef) throw permanent('invalid_spec', `auth.secretRef is required for ${auth.type}`);
     authSecret = await resolve(secrets, ns, auth.secretRef, 'auth.secretRef');
   }
@@ -130,6 +184,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     authType: ROW_AUTH_TYPE[auth.type],
     authUsername: auth.type === 'Basic' ? (auth.username ?? null) : null,
     authSecret,
+    authOAuth2,
     signingType: ROW_SIGNING_TYPE[signing.type],
     signingSecret,
     previousSigningSecret,

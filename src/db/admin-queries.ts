@@ -136,6 +136,8 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.method',
     'p.auth_type',
     'p.auth_username',
+    // OAuth2's token endpoint and client: no secret in it (the secret is auth_secret)
+    'p.auth_oauth2',
     'p.signing_type',
     'p.signing_public_keys',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),

@@ -26,6 +26,7 @@ export type EndpointSpec = Omit<
   | EndpointTlsField
   | 'destination'
   | 'destinationSecrets'
+  | 'authOAuth2'
 > &
   // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered, HTTP)
   Partial<
@@ -43,6 +44,7 @@ export type EndpointSpec = Omit<
       | EndpointTlsField
       | 'destination'
       | 'destinationSecrets'
+      | 'authOAuth2'
     >
   >;
 
@@ -68,6 +70,7 @@ const toRow = (s: EndpointSpec) => ({
   ...authAndSigningColumns(s.authType, s.signingType ?? 'NONE'),
   auth_username: s.authUsername,
   auth_secret: s.authSecret,
+  auth_oauth2: s.authOAuth2 ? JSON.stringify(s.authOAuth2) : null,
   signing_secret: s.signingSecret,
   previous_signing_secret: s.previousSigningSecret,
   signing_public_keys: s.signingPublicKeys ?? [],

@@ -10,6 +10,7 @@ import type {
   ExtractionRule,
   InboundCredential,
   InboundFormat,
+  OAuth2Client,
   OrderingPolicy,
   SignatureVerification,
   WebhookEvent,
@@ -67,6 +68,8 @@ export interface EndpointRow {
   auth_type: AuthType | CombinedAuthType;
   auth_username: string | null;
   auth_secret: string | null;
+  /** migration 085: OAUTH2_CLIENT_CREDENTIALS' token endpoint and client (no secret); absent from a row read before it ran */
+  auth_oauth2?: OAuth2Client | null;
   /** migration 078; absent from a row read before it ran */
   signing_type?: SigningType;
   signing_secret: string | null;
@@ -144,6 +147,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   ...authAndSigningOfRow(r),
   authUsername: r.auth_username,
   authSecret: r.auth_secret,
+  authOAuth2: r.auth_oauth2 ?? null,
   signingSecret: r.signing_secret,
   previousSigningSecret: r.previous_signing_secret,
   signingPublicKeys: r.signing_public_keys ?? [],

@@ -1,4 +1,4 @@
-import type { Endpoint, EndpointDestination } from '../domain/records.js';
+import type { Endpoint, EndpointDestination, OAuth2Client } from '../domain/records.js';
 import type { AuthType, HttpMethod } from '../domain/statuses.js';
 import type { KafkaTarget, NatsTarget, RabbitMqTarget } from './broker-targets.js';
 import type { Message } from './message.js';
@@ -31,8 +31,19 @@ export interface HttpTarget {
   type: 'HTTP';
   url: string;
   method: HttpMethod;
-  /** BASIC and BEARER make an Authorization header (spec.auth); spec.signing signs the message itself (message.ts) */
-  auth: { type: AuthType; username: string | null; /** BASIC password or BEARER token */ secret: string | null };
+  /**
+   * BASIC and BEARER make an Authorization header (spec.auth), OAUTH2_CLIENT_CREDENTIALS a Bearer
+   * token from `oauth2`'s token endpoint (destinations/http/oauth2-destination.ts); spec.signing
+   * signs the message itself (message.ts)
+   */
+  auth: {
+    type: AuthType;
+    username: string | null;
+    /** BASIC password, BEARER token, OAUTH2_CLIENT_CREDENTIALS client secret or PrivateKeyJwt private key (PEM) */
+    secret: string | null;
+    /** OAUTH2_CLIENT_CREDENTIALS: the token endpoint and the client */
+    oauth2?: OAuth2Client;
+  };
   customHeaders: Record<string, string>;
   /** 4xx codes the endpoint opted in to retrying */
   retryOnStatus: readonly number[];
@@ -59,7 +70,7 @@ export function targetOf(e: Endpoint): DestinationTarget {
         type: 'HTTP',
         url: e.url,
         method: e.method,
-        auth: { type: e.authType, username: e.authUsername, secret: e.authSecret },
+        auth: { type: e.authType, username: e.authUsername, secret: e.authSecret, ...(e.authOAuth2 ? { oauth2: e.authOAuth2 } : {}) },
         customHeaders: e.customHeaders,
         retryOnStatus: e.retryOnStatus,
         ...(e.tlsClientCertificate !== null || e.tlsCaBundle !== null

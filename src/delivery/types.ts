@@ -1,7 +1,7 @@
 import type { Receipt } from '../domain/records.js';
 
-/** status class label for metrics */
-export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked';
+/** status class label for metrics; token: an OAuth2 endpoint's token endpoint failed (no request was sent) */
+export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'refused' | 'blocked' | 'token';
 
 /**
  * The outcome of one attempt, from any destination. "permanent" is never retried (HTTP 4xx, a

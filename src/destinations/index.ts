@@ -2,6 +2,8 @@ import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarge
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
+import { createOAuth2Destination } from './http/oauth2-destination.js';
+import { createOAuth2Tokens } from './http/oauth2-tokens.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
 import { createNatsDestination } from './nats/nats-destination.js';
 import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
@@ -19,7 +21,11 @@ export interface DestinationsDeps {
  * target in delivery/destination.ts (docs/destinations.md, "Writing a destination").
  */
 export function createDestinations(deps: DestinationsDeps): Destinations {
-  const http: Destination<HttpTarget> = createHttpDestination({ addressPolicy: deps.addressPolicy });
+  // OAuth2 endpoints get their Bearer token on the way (oauth2-destination.ts); the others pass through
+  const http: Destination<HttpTarget> = createOAuth2Destination(
+    createHttpDestination({ addressPolicy: deps.addressPolicy }),
+    createOAuth2Tokens({ addressPolicy: deps.addressPolicy }),
+  );
   // the brokers' destinations make their clients on first use: an unused type costs nothing
   const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });

@@ -23,6 +23,12 @@ export interface DevClient {
   permissions: readonly string[];
   /** a tenant's client: its tokens carry these namespaces in the namespaces claim (docs/tenancy.md) */
   namespaces?: readonly string[];
+  /**
+   * how it authenticates at the token endpoint (default client_secret_post, as Auth0's JSON body
+   * does); private_key_jwt verifies its assertions with `jwks` (the public keys)
+   */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  jwks?: { keys: JsonWebKey[] };
 }
 
 export interface IdentityProviderOptions {
@@ -56,6 +62,8 @@ export interface IdentityProvider {
    * keep verifying. No restart: the HTTP server keeps its port, the provider behind it is replaced.
    */
   rotateKey(): string;
+  /** token requests answered so far (tests count them: a kept token costs none) */
+  tokenRequests(): number;
   /** registers a redirect URI of a browser client once its address is known */
   allowRedirectUri(clientId: string, uri: string): void;
   close(): Promise<void>;
@@ -138,7 +146,8 @@ function buildProvider(issuer: string, opts: IdentityProviderOptions, keys: Json
       grant_types: ['client_credentials'],
       response_types: [],
       redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_post',
+      token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_post',
+      ...(c.jwks ? { jwks: c.jwks } : {}),
     })),
     // the first key signs; the others are published for tokens signed before a rotation
     jwks: { keys },
@@ -254,6 +263,7 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let issuer = '';
   let browserLogin: BrowserLogin | undefined;
+  let tokenRequests = 0;
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const route = (req.url ?? '').split('?')[0] ?? '';
@@ -271,6 +281,7 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
       return;
     }
     if (req.method === 'POST' && route === TOKEN_PATH) {
+      tokenRequests++;
       const cors = browserLogin?.corsHeaders(req) ?? {};
       const form = await readTokenRequest(req, res, cors);
       if (!form || browserLogin?.exchangeCode(req, res, form)) return;
@@ -316,6 +327,7 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
     issuer,
     audience: opts.audience,
     currentKid: () => String(keys[0]?.kid),
+    tokenRequests: () => tokenRequests,
     rotateKey() {
       const fresh = newSigningKey();
       // the new key signs; the previous one stays published for tokens already out there

@@ -9,6 +9,8 @@ declare module 'oidc-provider' {
     response_types?: string[];
     redirect_uris?: string[];
     token_endpoint_auth_method?: string;
+    /** private_key_jwt: the client's public keys */
+    jwks?: { keys: JsonWebKey[] };
     scope?: string;
   }
 

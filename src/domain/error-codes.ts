@@ -158,6 +158,12 @@ export const ERROR_CODES = {
   },
 
   // transient: a dependency is briefly unavailable
+  oauth2_token_refused: {
+    kind: 'permanent',
+    status: 401,
+    means:
+      "an OAuth2 endpoint's token endpoint refused the client (invalid_client, unauthorized_client, invalid_scope: any other 4xx): the delivery ends FAILED with its words; destination outcome only",
+  },
   database_unavailable: {
     kind: 'transient',
     status: 503,
@@ -198,6 +204,12 @@ export const ERROR_CODES = {
     status: 503,
     failureType: 'DeliveryDeferred',
     means: "a delivery waits on its endpoint's limits or Retry-After pause: no request, no endpoint attempt spent; activity only",
+  },
+  oauth2_token_unavailable: {
+    kind: 'transient',
+    status: 503,
+    means:
+      "an OAuth2 endpoint's token endpoint could not be reached, timed out, answered 5xx, 408 or 429, or answered without a token: the attempt failed, retried with the backoff; destination outcome only",
   },
   broker_unavailable: {
     kind: 'transient',

@@ -198,6 +198,23 @@ export interface Receipt {
   sequence?: string;
 }
 
+/** How an OAuth2 client proves itself at the token endpoint (RFC 6749 2.3.1, RFC 7523): spec.auth.oauth2.clientAuthentication. */
+export const OAUTH2_CLIENT_AUTHENTICATIONS = ['ClientSecretBasic', 'ClientSecretPost', 'PrivateKeyJwt'] as const;
+export type OAuth2ClientAuthentication = (typeof OAUTH2_CLIENT_AUTHENTICATIONS)[number];
+
+/** An endpoint's OAuth2 client credentials grant, without its secret (the endpoint's authSecret). */
+export interface OAuth2Client {
+  tokenUrl: string;
+  clientId: string;
+  /** requested as `scope`, space-separated; empty: none asked */
+  scopes: string[];
+  /** sent as the `audience` parameter when set (Auth0's, Okta's name; the dev identity provider reads it as RFC 8707's resource) */
+  audience: string | null;
+  clientAuthentication: OAuth2ClientAuthentication;
+  /** PrivateKeyJwt: the `kid` of the assertion's header; null: none */
+  keyId: string | null;
+}
+
 export interface Endpoint {
   id: string;
   name: string;
@@ -208,8 +225,10 @@ export interface Endpoint {
   method: HttpMethod;
   authType: AuthType;
   authUsername: string | null;
-  /** BASIC password or BEARER token */
+  /** BASIC password, BEARER token, or OAUTH2_CLIENT_CREDENTIALS' client secret or private key (PEM, PrivateKeyJwt) */
   authSecret: string | null;
+  /** OAUTH2_CLIENT_CREDENTIALS: the token endpoint and the client (spec.auth.oauth2, docs/endpoints.md); else null */
+  authOAuth2: OAuth2Client | null;
   signingType: SigningType;
   /** HMAC signing secret, the whsec_ key of STANDARD_WEBHOOKS, or the whsk_ key of STANDARD_WEBHOOKS_ED25519 */
   signingSecret: string | null;

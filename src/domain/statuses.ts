@@ -6,8 +6,8 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const DELIVERY_STATUSES = ['PENDING', 'SUCCESS', 'FAILED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** How an endpoint's receiver knows the caller (WebhookEndpoint spec.auth). */
-export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER'] as const;
+/** How an endpoint's receiver knows the caller (WebhookEndpoint spec.auth); OAUTH2_CLIENT_CREDENTIALS: a token from the endpoint's token endpoint. */
+export const AUTH_TYPES = ['NONE', 'BASIC', 'BEARER', 'OAUTH2_CLIENT_CREDENTIALS'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
 
 /** How an endpoint's receiver verifies the body (spec.signing); apart from AUTH_TYPES, so an endpoint can have both. */

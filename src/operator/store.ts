@@ -74,6 +74,7 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.authType === spec.authType &&
     row.authUsername === spec.authUsername &&
     row.authSecret === spec.authSecret &&
+    sameJson(row.authOAuth2, spec.authOAuth2 ?? null) &&
     row.signingType === (spec.signingType ?? 'NONE') &&
     row.signingSecret === spec.signingSecret &&
     row.tlsClientCertificate === (spec.tlsClientCertificate ?? null) &&

@@ -352,6 +352,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
       'api-key-in-header-XYZ',
       'url-pass-XYZ',
       'both-token-XYZ',
+      'oauth2-client-secret-XYZ',
       ...keys,
     ];
     await addEndpoint(h.fanout.repos, {
@@ -391,6 +392,23 @@ describe('admin API: reads, filters and cursor pagination', () => {
       signingPublicKeys: [publicKey],
     });
 
+    const oauth2 = {
+      tokenUrl: 'https://idp.partner.example/oauth/token',
+      clientId: 'webhook-fanout',
+      scopes: ['webhooks.write'],
+      audience: 'https://api.partner.example',
+      clientAuthentication: 'ClientSecretPost' as const,
+      keyId: null,
+    };
+    await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'oauth2',
+      url: 'https://example.com/g',
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: 'oauth2-client-secret-XYZ',
+      authOAuth2: oauth2,
+    });
+
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
     for (const s of secrets) expect(res.text).not.toContain(s);
@@ -417,7 +435,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
       auth: { type: 'NONE' },
       signing: { type: 'STANDARD_WEBHOOKS_ED25519', secretSet: true, previousSecretSet: false, publicKeys: [publicKey] },
     });
-    expect(items.map((e) => e.name)).toEqual(['asymmetric', 'both', 'none', 'hmac', 'bearer', 'basic']);
+    // OAuth2: the token endpoint and the client, the secret only as set
+    const { keyId: _keyId, ...shown } = oauth2;
+    expect(byName.get('oauth2')).toMatchObject({
+      auth: { type: 'OAUTH2_CLIENT_CREDENTIALS', username: null, secretSet: true, oauth2: shown },
+    });
+    expect(byName.get('bearer')).toMatchObject({ auth: { oauth2: null } });
+    expect(items.map((e) => e.name)).toEqual(['oauth2', 'asymmetric', 'both', 'none', 'hmac', 'bearer', 'basic']);
   });
 
   it('endpoints show their filter and transform (docs/content-routing.md), null when they have none', async () => {

@@ -56,6 +56,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   authType: 'NONE',
   authUsername: null,
   authSecret: null,
+  authOAuth2: null,
   signingType: 'NONE',
   signingSecret: null,
   previousSigningSecret: null,

@@ -47,7 +47,18 @@ describe('generated CRDs', () => {
     expect(spec.properties.timeoutSeconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 120, default: 10 });
     expect(spec.properties.auth.properties.type).toMatchObject({
       // the PascalCase spellings, then the older ones, still accepted (docs/operator.md, Conventions)
-      enum: ['None', 'Basic', 'Bearer', 'HMAC', 'StandardWebhooks', 'NONE', 'BASIC', 'BEARER', 'STANDARD_WEBHOOKS'],
+      enum: [
+        'None',
+        'Basic',
+        'Bearer',
+        'OAuth2ClientCredentials',
+        'HMAC',
+        'StandardWebhooks',
+        'NONE',
+        'BASIC',
+        'BEARER',
+        'STANDARD_WEBHOOKS',
+      ],
       default: 'NONE',
     });
     expect(spec.properties.customHeaders.additionalProperties).toEqual({ type: 'string', maxLength: 4096 });
@@ -232,7 +243,32 @@ describe('against kube-apiserver', () => {
     [
       'Bearer auth for Kafka',
       `spec: {source: s, auth: {type: Bearer, secretRef: {name: a, key: b}}, destination: {type: Kafka, kafka: {bootstrapServers: ["k:9092"], topic: t}}}`,
-      /auth \(Basic, Bearer\) is only for an HTTP destination/,
+      /auth \(Basic, Bearer, OAuth2ClientCredentials\) is only for an HTTP destination/,
+    ],
+    [
+      'OAuth2ClientCredentials without its oauth2 block',
+      `spec: {source: s, url: "http://x/h", auth: {type: OAuth2ClientCredentials}}`,
+      /auth\.oauth2 is required when auth\.type is OAuth2ClientCredentials/,
+    ],
+    [
+      'an oauth2 block with Bearer',
+      `spec: {source: s, url: "http://x/h", auth: {type: Bearer, secretRef: {name: a, key: b}, oauth2: {tokenUrl: "https://idp/t", clientId: c, clientSecretRef: {name: a, key: s}}}}`,
+      /auth\.oauth2 is required when auth\.type is OAuth2ClientCredentials, and only read then/,
+    ],
+    [
+      'PrivateKeyJwt without its private key',
+      `spec: {source: s, url: "http://x/h", auth: {type: OAuth2ClientCredentials, oauth2: {tokenUrl: "https://idp/t", clientId: c, clientAuthentication: PrivateKeyJwt, clientSecretRef: {name: a, key: s}}}}`,
+      /auth\.oauth2 needs clientSecretRef for ClientSecretBasic and ClientSecretPost, privateKeySecretRef/,
+    ],
+    [
+      'a keyId without PrivateKeyJwt',
+      `spec: {source: s, url: "http://x/h", auth: {type: OAuth2ClientCredentials, oauth2: {tokenUrl: "https://idp/t", clientId: c, clientSecretRef: {name: a, key: s}, keyId: k}}}`,
+      /auth\.oauth2\.keyId is only used with clientAuthentication PrivateKeyJwt/,
+    ],
+    [
+      'an OAuth2 token URL with credentials',
+      `spec: {source: s, url: "http://x/h", auth: {type: OAuth2ClientCredentials, oauth2: {tokenUrl: "https://u:p@idp/t", clientId: c, clientSecretRef: {name: a, key: s}}}}`,
+      /spec\.auth\.oauth2\.tokenUrl.*should match/,
     ],
     [
       'a RabbitMQ user without a password',
@@ -249,6 +285,21 @@ describe('against kube-apiserver', () => {
     );
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'new-spellings');
     expect(o?.spec).toMatchObject({ timeout: '1m30s', timeoutSeconds: 10, auth: { type: 'StandardWebhooks' } });
+  });
+
+  it('accepts OAuth2 client credentials with each client authentication, defaulting to ClientSecretBasic', async () => {
+    await apply(
+      conn,
+      ns,
+      `apiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: oauth2-basic}\nspec: {source: s, url: "https://api.partner.example/h", auth: {type: OAuth2ClientCredentials, oauth2: {tokenUrl: "https://idp.partner.example/oauth/token", clientId: c, clientSecretRef: {name: a, key: s}, scopes: [webhooks.write], audience: "https://api.partner.example"}}}\n` +
+        `---\napiVersion: webhookfanout.io/v1alpha1\nkind: WebhookEndpoint\nmetadata: {name: oauth2-jwt}\nspec: {source: s, url: "https://api.partner.example/h", auth: {type: OAuth2ClientCredentials, oauth2: {tokenUrl: "https://idp.partner.example/oauth/token", clientId: c, clientAuthentication: PrivateKeyJwt, privateKeySecretRef: {name: a, key: k}, keyId: k1}}}\n`,
+    );
+    const basic = await customObjects(conn).get('WebhookEndpoint', ns, 'oauth2-basic');
+    expect(basic?.spec).toMatchObject({
+      auth: { type: 'OAuth2ClientCredentials', oauth2: { clientAuthentication: 'ClientSecretBasic', scopes: ['webhooks.write'] } },
+    });
+    const jwt = await customObjects(conn).get('WebhookEndpoint', ns, 'oauth2-jwt');
+    expect(jwt?.spec).toMatchObject({ auth: { oauth2: { clientAuthentication: 'PrivateKeyJwt', keyId: 'k1' } } });
   });
 
   it('accepts a Bearer auth and a Standard Webhooks signing together, and shows both with -o wide', async () => {

@@ -1676,10 +1676,18 @@ export interface paths {
                                 /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER";
+                                    type: "NONE" | "BASIC" | "BEARER" | "OAUTH2_CLIENT_CREDENTIALS";
                                     username: string | null;
-                                    /** @description whether the password or token of this type is set (it is never shown) */
+                                    /** @description whether the password, token, or OAuth2 client secret or private key of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                    oauth2: {
+                                        tokenUrl: string;
+                                        clientId: string;
+                                        scopes: string[];
+                                        audience: string | null;
+                                        /** @enum {string} */
+                                        clientAuthentication: "ClientSecretBasic" | "ClientSecretPost" | "PrivateKeyJwt";
+                                    } | null;
                                 };
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
                                 signing: {
@@ -1868,10 +1876,18 @@ export interface paths {
                                 /** @description how the receiver knows the caller (spec.auth) */
                                 auth: {
                                     /** @enum {string} */
-                                    type: "NONE" | "BASIC" | "BEARER";
+                                    type: "NONE" | "BASIC" | "BEARER" | "OAUTH2_CLIENT_CREDENTIALS";
                                     username: string | null;
-                                    /** @description whether the password or token of this type is set (it is never shown) */
+                                    /** @description whether the password, token, or OAuth2 client secret or private key of this type is set (it is never shown) */
                                     secretSet: boolean;
+                                    oauth2: {
+                                        tokenUrl: string;
+                                        clientId: string;
+                                        scopes: string[];
+                                        audience: string | null;
+                                        /** @enum {string} */
+                                        clientAuthentication: "ClientSecretBasic" | "ClientSecretPost" | "PrivateKeyJwt";
+                                    } | null;
                                 };
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
                                 signing: {

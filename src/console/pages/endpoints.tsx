@@ -186,6 +186,14 @@ export function EndpointsPage() {
                     <td>
                       {e.auth.type}
                       {e.auth.username ? ` (${e.auth.username})` : ''}
+                      {e.auth.oauth2 && (
+                        <>
+                          <br />
+                          <span class="muted">
+                            token from {e.auth.oauth2.tokenUrl} as {e.auth.oauth2.clientId} ({e.auth.oauth2.clientAuthentication})
+                          </span>
+                        </>
+                      )}
                       {e.signing.type !== 'NONE' && (
                         <>
                           <br />

@@ -124,7 +124,7 @@ export function classifyError(err: unknown, ctx: ErrorContext): DeliveryOutcome 
 }
 
 /** AbortSignal.timeout() rejects with a DOMException named TimeoutError (possibly as a cause). */
-function isAbortTimeout(err: unknown): boolean {
+export function isAbortTimeout(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
     if (e.name === 'TimeoutError') return true;
   }
@@ -132,7 +132,7 @@ function isAbortTimeout(err: unknown): boolean {
 }
 
 /** String codes of the error, its cause chain and an AggregateError's members (happy-eyeballs connects). */
-function errorCodes(err: unknown): string[] {
+export function errorCodes(err: unknown): string[] {
   const codes: string[] = [];
   const visit = (e: unknown, depth: number): void => {
     if (!(e instanceof Error) || depth > 4) return;
@@ -145,10 +145,10 @@ function errorCodes(err: unknown): string[] {
   return codes;
 }
 
-function messageOf(err: unknown): string {
+export function messageOf(err: unknown): string {
   return oneLine(err instanceof Error ? err.message || err.name : String(err));
 }
 
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 300);
 }

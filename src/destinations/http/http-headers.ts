@@ -105,6 +105,9 @@ function authorizationOf(target: HttpTarget): string | undefined {
       checkHeader('Authorization', value, 'BEARER token');
       return value;
     }
+    case 'OAUTH2_CLIENT_CREDENTIALS':
+      // the OAuth2 destination (oauth2-destination.ts) hands a BEARER target with the token it obtained
+      throw permanent('invalid_endpoint_auth', 'OAuth2 client credentials need a token from the token endpoint');
     case 'NONE':
       return undefined;
   }

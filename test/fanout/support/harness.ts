@@ -125,6 +125,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     authType: spec.authType ?? 'NONE',
     authUsername: spec.authUsername ?? null,
     authSecret: spec.authSecret ?? null,
+    ...(spec.authOAuth2 ? { authOAuth2: spec.authOAuth2 } : {}),
     signingType: spec.signingType ?? 'NONE',
     signingPublicKeys: spec.signingPublicKeys ?? [],
     signingSecret: spec.signingSecret ?? null,

@@ -201,7 +201,7 @@ describe('endpointRow: spec.destination', () => {
         auth: { type: 'Bearer', secretRef: ref('t', 't') },
         destination: { type: 'Kafka', kafka: { bootstrapServers: ['k:9092'], topic: 't' } },
       },
-      /^auth \(Basic, Bearer\) is only for an HTTP destination/,
+      /^auth \(Basic, Bearer, OAuth2ClientCredentials\) is only for an HTTP destination/,
     ],
     [
       'a RabbitMQ user without its password',

@@ -107,7 +107,7 @@ describe('the error code registry', () => {
 
   it('docs/architecture.md lists every code with its kind and status, and no other', () => {
     const doc = readFileSync(new URL('../../../docs/architecture.md', import.meta.url), 'utf8');
-    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (permanent|transient|internal) \| (\d{3}) \|/gm)].map((m) => [
+    const rows = [...doc.matchAll(/^\| `([a-z0-9_]+)` \| (permanent|transient|internal) \| (\d{3}) \|/gm)].map((m) => [
       m[1],
       m[2],
       Number(m[3]),

@@ -82,8 +82,26 @@ describe('the generated CRDs', () => {
       'auth',
       {},
       /^how the receiver knows the caller/,
-      [/auth\.username is required/, /auth\.secretRef is required/, /auth\.previousSecretRef is only used/],
+      [
+        /auth\.username is required/,
+        /^auth\.oauth2 is required when auth\.type is OAuth2ClientCredentials/,
+        /^auth\.secretRef is not used with OAuth2ClientCredentials/,
+        /auth\.secretRef is required/,
+        /auth\.previousSecretRef is only used/,
+      ],
     ],
+    [
+      'WebhookEndpoint',
+      'auth.oauth2',
+      {},
+      /^OAuth2 client credentials/,
+      [
+        /^auth\.oauth2 needs clientSecretRef for ClientSecretBasic/,
+        /^auth\.oauth2\.keyId is only used with clientAuthentication PrivateKeyJwt/,
+      ],
+    ],
+    ['WebhookEndpoint', 'auth.oauth2.tokenUrl', { maxLength: 2048 }, /token endpoint/, [/absolute http/]],
+    ['WebhookEndpoint', 'auth.oauth2.scopes', { maxItems: 32, 'x-kubernetes-list-type': 'set' }, /scope parameter/, []],
     [
       'WebhookEndpoint',
       'signing',
@@ -99,7 +117,7 @@ describe('the generated CRDs', () => {
       [
         /^url is required for an HTTP destination/,
         /^url is only for an HTTP destination/,
-        /^auth \(Basic, Bearer\) is only for an HTTP/,
+        /^auth \(Basic, Bearer, OAuth2ClientCredentials\) is only for an HTTP/,
         /^spec\.signing and an auth\.type that signs/,
       ],
     ],

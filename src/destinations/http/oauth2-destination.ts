@@ -1,0 +1,60 @@
+import { performance } from 'node:perf_hooks';
+import type { Destination, HttpTarget } from '../../delivery/destination.js';
+import { invalidRequest, type DeliveryOutcome } from '../../delivery/types.js';
+import { ERROR_CODES } from '../../domain/error-codes.js';
+import type { OAuth2Tokens, TokenFailure } from './oauth2-tokens.js';
+
+/**
+ * The HTTP destination for endpoints whose auth is OAuth2 client credentials (docs/endpoints.md):
+ * the request carries a Bearer token from the endpoint's token endpoint, kept and shared by
+ * oauth2-tokens.ts; other endpoints pass through untouched. A 401 from the receiver drops the
+ * token, and when it was a kept one (revoked, or the server's keys rotated) the request is sent
+ * once more, in the same attempt and its time, with a new one. A token request that fails is the
+ * attempt's outcome: its code (error registry) and the server's words in the attempt log, never
+ * the secret nor a token.
+ */
+export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: OAuth2Tokens): Destination<HttpTarget> {
+  return {
+    async send(message, target, options) {
+      const { auth } = target;
+      if (auth.type !== 'OAUTH2_CLIENT_CREDENTIALS') return http.send(message, target, options);
+      const { oauth2, secret } = auth;
+      if (!oauth2 || secret === null) return invalidRequest('OAuth2 client credentials need a token endpoint and a client secret or key');
+      const started = performance.now();
+      const elapsed = (): number => Math.round(performance.now() - started);
+      // the token request and the delivery share the attempt's time
+      const left = (): number => Math.max(1, options.timeoutMs - elapsed());
+      const withToken = (token: string) =>
+        http.send(message, { ...target, auth: { type: 'BEARER', username: null, secret: token } }, { ...options, timeoutMs: left() });
+
+      const first = await tokens.token(oauth2, secret, options.timeoutMs);
+      if (!first.ok) return tokenFailureOutcome(first.failure, elapsed());
+      let outcome = await withToken(first.token);
+      if (outcome.status === 401) {
+        tokens.invalidate(oauth2, secret, first.token);
+        if (!first.fetched) {
+          const again = await tokens.token(oauth2, secret, left());
+          if (!again.ok) return tokenFailureOutcome(again.failure, elapsed());
+          outcome = await withToken(again.token);
+          if (outcome.status === 401) tokens.invalidate(oauth2, secret, again.token);
+        }
+      }
+      return { ...outcome, durationMs: elapsed() };
+    },
+    async close() {
+      await Promise.all([http.close(), tokens.close()]);
+    },
+  };
+}
+
+/** A failed token request as the attempt's outcome: FAILED at once when the registry calls its code permanent, else retried. */
+export function tokenFailureOutcome(failure: TokenFailure, durationMs: number): DeliveryOutcome {
+  return {
+    kind: ERROR_CODES[failure.code].kind === 'permanent' ? 'permanent' : 'retryable',
+    status: null,
+    body: null,
+    error: `${failure.code}: ${failure.detail}`,
+    durationMs,
+    statusClass: failure.timedOut ? 'timeout' : failure.code === 'address_blocked' ? 'blocked' : 'token',
+  };
+}

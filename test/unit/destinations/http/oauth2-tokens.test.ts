@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { tokenFailureOutcome } from '../../../../src/destinations/http/oauth2-destination.js';
+import { DEFAULT_LIFETIME_MS, isRefusal, REFRESH_MARGIN_MS, tokenTimes } from '../../../../src/destinations/http/oauth2-tokens.js';
+
+// When a kept OAuth2 token is renewed, and how a token request's failure ends the attempt.
+describe('tokenTimes: renewed a margin before expires_in', () => {
+  const now = 1_000_000;
+  it.each<[string, number | undefined, number, number]>([
+    ['an hour: renewed a minute before', 3600, 3600_000 - REFRESH_MARGIN_MS, 3600_000],
+    ['two minutes: a quarter of its life (30 s) before', 120, 90_000, 120_000],
+    ['two seconds: a quarter of its life before', 2, 1_500, 2_000],
+    ['no expires_in: the default lifetime', undefined, DEFAULT_LIFETIME_MS - REFRESH_MARGIN_MS, DEFAULT_LIFETIME_MS],
+    ['0 (nonsense): the default lifetime', 0, DEFAULT_LIFETIME_MS - REFRESH_MARGIN_MS, DEFAULT_LIFETIME_MS],
+    ['a year: capped at a day', 365 * 86_400, 86_400_000 - REFRESH_MARGIN_MS, 86_400_000],
+  ])('%s', (_what, expiresIn, renewAfter, expiresAfter) => {
+    expect(tokenTimes(now, expiresIn)).toEqual({ renewAt: now + renewAfter, expiresAt: now + expiresAfter });
+  });
+});
+
+describe("isRefusal: the token endpoint's 4xx is final, except those that ask to come back", () => {
+  it.each<[number, boolean]>([
+    [400, true],
+    [401, true],
+    [403, true],
+    [404, true],
+    [408, false],
+    [429, false],
+    [500, false],
+    [503, false],
+  ])('HTTP %i -> %s', (status, refusal) => {
+    expect(isRefusal(status)).toBe(refusal);
+  });
+});
+
+describe('tokenFailureOutcome: the kind follows the error registry', () => {
+  it.each([
+    [{ code: 'oauth2_token_refused' as const, detail: 'the token endpoint answered HTTP 401 invalid_client' }, 'permanent', 'token'],
+    [{ code: 'oauth2_token_unavailable' as const, detail: 'the token endpoint answered HTTP 503' }, 'retryable', 'token'],
+    [{ code: 'oauth2_token_unavailable' as const, detail: 'no answer', timedOut: true }, 'retryable', 'timeout'],
+    [{ code: 'address_blocked' as const, detail: 'token endpoint: address 169.254.169.254 is blocked' }, 'permanent', 'blocked'],
+  ])('%o -> %s', (failure, kind, statusClass) => {
+    const outcome = tokenFailureOutcome(failure, 12);
+    expect(outcome).toMatchObject({ kind, statusClass, status: null, body: null, durationMs: 12 });
+    expect(outcome.kind !== 'success' && outcome.error).toBe(`${failure.code}: ${failure.detail}`);
+  });
+});
