@@ -1,11 +1,11 @@
 import type { EventRepository } from '../db/events.js';
-import type { Wake } from '../db/ordering.js';
 import type { Repositories } from '../db/repositories.js';
 import type { FailedDeliveryFilter, ReplayEndpoint, ReplayQueries } from '../db/replay-queries.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { describeError, permanent, transient } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { inEventTrace, SpanKind, tracingOn } from '../observability/spans.js';
+import { skipOrderedDelivery, type SignalTurn } from '../temporal/ordering-skip.js';
 import type { BulkReplayResult, ReplayStarted } from './route-schemas.js';
 
 /** startReplay bound to a Temporal client and task queue. */
@@ -15,9 +15,6 @@ export type StartReplay = (req: {
   /** a run id the caller chose (a WebhookReplay's); a second start of it is refused (WorkflowExecutionAlreadyStartedError) */
   workflowId?: string;
 }) => Promise<{ workflowId: string }>;
-
-/** Wakes the run waiting for an ordered delivery's turn (its workflow id and the delivery). */
-export type SignalTurn = (wake: Wake) => Promise<void>;
 
 export interface ReplayServiceDeps {
   events: Pick<EventRepository, 'getMeta'>;
@@ -116,24 +113,16 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
 
   return {
     async skipDelivery(scope, id, actor) {
-      const d = await deps.replays.target(scope, id);
-      if (!d) throw permanent('not_found', `no delivery ${id}`);
-      const skipped = await deps.ordering.skip(id);
-      if (skipped === 'not_skippable') {
+      const skipped = await skipOrderedDelivery(deps, scope, id, actor);
+      if (skipped.outcome === 'not_found') throw permanent('not_found', `no delivery ${id}`);
+      if (skipped.outcome === 'already_skipped') {
         throw permanent(
           'not_skippable',
-          `delivery ${id} is ${d.status}; only a FAILED delivery of an ordered endpoint that holds its key can be skipped (docs/ordering.md)`,
+          `delivery ${id} no longer holds its key (skipped before, or FAILED under onFailure Skip): nothing to skip (docs/ordering.md)`,
         );
       }
-      logger.info({ deliveryId: id, eventId: d.eventId, actor }, 'ordered delivery skipped: its key moves on');
-      // committed: should the signal not reach Temporal, the consumer's ordering waker wakes the next one
-      if (skipped.wake) {
-        await deps.signalTurn(skipped.wake).catch((err: unknown) => {
-          logger.warn(
-            { deliveryId: id, wake: skipped.wake, err: describeError(err) },
-            'skip: the next delivery was not signalled; the waker will',
-          );
-        });
+      if (skipped.outcome === 'not_skippable') {
+        throw permanent('not_skippable', `delivery ${id} can not be skipped: ${skipped.why} (docs/ordering.md)`);
       }
     },
 

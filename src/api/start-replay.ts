@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../config/config.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { SignalTurn, StartReplay } from './replay-service.js';
+import type { StartReplay } from './replay-service.js';
+import type { SignalTurn } from '../temporal/ordering-skip.js';
 import { ORDERING_TURN_SIGNAL } from '../workflows/names.js';
 
 /** The Temporal client replays start runs on; called on each replay, so it may make one the first time. */

@@ -19,6 +19,9 @@ import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import { watchManifests } from '../manifests/watch-manifests.js';
 import { createReplayRuns } from '../db/replay-runs.js';
 import { createReplayRunner } from '../temporal/replay-runner.js';
+import { createReplayQueries } from '../db/replay-queries.js';
+import { skipInNamespace } from '../temporal/ordering-skip.js';
+import { bindSignalTurn } from '../api/start-replay.js';
 import { startReplay } from '../temporal/replay-starter.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLogger } from '../observability/logger.js';
@@ -151,6 +154,12 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
         runner: createReplayRunner({
           runs: createReplayRuns(db, repos.operationalEvents),
           startRun: (req) => startReplay(client, { ...req, taskQueue: cfg.consumer.temporal.taskQueue }),
+          skip: skipInNamespace({
+            replays: createReplayQueries(db),
+            ordering: repos.ordering,
+            signalTurn: bindSignalTurn(() => Promise.resolve(client)),
+            logger,
+          }),
           logger,
         }),
         endpoint: (ns: string, name: string) => repos.endpoints.activeByName(ns, name),

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { bindStartReplay, lazyTemporalClient } from '../api/start-replay.js';
+import { bindSignalTurn, bindStartReplay, lazyTemporalClient } from '../api/start-replay.js';
 import { loadOperatorConfig } from '../config/config.js';
 import { pingDb } from '../db/knex.js';
 import { createOperatorMetrics } from '../metrics/operator-metrics.js';
@@ -45,6 +45,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         ...(cfg.identity ? { identity: cfg.identity } : {}),
         leaderElection: cfg.leaderElection,
         startReplayRun: bindStartReplay(temporal.client, cfg.temporal.taskQueue),
+        signalTurn: bindSignalTurn(temporal.client),
       });
       const running = operator;
       // stopping releases the Lease, so a standby takes over at once instead of after its expiry

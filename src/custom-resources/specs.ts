@@ -1203,9 +1203,28 @@ export const REPLAY_IMMUTABLE_MESSAGE =
   'spec is immutable: a WebhookReplay replays once, for the spec it was created with; create a new WebhookReplay (another name) to replay again';
 const RFC3339 = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
-export const WebhookReplaySpec = Type.Object(
-  {
-    endpointRef: Type.Object(
+/** What a WebhookReplay does: Replay (the default) the deliveries of a window, or Skip one FAILED ordered delivery (docs/ordering.md). */
+export const REPLAY_ACTIONS = ['Replay', 'Skip'] as const;
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+const webhookReplayFields = {
+  action: Type.Optional(
+    Type.Union(literals(REPLAY_ACTIONS), {
+      default: 'Replay',
+      description:
+        'Replay (default): replay the deliveries of endpointRef in window; Skip: the FAILED ordered delivery deliveryId stops holding ' +
+        'its key and the next one of its key starts, as POST /api/deliveries/{id}/skip (docs/ordering.md)',
+    }),
+  ),
+  deliveryId: Type.Optional(
+    Type.String({
+      pattern: UUID_PATTERN,
+      maxLength: 36,
+      description: 'Skip only: the id of the FAILED delivery that holds its key, a delivery to an endpoint of this namespace',
+    }),
+  ),
+  endpointRef: Type.Optional(
+    Type.Object(
       {
         name: Type.String({
           minLength: 1,
@@ -1213,58 +1232,108 @@ export const WebhookReplaySpec = Type.Object(
           description: 'name of a WebhookEndpoint in the namespace of this WebhookReplay',
         }),
       },
-      { additionalProperties: false, description: 'the endpoint whose deliveries are replayed, in this namespace only' },
+      { additionalProperties: false, description: 'Replay: the endpoint whose deliveries are replayed, in this namespace only' },
     ),
-    window: Type.Object(
+  ),
+  window: Type.Optional(
+    Type.Object(
       {
         from: Type.String({ format: 'date-time', pattern: RFC3339, maxLength: 64, description: 'events received at or after this time' }),
         to: Type.String({ format: 'date-time', pattern: RFC3339, maxLength: 64, description: 'events received before this time' }),
       },
       {
         additionalProperties: false,
-        description: "the events' received time, from inclusive, to exclusive (RFC 3339)",
+        description: "Replay: the events' received time, from inclusive, to exclusive (RFC 3339)",
         'x-kubernetes-validations': [
           { rule: 'timestamp(self.from) < timestamp(self.to)', message: 'window.from must be before window.to', fieldPath: '.to' },
         ],
       },
     ),
-    statuses: Type.Optional(
-      Type.Array(
-        Type.Union(
-          REPLAY_STATUSES.map((s) => Type.Literal(s)),
-          { description: 'FAILED or SUCCESS' },
-        ),
-        {
-          minItems: 1,
-          maxItems: 2,
-          default: ['FAILED'],
-          'x-kubernetes-list-type': 'set',
-          description: 'which deliveries: FAILED (the default), SUCCESS to send delivered ones again, or both',
-        },
-      ),
-    ),
-    eventTypes: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
-        maxItems: 50,
-        'x-kubernetes-list-type': 'set',
-        description: 'only events of these types; absent or empty: every type',
-      }),
-    ),
-    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: status counts what would be replayed; nothing is sent' })),
-    ttlSecondsAfterFinished: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 31_536_000,
-        description: 'delete this WebhookReplay this many seconds after it finished (as a Job); absent: kept until deleted',
-      }),
-    ),
+  ),
+  statuses: Type.Optional(
+    Type.Array(Type.Union(literals(REPLAY_STATUSES), { description: 'FAILED or SUCCESS' }), {
+      minItems: 1,
+      maxItems: 2,
+      default: ['FAILED'],
+      'x-kubernetes-list-type': 'set',
+      description: 'which deliveries: FAILED (the default), SUCCESS to send delivered ones again, or both',
+    }),
+  ),
+  eventTypes: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+      maxItems: 50,
+      'x-kubernetes-list-type': 'set',
+      description: 'only events of these types; absent or empty: every type',
+    }),
+  ),
+  dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: status counts what would be replayed; nothing is sent' })),
+  ttlSecondsAfterFinished: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 31_536_000,
+      description: 'delete this WebhookReplay this many seconds after it finished (as a Job); absent: kept until deleted',
+    }),
+  ),
+};
+// the type comes from the fields, not the schema: the schema carries rules typed by it
+export type WebhookReplaySpec = Static<TObject<typeof webhookReplayFields>>;
+
+const skips = (s: WebhookReplaySpec): boolean => s.action === 'Skip';
+const SKIP_CEL = "(has(self.action) && self.action == 'Skip')";
+
+/** What each action takes: the CRD's CEL rules, and the same predicates for dev mode (replayRuleProblem). */
+export const REPLAY_RULES: SpecRule<WebhookReplaySpec>[] = [
+  {
+    rule: `${SKIP_CEL} || (has(self.endpointRef) && has(self.window))`,
+    message: 'endpointRef and window are required with action Replay (the default)',
+    reason: 'FieldValueRequired',
+    holds: (s) => skips(s) || (s.endpointRef !== undefined && s.window !== undefined),
   },
   {
-    additionalProperties: false,
-    description:
-      "Replays, once, an endpoint's deliveries of the events received in a window (FAILED ones by default), through the admin API's bulk replay path.",
-    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: REPLAY_IMMUTABLE_MESSAGE }],
+    rule: `!${SKIP_CEL} || has(self.deliveryId)`,
+    message: 'deliveryId is required with action Skip: the id of the FAILED delivery that holds its key',
+    fieldPath: '.deliveryId',
+    reason: 'FieldValueRequired',
+    holds: (s) => !skips(s) || s.deliveryId !== undefined,
   },
-);
-export type WebhookReplaySpec = Static<typeof WebhookReplaySpec>;
+  {
+    rule: `${SKIP_CEL} || !has(self.deliveryId)`,
+    message: 'deliveryId is only used with action Skip',
+    fieldPath: '.deliveryId',
+    reason: 'FieldValueForbidden',
+    holds: (s) => skips(s) || s.deliveryId === undefined,
+  },
+  {
+    rule:
+      `!${SKIP_CEL} || (!has(self.endpointRef) && !has(self.window) && !has(self.eventTypes) && ` +
+      "!(has(self.dryRun) && self.dryRun) && (!has(self.statuses) || self.statuses.all(s, s == 'FAILED')))",
+    message:
+      'endpointRef, window, eventTypes, dryRun and statuses are not used with action Skip: it skips the one delivery deliveryId names',
+    reason: 'FieldValueForbidden',
+    holds: (s) =>
+      !skips(s) ||
+      (s.endpointRef === undefined &&
+        s.window === undefined &&
+        s.eventTypes === undefined &&
+        s.dryRun !== true &&
+        (s.statuses ?? []).every((x) => x === 'FAILED')),
+  },
+];
+
+export const WebhookReplaySpec = Type.Object(webhookReplayFields, {
+  additionalProperties: false,
+  description:
+    "Replays, once, an endpoint's deliveries of the events received in a window (FAILED ones by default), through the admin API's " +
+    'bulk replay path; or, with action Skip, skips one FAILED ordered delivery that holds its key.',
+  'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: REPLAY_IMMUTABLE_MESSAGE }, ...celOf(REPLAY_RULES)],
+});
+
+/** The first rule a WebhookReplay spec breaks, in the CRD's words (dev mode runs no CEL); undefined when none. */
+export function replayRuleProblem(spec: WebhookReplaySpec): string | undefined {
+  const broken = REPLAY_RULES.find((r) => !r.holds(spec));
+  if (broken) return `spec: ${broken.message}`;
+  const w = spec.window;
+  return w === undefined || Date.parse(w.from) < Date.parse(w.to) ? undefined : 'spec.window.to: window.from must be before window.to';
+}
+
 export type WebhookReplayResource = Resource<'WebhookReplay', WebhookReplaySpec>;

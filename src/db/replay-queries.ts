@@ -35,6 +35,11 @@ export interface ReplayTarget extends ReplayEndpoint {
   id: string;
   eventId: string;
   status: string;
+  /** its place in an ordered sequence (docs/ordering.md): null when it is not ordered */
+  orderingPosition: number | null;
+  /** as stored (domain/ordering.ts): null while undecided */
+  orderingKey: string | null;
+  orderingSkipped: boolean;
 }
 
 const ENDPOINT_COLUMNS = ['p.id as endpointId', 'p.name', 'p.source', 'p.namespace', 'p.denied_reason as deniedReason'];
@@ -81,7 +86,15 @@ export function createReplayQueries(db: Db) {
     async target(scope: TenantScope, id: string): Promise<ReplayTarget | undefined> {
       const q = db('webhook_delivery as d')
         .join('webhook_endpoint as p', 'p.id', 'd.endpoint_id')
-        .select('d.id', 'd.event_id as eventId', 'd.status', ...ENDPOINT_COLUMNS)
+        .select(
+          'd.id',
+          'd.event_id as eventId',
+          'd.status',
+          'd.ordering_position as orderingPosition',
+          'd.ordering_key as orderingKey',
+          'd.ordering_skipped as orderingSkipped',
+          ...ENDPOINT_COLUMNS,
+        )
         .where('d.id', id);
       return (await whereEndpointIn(db, q, scope, 'd.endpoint_id').first()) as ReplayTarget | undefined;
     },

@@ -165,18 +165,20 @@ export function createReplayRuns(db: Db, events?: OperationalEvents) {
     },
 
     /**
-     * A replay that ends before it begins (its endpoint not found, a re-created manifest):
+     * A replay that ends before it begins (its endpoint not found, a re-created manifest), or a
+     * Skip, which ends in the step that does it:
      * recorded so that it stays what it was. Returns the stored row (an earlier call's, if any).
      */
     async recordFinished(
       id: ReplayIdentity,
       end: Pick<ReplayRecord, 'phase' | 'reason' | 'message' | 'dryRun'> &
-        Partial<Pick<ReplayRecord, 'matched' | 'skipped' | 'started' | 'succeeded' | 'failed'>>,
+        Partial<Pick<ReplayRecord, 'endpointId' | 'matched' | 'skipped' | 'started' | 'succeeded' | 'failed'>>,
     ): Promise<ReplayRecord> {
       await db.transaction(async (trx) => {
         const inserted = await trx('webhook_replay')
           .insert({
             ...identityColumns(id),
+            endpoint_id: end.endpointId ?? null,
             dry_run: end.dryRun,
             phase: end.phase,
             reason: end.reason,

@@ -7,6 +7,7 @@ import {
   API_VERSION,
   InboundCredentialSpec,
   WebhookEndpointSpec,
+  replayRuleProblem,
   WebhookReplaySpec,
   type InboundCredentialResource,
   type WebhookEndpointResource,
@@ -115,7 +116,7 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
       }
       if (kind === 'WebhookReplay') {
         const spec = Value.Default(WebhookReplaySpec, structuredClone(obj.spec ?? {}));
-        const problem = specProblem(WebhookReplaySpec, spec) ?? replayWindowProblem(spec as WebhookReplaySpec);
+        const problem = specProblem(WebhookReplaySpec, spec) ?? replayRuleProblem(spec as WebhookReplaySpec);
         if (problem) set.errors.push(`${where}: ${kind} ${metadata.namespace}/${metadata.name}: ${problem}`);
         else set.replays.push({ apiVersion: obj.apiVersion, kind, metadata, spec: spec as WebhookReplaySpec });
         return;
@@ -139,11 +140,6 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
     });
   }
   return set;
-}
-
-/** What the CRD's CEL rule on spec.window says, checked here (dev mode runs no CEL). */
-function replayWindowProblem(spec: WebhookReplaySpec): string | undefined {
-  return Date.parse(spec.window.from) < Date.parse(spec.window.to) ? undefined : 'spec.window.to: window.from must be before window.to';
 }
 
 /** Annotations as the API server keeps them: string values only (others are dropped). */

@@ -147,9 +147,11 @@ const REPLAY_STATUS: OpenApiSchema = {
   properties: {
     observedGeneration: { type: 'integer', format: 'int64', description: 'the generation the replay ran for' },
     conditions: conditionsSchema(),
-    window: { type: 'string', description: 'from..to, as spec.window says (for kubectl get)' },
-    matched: count('deliveries the replay matched when it began (a dry run: would replay)'),
-    skipped: count("matched but not replayed: the event's payload was dropped by retention, or another replay took it first"),
+    window: { type: 'string', description: 'from..to, as spec.window says (for kubectl get); absent with action Skip' },
+    matched: count('deliveries the replay matched when it began (a dry run: would replay); Skip: 1 when the delivery was found'),
+    skipped: count(
+      "matched but not replayed: the event's payload was dropped by retention, or another replay took it first; Skip: 1 once it no longer holds its key",
+    ),
     started: count('deliveries handed to a replay run'),
     succeeded: count('of the started: SUCCESS'),
     failed: count('of the started: FAILED (after their retries)'),
@@ -240,7 +242,9 @@ const KINDS: KindDef[] = [
     spec: WebhookReplaySpec,
     status: REPLAY_STATUS,
     columns: [
+      { name: 'Action', type: 'string', jsonPath: '.spec.action', priority: 1, description: 'Replay, or Skip one ordered delivery' },
       { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpointRef.name' },
+      { name: 'Delivery', type: 'string', jsonPath: '.spec.deliveryId', priority: 1, description: 'Skip: the delivery skipped' },
       { name: 'Window', type: 'string', jsonPath: '.status.window', description: "the events' received time, from..to" },
       { name: 'Dry Run', type: 'boolean', jsonPath: '.spec.dryRun', priority: 1 },
       { name: 'Matched', type: 'integer', jsonPath: '.status.matched' },

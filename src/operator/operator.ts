@@ -20,6 +20,8 @@ import { createOperatorStore } from './store.js';
 import { describeError } from '../domain/errors.js';
 import { createReplayRuns } from '../db/replay-runs.js';
 import { createReplayRunner, type StartReplayRun } from '../temporal/replay-runner.js';
+import { createReplayQueries } from '../db/replay-queries.js';
+import { skipInNamespace, type SignalTurn } from '../temporal/ordering-skip.js';
 
 /** The Lease settings, as the operator's configuration reads them. */
 export type LeaderElectionSettings = OperatorConfig['leaderElection'];
@@ -43,6 +45,11 @@ export interface OperatorOptions {
   backoff?: { baseDelayMs: number; maxDelayMs: number };
   /** starts the replay runs of WebhookReplay resources; without it they are not watched */
   startReplayRun?: StartReplayRun;
+  /**
+   * wakes the delivery behind one a WebhookReplay with action Skip skipped; without it the
+   * consumer's ordering waker does, within about 15 s (docs/ordering.md)
+   */
+  signalTurn?: SignalTurn;
   /** OPERATIONS_EVENTS_*: the reserved source no credential may take, operational events' source (docs/operations-events.md) */
   operations?: OperationsEventsSettings;
 }
@@ -80,7 +87,17 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const recorder = createEventRecorder({ api, component: 'webhook-fanout-operator', host: identity, logger });
   const { metrics } = opts;
   const replays = opts.startReplayRun
-    ? createReplayRunner({ runs: createReplayRuns(opts.db, store.repos.operationalEvents), startRun: opts.startReplayRun, logger })
+    ? createReplayRunner({
+        runs: createReplayRuns(opts.db, store.repos.operationalEvents),
+        startRun: opts.startReplayRun,
+        skip: skipInNamespace({
+          replays: createReplayQueries(opts.db),
+          ordering: store.repos.ordering,
+          signalTurn: opts.signalTurn ?? (async () => undefined),
+          logger,
+        }),
+        logger,
+      })
     : undefined;
 
   let current: Controller | undefined;

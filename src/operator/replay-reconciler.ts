@@ -3,16 +3,16 @@ import type { ReplayProgress, ReplayRecord } from '../db/replay-runs.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { isNotFound, rfc3339, type KubeApi, type KubeObject } from '../kube/api.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReplayRunner, ReplayTarget } from '../temporal/replay-runner.js';
+import type { ReplayRunner, ReplayState, ReplayTarget } from '../temporal/replay-runner.js';
 import type { Condition } from './kube-objects.js';
 
 /**
  * The WebhookReplay reconcile (docs/operator.md, WebhookReplay): each call is one step of the
- * replay (temporal/replay-runner.ts, which keeps it in Postgres by the resource's uid), then
- * the status says where it is: Complete / Failed conditions as a Job's, and the counts. While it
- * runs the key comes back every PROGRESS_POLL_MS; a finished one with ttlSecondsAfterFinished is
- * deleted when that has passed. Nothing here holds the resource (no finalizer): deleting it stops
- * the status, not the runs already started.
+ * replay, or action Skip's one skip (temporal/replay-runner.ts, which keeps it in Postgres by the
+ * resource's uid), then the status says where it is: Complete / Failed conditions as a Job's, and
+ * the counts. While it runs the key comes back every PROGRESS_POLL_MS; a finished one with
+ * ttlSecondsAfterFinished is deleted when that has passed. Nothing here holds the resource (no
+ * finalizer): deleting it stops the status, not the runs already started.
  */
 export const REPLAY_KIND = 'WebhookReplay';
 const PLURAL = 'webhookreplays';
@@ -85,12 +85,13 @@ function conditionsFor(
       },
     ];
   }
+  // AlreadyReplayed and a Skip's reasons say it all in their message
   const message =
     r.reason === 'DryRun'
       ? `dry run: ${r.matched - r.skipped} deliveries would be replayed (${r.skipped} skipped: payload dropped by retention); nothing was sent`
-      : r.reason === 'AlreadyReplayed'
-        ? r.message
-        : `${r.started} replayed: ${r.succeeded} succeeded, ${r.failed} failed; ${r.skipped} skipped`;
+      : r.reason === 'Replayed'
+        ? `${r.started} replayed: ${r.succeeded} succeeded, ${r.failed} failed; ${r.skipped} skipped`
+        : r.message;
   return [{ type: 'Complete', status: 'True', reason: r.reason, message }];
 }
 
@@ -113,7 +114,7 @@ export function createReplayReconciler(deps: ReplayReconcilerDeps) {
     return {
       observedGeneration: r.generation,
       conditions,
-      window: `${obj.spec.window.from}..${obj.spec.window.to}`,
+      ...(obj.spec.window ? { window: `${obj.spec.window.from}..${obj.spec.window.to}` } : {}),
       matched: r.matched,
       skipped: running ? (p?.skipped ?? r.skipped) : r.skipped,
       started: running ? (p?.started ?? 0) : r.started,
@@ -136,30 +137,35 @@ export function createReplayReconciler(deps: ReplayReconcilerDeps) {
     const obj = deps.cached(namespace, name);
     if (!obj || obj.metadata.deletionTimestamp) return 'gone';
     const spec = obj.spec;
-    const endpoint = await deps.endpoint(namespace, spec.endpointRef.name);
-    // an endpoint applied together with the replay (one kubectl apply, a GitOps sync) may not be
-    // reconciled yet: it is waited for a little before the replay ends EndpointNotFound
-    const age = now().getTime() - Date.parse(obj.metadata.creationTimestamp ?? '');
-    if (endpoint === undefined && (obj.status?.conditions ?? []).length === 0 && age < REPLAY_ENDPOINT_WAIT_MS) {
-      deps.enqueueAfter(key, 1_000);
-      return 'not_ready';
+    const identity = { uid: obj.metadata.uid, generation: obj.metadata.generation ?? 1, namespace, name, spec };
+    let state: ReplayState;
+    if (spec.action === 'Skip' && spec.deliveryId !== undefined) {
+      state = await deps.runner.skip({ ...identity, deliveryId: spec.deliveryId });
+    } else {
+      // the CRD requires both for a Replay (REPLAY_RULES)
+      const { endpointRef, window } = spec;
+      if (!endpointRef || !window) return 'not_ready';
+      const endpoint = await deps.endpoint(namespace, endpointRef.name);
+      // an endpoint applied together with the replay (one kubectl apply, a GitOps sync) may not be
+      // reconciled yet: it is waited for a little before the replay ends EndpointNotFound
+      const age = now().getTime() - Date.parse(obj.metadata.creationTimestamp ?? '');
+      if (endpoint === undefined && (obj.status?.conditions ?? []).length === 0 && age < REPLAY_ENDPOINT_WAIT_MS) {
+        deps.enqueueAfter(key, 1_000);
+        return 'not_ready';
+      }
+      state = await deps.runner.step({
+        ...identity,
+        endpoint,
+        endpointRef: `endpointRef ${endpointRef.name}`,
+        criteria: {
+          from: new Date(window.from),
+          to: new Date(window.to),
+          statuses: spec.statuses ?? ['FAILED'],
+          eventTypes: spec.eventTypes ?? [],
+        },
+        dryRun: spec.dryRun ?? false,
+      });
     }
-    const state = await deps.runner.step({
-      uid: obj.metadata.uid,
-      generation: obj.metadata.generation ?? 1,
-      namespace,
-      name,
-      spec,
-      endpoint,
-      endpointRef: `endpointRef ${spec.endpointRef.name}`,
-      criteria: {
-        from: new Date(spec.window.from),
-        to: new Date(spec.window.to),
-        statuses: spec.statuses ?? ['FAILED'],
-        eventTypes: spec.eventTypes ?? [],
-      },
-      dryRun: spec.dryRun ?? false,
-    });
     const { record, progress } = state;
     const status = desired(obj, record, progress);
     const changed = comparable(obj.status) !== comparable(status);

@@ -2,6 +2,7 @@ import type { ReplayCriteria, ReplayIdentity, ReplayProgress, ReplayRecord, Repl
 import { describeError } from '../domain/errors.js';
 import type { DeniedReason, Endpoint } from '../domain/records.js';
 import type { Logger } from '../observability/logger.js';
+import type { SkipInNamespace, SkipOutcome } from './ordering-skip.js';
 
 const DENIED_MESSAGE: Record<DeniedReason, string> = {
   NotAllowedBySource: "the InboundCredential of the endpoint's source does not allow endpoints of this namespace (spec.allowedEndpoints)",
@@ -54,7 +55,63 @@ export interface ReplayState {
 
 const isAlreadyStarted = (err: unknown): boolean => err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError';
 
-export function createReplayRunner(deps: { runs: ReplayRuns; startRun: StartReplayRun; logger: Logger }) {
+/** A WebhookReplay with action Skip: the delivery it names. */
+export interface SkipRequest extends ReplayIdentity {
+  deliveryId: string;
+}
+
+/** The record of a Skip as it ended: Complete (Skipped, AlreadySkipped) or Failed (DeliveryNotFound, NotSkippable). */
+function skipEnd(req: SkipRequest, s: SkipOutcome): Parameters<ReplayRuns['recordFinished']>[1] {
+  const base = { dryRun: false, matched: s.outcome === 'not_found' ? 0 : 1 };
+  const where = (d: { name: string; eventId: string }) => `of endpoint ${d.name} (event ${d.eventId})`;
+  switch (s.outcome) {
+    case 'skipped': {
+      const key = s.key === undefined ? '' : s.key === null ? ', the no-key sequence' : `, key ${JSON.stringify(s.key)}`;
+      return {
+        ...base,
+        endpointId: s.delivery.endpointId,
+        skipped: 1,
+        phase: 'Complete',
+        reason: 'Skipped',
+        message:
+          `delivery ${req.deliveryId} ${where(s.delivery)}${key} skipped: it stays FAILED and no longer holds its key; ` +
+          (s.next === null ? 'the next delivery of its key, if any, starts' : `delivery ${s.next}, next of its key, starts`),
+      };
+    }
+    case 'already_skipped':
+      return {
+        ...base,
+        endpointId: s.delivery.endpointId,
+        skipped: 1,
+        phase: 'Complete',
+        reason: 'AlreadySkipped',
+        message: `delivery ${req.deliveryId} ${where(s.delivery)} no longer held its key (skipped before, or FAILED under onFailure Skip): nothing to do`,
+      };
+    case 'not_skippable':
+      return {
+        ...base,
+        endpointId: s.delivery.endpointId,
+        phase: 'Failed',
+        reason: 'NotSkippable',
+        message: `delivery ${req.deliveryId} ${where(s.delivery)} can not be skipped: ${s.why}`,
+      };
+    case 'not_found':
+      return {
+        ...base,
+        phase: 'Failed',
+        reason: 'DeliveryNotFound',
+        message: `deliveryId ${req.deliveryId}: no delivery to an endpoint of namespace ${req.namespace} (a WebhookReplay skips a delivery of its own namespace)`,
+      };
+  }
+}
+
+export function createReplayRunner(deps: {
+  runs: ReplayRuns;
+  startRun: StartReplayRun;
+  /** a WebhookReplay with action Skip; without it (a runner of replays alone) it ends DeliveryNotFound */
+  skip?: SkipInNamespace;
+  logger: Logger;
+}) {
   const { runs, logger } = deps;
 
   async function start(uid: string, claims: { eventId: string; deliveryIds: string[]; workflowId: string }[]): Promise<void> {
@@ -78,26 +135,49 @@ export function createReplayRunner(deps: { runs: ReplayRuns; startRun: StartRepl
     if (failure !== undefined) throw failure;
   }
 
+  /** A replay of this name and spec that ran before (a re-created manifest): it stays what it was, nothing is done again. */
+  async function sameAsEarlier(req: ReplayIdentity & { dryRun: boolean }): Promise<ReplayRecord | undefined> {
+    const earlier = await runs.sameAsEarlier(req);
+    if (!earlier) return undefined;
+    return runs.recordFinished(req, {
+      phase: earlier.phase === 'Failed' ? 'Failed' : 'Complete',
+      reason: earlier.phase === 'Failed' ? earlier.reason : 'AlreadyReplayed',
+      message: `a WebhookReplay of this name and spec ran before (uid ${earlier.uid}); a replay runs once: give a new replay another name`,
+      dryRun: earlier.dryRun,
+      endpointId: earlier.endpointId,
+      matched: earlier.matched,
+      skipped: earlier.skipped,
+      started: earlier.started,
+      succeeded: earlier.succeeded,
+      failed: earlier.failed,
+    });
+  }
+
   return {
+    /**
+     * A WebhookReplay with action Skip, in one step: the skip, then its record. Done once per uid;
+     * a step repeated after a crash between the two finds the delivery skipped and ends
+     * AlreadySkipped, which leaves the key as the first step did.
+     */
+    async skip(req: SkipRequest): Promise<ReplayState> {
+      const record = await runs.get(req.uid);
+      if (record) return { record, began: false, finished: false };
+      const earlier = await sameAsEarlier({ ...req, dryRun: false });
+      if (earlier) return { record: earlier, began: false, finished: true };
+      const outcome: SkipOutcome = deps.skip
+        ? await deps.skip(req.namespace, req.deliveryId, `WebhookReplay ${req.namespace}/${req.name}`)
+        : { outcome: 'not_found' };
+      const end = skipEnd(req, outcome);
+      logger.info({ replay: `${req.namespace}/${req.name}`, uid: req.uid, deliveryId: req.deliveryId, reason: end.reason }, 'skip done');
+      return { record: await runs.recordFinished(req, end), began: false, finished: true };
+    },
+
     async step(req: ReplayRequest): Promise<ReplayState> {
       let record = await runs.get(req.uid);
       let began = false;
       if (!record) {
-        const earlier = await runs.sameAsEarlier(req);
-        if (earlier) {
-          record = await runs.recordFinished(req, {
-            phase: earlier.phase === 'Failed' ? 'Failed' : 'Complete',
-            reason: earlier.phase === 'Failed' ? earlier.reason : 'AlreadyReplayed',
-            message: `a WebhookReplay of this name and spec ran before (uid ${earlier.uid}); a replay runs once: give a new replay another name`,
-            dryRun: earlier.dryRun,
-            matched: earlier.matched,
-            skipped: earlier.skipped,
-            started: earlier.started,
-            succeeded: earlier.succeeded,
-            failed: earlier.failed,
-          });
-          return { record, began: false, finished: true };
-        }
+        const earlier = await sameAsEarlier(req);
+        if (earlier) return { record: earlier, began: false, finished: true };
         if (req.endpoint === undefined) {
           record = await runs.recordFinished(req, {
             phase: 'Failed',

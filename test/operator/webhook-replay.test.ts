@@ -7,6 +7,7 @@ import { basic, http } from '../support/http.js';
 import { eventually, sleep } from '../support/wait.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startStack, type Stack } from '../support/stack.js';
+import { webhookReplays } from '../support/webhook-replays.js';
 
 /**
  * WebhookReplay on a real kube-apiserver, with the real runtime (ingest, consumer, worker on
@@ -50,36 +51,7 @@ spec:
   window: {from: "${from.toISOString()}", to: "${to.toISOString()}"}
 ${extra}`;
 
-interface ReplayObject {
-  metadata: { uid: string };
-  status?: {
-    matched?: number;
-    skipped?: number;
-    started?: number;
-    succeeded?: number;
-    failed?: number;
-    window?: string;
-    conditions?: { type: string; status: string; reason: string; message: string }[];
-  };
-}
-
-const get = async (namespace: string, name: string): Promise<ReplayObject | undefined> => {
-  try {
-    return JSON.parse(await kubectl(conn, ['get', 'webhookreplay', name, '-n', namespace, '-o', 'json'])) as ReplayObject;
-  } catch {
-    return undefined;
-  }
-};
-const condition = (o: ReplayObject | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
-/** The replay once its condition `type` (Complete or Failed) is True. */
-const finished = (namespace: string, name: string, type: 'Complete' | 'Failed', timeoutMs = 60_000) =>
-  eventually(
-    async () => {
-      const o = await get(namespace, name);
-      return condition(o, type)?.status === 'True' ? o : undefined;
-    },
-    { timeoutMs, what: `${name} ${type}` },
-  );
+const { get, condition, finished } = webhookReplays(() => conn);
 const complete = (namespace: string, name: string, timeoutMs = 60_000) => finished(namespace, name, 'Complete', timeoutMs);
 
 /** Requests to the endpoint for each event id. */
