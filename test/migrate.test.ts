@@ -277,3 +277,38 @@ describe('migration 083: an endpoint destination', () => {
     expect(await t.repos.endpoints.get(old!.id)).toMatchObject({ destination: { type: 'HTTP' }, destinationSecrets: {} });
   });
 });
+
+describe('migration 085: OAuth2 client credentials', () => {
+  const t = fileDatabase();
+  const base = { name: 'e', source: 's', url: 'http://x/h' };
+  const oauth2 = {
+    tokenUrl: 'https://idp.example/oauth/token',
+    clientId: 'c',
+    scopes: ['a'],
+    audience: null,
+    clientAuthentication: 'ClientSecretPost' as const,
+    keyId: null,
+  };
+
+  it('keeps the client in auth_oauth2 and the secret in auth_secret; a row written before has none', async () => {
+    const row = await t.repos.endpoints.upsertByResourceUid(
+      'test:oauth2',
+      endpointSpec('oauth2', 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: 's', authOAuth2: oauth2 }),
+    );
+    expect(await t.repos.endpoints.get(row.id)).toMatchObject({
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: 's',
+      authOAuth2: oauth2,
+    });
+    const [old] = (await t.database.db('webhook_endpoint').insert(base).returning('id')) as Array<{ id: string }>;
+    expect(await t.repos.endpoints.get(old!.id)).toMatchObject({ authType: 'NONE', authOAuth2: null });
+  });
+
+  it.each([
+    ['OAuth2 without its client', { auth_type: 'OAUTH2_CLIENT_CREDENTIALS', auth_secret: 's' }],
+    ['OAuth2 without its secret', { auth_type: 'OAUTH2_CLIENT_CREDENTIALS', auth_oauth2: JSON.stringify(oauth2) }],
+    ['a client beside Bearer', { auth_type: 'BEARER', auth_secret: 't', auth_oauth2: JSON.stringify(oauth2) }],
+  ])('refuses %s', async (_what, row) => {
+    expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(/webhook_endpoint_oauth2_chk/);
+  });
+});

@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { createInformer, type ResourceInformer } from '../kube/informer.js';
 import { isConflict, KubeApiError, type KubeApi, type KubeObject } from '../kube/api.js';
+import { secretNamesOf } from '../custom-resources/secret-refs.js';
 import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
@@ -196,7 +197,8 @@ export function createController(o: ControllerOptions): Controller {
     const ns = secret.metadata.namespace ?? 'default';
     const name = secret.metadata.name;
     for (const e of endpoints()) {
-      if ((e.metadata.namespace ?? 'default') === ns && e.spec.auth?.secretRef?.name === name)
+      // any Secret its spec reads: auth (and OAuth2's secret or key), signing, tls, the destination's
+      if ((e.metadata.namespace ?? 'default') === ns && secretNamesOf(e.spec).has(name))
         enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'secret');
     }
     for (const c of credentials()) {

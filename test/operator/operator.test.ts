@@ -108,6 +108,77 @@ spec:
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
+  it('OAuth2 client credentials: the client in the row, its secret from a Secret of its own rotated within seconds; a key that can not sign is InvalidSecret', async () => {
+    await apply(
+      conn,
+      ns,
+      `${secretYaml('partner-oauth', { 'client-secret': 'first-client-secret', key: 'not a PEM key' })}---
+apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: partner
+spec:
+  source: orders-feed
+  url: https://api.partner.example/hook
+  auth:
+    type: OAuth2ClientCredentials
+    oauth2:
+      tokenUrl: https://idp.partner.example/oauth/token
+      clientId: webhook-fanout
+      clientSecretRef: { name: partner-oauth, key: client-secret }
+      scopes: [webhooks.write]
+      audience: https://api.partner.example
+`,
+    );
+    const crs = customObjects(conn);
+    const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'partner');
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: 'first-client-secret',
+      authOAuth2: {
+        tokenUrl: 'https://idp.partner.example/oauth/token',
+        clientId: 'webhook-fanout',
+        scopes: ['webhooks.write'],
+        audience: 'https://api.partner.example',
+        clientAuthentication: 'ClientSecretBasic',
+        keyId: null,
+      },
+    });
+
+    // a Secret only OAuth2 reads: its change reconciles the endpoint at once, not at the next resync
+    const t0 = Date.now();
+    await apply(conn, ns, secretYaml('partner-oauth', { 'client-secret': 'second-client-secret', key: 'not a PEM key' }));
+    await eventually(async () => (await store.endpointByUid(cr.metadata.uid))?.authSecret === 'second-client-secret', {
+      what: 'rotated client secret in the row',
+    });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+
+    // PrivateKeyJwt with a value that is no private key: not Ready, the row keeps the last good one
+    await kubectl(conn, [
+      'patch',
+      'whe',
+      'partner',
+      '-n',
+      ns,
+      '--type=json',
+      '-p',
+      '[{"op":"replace","path":"/spec/auth/oauth2","value":{"tokenUrl":"https://idp.partner.example/oauth/token","clientId":"webhook-fanout","clientAuthentication":"PrivateKeyJwt","privateKeySecretRef":{"name":"partner-oauth","key":"key"}}}]',
+    ]);
+    const bad = await eventually(
+      async () => {
+        const o = await crs.get('WebhookEndpoint', ns, 'partner');
+        return ready(o)?.status === 'False' ? o : undefined;
+      },
+      { what: 'partner not Ready' },
+    );
+    expect(ready(bad)).toMatchObject({
+      reason: 'InvalidSecret',
+      message: expect.stringMatching(/auth\.oauth2\.privateKeySecretRef: not a PEM private key/),
+    });
+    expect(ready(bad)?.message).not.toContain('not a PEM key');
+    expect(await store.endpointByUid(cr.metadata.uid)).toMatchObject({ authSecret: 'second-client-secret' });
+  });
+
   it('STANDARD_WEBHOOKS: the whsec_ key and the previous one during a rotation reach the row; a malformed key is not Ready', async () => {
     const oldKey = `whsec_${Buffer.from('old-key-of-at-least-16').toString('base64')}`;
     const newKey = `whsec_${Buffer.from('new-key-of-at-least-16').toString('base64')}`;
