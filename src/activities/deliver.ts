@@ -17,6 +17,7 @@ import {
   retryableDeliveryFailure,
 } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
+import { createProxyWait } from './proxy-wait.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
 import { createPatientRecorder, type RecordAttempt } from './attempt-recorder.js';
 import { contentEvent } from '../content/event-view.js';
@@ -143,6 +144,8 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
   // per-endpoint limits and Retry-After pauses (docs/limits.md): a wait spends no endpoint attempt
   const gate = createLimitGate({ limits: repos.endpointLimits, metrics, logger, maxPauseMs: backoff.maximumIntervalMs });
   const record = createPatientRecorder({ recordAttempt, logger });
+  // the forward proxy failed: the installation's failure, not the endpoint's (no attempt spent)
+  const proxyWait = createProxyWait({ metrics, logger, backoff });
 
   /** When another run settled the row first, its status is what counts. */
   async function currentStatus(id: string): Promise<DeliverResult> {
@@ -308,6 +311,10 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
             (trace) =>
               sendSafely(destinations, trace ? { ...message, trace } : message, target, { timeoutMs: endpoint.timeoutSeconds * 1000 }),
           );
+    if (outcome.kind === 'deferred') {
+      await release?.(outcome.durationMs);
+      return proxyWait(endpoint, outcome, temporalAttempt, log);
+    }
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });

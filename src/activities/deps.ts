@@ -20,6 +20,7 @@ export interface ActivityDeps {
     | 'eventEndToEnd'
     | 'endpointAutoDisables'
     | 'deliveryDeferrals'
+    | 'deliveryProxyFailures'
     | 'deliveryLimitWait'
     | 'filtered'
     | 'filterErrors'

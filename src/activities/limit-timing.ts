@@ -82,6 +82,7 @@ export function pauseWaitMs(pausedUntil: Date | null, now: number, random: () =>
  * not park its deliveries for an hour. Undefined: no pause.
  */
 export function pauseRequestedMs(outcome: DeliveryOutcome, capMs: number): number | undefined {
-  if (outcome.kind === 'success' || outcome.endpointPauseMs === undefined || outcome.endpointPauseMs <= 0) return undefined;
+  if (outcome.kind === 'success' || outcome.kind === 'deferred') return undefined;
+  if (outcome.endpointPauseMs === undefined || outcome.endpointPauseMs <= 0) return undefined;
   return Math.min(outcome.endpointPauseMs, capMs);
 }

@@ -351,6 +351,10 @@ export const EndpointSchema = Type.Object(
       },
       { description: 'spec.tls (docs/endpoints-tls.md)' },
     ),
+    proxy: StringEnum(
+      ['Default', 'Direct'] as const,
+      "spec.proxy: Default, through the installation's forward proxy when it has one (DELIVERY_PROXY_URL); Direct, never (docs/deploy.md)",
+    ),
     customHeaderNames: Type.Array(Type.String(), { description: 'names only: values may be credentials' }),
     maxAttempts: Type.Integer(),
     timeoutSeconds: Type.Integer(),

@@ -178,6 +178,7 @@ export function endpointView(r: EndpointViewRow): EndpointView {
       clientCertificateExpiresAt: iso(r.tls_client_certificate_expires_at ?? null),
       caBundleSet: r.tls_ca_bundle_set,
     },
+    proxy: r.proxy_direct === true ? 'Direct' : 'Default',
     customHeaderNames: r.custom_header_names,
     maxAttempts: r.max_attempts,
     timeoutSeconds: r.timeout_seconds,

@@ -16,6 +16,7 @@ import {
   type RetentionSettings,
 } from './settings.js';
 import { readDatabaseTls, readTemporalTls, type DatabaseTls, type TemporalTls } from './tls.js';
+import { readDeliveryProxy, type DeliveryProxyConfig } from './delivery-proxy.js';
 import { tracingWanted } from './tracing-switch.js';
 
 export type { DatabaseTls, TemporalTls } from './tls.js';
@@ -133,6 +134,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   backoff: BackoffConfig;
   outboundDenyCidrs: string[];
   outboundAllowCidrs: string[];
+  /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through; null: none, every delivery goes direct */
+  deliveryProxy: DeliveryProxyConfig | null;
   maxConcurrentActivities: number;
   /**
    * WORKER_CONSUME_QUEUE=true: the worker also does the consumer's work (reads the queue, starts
@@ -428,6 +431,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     backoff: loadBackoff(r),
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
+    deliveryProxy: readDeliveryProxy(r),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),

@@ -199,6 +199,16 @@ export const VARIABLES = {
   /** unset: the metadata ranges denied (delivery/address-policy.ts) */
   OUTBOUND_DENY_CIDRS: { type: 'list', default: [] },
   OUTBOUND_ALLOW_CIDRS: { type: 'list', default: [] },
+  /**
+   * the forward proxy HTTP deliveries go through (docs/endpoints-proxy.md): http://host:port, no
+   * credentials in it (they come from the two files below); unset: every delivery goes direct
+   */
+  DELIVERY_PROXY_URL: { type: 'url', default: null },
+  /** hosts, domains (a.example also matches its subdomains), addresses or CIDRs reached without the proxy; `*`: none through it */
+  DELIVERY_NO_PROXY: { type: 'list', default: [] },
+  /** the proxy's Basic credentials (a kubernetes.io/basic-auth Secret's username and password), re-read while running */
+  DELIVERY_PROXY_USERNAME_FILE: { type: 'file', default: null },
+  DELIVERY_PROXY_PASSWORD_FILE: { type: 'file', default: null },
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },

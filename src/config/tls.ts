@@ -28,7 +28,8 @@ export interface TemporalTls {
 /** The ssl settings of a connection string (pg-connection-string reads them); set in one place only. */
 const URL_TLS_PARAMS = ['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey'];
 
-function readable(r: EnvReader, name: VariableName): string | undefined {
+/** A file variable's path, its problem named when it is not a readable file. */
+export function readable(r: EnvReader, name: VariableName): string | undefined {
   const file = r.optional(name);
   if (file === undefined) return undefined;
   try {

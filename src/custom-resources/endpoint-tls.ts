@@ -17,8 +17,8 @@ export const NO_TLS: EndpointTls = {
   tlsClientCertificateExpiresAt: null,
 };
 
-/** Resolves a key of a Secret in the namespace, throwing the resolver's own failures (missing Secret, key, empty). */
-export type SecretValue = (name: string, key: string, what: string) => Promise<string>;
+/** Resolves a key of a Secret (or a ConfigMap) in the namespace, throwing the resolver's own failures (missing object, key, empty). */
+export type SecretValue = (name: string, key: string, what: string, from?: 'Secret' | 'ConfigMap') => Promise<string>;
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
@@ -63,8 +63,10 @@ export async function endpointTls(tls: WebhookEndpointSpec['tls'], value: Secret
   }
   const ca = tls.caBundleRef;
   if (ca) {
-    const what = `tls.caBundleRef (Secret ${ca.name}, key ${ca.key})`;
-    const bundle = await value(ca.name, ca.key, what);
+    const from = ca.kind ?? 'Secret';
+    const what = `tls.caBundleRef (${from} ${ca.name}, key ${ca.key})`;
+    // a ConfigMap's bundle is read like a Secret's: changing either reconciles the endpoint (no restart)
+    const bundle = await value(ca.name, ca.key, what, from);
     const parsed = (bundle.match(PEM_CERTIFICATE) ?? []).filter((pem) => {
       try {
         new X509Certificate(pem);

@@ -30,3 +30,23 @@ function isSecretRef(key: string, value: unknown): value is { name: string } {
   // a CA bundle may come from a Secret or, where a field allows it, a ConfigMap
   return key === 'caBundleRef' && ((value as { kind?: unknown }).kind ?? 'Secret') === 'Secret';
 }
+
+/**
+ * The names of the ConfigMaps a resource's spec reads: a `caBundleRef` of kind ConfigMap (a CA
+ * bundle is not a secret; trust-manager distributes them as ConfigMaps). The operator reconciles
+ * the resource when one of them changes, as for its Secrets.
+ */
+export function configMapNamesOf(spec: unknown): Set<string> {
+  const names = new Set<string>();
+  const visit = (node: unknown, depth: number): void => {
+    if (typeof node !== 'object' || node === null || depth > 8) return;
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      const ref = value as { kind?: unknown; name?: unknown } | null;
+      if (key === 'caBundleRef' && typeof ref === 'object' && ref !== null && ref.kind === 'ConfigMap' && typeof ref.name === 'string')
+        names.add(ref.name);
+      visit(value, depth + 1);
+    }
+  };
+  visit(spec, 0);
+  return names;
+}

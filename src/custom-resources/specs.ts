@@ -620,7 +620,10 @@ export const WebhookEndpointSpec = Type.Object(
           caBundleRef: Type.Optional(
             Type.Object(
               {
-                kind: Type.Union(literals(['Secret'] as const), { default: 'Secret', description: 'Secret' }),
+                kind: Type.Union(literals(['Secret', 'ConfigMap'] as const), {
+                  default: 'Secret',
+                  description: 'Secret (default) or ConfigMap: a CA bundle is not a secret (trust-manager writes ConfigMaps)',
+                }),
                 name: Type.String({ minLength: 1, maxLength: 253, description: 'its name, in the same namespace' }),
                 key: Type.String({ minLength: 1, maxLength: 253, description: 'the key holding the PEM certificates' }),
               },
@@ -721,6 +724,13 @@ export const WebhookEndpointSpec = Type.Object(
       Type.Boolean({
         default: true,
         description: "send the delivery's W3C traceparent (and tracestate) to the endpoint when the worker traces; false: none",
+      }),
+    ),
+    proxy: Type.Optional(
+      Type.Union([Type.Literal('Default'), Type.Literal('Direct')], {
+        description:
+          "Default (or absent): HTTP deliveries go through the installation's forward proxy when it has one (DELIVERY_PROXY_URL) and " +
+          'DELIVERY_NO_PROXY does not name the host; Direct: never through it (docs/deploy.md, "A static egress address")',
       }),
     ),
     format: Type.Optional(

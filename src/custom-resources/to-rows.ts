@@ -23,16 +23,28 @@ import { ed25519PublicKey, ed25519Seed } from '../delivery/signature.js';
 import { oauth2KeyProblem } from '../destinations/http/oauth2-key.js';
 import type { AuthType, SigningType } from '../domain/statuses.js';
 
-/** Resolves a key of a Secret in the resource's namespace; undefined when the Secret or key is missing. */
-export type SecretResolver = (namespace: string, name: string, key: string) => Promise<string | undefined>;
+/** Where a referenced value lives: a Secret, or (a CA bundle, which is not secret) a ConfigMap. */
+export type ValueSource = 'Secret' | 'ConfigMap';
+
+/**
+ * Resolves a key of a Secret (or, `from` ConfigMap, a ConfigMap) in the resource's namespace;
+ * undefined when the key is missing, a permanent secret_not_found when the object is.
+ */
+export type SecretResolver = (namespace: string, name: string, key: string, from?: ValueSource) => Promise<string | undefined>;
 
 const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 export const BCRYPT_ROUNDS = 10;
 
-async function resolve(secrets: SecretResolver, namespace: string, ref: { name: string; key: string }, what: string): Promise<string> {
-  const value = await secrets(namespace, ref.name, ref.key);
-  if (value === undefined) throw permanent('secret_missing', `${what}: Secret ${namespace}/${ref.name} has no key "${ref.key}"`);
-  if (value === '') throw permanent('secret_empty', `${what}: key "${ref.key}" of Secret ${namespace}/${ref.name} is empty`);
+async function resolve(
+  secrets: SecretResolver,
+  namespace: string,
+  ref: { name: string; key: string },
+  what: string,
+  from: ValueSource = 'Secret',
+): Promise<string> {
+  const value = await secrets(namespace, ref.name, ref.key, from);
+  if (value === undefined) throw permanent('secret_missing', `${what}: ${from} ${namespace}/${ref.name} has no key "${ref.key}"`);
+  if (value === '') throw permanent('secret_empty', `${what}: key "${ref.key}" of ${from} ${namespace}/${ref.name} is empty`);
   return value;
 }
 
@@ -173,7 +185,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     signing.type === 'StandardWebhooksEd25519' && signingSecret !== null
       ? [signingSecret, ...(previousSigningSecret ? [previousSigningSecret] : [])].map(ed25519PublicKey)
       : [];
-  const tls = await endpointTls(s.tls, (name, key, what) => resolve(secrets, ns, { name, key }, what), now);
+  const tls = await endpointTls(s.tls, (name, key, what, from) => resolve(secrets, ns, { name, key }, what, from), now);
   return {
     name: `${ns}/${r.metadata.name}`,
     source: s.source,
@@ -199,6 +211,7 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
     active: s.active ?? true,
     autoDisableAfter: s.autoDisable?.afterConsecutiveFailures ?? DELIVERY_LIMITS.autoDisableAfter.default,
     propagateTraceContext: s.propagateTraceContext ?? true,
+    proxyDirect: s.proxy === 'Direct',
     namespace: ns,
     format: s.format ?? 'Raw',
     filter: s.filter ?? null,

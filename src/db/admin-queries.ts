@@ -145,6 +145,7 @@ function endpointView(db: Db): Knex.QueryBuilder {
     db.raw('p.previous_signing_secret IS NOT NULL AS previous_signing_secret_set'),
     db.raw('p.tls_ca_bundle IS NOT NULL AS tls_ca_bundle_set'),
     'p.tls_client_certificate_expires_at',
+    'p.proxy_direct',
     // header values may be credentials (API keys): their names only
     db.raw(`ARRAY(SELECT jsonb_object_keys(p.custom_headers) ORDER BY 1) AS custom_header_names`),
     'p.max_attempts',

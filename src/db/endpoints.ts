@@ -15,6 +15,7 @@ export type EndpointSpec = Omit<
   | EndpointHealthField
   | 'pausedUntil'
   | 'propagateTraceContext'
+  | 'proxyDirect'
   | 'format'
   | 'namespace'
   | 'deniedReason'
@@ -33,6 +34,7 @@ export type EndpointSpec = Omit<
     Pick<
       Endpoint,
       | 'propagateTraceContext'
+      | 'proxyDirect'
       | 'format'
       | 'namespace'
       | 'deniedReason'
@@ -87,6 +89,7 @@ const toRow = (s: EndpointSpec) => ({
   active: s.active,
   auto_disable_after: s.autoDisableAfter,
   propagate_trace_context: s.propagateTraceContext ?? true,
+  proxy_direct: s.proxyDirect ?? false,
   namespace: s.namespace ?? null,
   denied_reason: s.deniedReason ?? null,
   format: s.format ?? 'Raw',

@@ -91,6 +91,8 @@ export interface EndpointRow {
   active: boolean;
   auto_disable_after: number;
   propagate_trace_context: boolean;
+  /** migration 086 (spec.proxy Direct); absent from a row read before it ran */
+  proxy_direct?: boolean;
   format: EndpointFormat;
   filter: string | null;
   transform_jsonata: string | null;
@@ -166,6 +168,7 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   autoDisableAfter: r.auto_disable_after,
   // absent from a row read before migration 066 ran: the default
   propagateTraceContext: r.propagate_trace_context ?? true,
+  proxyDirect: r.proxy_direct ?? false,
   format: r.format ?? 'Raw',
   // absent from a row read before migration 074 ran: none
   filter: r.filter ?? null,

@@ -49,6 +49,8 @@ export interface HttpTarget {
   retryOnStatus: readonly number[];
   /** spec.tls: a client certificate and key (PEM) for mTLS, CA certificates replacing the system roots; absent: neither */
   tls?: { certificate: string | null; key: string | null; caBundle: string | null };
+  /** spec.proxy Direct: never through the installation's forward proxy (DELIVERY_PROXY_URL); absent: through it when one is set */
+  proxy?: 'Direct';
 }
 
 type DestinationOf<T extends EndpointDestination['type']> = Extract<EndpointDestination, { type: T }>;
@@ -76,6 +78,7 @@ export function targetOf(e: Endpoint): DestinationTarget {
         ...(e.tlsClientCertificate !== null || e.tlsCaBundle !== null
           ? { tls: { certificate: e.tlsClientCertificate, key: e.tlsClientKey, caBundle: e.tlsCaBundle } }
           : {}),
+        ...(e.proxyDirect ? { proxy: 'Direct' as const } : {}),
       };
     case 'SQS':
     case 'SNS':

@@ -60,3 +60,22 @@ export function checkLiteralHost(policy: AddressPolicy, hostname: string): Block
   if (isIP(address) === 0) return null;
   return policy.isAllowed(address) ? null : new BlockedAddressError(address, address);
 }
+
+/**
+ * For a request a forward proxy will connect for us (it resolves the name itself, so our lookup
+ * never runs): resolves the host and returns the error when ANY of its addresses is refused, before
+ * the proxy is asked. A DNS failure is thrown as the resolver raised it. The proxy's own lookup
+ * may differ (docs/deploy.md, "A static egress address": what the proxy must refuse as well).
+ */
+export async function checkResolvedHost(
+  policy: AddressPolicy,
+  hostname: string,
+  resolve: Resolve = systemResolve,
+): Promise<BlockedAddressError | null> {
+  const literal = checkLiteralHost(policy, hostname);
+  if (literal !== null || isIP(normalizeIp(hostname)) !== 0) return literal;
+  const addresses = await resolve(hostname, { all: true });
+  if (addresses.length === 0) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  const blocked = addresses.find((a) => !policy.isAllowed(a.address));
+  return blocked ? new BlockedAddressError(blocked.address, hostname) : null;
+}

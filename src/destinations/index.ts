@@ -2,6 +2,7 @@ import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarge
 import type { AddressPolicy } from '../delivery/address-policy.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
+import type { ForwardProxy } from './http/forward-proxy.js';
 import { createOAuth2Destination } from './http/oauth2-destination.js';
 import { createOAuth2Tokens } from './http/oauth2-tokens.js';
 import { createKafkaDestination } from './kafka/kafka-destination.js';
@@ -11,6 +12,8 @@ import { createRabbitMqDestination } from './rabbitmq/rabbitmq-destination.js';
 export interface DestinationsDeps {
   /** where HTTP and the brokers may connect (the worker's OUTBOUND_* ranges; cloud-metadata addresses denied) */
   addressPolicy: AddressPolicy;
+  /** DELIVERY_PROXY_URL: the forward proxy of HTTP deliveries (never of the brokers' or AWS's connections); absent: none */
+  proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
 }
@@ -23,7 +26,7 @@ export interface DestinationsDeps {
 export function createDestinations(deps: DestinationsDeps): Destinations {
   // OAuth2 endpoints get their Bearer token on the way (oauth2-destination.ts); the others pass through
   const http: Destination<HttpTarget> = createOAuth2Destination(
-    createHttpDestination({ addressPolicy: deps.addressPolicy }),
+    createHttpDestination({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
     createOAuth2Tokens({ addressPolicy: deps.addressPolicy }),
   );
   // the brokers' destinations make their clients on first use: an unused type costs nothing

@@ -259,6 +259,8 @@ export interface Endpoint {
   autoDisableAfter: number;
   /** send a W3C traceparent with each delivery when tracing is on (spec.propagateTraceContext, default true; docs/tracing.md) */
   propagateTraceContext: boolean;
+  /** spec.proxy Direct: HTTP deliveries never go through the installation's forward proxy (DELIVERY_PROXY_URL) */
+  proxyDirect: boolean;
   /** Raw (default), CloudEventsBinary or CloudEventsStructured */
   format: EndpointFormat;
   /** where its deliveries go (spec.destination); HTTP: `url` and the auth above */

@@ -23,6 +23,8 @@ export interface ManifestSet {
   replays: WebhookReplayResource[];
   /** "namespace/name" -> decoded key/value pairs */
   secrets: Map<string, Record<string, string>>;
+  /** ConfigMaps (an endpoint's CA bundle): "namespace/name" -> key/value pairs, binaryData decoded */
+  configMaps: Map<string, Record<string, string>>;
   /** `kind: Namespace` documents: name -> labels (with kubernetes.io/metadata.name, as the API server sets it) */
   namespaces: Map<string, Record<string, string>>;
   /** one line per rejected document: file, index, reason */
@@ -35,7 +37,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Reads every .yaml/.yml/.json file of a folder the way kubectl would: multi-document files,
- * empty documents skipped, Secrets with base64 `data` or plain `stringData`, Namespaces for their
+ * empty documents skipped, Secrets with base64 `data` or plain `stringData`, ConfigMaps (CA
+ * bundles), Namespaces for their
  * labels (what an InboundCredential's allowedEndpoints selector reads). Unknown kinds are
  * ignored; invalid documents are reported and left out (the rest still loads).
  */
@@ -69,6 +72,7 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
     credentials: [],
     replays: [],
     secrets: new Map(),
+    configMaps: new Map(),
     namespaces: new Map(),
     errors: [],
     origins: new Map(),
@@ -107,6 +111,14 @@ async function readFiles(files: ReadonlyArray<{ file: string; full: string }>): 
           for (const [k, v] of Object.entries(obj.data)) values[k] = Buffer.from(String(v), 'base64').toString('utf8');
         if (isRecord(obj.stringData)) for (const [k, v] of Object.entries(obj.stringData)) values[k] = String(v);
         set.secrets.set(`${metadata.namespace}/${metadata.name}`, values);
+        return;
+      }
+      if (kind === 'ConfigMap') {
+        const values: Record<string, string> = {};
+        if (isRecord(obj.binaryData))
+          for (const [k, v] of Object.entries(obj.binaryData)) values[k] = Buffer.from(String(v), 'base64').toString('utf8');
+        if (isRecord(obj.data)) for (const [k, v] of Object.entries(obj.data)) values[k] = String(v);
+        set.configMaps.set(`${metadata.namespace}/${metadata.name}`, values);
         return;
       }
       if (kind !== 'WebhookEndpoint' && kind !== 'InboundCredential' && kind !== 'WebhookReplay') return;

@@ -57,7 +57,8 @@ async function recordNotReady(repos: Repositories, r: ManifestSet['credentials']
 export async function syncManifests(repos: Repositories, set: ManifestSet, logger: Logger, opts: SyncOptions): Promise<SyncReport> {
   const errors = [...set.errors];
   const denied: string[] = [];
-  const secrets: SecretResolver = async (ns, name, key) => set.secrets.get(`${ns}/${name}`)?.[key];
+  const secrets: SecretResolver = async (ns, name, key, from) =>
+    (from === 'ConfigMap' ? set.configMaps : set.secrets).get(`${ns}/${name}`)?.[key];
   const seenEndpoints = new Set<string>();
   const seenCredentials = new Set<string>();
   let endpoints = 0;

@@ -98,8 +98,17 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     // configuration); rate(wait seconds) is the number of deliveries waiting (docs/limits.md)
     deliveryDeferrals: new Counter({
       name: 'webhook_fanout_delivery_deferrals_total',
-      help: 'Deliveries sent back to wait on their endpoint, by reason (rate, concurrency, retry_after); no attempt is spent',
+      help: 'Deliveries sent back to wait on their endpoint, by reason (rate, concurrency, retry_after) or on the forward proxy (proxy); no attempt is spent',
       labelNames: ['endpoint', 'reason'] as const,
+      registers,
+    }),
+    // the installation's forward proxy (DELIVERY_PROXY_URL), whatever the endpoint: a few series
+    deliveryProxyFailures: new Counter({
+      name: 'webhook_fanout_delivery_proxy_failures_total',
+      help:
+        'Deliveries the forward proxy failed, by reason (unreachable, auth_required: 407, proxy_error: its own 502/503); ' +
+        'each waits and is tried again, no attempt spent',
+      labelNames: ['reason'] as const,
       registers,
     }),
     deliveryLimitWait: new Counter({

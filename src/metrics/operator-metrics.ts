@@ -33,7 +33,7 @@ export function createOperatorMetrics(registry: Registry) {
     }),
     queueAdds: new Counter({
       name: 'webhook_fanout_operator_queue_adds_total',
-      help: 'Keys added to the work queue, by trigger (event, secret, resync, retry, peer)',
+      help: 'Keys added to the work queue, by trigger (event, secret, configmap, resync, retry, peer, ...)',
       labelNames: ['trigger'] as const,
       registers,
     }),

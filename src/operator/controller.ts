@@ -7,14 +7,16 @@ import type { Logger } from '../observability/logger.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { createInformer, type ResourceInformer } from '../kube/informer.js';
 import { isConflict, KubeApiError, type KubeApi, type KubeObject } from '../kube/api.js';
-import { secretNamesOf } from '../custom-resources/secret-refs.js';
+import { configMapNamesOf, secretNamesOf } from '../custom-resources/secret-refs.js';
 import { createReconciler, type ReconcileResult } from './reconciler.js';
 import {
   collectionPath,
   keyOf,
   NAMESPACES_PATH,
   readyCondition,
+  configMapsPath,
   secretsPath,
+  type ConfigMapObject,
   type InboundCredentialObject,
   type KindName,
   type SecretObject,
@@ -27,8 +29,8 @@ import type { ReplayRunner } from '../temporal/replay-runner.js';
 import { createReplayReconciler, isReplayKey, replayCollectionPath, replayKey, type WebhookReplayObject } from './replay-reconciler.js';
 
 /**
- * The controller a leader runs: informers on both kinds and on Secrets (per watched namespace, or
- * cluster-wide) and on Namespaces (cluster-wide: their labels, for allowedEndpoints selectors),
+ * The controller a leader runs: informers on both kinds and on Secrets and ConfigMaps (per watched
+ * namespace, or cluster-wide) and on Namespaces (cluster-wide: their labels, for allowedEndpoints selectors),
  * which only enqueue keys; workers that reconcile the latest state of a key; a
  * periodic resync that re-enqueues every resource (repairing drift in Postgres) and garbage-collects
  * rows whose resource is gone without its finalizer having run.
@@ -66,6 +68,7 @@ export interface Controller {
     endpoints: ResourceInformer<WebhookEndpointObject>[];
     credentials: ResourceInformer<InboundCredentialObject>[];
     secrets: ResourceInformer<SecretObject>[];
+    configMaps: ResourceInformer<ConfigMapObject>[];
     replays: ResourceInformer<WebhookReplayObject>[];
     namespaces: ResourceInformer<KubeObject>;
   };
@@ -119,10 +122,19 @@ export function createController(o: ControllerOptions): Controller {
       mk<InboundCredentialObject>(collectionPath('InboundCredential', ns), `inboundcredentials/${scopeName(ns)}`),
     ),
     secrets: scopes.map((ns) => mk<SecretObject>(secretsPath(ns), `secrets/${scopeName(ns)}`)),
+    // endpoints' CA bundles (spec.tls.caBundleRef kind ConfigMap): read, never written
+    configMaps: scopes.map((ns) => mk<ConfigMapObject>(configMapsPath(ns), `configmaps/${scopeName(ns)}`)),
     replays: o.replays ? scopes.map((ns) => mk<WebhookReplayObject>(replayCollectionPath(ns), `webhookreplays/${scopeName(ns)}`)) : [],
     namespaces: mk<KubeObject>(NAMESPACES_PATH, 'namespaces'),
   };
-  const all = [...informers.endpoints, ...informers.credentials, ...informers.secrets, informers.namespaces, ...informers.replays];
+  const all = [
+    ...informers.endpoints,
+    ...informers.credentials,
+    ...informers.secrets,
+    ...informers.configMaps,
+    informers.namespaces,
+    ...informers.replays,
+  ];
   const replays = () => informers.replays.flatMap((i) => i.list());
 
   const endpoints = () => informers.endpoints.flatMap((i) => i.list());
@@ -139,6 +151,7 @@ export function createController(o: ControllerOptions): Controller {
         ? informerFor(informers.endpoints, ns)?.get(name, ns)
         : informerFor(informers.credentials, ns)?.get(name, ns),
     secret: (ns, name) => informerFor(informers.secrets, ns)?.get(name, ns),
+    configMap: (ns, name) => informerFor(informers.configMaps, ns)?.get(name, ns),
     credentials,
     endpoints,
     namespaceLabels: (ns) => informers.namespaces.get(ns)?.metadata.labels,
@@ -229,6 +242,18 @@ export function createController(o: ControllerOptions): Controller {
     i.on('add', onSecret);
     i.on('update', onSecret);
     i.on('delete', onSecret);
+  }
+  const onConfigMap = (map: KubeObject) => {
+    const ns = map.metadata.namespace ?? 'default';
+    for (const e of endpoints()) {
+      if ((e.metadata.namespace ?? 'default') === ns && configMapNamesOf(e.spec).has(map.metadata.name))
+        enqueue(keyOf('WebhookEndpoint', ns, e.metadata.name), 'configmap');
+    }
+  };
+  for (const i of informers.configMaps) {
+    i.on('add', onConfigMap);
+    i.on('update', onConfigMap);
+    i.on('delete', onConfigMap);
   }
   // a namespace's labels decide whether its endpoints match a credential's selector
   const namespaceLabels = new Map<string, string>();

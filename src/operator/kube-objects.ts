@@ -64,6 +64,15 @@ export const NAMESPACES_PATH = '/api/v1/namespaces';
 export const secretsPath = (namespace?: string): string =>
   namespace === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${namespace}/secrets`;
 
+/** A ConfigMap: an endpoint's CA bundle may be one (spec.tls.caBundleRef kind ConfigMap). */
+export interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+
+export const configMapsPath = (namespace?: string): string =>
+  namespace === undefined ? '/api/v1/configmaps' : `/api/v1/namespaces/${namespace}/configmaps`;
+
 /** Work-queue key of an object: Kind/namespace/name. */
 export const keyOf = (kind: KindName, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
 

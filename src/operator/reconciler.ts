@@ -24,6 +24,7 @@ import {
   type InboundCredentialObject,
   type KindName,
   type ResourceStatus,
+  type ConfigMapObject,
   type SecretObject,
   type WebhookEndpointObject,
 } from './kube-objects.js';
@@ -53,6 +54,8 @@ export interface ReconcilerDeps {
   cached(kind: KindName, namespace: string, name: string): AnyCustomResource | undefined;
   /** a Secret from the informer cache */
   secret(namespace: string, name: string): SecretObject | undefined;
+  /** a ConfigMap from the informer cache (an endpoint's CA bundle); absent: none is known */
+  configMap?(namespace: string, name: string): ConfigMapObject | undefined;
   /** every InboundCredential the operator watches (informer cache) */
   credentials(): readonly InboundCredentialObject[];
   /** every WebhookEndpoint the operator watches (informer cache) */
@@ -105,7 +108,13 @@ export function createReconciler(deps: ReconcilerDeps) {
   /** uid -> secret version + stored hash, so an unchanged password is not bcrypt-compared again */
   const hashMemo = new Map<string, { secretVersion: string; hash: string }>();
 
-  const resolver: SecretResolver = async (namespace, name, key) => {
+  const resolver: SecretResolver = async (namespace, name, key, from = 'Secret') => {
+    if (from === 'ConfigMap') {
+      const map = deps.configMap?.(namespace, name);
+      if (!map) throw permanent('secret_not_found', `ConfigMap ${namespace}/${name} not found`);
+      const binary = map.binaryData?.[key];
+      return map.data?.[key] ?? (binary === undefined ? undefined : Buffer.from(binary, 'base64').toString('utf8'));
+    }
     const secret = deps.secret(namespace, name);
     if (!secret) throw permanent('secret_not_found', `Secret ${namespace}/${name} not found`);
     const b64 = secret.data?.[key];

@@ -90,6 +90,7 @@ export function endpointMatches(row: Endpoint, spec: EndpointSpec): boolean {
     row.active === spec.active &&
     row.autoDisableAfter === spec.autoDisableAfter &&
     row.propagateTraceContext === (spec.propagateTraceContext ?? true) &&
+    row.proxyDirect === (spec.proxyDirect ?? false) &&
     row.namespace === (spec.namespace ?? null) &&
     row.deniedReason === (spec.deniedReason ?? null) &&
     row.format === (spec.format ?? 'Raw') &&

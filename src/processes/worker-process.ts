@@ -9,6 +9,7 @@ import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
 import { createDestinations } from '../destinations/index.js';
 import { createAddressPolicy } from '../delivery/address-policy.js';
+import { forwardProxyOf } from '../destinations/http/forward-proxy.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
@@ -17,7 +18,7 @@ import { TRACING_OFF, type Tracing } from '../observability/tracing.js';
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
-  Partial<Pick<WorkerConfig, 'sandboxDiagnostics'>> & {
+  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy'>> & {
     temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
   };
 
@@ -55,6 +56,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
   // one registry of destinations per process, closed in the drain after the last attempt
   const destinations = createDestinations({
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
+    ...(settings.deliveryProxy ? { proxy: forwardProxyOf(settings.deliveryProxy) } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
   // the bundle with Temporal's tracing interceptors only when this worker traces (fanout-worker.ts)

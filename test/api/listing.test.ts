@@ -372,7 +372,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
       signingSecret: secrets[2],
       customHeaders: { 'x-api-key': secrets[3] ?? '' },
     });
-    await addEndpoint(h.fanout.repos, { source, name: 'none', url: 'https://example.com/d', eventType: 'order.created' });
+    await addEndpoint(h.fanout.repos, {
+      source,
+      name: 'none',
+      url: 'https://example.com/d',
+      eventType: 'order.created',
+      proxyDirect: true,
+    });
     await addEndpoint(h.fanout.repos, {
       source,
       name: 'both',
@@ -425,7 +431,13 @@ describe('admin API: reads, filters and cursor pagination', () => {
       signing: { type: 'HMAC', secretSet: true, previousSecretSet: false },
       customHeaderNames: ['x-api-key'],
     });
-    expect(byName.get('none')).toMatchObject({ auth: { type: 'NONE', username: null, secretSet: false }, eventType: 'order.created' });
+    // spec.proxy: Direct shown as such, every other endpoint Default
+    expect(byName.get('none')).toMatchObject({
+      auth: { type: 'NONE', username: null, secretSet: false },
+      eventType: 'order.created',
+      proxy: 'Direct',
+    });
+    expect(byName.get('bearer')).toMatchObject({ proxy: 'Default' });
     expect(byName.get('both')).toMatchObject({
       auth: { type: 'BEARER', username: null, secretSet: true },
       signing: { type: 'STANDARD_WEBHOOKS', secretSet: true, previousSecretSet: true, publicKeys: [] },

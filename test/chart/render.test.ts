@@ -434,6 +434,37 @@ describe('specific values', () => {
     });
   });
 
+  it("delivery.proxy: the worker's DELIVERY_PROXY_* and the credentials Secret mounted read-only where their files are named; no other process", async () => {
+    const objects = await render({
+      set: [
+        'aws.topicArn=arn:aws:sns:us-east-1:000000000000:t',
+        'aws.queueUrl=http://sqs:4566/000000000000/q',
+        'delivery.proxy.url=http://egress-proxy.egress.svc:3128',
+        'delivery.proxy.noProxy={.svc,cluster.local,10.0.0.0/8}',
+        'delivery.proxy.credentials.existingSecret=egress-proxy-credentials',
+      ],
+    });
+    for (const { owner, c } of appContainers(objects)) {
+      const command = commandOf(c)!;
+      const env = effectiveEnv(c, NAMESPACE);
+      const proxyEnv = Object.keys(env).filter((n) => n.startsWith('DELIVERY_PROXY') || n === 'DELIVERY_NO_PROXY');
+      if (command !== 'worker') {
+        expect(proxyEnv, command).toEqual([]);
+        continue;
+      }
+      expect(env).toMatchObject({
+        DELIVERY_PROXY_URL: 'http://egress-proxy.egress.svc:3128',
+        DELIVERY_NO_PROXY: '.svc,cluster.local,10.0.0.0/8',
+        DELIVERY_PROXY_USERNAME_FILE: '/etc/webhook-fanout/delivery-proxy/username',
+        DELIVERY_PROXY_PASSWORD_FILE: '/etc/webhook-fanout/delivery-proxy/password',
+      });
+      const mount = (c.volumeMounts ?? []).find((m) => m.mountPath === '/etc/webhook-fanout/delivery-proxy');
+      expect(mount).toMatchObject({ readOnly: true });
+      const volume = (owner.spec.volumes ?? []).find((v) => v.name === mount?.name) as { secret?: { secretName: string } } | undefined;
+      expect(volume?.secret?.secretName).toBe('egress-proxy-credentials');
+    }
+  });
+
   it("worker.consumeQueue: the worker reads the queue with the consumer's settings, and no consumer renders", () => {
     const objects = rendered['full-worker-consumes-queue']!;
     expect(objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'consumer')).toEqual([]);
@@ -517,12 +548,13 @@ describe('specific values', () => {
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'webhook-fanout-operator', namespace: NAMESPACE }]);
   });
 
-  it('never grants wildcards, or writes to Secrets', () => {
+  it('never grants wildcards, or writes to Secrets or ConfigMaps', () => {
     for (const set of each) {
       for (const r of [...find(rendered[set]!, 'ClusterRole'), ...find(rendered[set]!, 'Role')]) {
         for (const rule of (r as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules) {
           expect([...rule.verbs, ...rule.resources, ...rule.apiGroups], r.metadata.name).not.toContain('*');
-          if (rule.resources.includes('secrets')) expect(rule.verbs.sort()).toEqual(['get', 'list', 'watch']);
+          if (rule.resources.includes('secrets') || rule.resources.includes('configmaps'))
+            expect(rule.verbs.sort()).toEqual(['get', 'list', 'watch']);
         }
       }
     }

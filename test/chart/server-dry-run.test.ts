@@ -328,7 +328,11 @@ describe('the operator RBAC, applied for real', () => {
     expect(await can('create', 'secrets')).toBe('no');
     expect(await can('update', 'secrets')).toBe('no');
     expect(await can('delete', 'secrets')).toBe('no');
-    expect(await can('list', 'configmaps')).toBe('no');
+    // ConfigMaps: read only, for CA bundles (spec.tls.caBundleRef kind ConfigMap)
+    expect(await can('list', 'configmaps')).toBe('yes');
+    expect(await can('create', 'configmaps')).toBe('no');
+    expect(await can('update', 'configmaps')).toBe('no');
+    expect(await can('delete', 'configmaps')).toBe('no');
     expect(await can('list', 'pods')).toBe('no');
     expect(await can('create', 'leases.coordination.k8s.io', 'default')).toBe('no');
   });

@@ -65,6 +65,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   tlsClientKey: null,
   tlsCaBundle: null,
   tlsClientCertificateExpiresAt: null,
+  proxyDirect: false,
   customHeaders: { 'ce-id': 'a custom header can not replace an attribute' },
   maxAttempts: 5,
   timeoutSeconds: 10,

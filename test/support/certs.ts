@@ -9,6 +9,8 @@ export interface TestPki {
   caCert: string;
   /** a certificate for `names` signed by the CA, and its key */
   issue(name: string, opts: { dnsNames?: string[]; ips?: string[]; usage?: 'server' | 'client' | 'both' }): { cert: string; key: string };
+  /** a client certificate signed by the CA that expired long ago (valid 2020-01-01 to 2020-01-02), and its key */
+  issueExpired(name: string): { cert: string; key: string };
 }
 
 /**
@@ -85,6 +87,53 @@ export function createTestPki(label: string): TestPki {
         cert,
       );
       chmodSync(key, 0o600);
+      return { cert, key };
+    },
+    issueExpired(name) {
+      const key = path.join(dir, `${name}.key`);
+      const csr = path.join(dir, `${name}.csr`);
+      const cert = path.join(dir, `${name}.crt`);
+      // `openssl ca` takes explicit validity dates (x509 -days can not go below 1); its own small config
+      const conf = path.join(dir, `${name}.ca.cnf`);
+      writeFileSync(path.join(dir, `${name}.index`), '');
+      writeFileSync(path.join(dir, `${name}.serial`), '01\n');
+      writeFileSync(
+        conf,
+        [
+          '[ca]',
+          'default_ca = test',
+          '[test]',
+          `database = ${name}.index`,
+          'new_certs_dir = .',
+          `serial = ${name}.serial`,
+          'default_md = sha256',
+          'policy = any',
+          '[any]',
+          'commonName = supplied',
+          '',
+        ].join('\n'),
+      );
+      openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key);
+      openssl('req', '-new', '-key', key, '-subj', `/CN=${name}`, '-out', csr);
+      openssl(
+        'ca',
+        '-batch',
+        '-config',
+        conf,
+        '-cert',
+        caCert,
+        '-keyfile',
+        caKey,
+        '-in',
+        csr,
+        '-out',
+        cert,
+        '-notext',
+        '-startdate',
+        '20200101000000Z',
+        '-enddate',
+        '20200102000000Z',
+      );
       return { cert, key };
     },
   };

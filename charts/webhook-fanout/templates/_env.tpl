@@ -113,8 +113,9 @@ together from these and its settings.
 
 {{/*
 The Secrets the TLS settings above name, as volumes and their mounts (read-only), for a component
-that uses Postgres ("database" true) and/or Temporal ("temporal" true). Call with (dict "root" $
-"database" bool "temporal" bool "part" "volumes"|"mounts").
+that uses Postgres ("database" true) and/or Temporal ("temporal" true), and the forward proxy's
+credentials for the one that delivers ("proxy" true). Call with (dict "root" $ "database" bool
+"temporal" bool "proxy" bool "part" "volumes"|"mounts").
 */}}
 {{- define "webhook-fanout.tlsSecrets" -}}
 {{- $v := .root.Values }}
@@ -127,6 +128,9 @@ that uses Postgres ("database" true) and/or Temporal ("temporal" true). Call wit
 {{- end }}
 {{- if and .temporal $v.temporal.apiKey.existingSecret }}
 {{- $secrets = append $secrets (list "temporal-api-key" $v.temporal.apiKey.existingSecret) }}
+{{- end }}
+{{- if and .proxy $v.delivery.proxy.url $v.delivery.proxy.credentials.existingSecret }}
+{{- $secrets = append $secrets (list "delivery-proxy" $v.delivery.proxy.credentials.existingSecret) }}
 {{- end }}
 {{- range $secrets }}
 {{- if eq $.part "volumes" }}

@@ -14,7 +14,9 @@ podLabels, podAnnotations, scheduling) apply to every pod; a component's own set
   "job" (bool, optional)             a hook Job's pod: runs to completion (restartPolicy Never),
                                      serves no management port and has no probes
   "database", "temporal" (bool)      it connects to Postgres / Temporal: their TLS Secrets
-                                     (database.tls, temporal.tls, temporal.apiKey) are mounted).
+                                     (database.tls, temporal.tls, temporal.apiKey) are mounted
+  "proxy" (bool, optional)           it delivers: the forward proxy's credentials Secret
+                                     (delivery.proxy.credentials) is mounted).
 */}}
 {{- define "webhook-fanout.podTemplate" -}}
 {{- $root := .root }}
@@ -98,13 +100,13 @@ spec:
       volumeMounts:
         - name: tmp
           mountPath: /tmp
-        {{- include "webhook-fanout.tlsSecrets" (dict "root" $root "database" .database "temporal" .temporal "part" "mounts") | nindent 8 }}
+        {{- include "webhook-fanout.tlsSecrets" (dict "root" $root "database" .database "temporal" .temporal "proxy" .proxy "part" "mounts") | nindent 8 }}
         {{- with $v.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
   volumes:
     {{- include "webhook-fanout.tmpVolume" $root | nindent 4 }}
-    {{- include "webhook-fanout.tlsSecrets" (dict "root" $root "database" .database "temporal" .temporal "part" "volumes") | nindent 4 }}
+    {{- include "webhook-fanout.tlsSecrets" (dict "root" $root "database" .database "temporal" .temporal "proxy" .proxy "part" "volumes") | nindent 4 }}
     {{- with $v.extraVolumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

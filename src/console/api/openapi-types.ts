@@ -1706,6 +1706,11 @@ export interface paths {
                                     /** @description whether a private CA bundle replaces the system's roots for this endpoint */
                                     caBundleSet: boolean;
                                 };
+                                /**
+                                 * @description spec.proxy: Default, through the installation's forward proxy when it has one (DELIVERY_PROXY_URL); Direct, never (docs/deploy.md)
+                                 * @enum {string}
+                                 */
+                                proxy: "Default" | "Direct";
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
                                 maxAttempts: number;
@@ -1906,6 +1911,11 @@ export interface paths {
                                     /** @description whether a private CA bundle replaces the system's roots for this endpoint */
                                     caBundleSet: boolean;
                                 };
+                                /**
+                                 * @description spec.proxy: Default, through the installation's forward proxy when it has one (DELIVERY_PROXY_URL); Direct, never (docs/deploy.md)
+                                 * @enum {string}
+                                 */
+                                proxy: "Default" | "Direct";
                                 /** @description names only: values may be credentials */
                                 customHeaderNames: string[];
                                 maxAttempts: number;

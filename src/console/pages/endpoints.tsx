@@ -219,6 +219,12 @@ export function EndpointsPage() {
                           private CA
                         </>
                       )}
+                      {e.proxy === 'Direct' && (
+                        <>
+                          <br />
+                          direct, not through the forward proxy
+                        </>
+                      )}
                       {e.customHeaderNames.length > 0 && <span class="muted"> + {e.customHeaderNames.join(', ')}</span>}
                     </td>
                     <td>

@@ -24,7 +24,7 @@ const ENDPOINT_PAUSE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
  */
 export function classifyResponse(r: ResponseFacts): DeliveryOutcome {
   const outcome = classifyStatus(r);
-  if (outcome.kind === 'success' || !ENDPOINT_PAUSE_STATUSES.has(r.status)) return outcome;
+  if (outcome.kind === 'success' || outcome.kind === 'deferred' || !ENDPOINT_PAUSE_STATUSES.has(r.status)) return outcome;
   const pauseMs = parseRetryAfter(r.headers['retry-after'], r.now);
   return pauseMs === undefined || pauseMs === 0 ? outcome : { ...outcome, endpointPauseMs: pauseMs };
 }
@@ -116,11 +116,34 @@ export function classifyError(err: unknown, ctx: ErrorContext): DeliveryOutcome 
   if (codes.includes('ECONNREFUSED')) {
     return { ...base, kind: 'retryable', statusClass: 'refused', error: `connection refused: ${messageOf(err)}` };
   }
+  const alert = tlsAlertOf(codes);
+  if (alert !== undefined) {
+    // the receiver refused the handshake: its alert by name, as the attempt log shows it
+    return {
+      ...base,
+      kind: 'retryable',
+      statusClass: 'network',
+      error: `TLS handshake refused by the receiver: alert "${alert.name}" (${alert.code})`,
+    };
+  }
   if (codes.some((c) => INVALID_REQUEST_CODES.has(c))) {
     return { ...base, kind: 'permanent', statusClass: 'network', error: `invalid request: ${messageOf(err)}` };
   }
   const code = codes[0] ?? 'unknown';
   return { ...base, kind: 'retryable', statusClass: 'network', error: `network error (${code}): ${messageOf(err)}` };
+}
+
+/**
+ * The TLS alert a peer sent, from OpenSSL's error code (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED,
+ * ERR_SSL_TLSV1_ALERT_UNKNOWN_CA, ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE, ...): its name as RFC 8446
+ * writes it, lower case ("certificate required", "unknown ca").
+ */
+function tlsAlertOf(codes: readonly string[]): { name: string; code: string } | undefined {
+  for (const code of codes) {
+    const m = /^ERR_SSL_(?:TLSV1\d*|SSLV3)_ALERT_([A-Z0-9_]+)$/.exec(code);
+    if (m?.[1]) return { name: m[1].toLowerCase().replace(/_/g, ' '), code };
+  }
+  return undefined;
 }
 
 /** AbortSignal.timeout() rejects with a DOMException named TimeoutError (possibly as a cause). */

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FinalEventStatus } from '../../../src/activities/index.js';
+import type { DeliveryProxyConfig } from '../../../src/config/delivery-proxy.js';
 import type { BackoffSettings } from '../../../src/config/settings.js';
 import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
@@ -53,6 +54,8 @@ export async function startFanoutHarness(
     /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase;
     /** WORKER_SANDBOX_DIAGNOSTICS (default off, as in production) */
     sandboxDiagnostics?: boolean;
+    /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through (default none) */
+    deliveryProxy?: DeliveryProxyConfig;
   } = {},
 ): Promise<FanoutHarness> {
   quietRuntime();
@@ -74,6 +77,7 @@ export async function startFanoutHarness(
       outboundAllowCidrs: [],
       maxConcurrentActivities: 100,
       sandboxDiagnostics: opts.sandboxDiagnostics ?? false,
+      ...(opts.deliveryProxy ? { deliveryProxy: opts.deliveryProxy } : {}),
     },
     connection,
     repos,
@@ -144,6 +148,7 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     namespace: spec.namespace ?? null,
     format: spec.format ?? 'Raw',
     deniedReason: spec.deniedReason ?? null,
+    proxyDirect: spec.proxyDirect ?? false,
   };
 }
 

@@ -1,5 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../../src/config/config.js';
+import { PROXY_CREDENTIALS_REFRESH_MS, proxyAuthorizationSource } from '../../../src/config/delivery-proxy.js';
 import { problemsOf } from '../../support/config-problems.js';
 
 const base = { DATABASE_URL: 'postgres://u:p@db:5432/webhooks' };
@@ -68,5 +72,76 @@ describe('the worker configuration: the workflow sandbox diagnostics (WORKER_SAN
     expect(problems({ WORKER_SANDBOX_DIAGNOSTICS: 'sometimes' })).toEqual([
       expect.stringMatching(/^WORKER_SANDBOX_DIAGNOSTICS must be true or false, got "sometimes"/),
     ]);
+  });
+});
+
+describe('the worker configuration: the forward proxy of deliveries (DELIVERY_PROXY_*)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'proxy-credentials-'));
+  const username = path.join(dir, 'username');
+  const password = path.join(dir, 'password');
+  writeFileSync(username, 'egress\n');
+  writeFileSync(password, 'first\n');
+
+  it.each([
+    { env: {}, deliveryProxy: null },
+    { env: { DELIVERY_NO_PROXY: 'svc' }, deliveryProxy: null },
+    {
+      env: { DELIVERY_PROXY_URL: 'http://proxy.egress:3128', DELIVERY_NO_PROXY: '.svc, cluster.local,10.0.0.0/8' },
+      deliveryProxy: { url: 'http://proxy.egress:3128', noProxy: ['.svc', 'cluster.local', '10.0.0.0/8'], credentials: undefined },
+    },
+    {
+      env: { DELIVERY_PROXY_URL: 'https://proxy.egress/', DELIVERY_PROXY_USERNAME_FILE: username, DELIVERY_PROXY_PASSWORD_FILE: password },
+      deliveryProxy: { url: 'https://proxy.egress', noProxy: [], credentials: { usernameFile: username, passwordFile: password } },
+    },
+  ])('$env -> $deliveryProxy', ({ env, deliveryProxy }) => {
+    expect(loadWorkerConfig({ ...base, ...env }).deliveryProxy).toEqual(deliveryProxy);
+  });
+
+  it.each([
+    { env: { DELIVERY_PROXY_URL: 'proxy:3128' }, problem: /^DELIVERY_PROXY_URL must be an http:\/\/ or https:\/\/ URL/ },
+    { env: { DELIVERY_PROXY_URL: 'socks5://proxy:1080' }, problem: /^DELIVERY_PROXY_URL must be an http:\/\/ or https:\/\/ URL/ },
+    {
+      env: { DELIVERY_PROXY_URL: 'http://proxy:3128/egress' },
+      problem: /^DELIVERY_PROXY_URL must be the proxy's scheme, host and port only/,
+    },
+    { env: { DELIVERY_PROXY_URL: 'not a url' }, problem: /^DELIVERY_PROXY_URL must be a URL, got "not a url"/ },
+    { env: { DELIVERY_PROXY_URL: 'http://egress:s3cret@proxy:3128' }, problem: /^DELIVERY_PROXY_URL must not carry credentials/ },
+    {
+      env: { DELIVERY_PROXY_URL: 'http://proxy:3128', DELIVERY_NO_PROXY: 'a.example:443' },
+      problem: /^DELIVERY_NO_PROXY: invalid entry "a.example:443"/,
+    },
+    {
+      env: { DELIVERY_PROXY_URL: 'http://proxy:3128', DELIVERY_PROXY_USERNAME_FILE: username },
+      problem: /^DELIVERY_PROXY_USERNAME_FILE and DELIVERY_PROXY_PASSWORD_FILE go together/,
+    },
+    {
+      env: {
+        DELIVERY_PROXY_URL: 'http://proxy:3128',
+        DELIVERY_PROXY_USERNAME_FILE: username,
+        DELIVERY_PROXY_PASSWORD_FILE: path.join(dir, 'none'),
+      },
+      problem: /^DELIVERY_PROXY_PASSWORD_FILE: can not read .*none \(ENOENT\)/,
+    },
+    {
+      env: { DELIVERY_PROXY_USERNAME_FILE: username, DELIVERY_PROXY_PASSWORD_FILE: password },
+      problem: /^DELIVERY_PROXY_USERNAME_FILE and DELIVERY_PROXY_PASSWORD_FILE are set but DELIVERY_PROXY_URL is not/,
+    },
+  ])('names the problem: $env', ({ env, problem }) => {
+    const named = problems(env);
+    expect(named).toEqual([expect.stringMatching(problem)]);
+    // never the password of a URL that carries one
+    expect(named.join('\n')).not.toContain('s3cret');
+  });
+
+  it('reads the credential files as Basic, again after PROXY_CREDENTIALS_REFRESH_MS (a rotated Secret, no restart)', () => {
+    let now = 0;
+    const authorization = proxyAuthorizationSource({ usernameFile: username, passwordFile: password }, () => now);
+    expect(authorization()).toBe(`Basic ${Buffer.from('egress:first').toString('base64')}`);
+    writeFileSync(password, 'second\n');
+    now = PROXY_CREDENTIALS_REFRESH_MS - 1;
+    expect(authorization()).toBe(`Basic ${Buffer.from('egress:first').toString('base64')}`);
+    now = PROXY_CREDENTIALS_REFRESH_MS;
+    expect(authorization()).toBe(`Basic ${Buffer.from('egress:second').toString('base64')}`);
+    expect(proxyAuthorizationSource(undefined)()).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { secretNamesOf } from '../../../src/custom-resources/secret-refs.js';
+import { configMapNamesOf, secretNamesOf } from '../../../src/custom-resources/secret-refs.js';
 
 // The Secrets a WebhookEndpoint reads, wherever its spec names them: a change to any of them
 // reconciles it (operator/controller.ts), so a rotation reaches the row within seconds.
@@ -48,5 +48,17 @@ describe('secretNamesOf', () => {
     ],
   ])('%s', (_what, spec, names) => {
     expect([...secretNamesOf(spec)].sort()).toEqual([...names].sort());
+  });
+});
+
+// The ConfigMaps it reads: a CA bundle of kind ConfigMap (docs/endpoints-tls.md); a change reconciles it too.
+describe('configMapNamesOf', () => {
+  it.each<[string, unknown, string[]]>([
+    ['none', { source: 's', url: 'http://x/h', auth: { secretRef: { name: 'a', key: 't' } } }, []],
+    ['a CA bundle of kind ConfigMap', { tls: { caBundleRef: { kind: 'ConfigMap', name: 'ca', key: 'ca.crt' } } }, ['ca']],
+    ['a CA bundle of kind Secret is not one', { tls: { caBundleRef: { kind: 'Secret', name: 'ca', key: 'ca.crt' } } }, []],
+    ['nor one without a kind (Secret, the default)', { tls: { caBundleRef: { name: 'ca', key: 'ca.crt' } } }, []],
+  ])('%s', (_what, spec, names) => {
+    expect([...configMapNamesOf(spec)].sort()).toEqual(names);
   });
 });

@@ -1,4 +1,4 @@
-{{/* The worker's env: Temporal, the CIDR lists of the outbound (SSRF) guard when set, and the consumer's with worker.consumeQueue. */}}
+{{/* The worker's env: Temporal, the CIDR lists of the outbound (SSRF) guard and the forward proxy (delivery.proxy) when set, and the consumer's with worker.consumeQueue. */}}
 {{- define "webhook-fanout.worker.env" -}}
 {{ include "webhook-fanout.env.common" . }}
 {{ include "webhook-fanout.env.database" . }}
@@ -7,6 +7,14 @@
 {{- $settings := dict }}
 {{- with .Values.worker.outbound.denyCidrs }}{{ $_ := set $settings "OUTBOUND_DENY_CIDRS" (join "," .) }}{{ end }}
 {{- with .Values.worker.outbound.allowCidrs }}{{ $_ := set $settings "OUTBOUND_ALLOW_CIDRS" (join "," .) }}{{ end }}
+{{- with .Values.delivery.proxy }}
+{{- with .url }}{{ $_ := set $settings "DELIVERY_PROXY_URL" . }}{{ end }}
+{{- with .noProxy }}{{ $_ := set $settings "DELIVERY_NO_PROXY" (join "," .) }}{{ end }}
+{{- if and .url .credentials.existingSecret }}
+{{- $_ := set $settings "DELIVERY_PROXY_USERNAME_FILE" (printf "/etc/webhook-fanout/delivery-proxy/%s" .credentials.usernameKey) }}
+{{- $_ := set $settings "DELIVERY_PROXY_PASSWORD_FILE" (printf "/etc/webhook-fanout/delivery-proxy/%s" .credentials.passwordKey) }}
+{{- end }}
+{{- end }}
 {{ include "webhook-fanout.env.map" (merge $settings (.Values.worker.settings | default dict)) | trim }}
 {{- if .Values.worker.consumeQueue }}
 {{/* the consumer's work in the worker: its queue, AWS access and queue settings (not its NODE_OPTIONS) */}}

@@ -112,6 +112,21 @@ describe('classifyError', () => {
       /^timed out: connect timed out within 5000 ms \(UND_ERR_CONNECT_TIMEOUT\)$/,
     ],
     ['headers timeout', coded('UND_ERR_HEADERS_TIMEOUT'), 'retryable', 'timeout', /no response headers/],
+    [
+      'the receiver refused the handshake: TLS 1.3 certificate required',
+      coded('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'),
+      'retryable',
+      'network',
+      /^TLS handshake refused by the receiver: alert "certificate required" \(ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED\)$/,
+    ],
+    [
+      'the receiver does not know our CA, under a socket error',
+      new Error('other side closed', { cause: coded('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA') }),
+      'retryable',
+      'network',
+      /alert "unknown ca"/,
+    ],
+    ['a TLS 1.2 handshake failure', coded('ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE'), 'retryable', 'network', /alert "handshake failure"/],
     ['body timeout', coded('UND_ERR_BODY_TIMEOUT'), 'retryable', 'timeout', /response body stalled/],
     ['ETIMEDOUT in the cause chain', new Error('outer', { cause: coded('ETIMEDOUT') }), 'retryable', 'timeout', /connection timed out/],
     [
