@@ -256,6 +256,83 @@ describe('OAuth2 client credentials against a real identity provider', () => {
   });
 });
 
+describe('the token request is bounded like a delivery', () => {
+  let server: Server;
+  let base: string;
+  let dest: Destination<HttpTarget>;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/huge') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ access_token: 'x'.repeat(100_000), token_type: 'Bearer', expires_in: 60 }));
+      } else if (req.url === '/slow') {
+        // never answers: the attempt's deadline ends it
+      } else {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const addressPolicy = createAddressPolicy();
+    // the name "metadata.internal" resolves to the cloud metadata address, as a rebinding DNS would make it
+    const resolve = async (hostname: string) =>
+      hostname === 'metadata.internal' ? [{ address: '169.254.169.254', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
+    dest = createOAuth2Destination(createHttpDestination({ addressPolicy }), createOAuth2Tokens({ addressPolicy, resolve }));
+  });
+  afterAll(async () => {
+    await dest?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+  const at = (tokenUrl: string, timeoutMs = 5_000) => {
+    const { message, target } = messageAndTarget(outbound(receiver.url));
+    const oauth2 = clientOf(idp, { tokenUrl });
+    return dest.send(
+      message,
+      { ...target, auth: { type: 'OAUTH2_CLIENT_CREDENTIALS', username: null, secret: SECRET, oauth2 } },
+      { timeoutMs },
+    );
+  };
+
+  it.each<[string, () => string, number, object, RegExp]>([
+    [
+      'an answer over 64 KiB is not read',
+      () => `${base}/huge`,
+      5_000,
+      { kind: 'retryable', statusClass: 'token' },
+      /^oauth2_token_unavailable: the token response is over 65536 bytes/,
+    ],
+    [
+      "no answer within the attempt's timeout",
+      () => `${base}/slow`,
+      500,
+      { kind: 'retryable', statusClass: 'timeout' },
+      /^oauth2_token_unavailable: the token endpoint did not answer within 500 ms/,
+    ],
+    [
+      'a 503 with an OAuth error',
+      () => `${base}/busy`,
+      5_000,
+      { kind: 'retryable', statusClass: 'token' },
+      /^oauth2_token_unavailable: the token endpoint answered HTTP 503 temporarily_unavailable/,
+    ],
+    [
+      'a name that resolves to the metadata address',
+      () => `http://metadata.internal:${new URL(base).port}/token`,
+      5_000,
+      { kind: 'permanent', statusClass: 'blocked' },
+      /^address_blocked: token endpoint: address 169\.254\.169\.254 \(resolved from metadata\.internal\)/,
+    ],
+  ])('%s', async (_what, url, timeoutMs, expected, error) => {
+    const started = Date.now();
+    const outcome = await at(url(), timeoutMs);
+    expect(outcome).toMatchObject({ ...expected, status: null });
+    expect(outcome.kind !== 'success' && outcome.error).toMatch(error);
+    expect(Date.now() - started).toBeLessThan(timeoutMs + 2_000);
+  });
+});
+
 describe('a short-lived token, renewed in real time', () => {
   let shortIdp: IdentityProvider;
   let shortReceiver: Receiver;

@@ -249,7 +249,8 @@ function oauthError(status: number, error: unknown, description: unknown): Token
     .join(' ');
   return {
     code: isRefusal(status) ? 'oauth2_token_refused' : 'oauth2_token_unavailable',
-    detail: `the token endpoint answered HTTP ${status}${words ? ` ${words}` : ''}`,
+    // the server's text, in one bounded line
+    detail: `the token endpoint answered HTTP ${status}${words ? ` ${oneLine(words)}` : ''}`,
   };
 }
 
@@ -273,7 +274,9 @@ export async function classifyTokenError(err: unknown, timeoutMs: number): Promi
   if (tooLarge) return { code: 'oauth2_token_unavailable', detail: tooLarge.message };
   if (err instanceof oauth.OperationProcessingError) {
     if (err.code === oauth.RESPONSE_IS_NOT_CONFORM && err.cause instanceof Response) {
-      return oauthError(err.cause.status, undefined, undefined);
+      // oauth4webapi reads the error body of a 4xx only: a 5xx may say why too
+      const body = (await err.cause.json().catch(() => ({}))) as Record<string, unknown>;
+      return oauthError(err.cause.status, body.error, body.error_description);
     }
     // a 200 without a usable token: the server's fault, perhaps passing
     return { code: 'oauth2_token_unavailable', detail: `the token endpoint's answer is not a token response: ${oneLine(err.message)}` };
