@@ -1,6 +1,6 @@
 import type { Db } from './knex.js';
 
-/** A client address a source's Basic credential was proven from, and when (migration 087). */
+/** A client address a source's Basic credential was proven from, and when (migration 088). */
 export interface ProvenAddress {
   source: string;
   address: string;
