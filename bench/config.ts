@@ -54,6 +54,11 @@ export interface BenchConfig {
   e2eOrdered: boolean;
   orderedKeys: number;
   orderedOneKeyEvents: number;
+  /**
+   * BENCH_E2E_DESTINATIONS (on; 0 skips): one-endpoint rounds to a Kafka topic (a local Kafka 4,
+   * scripts/tools/brokers.sh) and to an SQS queue (the bench's fauxqs) beside HTTP's (issue 43)
+   */
+  e2eDestinations: boolean;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -137,6 +142,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     e2eOrdered: flag(env, 'BENCH_E2E_ORDERED', true),
     orderedKeys: int(env, 'BENCH_ORDERED_KEYS', 100, 1),
     orderedOneKeyEvents: int(env, 'BENCH_ORDERED_ONE_KEY_EVENTS', 100, 2),
+    e2eDestinations: flag(env, 'BENCH_E2E_DESTINATIONS', true),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),

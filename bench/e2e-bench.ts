@@ -90,7 +90,7 @@ export interface E2eBenchDeps {
   cpuGroups?: Readonly<Record<string, string>>;
 }
 
-/** The one-endpoint case run again beside the plain one: in the other shape, filtered, transformed. */
+/** The one-endpoint case run again beside the plain one: in the other shape, filtered, transformed, to other destinations. */
 export interface E2eVariants {
   /** the deps of the other shape (its topic, its processes' CPU groups); absent: not run */
   otherShape?: E2eBenchDeps;
@@ -98,6 +98,14 @@ export interface E2eVariants {
   content?: boolean;
   /** the ordered rounds (issue 41): many keys, and one key's serial hops */
   ordered?: { keys: number; oneKeyEvents: number };
+  /** a Kafka topic's and an SQS queue's rounds (issue 43), beside HTTP's; absent: not run */
+  destinations?: BenchDestinations;
+}
+
+/** Where the destination rounds' endpoints send: a Kafka topic, an SQS queue. */
+export interface BenchDestinations {
+  kafka: NonNullable<EndpointContent['destination']>;
+  sqs: NonNullable<EndpointContent['destination']>;
 }
 
 export interface E2eFigures {
@@ -114,6 +122,9 @@ export interface E2eFigures {
    * the plain round; and one key alone, its deliveries one after the other (BENCH_E2E_ORDERED)
    */
   ordered?: { keys: number; many: E2ePath; oneKey: E2ePath };
+  /** the one-endpoint case to a Kafka topic and to an SQS queue (BENCH_E2E_DESTINATIONS) */
+  kafka?: E2ePath;
+  sqs?: E2ePath;
 }
 
 /** Polls until done() or the timeout; returns the seconds since t0 at which done() held. */
@@ -164,8 +175,15 @@ export async function runReal(
   } = {},
 ): Promise<E2eRun> {
   const c = opts.content;
-  const kind =
-    c?.filter !== undefined ? '-filter' : c?.transform !== undefined ? '-transform' : c?.orderingKey !== undefined ? '-ordered' : '';
+  const kind = c?.destination
+    ? `-${c.destination.to.type.toLowerCase()}`
+    : c?.filter !== undefined
+      ? '-filter'
+      : c?.transform !== undefined
+        ? '-transform'
+        : c?.orderingKey !== undefined
+          ? '-ordered'
+          : '';
   const source = `bench-e2e-${k}${kind}-${randomBytes(3).toString('hex')}`;
   // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200; the
   // tracked path notes when each one arrived
@@ -306,13 +324,14 @@ function combine(runs: E2eRun[]): E2ePath {
 /**
  * Warm-up, then `rounds` rounds of the runs: 1 and 10 endpoints, real and bare, the empty workflow
  * of Temporal's floor, and beside the one-endpoint real run its variants (the other shape, a
- * filter, a transform), the order mirrored every other round so drift on the machine hits the
+ * filter, a transform, a Kafka topic and an SQS queue as the destination), the order mirrored every other round so drift on the machine hits the
  * runs alike. Figures are medians over the rounds, CPU summed.
  */
 export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2eVariants = {}): Promise<E2eFigures> {
   const { cfg, log } = d;
   const other = variants.otherShape;
   const ordered: EndpointContent | undefined = variants.ordered && { orderingKey: BENCH_ORDERING_KEY };
+  const destinations = variants.destinations;
   if (cfg.e2eWarmupEvents > 0) {
     log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
     await runReal(d, 1, cfg.e2eWarmupEvents);
@@ -323,6 +342,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
       await runReal(d, 1, cfg.e2eWarmupEvents, { content: { transform: BENCH_TRANSFORM } });
     }
     if (ordered) await runReal(d, 1, cfg.e2eWarmupEvents, { content: ordered, keys: variants.ordered?.keys });
+    // the first send to a type loads its client (the AWS SDKs, Kafka's metadata): not in the measured rounds
+    for (const to of Object.values(destinations ?? {})) await runReal(d, 1, cfg.e2eWarmupEvents, { content: { destination: to } });
   }
   d.afterWarmup?.();
   const runs = {
@@ -332,6 +353,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     transform1: [] as E2eRun[],
     ordered1: [] as E2eRun[],
     orderedKey: [] as E2eRun[],
+    kafka1: [] as E2eRun[],
+    sqs1: [] as E2eRun[],
     bare1: [] as E2eRun[],
     real10: [] as E2eRun[],
     bare10: [] as E2eRun[],
@@ -363,6 +386,12 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
             }),
         }
       : {}),
+    ...(destinations
+      ? {
+          kafka1: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.kafka } }),
+          sqs1: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.sqs } }),
+        }
+      : {}),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
     floor: () => runFloor(d, cfg.e2eEvents1),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
@@ -370,7 +399,7 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
   };
   // the one-endpoint runs side by side first; each round runs the previous one's order backwards
   const forward = (
-    ['real1', 'other1', 'filter1', 'transform1', 'ordered1', 'orderedKey', 'bare1', 'floor', 'bare10', 'real10'] as const
+    ['real1', 'other1', 'filter1', 'transform1', 'ordered1', 'orderedKey', 'kafka1', 'sqs1', 'bare1', 'floor', 'bare10', 'real10'] as const
   ).filter((k) => plan[k] !== undefined);
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? forward : [...forward].reverse();
@@ -398,5 +427,6 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     ...(variants.ordered
       ? { ordered: { keys: variants.ordered.keys, many: combine(runs.ordered1), oneKey: combine(runs.orderedKey) } }
       : {}),
+    ...(destinations ? { kafka: combine(runs.kafka1), sqs: combine(runs.sqs1) } : {}),
   };
 }

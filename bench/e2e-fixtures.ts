@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { createRepositories } from '../src/db/repositories.js';
+import type { EndpointDestination } from '../src/domain/records.js';
 import type { Infra } from './infra.js';
 
 // The rows the real e2e runs start from: endpoints on the receiver and already stored events.
@@ -22,15 +23,17 @@ export const BENCH_TRANSFORM =
 /** The ordered rounds' key (issue 41): one sequence per customer, as a billing receiver would ask. */
 export const BENCH_ORDERING_KEY = 'event.data.customer';
 
-/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata, spec.ordering.key. */
+/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata, spec.ordering.key, or another destination than the receiver. */
 export interface EndpointContent {
   filter?: string;
   transform?: string;
+  /** spec.destination (Kafka, SQS, ...) with the address the row shows; absent: HTTP to the receiver */
+  destination?: { to: EndpointDestination; address: string };
   /** ordered per this key (onFailure Block) */
   orderingKey?: string;
 }
 
-/** One source with `k` catch-all endpoints on the receiver (defaults: POST, no auth, 5 attempts, 10 s). */
+/** One source with `k` catch-all endpoints on the receiver, or on `content.destination` (defaults: POST, no auth, 5 attempts, 10 s). */
 export async function seedEndpoints(
   infra: Infra,
   source: string,
@@ -45,7 +48,7 @@ export async function seedEndpoints(
       name: `${source}-${i}`,
       source,
       eventType: null,
-      url: `${receiverUrl}/${source}/${i}`,
+      url: content.destination?.address ?? `${receiverUrl}/${source}/${i}`,
       method: 'POST',
       authType: 'NONE',
       authUsername: null,
@@ -63,6 +66,7 @@ export async function seedEndpoints(
       ...(content.filter === undefined ? {} : { filter: content.filter }),
       ...(content.transform === undefined ? {} : { transform: content.transform }),
       ...(content.orderingKey === undefined ? {} : { ordering: { key: content.orderingKey, onFailure: 'Block' as const } }),
+      ...(content.destination === undefined ? {} : { destination: content.destination.to }),
     });
     ids.push(e.id);
   }
