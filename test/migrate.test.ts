@@ -12,6 +12,7 @@ describe('migration 052', () => {
       `select table_name from information_schema.tables where table_schema = 'public' and table_name like 'webhook_%' order by 1`,
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'webhook_bulk_replay',
       'webhook_delivery',
       'webhook_delivery_attempt',
       'webhook_endpoint',

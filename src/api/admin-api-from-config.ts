@@ -21,7 +21,7 @@ export interface AdminApiWiring {
 
 /** The admin API plugin wired from configuration: token verification, replays, queries. */
 export function adminApiFromConfig(
-  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints' | 'ordering'>; logger: Logger },
+  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints' | 'ordering' | 'bulkReplays'>; logger: Logger },
 ): FastifyPluginAsync {
   const verifyToken = createTokenVerifier({
     keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
@@ -37,6 +37,7 @@ export function adminApiFromConfig(
     ordering: deps.repos.ordering,
     signalTurn: bindSignalTurn(deps.temporal.client),
     logger: deps.logger,
+    bulkReplays: deps.repos.bulkReplays,
   });
   return adminApi({
     verifyToken,

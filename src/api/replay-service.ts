@@ -1,3 +1,4 @@
+import type { BulkReplayCriteria, BulkReplays } from '../db/bulk-replays.js';
 import type { EventRepository } from '../db/events.js';
 import type { Repositories } from '../db/repositories.js';
 import type { FailedDeliveryFilter, ReplayEndpoint, ReplayQueries } from '../db/replay-queries.js';
@@ -26,6 +27,8 @@ export interface ReplayServiceDeps {
   logger: Logger;
   /** replay runs started at once by a bulk replay */
   startConcurrency?: number;
+  /** where a bulk replay is recorded so that its end raises replay.completed (absent: it is not) */
+  bulkReplays?: Pick<BulkReplays, 'open'>;
 }
 
 /**
@@ -165,12 +168,34 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       const matched = await deps.replays.countFailed(scope, f);
       if (dryRun) return { dryRun, matched, limit, replayed: Math.min(matched, limit), replays: [], failed: [] };
 
-      const reopened = await deps.replays.reopenFailedMatching(scope, f, limit);
+      const criteria: BulkReplayCriteria = {
+        source: f.source,
+        endpointId: f.endpointId,
+        eventType: f.eventType,
+        from: f.from?.toISOString(),
+        to: f.to?.toISOString(),
+        limit,
+        namespaces: scope?.namespaces,
+      };
+      const { reopened, bulkReplayId } = await deps.replays.reopenFailedMatching(
+        scope,
+        f,
+        limit,
+        deps.bulkReplays && { replays: deps.bulkReplays, criteria },
+      );
       const byEvent = new Map<string, string[]>();
       for (const r of reopened) byEvent.set(r.eventId, [...(byEvent.get(r.eventId) ?? []), r.id]);
 
       // one run per event, a few started at a time
-      const result: BulkReplayResult = { dryRun, matched, limit, replayed: 0, replays: [], failed: [] };
+      const result: BulkReplayResult = {
+        dryRun,
+        matched,
+        limit,
+        replayed: 0,
+        replays: [],
+        failed: [],
+        ...(bulkReplayId !== null ? { bulkReplayId } : {}),
+      };
       const queue = [...byEvent.entries()];
       const worker = async () => {
         for (let next = queue.shift(); next; next = queue.shift()) {

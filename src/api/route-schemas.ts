@@ -471,6 +471,11 @@ export const BulkReplayResultSchema = Type.Object({
   failed: Type.Array(Type.Object({ eventId: Uuid(), deliveryIds: Type.Array(Uuid()), error: Type.String() }), {
     description: 'replay runs that could not be started; those deliveries stay FAILED',
   }),
+  bulkReplayId: Type.Optional(
+    Uuid(
+      'when deliveries were reopened: the id its replay.completed operational event carries (subject.uid) once every one of them has settled (docs/operations-events.md)',
+    ),
+  ),
 });
 
 export type Delivery = Static<typeof DeliverySchema>;

@@ -26,7 +26,7 @@ export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 
 /** The resource an operational event is about; its namespace routes it (docs/operations-events.md, "Who receives what"). */
 export interface OperationalSubject {
-  kind: 'WebhookEndpoint' | 'InboundCredential' | 'WebhookReplay';
+  kind: 'WebhookEndpoint' | 'InboundCredential' | 'WebhookReplay' | 'BulkReplay';
   /** null: a row written without a namespace (by hand, before tenancy): only the platform namespaces receive it */
   namespace: string | null;
   name: string;

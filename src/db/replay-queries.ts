@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { eventWithPayload } from './deliveries.js';
 import type { DeniedReason } from '../domain/records.js';
+import type { BulkReplayCriteria, BulkReplays } from './bulk-replays.js';
 import type { Db } from './knex.js';
 import { whereEndpointIn, whereEventVisible, whereNamespaceIn, type TenantScope } from './tenant-scope.js';
 
@@ -150,7 +151,16 @@ export function createReplayQueries(db: Db) {
      * replay holds are skipped rather than waited for, and a row is reopened once however many
      * bulk replays race for it (the UPDATE re-checks FAILED).
      */
-    async reopenFailedMatching(scope: TenantScope, f: FailedDeliveryFilter, limit: number): Promise<Reopened[]> {
+    /**
+     * `bulk`: the bulk replay is recorded in the same transaction (db/bulk-replays.ts), so that its
+     * end raises replay.completed; its id is returned beside the rows (null when none was reopened).
+     */
+    async reopenFailedMatching(
+      scope: TenantScope,
+      f: FailedDeliveryFilter,
+      limit: number,
+      bulk?: { replays: Pick<BulkReplays, 'open'>; criteria: BulkReplayCriteria },
+    ): Promise<{ reopened: Reopened[]; bulkReplayId: string | null }> {
       // the rows picked and locked first, then reopened: as a subquery of the UPDATE, a plan that
       // scans it again per row (a nested loop; the planner chose one once migration 081's indexes
       // were there) skips the rows the statement itself just locked and updated, and picks the
@@ -165,7 +175,7 @@ export function createReplayQueries(db: Db) {
           .limit(limit)
           .forUpdate('d')
           .skipLocked()) as Array<{ id: string }>;
-        if (picked.length === 0) return [];
+        if (picked.length === 0) return { reopened: [], bulkReplayId: null };
         const rows = (await trx('webhook_delivery')
           .whereIn(
             'id',
@@ -176,7 +186,16 @@ export function createReplayQueries(db: Db) {
           .whereExists(endpointAllowed(trx, 'webhook_delivery'))
           .update({ status: 'PENDING', completed_at: null, updated_at: trx.fn.now() })
           .returning(['id', 'event_id'])) as Array<{ id: string; event_id: string }>;
-        return rows.map((r) => ({ id: r.id, eventId: r.event_id }));
+        const reopened = rows.map((r) => ({ id: r.id, eventId: r.event_id }));
+        const bulkReplayId =
+          bulk && reopened.length > 0
+            ? await bulk.replays.open(
+                trx,
+                bulk.criteria,
+                reopened.map((r) => r.id),
+              )
+            : null;
+        return { reopened, bulkReplayId };
       });
     },
 

@@ -1,4 +1,5 @@
 import { DEFAULT_OPERATIONS_EVENTS, type OperationsEventsSettings } from '../config/settings.js';
+import { createBulkReplays } from './bulk-replays.js';
 import { createCredentialRepository } from './credentials.js';
 import { createDeliveryRepository } from './deliveries.js';
 import { createEndpointLimitRepository } from './endpoint-limits.js';
@@ -11,6 +12,7 @@ import { createOperationalEvents } from './operational-events.js';
 /** `operations`: the reserved source the service records its own events under, and who receives them (docs/operations-events.md). */
 export function createRepositories(db: Db, opts: { operations?: OperationsEventsSettings } = {}) {
   const operations = opts.operations ?? DEFAULT_OPERATIONS_EVENTS;
+  const operationalEvents = createOperationalEvents(db, operations.source);
   return {
     credentials: createCredentialRepository(db),
     endpoints: createEndpointRepository(db, operations),
@@ -18,7 +20,8 @@ export function createRepositories(db: Db, opts: { operations?: OperationsEvents
     deliveries: createDeliveryRepository(db, operations),
     endpointLimits: createEndpointLimitRepository(db),
     ordering: createOrderingRepository(db, operations.source),
-    operationalEvents: createOperationalEvents(db, operations.source),
+    operationalEvents,
+    bulkReplays: createBulkReplays(db, operationalEvents),
   };
 }
 

@@ -1,4 +1,5 @@
 import { DEFAULT_UNSTARTED_AFTER_MS } from '../config/settings.js';
+import type { BulkReplays } from '../db/bulk-replays.js';
 import type { EventRepository } from '../db/events.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -30,6 +31,8 @@ export function createSweeper(deps: {
   batchSize?: number;
   /** how often operational events, which wait for no grace period, are looked for (default 1 s) */
   operationalIntervalMs?: number;
+  /** the admin API's bulk replays whose end the operational pass records first (replay.completed) */
+  bulkReplays?: Pick<BulkReplays, 'completeSettled'>;
 }) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
@@ -111,6 +114,8 @@ export function createSweeper(deps: {
    * another replica or after a crash between the publish and the mark, starts no second fanout.
    */
   async function publishOperational(): Promise<number> {
+    // a bulk replay that ended is recorded here, then published below in the same pass
+    await deps.bulkReplays?.completeSettled();
     let published = 0;
     for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
       const due = await deps.events.findUnpublishedOperational(batchSize);

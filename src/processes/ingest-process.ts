@@ -118,6 +118,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     intervalMs: settings.sweepIntervalMs,
     minAgeMs: settings.sweepMinAgeMs,
     unstartedAfterMs: settings.sweepUnstartedAfterMs,
+    bulkReplays: deps.repos.bulkReplays,
   });
   // in ingest because every installation runs it (a consumer may not exist); one replica at a time
   const retention = createRetentionJob({

@@ -10,6 +10,7 @@ import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/suppo
 import { refusedUrl } from '../support/receiver.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 import { httpStatusOf } from '../../src/http/problem.js';
+import { eventually } from '../support/wait.js';
 
 interface Delivery {
   id: string;
@@ -149,17 +150,38 @@ describe('admin API: replay, end to end (Temporal worker, real receiver)', () =>
     down.setScript([{ status: 200 }]);
     const capped = await h.post('/api/deliveries/replay', token, { source, endpointId, limit: 2 });
     expect(capped.status, capped.text).toBe(202);
-    const result = capped.json() as { matched: number; replayed: number; limit: number; replays: ReplayStarted[] };
+    const result = capped.json() as { matched: number; replayed: number; limit: number; replays: ReplayStarted[]; bulkReplayId: string };
     expect(result).toMatchObject({ dryRun: false, matched: 3, replayed: 2, limit: 2, failed: [] });
     expect(result.replays).toHaveLength(2);
     for (const r of result.replays) expect(await runResult(r.workflowId)).toBe('COMPLETED');
+    // its end is told as replay.completed (docs/operations-events.md), once, by the ingest's
+    // sweeper, which finds every delivery it reopened settled
+    expect(dry.json()).not.toHaveProperty('bulkReplayId');
+    const completed = await eventually(
+      async () => {
+        const { rows } = await h.fanout.database.db.raw<{ rows: Array<{ payload: string; subject_namespace: string | null }> }>(
+          `SELECT convert_from(payload, 'UTF8') AS payload, subject_namespace FROM webhook_event
+            WHERE source = 'webhook-fanout' AND external_event_id = ?`,
+          [`replay.completed:${result.bulkReplayId}`],
+        );
+        return rows.length > 0 ? rows : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the bulk replay replay.completed' },
+    );
+    expect(completed).toHaveLength(1);
+    expect(JSON.parse(completed![0]!.payload)).toMatchObject({
+      type: 'replay.completed',
+      subject: { kind: 'BulkReplay', uid: result.bulkReplayId, namespace: null },
+      replay: { phase: 'Complete', bulk: true, started: 2, succeeded: 2, failed: 0, criteria: { source, endpointId, limit: 2 } },
+    });
     // newest first: the two most recent events were replayed
     expect(result.replays.map((r) => r.eventId).sort()).toEqual(events.slice(1).sort());
     expect(down.requests).toHaveLength(5);
 
     const rest = await h.post('/api/deliveries/replay', token, { source });
-    const restResult = rest.json() as { replayed: number; replays: ReplayStarted[] };
+    const restResult = rest.json() as { replayed: number; replays: ReplayStarted[]; bulkReplayId: string };
     expect(restResult.replayed).toBe(1);
+    expect(restResult.bulkReplayId).not.toBe(result.bulkReplayId);
     for (const r of restResult.replays) expect(await runResult(r.workflowId)).toBe('COMPLETED');
     expect((await h.post('/api/deliveries/replay', token, { source, dryRun: true })).json()).toMatchObject({ matched: 0 });
 

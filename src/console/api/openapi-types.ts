@@ -1493,6 +1493,11 @@ export interface paths {
                                 deliveryIds: string[];
                                 error: string;
                             }[];
+                            /**
+                             * Format: uuid
+                             * @description when deliveries were reopened: the id its replay.completed operational event carries (subject.uid) once every one of them has settled (docs/operations-events.md)
+                             */
+                            bulkReplayId?: string;
                         };
                     };
                 };
@@ -1523,6 +1528,11 @@ export interface paths {
                                 deliveryIds: string[];
                                 error: string;
                             }[];
+                            /**
+                             * Format: uuid
+                             * @description when deliveries were reopened: the id its replay.completed operational event carries (subject.uid) once every one of them has settled (docs/operations-events.md)
+                             */
+                            bulkReplayId?: string;
                         };
                     };
                 };
