@@ -13,6 +13,7 @@ import {
   deliveryDatabaseUnavailable,
   deliveryNotFound,
   finalDeliveryFailure,
+  unrecordedDeliveryFailure,
   isDecidedFailure,
   retryableDeliveryFailure,
 } from './failures.js';
@@ -218,7 +219,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
   function failRecordingInternalError(err: unknown, error: string, log: object): never {
     if (isTransient(err)) throw deliveryDatabaseUnavailable(err, Context.current().info.attempt);
     logger.error({ ...log, err }, 'the attempt of an internal error could not be recorded; the delivery fails');
-    throw finalDeliveryFailure('delivery_internal_error', error);
+    throw unrecordedDeliveryFailure('delivery_internal_error', error);
   }
 
   /** Records an attempt that sent nothing, then a final failure; when another run settled it first, its status. */

@@ -55,9 +55,24 @@ export const deliveryNotFound = (deliveryId: string): AppError => permanent('del
 /** The codes of a delivery ending FAILED: its row says so, Temporal does not retry. */
 export type FinalDeliveryCode = 'delivery_rejected' | 'delivery_attempts_exhausted' | 'delivery_internal_error';
 
-/** A delivery that ended FAILED (its row is settled): non-retryable, with the endpoint's answer when there was one. */
+/**
+ * A delivery that ended FAILED, its row written so: non-retryable, with the endpoint's answer when
+ * there was one, and `rowSettled` in its details, so the workflow does not settle the row again
+ * (a replay may have reopened it meanwhile: settled again, the replay would find it FAILED and
+ * send nothing, and an ordered key would stay blocked).
+ */
 export function finalDeliveryFailure(code: FinalDeliveryCode, message: string, details?: DeliverFailureDetails): ApplicationFailure {
-  return ApplicationFailure.create({ message, type: failureTypeOf(code), nonRetryable: true, ...(details ? { details: [details] } : {}) });
+  return ApplicationFailure.create({
+    message,
+    type: failureTypeOf(code),
+    nonRetryable: true,
+    details: [{ ...details, rowSettled: true } satisfies Partial<DeliverFailureDetails>],
+  });
+}
+
+/** A final failure whose row could not be written: non-retryable, and the workflow settles the row FAILED with the reason. */
+export function unrecordedDeliveryFailure(code: 'delivery_internal_error', message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: failureTypeOf(code), nonRetryable: true });
 }
 
 /**

@@ -97,6 +97,8 @@ export interface DeliverFailureDetails {
   statusClass: string;
   /** set on a retryable outcome: the delay before the next attempt (the production backoff, Retry-After as a floor) */
   retryDelayMs?: number;
+  /** set on a final failure whose row the activity wrote FAILED: the workflow leaves the row alone */
+  rowSettled?: true;
 }
 
 /** A delivery whose activity ended without settling its row (timeout, lost worker, DB error). */

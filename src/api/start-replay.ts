@@ -3,7 +3,6 @@ import type { TemporalConfig } from '../config/config.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { StartReplay } from './replay-service.js';
 import type { SignalTurn } from '../temporal/ordering-skip.js';
-import { ORDERING_TURN_SIGNAL } from '../workflows/names.js';
 
 /** The Temporal client replays start runs on; called on each replay, so it may make one the first time. */
 export type TemporalClientSource = () => Promise<Client>;
@@ -24,10 +23,8 @@ export function bindStartReplay(client: TemporalClientSource, taskQueue: string,
 /** Signals the run waiting for an ordered delivery's turn (docs/ordering.md), bounded in time like a start. */
 export function bindSignalTurn(client: TemporalClientSource, timeoutMs = 10_000): SignalTurn {
   return async (wake) => {
-    const c = await client();
-    await c.connection.withDeadline(Date.now() + timeoutMs, () =>
-      c.workflow.getHandle(wake.workflowId).signal(ORDERING_TURN_SIGNAL, wake.deliveryId),
-    );
+    const [{ signalTurn }, c] = await Promise.all([import('../temporal/signal-turn.js'), client()]);
+    await signalTurn(c, wake, timeoutMs);
   };
 }
 

@@ -242,20 +242,21 @@ export type CelEvaluation = { value: unknown } | { error: string };
 
 /**
  * Compiles CEL as filters take it (checks, bounds, the cost meter) whatever the result's type:
- * compileFilter wants a bool; the conformance tests compare any value.
+ * compileFilter wants a bool, an ordering key a string; the conformance tests compare any value.
+ * `noun` names the expression in the words of a problem ("empty key", "filter too long").
  */
-export function compileCel(text: string): CompileResult<(event: ContentEvent | undefined) => CelEvaluation> {
+export function compileCel(text: string, noun = 'filter'): CompileResult<(event: ContentEvent | undefined) => CelEvaluation> {
   if (text.length > FILTER_MAX_LENGTH) {
     return {
       ok: false,
       error: {
         line: 1,
         column: FILTER_MAX_LENGTH + 1,
-        message: `filter too long: ${text.length} characters, at most ${FILTER_MAX_LENGTH}`,
+        message: `${noun} too long: ${text.length} characters, at most ${FILTER_MAX_LENGTH}`,
       },
     };
   }
-  if (text.trim() === '') return { ok: false, error: { line: 1, column: 1, message: 'empty filter' } };
+  if (text.trim() === '') return { ok: false, error: { line: 1, column: 1, message: `empty ${noun}` } };
   let parsed: ParsedExpr & { expr: Expr };
   try {
     parsed = parse(text);
@@ -289,24 +290,36 @@ export function compileCel(text: string): CompileResult<(event: ContentEvent | u
   };
 }
 
-export function compileFilter(text: string): CompileResult<CompiledFilter> {
-  const compiled = compileCel(text);
+/**
+ * A CEL expression whose value must be of one kind (a filter's bool, an ordering key's string,
+ * content/ordering-key.ts): compiled with compileCel's checks and bounds, each evaluation's value
+ * handed to `accept`, which turns it into the outcome or says why it is not one.
+ */
+export function compileCelAs<T>(
+  text: string,
+  noun: string,
+  accept: (value: unknown) => T | { error: string },
+): CompileResult<(event: ContentEvent) => T | { error: string }> {
+  const compiled = compileCel(text, noun);
   if (!compiled.ok) return compiled;
   const evaluate = compiled.value;
   return {
     ok: true,
-    value: {
-      source: text,
-      evaluate(event: ContentEvent): FilterOutcome {
-        const out = evaluate(event);
-        if ('error' in out) return out;
-        const result = out.value;
-        if (typeof result !== 'boolean')
-          return { error: `the filter gave ${typeof result === 'bigint' ? 'an int' : typeof result}, not a bool` };
-        return { matched: result };
-      },
+    value: (event) => {
+      const out = evaluate(event);
+      return 'error' in out ? out : accept(out.value);
     },
   };
+}
+
+const filterOutcome = (result: unknown): FilterOutcome =>
+  typeof result === 'boolean'
+    ? { matched: result }
+    : { error: `the filter gave ${typeof result === 'bigint' ? 'an int' : typeof result}, not a bool` };
+
+export function compileFilter(text: string): CompileResult<CompiledFilter> {
+  const compiled = compileCelAs(text, 'filter', filterOutcome);
+  return compiled.ok ? { ok: true, value: { source: text, evaluate: compiled.value } } : compiled;
 }
 
 function errorText(err: unknown): string {

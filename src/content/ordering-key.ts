@@ -1,4 +1,5 @@
-import { compileCel, formatExpressionError, type CompileResult } from './filter.js';
+import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import { compileCelAs, formatExpressionError, type CompileResult } from './filter.js';
 import type { ContentEvent } from './event-view.js';
 
 /**
@@ -15,35 +16,28 @@ export interface CompiledOrderingKey {
   keyOf(event: ContentEvent): OrderingKeyOutcome;
 }
 
-/** What CEL gave, in words, when it is not a string. */
+/** What CEL gave, in words, when it is not a string (the CEL type's name). */
 function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'bigint') return 'an int';
+  if (isCelUint(v)) return 'a uint';
   if (typeof v === 'number') return 'a double';
   if (typeof v === 'boolean') return 'a bool';
-  if (Array.isArray(v)) return 'a list';
-  return typeof v === 'object' ? 'a map or message' : typeof v;
+  if (v instanceof Uint8Array) return 'bytes';
+  if (isCelList(v)) return 'a list';
+  if (isCelMap(v)) return 'a map';
+  return typeof v === 'object' ? 'a message' : typeof v;
 }
 
 /** Longest key kept: a longer value is cut (a sequence is still one per value of its first 1024 characters). */
 export const ORDERING_KEY_MAX_LENGTH = 1024;
 
+const keyOutcome = (value: unknown): OrderingKeyOutcome =>
+  typeof value === 'string' ? { key: value.slice(0, ORDERING_KEY_MAX_LENGTH) } : { error: `the key gave ${kindOf(value)}, not a string` };
+
 export function compileOrderingKey(text: string): CompileResult<CompiledOrderingKey> {
-  const compiled = compileCel(text);
-  if (!compiled.ok) return compiled;
-  const evaluate = compiled.value;
-  return {
-    ok: true,
-    value: {
-      source: text,
-      keyOf(event) {
-        const out = evaluate(event);
-        if ('error' in out) return out;
-        if (typeof out.value !== 'string') return { error: `the key gave ${kindOf(out.value)}, not a string` };
-        return { key: out.value.slice(0, ORDERING_KEY_MAX_LENGTH) };
-      },
-    },
-  };
+  const compiled = compileCelAs(text, 'key', keyOutcome);
+  return compiled.ok ? { ok: true, value: { source: text, keyOf: compiled.value } } : compiled;
 }
 
 /** `Ready=False` and `validate`: "spec.ordering.key at 1:11: ..." */

@@ -80,43 +80,55 @@ async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRo
 /** Its endpoint no longer orders, or sends nothing any more (removed, revoked): its deliveries go, and fail at once. */
 const unordered = (r: OrderedRow): boolean => r.ordering_on_failure === null || !r.active || r.denied_reason !== null;
 
-/** The delivery just before it in its sequence that holds the key (an undecided one included), if any. */
-async function predecessor(
-  trx: Knex.Transaction,
-  r: OrderedRow,
-): Promise<{ id: string; ordering_key: string | null; ordering_position: number } | undefined> {
-  // each branch an index scan of webhook_delivery_ordering_holds_idx, its predicate repeated
-  const res = await trx.raw<{ rows: Array<{ id: string; ordering_key: string | null; ordering_position: number }> }>(
-    `SELECT id, ordering_key, ordering_position FROM (
-       (SELECT id, ordering_key, ordering_position FROM webhook_delivery
-         WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position < :position
-           AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
-         ORDER BY ordering_position DESC LIMIT 1)
-       UNION ALL
-       (SELECT id, ordering_key, ordering_position FROM webhook_delivery
-         WHERE endpoint_id = :endpointId AND ordering_key IS NULL AND ordering_position < :position
-           AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
-         ORDER BY ordering_position DESC LIMIT 1)) p
-     ORDER BY ordering_position DESC LIMIT 1`,
-    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
-  );
-  return res.rows[0];
+/** What a turn check reads: the delivery just before it that holds the key, and whether an event between is not prepared yet. */
+interface Before {
+  /** the delivery just before it in its sequence that holds the key (an undecided one included), if any */
+  p?: { id: string; ordering_key: string | null; ordering_position: number };
+  /**
+   * an earlier event of its source this endpoint may get, after the predecessor (or from the
+   * start), not prepared yet: its key is not known, and once prepared its delivery may come
+   * between the two
+   */
+  gap: boolean;
 }
 
 /**
- * An earlier event of its source this endpoint may get, after position `after`, not prepared yet:
- * its key is not known, and once prepared its delivery may come between the two.
+ * Both in one statement, so one snapshot: read apart, an earlier event's prepare could commit
+ * between the two reads (its delivery not seen by the first, its event seen prepared by the
+ * second), and the later delivery would go before it. Under load the window was wide enough for
+ * test/api/ordering.test.ts to see it (test/db/ordering-turn.test.ts holds the window open).
  */
-async function unpreparedBefore(trx: Knex.Transaction, r: OrderedRow, after: number): Promise<boolean> {
-  const res = await trx.raw<{ rows: unknown[] }>(
-    `SELECT 1 FROM webhook_event
-      WHERE source = :source AND position < :position AND position > :after AND status = 'RECEIVED' AND workflow_id IS NULL
-        AND position IS NOT NULL
-        AND (:eventType::text IS NULL OR event_type = :eventType::text)
-      LIMIT 1`,
-    { source: r.source, position: r.ordering_position, after, eventType: r.event_type },
+async function before(trx: Knex.Transaction, r: OrderedRow): Promise<Before> {
+  // each branch of p an index scan of webhook_delivery_ordering_holds_idx, its predicate repeated;
+  // the gap an index scan of webhook_event_unprepared_position_idx
+  const res = await trx.raw<{
+    rows: Array<{ id: string | null; ordering_key: string | null; ordering_position: number | null; gap: boolean }>;
+  }>(
+    `WITH p AS (
+       SELECT id, ordering_key, ordering_position FROM (
+         (SELECT id, ordering_key, ordering_position FROM webhook_delivery
+           WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position < :position
+             AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+           ORDER BY ordering_position DESC LIMIT 1)
+         UNION ALL
+         (SELECT id, ordering_key, ordering_position FROM webhook_delivery
+           WHERE endpoint_id = :endpointId AND ordering_key IS NULL AND ordering_position < :position
+             AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+           ORDER BY ordering_position DESC LIMIT 1)) b
+       ORDER BY ordering_position DESC LIMIT 1)
+     SELECT p.id, p.ordering_key, p.ordering_position,
+            EXISTS (SELECT 1 FROM webhook_event
+                     WHERE source = :source AND position < :position
+                       AND position > coalesce((SELECT ordering_position FROM p), 0)
+                       AND status = 'RECEIVED' AND workflow_id IS NULL AND position IS NOT NULL
+                       AND (:eventType::text IS NULL OR event_type = :eventType::text)) AS gap
+       FROM (SELECT 1) one LEFT JOIN p ON true`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position, source: r.source, eventType: r.event_type },
   );
-  return res.rows.length > 0;
+  const row = res.rows[0];
+  const gap = row?.gap === true;
+  if (!row || row.id === null || row.ordering_position === null) return { gap };
+  return { p: { id: row.id, ordering_key: row.ordering_key, ordering_position: row.ordering_position }, gap };
 }
 
 /** Whether the row still holds its key; releases it first when its end does (FAILED under Skip, revoked, removed). */
@@ -173,6 +185,16 @@ async function noteBlocked(trx: Knex.Transaction, source: string, r: OrderedRow,
   });
 }
 
+/**
+ * The blocked keys of the endpoint `ep`: keys whose sequence has a delivery that holds the key
+ * after it FAILED (ordering_blocked_at, set with ordering.key_blocked). It walks
+ * webhook_delivery_ordering_holds_idx (the deliveries that hold a key: waiting and blocking), not
+ * the endpoint's history.
+ */
+const BLOCKED_KEYS = `(SELECT count(DISTINCT d.ordering_key)::int FROM webhook_delivery d
+   WHERE d.endpoint_id = ep.id AND d.ordering_blocked_at IS NOT NULL
+     AND d.ordering_position IS NOT NULL AND NOT d.ordering_skipped AND d.status <> 'SUCCESS')`;
+
 /** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
 export function createOrderingRepository(db: Db, operationsSource: string) {
   async function turnAndNext(deliveryId: string, workflowId: string, withNext: boolean): Promise<{ turn: Turn; wake?: Wake }> {
@@ -185,8 +207,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       else {
         // the release of the delivery just before it signals it, when there is nothing between
         // the two that may still become a delivery of the sequence (it would be the one signalled)
-        const p = await predecessor(trx, r);
-        const gap = await unpreparedBefore(trx, r, p?.ordering_position ?? 0);
+        const { p, gap } = await before(trx, r);
         if (p) answer = { turn: 'wait', behind: p.id, wake: p.ordering_key === null || gap ? 'timer' : 'signal' };
         else if (gap) answer = { turn: 'wait', behind: null, wake: 'timer' };
         else answer = { turn: 'go', outOfOrder: false };
@@ -253,6 +274,30 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         const wake = await nextWaiting(trx, r);
         return wake ? { wake } : {};
       });
+    },
+
+    /**
+     * Every ordered endpoint (active) with its blocked keys: keys whose sequence has a delivery
+     * that holds the key after it FAILED (ordering_blocked_at, written with ordering.key_blocked).
+     * For the gauge webhook_fanout_ordering_blocked_keys and the WebhookEndpoint's status.
+     */
+    async blockedKeys(): Promise<Array<{ endpointId: string; name: string; resourceUid: string | null; blockedKeys: number }>> {
+      const res = await db.raw<{ rows: Array<{ id: string; name: string; resource_uid: string | null; blocked: number }> }>(
+        `SELECT ep.id, ep.name, ep.resource_uid, ${BLOCKED_KEYS} AS blocked
+           FROM webhook_endpoint ep
+          WHERE ep.ordering_on_failure IS NOT NULL AND ep.active
+          ORDER BY ep.name`,
+      );
+      return res.rows.map((r) => ({ endpointId: r.id, name: r.name, resourceUid: r.resource_uid, blockedKeys: r.blocked }));
+    },
+
+    /** One endpoint's blocked keys (as blockedKeys counts them): its WebhookEndpoint's status. */
+    async blockedKeysOf(endpointId: string): Promise<number> {
+      const res = await db.raw<{ rows: Array<{ blocked: number }> }>(
+        `SELECT ${BLOCKED_KEYS} AS blocked FROM webhook_endpoint ep WHERE ep.id = ?`,
+        [endpointId],
+      );
+      return res.rows[0]?.blocked ?? 0;
     },
 
     /**

@@ -201,6 +201,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Deliveries held for a disabled endpoint, to be redelivered when it is enabled (as last seen by the redriver of the consumer)',
       registers,
     }),
+    // ordered delivery (docs/ordering.md)
+    orderingBlockedKeys: new Gauge({
+      name: 'webhook_fanout_ordering_blocked_keys',
+      help: "Keys of an ordered endpoint held by a FAILED delivery (onFailure Block, or held while the endpoint is disabled) until it is replayed or skipped, by endpoint (namespace/name); a series for every ordered endpoint (as last seen by the consumer's ordering waker)",
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
     // retention (docs/deploy.md "Retention"): moved by the ingest replica that holds the lock
     retentionDeletedRows: new Counter({
       name: 'webhook_fanout_retention_deleted_rows_total',

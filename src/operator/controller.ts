@@ -316,11 +316,17 @@ export function createController(o: ControllerOptions): Controller {
     }
   }
 
-  /** Endpoints whose state in Postgres (disabled or not) differs from what their status shows. */
+  /** Endpoints whose state in Postgres (disabled or not, their blocked keys) differs from what their status shows. */
   async function pollHealth(): Promise<void> {
     const disabled = await o.store.repos.endpoints.disabledResourceUids();
+    const blocked = new Map<string | null, number>();
+    for (const b of await o.store.repos.ordering.blockedKeys()) blocked.set(b.resourceUid, b.blockedKeys);
     for (const e of endpoints()) {
-      if (disabled.has(e.metadata.uid) !== (e.status?.state === 'DISABLED')) {
+      const blockedNow = blocked.get(e.metadata.uid);
+      // an endpoint not ordered (any more) shows none; one not reconciled since it became ordered, its count
+      const blockedDiffers =
+        blockedNow !== e.status?.orderingBlockedKeys && (blockedNow !== undefined || e.status?.orderingBlockedKeys !== undefined);
+      if (disabled.has(e.metadata.uid) !== (e.status?.state === 'DISABLED') || blockedDiffers) {
         enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'health');
       }
     }

@@ -127,6 +127,13 @@ const ENDPOINT_STATUS_EXTRA: Record<string, OpenApiSchema> = {
     enum: [...ENDPOINT_STATES],
     description: 'DISABLED after spec.autoDisable.afterConsecutiveFailures deliveries in a row ended FAILED, until enabled again',
   },
+  orderingBlockedKeys: {
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    description:
+      'spec.ordering: keys held by a FAILED delivery until it is replayed or skipped (Block, or held while the endpoint is disabled); absent: not ordered (docs/ordering.md)',
+  },
   signingPublicKeys: {
     type: 'array',
     maxItems: 2,
@@ -192,6 +199,12 @@ const KINDS: KindDef[] = [
       },
       { name: 'Active', type: 'boolean', jsonPath: '.spec.active', priority: 1 },
       { name: 'State', type: 'string', jsonPath: '.status.state', description: 'ACTIVE, or DISABLED by auto-disable' },
+      {
+        name: 'Blocked Keys',
+        type: 'integer',
+        jsonPath: '.status.orderingBlockedKeys',
+        description: 'spec.ordering: keys held by a FAILED delivery until it is replayed or skipped; empty = not ordered',
+      },
       {
         name: 'Rate',
         type: 'number',

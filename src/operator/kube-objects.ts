@@ -24,6 +24,8 @@ export interface ResourceStatus {
   state?: EndpointState;
   /** WebhookEndpoint with signing StandardWebhooksEd25519: the whpk_ keys receivers verify with, current first */
   signingPublicKeys?: string[];
+  /** WebhookEndpoint with spec.ordering: its keys held by a FAILED delivery, as Postgres has it (docs/ordering.md) */
+  orderingBlockedKeys?: number;
 }
 
 export interface CustomResource<K extends KindName, S> extends KubeObject {
@@ -95,7 +97,7 @@ export function readyCondition(obj: { status?: ResourceStatus }): Condition | un
 export function desiredStatus(
   obj: { metadata: { generation?: number }; status?: ResourceStatus },
   ready: { status: 'True' | 'False'; reason: string; message: string },
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys'>,
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys' | 'orderingBlockedKeys'>,
   now: Date = new Date(),
 ): ResourceStatus {
   const generation = obj.metadata.generation ?? 0;
@@ -114,6 +116,7 @@ export function desiredStatus(
   if (ids.credentialId !== undefined) status.credentialId = ids.credentialId;
   if (ids.state !== undefined) status.state = ids.state;
   if (ids.signingPublicKeys !== undefined && ids.signingPublicKeys.length > 0) status.signingPublicKeys = ids.signingPublicKeys;
+  if (ids.orderingBlockedKeys !== undefined) status.orderingBlockedKeys = ids.orderingBlockedKeys;
   return status;
 }
 
@@ -128,6 +131,7 @@ function normalizeStatus(s: ResourceStatus): unknown {
     credentialId: s.credentialId ?? null,
     state: s.state ?? null,
     signingPublicKeys: s.signingPublicKeys ?? null,
+    orderingBlockedKeys: s.orderingBlockedKeys ?? null,
     conditions: (s.conditions ?? [])
       .map((c) => ({
         type: c.type,

@@ -75,7 +75,7 @@ export interface ReconcilerDeps {
 interface Outcome {
   result: 'synced' | 'unchanged' | 'not_ready';
   ready: { status: 'True' | 'False'; reason: string; message: string };
-  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys'>;
+  ids: Pick<ResourceStatus, 'endpointId' | 'credentialId' | 'state' | 'signingPublicKeys' | 'orderingBlockedKeys'>;
   /** InboundCredential: the sources whose credential row this reconcile wrote or deleted */
   sources?: string[];
 }
@@ -300,7 +300,11 @@ export function createReconciler(deps: ReconcilerDeps) {
     else metrics.clientCertificateExpiry.remove({ endpoint });
     const state = endpointState(row);
     // the public keys in effect: the row's, which a spec that is not Ready leaves as they were
-    const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys };
+    // an ordered endpoint's blocked keys (docs/ordering.md), the column `kubectl get whe` shows;
+    // counted for the active ordered rows, as the health poll counts them
+    const ordered = row.ordering !== null && row.active;
+    const blocked = ordered ? { orderingBlockedKeys: await store.repos.ordering.blockedKeysOf(row.id) } : {};
+    const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys, ...blocked };
     if (state === 'ACTIVE' || outcome.ready.status === 'False') return { ...outcome, ids };
     const message =
       `disabled since ${row.disabledAt?.toISOString() ?? '?'}: ${row.autoDisableAfter} deliveries in a row ended FAILED ` +
@@ -366,6 +370,7 @@ export function createReconciler(deps: ReconcilerDeps) {
         credentialId: status.credentialId ?? null,
         state: status.state ?? null,
         signingPublicKeys: status.signingPublicKeys ?? null,
+        orderingBlockedKeys: status.orderingBlockedKeys ?? null,
       },
     });
     const changed =

@@ -1,8 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { Repositories } from '../db/repositories.js';
 import { describeError } from '../domain/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { ORDERING_TURN_SIGNAL } from '../workflows/names.js';
+import { signalTurn } from './signal-turn.js';
 
 /** How often the waker looks for waiting deliveries that a lost wake-up left waiting. */
 export const ORDERING_WAKE_INTERVAL_MS = 5_000;
@@ -15,6 +16,8 @@ const SIGNAL_TIMEOUT_MS = 5_000;
 export interface OrderingWakerDeps {
   repos: Pick<Repositories, 'ordering'>;
   client: Client;
+  /** the gauge of blocked keys, set by each pass */
+  metrics: Pick<Metrics, 'orderingBlockedKeys'>;
   logger: Logger;
   intervalMs?: number;
   stalledAfterSeconds?: number;
@@ -35,7 +38,8 @@ export interface OrderingWaker {
  * ordered, whose waiting deliveries must end) is found here, in Postgres, and signalled: a key is
  * not stalled longer than the interval plus the stalled age (15 s by default). Runs in every
  * consumer replica; rows are claimed with SKIP LOCKED and their waiting time starts again, so two
- * replicas do not signal the same run in one pass.
+ * replicas do not signal the same run in one pass. Each pass also sets the gauge of blocked keys
+ * (webhook_fanout_ordering_blocked_keys; every replica reports the same).
  */
 export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
   const intervalMs = deps.intervalMs ?? ORDERING_WAKE_INTERVAL_MS;
@@ -43,14 +47,19 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
   let timer: NodeJS.Timeout | undefined;
   let passing: Promise<number> | undefined;
 
+  /** Each pass counts the blocked keys of every ordered endpoint: a series each, set at once (a scrape sees one pass's counts). */
+  async function countBlocked(): Promise<void> {
+    const counts = await deps.repos.ordering.blockedKeys();
+    deps.metrics.orderingBlockedKeys.reset();
+    for (const c of counts) deps.metrics.orderingBlockedKeys.set({ endpoint: c.name }, c.blockedKeys);
+  }
+
   async function pass(): Promise<number> {
     const stalled = await deps.repos.ordering.stalled(after, PER_PASS);
     let woken = 0;
     for (const w of stalled) {
       try {
-        await deps.client.connection.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
-          deps.client.workflow.getHandle(w.workflowId).signal(ORDERING_TURN_SIGNAL, w.deliveryId),
-        );
+        await signalTurn(deps.client, w, SIGNAL_TIMEOUT_MS);
         woken++;
       } catch (err) {
         // a run that ended: nothing waits there (its delivery is settled or will be by a replay)
@@ -61,6 +70,9 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
       }
     }
     if (woken > 0) deps.logger.info({ woken }, 'ordering waker: woke waiting deliveries whose wake-up was lost');
+    await countBlocked().catch((err: unknown) => {
+      deps.logger.warn({ err: describeError(err) }, 'ordering waker: blocked keys not counted; the next pass counts them');
+    });
     return woken;
   }
 

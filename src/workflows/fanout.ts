@@ -138,6 +138,19 @@ async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings, l
   }
 }
 
+/**
+ * Whether a delivery's failure left its row FAILED already (the activity wrote it: DeliverFailureDetails.rowSettled),
+ * so the workflow does not settle it again: a replay may have reopened the row since, and settled
+ * again it would be FAILED under the replay's run, which then sends nothing. Failures of histories
+ * recorded before the flag count as unsettled, as they did (settling a FAILED row changes nothing). Pure.
+ */
+export function rowSettledBy(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure)) return false;
+  const details = cause.details?.[0] as Partial<DeliverFailureDetails> | undefined;
+  return details?.rowSettled === true;
+}
+
 export const orderingTurnSignal = defineSignal<[string]>(ORDERING_TURN_SIGNAL);
 
 /**
@@ -184,7 +197,8 @@ async function deliverInOrder(
   } catch (err) {
     failure = { err };
   }
-  const { wake } = await orderingRelease({ deliveryId: d.deliveryId, ...(failure ? { unsettled: reasonOf(failure.err) } : {}) });
+  const unsettled = failure && !rowSettledBy(failure.err) ? { unsettled: reasonOf(failure.err) } : {};
+  const { wake } = await orderingRelease({ deliveryId: d.deliveryId, ...unsettled });
   if (wake) await signalTurn(wake, wakes);
   if (failure) throw failure.err;
   return result;
@@ -228,13 +242,14 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
         : deliverInOrder({ ...d, ordering: d.ordering }, wakes, plan.backoff, input.localFirstAttempt),
     ),
   );
-  // A delivery that failed normally is already FAILED in its row; finishEvent settles any other
-  // (e.g. the last attempt timed out) so no row stays PENDING once its workflow is done.
+  // A delivery that failed normally is already FAILED in its row (and left alone: rowSettledBy);
+  // finishEvent settles any other (e.g. the last attempt timed out) so no row stays PENDING once
+  // its workflow is done.
   if (woken) await woken;
   const unsettled: UnsettledDelivery[] = [];
   results.forEach((r, i) => {
     const d = plan.deliveries[i];
-    if (r.status === 'rejected' && d) unsettled.push({ deliveryId: d.deliveryId, reason: reasonOf(r.reason) });
+    if (r.status === 'rejected' && d && !rowSettledBy(r.reason)) unsettled.push({ deliveryId: d.deliveryId, reason: reasonOf(r.reason) });
   });
   return finishEvent({ eventId: input.eventId, unsettled });
 }

@@ -192,6 +192,7 @@ describe('ordered delivery per key', () => {
     const waker = createOrderingWaker({
       repos: h.repos,
       client: h.client,
+      metrics: h.metrics,
       logger: createLogger({ level: 'silent' }),
       stalledAfterSeconds: 0,
     });
@@ -202,6 +203,39 @@ describe('ordered delivery per key', () => {
     expect(target.requests).toHaveLength(1);
     const last = await deliveryOf(h.repos, ids[2]!, endpointId);
     expect(last.lastError).toContain('not allowed');
+  });
+
+  it('the blocked keys of each ordered endpoint are counted (webhook_fanout_ordering_blocked_keys) until unblocked', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('blocked');
+    const name = `shop/${source}`;
+    const target = await receiver((_n, req) => ({ status: sentOf(req).seq < 2 ? 422 : 200 }));
+    const endpointId = await addEndpoint(h.repos, { source, name, url: target.url, maxAttempts: 1, ordering: ordered('event.data.key') });
+    // keys a and b each blocked by their first event; c goes through
+    const events = [
+      { key: 'a', seq: 0 },
+      { key: 'b', seq: 1 },
+      { key: 'c', seq: 2 },
+      { key: 'a', seq: 3 },
+    ];
+    const ids = await sendInOrder(h, source, events);
+    const waker = createOrderingWaker({ repos: h.repos, client: h.client, metrics: h.metrics, logger: createLogger({ level: 'silent' }) });
+    const gauge = async () => (await h.metrics.orderingBlockedKeys.get()).values.find((v) => v.labels.endpoint === name)?.value;
+    await settle(h, [ids[0]!, ids[1]!, ids[2]!]);
+    await eventually(async () => (await deliveryOf(h.repos, ids[3]!, endpointId)).ordering?.waitingBehind != null);
+    await waker.pass();
+    expect(await gauge()).toBe(2);
+    // skip a's: its next one goes; b stays blocked
+    const skipped = await h.repos.ordering.skip((await deliveryOf(h.repos, ids[0]!, endpointId)).id);
+    expect(skipped).not.toBe('not_skippable');
+    await waker.pass();
+    expect(await gauge()).toBe(1);
+    await h.repos.ordering.skip((await deliveryOf(h.repos, ids[1]!, endpointId)).id);
+    await waker.pass();
+    // an ordered endpoint with nothing blocked still has its series, at 0
+    expect(await gauge()).toBe(0);
   });
 
   it('interleaved keys with random 500s arrive in exact per-key order, one request per key in flight', async ({ h, receiver }) => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
   ]);
   ({ conn, tdb, store, ns, op } = scene);
   // the endpoints' sources, owned in their namespace (docs/tenancy.md)
-  for (const name of ['plain', 'orders']) await ownSource(store.repos, `health-${name}`, ns);
+  for (const name of ['plain', 'orders', 'ordered']) await ownSource(store.repos, `health-${name}`, ns);
   fanout = await startFanoutHarness({ database: tdb });
   redriver = createRedriver({
     queries: createRedriveQueries(tdb.db),
@@ -94,7 +94,8 @@ describe('WebhookEndpoint autoDisable', () => {
     expect(row).toMatchObject({ autoDisableAfter: 2 });
     const endpointId = row!.id;
     expect(await kubectl(conn, ['get', 'whe', 'orders', '-n', ns])).toMatch(
-      /NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE\s+orders\s+health-orders\s+\S+\s+ACTIVE\s+True/,
+      // an endpoint that is not ordered shows no blocked keys (an empty cell)
+      /NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+BLOCKED KEYS\s+READY\s+AGE\s+orders\s+health-orders\s+\S+\s+ACTIVE\s+True/,
     );
 
     for (let i = 0; i < 2; i++) expect(await fanout.runFanout(await addEvent(fanout.repos, { source: 'health-orders' }))).toBe('FAILED');
@@ -168,5 +169,54 @@ describe('WebhookEndpoint autoDisable', () => {
     await kubectl(conn, ['annotate', '--overwrite', 'whe', 'orders', '-n', ns, 'webhookfanout.io/enable=second']);
     await eventually(async () => (await store.endpointByUid(cr.metadata.uid))?.disabledAt === null, { what: 'enabled by the new value' });
     expect(receiver.requests).toHaveLength(7);
+  });
+});
+
+describe('WebhookEndpoint spec.ordering', () => {
+  it('shows how many keys are blocked: status.orderingBlockedKeys and the BLOCKED KEYS column, down again as they are skipped', async () => {
+    const target = await startReceiver([{ status: 422, body: 'refused' }]);
+    try {
+      await apply(
+        conn,
+        ns,
+        `apiVersion: webhookfanout.io/v1alpha1
+kind: WebhookEndpoint
+metadata:
+  name: ordered
+spec:
+  source: health-ordered
+  url: ${target.url}
+  maxAttempts: 1
+  ordering:
+    key: event.data.key
+`,
+      );
+      const cr = await whenReady(conn, 'WebhookEndpoint', ns, 'ordered');
+      expect(cr.status?.orderingBlockedKeys).toBe(0);
+      const endpointId = (await store.endpointByUid(cr.metadata.uid))!.id;
+      // keys a and b each refused (a 4xx, final): each holds its key under Block
+      const events: string[] = [];
+      for (const key of ['a', 'b']) {
+        const eventId = await addEvent(fanout.repos, { source: 'health-ordered', payload: JSON.stringify({ key }) });
+        events.push(eventId);
+        expect(await fanout.runFanout(eventId)).toBe('FAILED');
+      }
+      const crs = customObjects(conn);
+      const blockedIs = (n: number) =>
+        eventually(async () => (await crs.get('WebhookEndpoint', ns, 'ordered'))?.status?.orderingBlockedKeys === n, {
+          what: `status.orderingBlockedKeys ${n}`,
+        });
+      await blockedIs(2);
+      expect(await kubectl(conn, ['get', 'whe', 'ordered', '-n', ns])).toMatch(
+        /STATE\s+BLOCKED KEYS\s+READY\s+AGE\s+ordered\s+health-ordered\s+\S+\s+ACTIVE\s+2\s+True/,
+      );
+      for (const [i, eventId] of events.entries()) {
+        expect(await fanout.repos.ordering.skip((await deliveryOf(fanout.repos, eventId, endpointId)).id)).not.toBe('not_skippable');
+        await blockedIs(1 - i);
+      }
+      expect(await kubectl(conn, ['get', 'whe', 'ordered', '-n', ns])).toMatch(/ordered\s+health-ordered\s+\S+\s+ACTIVE\s+0\s+True/);
+    } finally {
+      await target.close();
+    }
   });
 });

@@ -75,7 +75,7 @@ spec:
     });
 
     const table = await kubectl(conn, ['get', 'webhookendpoints', '-n', ns]);
-    expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+READY\s+AGE/);
+    expect(table).toMatch(/NAME\s+SOURCE\s+EVENT TYPE\s+URL\s+STATE\s+BLOCKED KEYS\s+READY\s+AGE/);
     expect(table).toMatch(/orders\s+orders-feed\s+payment\.succeeded\s+http:\/\/orders\.internal:8080\/hooks\s+ACTIVE\s+True/);
   });
 

@@ -75,6 +75,7 @@ export interface CrObject {
     credentialId?: string;
     state?: string;
     signingPublicKeys?: string[];
+    orderingBlockedKeys?: number;
     conditions?: {
       type: string;
       status: string;

@@ -10,8 +10,10 @@ import type {
   FanoutActivities,
   FinalEventStatus,
   FinishEventInput,
+  OrderingReleaseInput,
   PlannedDelivery,
 } from '../../src/activities/types.js';
+import { finalDeliveryFailure, unrecordedDeliveryFailure } from '../../src/activities/failures.js';
 import type { WebhookFanoutWorkflow } from '../../src/workflows/fanout.js';
 import { WORKFLOW_TYPE } from '../../src/workflows/names.js';
 import { fanoutInput } from '../../src/temporal/fanout-input.js';
@@ -69,6 +71,7 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
   const observed = new Map<string, Observed>(planned.map((p) => [p.deliveryId, { startedAt: [], failedAt: [], attempts: [], local: [] }]));
   const behaviours = new Map<string, DeliverBehaviour>(planned.map((p, i) => [p.deliveryId, deliveries[i]!.behave]));
   const finished: FinishEventInput[] = [];
+  const released: OrderingReleaseInput[] = [];
   const activities: FanoutActivities = {
     prepare: () => Promise.resolve({ deliveries: planned, backoff: DEFAULT_BACKOFF }),
     deliver: async (input: DeliverInput) => {
@@ -96,9 +99,12 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
       finished.push(input);
       return Promise.resolve(input.unsettled?.length ? 'FAILED' : 'COMPLETED');
     },
-    // the plans here are not ordered: never called
+    // an ordered plan here has its turn at once (ordering: 'go'), and wakes nobody
     orderingTurn: () => Promise.resolve({ turn: 'go' }),
-    orderingRelease: () => Promise.resolve({}),
+    orderingRelease: (input: OrderingReleaseInput) => {
+      released.push(input);
+      return Promise.resolve({});
+    },
   };
   const taskQueue = `ts-${randomUUID()}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
@@ -117,7 +123,7 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
     const t = e.timerStartedEventAttributes?.startToFireTimeout;
     return t ? [Number(t.seconds ?? 0) * 1000 + Math.round((t.nanos ?? 0) / 1e6)] : [];
   });
-  return { status, planned, observed: planned.map((p) => observed.get(p.deliveryId)!), finished, elapsedMs, timersMs };
+  return { status, planned, observed: planned.map((p) => observed.get(p.deliveryId)!), finished, released, elapsedMs, timersMs };
 }
 
 const retryable = (): Promise<DeliverResult> => Promise.reject(ApplicationFailure.retryable('HTTP 503', 'DeliveryFailed'));
@@ -197,6 +203,42 @@ describe('fanout workflow on a time-skipping server', () => {
     expect(d!.local).toEqual([true, false]);
     expectDelays(gaps(d!), [45_000], run.timersMs);
     expect(run.status).toBe('COMPLETED');
+  });
+
+  it('a failure whose row the activity wrote FAILED is not settled again (a replay may have reopened the row since); one it could not write is', async () => {
+    const plan = { maxAttempts: 3, timeoutSeconds: 10, priorAttempts: 0 };
+    const run = await runFanout([
+      // a 4xx the activity recorded: the row says FAILED
+      {
+        plan,
+        behave: () => Promise.reject(finalDeliveryFailure('delivery_rejected', 'HTTP 404', { responseStatus: 404, statusClass: '4xx' })),
+      },
+      // the same, ordered: its release does not settle it either
+      { plan: { ...plan, ordering: 'go' as const }, behave: () => Promise.reject(finalDeliveryFailure('delivery_rejected', 'HTTP 410')) },
+      // an internal error whose attempt could not be recorded: the row is still PENDING
+      { plan, behave: () => Promise.reject(unrecordedDeliveryFailure('delivery_internal_error', 'internal error: boom')) },
+      {
+        plan: { ...plan, ordering: 'go' as const },
+        behave: () => Promise.reject(unrecordedDeliveryFailure('delivery_internal_error', 'internal error: bang')),
+      },
+    ]);
+    const [, orderedSettled, unrecorded, orderedUnrecorded] = run.planned;
+    expect(run.finished).toEqual([
+      {
+        eventId: expect.any(String),
+        unsettled: [
+          { deliveryId: unrecorded!.deliveryId, reason: 'internal error: boom' },
+          { deliveryId: orderedUnrecorded!.deliveryId, reason: 'internal error: bang' },
+        ],
+      },
+    ]);
+    expect(run.released).toEqual(
+      expect.arrayContaining([
+        { deliveryId: orderedSettled!.deliveryId },
+        { deliveryId: orderedUnrecorded!.deliveryId, unsettled: 'internal error: bang' },
+      ]),
+    );
+    expect(run.released).toHaveLength(2);
   });
 
   it('deliveries run concurrently, each with its own attempts: one slow retrier does not hold back the others', async () => {

@@ -7,7 +7,9 @@ import {
   localFirstAttemptOptions,
   retryActivityOptions,
   retryDelayAfterFirstAttempt,
+  rowSettledBy,
 } from '../../../src/workflows/fanout.js';
+import { finalDeliveryFailure, unrecordedDeliveryFailure } from '../../../src/activities/failures.js';
 
 // What the workflow asks Temporal for per delivery; test/workflows/ checks Temporal honours it.
 describe('deliveryActivityOptions', () => {
@@ -89,5 +91,33 @@ describe('first attempt as a local activity, then the retries as an activity', (
     ['cancellation', new CancelledFailure('cancelled'), undefined],
   ])('%s -> retry after %s ms', (_name, err, expected) => {
     expect(retryDelayAfterFirstAttempt(err, DEFAULT_BACKOFF)).toBe(expected);
+  });
+});
+
+// Which failed deliveries the workflow settles itself (finishEvent, orderingRelease): only those
+// whose row the activity did not write FAILED. A written one may have been reopened by a replay
+// meanwhile, and settling it again would leave the replay nothing to send.
+describe('rowSettledBy', () => {
+  const failed = (cause: Error) =>
+    new ActivityFailure('activity failed', 'deliver', '1', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
+  it.each([
+    [
+      'a 4xx the activity recorded',
+      failed(finalDeliveryFailure('delivery_rejected', 'HTTP 404', { responseStatus: 404, statusClass: '4xx' })),
+      true,
+    ],
+    ['the same from a local first attempt (not wrapped)', finalDeliveryFailure('delivery_rejected', 'HTTP 404'), true],
+    ['attempts used up, recorded', failed(finalDeliveryFailure('delivery_attempts_exhausted', 'HTTP 503')), true],
+    ['an internal error whose attempt could not be recorded', failed(unrecordedDeliveryFailure('delivery_internal_error', 'boom')), false],
+    [
+      'a failure of a history recorded before the flag',
+      failed(ApplicationFailure.nonRetryable('HTTP 404', 'DeliveryPermanentFailure')),
+      false,
+    ],
+    ['a timeout of the last attempt', failed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)), false],
+    ['retries used up on database failures', failed(ApplicationFailure.create({ type: 'DeliveryDatabaseUnavailable' })), false],
+    ['cancellation', new CancelledFailure('cancelled'), false],
+  ])('%s -> %s', (_name, err, expected) => {
+    expect(rowSettledBy(err)).toBe(expected);
   });
 });
