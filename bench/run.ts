@@ -175,6 +175,8 @@ async function main(): Promise<void> {
         const handle = await spawnService('ingest', 'ingest-fresh-flood', fresh.env);
         return { url: `http://127.0.0.1:${fresh.port}`, stop: () => handle.stop() };
       },
+      // each case starts from an empty webhook_proven_address (the never-seen senders' cases need it)
+      forgetProven: async () => void (await infra.db('webhook_proven_address').delete()),
     });
     await wpIngest.stop();
     await infra.db('webhook_event').where({ source: BENCH_SOURCE }).delete();

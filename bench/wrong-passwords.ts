@@ -47,6 +47,8 @@ try {
         const fresh = await spawnCli('ingest', 'ingest-fresh-flood', ingestEnv(freshPort));
         return { url: `http://127.0.0.1:${freshPort}`, stop: () => fresh.stop() };
       },
+      // each case starts from an empty webhook_proven_address (the never-seen senders' cases need it)
+      forgetProven: async () => void (await infra.db('webhook_proven_address').delete()),
     });
     process.stdout.write(wrongPasswordsRows(figures).join('\n') + '\n');
     process.stdout.write(JSON.stringify(figures) + '\n');

@@ -20,6 +20,7 @@ describe('migration 052', () => {
       'webhook_endpoint_limit_state',
       'webhook_event',
       'webhook_inbound_credential',
+      'webhook_proven_address',
       'webhook_replay',
       'webhook_replay_delivery',
     ]);

@@ -106,6 +106,8 @@ export interface IngestConfig extends CommonConfig, DatabaseConfig {
   inboundTraceContext: InboundTraceContext;
   /** INGEST_TRUSTED_PROXIES: the proxies whose forwarding headers name the client (ingest/client-address.ts) */
   trustedProxies: string[];
+  /** INGEST_PROVEN_ADDRESS_DAYS: how long a client address a credential was proven from counts as known (ingest/proven-addresses.ts) */
+  provenAddressDays: number;
   /** what the retention job deletes, and how fast (docs/deploy.md, "Retention") */
   retention: RetentionSettings;
 }
@@ -384,6 +386,7 @@ export function loadIngestConfig(env: Env): IngestConfig {
     publishMaxInFlight: r.int('PUBLISH_MAX_IN_FLIGHT'),
     inboundTraceContext: r.oneOf('INBOUND_TRACEPARENT'),
     trustedProxies: r.cidrs('INGEST_TRUSTED_PROXIES'),
+    provenAddressDays: r.int('INGEST_PROVEN_ADDRESS_DAYS'),
     retention: loadRetention(r),
   };
   r.done();

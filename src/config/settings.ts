@@ -162,6 +162,12 @@ export const VARIABLES = {
    * name the client (ingest/client-address.ts); unset: none, the TCP peer is the client
    */
   INGEST_TRUSTED_PROXIES: { type: 'list', default: [] },
+  /**
+   * days a client address a source's credential was proven from keeps its place before the
+   * never-seen ones in the wrong-password limiter's line, across restarts (ingest/proven-addresses.ts,
+   * docs/sources.md); the retention job deletes older pairs. 0: none is kept (and the table is emptied)
+   */
+  INGEST_PROVEN_ADDRESS_DAYS: { type: 'integer', default: 30, min: 0, max: 365 },
 
   // retention (ingest; docs/deploy.md, "Retention")
   RETENTION_MAX_AGE: { type: 'duration', default: null },

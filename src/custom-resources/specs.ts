@@ -191,6 +191,19 @@ const brokerTls = (what: string) =>
     ),
   );
 
+/** A broker's user (RabbitMQ, NATS): the name, and the password in a Secret; the two set together (userWithPasswordRule). */
+const brokerUserFields = {
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  passwordSecretRef: Type.Optional(
+    withMarkers(SecretKeyRef, { description: "the user's password, in a Secret of the endpoint's namespace" }),
+  ),
+};
+const userWithPasswordRule = (block: string): CelRule => ({
+  rule: 'has(self.username) == has(self.passwordSecretRef)',
+  message: `${block}.username and ${block}.passwordSecretRef go together`,
+  fieldPath: '.passwordSecretRef',
+});
+
 export const DestinationSpec = Type.Object(
   {
     type: Type.Optional(
@@ -279,21 +292,12 @@ export const DestinationSpec = Type.Object(
             }),
           ),
           tls: brokerTls('broker'),
-          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-          passwordSecretRef: Type.Optional(
-            withMarkers(SecretKeyRef, { description: "the user's password, in a Secret of the endpoint's namespace" }),
-          ),
+          ...brokerUserFields,
         },
         {
           additionalProperties: false,
           description: 'RabbitMQ: one publish per delivery, acknowledged by a publisher confirm',
-          'x-kubernetes-validations': [
-            {
-              rule: 'has(self.username) == has(self.passwordSecretRef)',
-              message: 'rabbitMQ.username and rabbitMQ.passwordSecretRef go together',
-              fieldPath: '.passwordSecretRef',
-            },
-          ],
+          'x-kubernetes-validations': [userWithPasswordRule('rabbitMQ')],
         },
       ),
     ),
@@ -312,10 +316,7 @@ export const DestinationSpec = Type.Object(
             description: 'the subject, published with JetStream (a stream must capture it); no wildcards',
           }),
           tls: brokerTls('servers'),
-          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-          passwordSecretRef: Type.Optional(
-            withMarkers(SecretKeyRef, { description: "the user's password, in a Secret of the endpoint's namespace" }),
-          ),
+          ...brokerUserFields,
           tokenSecretRef: Type.Optional(
             withMarkers(SecretKeyRef, { description: "a token instead of a user, in a Secret of the endpoint's namespace" }),
           ),
@@ -324,11 +325,7 @@ export const DestinationSpec = Type.Object(
           additionalProperties: false,
           description: 'NATS: one JetStream publish per delivery, acknowledged by the stream; Nats-Msg-Id = the event id',
           'x-kubernetes-validations': [
-            {
-              rule: 'has(self.username) == has(self.passwordSecretRef)',
-              message: 'nats.username and nats.passwordSecretRef go together',
-              fieldPath: '.passwordSecretRef',
-            },
+            userWithPasswordRule('nats'),
             {
               rule: '!(has(self.tokenSecretRef) && has(self.username))',
               message: 'nats: a tokenSecretRef or a username, not both',

@@ -5,15 +5,12 @@ import type { Db } from './knex.js';
 import { aboutEndpoint, endpointJsonSql, insertOperationalEventsSql, recordOperationalEvent, resourceName } from './operational-events.js';
 import { authAndSigningColumns, toEndpoint, type EndpointRow } from './rows.js';
 
-/** What a resource configures: an endpoint row without its identity and bookkeeping. */
-export type EndpointSpec = Omit<
-  Endpoint,
-  | 'id'
-  | 'resourceUid'
-  | 'createdAt'
-  | 'updatedAt'
-  | EndpointHealthField
-  | 'pausedUntil'
+/**
+ * The fields a resource may leave out: absent, the default (namespace and deniedReason null: a row
+ * not written by a resource of a namespace; allowed; no filter, no transform, no signing, not
+ * ordered, HTTP, no OAuth2).
+ */
+type DefaultedSpecField =
   | 'propagateTraceContext'
   | 'proxyDirect'
   | 'format'
@@ -27,28 +24,14 @@ export type EndpointSpec = Omit<
   | EndpointTlsField
   | 'destination'
   | 'destinationSecrets'
-  | 'authOAuth2'
+  | 'authOAuth2';
+
+/** What a resource configures: an endpoint row without its identity and bookkeeping. */
+export type EndpointSpec = Omit<
+  Endpoint,
+  'id' | 'resourceUid' | 'createdAt' | 'updatedAt' | EndpointHealthField | 'pausedUntil' | DefaultedSpecField
 > &
-  // absent: the default (namespace and deniedReason null: a row not written by a resource of a namespace; allowed; no filter, no transform, no signing, not ordered, HTTP)
-  Partial<
-    Pick<
-      Endpoint,
-      | 'propagateTraceContext'
-      | 'proxyDirect'
-      | 'format'
-      | 'namespace'
-      | 'deniedReason'
-      | 'filter'
-      | 'transform'
-      | 'signingType'
-      | 'signingPublicKeys'
-      | 'ordering'
-      | EndpointTlsField
-      | 'destination'
-      | 'destinationSecrets'
-      | 'authOAuth2'
-    >
-  >;
+  Partial<Pick<Endpoint, DefaultedSpecField>>;
 
 type EndpointTlsField = 'tlsClientCertificate' | 'tlsClientKey' | 'tlsCaBundle' | 'tlsClientCertificateExpiresAt';
 

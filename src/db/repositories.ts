@@ -8,6 +8,7 @@ import { createEventRepository } from './events.js';
 import { createOrderingRepository } from './ordering.js';
 import type { Db } from './knex.js';
 import { createOperationalEvents } from './operational-events.js';
+import { createProvenAddressRepository } from './proven-addresses.js';
 
 /** `operations`: the reserved source the service records its own events under, and who receives them (docs/operations-events.md). */
 export function createRepositories(db: Db, opts: { operations?: OperationsEventsSettings } = {}) {
@@ -22,6 +23,7 @@ export function createRepositories(db: Db, opts: { operations?: OperationsEvents
     ordering: createOrderingRepository(db, operations.source),
     operationalEvents,
     bulkReplays: createBulkReplays(db, operationalEvents),
+    provenAddresses: createProvenAddressRepository(db),
   };
 }
 

@@ -183,6 +183,27 @@ export function createRetentionQueries(db: Db) {
       return dropped ?? 0;
     },
 
+    /**
+     * Forgets at most `limit` (source, client address) pairs proven longer ago than the age
+     * (INGEST_PROVEN_ADDRESS_DAYS, ingest/proven-addresses.ts), the oldest first; how many went.
+     */
+    async purgeProvenAddresses(conn: unknown, ageSeconds: number, limit: number): Promise<number> {
+      const res = await on<{ rows: Array<{ n: number }> }>(
+        conn,
+        `WITH gone AS (
+           DELETE FROM webhook_proven_address
+            WHERE (source, address) IN (
+              SELECT source, address FROM webhook_proven_address
+               WHERE proven_at < now() - make_interval(secs => :age)
+               ORDER BY proven_at
+               LIMIT :limit)
+           RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+        { age: ageSeconds, limit },
+      );
+      return res.rows[0]?.n ?? 0;
+    },
+
     async oldest(conn: unknown): Promise<OldestAges> {
       const age = (sql: string) => `extract(epoch FROM now() - (${sql}))::float8`;
       const res = await on<{ rows: OldestAges[] }>(

@@ -72,6 +72,12 @@ export interface VerifierOptions {
    * (docs/operations-events.md)
    */
   reservedSource?: string;
+  /**
+   * a request was let in by its Basic credential from this client address (proven-addresses.ts:
+   * the limiter places that address first for the source after a restart); called on the
+   * request's path, so it must return at once
+   */
+  onProven?: (address: string, source: string) => void;
 }
 
 /**
@@ -165,7 +171,10 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
         .update(stored ?? '')
         .digest('base64');
       // proven valid before: no comparison, no limit
-      if (stored !== undefined && verified.get(key) && row) return { ok: true, credential: row };
+      if (stored !== undefined && verified.get(key) && row) {
+        opts.onProven?.(address, source);
+        return { ok: true, credential: row };
+      }
       // not proven: the comparison is what a flood of wrong passwords would multiply (refusal-limiter.ts)
       const userOk = sameString(username, row?.username ?? '');
       // may be valid: an existing source's username with a password to check. Compared even when
@@ -210,6 +219,7 @@ export function createCredentialVerifier(opts: VerifierOptions): CredentialVerif
         return { ok: false, reason, credential: row, beforeBody: true };
       }
       verified.set(key, true);
+      opts.onProven?.(address, source);
       return { ok: true, credential: row };
     },
   };

@@ -14,9 +14,13 @@
  *   the limit, as long as that address has had fewer than `perAddress` such credentials refused
  *   for that source in the window (a source's password can not be guessed faster than that from
  *   one address), in a line of its own that goes first, best placed the fewer of them its address
- *   has had refused for that source, then the fewer its source has had refused from anyone (so a
- *   flood guessing at other sources' passwords waits behind a clean source's sender), then the
- *   fewer refusals its address has had overall, ranked when a turn is handed over. A wrong one is answered the 429 it would have had; a right one passes.
+ *   has had refused for that source, then from an address that source's credential was proven
+ *   from before (proven-addresses.ts: kept across restarts, so a known sender goes before a
+ *   flood's first tries from fresh addresses, and loses that place with its address's first wrong
+ *   guess), then the fewer its source has had refused from anyone (so a flood guessing at other
+ *   sources' passwords waits behind a clean source's sender), then the fewer refusals its address
+ *   has had overall, ranked when a turn is handed over. A wrong one is answered the 429 it would
+ *   have had; a right one passes.
  *   So a flood from the same address (a shared proxy, a NAT) or against the same source makes a
  *   valid sender wait for a comparison or two, and never turns it away, unless the flood knows the
  *   source's username and comes from the sender's own address (docs/sources.md).
@@ -119,11 +123,21 @@ interface Waiting {
   go: (turn: boolean) => void;
 }
 
-/** Where a candidate stands, fewest first: its address's guesses at this source, its source's guesses from anyone, its address's refusals. */
-type Rank = readonly [number, number, number];
-const before = (a: Rank, b: Rank) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+/**
+ * Where a candidate stands, fewest first: its address's guesses at this source, 0 when its address
+ * was proven for this source before (1 when not), its source's guesses from anyone, its address's refusals.
+ */
+type Rank = readonly [number, number, number, number];
+const before = (a: Rank, b: Rank) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2] || a[3] - b[3];
 
-export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIMITS, now: () => number = Date.now): RefusalLimiter {
+/** Whether a credential of `source` was proven from `address` before (proven-addresses.ts); default: never. */
+export type IsProven = (address: string, source: string) => boolean;
+
+export function createRefusalLimiter(
+  limits: RefusalLimits = DEFAULT_REFUSAL_LIMITS,
+  now: () => number = Date.now,
+  isProven: IsProven = () => false,
+): RefusalLimiter {
   const byAddress = new WindowCounts(limits.perAddress, limits.windowMs);
   const bySource = new WindowCounts(limits.perSource, limits.windowMs);
   // refused candidates of one address for one source: what a guesser at that source's password
@@ -142,6 +156,8 @@ export function createRefusalLimiter(limits: RefusalLimits = DEFAULT_REFUSAL_LIM
   const full: Limited = { limited: true, retryAfterSeconds: 1, by: 'queue' };
   const rankOf = (c: Candidate, t: number): Rank => [
     byPair.count(pairKey(c.address, c.source), t),
+    // after its own guesses: an attacker behind a proven proxy address keeps the place only until its first wrong one
+    isProven(c.address, c.source) ? 0 : 1,
     guessedSources.count(c.source, t),
     byAddress.count(c.address, t),
   ];

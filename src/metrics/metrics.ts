@@ -43,6 +43,19 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['from'] as const,
       registers,
     }),
+    provenAddressWrites: new Counter({
+      name: 'webhook_fanout_proven_address_writes_total',
+      help:
+        'Client addresses a source was proven from, written for the wrong-password limiter after a restart (INGEST_PROVEN_ADDRESS_DAYS), ' +
+        'by result: written, failed (logged; written again with the next proof), dropped (too many waiting)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    provenAddresses: new Gauge({
+      name: 'webhook_fanout_proven_addresses',
+      help: "(source, client address) pairs this ingest knows as proven, loaded from every replica's within INGEST_PROVEN_ADDRESS_DAYS",
+      registers,
+    }),
     publishFailures: new Counter({
       name: 'webhook_fanout_publish_failures_total',
       help: 'Failed publishes of an event id to the topic',
@@ -211,7 +224,9 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     // retention (docs/deploy.md "Retention"): moved by the ingest replica that holds the lock
     retentionDeletedRows: new Counter({
       name: 'webhook_fanout_retention_deleted_rows_total',
-      help: 'Rows deleted by the retention job (RETENTION_MAX_AGE), by table (webhook_event, webhook_delivery, webhook_delivery_attempt)',
+      help:
+        'Rows deleted by the retention job, by table (webhook_event, webhook_delivery, webhook_delivery_attempt: RETENTION_MAX_AGE; ' +
+        'webhook_proven_address: INGEST_PROVEN_ADDRESS_DAYS)',
       labelNames: ['table'] as const,
       registers,
     }),
@@ -250,13 +265,14 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
   };
   for (const table of RETENTION_TABLES) metrics.retentionDeletedRows.inc({ table }, 0);
   for (const result of ['completed', 'skipped', 'failed']) metrics.retentionRuns.inc({ result }, 0);
+  for (const result of ['written', 'failed', 'dropped']) metrics.provenAddressWrites.inc({ result }, 0);
   // both series from the start, so eager / all is a ratio from the first scrape
   for (const start of WORKFLOW_START_MODES) metrics.workflowsStarted.inc({ start }, 0);
   return metrics;
 }
 
 /** The tables the retention job deletes from (label `table` of retentionDeletedRows). */
-export const RETENTION_TABLES = ['webhook_event', 'webhook_delivery', 'webhook_delivery_attempt'] as const;
+export const RETENTION_TABLES = ['webhook_event', 'webhook_delivery', 'webhook_delivery_attempt', 'webhook_proven_address'] as const;
 
 /** How a started run's first workflow task reached a worker (label `start` of workflowsStarted). */
 export const WORKFLOW_START_MODES = ['eager', 'task_queue'] as const;

@@ -8,6 +8,7 @@ import type { Repositories } from '../db/repositories.js';
 import { buildIngestApp } from '../ingest/app.js';
 import { createClientAddressResolver } from '../ingest/client-address.js';
 import { createCredentialVerifier } from '../ingest/credential-verifier.js';
+import { createProvenAddresses } from '../ingest/proven-addresses.js';
 import { createRefusalLimiter, type RefusalLimits } from '../ingest/refusal-limiter.js';
 import { createReceiveWebhook } from '../ingest/receive-webhook.js';
 import { createSweeper } from '../ingest/sweeper.js';
@@ -15,6 +16,7 @@ import { createRetentionJob, RETENTION_OFF } from '../retention/retention-job.js
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventPublisher } from '../transport/publisher.js';
+import { VARIABLES } from '../config/settings.js';
 
 /** What the ingest process takes from its configuration: IngestConfig, or a test's own values. */
 export type IngestSettings = Pick<
@@ -22,7 +24,12 @@ export type IngestSettings = Pick<
   'port' | 'host' | 'bodyLimitBytes' | 'credentialCacheSize' | 'sweepIntervalMs' | 'sweepMinAgeMs'
 > &
   // the defaults of config/settings.ts when absent
-  Partial<Pick<IngestConfig, 'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext' | 'trustedProxies'>>;
+  Partial<
+    Pick<
+      IngestConfig,
+      'httpTimeouts' | 'sweepUnstartedAfterMs' | 'retention' | 'inboundTraceContext' | 'trustedProxies' | 'provenAddressDays'
+    >
+  >;
 
 export interface IngestDeps {
   settings: IngestSettings;
@@ -41,6 +48,8 @@ export interface IngestDeps {
   refusalFloorMs?: number;
   /** what bounds wrong passwords' bcrypt (default DEFAULT_REFUSAL_LIMITS): tests that refuse by the hundred raise them */
   refusalLimits?: RefusalLimits;
+  /** how often the proven client addresses are read again (default a minute): a test of replicas passes less */
+  provenAddressRefreshMs?: number;
 }
 
 /** The console's settings and the identity provider it logs in with (the admin API's). */
@@ -70,11 +79,21 @@ export interface StartedIngest extends RunningProcess {
 /** The public HTTP server (inbound webhooks and the admin API) and the sweeper, wired. */
 export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProcess> {
   const { settings } = deps;
+  const provenAddressDays = settings.provenAddressDays ?? VARIABLES.INGEST_PROVEN_ADDRESS_DAYS.default;
+  // the addresses each source was proven from, across restarts: the limiter's line places them first
+  const proven = createProvenAddresses({
+    repo: deps.repos.provenAddresses,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    maxAgeMs: provenAddressDays * 86_400_000,
+    ...(deps.provenAddressRefreshMs === undefined ? {} : { refreshMs: deps.provenAddressRefreshMs }),
+  });
   const verifier = createCredentialVerifier({
     credentials: deps.repos.credentials,
     cacheSize: settings.credentialCacheSize,
     ...deps.credentialCache,
-    limiter: createRefusalLimiter(deps.refusalLimits, deps.credentialCache?.now),
+    limiter: createRefusalLimiter(deps.refusalLimits, deps.credentialCache?.now, proven.has),
+    onProven: proven.record,
     reservedSource: deps.repos.operationalEvents.source,
   });
   const receiveWebhook = createReceiveWebhook({
@@ -126,12 +145,15 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
     metrics: deps.metrics,
     logger: deps.logger,
     settings: settings.retention ?? RETENTION_OFF,
+    provenAddressMaxAgeSeconds: provenAddressDays * 86_400,
   });
   return {
     app,
     sweeper,
     retention,
     async start() {
+      // before the first request: after a restart during a flood, the known senders go first at once
+      await proven.start();
       await app.listen({ port: settings.port, host: settings.host });
       sweeper.start();
       retention.start();
@@ -144,7 +166,7 @@ export async function buildIngestProcess(deps: IngestDeps): Promise<IngestProces
         async stop() {
           // close() stops accepting, answers 503 to new requests on kept-alive sockets, drains in-flight ones
           await app.close();
-          await Promise.all([sweeper.stop(), retention.stop()]);
+          await Promise.all([sweeper.stop(), retention.stop(), proven.stop()]);
         },
       };
     },

@@ -7,7 +7,7 @@ import { buildConsumerProcess, type ConsumerSettings } from './consumer-process.
 import type { RunningProcess } from './running-process.js';
 import type { TemporalConfig, WorkerConfig } from '../config/config.js';
 import type { Repositories } from '../db/repositories.js';
-import { createDestinations } from '../destinations/index.js';
+import { createDestinations, type DestinationsDeps } from '../destinations/index.js';
 import { createAddressPolicy } from '../delivery/address-policy.js';
 import { forwardProxyOf } from '../destinations/http/forward-proxy.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -39,6 +39,8 @@ export interface WorkerDeps {
   queue?: { settings: Omit<ConsumerSettings, 'temporal'>; sqs: SQSClient; redrive: RedriveQueries };
   /** the process's tracing (observability/tracing.ts); absent: off */
   tracing?: Tracing;
+  /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as in production */
+  awsCredentials?: DestinationsDeps['awsCredentials'];
 }
 
 /** The worker process built and not started: the Temporal worker exists, it polls nothing yet. */
@@ -60,6 +62,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
   // one registry of destinations per process, closed in the drain after the last attempt
   const destinations = createDestinations({
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
+    ...(deps.awsCredentials ? { awsCredentials: deps.awsCredentials } : {}),
     ...(settings.deliveryProxy ? { proxy: forwardProxyOf(settings.deliveryProxy) } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;

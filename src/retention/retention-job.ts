@@ -75,6 +75,8 @@ export interface RetentionRun {
   ran: boolean;
   deleted: { events: number; deliveries: number; attempts: number };
   payloadsDropped: number;
+  /** (source, client address) pairs proven longer ago than INGEST_PROVEN_ADDRESS_DAYS, forgotten */
+  provenAddresses: number;
   batches: number;
   durationMs: number;
 }
@@ -85,7 +87,14 @@ export interface RetentionRun {
  * work). Never an event still to be delivered (see SETTLED in db/retention-queries.ts). Runs every
  * intervalMs like the sweeper; stop() ends the run after its current batch.
  */
-export function createRetentionJob(deps: { db: Db; metrics: Metrics; logger: Logger; settings: RetentionSettings }) {
+export function createRetentionJob(deps: {
+  db: Db;
+  metrics: Metrics;
+  logger: Logger;
+  settings: RetentionSettings;
+  /** INGEST_PROVEN_ADDRESS_DAYS in seconds: older proven client addresses are deleted; absent: none is */
+  provenAddressMaxAgeSeconds?: number;
+}) {
   const q = createRetentionQueries(deps.db);
   const { settings, metrics } = deps;
   const logger = deps.logger.child({ component: 'retention' });
@@ -142,6 +151,15 @@ export function createRetentionJob(deps: { db: Db; metrics: Metrics; logger: Log
         if (settings.batchPauseMs > 0 && !stopping) await rest(settings.batchPauseMs);
       }
     }
+    // the proven client addresses past their window (ingest/proven-addresses.ts): nothing to wait for, only their age
+    const provenAge = deps.provenAddressMaxAgeSeconds;
+    while (provenAge !== undefined && !stopping) {
+      const n = await q.purgeProvenAddresses(conn, provenAge, settings.batchSize);
+      run.provenAddresses += n;
+      metrics.retentionDeletedRows.inc({ table: 'webhook_proven_address' }, n);
+      if (n < settings.batchSize) break;
+      if (settings.batchPauseMs > 0 && !stopping) await rest(settings.batchPauseMs);
+    }
     const oldest = await q.oldest(conn);
     metrics.retentionOldestRowAge.set({ table: 'webhook_event' }, oldest.event ?? 0);
     metrics.retentionOldestRowAge.set({ table: 'webhook_delivery' }, oldest.delivery ?? 0);
@@ -155,6 +173,7 @@ export function createRetentionJob(deps: { db: Db; metrics: Metrics; logger: Log
       ran: false,
       deleted: { events: 0, deliveries: 0, attempts: 0 },
       payloadsDropped: 0,
+      provenAddresses: 0,
       batches: 0,
       durationMs: 0,
     };
@@ -177,6 +196,7 @@ export function createRetentionJob(deps: { db: Db; metrics: Metrics; logger: Log
         {
           ...run.deleted,
           payloadsDropped: run.payloadsDropped,
+          provenAddresses: run.provenAddresses,
           batches: run.batches,
           durationMs: Math.round(run.durationMs),
           interrupted: stopping,

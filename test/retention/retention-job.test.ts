@@ -422,3 +422,34 @@ describe('retention statements use indexes, not a scan of the tables', () => {
     expect(p).not.toMatch(/Seq Scan on webhook_delivery\b/);
   });
 });
+
+describe('retention: the client addresses proven longer ago than INGEST_PROVEN_ADDRESS_DAYS', () => {
+  let t: TestDatabase;
+  beforeAll(async () => (t = await createTestDatabase()));
+  afterAll(async () => t?.destroy());
+
+  const prove = (address: string, ageSeconds: number) =>
+    t.db.raw(`INSERT INTO webhook_proven_address (source, address, proven_at) VALUES ('shop', ?, now() - make_interval(secs => ?))`, [
+      address,
+      ageSeconds,
+    ]);
+  const addresses = async () => ((await t.db('webhook_proven_address').orderBy('address').pluck('address')) as string[]).sort();
+
+  it('without the setting, none goes', async () => {
+    await prove('10.0.0.99', 400 * DAY);
+    const { job } = retentionJob(t.db, {});
+    expect((await job.runOnce()).provenAddresses).toBe(0);
+    expect(await addresses()).toEqual(['10.0.0.99']);
+  });
+
+  it('deletes the older pairs in batches, keeps the younger, counts them', async () => {
+    for (let i = 1; i <= 5; i++) await prove(`10.0.0.${i}`, (30 + i) * DAY);
+    await prove('10.0.1.1', 29 * DAY);
+    await prove('10.0.1.2', 60);
+    const { job, metrics } = retentionJob(t.db, { batchSize: 2 }, { provenAddressMaxAgeSeconds: 30 * DAY });
+    const run = await job.runOnce();
+    expect(run.provenAddresses).toBe(6);
+    expect(await addresses()).toEqual(['10.0.1.1', '10.0.1.2']);
+    expect(await metricValue(metrics, 'webhook_fanout_retention_deleted_rows_total', { table: 'webhook_proven_address' })).toBe(6);
+  });
+});

@@ -110,13 +110,14 @@ export async function exists(db: Db, eventId: string): Promise<boolean> {
 export const DAY = 86_400;
 
 /** The job as ingest builds it, with its own metrics and a quiet logger. */
-export function retentionJob(db: Db, settings: Partial<RetentionSettings>) {
+export function retentionJob(db: Db, settings: Partial<RetentionSettings>, opts: { provenAddressMaxAgeSeconds?: number } = {}) {
   const metrics = createMetrics({ defaultMetrics: false });
   const job = createRetentionJob({
     db,
     metrics,
     logger: createLogger({ level: process.env.RETENTION_TEST_LOG ?? 'silent', name: 'retention-test' }),
     settings: { ...RETENTION_OFF, batchPauseMs: 0, ...settings },
+    ...opts,
   });
   return { job, metrics };
 }

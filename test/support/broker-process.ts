@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { createOutputTail, describeExit } from '../../src/dev/output-tail.js';
 import { waitForPort } from '../../src/dev/ports.js';
 
@@ -66,4 +67,48 @@ export async function spawnBroker(opts: {
       : err;
   }
   return { stop, output: () => tail.text() };
+}
+
+/** A broker a test can stop and start again on the same data (an outage), then stop for good. */
+export interface RestartableBroker {
+  /** the broker stops; its data stays for start() */
+  halt(): Promise<void>;
+  /** starts it again on the same ports and data */
+  start(): Promise<void>;
+  /** stops it, and deletes its data */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a broker whose data lives in `dir`: `spawn` starts its process, `ready` (optional) waits
+ * until it serves. halt() stops the process and keeps `dir`; stop() also runs `cleanup` (what the
+ * broker leaves running beside it) and deletes `dir`. A first start that fails cleans up the same.
+ */
+export async function startRestartable(opts: {
+  dir: string;
+  spawn: () => Promise<BrokerProcess>;
+  ready?: () => Promise<unknown>;
+  cleanup?: () => Promise<void>;
+}): Promise<RestartableBroker> {
+  let server: BrokerProcess | undefined;
+  const start = async (): Promise<void> => {
+    server = await opts.spawn();
+    await opts.ready?.();
+  };
+  const halt = async (): Promise<void> => {
+    await server?.stop();
+    server = undefined;
+  };
+  const stop = async (): Promise<void> => {
+    await halt();
+    await opts.cleanup?.();
+    await rm(opts.dir, { recursive: true, force: true });
+  };
+  try {
+    await start();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { halt, start, stop };
 }

@@ -60,6 +60,8 @@ export async function startIngestHarness(opts: {
   trustedProxies?: string[];
   /** what bounds wrong passwords (default DEFAULT_REFUSAL_LIMITS, 10 refusals a minute from one address) */
   refusalLimits?: RefusalLimits;
+  /** how often each ingest reads the proven client addresses again (default a minute) */
+  provenAddressRefreshMs?: number;
   /** the credential verifier's clock (epoch ms), so a test moves past its cache TTL without waiting */
   now?: () => number;
   /** default: events re-published after a minute, as in production */
@@ -111,6 +113,7 @@ export async function startIngestHarness(opts: {
       credentialCache: { ...(opts.rowTtlMs === undefined ? {} : { rowTtlMs: opts.rowTtlMs }), ...(opts.now ? { now: opts.now } : {}) },
       ...(opts.refusalFloorMs === undefined ? {} : { refusalFloorMs: opts.refusalFloorMs }),
       ...(opts.refusalLimits ? { refusalLimits: opts.refusalLimits } : {}),
+      ...(opts.provenAddressRefreshMs === undefined ? {} : { provenAddressRefreshMs: opts.provenAddressRefreshMs }),
     });
   const ingest = await build(opts.logger ?? createLogger({ level: 'silent' }));
   const started = await ingest.start();

@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
 import { freePort } from '../../src/dev/ports.js';
-import { provisionBroker, spawnBroker, type BrokerProcess } from './broker-process.js';
+import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 import { eventually } from './wait.js';
 
 const run = promisify(execFile);
@@ -25,7 +25,7 @@ export interface KafkaUser {
   password: string;
 }
 
-export interface KafkaBroker {
+export interface KafkaBroker extends RestartableBroker {
   /** host:port of the PLAINTEXT listener */
   bootstrap: string;
   /** host:port of the SASL_PLAINTEXT listener (SCRAM-SHA-512; `user` may publish) */
@@ -37,12 +37,6 @@ export interface KafkaBroker {
   createTopic(name: string, partitions?: number): Promise<void>;
   /** reads a topic from its beginning with Kafka's own console consumer (the Java client) */
   consume(topic: string, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
-  /** the broker stops (SIGTERM); its data stays for start() */
-  halt(): Promise<void>;
-  /** starts it again on the same ports and data */
-  start(): Promise<void>;
-  /** stops it and deletes its data */
-  stop(): Promise<void>;
 }
 
 /** One record as Kafka's console consumer printed it. */
@@ -108,40 +102,25 @@ export async function startKafka(opts: { maxMessageBytes?: number } = {}): Promi
   const clusterId = (await storage('random-uuid')).stdout.trim();
   await storage('format', '-t', clusterId, '-c', config, '--add-scram', `SCRAM-SHA-512=[name=${user.username},password=${user.password}]`);
 
-  let server: BrokerProcess | undefined;
   const bootstrap = `127.0.0.1:${port}`;
-  const start = async (): Promise<void> => {
-    server = await spawnBroker({
-      name: 'Kafka',
-      command: 'java',
-      args: [...JVM, '-cp', classpath(), 'kafka.Kafka', config],
-      port,
-    });
+  const server = await startRestartable({
+    dir,
+    spawn: () => spawnBroker({ name: 'Kafka', command: 'java', args: [...JVM, '-cp', classpath(), 'kafka.Kafka', config], port }),
     // listening is not serving yet: the metadata answers once the controller elected itself
-    await eventually(
-      async () => {
-        const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap], retries: 0 });
-        try {
-          const md = await admin.metadata({ topics: [] });
-          return md.brokers.size > 0;
-        } finally {
-          await admin.close();
-        }
-      },
-      { timeoutMs: 60_000, what: `Kafka on ${bootstrap} to answer metadata` },
-    );
-  };
-  const halt = async (): Promise<void> => {
-    await server?.stop();
-    server = undefined;
-  };
-  try {
-    await start();
-  } catch (err) {
-    await halt();
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+    ready: () =>
+      eventually(
+        async () => {
+          const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap], retries: 0 });
+          try {
+            const md = await admin.metadata({ topics: [] });
+            return md.brokers.size > 0;
+          } finally {
+            await admin.close();
+          }
+        },
+        { timeoutMs: 60_000, what: `Kafka on ${bootstrap} to answer metadata` },
+      ),
+  });
   return {
     bootstrap,
     saslBootstrap: `127.0.0.1:${saslPort}`,
@@ -192,12 +171,7 @@ export async function startKafka(opts: { maxMessageBytes?: number } = {}): Promi
         .filter((r) => r !== '')
         .map(parseRecord);
     },
-    halt,
-    start,
-    async stop() {
-      await halt();
-      await rm(dir, { recursive: true, force: true });
-    },
+    ...server,
   };
 }
 

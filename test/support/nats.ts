@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/dev/ports.js';
-import { provisionBroker, spawnBroker, type BrokerProcess } from './broker-process.js';
+import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 
 const serverPath = (): string => process.env.NATS_SERVER_PATH ?? 'nats-server';
 
-export interface NatsServer {
+export interface NatsServer extends RestartableBroker {
   /** nats://127.0.0.1:port */
   url: string;
   port: number;
@@ -15,12 +15,6 @@ export interface NatsServer {
   password: string;
   /** the server's max_payload */
   maxPayloadBytes: number;
-  /** the server stops; its JetStream store stays for start() */
-  halt(): Promise<void>;
-  /** starts it again on the same port and store */
-  start(): Promise<void>;
-  /** stops it and deletes its store */
-  stop(): Promise<void>;
 }
 
 /**
@@ -45,32 +39,9 @@ export async function startNats(opts: { maxPayloadBytes?: number } = {}): Promis
       '',
     ].join('\n'),
   );
-  let server: BrokerProcess | undefined;
-  const start = async (): Promise<void> => {
-    server = await spawnBroker({ name: 'nats-server', command: serverPath(), args: ['-c', config], port, timeoutMs: 30_000 });
-  };
-  const halt = async (): Promise<void> => {
-    await server?.stop();
-    server = undefined;
-  };
-  try {
-    await start();
-  } catch (err) {
-    await halt();
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    port,
-    username,
-    password,
-    maxPayloadBytes,
-    halt,
-    start,
-    async stop() {
-      await halt();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await startRestartable({
+    dir,
+    spawn: () => spawnBroker({ name: 'nats-server', command: serverPath(), args: ['-c', config], port, timeoutMs: 30_000 }),
+  });
+  return { url: `nats://127.0.0.1:${port}`, port, username, password, maxPayloadBytes, ...server };
 }

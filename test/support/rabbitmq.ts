@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/dev/ports.js';
-import { provisionBroker, spawnBroker, type BrokerProcess } from './broker-process.js';
+import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 
 const run = promisify(execFile);
 /** Debian's rabbitmq-server, run directly (its /usr/sbin wrapper would switch to the service's user) */
 const serverPath = (): string => process.env.RABBITMQ_SERVER_PATH ?? '/usr/lib/rabbitmq/bin/rabbitmq-server';
 
-export interface RabbitMq {
+export interface RabbitMq extends RestartableBroker {
   /** amqp://user:password@127.0.0.1:port/ of the broker's one user */
   url: string;
   port: number;
@@ -19,12 +19,6 @@ export interface RabbitMq {
   password: string;
   /** the broker's max_message_size */
   maxMessageBytes: number;
-  /** the broker stops; its data stays for start() */
-  halt(): Promise<void>;
-  /** starts it again on the same ports and data */
-  start(): Promise<void>;
-  /** stops it and deletes its data */
-  stop(): Promise<void>;
 }
 
 /**
@@ -70,34 +64,13 @@ export async function startRabbitMq(opts: { maxMessageBytes?: number } = {}): Pr
     RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
     RABBITMQ_LOGS: '-',
   };
-  let server: BrokerProcess | undefined;
-  const start = async (): Promise<void> => {
-    server = await spawnBroker({ name: 'RabbitMQ', command: serverPath(), args: [], env, cwd: dir, port });
-  };
-  const halt = async (): Promise<void> => {
-    await server?.stop();
-    server = undefined;
-  };
-  const stopAll = async (): Promise<void> => {
-    await halt();
+  const server = await startRestartable({
+    dir,
+    spawn: () => spawnBroker({ name: 'RabbitMQ', command: serverPath(), args: [], env, cwd: dir, port }),
     // the Erlang VM started an epmd of its own on epmdPort; it outlives the node
-    await run('epmd', ['-kill'], { env: { ...process.env, ERL_EPMD_PORT: String(epmdPort) } }).catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    await start();
-  } catch (err) {
-    await stopAll();
-    throw err;
-  }
-  return {
-    url: `amqp://${username}:${password}@127.0.0.1:${port}/`,
-    port,
-    username,
-    password,
-    maxMessageBytes,
-    halt,
-    start,
-    stop: stopAll,
-  };
+    cleanup: async () => {
+      await run('epmd', ['-kill'], { env: { ...process.env, ERL_EPMD_PORT: String(epmdPort) } }).catch(() => undefined);
+    },
+  });
+  return { url: `amqp://${username}:${password}@127.0.0.1:${port}/`, port, username, password, maxMessageBytes, ...server };
 }

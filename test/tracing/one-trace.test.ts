@@ -111,6 +111,8 @@ describe("one trace from the sender's request to every delivery", () => {
         'webhook.source': 'shop',
         'webhook.event_id': eventId,
         'http.response.status_code': 200,
+        // the sender (ingest trusts no proxy here: the TCP peer), not left out
+        'client.address': '127.0.0.1',
       }),
     });
   });

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
@@ -80,6 +81,10 @@ export function createAwsClients(deps: AwsClientsDeps) {
         const credentials = credentialsOf(access);
         const config = { ...common(access), ...(credentials ? { credentials } : {}) };
         set = { sqs: new SQSClient(config), sns: new SNSClient(config), eventBridge: new EventBridgeClient(config) };
+        const keep = { step: 'deserialize', priority: 'low', name: 'keepXmlErrorBody' } as const;
+        set.sqs.middlewareStack.add(keepXmlErrorBody, keep);
+        set.sns.middlewareStack.add(keepXmlErrorBody, keep);
+        set.eventBridge.middlewareStack.add(keepXmlErrorBody, keep);
         sets.set(key, set);
       }
       return set;
@@ -97,3 +102,32 @@ export function createAwsClients(deps: AwsClientsDeps) {
   };
 }
 export type AwsClients = ReturnType<typeof createAwsClients>;
+
+/** The most of an error body kept (an XML error is a few hundred bytes; a proxy's page may be more). */
+const KEPT_ERROR_BODY_BYTES = 16 * 1024;
+
+/**
+ * Keeps an XML (or HTML) error answer readable: SQS and EventBridge speak JSON, and their clients'
+ * error for a body they can not parse says only "Unexpected token '<'". An emulator such as moto
+ * refuses a signature or a policy in XML, and a proxy in front of the service may answer so too.
+ * Inside the client's deserializer (priority low), the body is read here and left on the response
+ * as bytes, which the error keeps ($response) and classifyAwsError reads the code and message from.
+ */
+function keepXmlErrorBody<A, R extends { response: unknown }>(next: (args: A) => Promise<R>): (args: A) => Promise<R> {
+  return async (args) => {
+    const out = await next(args);
+    const response = out.response as { statusCode?: unknown; headers?: Record<string, string>; body?: unknown };
+    const type = response.headers?.['content-type'] ?? '';
+    const body = response.body;
+    if (typeof response.statusCode === 'number' && response.statusCode >= 400 && /xml|html/i.test(type) && body instanceof Readable) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (size < KEPT_ERROR_BODY_BYTES) chunks.push(chunk);
+        size += chunk.length;
+      }
+      response.body = Buffer.concat(chunks).subarray(0, KEPT_ERROR_BODY_BYTES);
+    }
+    return out;
+  };
+}

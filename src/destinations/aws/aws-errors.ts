@@ -50,14 +50,36 @@ interface SdkErrorFacts {
   $metadata?: { httpStatusCode?: unknown };
   $retryable?: unknown;
   cause?: unknown;
+  /** the body of an answer the client could not parse (the SDK's deserialization error) */
+  $responseBodyText?: unknown;
+  /** the answer itself, its body as bytes when aws-clients.ts kept an XML error body */
+  $response?: { body?: unknown };
 }
 
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim().slice(0, 300);
 
+const XML_ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'" };
+
+/**
+ * The code and message of an XML error body the client could not parse: an answer in another
+ * protocol than the client's (the query protocol's <ErrorResponse>, as an emulator such as moto
+ * gives for a refused signature or policy, or a proxy in front of the service). Without it the
+ * reason would be the parser's "Unexpected token '<'" instead of the service's own words.
+ */
+function xmlErrorOf(body: unknown): { code: string; message: string } | undefined {
+  if (typeof body !== 'string') return undefined;
+  const head = body.slice(0, 8192);
+  const code = /<Code>\s*([\w.:-]{1,128})\s*<\/Code>/.exec(head)?.[1];
+  if (code === undefined) return undefined;
+  const message = /<Message>([^<]{0,2048})<\/Message>/.exec(head)?.[1] ?? '';
+  return { code, message: message.replace(/&(amp|lt|gt|quot|apos);/g, (m) => XML_ENTITIES[m] ?? m) };
+}
+
 /**
  * An AWS SDK call's failure as a delivery outcome: retryable or permanent by the service's error
- * code (RETRIED_CODES), its HTTP status, or the connection's error, with the code and the
- * service's message as the reason (never a credential: the SDK's messages name the resource).
+ * code (RETRIED_CODES; from an XML body the client could not parse too), its HTTP status, or the
+ * connection's error, with the code and the service's message as the reason (never a credential:
+ * the SDK's messages name the resource).
  */
 export function classifyAwsError(
   err: unknown,
@@ -66,10 +88,12 @@ export function classifyAwsError(
 ): DeliveryOutcome {
   const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorFacts;
   const cause = (typeof e.cause === 'object' && e.cause !== null ? e.cause : {}) as SdkErrorFacts;
-  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const kept = e.$response?.body;
+  const xml = xmlErrorOf(e.$responseBodyText ?? (kept instanceof Uint8Array ? Buffer.from(kept).toString('utf8') : undefined));
+  const name = xml?.code ?? (typeof e.name === 'string' ? e.name : 'Error');
   const code = typeof e.code === 'string' ? e.code : typeof cause.code === 'string' ? cause.code : undefined;
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : null;
-  const message = oneLine(typeof e.message === 'string' ? e.message : String(err));
+  const message = oneLine(xml?.message ?? (typeof e.message === 'string' ? e.message : String(err)));
   const fail = (kind: 'retryable' | 'permanent', statusClass: StatusClass, error: string): DeliveryOutcome => ({
     kind,
     status,

@@ -10,7 +10,7 @@ import { createRepositories, type Repositories } from '../../../src/db/repositor
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { buildWorkerProcess } from '../../../src/processes/worker-process.js';
+import { buildWorkerProcess, type WorkerDeps } from '../../../src/processes/worker-process.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
 /** Short backoff so retries take milliseconds, not seconds. */
@@ -54,6 +54,8 @@ export async function startFanoutHarness(
     /** shared with another harness (e.g. an operator's); not destroyed by close() */ database?: TestDatabase;
     /** WORKER_SANDBOX_DIAGNOSTICS (default off, as in production) */
     sandboxDiagnostics?: boolean;
+    /** the AWS destinations' base credentials (an IAM user of moto's); absent: the SDK's default chain */
+    awsCredentials?: WorkerDeps['awsCredentials'];
     /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through (default none) */
     deliveryProxy?: DeliveryProxyConfig;
   } = {},
@@ -83,6 +85,7 @@ export async function startFanoutHarness(
     repos,
     metrics,
     logger: createLogger({ level: 'silent' }),
+    ...(opts.awsCredentials ? { awsCredentials: opts.awsCredentials } : {}),
   });
   const worker = built.start();
   const start = createFanoutStarter({ client, taskQueue, metrics, events: repos.events });
@@ -148,6 +151,8 @@ export function endpointSpec(spec: Partial<EndpointSpec> & Pick<EndpointSpec, 's
     namespace: spec.namespace ?? null,
     format: spec.format ?? 'Raw',
     deniedReason: spec.deniedReason ?? null,
+    ...(spec.destination ? { destination: spec.destination } : {}),
+    ...(spec.destinationSecrets ? { destinationSecrets: spec.destinationSecrets } : {}),
     proxyDirect: spec.proxyDirect ?? false,
   };
 }

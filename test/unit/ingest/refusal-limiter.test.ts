@@ -1,7 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { createRefusalLimiter, type RefusalLimits } from '../../../src/ingest/refusal-limiter.js';
+import { createRefusalLimiter, type Candidate, type RefusalLimiter, type RefusalLimits } from '../../../src/ingest/refusal-limiter.js';
 
 const LIMITS: RefusalLimits = { perAddress: 2, perSource: 3, windowMs: 60_000, concurrency: 1, queue: 1 };
+
+/** Comparisons that end when the test says (`next()`: the one that has the turn), and the order they ended in. */
+function gated(limiter: RefusalLimiter) {
+  const order: string[] = [];
+  const gates: Array<() => void> = [];
+  const compare = (name: string, candidate?: Candidate) =>
+    limiter.inTurn(async () => {
+      await new Promise<void>((resolve) => gates.push(resolve));
+      order.push(name);
+      return name;
+    }, candidate);
+  const next = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    gates.shift()?.();
+  };
+  return { order, compare, next };
+}
 
 describe('createRefusalLimiter: refusals per address and per source in a window, and the line of comparisons', () => {
   it.each([
@@ -136,14 +153,7 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
     // 'flood' has refused for s twice, 'busy' once, for other sources; 'clean' never
     for (let i = 0; i < 2; i++) limiter.refused('flood', 's', true);
     limiter.refused('busy', 't', true);
-    const order: string[] = [];
-    const gates: Array<() => void> = [];
-    const compare = (name: string, candidate?: { address: string; source: string }) =>
-      limiter.inTurn(async () => {
-        await new Promise<void>((resolve) => gates.push(resolve));
-        order.push(name);
-        return name;
-      }, candidate);
+    const { order, compare, next } = gated(limiter);
     const running = compare('running');
     const other = compare('other');
     const flood = compare('flood', { address: 'flood', source: 's' });
@@ -154,8 +164,7 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
     // placed no better than the last: refused at once
     await expect(compare('late', { address: 'flood', source: 's' })).resolves.toEqual({ limited: true, retryAfterSeconds: 1, by: 'queue' });
     for (const p of [running, clean, busy, other]) {
-      await new Promise((resolve) => setImmediate(resolve));
-      gates.shift()?.();
+      await next();
       await p;
     }
     expect(order).toEqual(['running', 'clean', 'busy', 'other']);
@@ -164,14 +173,7 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
   it("places a clean source's sender before a flood guessing at other sources' passwords, as the counts stand when the turn is handed over", async () => {
     let t = 0;
     const limiter = createRefusalLimiter({ ...LIMITS, perAddress: 100, perSource: 100, queue: 8 }, () => t);
-    const order: string[] = [];
-    const gates: Array<() => void> = [];
-    const compare = (name: string, candidate: { address: string; source: string }) =>
-      limiter.inTurn(async () => {
-        await new Promise<void>((resolve) => gates.push(resolve));
-        order.push(name);
-        return name;
-      }, candidate);
+    const { order, compare, next } = gated(limiter);
     // a flood's first tries from four fresh addresses at a decoy's password, all placed before the
     // sender arrives, when nothing had been refused yet
     const running = compare('running', { address: 'f0', source: 'decoy' });
@@ -181,10 +183,93 @@ describe('createRefusalLimiter: refusals per address and per source in a window,
     limiter.refused('f0', 'decoy', true);
     t = 1;
     for (const p of [running, sender, ...flood]) {
-      await new Promise((resolve) => setImmediate(resolve));
-      gates.shift()?.();
+      await next();
       await p;
     }
     expect(order).toEqual(['running', 'sender', 'f1', 'f2', 'f3']);
+  });
+});
+
+describe('createRefusalLimiter: an address proven for its source before (proven-addresses.ts) goes before those never seen', () => {
+  // a flood's first tries from fresh addresses at the source whose username it knows, placed
+  // before the sender: without history they rank as the sender's first request does
+  const flood = ['f1', 'f2', 'f3'].map((address) => ({ name: address, address, source: 'valid' }));
+  it.each([
+    {
+      name: 'never seen: behind the first tries placed before it',
+      proven: [],
+      guesses: [],
+      order: ['running', 'f1', 'f2', 'f3', 'sender'],
+    },
+    {
+      name: 'proven for its source: before them',
+      proven: [['sender', 'valid']],
+      guesses: [],
+      order: ['running', 'sender', 'f1', 'f2', 'f3'],
+    },
+    {
+      name: 'proven for another source only: behind them',
+      proven: [['sender', 'other']],
+      guesses: [],
+      order: ['running', 'f1', 'f2', 'f3', 'sender'],
+    },
+    {
+      name: 'a proven address with a wrong guess at this source: behind the fresh ones (an attacker behind a proven proxy)',
+      proven: [['sender', 'valid']],
+      guesses: [['sender', 'valid']],
+      order: ['running', 'f1', 'f2', 'f3', 'sender'],
+    },
+    {
+      name: 'a proven address with wrong guesses at other sources only: still before them',
+      proven: [['sender', 'valid']],
+      guesses: [['sender', 'other']],
+      order: ['running', 'sender', 'f1', 'f2', 'f3'],
+    },
+  ])('$name', async ({ proven, guesses, order: expected }) => {
+    const known = new Set(proven.map(([a, s]) => `${a}/${s}`));
+    const limiter = createRefusalLimiter(
+      { ...LIMITS, perAddress: 100, perSource: 100, queue: 8 },
+      () => 0,
+      (a, s) => known.has(`${a}/${s}`),
+    );
+    for (const [address, source] of guesses) limiter.refused(address!, source!, true);
+    const { order, compare, next } = gated(limiter);
+    const all = [
+      compare('running', { address: 'f0', source: 'valid' }),
+      ...flood.map((f) => compare(f.name, f)),
+      compare('sender', { address: 'sender', source: 'valid' }),
+    ];
+    // one turn at a time, whoever has it
+    for (let i = 0; i < all.length; i++) await next();
+    await Promise.all(all);
+    expect(order).toEqual(expected);
+  });
+
+  /** A line of two, full of first tries from fresh addresses (f1, f2) behind the one running, and the sender coming last. */
+  const fullLine = (proven: boolean) => {
+    const limiter = createRefusalLimiter(
+      { ...LIMITS, perAddress: 100, perSource: 100, queue: 2 },
+      () => 0,
+      (a, s) => proven && a === 'sender' && s === 'valid',
+    );
+    const { compare, next } = gated(limiter);
+    const running = compare('running', { address: 'f0', source: 'valid' });
+    const waiting = flood.slice(0, 2).map((f) => compare(f.name, f));
+    const sender = compare('sender', { address: 'sender', source: 'valid' });
+    return { running, waiting, sender, next };
+  };
+
+  it('when the line is full, a sender never seen is refused at once (placed no better than the last come)', async () => {
+    const { sender } = fullLine(false);
+    await expect(sender).resolves.toEqual({ limited: true, retryAfterSeconds: 1, by: 'queue' });
+  });
+
+  it('when the line is full, a proven sender takes the place of the last first try, and the next turn', async () => {
+    const { running, waiting, sender, next } = fullLine(true);
+    await expect(waiting[1]).resolves.toEqual({ limited: true, retryAfterSeconds: 1, by: 'queue' });
+    await next();
+    await expect(running).resolves.toBe('running');
+    await next();
+    await expect(sender).resolves.toBe('sender');
   });
 });

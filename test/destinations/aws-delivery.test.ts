@@ -1,0 +1,237 @@
+import {
+  CreateAccessKeyCommand,
+  CreateRoleCommand,
+  CreateUserCommand,
+  IAMClient,
+  PutRolePolicyCommand,
+  PutUserPolicyCommand,
+} from '@aws-sdk/client-iam';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message as SqsMessage,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import type { EndpointDestination } from '../../src/domain/records.js';
+import { createDestinations } from '../../src/destinations/index.js';
+import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from '../fanout/support/harness.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { sleep } from '../support/wait.js';
+import { startMotoBackend, type Backend } from '../transport/backends.js';
+import { signedMessage } from './broker-messages.js';
+
+// SQS endpoints delivered by the real worker (Temporal, Postgres, the deliver activity) to moto
+// with its IAM checks on: a role refused by its policy ends the delivery FAILED at once with
+// AWS's reason; moto unreachable for 30 s loses no event and stores none twice.
+
+const region = 'eu-west-1';
+const ACCOUNT = '123456789012';
+let moto: Backend;
+let proxy: TcpProxy;
+let harness: FanoutHarness;
+/** the worker's identity (the pod's, in production): may publish, read back and assume the roles */
+let worker: { accessKeyId: string; secretAccessKey: string };
+let reader: SQSClient;
+const queues: Record<'payments' | 'outage', string> = { payments: '', outage: '' };
+
+const policy = (actions: string[]): string =>
+  JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: actions, Resource: '*' }] });
+const TRUST = JSON.stringify({
+  Version: '2012-10-17',
+  Statement: [{ Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ACCOUNT}:user/worker` }, Action: 'sts:AssumeRole' }],
+});
+
+/** Everything a test needs in moto, made before its IAM checks are on: the queues, the worker's user, two roles. */
+async function seedMoto(): Promise<void> {
+  const setup = { region, endpoint: moto.endpoint, credentials: { accessKeyId: 'setup', secretAccessKey: 'setup' } };
+  const iam = new IAMClient({ ...setup, region: 'us-east-1' });
+  const sqs = new SQSClient(setup);
+  try {
+    queues.payments = (await sqs.send(new CreateQueueCommand({ QueueName: 'payments' }))).QueueUrl!;
+    // FIFO: the event id de-duplicates, so a publish whose answer the outage cut is not a second message
+    queues.outage = (await sqs.send(new CreateQueueCommand({ QueueName: 'outage.fifo', Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
+    await iam.send(new CreateUserCommand({ UserName: 'worker' }));
+    await iam.send(
+      new PutUserPolicyCommand({
+        UserName: 'worker',
+        PolicyName: 'publish-and-read',
+        PolicyDocument: policy(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:DeleteMessageBatch', 'sts:AssumeRole']),
+      }),
+    );
+    const key = (await iam.send(new CreateAccessKeyCommand({ UserName: 'worker' }))).AccessKey!;
+    worker = { accessKeyId: key.AccessKeyId!, secretAccessKey: key.SecretAccessKey! };
+    for (const [role, actions] of [
+      ['publisher', ['sqs:SendMessage']],
+      // may look at queues, not publish to them
+      ['auditor', ['sqs:GetQueueAttributes', 'sqs:ListQueues']],
+    ] as const) {
+      await iam.send(new CreateRoleCommand({ RoleName: role, AssumeRolePolicyDocument: TRUST }));
+      await iam.send(new PutRolePolicyCommand({ RoleName: role, PolicyName: 'sqs', PolicyDocument: policy([...actions]) }));
+    }
+  } finally {
+    iam.destroy();
+    sqs.destroy();
+  }
+  // from now on moto checks every request's signature and the policies of its principal
+  const on = await fetch(`${moto.endpoint}/moto-api/reset-auth`, { method: 'POST', body: '0' });
+  if (!on.ok) throw new Error(`moto did not turn its IAM checks on: ${on.status} ${await on.text()}`);
+}
+
+/** Reads the queue until it stays empty (each message deleted once read). */
+async function drain(queueUrl: string): Promise<SqsMessage[]> {
+  const all: SqsMessage[] = [];
+  for (let empty = 0; empty < 2;) {
+    const r = await reader.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }),
+    );
+    const got = r.Messages ?? [];
+    empty = got.length === 0 ? empty + 1 : 0;
+    all.push(...got);
+    if (got.length > 0) {
+      await reader.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+    }
+  }
+  return all;
+}
+
+/** The event id a message carries (its X-Webhook-Event-Id, in the webhook-headers attribute). */
+const eventIdOf = (m: SqsMessage): string | undefined =>
+  (JSON.parse(m.MessageAttributes?.['webhook-headers']?.StringValue ?? '{}') as Record<string, string>)['X-Webhook-Event-Id'];
+
+const sqsTo = (
+  queueUrl: string,
+  over: { endpointUrl?: string; roleArn?: string | null } = {},
+): Extract<EndpointDestination, { type: 'SQS' }> => ({
+  type: 'SQS',
+  queueUrl,
+  region,
+  endpointUrl: over.endpointUrl ?? moto.endpoint,
+  roleArn: over.roleArn ?? null,
+});
+
+interface AttemptRow {
+  attempt: number;
+  outcome: string;
+  error: string | null;
+  receipt: { messageId?: string } | null;
+}
+const attemptsOf = (deliveryId: string): Promise<AttemptRow[]> =>
+  harness.database.db('webhook_delivery_attempt').where({ delivery_id: deliveryId }).orderBy('attempt');
+
+beforeAll(async () => {
+  moto = await startMotoBackend();
+  await seedMoto();
+  proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(moto.endpoint).port) });
+  reader = new SQSClient({ region, endpoint: moto.endpoint, credentials: worker });
+  // retries over the outage every 0.5 to 4 s: a dozen attempts in 30 s
+  harness = await startFanoutHarness({
+    awsCredentials: worker,
+    backoff: { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 4_000 },
+  });
+}, 120_000);
+afterAll(async () => {
+  await harness?.close();
+  reader?.destroy();
+  await proxy?.close();
+  await moto?.stop();
+});
+
+describe('SQS endpoints through the worker, moto checking IAM', () => {
+  it("a role whose policy does not allow sqs:SendMessage: FAILED at the first attempt with AWS's reason; a role that may publishes", async () => {
+    const source = uniqueSource('iam');
+    const refused = await addEndpoint(harness.repos, {
+      source,
+      name: 'refused',
+      url: queues.payments,
+      maxAttempts: 5,
+      destination: sqsTo(queues.payments, { roleArn: `arn:aws:iam::${ACCOUNT}:role/auditor` }),
+    });
+    const allowed = await addEndpoint(harness.repos, {
+      source,
+      name: 'allowed',
+      url: queues.payments,
+      maxAttempts: 5,
+      destination: sqsTo(queues.payments, { roleArn: `arn:aws:iam::${ACCOUNT}:role/publisher` }),
+    });
+    const eventId = await addEvent(harness.repos, { source });
+    await harness.runFanout(eventId);
+
+    const failed = await deliveryOf(harness.repos, eventId, refused);
+    expect(failed).toMatchObject({ status: 'FAILED', attempts: 1, lastError: expect.stringMatching(/^SQS: AccessDenied/) });
+    expect(failed.lastError).toContain('sqs:SendMessage');
+    expect(await attemptsOf(failed.id)).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: 'FAILED', error: failed.lastError, receipt: null }),
+    ]);
+
+    const delivered = await deliveryOf(harness.repos, eventId, allowed);
+    expect(delivered).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    const [attempt] = await attemptsOf(delivered.id);
+    // read back with the SDK: the one message is the allowed endpoint's, the id the attempt log recorded
+    const messages = await drain(queues.payments);
+    expect(messages.map((m) => [m.MessageId, eventIdOf(m)])).toEqual([[attempt?.receipt?.messageId, eventId]]);
+  });
+
+  it('credentials moto does not know: refused at once, final, the secret never in the outcome', async () => {
+    const stranger = createDestinations({
+      addressPolicy: createAddressPolicy(),
+      awsCredentials: { accessKeyId: 'AKIAUNKNOWNUNKNOWN00', secretAccessKey: 'not-a-secret-moto-knows' },
+    });
+    try {
+      const outcome = await stranger.send(signedMessage(), sqsTo(queues.payments), { timeoutMs: 10_000 });
+      expect(outcome).toMatchObject({
+        kind: 'permanent',
+        status: 403,
+        statusClass: '4xx',
+        error: expect.stringMatching(/^SQS: InvalidClientTokenId: /),
+      });
+      expect(JSON.stringify(outcome)).not.toContain('not-a-secret-moto-knows');
+    } finally {
+      await stranger.close();
+    }
+    expect(await drain(queues.payments)).toEqual([]);
+  });
+
+  it('moto unreachable for 30 s mid-run: every delivery retried until SUCCESS, every event in the queue once', async () => {
+    const source = uniqueSource('outage');
+    const via = `http://127.0.0.1:${proxy.port}`;
+    const endpointId = await addEndpoint(harness.repos, {
+      source,
+      url: queues.outage,
+      maxAttempts: 30,
+      destination: sqsTo(queues.outage, { endpointUrl: via }),
+    });
+    const before = await Promise.all(Array.from({ length: 4 }, () => addEvent(harness.repos, { source })));
+    await Promise.all(before.map((id) => harness.runFanout(id)));
+
+    proxy.cut();
+    const during = await Promise.all(Array.from({ length: 6 }, () => addEvent(harness.repos, { source })));
+    for (const id of during) await harness.start(id);
+    await sleep(30_000);
+    // nothing got through meanwhile, and the deliveries kept trying
+    const waiting = await Promise.all(during.map((id) => deliveryOf(harness.repos, id, endpointId)));
+    expect(waiting.map((d) => d.status)).not.toContain('SUCCESS');
+    expect(waiting.every((d) => d.attempts >= 2 && d.lastError !== null && /^SQS: /.test(d.lastError))).toBe(true);
+    proxy.restore();
+    await Promise.all(during.map((id) => harness.client.workflow.getHandle(id).result()));
+
+    const all = [...before, ...during];
+    const deliveries = await Promise.all(all.map((id) => deliveryOf(harness.repos, id, endpointId)));
+    expect(deliveries.map((d) => d.status)).toEqual(all.map(() => 'SUCCESS'));
+    for (const d of deliveries) {
+      // one SUCCESS each, after the retried attempts of the outage
+      const outcomes = (await attemptsOf(d.id)).map((a) => a.outcome);
+      expect(outcomes.filter((o) => o === 'SUCCESS')).toHaveLength(1);
+      expect(outcomes.at(-1)).toBe('SUCCESS');
+    }
+    const messages = await drain(queues.outage);
+    expect(messages.map(eventIdOf).sort()).toEqual([...all].sort());
+  }, 180_000);
+});
