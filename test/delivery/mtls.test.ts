@@ -71,10 +71,20 @@ describe('spec.tls: mTLS and a private CA', () => {
     expect(seen.at(-1)).toBe('webhook-fanout-b');
   });
 
-  it('without a client certificate the receiver refuses the handshake: a retryable connection failure', async () => {
+  it('without a client certificate the receiver refuses the handshake: a retryable connection failure naming its TLS alert', async () => {
     const outcome = await send({ certificate: null, key: null, caBundle: read(serverPki.caCert) });
     expect(outcome).toMatchObject({ kind: 'retryable', status: null, statusClass: 'network' });
-    expect(outcome.kind !== 'success' && outcome.error).toMatch(/certificate|alert|socket|reset|closed/i);
+    // TLS 1.3: the receiver sends "certificate required" (alert 116) once it has read our Finished
+    expect(outcome.kind !== 'success' && outcome.error).toBe(
+      'TLS handshake refused by the receiver: alert "certificate required" (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED)',
+    );
+  });
+
+  it('a client certificate the receiver does not trust: a retryable failure (Node closes without an alert: nothing more to name)', async () => {
+    const stranger = createTestPki('strangers').issue('stranger', { usage: 'client' });
+    const outcome = await send({ certificate: read(stranger.cert), key: read(stranger.key), caBundle: read(serverPki.caCert) });
+    expect(outcome).toMatchObject({ kind: 'retryable', status: null, statusClass: 'network' });
+    expect(outcome.kind !== 'success' && outcome.error).toMatch(/other side closed|socket|reset/);
   });
 
   it('without the private CA the system roots do not know the receiver: a retryable failure naming the certificate', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { ConnectionOptions } from 'node:tls';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { Destination, HttpTarget } from '../../delivery/destination.js';
 import { invalidRequest } from '../../delivery/types.js';
 import { isAppError } from '../../domain/errors.js';
@@ -13,6 +13,7 @@ import type { Resolve } from '../../delivery/guarded-lookup.js';
 import { createProxyAgent, proxyDeferred, proxyFailureOf, proxyFailureOfResponse, type ForwardProxy } from './forward-proxy.js';
 import { buildHeaders } from './http-headers.js';
 import { readBodyPrefix } from './response-body.js';
+import { createTlsAlerts } from './tls-alerts.js';
 import { spanEvent } from '../../observability/spans.js';
 
 export interface HttpDestinationOptions {
@@ -43,12 +44,14 @@ export function createHttpDestination(opts: HttpDestinationOptions): Destination
   const { addressPolicy } = opts;
   const now = opts.now ?? Date.now;
   const lookup = createGuardedLookup(addressPolicy, opts.resolve);
+  // the TLS alert a receiver refuses a handshake with, for the attempt log (tls-alerts.ts)
+  const tlsAlerts = createTlsAlerts();
   const newAgent = (tls: TlsOptions = {}) =>
     new Agent({
       connections: opts.agentOptions?.connections ?? null,
       keepAliveTimeout: opts.agentOptions?.keepAliveTimeout ?? 4_000,
       // every new connection resolves through the policy, whatever the attempt and its TLS
-      connect: { lookup, ...tls },
+      connect: tlsAlerts.connector(buildConnector({ lookup, ...tls })),
     });
   const agent = newAgent();
   const tlsAgents = createTlsDispatchers((tls) => newAgent(tls));
@@ -117,7 +120,7 @@ export function createHttpDestination(opts: HttpDestinationOptions): Destination
       // the proxy refused or could not be reached: the installation's failure, the delivery waits
       const failure = viaProxy ? proxyFailureOf(err) : null;
       if (failure) return proxyDeferred(failure, elapsed());
-      return classifyError(err, { durationMs: elapsed(), timeoutMs });
+      return classifyError(tlsAlerts.alertOf(err) ?? err, { durationMs: elapsed(), timeoutMs });
     }
     // an http target's request is relayed: a 407, or a 502/503 the proxy says is its own, is the proxy's
     const ownAnswer = viaProxy && target.protocol === 'http:' ? proxyFailureOfResponse(response.statusCode, response.headers) : null;
