@@ -46,6 +46,11 @@ export interface BenchConfig {
   e2eShapes: boolean;
   /** BENCH_E2E_CONTENT (on; 0 skips): a filtered and a transformed one-endpoint round beside the plain one */
   e2eContent: boolean;
+  /**
+   * BENCH_E2E_DESTINATIONS (on; 0 skips): one-endpoint rounds to a Kafka topic (a local Kafka 4,
+   * scripts/tools/brokers.sh) and to an SQS queue (the bench's fauxqs) beside HTTP's (issue 43)
+   */
+  e2eDestinations: boolean;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -126,6 +131,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     chartWorkerConsumesQueue: chartConsumesQueue,
     e2eShapes: flag(env, 'BENCH_E2E_SHAPES', true),
     e2eContent: flag(env, 'BENCH_E2E_CONTENT', true),
+    e2eDestinations: flag(env, 'BENCH_E2E_DESTINATIONS', true),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),

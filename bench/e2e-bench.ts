@@ -74,12 +74,20 @@ export interface E2eBenchDeps {
   cpuGroups?: Readonly<Record<string, string>>;
 }
 
-/** The one-endpoint case run again beside the plain one: in the other shape, filtered, transformed. */
+/** The one-endpoint case run again beside the plain one: in the other shape, filtered, transformed, to other destinations. */
 export interface E2eVariants {
   /** the deps of the other shape (its topic, its processes' CPU groups); absent: not run */
   otherShape?: E2eBenchDeps;
   /** the filtered and the transformed rounds */
   content?: boolean;
+  /** a Kafka topic's and an SQS queue's rounds (issue 43), beside HTTP's; absent: not run */
+  destinations?: BenchDestinations;
+}
+
+/** Where the destination rounds' endpoints send: a Kafka topic, an SQS queue. */
+export interface BenchDestinations {
+  kafka: NonNullable<EndpointContent['destination']>;
+  sqs: NonNullable<EndpointContent['destination']>;
 }
 
 export interface E2eFigures {
@@ -91,6 +99,9 @@ export interface E2eFigures {
   /** the one-endpoint case with BENCH_FILTER, and with BENCH_TRANSFORM, on the endpoint (BENCH_E2E_CONTENT) */
   filtered?: E2ePath;
   transformed?: E2ePath;
+  /** the one-endpoint case to a Kafka topic and to an SQS queue (BENCH_E2E_DESTINATIONS) */
+  kafka?: E2ePath;
+  sqs?: E2ePath;
 }
 
 /** Polls until done() or the timeout; returns the seconds since t0 at which done() held. */
@@ -133,7 +144,13 @@ export async function runReal(
   n: number,
   opts: { countActions?: boolean; content?: EndpointContent } = {},
 ): Promise<E2eRun> {
-  const kind = opts.content?.filter !== undefined ? '-filter' : opts.content?.transform !== undefined ? '-transform' : '';
+  const kind = opts.content?.destination
+    ? `-${opts.content.destination.to.type.toLowerCase()}`
+    : opts.content?.filter !== undefined
+      ? '-filter'
+      : opts.content?.transform !== undefined
+        ? '-transform'
+        : '';
   const source = `bench-e2e-${k}${kind}-${randomBytes(3).toString('hex')}`;
   // BENCH_E2E_FAIL_FIRST: every delivery's first request is answered 503, its retry 200
   const receiverUrl = d.cfg.e2eFailFirst ? `${d.receiver.url}${FLAKY_PATH.replace(/\/$/, '')}` : d.receiver.url;
@@ -248,12 +265,13 @@ function combine(runs: E2eRun[]): E2ePath {
 /**
  * Warm-up, then `rounds` rounds of the runs: 1 and 10 endpoints, real and bare, the empty workflow
  * of Temporal's floor, and beside the one-endpoint real run its variants (the other shape, a
- * filter, a transform), the order mirrored every other round so drift on the machine hits the
+ * filter, a transform, a Kafka topic and an SQS queue as the destination), the order mirrored every other round so drift on the machine hits the
  * runs alike. Figures are medians over the rounds, CPU summed.
  */
 export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2eVariants = {}): Promise<E2eFigures> {
   const { cfg, log } = d;
   const other = variants.otherShape;
+  const destinations = variants.destinations;
   if (cfg.e2eWarmupEvents > 0) {
     log(`e2e: warming up with ${cfg.e2eWarmupEvents} events on each path`);
     await runReal(d, 1, cfg.e2eWarmupEvents);
@@ -263,6 +281,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
       await runReal(d, 1, cfg.e2eWarmupEvents, { content: { filter: BENCH_FILTER } });
       await runReal(d, 1, cfg.e2eWarmupEvents, { content: { transform: BENCH_TRANSFORM } });
     }
+    // the first send to a type loads its client (the AWS SDKs, Kafka's metadata): not in the measured rounds
+    for (const to of Object.values(destinations ?? {})) await runReal(d, 1, cfg.e2eWarmupEvents, { content: { destination: to } });
   }
   d.afterWarmup?.();
   const runs = {
@@ -270,6 +290,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     other1: [] as E2eRun[],
     filter1: [] as E2eRun[],
     transform1: [] as E2eRun[],
+    kafka1: [] as E2eRun[],
+    sqs1: [] as E2eRun[],
     bare1: [] as E2eRun[],
     real10: [] as E2eRun[],
     bare10: [] as E2eRun[],
@@ -286,13 +308,19 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
           transform1: () => runReal(d, 1, cfg.e2eEvents1, { content: { transform: BENCH_TRANSFORM } }),
         }
       : {}),
+    ...(destinations
+      ? {
+          kafka1: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.kafka } }),
+          sqs1: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.sqs } }),
+        }
+      : {}),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
     floor: () => runFloor(d, cfg.e2eEvents1),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
     real10: () => runReal(d, 10, cfg.e2eEvents10, { countActions: runs.real10.length === 0 }),
   };
   // the one-endpoint runs side by side first; each round runs the previous one's order backwards
-  const forward = (['real1', 'other1', 'filter1', 'transform1', 'bare1', 'floor', 'bare10', 'real10'] as const).filter(
+  const forward = (['real1', 'other1', 'filter1', 'transform1', 'kafka1', 'sqs1', 'bare1', 'floor', 'bare10', 'real10'] as const).filter(
     (k) => plan[k] !== undefined,
   );
   for (let round = 0; round < rounds; round++) {
@@ -318,5 +346,6 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     floor: combine(runs.floor),
     ...(other ? { otherShape: combine(runs.other1) } : {}),
     ...(variants.content ? { filtered: combine(runs.filter1), transformed: combine(runs.transform1) } : {}),
+    ...(destinations ? { kafka: combine(runs.kafka1), sqs: combine(runs.sqs1) } : {}),
   };
 }

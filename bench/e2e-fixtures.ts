@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { createRepositories } from '../src/db/repositories.js';
+import type { EndpointDestination } from '../src/domain/records.js';
 import type { Infra } from './infra.js';
 
 // The rows the real e2e runs start from: endpoints on the receiver and already stored events.
@@ -19,13 +20,15 @@ export const BENCH_FILTER = "event.type.startsWith('invoice.') && event.data.amo
 export const BENCH_TRANSFORM =
   '{"kind": type, "invoice": data.id, "total": data.amount, "currency": $uppercase(data.currency), "customer": data.customer}';
 
-/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata. */
+/** What an endpoint of a run carries beside its URL: spec.filter, spec.transform.jsonata, or another destination than the receiver. */
 export interface EndpointContent {
   filter?: string;
   transform?: string;
+  /** spec.destination (Kafka, SQS, ...) with the address the row shows; absent: HTTP to the receiver */
+  destination?: { to: EndpointDestination; address: string };
 }
 
-/** One source with `k` catch-all endpoints on the receiver (defaults: POST, no auth, 5 attempts, 10 s). */
+/** One source with `k` catch-all endpoints on the receiver, or on `content.destination` (defaults: POST, no auth, 5 attempts, 10 s). */
 export async function seedEndpoints(
   infra: Infra,
   source: string,
@@ -40,7 +43,7 @@ export async function seedEndpoints(
       name: `${source}-${i}`,
       source,
       eventType: null,
-      url: `${receiverUrl}/${source}/${i}`,
+      url: content.destination?.address ?? `${receiverUrl}/${source}/${i}`,
       method: 'POST',
       authType: 'NONE',
       authUsername: null,
@@ -57,6 +60,7 @@ export async function seedEndpoints(
       autoDisableAfter: 0,
       ...(content.filter === undefined ? {} : { filter: content.filter }),
       ...(content.transform === undefined ? {} : { transform: content.transform }),
+      ...(content.destination === undefined ? {} : { destination: content.destination.to }),
     });
     ids.push(e.id);
   }

@@ -397,7 +397,7 @@ export function renderTable(r: BenchResults): string {
         .join('; '),
     '',
   );
-  lines.push(...shapeLines(r), ...contentLines(r));
+  lines.push(...shapeLines(r), ...contentLines(r), ...destinationLines(r));
   const l = r.latency;
   if (l) {
     lines.push(
@@ -510,6 +510,39 @@ function contentLines(r: BenchResults): string[] {
             `worker + Postgres CPU ms per delivery added over plain: ${dbPathLine('filter')}, ${dbPathLine('transform')}`,
         ]
       : []),
+    '',
+  ];
+}
+
+/**
+ * A destination's CPU against HTTP's, from rounds run side by side: webhook-fanout's own CPU per
+ * delivery (worker, consumer, Postgres; the broker's is not ours) divided by the HTTP round's. The
+ * issue's target (43, item 7): no more than HTTP's, a ratio <= 1.
+ */
+export function destinationCpuRatio(http: E2ePath, other: E2ePath): number {
+  return ownCpuMsPerDelivery(other) / ownCpuMsPerDelivery(http);
+}
+
+/** The Kafka and SQS rounds beside the plain (HTTP) one (issue 43). */
+function destinationLines(r: BenchResults): string[] {
+  const { kafka, sqs, one } = r.e2e;
+  if (!kafka || !sqs) return [];
+  const http = one.real;
+  const row = (name: string, p: E2ePath): string[] => [
+    name,
+    f0(p.deliveriesPerS),
+    withRounds(p, ownCpuMsPerDeliveryOfRun, ownCpuMsPerDelivery(p)),
+    p === http ? '1' : f2(destinationCpuRatio(http, p)),
+  ];
+  return [
+    `Destinations, one endpoint, beside HTTP's round (the main shape, ${http.events} events per run, ${r.cfg.e2eRounds} mirrored rounds; target: CPU ratio <= 1):`,
+    ...table([
+      ['', 'deliveries/s', 'webhook-fanout CPU ms/delivery (per round)', 'CPU / HTTP'],
+      row('HTTP (the receiver)', http),
+      row('Kafka (a local Kafka 4, acks=all)', kafka),
+      row('SQS (fauxqs)', sqs),
+    ]),
+    `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, fauxqs runs in the bench process`,
     '',
   ];
 }
@@ -650,7 +683,7 @@ export function summary(r: BenchResults): Record<string, number | string | boole
   };
 }
 
-/** The keys of the one-endpoint variants: both shapes, the filter and the transform. */
+/** The keys of the one-endpoint variants: both shapes, the filter and the transform, the Kafka and SQS destinations. */
 function variantSummary(r: BenchResults): Record<string, number | string | boolean> {
   const out: Record<string, number | string | boolean> = { chart_worker_consume_queue: r.cfg.chartWorkerConsumesQueue };
   const s = shapesSideBySide(r);
@@ -681,6 +714,16 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
       e2e_1_filter_deliveries_per_s: round(filtered.deliveriesPerS),
       e2e_1_transform_deliveries_per_s: round(transformed.deliveriesPerS),
     });
+  }
+  const { kafka, sqs } = r.e2e;
+  for (const [name, p] of [
+    ['kafka', kafka],
+    ['sqs', sqs],
+  ] as const) {
+    if (!p) continue;
+    out[`e2e_1_${name}_deliveries_per_s`] = round(p.deliveriesPerS);
+    out[`${name}_service_cpu_ms_per_delivery`] = round(ownCpuMsPerDelivery(p), 2);
+    out[`${name}_cpu_ratio_to_http`] = round(destinationCpuRatio(one.real, p), 3);
   }
   if (r.dbPathContent) {
     for (const [name, target] of Object.entries(CONTENT_TARGET_MS)) {

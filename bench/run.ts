@@ -2,6 +2,7 @@
 // end-to-end deliveries through Temporal beside a bare workflow of the same shape, and the latency
 // at a low steady rate. See docs/benchmarks.md.
 import { existsSync } from 'node:fs';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
 import { ensureTopology } from '../src/transport/topology.js';
@@ -12,7 +13,8 @@ import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { measureContentCost } from './content-cost.js';
 import { CONTENT_VARIANTS, measureDbPath } from './db-path-rounds.js';
-import { runE2eBench, type E2eBenchDeps } from './e2e-bench.js';
+import { startKafka } from '../test/support/kafka.js';
+import { runE2eBench, type BenchDestinations, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
 import { seedFreshFloodCredentials } from './fresh-flood.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
@@ -77,6 +79,30 @@ function serviceEnv(infra: Infra, cfg: BenchConfig): Record<string, string> {
     LOG_LEVEL: cfg.logLevel,
     TEMPORAL_ADDRESS: infra.temporalAddress,
     AWS_ENDPOINT_URL: infra.awsEndpoint,
+  };
+}
+
+/**
+ * The destination rounds' topic and queue (BENCH_E2E_DESTINATIONS): Kafka 4 in KRaft mode as the
+ * destination tests start it (test/support/kafka.ts, its jars from scripts/tools/brokers.sh), its
+ * JVM's CPU apart from ours (`other:java`); an SQS queue on the bench's fauxqs.
+ */
+async function benchDestinations(infra: Infra): Promise<BenchDestinations> {
+  log('destinations: starting Kafka, creating the topic and the SQS queue');
+  const kafka = await startKafka({ maxMessageBytes: 1024 * 1024 });
+  cleanups.push(() => kafka.stop());
+  await kafka.createTopic('bench-destination');
+  const { QueueUrl } = await infra.aws.sqs.send(new CreateQueueCommand({ QueueName: 'bench-destination' }));
+  if (!QueueUrl) throw new Error('fauxqs returned no queue URL for bench-destination');
+  return {
+    kafka: {
+      to: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: 'bench-destination', tls: null, sasl: null },
+      address: `kafka://${kafka.bootstrap}/bench-destination`,
+    },
+    sqs: {
+      to: { type: 'SQS', queueUrl: QueueUrl, region: infra.awsOptions.region, endpointUrl: infra.awsEndpoint, roleArn: null },
+      address: QueueUrl,
+    },
   };
 }
 
@@ -239,7 +265,12 @@ async function main(): Promise<void> {
 
   // what a filter and a transform cost in this process, beside the pipeline's figures
   const contentCost = cfg.e2eContent ? await measureContentCost() : undefined;
-  const e2eFigures = await runE2eBench(deps, cfg.e2eRounds, { ...(otherDeps ? { otherShape: otherDeps } : {}), content: cfg.e2eContent });
+  const destinations = cfg.e2eDestinations ? await benchDestinations(infra) : undefined;
+  const e2eFigures = await runE2eBench(deps, cfg.e2eRounds, {
+    ...(otherDeps ? { otherShape: otherDeps } : {}),
+    content: cfg.e2eContent,
+    ...(destinations ? { destinations } : {}),
+  });
   // the process that starts the workflows counts how each run's first task reached the worker
   const starter = consumer ?? worker;
   const startsE2e = workflowStarts(await starter.scrape());

@@ -12,20 +12,26 @@ import { createAwsClients, type AwsClients } from '../../src/transport/aws-clien
 import { decodeEventMessage } from '../../src/transport/event-message.js';
 import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { addEndpoint } from '../fanout/support/harness.js';
+import { waitForBuilds } from '../support/builds.js';
 import { basic } from '../support/http.js';
 import { addCredential } from '../support/ingest-harness.js';
+import { startKafka, type KafkaBroker } from '../support/kafka.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startFauxqsProcess, type Backend } from '../transport/backends.js';
 import { logLateEvents } from './late-events.js';
 import { commonEnv, launch, log, sigkill, startAll, timeToReady, type Proc } from './processes.js';
 import { sleep } from '../support/wait.js';
 
+// Kafka's jars come from Maven Central through the background queue (scripts/tools/brokers.sh)
+await waitForBuilds('kafka');
+
 /**
  * The compiled build as it runs in production: ingest, consumer and two workers as separate
  * processes against a real Postgres, Temporal dev server and SNS/SQS emulator (fauxqs, its own
- * process), each killed with SIGKILL under load, Postgres and Temporal stopped and started.
- * Then what a user checks: every accepted event delivered to every endpoint, nothing failed that
- * the endpoints never refused, one workflow per event, nothing lost in the dead-letter queue.
+ * process), each killed with SIGKILL under load, Postgres, Temporal and the Kafka broker of a
+ * third endpoint stopped and started. Then what a user checks: every accepted event delivered to
+ * every endpoint (the Kafka topic read back with Kafka's own consumer), nothing failed that the
+ * endpoints never refused, one workflow per event, nothing lost in the dead-letter queue.
  */
 
 /** events per second the sender offers, all through the faults */
@@ -34,6 +40,9 @@ const SENDERS = 4;
 // the outages a user's SRE would try: Postgres 30 s, Temporal a minute, processes restarted in them
 const PG_OUTAGE_MS = Number(process.env.FAULTS_PG_OUTAGE_MS ?? 30_000);
 const TEMPORAL_OUTAGE_MS = Number(process.env.FAULTS_TEMPORAL_OUTAGE_MS ?? 60_000);
+const KAFKA_OUTAGE_MS = Number(process.env.FAULTS_KAFKA_OUTAGE_MS ?? 30_000);
+/** the Kafka endpoint's topic */
+const TOPIC = 'faults';
 const SETTLE_WITHIN_MS = 60_000;
 
 describe('the compiled build under SIGKILL and dependency outages', () => {
@@ -51,6 +60,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
   let db: Db;
   let dbUrl: string;
   let receivers: Receiver[] = [];
+  let kafka: KafkaBroker;
   const procs: Record<string, Proc> = {};
   let ingestUrl: string;
   const taskQueue = `faults-${suffix}`;
@@ -64,15 +74,17 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     // Postgres first: Temporal's dev server binds internal ports of its own choosing, and once took
     // pgPort between freePort() and Postgres's bind ("Address already in use")
     pg = await startEmbeddedPostgres({ port: pgPort, dataDir: pgDir, persistent: true });
-    const [t, q] = await Promise.allSettled([
+    const [t, q, k] = await Promise.allSettled([
       startTemporalDevServer({ port: temporalPort, dbFile: temporalDb }),
       startFauxqsProcess({ port: sqsPort }),
+      startKafka(),
     ]);
     // assigned before any failure is thrown, so that afterAll stops what did start
     if (t.status === 'fulfilled') temporal = t.value;
     if (q.status === 'fulfilled') sqs = q.value;
-    if (t.status === 'rejected') throw t.reason;
-    if (q.status === 'rejected') throw q.reason;
+    if (k.status === 'fulfilled') kafka = k.value;
+    for (const started of [t, q, k]) if (started.status === 'rejected') throw started.reason;
+    await kafka.createTopic(TOPIC, 3);
     const admin = createDb({ url: pg.url });
     await admin.raw('create database faults');
     await admin.destroy();
@@ -86,6 +98,16 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     for (const [i, r] of receivers.entries()) {
       await addEndpoint(repos, { source: 'shop', url: r.url, name: `ep-${i}`, maxAttempts: 5, timeoutSeconds: 5 });
     }
+    // a Kafka topic beside the two HTTP endpoints; enough attempts to outlast its broker's outage
+    // (the workers' backoff: 200 ms doubling to 2 s)
+    await addEndpoint(repos, {
+      source: 'shop',
+      url: `kafka://${kafka.bootstrap}/${TOPIC}`,
+      name: 'ep-kafka',
+      maxAttempts: 40,
+      timeoutSeconds: 5,
+      destination: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: TOPIC, tls: null, sasl: null },
+    });
     aws = createAwsClients({ region: 'us-east-1', endpoint: sqs.endpoint });
     topology = await ensureTopology(aws, topologyOptions);
 
@@ -138,7 +160,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     aws?.sns.destroy();
     aws?.sqs.destroy();
     await db?.destroy();
-    await Promise.allSettled([temporal?.stop(), pg?.stop(), sqs?.stop()]);
+    await Promise.allSettled([temporal?.stop(), pg?.stop(), sqs?.stop(), kafka?.stop()]);
   });
 
   it('delivers every accepted event to every endpoint after every fault', async () => {
@@ -199,6 +221,14 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     sqs = await startFauxqsProcess({ port: sqsPort });
     await ensureTopology(aws, topologyOptions);
     serveAgain.push({ component: 'SNS/SQS emulator (restarted, topology re-created)', ms: Date.now() - sqsDown });
+
+    // the broker stops (its data kept) while the deliveries to it go on: each retried until it is back
+    log('stopping Kafka');
+    await kafka.halt();
+    const kafkaDown = Date.now();
+    await sleep(KAFKA_OUTAGE_MS);
+    await kafka.start();
+    serveAgain.push({ component: 'Kafka (restarted on its data)', ms: Date.now() - kafkaDown - KAFKA_OUTAGE_MS });
 
     log('stopping Postgres');
     await pg.stop();
@@ -296,6 +326,11 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     }
     const resent = receivers.reduce((n, r) => n + r.requests.length, 0) - ids.length * receivers.length;
     log(`requests beyond one per event and endpoint (at-least-once re-sends): ${resent}`);
+    // every event in the topic, read by Kafka's own consumer (at least once: Kafka does not de-duplicate)
+    const records = await kafka.consume(TOPIC, ids.length + 50, 20_000);
+    const published = new Set(records.map((r) => r.headers['X-Webhook-Event-Id']));
+    expect(ids.filter((id) => !published.has(id))).toEqual([]);
+    log(`Kafka records beyond one per event (at-least-once re-sends): ${records.length - ids.length}`);
 
     // one workflow per event: workflow id = event id, and exactly one run of each
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });

@@ -6,6 +6,7 @@ import {
   addedCpuMsPerDelivery,
   contentVerdict,
   dbPathVerdict,
+  destinationCpuRatio,
   floorCpuMs,
   ownCpuMsPerDelivery,
   ownCpuMsPerDeliveryOfRun,
@@ -100,6 +101,17 @@ describe('the one-endpoint variants: both shapes, a filter, a transform', () => 
   });
 });
 
+describe("a destination's CPU against HTTP's (issue 43)", () => {
+  it.each<{ name: string; other: Record<string, number>; ratio: number }>([
+    { name: 'the same CPU per delivery', other: { worker: 0.4, postgres: 0.2 }, ratio: 1 },
+    { name: "a cheaper publish: below HTTP's", other: { worker: 0.3, postgres: 0.2 }, ratio: 5 / 6 },
+    { name: "the broker's own CPU is not ours", other: { worker: 0.4, postgres: 0.2, 'other:java': 5 }, ratio: 1 },
+    { name: 'the bench process (fauxqs) is not ours either', other: { worker: 0.6, postgres: 0.3, bench: 2 }, ratio: 1.5 },
+  ])('$name: $ratio', ({ other, ratio }) => {
+    expect(destinationCpuRatio(pathOf({ worker: 0.4, postgres: 0.2 }), pathOf(other))).toBeCloseTo(ratio, 6);
+  });
+});
+
 describe("the bench's shape settings", () => {
   it.each([
     { env: {}, chart: false, main: false },
@@ -110,7 +122,7 @@ describe("the bench's shape settings", () => {
     const cfg = loadBenchConfig(env, chart);
     expect(cfg.workerConsumesQueue).toBe(main);
     expect(cfg.chartWorkerConsumesQueue).toBe(chart);
-    expect([cfg.e2eShapes, cfg.e2eContent]).toEqual([true, true]);
+    expect([cfg.e2eShapes, cfg.e2eContent, cfg.e2eDestinations]).toEqual([true, true, true]);
   });
 
   it('names a flag that is neither 1 nor 0', () => {
