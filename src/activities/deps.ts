@@ -3,6 +3,7 @@ import type { Repositories } from '../db/repositories.js';
 import type { Destinations } from '../delivery/destination.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../observability/logger.js';
+import type { OrderingWake } from './types.js';
 
 /** Logging the activities need; a pino logger fits, tests may pass nothing. */
 export type ActivityLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -30,6 +31,11 @@ export interface ActivityDeps {
   backoff?: BackoffSettings;
   /** clock in epoch ms, for end-to-end timing */
   now?: () => number;
+  /**
+   * Signals the run waiting for an ordered delivery's turn from the activity that released the
+   * key (temporal/signal-turn.ts); without it, or when it fails, the workflow sends the signal
+   */
+  signalTurn?: (wake: OrderingWake) => Promise<void>;
 }
 
 /** Temporal rejects such a retry policy at schedule time; fail at start-up instead. */

@@ -49,6 +49,13 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
     orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger })),
-    orderingRelease: withFailureMapping(createOrderingRelease({ repos: deps.repos, metrics: deps.metrics, logger })),
+    orderingRelease: withFailureMapping(
+      createOrderingRelease({
+        repos: deps.repos,
+        metrics: deps.metrics,
+        logger,
+        ...(deps.signalTurn ? { signalTurn: deps.signalTurn } : {}),
+      }),
+    ),
   };
 }

@@ -3,8 +3,9 @@ import type { ActivityDeps, ActivityLogger } from './deps.js';
 import { settleUnsettled } from './finish-event.js';
 import type { OrderingReleaseInput, OrderingReleaseResult, OrderingTurnInput, OrderingTurnResult, OrderingWait } from './types.js';
 import type { Turn } from '../db/ordering.js';
+import { describeError } from '../domain/errors.js';
 
-type OrderingDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLogger };
+type OrderingDeps = Pick<ActivityDeps, 'repos' | 'metrics' | 'signalTurn'> & { logger: ActivityLogger };
 
 /** The workflow's side of a turn check: go, or wait for a signal or a timer. */
 export const waitOf = (t: Turn): OrderingWait => (t.turn === 'go' ? 'go' : t.wake);
@@ -30,8 +31,14 @@ export function createOrderingTurn({ repos, logger }: OrderingDeps) {
 /**
  * After an ordered delivery ended: settles it when its activity could not (as finishEvent
  * would, so the key is not held by a row no run settles), marks whether it released its key, and
- * says which run to wake. A FAILED delivery that holds its key under Block is logged: the key is
- * blocked until it is replayed or skipped.
+ * wakes the run waiting behind it. A FAILED delivery that holds its key under Block is logged: the
+ * key is blocked until it is replayed or skipped.
+ *
+ * The wake-up is signalled from here, at once. Left to the workflow (a command of its history),
+ * the signal went out only when the workflow task completed, after finishEvent, and then through
+ * the server's transfer queue: most of a key's hop from one delivery to the next (docs/ordering.md,
+ * "How fast a key moves"). Sent, it is in the waiting run's history (durable); when it can not be
+ * sent, the wake-up is returned and the workflow sends it. The same number of signals either way.
  */
 export function createOrderingRelease(deps: OrderingDeps) {
   const { repos, logger } = deps;
@@ -45,6 +52,20 @@ export function createOrderingRelease(deps: OrderingDeps) {
         'ordering key blocked: a FAILED delivery holds its key until it is replayed or skipped (docs/ordering.md)',
       );
     }
-    return released.wake ? { wake: released.wake } : {};
+    const { wake } = released;
+    if (!wake) return {};
+    // a run waiting behind itself counts its own wake-up (workflows/fanout.ts signalTurn)
+    if (deps.signalTurn && wake.workflowId !== runningWorkflowId(input.deliveryId)) {
+      try {
+        await deps.signalTurn(wake);
+        return {};
+      } catch (err) {
+        logger.debug(
+          { deliveryId: input.deliveryId, wake, err: describeError(err) },
+          'ordered delivery: the workflow signals the next one',
+        );
+      }
+    }
+    return { wake };
   };
 }

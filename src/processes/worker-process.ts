@@ -15,6 +15,10 @@ import type { Logger } from '../observability/logger.js';
 import { createFanoutWorker, resolveWorkflowCode } from './fanout-worker.js';
 import { clientTracing, workerTracing } from '../observability/temporal-tracing.js';
 import { TRACING_OFF, type Tracing } from '../observability/tracing.js';
+import { signalTurn } from '../temporal/signal-turn.js';
+
+/** Bound on the signal an activity sends: past it the workflow sends the signal (a worker slot is not held by Temporal being slow). */
+const SIGNAL_TURN_TIMEOUT_MS = 2_000;
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
@@ -62,6 +66,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     ...(settings.deliveryProxy ? { proxy: forwardProxyOf(settings.deliveryProxy) } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
+  const signalClient = new Client({ connection: deps.connection, namespace: settings.temporal.namespace });
   // the bundle with Temporal's tracing interceptors only when this worker traces (fanout-worker.ts)
   const workflowCode = resolveWorkflowCode(tracing.enabled);
   deps.logger.info(
@@ -79,6 +84,8 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       metrics: deps.metrics,
       logger: deps.logger,
       backoff: settings.backoff,
+      // an ordered key's next delivery is signalled by the activity that released it (activities/ordering.ts)
+      signalTurn: (wake) => signalTurn(signalClient, wake, SIGNAL_TURN_TIMEOUT_MS),
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
     tracing: await workerTracing(tracing),
