@@ -27,7 +27,8 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
   // OAuth2 endpoints get their Bearer token on the way (oauth2-destination.ts); the others pass through
   const http: Destination<HttpTarget> = createOAuth2Destination(
     createHttpDestination({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
-    createOAuth2Tokens({ addressPolicy: deps.addressPolicy }),
+    // token requests take the same way out as deliveries (DELIVERY_PROXY_URL, DELIVERY_NO_PROXY)
+    createOAuth2Tokens({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
   );
   // the brokers' destinations make their clients on first use: an unused type costs nothing
   const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });

@@ -10,6 +10,8 @@ import { createOAuth2Destination } from '../../src/destinations/http/oauth2-dest
 import { createOAuth2Tokens } from '../../src/destinations/http/oauth2-tokens.js';
 import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
 import type { OAuth2Client } from '../../src/domain/records.js';
+import { createNoProxy } from '../../src/config/no-proxy.js';
+import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
 import { messageAndTarget, outbound } from './outbound.js';
 
 // OAuth2 client credentials against the identity provider the project runs in tests
@@ -330,6 +332,39 @@ describe('the token request is bounded like a delivery', () => {
     expect(outcome).toMatchObject({ ...expected, status: null });
     expect(outcome.kind !== 'success' && outcome.error).toMatch(error);
     expect(Date.now() - started).toBeLessThan(timeoutMs + 2_000);
+  });
+});
+
+describe('through the forward proxy (DELIVERY_PROXY_URL, tinyproxy)', () => {
+  let proxy: Tinyproxy;
+  let dest: Destination<HttpTarget>;
+  beforeAll(async () => {
+    proxy = await startTinyproxy();
+    const addressPolicy = createAddressPolicy();
+    const forward = { url: proxy.url, noProxy: createNoProxy([]), authorization: () => null };
+    dest = createOAuth2Destination(
+      createHttpDestination({ addressPolicy, proxy: forward }),
+      createOAuth2Tokens({ addressPolicy, proxy: forward }),
+    );
+  });
+  afterAll(async () => {
+    await dest?.close();
+    await proxy?.close();
+  });
+
+  it('the token request goes through the proxy as deliveries do; a proxy that is down makes the delivery wait, not fail', async () => {
+    const client = clientOf(idp, { clientId: 'fanout-post', clientAuthentication: 'ClientSecretPost', audience: AUDIENCE, scopes: [] });
+    expect(await sendVia(dest, receiver.url, client, SECRET)).toMatchObject({ kind: 'success', status: 204 });
+    expect(await proxy.requests()).toContainEqual(`POST ${idp.url}/oauth/token HTTP/1.1`);
+
+    await proxy.stop();
+    const other = { ...client, scopes: ['read:webhooks'] };
+    const down = await sendVia(dest, receiver.url, other, SECRET);
+    expect(down).toMatchObject({ kind: 'deferred', cause: 'proxy', reason: 'unreachable', statusClass: 'proxy' });
+    expect(down.kind !== 'success' && down.error).toMatch(/^oauth2_token_unavailable: token request: forward proxy unreachable/);
+
+    await proxy.start();
+    expect(await sendVia(dest, receiver.url, other, SECRET)).toMatchObject({ kind: 'success' });
   });
 });
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Destination, HttpTarget } from '../../delivery/destination.js';
 import { invalidRequest, type DeliveryOutcome } from '../../delivery/types.js';
 import { ERROR_CODES } from '../../domain/error-codes.js';
+import { proxyDeferred } from './forward-proxy.js';
 import type { OAuth2Tokens, TokenFailure } from './oauth2-tokens.js';
 
 /**
@@ -49,6 +50,8 @@ export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: O
 
 /** A failed token request as the attempt's outcome: FAILED at once when the registry calls its code permanent, else retried. */
 export function tokenFailureOutcome(failure: TokenFailure, durationMs: number): DeliveryOutcome {
+  // the forward proxy failed on the way to the token endpoint: the delivery waits, as a proxied one does
+  if (failure.proxy) return proxyDeferred({ ...failure.proxy, error: `${failure.code}: ${failure.detail}` }, durationMs);
   return {
     kind: ERROR_CODES[failure.code].kind === 'permanent' ? 'permanent' : 'retryable',
     status: null,

@@ -1,11 +1,18 @@
 import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher, type ProxyAgent } from 'undici';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
-import { checkLiteralHost, createGuardedLookup, isBlockedAddressError, type Resolve } from '../../delivery/guarded-lookup.js';
+import {
+  checkLiteralHost,
+  checkResolvedHost,
+  createGuardedLookup,
+  isBlockedAddressError,
+  type Resolve,
+} from '../../delivery/guarded-lookup.js';
 import type { OAuth2Client } from '../../domain/records.js';
 import { failed, inSpan, SpanKind } from '../../observability/spans.js';
 import { errorCodes, isAbortTimeout, messageOf, oneLine } from './classify.js';
+import { createProxyAgent, proxyFailureOf, proxyFailureOfResponse, type ForwardProxy } from './forward-proxy.js';
 import { USER_AGENT } from './http-headers.js';
 import { oauth2SigningKey } from './oauth2-key.js';
 import { readBodyPrefix } from './response-body.js';
@@ -41,6 +48,18 @@ export interface TokenFailure {
   code: 'oauth2_token_refused' | 'oauth2_token_unavailable' | 'address_blocked';
   detail: string;
   timedOut?: boolean;
+  /** the forward proxy, not the token endpoint, failed: the delivery waits as for a proxied delivery (forward-proxy.ts) */
+  proxy?: ProxyFailure;
+}
+
+type ProxyFailure = NonNullable<ReturnType<typeof proxyFailureOf>>;
+
+/** A 407, or a 502/503 the proxy made itself, to an http:// token request it forwarded. */
+class ProxyAnswer extends Error {
+  constructor(readonly failure: ProxyFailure) {
+    super(failure.error);
+    this.name = 'ProxyAnswer';
+  }
 }
 
 export type TokenResult = { ok: true; token: string; /** false: from the cache */ fetched: boolean } | { ok: false; failure: TokenFailure };
@@ -74,6 +93,8 @@ export function isRefusal(status: number): boolean {
 export interface OAuth2TokensOptions {
   addressPolicy: AddressPolicy;
   resolve?: Resolve;
+  /** DELIVERY_PROXY_URL: token requests go through it as deliveries do, unless DELIVERY_NO_PROXY names the host */
+  proxy?: ForwardProxy;
   now?: () => number;
 }
 
@@ -92,6 +113,19 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
   const agent = new Agent({ keepAliveTimeout: 4_000, connect: { lookup } });
   const kept = new Map<string, Kept>();
   const asking = new Map<string, Promise<TokenResult>>();
+  // through the forward proxy: one ProxyAgent with the proxy's credentials as they are now
+  let proxied: { agent: ProxyAgent; authorization: string | null } | undefined;
+  const proxyDispatcher = (proxy: ForwardProxy): Dispatcher => {
+    const authorization = proxy.authorization();
+    if (proxied?.authorization !== authorization) {
+      void proxied?.agent.close();
+      proxied = {
+        agent: createProxyAgent(proxy.url, { requestTls: undefined, authorization, connections: null, keepAliveTimeout: 4_000 }),
+        authorization,
+      };
+    }
+    return proxied.agent;
+  };
 
   /** fetch() as oauth4webapi calls it, on undici with the guarded lookup, the deadline and the size bound. */
   const boundedFetch = async (url: string, init: oauth.CustomFetchOptions<'POST', URLSearchParams>): Promise<Response> => {
@@ -99,13 +133,22 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
     // an IP literal never goes through lookup
     const blocked = checkLiteralHost(opts.addressPolicy, target.hostname);
     if (blocked) throw blocked;
+    const viaProxy = opts.proxy !== undefined && !opts.proxy.noProxy.bypasses(target.hostname);
+    // the proxy resolves the name itself: the policy decides on its addresses before the proxy is asked
+    const refused = viaProxy ? await checkResolvedHost(opts.addressPolicy, target.hostname, opts.resolve) : null;
+    if (refused) throw refused;
     const res = await request(target, {
-      dispatcher: agent,
+      dispatcher: viaProxy && opts.proxy ? proxyDispatcher(opts.proxy) : agent,
       method: init.method,
       headers: init.headers,
       body: init.body.toString(),
       ...(init.signal ? { signal: init.signal } : {}),
     });
+    const own = viaProxy && target.protocol === 'http:' ? proxyFailureOfResponse(res.statusCode, res.headers) : null;
+    if (own) {
+      res.body.destroy();
+      throw new ProxyAnswer(own);
+    }
     const read = await readBodyPrefix(res.body, TOKEN_RESPONSE_LIMIT);
     if (read.error !== undefined) throw read.error;
     if (read.truncated) throw new TokenResponseTooLarge();
@@ -171,7 +214,7 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
 
     async close() {
       kept.clear();
-      await agent.close();
+      await Promise.all([agent.close(), proxied?.agent.close()]);
     },
   };
 }
@@ -257,6 +300,9 @@ function oauthError(status: number, error: unknown, description: unknown): Token
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 export async function classifyTokenError(err: unknown, timeoutMs: number): Promise<TokenFailure> {
+  // the forward proxy failed (down, credentials refused, its own 502/503): the installation's failure
+  const proxy = causeOf(err, (e): e is ProxyAnswer => e instanceof ProxyAnswer)?.failure ?? proxyFailureOf(err);
+  if (proxy) return { code: 'oauth2_token_unavailable', detail: `token request: ${proxy.error}`, proxy };
   const blocked = causeOf(err, isBlockedAddressError);
   if (blocked) return { code: 'address_blocked', detail: `token endpoint: ${blocked.message}` };
   if (err instanceof oauth.ResponseBodyError) return oauthError(err.status, err.error, err.error_description);
