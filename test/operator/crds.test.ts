@@ -339,7 +339,11 @@ describe('against kube-apiserver', () => {
     );
     const o = await customObjects(conn).get('WebhookEndpoint', ns, 'limited');
     expect(o?.spec).toMatchObject({ rateLimit: { perSecond: 0.5 }, maxConcurrency: 4 });
-    const wide = await kubectl(conn, ['get', 'whe', 'limited', '-n', ns, '-o', 'wide']);
+    // the state is the operator's (status.state), written after the apply: under load, a moment later
+    const wide = await eventually(async () => {
+      const out = await kubectl(conn, ['get', 'whe', 'limited', '-n', ns, '-o', 'wide']);
+      return /\bACTIVE\b/.test(out.split('\n')[1] ?? '') && out;
+    }, 60_000);
     expect(wide).toMatch(/RATE\s+MAX IN FLIGHT/);
     expect(wide).toMatch(/limited\s+s\s+http:\/\/x\.example\/h\s+true\s+ACTIVE\s+0\.5\s+4\s/);
   });
