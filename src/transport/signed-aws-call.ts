@@ -8,6 +8,7 @@
 // SigV4 signer itself. What this module owns is the HTTP call with the client's timeouts, the retry
 // of a throttled or failed call, the SDK's clock-skew correction and a bounded answer; the
 // protocol modules (sns-publish-batch.ts, sqs-calls.ts) own the body and reading the answer.
+import { AWS_THROTTLING_CODES } from '../domain/aws-retried-codes.js';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
@@ -44,19 +45,7 @@ const RETRY_BASE_MS = 100;
 const RETRY_CAP_MS = 5_000;
 
 /** Error codes that mean "try again" although the status is 4xx (throttling, a timeout of theirs). */
-const RETRYABLE_CODES = new Set([
-  'Throttling',
-  'ThrottlingException',
-  'ThrottledException',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'KMSThrottling',
-  'KMSThrottlingException',
-  'RequestTimeout',
-  'RequestTimeoutException',
-]);
+const RETRYABLE_CODES = new Set([...AWS_THROTTLING_CODES, 'KMSThrottling']);
 
 /** Codes a request signed with a clock far off the server's is refused with. */
 const CLOCK_SKEW_CODES = new Set([

@@ -1,4 +1,5 @@
 import type { DeliveryOutcome, StatusClass } from '../../delivery/types.js';
+import { AWS_THROTTLING_CODES } from '../../domain/aws-retried-codes.js';
 
 /**
  * The AWS error codes a publish is retried on: the service throttles or is not there right now.
@@ -7,23 +8,14 @@ import type { DeliveryOutcome, StatusClass } from '../../delivery/types.js';
  * timeout and a connection that fails are retried (docs/destinations.md, the classification rule).
  */
 const RETRIED_CODES: ReadonlySet<string> = new Set([
-  'Throttling',
-  'ThrottlingException',
-  'ThrottledException',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'TooManyRequestsException',
+  ...AWS_THROTTLING_CODES,
   'ProvisionedThroughputExceededException',
-  'KMSThrottlingException',
-  'RequestLimitExceeded',
   'ServiceUnavailable',
   'ServiceUnavailableException',
   'InternalError',
   'InternalFailure',
   'InternalServerError',
   'InternalException',
-  'RequestTimeout',
-  'RequestTimeoutException',
   'TimeoutError',
   'ExpiredToken',
   'ExpiredTokenException',
