@@ -46,7 +46,6 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
       producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
         clientId: opts.clientId ?? 'webhook-fanout',
         bootstrapBrokers: [...to.bootstrapServers],
-        acks: ProduceAcks.ALL,
         retries: 0,
         autocreateTopics: false,
         connectTimeout: 10_000,
@@ -73,7 +72,9 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
         ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
         headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
       };
-      const produce = producer.send({ messages: [record] }).then(
+      // acks on each send: the client takes a producer's own `acks` for its streams only, and a
+      // send without one is acknowledged by the leader alone (acks=1)
+      const produce = producer.send({ messages: [record], acks: ProduceAcks.ALL }).then(
         (result) => {
           const written = result.offsets?.[0];
           if (written === undefined)
