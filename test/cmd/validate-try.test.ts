@@ -220,3 +220,77 @@ describe('webhook-fanout validate and try, as a pipeline runs them (no cluster, 
     expect(res.stderr.trim()).toBe(`WebhookEndpoint billing/broken-nats: ${nats.problem}`);
   });
 });
+
+// OAuth2 client credentials (docs/endpoints.md): validate refuses offline what the operator's CRD
+// would, each problem naming its field
+const oauth2 = (name: string, fields: string, type = 'OAuth2ClientCredentials') =>
+  endpoint(name, `  auth:\n    type: ${type}\n${fields ? `    oauth2:\n${fields}` : ''}`);
+const GOOD_OAUTH2 = '      tokenUrl: https://idp.partner.example/oauth/token\n      clientId: webhook-fanout\n';
+
+describe('webhook-fanout validate: OAuth2 endpoints', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'wf-validate-oauth2-'));
+    await writeFile(
+      path.join(dir, 'good.yaml'),
+      [
+        oauth2(
+          'basic',
+          `${GOOD_OAUTH2}      clientSecretRef: {name: partner-oauth, key: client-secret}\n      scopes: [webhooks.write]\n      audience: https://api.partner.example\n`,
+        ),
+        oauth2(
+          'post',
+          `${GOOD_OAUTH2}      clientSecretRef: {name: partner-oauth, key: client-secret}\n      clientAuthentication: ClientSecretPost\n`,
+        ),
+        oauth2(
+          'jwt',
+          `${GOOD_OAUTH2}      privateKeySecretRef: {name: partner-key, key: key.pem}\n      keyId: k1\n      clientAuthentication: PrivateKeyJwt\n`,
+        ),
+      ].join('---\n'),
+    );
+    const secret = '      clientSecretRef: {name: partner-oauth, key: client-secret}\n';
+    await writeFile(
+      path.join(dir, 'bad.yaml'),
+      [
+        oauth2('no-oauth2', ''),
+        oauth2('token-url', `      tokenUrl: https://user:pass@idp.example/token\n      clientId: c\n${secret}`),
+        oauth2('no-client', `      tokenUrl: https://idp.example/token\n${secret}`),
+        oauth2('no-secret', GOOD_OAUTH2),
+        oauth2('jwt-with-secret', `${GOOD_OAUTH2}${secret}      clientAuthentication: PrivateKeyJwt\n`),
+        oauth2('key-id', `${GOOD_OAUTH2}${secret}      keyId: k1\n`),
+        oauth2('method', `${GOOD_OAUTH2}${secret}      clientAuthentication: ClientSecretJwt\n`),
+        oauth2('scope', `${GOOD_OAUTH2}${secret}      scopes: ["two words"]\n`),
+        oauth2('not-oauth2', `${GOOD_OAUTH2}${secret}`, 'Bearer'),
+      ].join('---\n'),
+    );
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('accepts each client authentication method', async () => {
+    const res = await cli(['validate', '-f', path.join(dir, 'good.yaml')], {});
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain('ok: 3 WebhookEndpoint(s)');
+    expect(res.code).toBe(0);
+  });
+
+  it('names the field of each problem, one line per endpoint, and exits 1', async () => {
+    const res = await cli(['validate', '-f', path.join(dir, 'bad.yaml')], {});
+    expect(res.code).toBe(1);
+    const lines = res.stdout.trim().split('\n');
+    const problemOf = (n: number, name: string): string => {
+      const found = lines.filter((l) => l.startsWith(`${path.join(dir, 'bad.yaml')}#${n}: WebhookEndpoint billing/${name}: `));
+      expect(found, `${name}: ${res.stdout}`).toHaveLength(1);
+      return found[0] ?? '';
+    };
+    expect(problemOf(1, 'no-oauth2')).toContain('auth.oauth2 is required when auth.type is OAuth2ClientCredentials');
+    expect(problemOf(2, 'token-url')).toMatch(/spec\.auth\.oauth2\.tokenUrl: must be an http:\/\/ or https:\/\/ URL without credentials/);
+    expect(problemOf(3, 'no-client')).toMatch(/spec\.auth\.oauth2.*clientId/);
+    expect(problemOf(4, 'no-secret')).toContain('auth.oauth2 needs clientSecretRef for ClientSecretBasic and ClientSecretPost');
+    expect(problemOf(5, 'jwt-with-secret')).toContain('privateKeySecretRef (and no clientSecretRef) for PrivateKeyJwt');
+    expect(problemOf(6, 'key-id')).toContain('auth.oauth2.keyId is only used with clientAuthentication PrivateKeyJwt');
+    expect(problemOf(7, 'method')).toMatch(/spec\.auth\.oauth2\.clientAuthentication: /);
+    expect(problemOf(8, 'scope')).toMatch(/spec\.auth\.oauth2\.scopes\.0: must match pattern/);
+    expect(problemOf(9, 'not-oauth2')).toContain('auth.oauth2 is required when auth.type is OAuth2ClientCredentials, and only read then');
+    expect(lines.at(-1)).toMatch(/^9 problem\(s\) in /);
+  });
+});
