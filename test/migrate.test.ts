@@ -313,3 +313,48 @@ describe('migration 085: OAuth2 client credentials', () => {
     expect(await refusal(t.database.db('webhook_endpoint').insert({ ...base, ...row }))).toMatch(/webhook_endpoint_oauth2_chk/);
   });
 });
+
+describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint refuses', () => {
+  const t = fileDatabase();
+  const oauth2 = {
+    tokenUrl: 'https://idp.example/oauth/token',
+    clientId: 'c',
+    scopes: [],
+    audience: null,
+    clientAuthentication: 'ClientSecretBasic' as const,
+    keyId: null,
+  };
+  const spec = (secret: string, over: object = {}) =>
+    endpointSpec('refused', 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: secret, authOAuth2: oauth2, ...over });
+  const words = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client';
+
+  it('the worker writes it for the secret it used; the operator writing the same row keeps it, another secret clears it', async () => {
+    const row = await t.repos.endpoints.upsertByResourceUid('test:refused', spec('wrong'));
+    expect(row.tokenRefusal).toBeNull();
+    await t.repos.endpoints.recordTokenRefusal(row, words);
+    const refused = await t.repos.endpoints.get(row.id);
+    expect(refused?.tokenRefusal).toMatchObject({ message: words, at: expect.any(Date) });
+    expect(await t.repos.endpoints.tokenRefusedResourceUids()).toContain('test:refused');
+    // a change elsewhere in the spec: still refused
+    await t.repos.endpoints.upsertByResourceUid('test:refused', spec('wrong', { maxAttempts: 9 }));
+    expect((await t.repos.endpoints.get(row.id))?.tokenRefusal?.message).toBe(words);
+    // the Secret fixed: cleared in the same write
+    await t.repos.endpoints.upsertByResourceUid('test:refused', spec('right'));
+    expect((await t.repos.endpoints.get(row.id))?.tokenRefusal).toBeNull();
+    expect(await t.repos.endpoints.tokenRefusedResourceUids()).not.toContain('test:refused');
+    // a refusal of the old secret that comes late is not written over the fixed one
+    await t.repos.endpoints.recordTokenRefusal(row, words);
+    expect((await t.repos.endpoints.get(row.id))?.tokenRefusal).toBeNull();
+    // the worker got a token: cleared
+    await t.repos.endpoints.recordTokenRefusal({ ...row, authSecret: 'right' }, words);
+    expect((await t.repos.endpoints.get(row.id))?.tokenRefusal?.message).toBe(words);
+    await t.repos.endpoints.clearTokenRefusal(row.id);
+    expect((await t.repos.endpoints.get(row.id))?.tokenRefusal).toBeNull();
+  });
+
+  it('refuses a refusal without its time', async () => {
+    expect(
+      await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x/h', oauth2_token_refusal: 'x' })),
+    ).toMatch(/webhook_endpoint_token_refusal_chk/);
+  });
+});

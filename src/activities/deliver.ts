@@ -19,6 +19,7 @@ import {
 } from './failures.js';
 import { createLimitGate } from './limit-gate.js';
 import { createProxyWait } from './proxy-wait.js';
+import { createTokenWait } from './token-wait.js';
 import type { AttemptHandoff } from './attempt-handoff.js';
 import { createPatientRecorder, type RecordAttempt } from './attempt-recorder.js';
 import { contentEvent } from '../content/event-view.js';
@@ -147,6 +148,8 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
   const record = createPatientRecorder({ recordAttempt, logger });
   // the forward proxy failed: the installation's failure, not the endpoint's (no attempt spent)
   const proxyWait = createProxyWait({ metrics, logger, backoff });
+  // an OAuth2 endpoint's token endpoint failed or refused our credentials: waits too (no attempt spent)
+  const tokenWait = createTokenWait({ metrics, endpoints: repos.endpoints, logger, backoff });
 
   /** When another run settled the row first, its status is what counts. */
   async function currentStatus(id: string): Promise<DeliverResult> {
@@ -314,8 +317,11 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
           );
     if (outcome.kind === 'deferred') {
       await release?.(outcome.durationMs);
+      if (outcome.cause === 'token') return tokenWait.wait(endpoint, outcome, temporalAttempt, log);
       return proxyWait(endpoint, outcome, temporalAttempt, log);
     }
+    // the receiver answered, so an OAuth2 endpoint had its token
+    if (outcome.status !== null && outcome.statusClass !== 'proxy') await tokenWait.obtained(endpoint, log);
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });

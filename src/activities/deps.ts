@@ -22,6 +22,7 @@ export interface ActivityDeps {
     | 'endpointAutoDisables'
     | 'deliveryDeferrals'
     | 'deliveryProxyFailures'
+    | 'deliveryTokenFailures'
     | 'deliveryLimitWait'
     | 'filtered'
     | 'filterErrors'

@@ -29,7 +29,12 @@ export interface ProxyWaitDeps {
  * the proxy's alert fires (WebhookFanoutDeliveryProxyFailing).
  */
 export function createProxyWait({ metrics, logger, backoff }: ProxyWaitDeps) {
-  return (endpoint: Endpoint, outcome: Extract<DeliveryOutcome, { kind: 'deferred' }>, temporalAttempt: number, log: object): never => {
+  return (
+    endpoint: Endpoint,
+    outcome: Extract<DeliveryOutcome, { kind: 'deferred'; cause: 'proxy' }>,
+    temporalAttempt: number,
+    log: object,
+  ): never => {
     const delayMs = proxyWaitMs(backoff, temporalAttempt);
     metrics.deliveryProxyFailures.inc({ reason: outcome.reason });
     metrics.deliveryDeferrals.inc({ endpoint: endpoint.name, reason: 'proxy' });

@@ -4,6 +4,8 @@ import { contentEvent } from '../content/event-view.js';
 import { formatExpressionError, compileFilter } from '../content/filter.js';
 import { compileTransform } from '../content/transform.js';
 import { compileOrderingKey } from '../content/ordering-key.js';
+import { destinationRow } from '../custom-resources/destination-rows.js';
+import { readEndpointSpec } from '../custom-resources/read-spec.js';
 import { readManifestPaths } from '../manifests/read-manifests.js';
 
 const USAGE = `usage: webhook-fanout try -f <endpoint.yaml> --event <payload.json>
@@ -11,8 +13,9 @@ const USAGE = `usage: webhook-fanout try -f <endpoint.yaml> --event <payload.jso
                           [--header name=value ...] [--name <endpoint>]
 
 Says whether the WebhookEndpoint would be routed the event (its source, eventType and
-spec.filter), the key it would be ordered by (spec.ordering.key) and the body it would receive
-(after spec.transform.jsonata). The event type
+spec.filter), where it would go (spec.destination's type and target, or spec.url), the key it
+would be ordered by (spec.ordering.key) and the body it would receive (after
+spec.transform.jsonata). The event type
 defaults to the payload's "type" field, its id to the payload's "id", the source to the
 endpoint's. No cluster, database or Temporal. Exits 0 when routed, 1 when not (or when the
 transform fails), 2 when the input or an expression is invalid.`;
@@ -84,6 +87,11 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   if (transform && !transform.ok) fail(`${name}: spec.transform.jsonata ${formatExpressionError(transform.error)}`);
   const orderingKey = spec.ordering?.key === undefined ? undefined : compileOrderingKey(spec.ordering.key);
   if (orderingKey && !orderingKey.ok) fail(`${name}: spec.ordering.key ${formatExpressionError(orderingKey.error)}`);
+  // where it goes, as the admin API and the console show it (never a secret: none is read offline);
+  // the CRD's rules first, so a block that is missing or not its type's is said in their words
+  const destination = await Promise.resolve()
+    .then(() => destinationRow(readEndpointSpec(spec).destination, () => Promise.resolve('')))
+    .catch((err: unknown) => fail(`${name}: ${(err as Error).message}`));
 
   const say = (line: string) => process.stdout.write(`${line}\n`);
   const notRouted: (why: string) => never = (why) => {
@@ -100,6 +108,7 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
     if (!outcome.matched) notRouted('the filter is false for this event');
   }
   say(`routed: ${name} (source "${event.source}", type "${event.type}"${filter ? ', filter true' : ''})`);
+  say(`destination: ${destination.destination.type} ${destination.address ?? spec.url ?? ''}`);
   if (spec.ordering) {
     // docs/ordering.md: a key that fails or is no string puts the event in the no-key sequence
     const outcome = orderingKey?.value.keyOf(event);

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { expressionProblems } from '../content/endpoint-expressions.js';
 import { readManifestPaths } from '../manifests/read-manifests.js';
+import { destinationRow } from '../custom-resources/destination-rows.js';
 import { readEndpointSpec } from '../custom-resources/read-spec.js';
 import type { WebhookEndpointSpec } from '../custom-resources/specs.js';
 
@@ -42,7 +43,7 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   for (const r of set.endpoints) {
     const where = `${set.origins.get(r) ?? '?'}: WebhookEndpoint ${r.metadata.namespace ?? 'default'}/${r.metadata.name}`;
     // what the CRD's CEL rules say beyond the schema (a timeout out of bounds, a signing declared twice)
-    const read = specReadProblem(r.spec);
+    const read = await specReadProblem(r.spec);
     if (read) problems.push(`${where}: ${read}`);
     for (const p of expressionProblems(r.spec)) problems.push(`${where}: ${p.message}`);
   }
@@ -54,10 +55,12 @@ export async function main(_env: NodeJS.ProcessEnv, argv: string[]): Promise<voi
   process.stdout.write(`ok: ${checked} in ${paths.join(' ')}\n`);
 }
 
-/** What readEndpointSpec refuses (in the CRD's words), or undefined. */
-function specReadProblem(spec: WebhookEndpointSpec): string | undefined {
+/** What readEndpointSpec and the destination's block refuse (in the CRD's words), or undefined. */
+async function specReadProblem(spec: WebhookEndpointSpec): Promise<string | undefined> {
   try {
     readEndpointSpec(spec);
+    // the destination's own rules (a username without its passwordSecretRef...); no Secret is read offline
+    await destinationRow(spec.destination, () => Promise.resolve(''));
     return undefined;
   } catch (err) {
     return (err as Error).message;

@@ -3,6 +3,8 @@ import { DELIVERY_LIMITS } from '../domain/records.js';
 import {
   AUTH_FORBIDDEN_MESSAGE,
   destinationBlockProblem,
+  OAUTH2_REQUIRED_MESSAGE,
+  OAUTH2_SECRET_MESSAGE,
   URL_FORBIDDEN_MESSAGE,
   URL_REQUIRED_MESSAGE,
   OLDER_AUTH_TYPES,
@@ -45,6 +47,21 @@ function durationSeconds(d: string): number {
 }
 
 /**
+ * What the CRD's CEL refuses of spec.auth.oauth2 and its secrets, in its words: checked here so
+ * that dev mode (to-rows.ts) and `validate` (offline) refuse the same.
+ */
+function oauth2Problem(type: EndpointAuthType, auth: EndpointAuth): string | undefined {
+  const o = auth.oauth2;
+  if ((type === 'OAuth2ClientCredentials') !== (o !== undefined)) return OAUTH2_REQUIRED_MESSAGE;
+  if (!o) return undefined;
+  if (auth.secretRef) return 'auth.secretRef is not used with OAuth2ClientCredentials: the client secret is auth.oauth2.clientSecretRef';
+  const jwt = o.clientAuthentication === 'PrivateKeyJwt';
+  if (jwt ? !o.privateKeySecretRef || o.clientSecretRef : !o.clientSecretRef || o.privateKeySecretRef) return OAUTH2_SECRET_MESSAGE;
+  if (o.keyId !== undefined && !jwt) return 'auth.oauth2.keyId is only used with clientAuthentication PrivateKeyJwt';
+  return undefined;
+}
+
+/**
  * auth and signing apart. Before spec.signing, auth.type HMAC or StandardWebhooks was the
  * signing (with auth.secretRef and auth.previousSecretRef) and no auth: read as that, so a
  * manifest written then gives the same row and the same headers.
@@ -59,6 +76,8 @@ function authAndSigning(spec: WebhookEndpointSpec): Pick<EndpointSpecRead, 'auth
     return { signing: { type, ...(secretRef ? { secretRef } : {}), ...(previousSecretRef ? { previousSecretRef } : {}) } };
   }
   if (auth.previousSecretRef) throw permanent('invalid_spec', 'auth.previousSecretRef is only used with auth.type StandardWebhooks');
+  const oauth2Refused = oauth2Problem(type, auth);
+  if (oauth2Refused) throw permanent('invalid_spec', oauth2Refused);
   const { username, secretRef, oauth2 } = auth;
   return {
     auth: { type, ...(username !== undefined ? { username } : {}), ...(secretRef ? { secretRef } : {}), ...(oauth2 ? { oauth2 } : {}) },

@@ -9,7 +9,6 @@ import {
   AUTO_DISABLE_REQUIRED,
   credentialRuleProblem,
   OAUTH2_REQUIRED_MESSAGE,
-  OAUTH2_SECRET_MESSAGE,
   RETENTION_ORDER_MESSAGE,
   type InboundCredentialResource,
   type InboundVerification,
@@ -95,26 +94,16 @@ const ROW_SIGNING_TYPE = {
 /**
  * spec.auth.oauth2 -> the row's client (no secret) and its secret: the client secret, or the
  * private key of PrivateKeyJwt, checked here so that a key that can not sign is Ready=False
- * (InvalidSecret), never a failed delivery. Checks what the CRD's CEL checks, for dev mode.
+ * (InvalidSecret), never a failed delivery.
  */
 async function oauth2Row(
   auth: NonNullable<EndpointSpecRead['auth']>,
   resolveRef: (ref: { name: string; key: string }, what: string) => Promise<string>,
 ): Promise<{ authSecret: string; authOAuth2: OAuth2Client }> {
+  // its shape (the secret its method needs, keyId) was checked by readEndpointSpec, as the CRD's CEL checks it
   const o = auth.oauth2;
   if (!o) throw permanent('invalid_spec', OAUTH2_REQUIRED_MESSAGE);
-  if (auth.secretRef)
-    throw permanent(
-      'invalid_spec',
-      'auth.secretRef is not used with OAuth2ClientCredentials: the client secret is auth.oauth2.clientSecretRef',
-    );
   const clientAuthentication = o.clientAuthentication ?? 'ClientSecretBasic';
-  const jwt = clientAuthentication === 'PrivateKeyJwt';
-  if (jwt ? !o.privateKeySecretRef || o.clientSecretRef : !o.clientSecretRef || o.privateKeySecretRef) {
-    throw permanent('invalid_spec', OAUTH2_SECRET_MESSAGE);
-  }
-  if (o.keyId !== undefined && !jwt)
-    throw permanent('invalid_spec', 'auth.oauth2.keyId is only used with clientAuthentication PrivateKeyJwt');
   let authSecret: string;
   if (o.privateKeySecretRef) {
     const what = 'auth.oauth2.privateKeySecretRef';
@@ -152,7 +141,6 @@ export async function endpointRow(r: WebhookEndpointResource, secrets: SecretRes
   // and the row keeps its last valid one (nothing is written)
   assertEndpointExpressions(s);
   let authOAuth2: OAuth2Client | null = null;
-  if (auth.type !== 'OAuth2ClientCredentials' && 'oauth2' in auth && auth.oauth2) throw permanent('invalid_spec', OAUTH2_REQUIRED_MESSAGE);
   if (auth.type === 'OAuth2ClientCredentials') {
     ({ authSecret, authOAuth2 } = await oauth2Row(auth, (ref, what) => resolve(secrets, ns, ref, what)));
   } else if (auth.type !== 'None') {

@@ -99,6 +99,20 @@ const endpointEnabledSql = (by: string): string =>
        FROM upd JOIN old ON old.id = upd.id JOIN webhook_endpoint ep ON ep.id = upd.id`,
   );
 
+/**
+ * A refusal of the OAuth2 credentials (oauth2_token_refusal) was about the secret and token
+ * endpoint the row had: another one written (the Secret fixed) clears it, and the next attempt
+ * asks with the new one. In ON CONFLICT's SET, webhook_endpoint is the row before, excluded the new.
+ */
+const tokenRefusalAfterUpsert = (trx: Db) => {
+  const changed = `webhook_endpoint.auth_secret IS DISTINCT FROM excluded.auth_secret
+    OR webhook_endpoint.auth_oauth2 IS DISTINCT FROM excluded.auth_oauth2 OR excluded.auth_oauth2 IS NULL`;
+  return {
+    oauth2_token_refusal: trx.raw(`CASE WHEN ${changed} THEN NULL ELSE webhook_endpoint.oauth2_token_refusal END`),
+    oauth2_token_refused_at: trx.raw(`CASE WHEN ${changed} THEN NULL ELSE webhook_endpoint.oauth2_token_refused_at END`),
+  };
+};
+
 export function createEndpointRepository(db: Db, operations: Pick<OperationsEventsSettings, 'source'>) {
   return {
     async get(id: string): Promise<Endpoint | undefined> {
@@ -136,7 +150,7 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
         const rows: unknown[] = await trx('webhook_endpoint')
           .insert({ ...toRow(spec), resource_uid: resourceUid })
           .onConflict('resource_uid')
-          .merge({ ...toRow(spec), updated_at: trx.fn.now() })
+          .merge({ ...toRow(spec), ...tokenRefusalAfterUpsert(trx), updated_at: trx.fn.now() })
           .returning('*');
         const row = rows[0];
         if (!row) throw new Error('upsert returned no row');
@@ -234,6 +248,39 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
         .select('resource_uid')
         .whereNotNull('disabled_at')
         .whereNotNull('resource_uid');
+      return new Set(rows.map((r) => r.resource_uid).filter((u): u is string => u !== null));
+    },
+
+    /**
+     * The worker: the token endpoint refused this endpoint's client credentials (`message`: the
+     * server's words, no secret). Written only while the row still has the secret and token
+     * endpoint that were refused (a fixed Secret written meanwhile is not marked), and only when
+     * the words changed. The operator's health poll makes the resource Ready=False.
+     */
+    async recordTokenRefusal(endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>, message: string): Promise<void> {
+      await db('webhook_endpoint')
+        .where({ id: endpoint.id })
+        .andWhereRaw('auth_secret IS NOT DISTINCT FROM ?', [endpoint.authSecret])
+        .andWhereRaw('auth_oauth2 IS NOT DISTINCT FROM ?::jsonb', [endpoint.authOAuth2 ? JSON.stringify(endpoint.authOAuth2) : null])
+        .andWhereRaw('oauth2_token_refusal IS DISTINCT FROM ?', [message])
+        .update({ oauth2_token_refusal: message, oauth2_token_refused_at: db.fn.now() });
+    },
+
+    /** The worker got a token: the refusal is over (the operator's health poll makes the resource Ready again). */
+    async clearTokenRefusal(id: string): Promise<void> {
+      await db('webhook_endpoint')
+        .where({ id })
+        .whereNotNull('oauth2_token_refusal')
+        .update({ oauth2_token_refusal: null, oauth2_token_refused_at: null });
+    },
+
+    /** resource_uid of every active endpoint row whose token endpoint refuses its credentials (the operator's health poll). */
+    async tokenRefusedResourceUids(): Promise<Set<string>> {
+      const rows = await db<EndpointRow>('webhook_endpoint')
+        .select('resource_uid')
+        .whereNotNull('oauth2_token_refusal')
+        .whereNotNull('resource_uid')
+        .andWhere({ active: true });
       return new Set(rows.map((r) => r.resource_uid).filter((u): u is string => u !== null));
     },
 

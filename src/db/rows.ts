@@ -107,6 +107,9 @@ export interface EndpointRow {
   destination_secrets?: DestinationSecrets | null;
   consecutive_failures: number;
   disabled_at: Date | null;
+  /** migration 089 (absent before it ran): an OAuth2 endpoint's credentials refused by its token endpoint */
+  oauth2_token_refusal?: string | null;
+  oauth2_token_refused_at?: Date | null;
   namespace: string | null;
   denied_reason: DeniedReason | null;
   resource_uid: string | null;
@@ -179,6 +182,8 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   ordering: r.ordering_on_failure ? { key: r.ordering_key_cel ?? null, onFailure: r.ordering_on_failure } : null,
   consecutiveFailures: r.consecutive_failures,
   disabledAt: r.disabled_at,
+  tokenRefusal:
+    r.oauth2_token_refusal && r.oauth2_token_refused_at ? { message: r.oauth2_token_refusal, at: r.oauth2_token_refused_at } : null,
   namespace: r.namespace ?? null,
   deniedReason: r.denied_reason ?? null,
   resourceUid: r.resource_uid,

@@ -14,6 +14,28 @@ export type StatusClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' 
 export type ProxyFailureReason = 'unreachable' | 'auth_required' | 'proxy_error';
 
 /**
+ * How an OAuth2 endpoint's token endpoint failed a delivery before any request to the receiver:
+ * it could not be reached or did not answer in time, or answered 5xx/408/429 or no usable token
+ * (unavailable); or it said our client credentials are wrong (refused: invalid_client,
+ * unauthorized_client, HTTP 401), which a person fixes in the Secret.
+ */
+export type TokenWaitReason = 'unavailable' | 'refused';
+
+/** What a deferred outcome carries besides its cause. */
+interface DeferredAnswer {
+  kind: 'deferred';
+  /** what the proxy itself answered (407, 502, 503) or the token endpoint's status, or null when nothing answered */
+  status: number | null;
+  /** the receiver answered nothing */
+  body: null;
+  /** one line, never containing a secret */
+  error: string;
+  retryAfterMs?: undefined;
+  endpointPauseMs?: undefined;
+  durationMs: number;
+}
+
+/**
  * The outcome of one attempt, from any destination. "permanent" is never retried (HTTP 4xx, a
  * redirect, a blocked address, an invalid request; a broker's unknown topic, refused authorization,
  * a message too large); "retryable" is (HTTP 5xx, a timeout, a connection error, an opted-in 4xx;
@@ -44,26 +66,25 @@ export type DeliveryOutcome =
       durationMs: number;
       statusClass: StatusClass;
     }
-  | {
+  | (DeferredAnswer & {
       /**
        * Not the endpoint's failure but the installation's: its forward proxy refused or could not
        * be reached, so the receiver was never asked. The delivery waits and tries again without
        * spending an attempt or counting towards auto-disable (activities/proxy-wait.ts).
        */
-      kind: 'deferred';
       cause: 'proxy';
       reason: ProxyFailureReason;
-      /** what the proxy itself answered (407, 502, 503), or null when it did not */
-      status: number | null;
-      /** the receiver answered nothing */
-      body: null;
-      /** one line, never containing a secret */
-      error: string;
-      retryAfterMs?: undefined;
-      endpointPauseMs?: undefined;
-      durationMs: number;
       statusClass: 'proxy';
-    };
+    })
+  | (DeferredAnswer & {
+      /**
+       * The endpoint's token endpoint (OAuth2 client credentials) failed, so the receiver was
+       * never asked: the delivery waits as for the proxy, no attempt spent (activities/token-wait.ts).
+       */
+      cause: 'token';
+      reason: TokenWaitReason;
+      statusClass: 'token';
+    });
 
 /** A message or target that can not be sent as configured (a missing signing secret, an invalid header): final, no request made. */
 export function invalidRequest(error: string, durationMs = 0): DeliveryOutcome {

@@ -64,10 +64,19 @@ export interface IdentityProvider {
   rotateKey(): string;
   /** token requests answered so far (tests count them: a kept token costs none) */
   tokenRequests(): number;
+  /**
+   * Tests: the token requests of this client fail from now on: `unavailable` answers 503
+   * temporarily_unavailable, `timeout` never answers, `invalid_client` answers 401 as for a wrong
+   * secret; undefined answers normally again.
+   */
+  failTokenRequests(clientId: string, how: TokenFailureMode | undefined): void;
   /** registers a redirect URI of a browser client once its address is known */
   allowRedirectUri(clientId: string, uri: string): void;
   close(): Promise<void>;
 }
+
+/** How the token requests of a client are made to fail (tests). */
+export type TokenFailureMode = 'unavailable' | 'timeout' | 'invalid_client';
 
 const TOKEN_PATH = '/oauth/token';
 const JWKS_PATH = '/.well-known/jwks.json';
@@ -235,6 +244,34 @@ async function readTokenRequest(
   return form;
 }
 
+/** The client a token request names: client_id in the form, the Basic user, or a client assertion's issuer. */
+function clientIdOf(req: IncomingMessage, form: URLSearchParams): string | undefined {
+  const inForm = form.get('client_id');
+  if (inForm) return inForm;
+  const basic = /^Basic\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  if (basic) return decodeURIComponent(Buffer.from(basic, 'base64').toString('utf8').split(':')[0] ?? '');
+  const assertion = form.get('client_assertion')?.split('.')[1];
+  if (!assertion) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(assertion, 'base64url').toString('utf8')) as { iss?: unknown };
+    return typeof claims.iss === 'string' ? claims.iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Answers a token request as `how` says (tests); true when it did (or holds it, for a timeout). */
+function failTokenRequest(res: ServerResponse, how: TokenFailureMode | undefined, headers: Record<string, string>): boolean {
+  if (how === undefined) return false;
+  if (how === 'unavailable') {
+    sendJson(res, 503, { error: 'temporarily_unavailable', error_description: 'the token service is down for a test' }, headers);
+  } else if (how === 'invalid_client') {
+    sendJson(res, 401, { error: 'invalid_client', error_description: 'client authentication failed' }, headers);
+  }
+  // timeout: no answer; close() ends the connection
+  return true;
+}
+
 /** A fresh request on the same socket for oidc-provider, carrying the form body. */
 function forwardForm(req: IncomingMessage, given: URLSearchParams): IncomingMessage {
   const form = new URLSearchParams();
@@ -264,6 +301,7 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
   let issuer = '';
   let browserLogin: BrowserLogin | undefined;
   let tokenRequests = 0;
+  const failing = new Map<string, TokenFailureMode>();
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const route = (req.url ?? '').split('?')[0] ?? '';
@@ -285,6 +323,8 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
       const cors = browserLogin?.corsHeaders(req) ?? {};
       const form = await readTokenRequest(req, res, cors);
       if (!form || browserLogin?.exchangeCode(req, res, form)) return;
+      const clientId = clientIdOf(req, form);
+      if (failTokenRequest(res, clientId === undefined ? undefined : failing.get(clientId), cors)) return;
       handler?.(forwardForm(req, form), res);
       return;
     }
@@ -328,6 +368,10 @@ export async function startIdentityProvider(opts: IdentityProviderOptions): Prom
     audience: opts.audience,
     currentKid: () => String(keys[0]?.kid),
     tokenRequests: () => tokenRequests,
+    failTokenRequests(clientId, how) {
+      if (how === undefined) failing.delete(clientId);
+      else failing.set(clientId, how);
+    },
     rotateKey() {
       const fresh = newSigningKey();
       // the new key signs; the previous one stays published for tokens already out there

@@ -162,7 +162,7 @@ export const ERROR_CODES = {
     kind: 'permanent',
     status: 401,
     means:
-      "an OAuth2 endpoint's token endpoint refused the client (invalid_client, unauthorized_client, invalid_scope: any other 4xx): the delivery ends FAILED with its words; destination outcome only",
+      "an OAuth2 endpoint's token endpoint refused (a 4xx other than 408/429): our credentials (invalid_client, unauthorized_client, 401) make the delivery wait and the endpoint Ready=False TokenRequestRefused; the request (invalid_scope...) ends it FAILED with its words; destination outcome only",
   },
   database_unavailable: {
     kind: 'transient',
@@ -203,13 +203,14 @@ export const ERROR_CODES = {
     kind: 'transient',
     status: 503,
     failureType: 'DeliveryDeferred',
-    means: "a delivery waits on its endpoint's limits or Retry-After pause: no request, no endpoint attempt spent; activity only",
+    means:
+      "a delivery waits on its endpoint's limits or Retry-After pause, the forward proxy or an OAuth2 token endpoint: no request, no endpoint attempt spent; activity only",
   },
   oauth2_token_unavailable: {
     kind: 'transient',
     status: 503,
     means:
-      "an OAuth2 endpoint's token endpoint could not be reached, timed out, answered 5xx, 408 or 429, or answered without a token: the attempt failed, retried with the backoff; destination outcome only",
+      "an OAuth2 endpoint's token endpoint could not be reached, timed out, answered 5xx, 408 or 429, or answered without a token: the delivery waits, no endpoint attempt spent; destination outcome only",
   },
   broker_unavailable: {
     kind: 'transient',

@@ -277,6 +277,12 @@ export interface Endpoint {
   consecutiveFailures: number;
   /** not null: disabled since then; its deliveries fail at once and wait for a re-enable */
   disabledAt: Date | null;
+  /**
+   * OAuth2: the token endpoint refused our client credentials (invalid_client, unauthorized_client,
+   * 401) with these words, never a secret; its deliveries wait, the resource is Ready=False
+   * TokenRequestRefused. Kept by deliveries, cleared by a token or a new secret. null: none.
+   */
+  tokenRefusal: { message: string; at: Date } | null;
   /** the namespace of the resource that wrote the row; null: written by hand or before tenancy */
   namespace: string | null;
   /** null: allowed by its source's credential (routed); else why not (docs/tenancy.md) */
@@ -297,7 +303,7 @@ export interface EndpointOrdering {
 }
 
 /** What an endpoint's deliveries keep, not its resource: left out of what a resource configures. */
-export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt';
+export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt' | 'tokenRefusal';
 
 /** ACTIVE or DISABLED, as the admin API and `kubectl get whe` show it. */
 export const ENDPOINT_STATES = ['ACTIVE', 'DISABLED'] as const;

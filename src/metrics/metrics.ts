@@ -98,7 +98,9 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     // configuration); rate(wait seconds) is the number of deliveries waiting (docs/limits.md)
     deliveryDeferrals: new Counter({
       name: 'webhook_fanout_delivery_deferrals_total',
-      help: 'Deliveries sent back to wait on their endpoint, by reason (rate, concurrency, retry_after) or on the forward proxy (proxy); no attempt is spent',
+      help:
+        'Deliveries sent back to wait on their endpoint, by reason (rate, concurrency, retry_after), on the forward proxy (proxy) ' +
+        'or on an OAuth2 token endpoint (token); no attempt is spent',
       labelNames: ['endpoint', 'reason'] as const,
       registers,
     }),
@@ -109,6 +111,15 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
         'Deliveries the forward proxy failed, by reason (unreachable, auth_required: 407, proxy_error: its own 502/503); ' +
         'each waits and is tried again, no attempt spent',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    // an OAuth2 endpoint's token endpoint (docs/endpoints.md): one series per OAuth2 endpoint and reason
+    deliveryTokenFailures: new Counter({
+      name: 'webhook_fanout_delivery_token_failures_total',
+      help:
+        "Deliveries an OAuth2 endpoint's token endpoint failed, by reason (unavailable: unreachable, timed out, 5xx/408/429; " +
+        'refused: our client credentials, invalid_client, unauthorized_client, 401); each waits and is tried again, no attempt spent',
+      labelNames: ['endpoint', 'reason'] as const,
       registers,
     }),
     deliveryLimitWait: new Counter({

@@ -316,9 +316,13 @@ export function createController(o: ControllerOptions): Controller {
     }
   }
 
-  /** Endpoints whose state in Postgres (disabled or not, their blocked keys) differs from what their status shows. */
+  /**
+   * Endpoints whose state in Postgres (disabled or not, their blocked keys, their OAuth2 credentials
+   * refused by the token endpoint or not) differs from what their status shows.
+   */
   async function pollHealth(): Promise<void> {
     const disabled = await o.store.repos.endpoints.disabledResourceUids();
+    const tokenRefused = await o.store.repos.endpoints.tokenRefusedResourceUids();
     const blocked = new Map<string | null, number>();
     for (const b of await o.store.repos.ordering.blockedKeys()) blocked.set(b.resourceUid, b.blockedKeys);
     for (const e of endpoints()) {
@@ -326,7 +330,10 @@ export function createController(o: ControllerOptions): Controller {
       // an endpoint not ordered (any more) shows none; one not reconciled since it became ordered, its count
       const blockedDiffers =
         blockedNow !== e.status?.orderingBlockedKeys && (blockedNow !== undefined || e.status?.orderingBlockedKeys !== undefined);
-      if (disabled.has(e.metadata.uid) !== (e.status?.state === 'DISABLED') || blockedDiffers) {
+      // refused and still shown Ready, or shown refused and no longer (another reason Not Ready stays as it is)
+      const ready = readyCondition(e);
+      const refusalDiffers = tokenRefused.has(e.metadata.uid) ? ready?.status === 'True' : ready?.reason === 'TokenRequestRefused';
+      if (disabled.has(e.metadata.uid) !== (e.status?.state === 'DISABLED') || blockedDiffers || refusalDiffers) {
         enqueue(keyOf('WebhookEndpoint', e.metadata.namespace ?? 'default', e.metadata.name), 'health');
       }
     }

@@ -305,7 +305,16 @@ export function createReconciler(deps: ReconcilerDeps) {
     const ordered = row.ordering !== null && row.active;
     const blocked = ordered ? { orderingBlockedKeys: await store.repos.ordering.blockedKeysOf(row.id) } : {};
     const ids = { ...outcome.ids, state, signingPublicKeys: row.signingPublicKeys, ...blocked };
-    if (state === 'ACTIVE' || outcome.ready.status === 'False') return { ...outcome, ids };
+    if (outcome.ready.status === 'False') return { ...outcome, ids };
+    if (state === 'ACTIVE') {
+      // OAuth2: the token endpoint refuses the client credentials the row has (the worker wrote it; a new secret clears it)
+      if (row.tokenRefusal === null || !row.active) return { ...outcome, ids };
+      const refused =
+        `since ${row.tokenRefusal.at.toISOString()} the token endpoint refuses the client credentials: ${row.tokenRefusal.message}. ` +
+        `Its deliveries wait without spending attempts; fix the client secret or key (the Secret of spec.auth.oauth2), ` +
+        `or the client at the token endpoint, and they go, in order where ordered`;
+      return { ...outcome, ids, ready: { status: 'False', reason: 'TokenRequestRefused', message: refused } };
+    }
     const message =
       `disabled since ${row.disabledAt?.toISOString() ?? '?'}: ${row.autoDisableAfter} deliveries in a row ended FAILED ` +
       `(spec.autoDisable.afterConsecutiveFailures). Its deliveries fail at once ("endpoint disabled") and are held; ` +

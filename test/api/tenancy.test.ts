@@ -110,8 +110,20 @@ describe('admin API: tokens scoped to namespaces see and replay only their names
     ['a delivery', 'GET', (id) => `/api/deliveries/${id}`, 'deliveries'],
     ["a delivery's attempts", 'GET', (id) => `/api/deliveries/${id}/attempts`, 'deliveries'],
     ["a delivery's replay", 'POST', (id) => `/api/deliveries/${id}/replay`, 'deliveries'],
+    ["a delivery's skip", 'POST', (id) => `/api/deliveries/${id}/skip`, 'deliveries'],
     ["an endpoint's enable", 'POST', (id) => `/api/endpoints/${id}/enable`, 'endpoints'],
   ];
+
+  it('the table above names every route of the OpenAPI document that takes an id', async () => {
+    const doc = (await h.get('/api/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths)
+      .filter(([path]) => path.includes('{id}'))
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    const tested = ROUTES.map(([, method, path]) => `${method} ${path('{id}')}`).sort();
+    expect(documented.length).toBeGreaterThan(0);
+    expect(tested).toEqual(documented);
+  });
 
   describe.each<['tenantA' | 'tenantB', 'A' | 'B']>([
     ['tenantA', 'A'],

@@ -83,6 +83,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   destinationSecrets: {},
   consecutiveFailures: 0,
   disabledAt: null,
+  tokenRefusal: null,
   namespace: 'payments',
   deniedReason: null,
   resourceUid: null,

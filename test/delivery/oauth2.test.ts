@@ -226,17 +226,31 @@ describe('OAuth2 client credentials against a real identity provider', () => {
       { clientId: 'fanout-jwt', clientAuthentication: 'PrivateKeyJwt' },
       unregistered.pem,
     ],
-  ])("%s: FAILED at once with the provider's invalid_client in the attempt log, never the secret", async (_what, over, secret) => {
-    const outcome = await send(clientOf(idp, over), secret);
-    expect(outcome).toMatchObject({ kind: 'permanent', status: null, statusClass: 'token' });
-    const error = outcome.kind === 'success' ? '' : outcome.error;
-    expect(error).toMatch(/^oauth2_token_refused: the token endpoint answered HTTP 40[01] invalid_client/);
-    expect(error).not.toContain(secret.slice(0, 40));
+  ])(
+    "%s: the delivery waits (no attempt spent) with the provider's invalid_client in its error, never the secret",
+    async (_what, over, secret) => {
+      const outcome = await send(clientOf(idp, over), secret);
+      expect(outcome).toMatchObject({ kind: 'deferred', cause: 'token', reason: 'refused', status: null, statusClass: 'token' });
+      const error = outcome.kind === 'success' ? '' : outcome.error;
+      expect(error).toMatch(/^oauth2_token_refused: the token endpoint answered HTTP 40[01] invalid_client/);
+      expect(error).not.toContain(secret.slice(0, 40));
+    },
+  );
+
+  it('refused credentials are not asked again for a while; a refusal of the request (invalid_target) fails the attempt', async () => {
+    const basic = clientOf(idp, { clientId: 'fanout-basic', scopes: [] });
+    const before = idp.tokenRequests();
+    for (let i = 0; i < 3; i++) expect(await send(basic, 'refused-secret-value')).toMatchObject({ kind: 'deferred', reason: 'refused' });
+    expect(idp.tokenRequests()).toBe(before + 1);
+    // an audience the server does not serve: the request is wrong, not the credentials
+    const target = await send(clientOf(idp, { clientId: 'fanout-basic', audience: 'https://unknown.example' }), SECRET);
+    expect(target).toMatchObject({ kind: 'permanent', status: null, statusClass: 'token' });
+    expect(target.kind !== 'success' && target.error).toMatch(/^oauth2_token_refused: the token endpoint answered HTTP 400 invalid_target/);
   });
 
-  it('a token endpoint that is down is a retryable failure; one behind a cloud-metadata address is refused before connecting', async () => {
+  it('a token endpoint that is down makes the delivery wait; one behind a cloud-metadata address is refused before connecting', async () => {
     const down = await send(clientOf(idp, { tokenUrl: 'http://127.0.0.1:1/oauth/token' }), SECRET);
-    expect(down).toMatchObject({ kind: 'retryable', statusClass: 'token' });
+    expect(down).toMatchObject({ kind: 'deferred', cause: 'token', reason: 'unavailable', statusClass: 'token' });
     expect(down.kind !== 'success' && down.error).toMatch(/^oauth2_token_unavailable: the token endpoint refused the connection/);
     const metadata = await send(clientOf(idp, { tokenUrl: 'http://169.254.169.254/latest/oauth/token' }), SECRET);
     expect(metadata).toMatchObject({ kind: 'permanent', statusClass: 'blocked' });
@@ -252,7 +266,7 @@ describe('OAuth2 client credentials against a real identity provider', () => {
     expect(idp.tokenRequests()).toBe(before + 1);
     // a client secret that was wrong, then fixed in its Secret: the next attempt succeeds
     const basic = clientOf(idp, { clientId: 'fanout-basic', scopes: ['replay:webhooks'] });
-    expect(await send(basic, 'the-old-secret')).toMatchObject({ kind: 'permanent', statusClass: 'token' });
+    expect(await send(basic, 'the-old-secret')).toMatchObject({ kind: 'deferred', reason: 'refused', statusClass: 'token' });
     expect(await send(basic, SECRET)).toMatchObject({ kind: 'success' });
     expect(idp.tokenRequests()).toBe(before + 3);
   });
@@ -302,21 +316,21 @@ describe('the token request is bounded like a delivery', () => {
       'an answer over 64 KiB is not read',
       () => `${base}/huge`,
       5_000,
-      { kind: 'retryable', statusClass: 'token' },
+      { kind: 'deferred', reason: 'unavailable', statusClass: 'token' },
       /^oauth2_token_unavailable: the token response is over 65536 bytes/,
     ],
     [
       "no answer within the attempt's timeout",
       () => `${base}/slow`,
       500,
-      { kind: 'retryable', statusClass: 'timeout' },
+      { kind: 'deferred', reason: 'unavailable', statusClass: 'token' },
       /^oauth2_token_unavailable: the token endpoint did not answer within 500 ms/,
     ],
     [
       'a 503 with an OAuth error',
       () => `${base}/busy`,
       5_000,
-      { kind: 'retryable', statusClass: 'token' },
+      { kind: 'deferred', reason: 'unavailable', statusClass: 'token' },
       /^oauth2_token_unavailable: the token endpoint answered HTTP 503 temporarily_unavailable/,
     ],
     [

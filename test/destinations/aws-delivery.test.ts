@@ -6,9 +6,12 @@ import {
   PutRolePolicyCommand,
   PutUserPolicyCommand,
 } from '@aws-sdk/client-iam';
+import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SQSClient,
   type Message as SqsMessage,
@@ -23,9 +26,10 @@ import { sleep } from '../support/wait.js';
 import { startMotoBackend, type Backend } from '../transport/backends.js';
 import { signedMessage } from './broker-messages.js';
 
-// SQS endpoints delivered by the real worker (Temporal, Postgres, the deliver activity) to moto
-// with its IAM checks on: a role refused by its policy ends the delivery FAILED at once with
-// AWS's reason; moto unreachable for 30 s loses no event and stores none twice.
+// SQS, SNS and EventBridge endpoints delivered by the real worker (Temporal, Postgres, the deliver
+// activity) to moto with its IAM checks on: a role refused by its policy ends the delivery FAILED
+// at once with AWS's reason, unknown keys are refused; moto unreachable for 30 s loses no SQS
+// event and stores none twice.
 
 const region = 'eu-west-1';
 const ACCOUNT = '123456789012';
@@ -35,7 +39,9 @@ let harness: FanoutHarness;
 /** the worker's identity (the pod's, in production): may publish, read back and assume the roles */
 let worker: { accessKeyId: string; secretAccessKey: string };
 let reader: SQSClient;
-const queues: Record<'payments' | 'outage', string> = { payments: '', outage: '' };
+const queues: Record<'payments' | 'outage' | 'fromTopic' | 'fromBus', string> = { payments: '', outage: '', fromTopic: '', fromBus: '' };
+let topicArn = '';
+const BUS = 'payments';
 
 const policy = (actions: string[]): string =>
   JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: actions, Resource: '*' }] });
@@ -44,15 +50,38 @@ const TRUST = JSON.stringify({
   Statement: [{ Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ACCOUNT}:user/worker` }, Action: 'sts:AssumeRole' }],
 });
 
-/** Everything a test needs in moto, made before its IAM checks are on: the queues, the worker's user, two roles. */
+/**
+ * Everything a test needs in moto, made before its IAM checks are on: the queues, an SNS topic and
+ * an EventBridge bus each delivering to a queue of their own (how their messages are read back),
+ * the worker's user, two roles.
+ */
 async function seedMoto(): Promise<void> {
   const setup = { region, endpoint: moto.endpoint, credentials: { accessKeyId: 'setup', secretAccessKey: 'setup' } };
   const iam = new IAMClient({ ...setup, region: 'us-east-1' });
   const sqs = new SQSClient(setup);
+  const sns = new SNSClient(setup);
+  const eb = new EventBridgeClient(setup);
+  const queue = async (name: string, attributes?: Record<string, string>) => {
+    const url = (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    return { url, arn };
+  };
   try {
-    queues.payments = (await sqs.send(new CreateQueueCommand({ QueueName: 'payments' }))).QueueUrl!;
+    queues.payments = (await queue('payments')).url;
     // FIFO: the event id de-duplicates, so a publish whose answer the outage cut is not a second message
-    queues.outage = (await sqs.send(new CreateQueueCommand({ QueueName: 'outage.fifo', Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
+    queues.outage = (await queue('outage.fifo', { FifoQueue: 'true' })).url;
+    const fromTopic = await queue('from-topic');
+    queues.fromTopic = fromTopic.url;
+    topicArn = (await sns.send(new CreateTopicCommand({ Name: 'payments' }))).TopicArn!;
+    // SNS's JSON envelope (no raw delivery): its MessageId is what Publish answered
+    await sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: fromTopic.arn }));
+    const fromBus = await queue('from-bus');
+    queues.fromBus = fromBus.url;
+    await eb.send(new CreateEventBusCommand({ Name: BUS }));
+    await eb.send(
+      new PutRuleCommand({ Name: 'all', EventBusName: BUS, EventPattern: JSON.stringify({ source: [{ prefix: '/webhook-fanout/' }] }) }),
+    );
+    await eb.send(new PutTargetsCommand({ Rule: 'all', EventBusName: BUS, Targets: [{ Id: 'q', Arn: fromBus.arn }] }));
     await iam.send(new CreateUserCommand({ UserName: 'worker' }));
     await iam.send(
       new PutUserPolicyCommand({
@@ -64,16 +93,28 @@ async function seedMoto(): Promise<void> {
     const key = (await iam.send(new CreateAccessKeyCommand({ UserName: 'worker' }))).AccessKey!;
     worker = { accessKeyId: key.AccessKeyId!, secretAccessKey: key.SecretAccessKey! };
     for (const [role, actions] of [
-      ['publisher', ['sqs:SendMessage']],
-      // may look at queues, not publish to them
-      ['auditor', ['sqs:GetQueueAttributes', 'sqs:ListQueues']],
+      ['publisher', ['sqs:SendMessage', 'sns:Publish', 'events:PutEvents']],
+      // may look at queues, topics and buses, not publish to them
+      [
+        'auditor',
+        [
+          'sqs:GetQueueAttributes',
+          'sqs:ListQueues',
+          'sns:ListTopics',
+          'sns:GetTopicAttributes',
+          'events:ListRules',
+          'events:DescribeEventBus',
+        ],
+      ],
     ] as const) {
       await iam.send(new CreateRoleCommand({ RoleName: role, AssumeRolePolicyDocument: TRUST }));
-      await iam.send(new PutRolePolicyCommand({ RoleName: role, PolicyName: 'sqs', PolicyDocument: policy([...actions]) }));
+      await iam.send(new PutRolePolicyCommand({ RoleName: role, PolicyName: 'aws', PolicyDocument: policy([...actions]) }));
     }
   } finally {
     iam.destroy();
     sqs.destroy();
+    sns.destroy();
+    eb.destroy();
   }
   // from now on moto checks every request's signature and the policies of its principal
   const on = await fetch(`${moto.endpoint}/moto-api/reset-auth`, { method: 'POST', body: '0' });
@@ -105,6 +146,39 @@ async function drain(queueUrl: string): Promise<SqsMessage[]> {
 /** The event id a message carries (its X-Webhook-Event-Id, in the webhook-headers attribute). */
 const eventIdOf = (m: SqsMessage): string | undefined =>
   (JSON.parse(m.MessageAttributes?.['webhook-headers']?.StringValue ?? '{}') as Record<string, string>)['X-Webhook-Event-Id'];
+
+type AwsType = 'SQS' | 'SNS' | 'EventBridge';
+
+/** The messages each type's endpoints published, as their consumers read them: [the id the service gave it, the event id]. */
+async function published(type: AwsType): Promise<[string | undefined, string | undefined][]> {
+  if (type === 'SQS') return (await drain(queues.payments)).map((m) => [m.MessageId, eventIdOf(m)]);
+  if (type === 'SNS') {
+    return (await drain(queues.fromTopic)).map((m) => {
+      const envelope = JSON.parse(m.Body ?? '{}') as { MessageId?: string; MessageAttributes?: Record<string, { Value: string }> };
+      const headers = JSON.parse(envelope.MessageAttributes?.['webhook-headers']?.Value ?? '{}') as Record<string, string>;
+      return [envelope.MessageId, headers['X-Webhook-Event-Id']];
+    });
+  }
+  return (await drain(queues.fromBus)).map((m) => {
+    const event = JSON.parse(m.Body ?? '{}') as { id?: string; detail?: { headers?: Record<string, string> } };
+    return [event.id, event.detail?.headers?.['X-Webhook-Event-Id']];
+  });
+}
+
+/** An endpoint's destination of each AWS type, on moto, as `roleArn` (null: the worker's own identity). */
+const awsTo = (type: AwsType, roleArn: string | null = null): Extract<EndpointDestination, { type: AwsType }> => {
+  const on = { region, endpointUrl: moto.endpoint, roleArn };
+  if (type === 'SQS') return { type, queueUrl: queues.payments, ...on };
+  if (type === 'SNS') return { type, topicArn, ...on };
+  return { type, eventBusName: BUS, detailType: null, ...on };
+};
+
+/** What each type's refused publish names: the service, and the IAM action the role lacks. */
+const REFUSED: Record<AwsType, { service: string; action: string }> = {
+  SQS: { service: 'SQS', action: 'sqs:SendMessage' },
+  SNS: { service: 'SNS', action: 'sns:Publish' },
+  EventBridge: { service: 'EventBridge', action: 'events:PutEvents' },
+};
 
 const sqsTo = (
   queueUrl: string,
@@ -144,60 +218,71 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-describe('SQS endpoints through the worker, moto checking IAM', () => {
-  it("a role whose policy does not allow sqs:SendMessage: FAILED at the first attempt with AWS's reason; a role that may publishes", async () => {
-    const source = uniqueSource('iam');
-    const refused = await addEndpoint(harness.repos, {
-      source,
-      name: 'refused',
-      url: queues.payments,
-      maxAttempts: 5,
-      destination: sqsTo(queues.payments, { roleArn: `arn:aws:iam::${ACCOUNT}:role/auditor` }),
-    });
-    const allowed = await addEndpoint(harness.repos, {
-      source,
-      name: 'allowed',
-      url: queues.payments,
-      maxAttempts: 5,
-      destination: sqsTo(queues.payments, { roleArn: `arn:aws:iam::${ACCOUNT}:role/publisher` }),
-    });
-    const eventId = await addEvent(harness.repos, { source });
-    await harness.runFanout(eventId);
-
-    const failed = await deliveryOf(harness.repos, eventId, refused);
-    expect(failed).toMatchObject({ status: 'FAILED', attempts: 1, lastError: expect.stringMatching(/^SQS: AccessDenied/) });
-    expect(failed.lastError).toContain('sqs:SendMessage');
-    expect(await attemptsOf(failed.id)).toEqual([
-      expect.objectContaining({ attempt: 1, outcome: 'FAILED', error: failed.lastError, receipt: null }),
-    ]);
-
-    const delivered = await deliveryOf(harness.repos, eventId, allowed);
-    expect(delivered).toMatchObject({ status: 'SUCCESS', attempts: 1 });
-    const [attempt] = await attemptsOf(delivered.id);
-    // read back with the SDK: the one message is the allowed endpoint's, the id the attempt log recorded
-    const messages = await drain(queues.payments);
-    expect(messages.map((m) => [m.MessageId, eventIdOf(m)])).toEqual([[attempt?.receipt?.messageId, eventId]]);
-  });
-
-  it('credentials moto does not know: refused at once, final, the secret never in the outcome', async () => {
-    const stranger = createDestinations({
-      addressPolicy: createAddressPolicy(),
-      awsCredentials: { accessKeyId: 'AKIAUNKNOWNUNKNOWN00', secretAccessKey: 'not-a-secret-moto-knows' },
-    });
-    try {
-      const outcome = await stranger.send(signedMessage(), sqsTo(queues.payments), { timeoutMs: 10_000 });
-      expect(outcome).toMatchObject({
-        kind: 'permanent',
-        status: 403,
-        statusClass: '4xx',
-        error: expect.stringMatching(/^SQS: InvalidClientTokenId: /),
+describe('SQS, SNS and EventBridge endpoints through the worker, moto checking IAM', () => {
+  it.each(['SQS', 'SNS', 'EventBridge'] as const)(
+    "%s: a role whose policy does not allow the publish: FAILED at the first attempt with AWS's reason; a role that may publishes",
+    async (type) => {
+      const source = uniqueSource('iam');
+      const url = type === 'SQS' ? queues.payments : type === 'SNS' ? topicArn : `eventbridge://${region}/${BUS}`;
+      const refused = await addEndpoint(harness.repos, {
+        source,
+        name: 'refused',
+        url,
+        maxAttempts: 5,
+        destination: awsTo(type, `arn:aws:iam::${ACCOUNT}:role/auditor`),
       });
-      expect(JSON.stringify(outcome)).not.toContain('not-a-secret-moto-knows');
-    } finally {
-      await stranger.close();
-    }
-    expect(await drain(queues.payments)).toEqual([]);
-  });
+      const allowed = await addEndpoint(harness.repos, {
+        source,
+        name: 'allowed',
+        url,
+        maxAttempts: 5,
+        destination: awsTo(type, `arn:aws:iam::${ACCOUNT}:role/publisher`),
+      });
+      const eventId = await addEvent(harness.repos, { source });
+      await harness.runFanout(eventId);
+
+      const { service, action } = REFUSED[type];
+      const failed = await deliveryOf(harness.repos, eventId, refused);
+      expect(failed).toMatchObject({
+        status: 'FAILED',
+        attempts: 1,
+        lastError: expect.stringMatching(new RegExp(`^${service}: AccessDenied`)),
+      });
+      expect(failed.lastError).toContain(action);
+      expect(await attemptsOf(failed.id)).toEqual([
+        expect.objectContaining({ attempt: 1, outcome: 'FAILED', error: failed.lastError, receipt: null }),
+      ]);
+
+      const delivered = await deliveryOf(harness.repos, eventId, allowed);
+      expect(delivered).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+      const [attempt] = await attemptsOf(delivered.id);
+      // read back with the SDK: the one message is the allowed endpoint's, the id the attempt log recorded
+      expect(await published(type)).toEqual([[attempt?.receipt?.messageId, eventId]]);
+    },
+  );
+
+  it.each(['SQS', 'SNS', 'EventBridge'] as const)(
+    '%s: credentials moto does not know: refused at once, final, the secret never in the outcome',
+    async (type) => {
+      const stranger = createDestinations({
+        addressPolicy: createAddressPolicy(),
+        awsCredentials: { accessKeyId: 'AKIAUNKNOWNUNKNOWN00', secretAccessKey: 'not-a-secret-moto-knows' },
+      });
+      try {
+        const outcome = await stranger.send(signedMessage(), awsTo(type), { timeoutMs: 10_000 });
+        expect(outcome).toMatchObject({
+          kind: 'permanent',
+          status: 403,
+          statusClass: '4xx',
+          error: expect.stringMatching(new RegExp(`^${REFUSED[type].service}: (InvalidClientTokenId|UnrecognizedClientException): `)),
+        });
+        expect(JSON.stringify(outcome)).not.toContain('not-a-secret-moto-knows');
+      } finally {
+        await stranger.close();
+      }
+      expect(await published(type)).toEqual([]);
+    },
+  );
 
   it('moto unreachable for 30 s mid-run: every delivery retried until SUCCESS, every event in the queue once', async () => {
     const source = uniqueSource('outage');

@@ -5,11 +5,15 @@ import { startIdentityProvider, type IdentityProvider } from '../../src/dev/iden
 import type { OAuth2Client } from '../../src/domain/records.js';
 import { addEndpoint, addEvent, deliveryOf, endpointSpec, uniqueSource } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
+import { eventually } from '../support/wait.js';
 
 // An OAuth2 endpoint through the real workflow, the worker's destinations and Postgres: the
-// token of the test identity provider reaches the receiver, a wrong client secret ends the
-// delivery FAILED with the provider's invalid_client in the attempt log (no request sent), and
-// the secret fixed in the endpoint's row applies to the next delivery, without a restart.
+// token of the test identity provider reaches the receiver. A token endpoint that refuses our
+// credentials (invalid_client), answers 503 or does not answer makes the delivery wait without
+// spending an attempt or counting towards auto-disable (maxAttempts 1, autoDisableAfter 1: a
+// spent attempt would FAIL it and disable the endpoint); a refusal is written on the endpoint's
+// row (the operator shows it as Ready=False); the secret fixed in the row (as the operator writes
+// it) clears it and the waiting deliveries go, in order.
 
 const AUDIENCE = 'https://api.partner.example';
 const SECRET = `secret-${randomUUID()}`;
@@ -18,61 +22,157 @@ let idp: IdentityProvider;
 beforeAll(async () => {
   idp = await startIdentityProvider({
     audience: AUDIENCE,
-    clients: [{ clientId: 'fanout', clientSecret: SECRET, permissions: ['read:webhooks'], tokenEndpointAuthMethod: 'client_secret_basic' }],
+    clients: ['fanout', 'flaky'].map((clientId) => ({
+      clientId,
+      clientSecret: SECRET,
+      permissions: ['read:webhooks'],
+      tokenEndpointAuthMethod: 'client_secret_basic' as const,
+    })),
   });
 });
 afterAll(async () => {
   await idp?.close();
 });
 
-const client = (): OAuth2Client => ({
+const client = (clientId = 'fanout'): OAuth2Client => ({
   tokenUrl: `${idp.url}/oauth/token`,
-  clientId: 'fanout',
+  clientId,
   scopes: ['read:webhooks'],
   audience: AUDIENCE,
   clientAuthentication: 'ClientSecretBasic',
   keyId: null,
 });
 
+const seqOf = (body: Buffer): number => (JSON.parse(body.toString('utf8')) as { seq: number }).seq;
+
 describe('an OAuth2 client credentials endpoint', () => {
-  it('a wrong secret: FAILED at once, the attempt log says invalid_client; the fixed secret delivers with a verified token', async ({
+  it('credentials refused (invalid_client): the deliveries wait, no attempt spent, the row says why; the fixed secret sends them in order', async ({
     h,
     receiver,
   }) => {
     const r = await receiver([{ status: 204, body: '' }]);
     const source = uniqueSource('oauth2');
     const uid = `test:${randomUUID()}`;
+    const name = `oauth2-refused-${randomUUID().slice(0, 8)}`;
     const wrong = endpointSpec({
+      name,
       source,
       url: r.url,
-      maxAttempts: 3,
+      maxAttempts: 1,
+      autoDisableAfter: 1,
+      ordering: { key: null, onFailure: 'Block' },
       authType: 'OAUTH2_CLIENT_CREDENTIALS',
       authSecret: 'not-the-secret',
       authOAuth2: client(),
     });
     const { id: endpointId } = await h.repos.endpoints.upsertByResourceUid(uid, wrong);
-    const tokenFailures = await counterDelta(h.metrics.deliveryAttempts, { outcome: 'permanent', status_class: 'token' });
+    const refused = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'refused' });
+    const tokenRequests = idp.tokenRequests();
 
-    const first = await addEvent(h.repos, { source });
-    expect(await h.runFanout(first)).toBe('FAILED');
-    const failed = await deliveryOf(h.repos, first, endpointId);
-    expect(failed).toMatchObject({ status: 'FAILED', attempts: 1, lastResponseStatus: null });
-    expect(failed.lastError).toMatch(/^oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client/);
-    expect(failed.lastError).not.toContain('not-the-secret');
+    const events: string[] = [];
+    for (const seq of [1, 2]) events.push(await addEvent(h.repos, { source, payload: JSON.stringify({ seq }) }));
+    for (const id of events) await h.start(id);
+    // several tries (the test backoff: 50 ms doubling to 500 ms)
+    await eventually(async () => (await refused()) >= 3, { what: 'three waits on the refused credentials' });
+    const endpoint = await h.repos.endpoints.get(endpointId);
+    expect(endpoint).toMatchObject({ consecutiveFailures: 0, disabledAt: null });
+    expect(endpoint?.tokenRefusal?.message).toMatch(/^oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client/);
+    expect(endpoint?.tokenRefusal?.message).not.toContain('not-the-secret');
+    for (const id of events) {
+      expect(await deliveryOf(h.repos, id, endpointId)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: null });
+    }
     expect(r.requests).toHaveLength(0);
-    expect(await tokenFailures()).toBe(1);
+    // refused credentials are not asked again at every try: one request for the waits so far
+    expect(idp.tokenRequests() - tokenRequests).toBe(1);
 
-    // the Secret fixed: the operator writes the row, the running worker reads it on the next attempt
+    // the Secret fixed: the operator writes the row (which clears the refusal), the waiting deliveries go
     await h.repos.endpoints.upsertByResourceUid(uid, { ...wrong, authSecret: SECRET });
-    const second = await addEvent(h.repos, { source });
-    expect(await h.runFanout(second)).toBe('COMPLETED');
-    expect(await deliveryOf(h.repos, second, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1, lastResponseStatus: 204 });
+    expect((await h.repos.endpoints.get(endpointId))?.tokenRefusal).toBeNull();
+    for (const id of events) expect(await h.client.workflow.getHandle(id).result()).toBe('COMPLETED');
+    for (const id of events) {
+      expect(await deliveryOf(h.repos, id, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1, lastResponseStatus: 204 });
+    }
+    expect(r.requests.map((q) => seqOf(q.body))).toEqual([1, 2]);
     const token = /^Bearer (.+)$/.exec(String(r.requests[0]?.headers.authorization))?.[1] ?? '';
     const jwks = createRemoteJWKSet(new URL(`${idp.url}/.well-known/jwks.json`));
     const { payload } = await jwtVerify(token, jwks, { issuer: idp.issuer, audience: AUDIENCE });
     expect(payload.client_id).toBe('fanout');
     // the token is nowhere in what the service recorded
-    expect(JSON.stringify(await deliveryOf(h.repos, second, endpointId))).not.toContain(token);
+    for (const id of events) expect(JSON.stringify(await deliveryOf(h.repos, id, endpointId))).not.toContain(token);
+    expect(JSON.stringify(await h.repos.endpoints.get(endpointId))).not.toContain(token);
+  });
+
+  it('a refusal the token endpoint lifts itself (same secret): the worker clears the row once it gets a token', async ({ h, receiver }) => {
+    const r = await receiver([{ status: 200, body: 'ok' }]);
+    const source = uniqueSource('oauth2');
+    const name = `oauth2-lifted-${randomUUID().slice(0, 8)}`;
+    const endpointId = await addEndpoint(h.repos, {
+      name,
+      source,
+      url: r.url,
+      maxAttempts: 1,
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: SECRET,
+      // scopes other than the next test's: another material, so neither finds the other's token kept
+      authOAuth2: client('flaky'),
+    });
+    const refused = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'refused' });
+    const eventId = await addEvent(h.repos, { source });
+    idp.failTokenRequests('flaky', 'invalid_client');
+    try {
+      await h.start(eventId);
+      await eventually(async () => (await refused()) >= 1 && (await h.repos.endpoints.get(endpointId))?.tokenRefusal, {
+        what: 'the refusal on the row',
+      });
+      expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    } finally {
+      idp.failTokenRequests('flaky', undefined);
+    }
+    // the refusal is kept 30 s by the worker before it asks again (REFUSAL_KEPT_MS)
+    expect(await h.client.workflow.getHandle(eventId).result()).toBe('COMPLETED');
+    expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    expect((await h.repos.endpoints.get(endpointId))?.tokenRefusal).toBeNull();
+  });
+
+  it('the token endpoint answering 503, then not answering: the delivery waits, no attempt spent; back, it is delivered', async ({
+    h,
+    receiver,
+  }) => {
+    const r = await receiver([{ status: 200, body: 'ok' }]);
+    const source = uniqueSource('oauth2');
+    const name = `oauth2-flaky-${randomUUID().slice(0, 8)}`;
+    const endpointId = await addEndpoint(h.repos, {
+      name,
+      source,
+      url: r.url,
+      maxAttempts: 1,
+      autoDisableAfter: 1,
+      // the token request shares the attempt's time: 1 s, so that a token endpoint that does not answer times out soon
+      timeoutSeconds: 1,
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: SECRET,
+      authOAuth2: { ...client('flaky'), scopes: [] },
+    });
+    const unavailable = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'unavailable' });
+    const waits = await counterDelta(h.metrics.deliveryDeferrals, { endpoint: name, reason: 'token' });
+    const eventId = await addEvent(h.repos, { source });
+    idp.failTokenRequests('flaky', 'unavailable');
+    try {
+      await h.start(eventId);
+      await eventually(async () => (await unavailable()) >= 3, { what: 'three waits on the 503' });
+      idp.failTokenRequests('flaky', 'timeout');
+      const before = await unavailable();
+      await eventually(async () => (await unavailable()) >= before + 2, { what: 'two waits on the timeout' });
+      expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: null });
+      expect(await h.repos.endpoints.get(endpointId)).toMatchObject({ consecutiveFailures: 0, disabledAt: null, tokenRefusal: null });
+      expect(r.requests).toHaveLength(0);
+      expect(await waits()).toBe(await unavailable());
+    } finally {
+      idp.failTokenRequests('flaky', undefined);
+    }
+    expect(await h.client.workflow.getHandle(eventId).result()).toBe('COMPLETED');
+    expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
+    expect(r.requests).toHaveLength(1);
   });
 
   it('an endpoint whose token is kept: a second event costs no token request', async ({ h, receiver }) => {

@@ -3,6 +3,7 @@ import { Client, Pool, ProxyAgent, type buildConnector, type Dispatcher } from '
 import { proxyAuthorizationSource, type DeliveryProxyConfig } from '../../config/delivery-proxy.js';
 import { createNoProxy, type NoProxy } from '../../config/no-proxy.js';
 import type { DeliveryOutcome, ProxyFailureReason } from '../../delivery/types.js';
+import { failed, inSpan, SpanKind, tracingOn } from '../../observability/spans.js';
 
 /**
  * The installation's forward proxy in the HTTP destination (DELIVERY_PROXY_URL; docs/deploy.md,
@@ -46,6 +47,55 @@ function proxySide(connect: unknown): Pool.Options['connect'] {
     });
 }
 
+type TunnelOptions = Omit<Dispatcher.ConnectOptions, 'origin'>;
+type ConnectCallback = (err: Error | null, data: Dispatcher.ConnectData) => void;
+
+/**
+ * The pool ProxyAgent asks its CONNECTs of (its client to the proxy sends nothing else): each
+ * CONNECT, i.e. each new tunnel, is a client span `forward proxy CONNECT` (docs/tracing.md). undici
+ * opens a connection inside the dispatch of the request that needs it, so the span's parent is
+ * the span active there: the attempt that caused the tunnel (or the OAuth2 token request). A
+ * request that finds a tunnel kept alive asks for none, and has no such span.
+ */
+class TunnellingPool extends Pool {
+  readonly #proxy: URL;
+
+  constructor(proxy: URL, options: Pool.Options) {
+    super(proxy, options);
+    this.#proxy = proxy;
+  }
+
+  override connect(options: TunnelOptions): Promise<Dispatcher.ConnectData>;
+  override connect(options: TunnelOptions, callback: ConnectCallback): void;
+  override connect(options: TunnelOptions, callback?: ConnectCallback): void | Promise<Dispatcher.ConnectData> {
+    // ProxyAgent awaits the promise form; tracing off: straight through, nothing made
+    if (callback !== undefined) return super.connect(options, callback);
+    if (!tracingOn()) return super.connect(options);
+    return inSpan(
+      'forward proxy CONNECT',
+      { kind: SpanKind.CLIENT, attributes: tunnelAttributes(this.#proxy, options.path) },
+      async (span) => {
+        const data = await super.connect(options);
+        span?.setAttribute('http.response.status_code', data.statusCode);
+        // ProxyAgent turns it into the attempt's error (proxyFailureOf); the span says it too
+        if (data.statusCode !== 200) failed(span, `forward proxy answered ${data.statusCode} to CONNECT`);
+        return data;
+      },
+    );
+  }
+}
+
+/** What a CONNECT span says: the proxy (server.*, webhook.proxy) and the tunnel's target, host:port; never the request's headers (its Proxy-Authorization). */
+function tunnelAttributes(proxy: URL, target: string) {
+  return {
+    'http.request.method': 'CONNECT',
+    'server.address': proxy.hostname,
+    'server.port': Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80),
+    'webhook.proxy': proxy.host,
+    'webhook.proxy_target': target,
+  };
+}
+
 export interface ProxyAgentOptions {
   /** the target's TLS (spec.tls): a client certificate and key, a CA bundle; inside the tunnel */
   requestTls: Pick<ConnectionOptions, 'cert' | 'key' | 'ca'> | undefined;
@@ -63,9 +113,9 @@ export function createProxyAgent(proxyUrl: string, o: ProxyAgentOptions): ProxyA
     ...(o.requestTls ? { requestTls: o.requestTls } : {}),
     connections: o.connections,
     keepAliveTimeout: o.keepAliveTimeout,
-    // the client CONNECT tunnels are asked of (https targets)
+    // the client CONNECT tunnels are asked of (https targets), each CONNECT a span
     clientFactory: (origin: URL, opts: object) =>
-      new Pool(origin, { ...(opts as Pool.Options), connect: proxySide((opts as Pool.Options).connect) }),
+      new TunnellingPool(origin, { ...(opts as Pool.Options), connect: proxySide((opts as Pool.Options).connect) }),
     // per origin: the tunnelled pool of an https target (its connect opens the tunnel, then the
     // receiver's TLS: not the proxy's), or, for an http target, the client to the proxy itself
     factory: (origin: string | URL, opts: object): Dispatcher => {

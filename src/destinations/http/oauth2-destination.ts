@@ -10,9 +10,11 @@ import type { OAuth2Tokens, TokenFailure } from './oauth2-tokens.js';
  * the request carries a Bearer token from the endpoint's token endpoint, kept and shared by
  * oauth2-tokens.ts; other endpoints pass through untouched. A 401 from the receiver drops the
  * token, and when it was a kept one (revoked, or the server's keys rotated) the request is sent
- * once more, in the same attempt and its time, with a new one. A token request that fails is the
- * attempt's outcome: its code (error registry) and the server's words in the attempt log, never
- * the secret nor a token.
+ * once more, in the same attempt and its time, with a new one. A token endpoint that can not be
+ * reached, times out or answers 5xx, or that says our client credentials are wrong, makes the
+ * delivery wait without spending an attempt (a `deferred` outcome, cause token:
+ * activities/token-wait.ts); any other refusal (invalid_scope...) is the attempt's failure. The
+ * code (error registry) and the server's words are in the log, never the secret nor a token.
  */
 export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: OAuth2Tokens): Destination<HttpTarget> {
   return {
@@ -48,16 +50,23 @@ export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: O
   };
 }
 
-/** A failed token request as the attempt's outcome: FAILED at once when the registry calls its code permanent, else retried. */
+/**
+ * A failed token request as the delivery's outcome: it waits (deferred, no attempt spent) when the
+ * token endpoint is unavailable or refuses our credentials; else FAILED at once when the registry
+ * calls its code permanent, or retried.
+ */
 export function tokenFailureOutcome(failure: TokenFailure, durationMs: number): DeliveryOutcome {
+  const error = `${failure.code}: ${failure.detail}`;
   // the forward proxy failed on the way to the token endpoint: the delivery waits, as a proxied one does
-  if (failure.proxy) return proxyDeferred({ ...failure.proxy, error: `${failure.code}: ${failure.detail}` }, durationMs);
+  if (failure.proxy) return proxyDeferred({ ...failure.proxy, error }, durationMs);
+  const wait = failure.code === 'oauth2_token_unavailable' ? 'unavailable' : failure.credentialsRefused ? 'refused' : undefined;
+  if (wait) return { kind: 'deferred', cause: 'token', reason: wait, status: null, body: null, error, durationMs, statusClass: 'token' };
   return {
     kind: ERROR_CODES[failure.code].kind === 'permanent' ? 'permanent' : 'retryable',
     status: null,
     body: null,
-    error: `${failure.code}: ${failure.detail}`,
+    error,
     durationMs,
-    statusClass: failure.timedOut ? 'timeout' : failure.code === 'address_blocked' ? 'blocked' : 'token',
+    statusClass: failure.code === 'address_blocked' ? 'blocked' : 'token',
   };
 }

@@ -42,12 +42,23 @@ export const DEFAULT_LIFETIME_MS = 5 * 60_000;
 const MAX_LIFETIME_MS = 24 * 3600_000;
 /** Materials kept at once; past it the least recently used is dropped. */
 const TOKENS_KEPT = 1024;
+/**
+ * A material whose credentials the server refused is not asked again for this long: the deliveries
+ * waiting on it do not hammer the server (some lock a client out after failed logins). A fixed
+ * Secret is another material, asked at once.
+ */
+export const REFUSAL_KEPT_MS = 30_000;
 
 /** How a token request failed, as a code of the error registry (domain/error-codes.ts) and one line of what the server said. */
 export interface TokenFailure {
   code: 'oauth2_token_refused' | 'oauth2_token_unavailable' | 'address_blocked';
   detail: string;
   timedOut?: boolean;
+  /**
+   * the server said our client credentials are wrong (invalid_client, unauthorized_client, HTTP
+   * 401): a person fixes the Secret; the delivery waits and the endpoint is not Ready meanwhile
+   */
+  credentialsRefused?: boolean;
   /** the forward proxy, not the token endpoint, failed: the delivery waits as for a proxied delivery (forward-proxy.ts) */
   proxy?: ProxyFailure;
 }
@@ -113,6 +124,8 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
   const agent = new Agent({ keepAliveTimeout: 4_000, connect: { lookup } });
   const kept = new Map<string, Kept>();
   const asking = new Map<string, Promise<TokenResult>>();
+  // materials whose credentials were refused: the failure, and until when it is answered without asking
+  const refusedUntil = new Map<string, { failure: TokenFailure; until: number }>();
   // through the forward proxy: one ProxyAgent with the proxy's credentials as they are now
   let proxied: { agent: ProxyAgent; authorization: string | null } | undefined;
   const proxyDispatcher = (proxy: ForwardProxy): Dispatcher => {
@@ -177,6 +190,33 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
     });
   }
 
+  /** A token request for the material, shared by the deliveries that ask at once; refused credentials are answered from memory for a while. */
+  function fetchOnce(key: string, client: OAuth2Client, secret: string, timeoutMs: number): Promise<TokenResult> {
+    const refusal = refusedUntil.get(key);
+    if (refusal && now() < refusal.until) return Promise.resolve({ ok: false, failure: refusal.failure });
+    refusedUntil.delete(key);
+    let pending = asking.get(key);
+    if (!pending) {
+      pending = ask(client, secret, timeoutMs)
+        .then((result): TokenResult => {
+          if (!result.ok) {
+            if (result.failure.credentialsRefused) {
+              refusedUntil.set(key, { failure: result.failure, until: now() + REFUSAL_KEPT_MS });
+              if (refusedUntil.size > TOKENS_KEPT) refusedUntil.delete(refusedUntil.keys().next().value as string);
+            }
+            return result;
+          }
+          kept.delete(key);
+          kept.set(key, { token: result.token, ...tokenTimes(now(), result.expiresIn) });
+          if (kept.size > TOKENS_KEPT) kept.delete(kept.keys().next().value as string);
+          return { ok: true, token: result.token, fetched: true };
+        })
+        .finally(() => asking.delete(key));
+      asking.set(key, pending);
+    }
+    return pending;
+  }
+
   return {
     async token(client, secret, timeoutMs) {
       const key = materialKey(client, secret);
@@ -187,20 +227,7 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
         kept.set(key, have);
         return { ok: true, token: have.token, fetched: false };
       }
-      let pending = asking.get(key);
-      if (!pending) {
-        pending = ask(client, secret, timeoutMs)
-          .then((result): TokenResult => {
-            if (!result.ok) return result;
-            kept.delete(key);
-            kept.set(key, { token: result.token, ...tokenTimes(now(), result.expiresIn) });
-            if (kept.size > TOKENS_KEPT) kept.delete(kept.keys().next().value as string);
-            return { ok: true, token: result.token, fetched: true };
-          })
-          .finally(() => asking.delete(key));
-        asking.set(key, pending);
-      }
-      const result = await pending;
+      const result = await fetchOnce(key, client, secret, timeoutMs);
       // a renewal that failed while the kept token is still valid: it serves until it expires
       const still = kept.get(key);
       if (!result.ok && still && now() < still.expiresAt) return { ok: true, token: still.token, fetched: false };
@@ -214,6 +241,7 @@ export function createOAuth2Tokens(opts: OAuth2TokensOptions): OAuth2Tokens {
 
     async close() {
       kept.clear();
+      refusedUntil.clear();
       await Promise.all([agent.close(), proxied?.agent.close()]);
     },
   };
@@ -285,6 +313,14 @@ async function clientAuthOf(client: OAuth2Client, secret: string): Promise<oauth
 
 const refused = (detail: string): Asked => ({ ok: false, failure: { code: 'oauth2_token_refused', detail } });
 
+/** The errors that say our client credentials are wrong (RFC 6749 5.2), not the request. */
+const CREDENTIAL_ERRORS = new Set(['invalid_client', 'unauthorized_client']);
+
+/** Whether a token endpoint's answer says our client credentials are wrong (a person fixes the Secret). Pure. */
+export function isCredentialsRefusal(status: number, error: unknown): boolean {
+  return isRefusal(status) && (status === 401 || (typeof error === 'string' && CREDENTIAL_ERRORS.has(error)));
+}
+
 /** The server's error and its description, as it wrote them (RFC 6749 5.2), bounded. */
 function oauthError(status: number, error: unknown, description: unknown): TokenFailure {
   const words = [typeof error === 'string' ? error : undefined, typeof description === 'string' ? `(${description})` : undefined]
@@ -292,6 +328,7 @@ function oauthError(status: number, error: unknown, description: unknown): Token
     .join(' ');
   return {
     code: isRefusal(status) ? 'oauth2_token_refused' : 'oauth2_token_unavailable',
+    ...(isCredentialsRefusal(status, error) ? { credentialsRefused: true } : {}),
     // the server's text, in one bounded line
     detail: `the token endpoint answered HTTP ${status}${words ? ` ${oneLine(words)}` : ''}`,
   };

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { tokenFailureOutcome } from '../../../../src/destinations/http/oauth2-destination.js';
-import { DEFAULT_LIFETIME_MS, isRefusal, REFRESH_MARGIN_MS, tokenTimes } from '../../../../src/destinations/http/oauth2-tokens.js';
+import {
+  DEFAULT_LIFETIME_MS,
+  isCredentialsRefusal,
+  isRefusal,
+  REFRESH_MARGIN_MS,
+  tokenTimes,
+} from '../../../../src/destinations/http/oauth2-tokens.js';
 
 // When a kept OAuth2 token is renewed, and how a token request's failure ends the attempt.
 describe('tokenTimes: renewed a margin before expires_in', () => {
@@ -32,15 +38,47 @@ describe("isRefusal: the token endpoint's 4xx is final, except those that ask to
   });
 });
 
-describe('tokenFailureOutcome: the kind follows the error registry', () => {
+describe('isCredentialsRefusal: the answers that say our client credentials are wrong (the delivery waits, the endpoint is not Ready)', () => {
+  it.each<[number, unknown, boolean]>([
+    [401, 'invalid_client', true],
+    [400, 'invalid_client', true],
+    [400, 'unauthorized_client', true],
+    [401, undefined, true],
+    [400, 'invalid_scope', false],
+    [400, 'invalid_request', false],
+    [403, undefined, false],
+    [503, 'invalid_client', false],
+    [429, 'unauthorized_client', false],
+  ])('HTTP %i %s -> %s', (status, error, refused) => {
+    expect(isCredentialsRefusal(status, error)).toBe(refused);
+  });
+});
+
+describe('tokenFailureOutcome: unavailable and refused credentials wait; other refusals follow the error registry', () => {
   it.each([
-    [{ code: 'oauth2_token_refused' as const, detail: 'the token endpoint answered HTTP 401 invalid_client' }, 'permanent', 'token'],
-    [{ code: 'oauth2_token_unavailable' as const, detail: 'the token endpoint answered HTTP 503' }, 'retryable', 'token'],
-    [{ code: 'oauth2_token_unavailable' as const, detail: 'no answer', timedOut: true }, 'retryable', 'timeout'],
-    [{ code: 'address_blocked' as const, detail: 'token endpoint: address 169.254.169.254 is blocked' }, 'permanent', 'blocked'],
-  ])('%o -> %s', (failure, kind, statusClass) => {
+    [
+      { code: 'oauth2_token_refused' as const, detail: 'the token endpoint answered HTTP 401 invalid_client', credentialsRefused: true },
+      { kind: 'deferred', cause: 'token', reason: 'refused', statusClass: 'token' },
+    ],
+    [
+      { code: 'oauth2_token_refused' as const, detail: 'the token endpoint answered HTTP 400 invalid_scope' },
+      { kind: 'permanent', statusClass: 'token' },
+    ],
+    [
+      { code: 'oauth2_token_unavailable' as const, detail: 'the token endpoint answered HTTP 503' },
+      { kind: 'deferred', cause: 'token', reason: 'unavailable', statusClass: 'token' },
+    ],
+    [
+      { code: 'oauth2_token_unavailable' as const, detail: 'no answer', timedOut: true },
+      { kind: 'deferred', cause: 'token', reason: 'unavailable', statusClass: 'token' },
+    ],
+    [
+      { code: 'address_blocked' as const, detail: 'token endpoint: address 169.254.169.254 is blocked' },
+      { kind: 'permanent', statusClass: 'blocked' },
+    ],
+  ])('%o -> %o', (failure, expected) => {
     const outcome = tokenFailureOutcome(failure, 12);
-    expect(outcome).toMatchObject({ kind, statusClass, status: null, body: null, durationMs: 12 });
+    expect(outcome).toMatchObject({ ...expected, status: null, body: null, durationMs: 12 });
     expect(outcome.kind !== 'success' && outcome.error).toBe(`${failure.code}: ${failure.detail}`);
   });
 });
