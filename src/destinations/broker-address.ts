@@ -1,4 +1,5 @@
-import type { AddressPolicy } from '../delivery/address-policy.js';
+import { isIP } from 'node:net';
+import { normalizeIp, type AddressPolicy } from '../delivery/address-policy.js';
 import { checkLiteralHost, systemResolve, type Resolve } from '../delivery/guarded-lookup.js';
 import type { BrokerFailure } from './broker-outcome.js';
 
@@ -26,6 +27,8 @@ export async function refusedBrokerHost(
   for (const host of new Set(hosts)) {
     const literal = checkLiteralHost(policy, host);
     if (literal) return { code: 'address_blocked', detail: literal.message };
+    // an address is what it is: no lookup (one per publish otherwise, through libuv's thread pool)
+    if (isIP(normalizeIp(host)) !== 0) continue;
     let addresses;
     try {
       addresses = await resolve(host, { all: true });

@@ -1,3 +1,5 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { ProduceAcks } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
@@ -37,7 +39,18 @@ describe('the Kafka destination', () => {
 
   it('publishes with acks=all; the consumer reads the body, the ce_ headers and a signature that verifies, at the partition and offset of the receipt', async () => {
     const message = signedMessage({ orderingKey: 'cus_42' });
-    const outcome = await destination.send(message, target(), { timeoutMs: 10_000 });
+    // the acks each produce went out with, as the client reports its sends (its diagnostics channel):
+    // one broker answers acks=1 and acks=all alike, so the consumer alone could not tell them apart
+    const acks: unknown[] = [];
+    const onSend = (context: unknown): void => void acks.push((context as { options?: { acks?: unknown } }).options?.acks);
+    subscribe('tracing:plt:kafka:producer:sends:start', onSend);
+    let outcome;
+    try {
+      outcome = await destination.send(message, target(), { timeoutMs: 10_000 });
+    } finally {
+      unsubscribe('tracing:plt:kafka:producer:sends:start', onSend);
+    }
+    expect(acks).toEqual([ProduceAcks.ALL]);
     expect(outcome).toMatchObject({ kind: 'success', receipt: { partition: expect.any(Number), offset: expect.any(String) } });
     const receipt = outcome.kind === 'success' ? outcome.receipt : undefined;
 

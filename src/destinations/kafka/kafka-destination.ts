@@ -4,6 +4,8 @@ import { Producer, ProduceAcks } from '@platformatic/kafka';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import type { KafkaTarget } from '../../delivery/broker-targets.js';
 import type { Destination } from '../../delivery/destination.js';
+import type { Message } from '../../delivery/message.js';
+import type { DeliveryOutcome } from '../../delivery/types.js';
 import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
@@ -46,7 +48,6 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
       producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
         clientId: opts.clientId ?? 'webhook-fanout',
         bootstrapBrokers: [...to.bootstrapServers],
-        acks: ProduceAcks.ALL,
         retries: 0,
         autocreateTopics: false,
         connectTimeout: 10_000,
@@ -59,34 +60,40 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
     return producer;
   };
 
+  const publish = async (producer: KafkaProducer, message: Message, to: KafkaTarget, elapsed: () => number): Promise<DeliveryOutcome> => {
+    const refused = await refusedAddress(producer, to);
+    if (refused !== null) return brokerFailureOutcome(refused, elapsed());
+    const parts = kafkaRecordParts(message);
+    const record = {
+      topic: to.topic,
+      value: message.body,
+      ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
+      headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
+    };
+    try {
+      // acks on each send: the client takes a producer's own `acks` for its streams only, and a
+      // send without one is acknowledged by the leader alone (acks=1)
+      const result = await producer.send({ messages: [record], acks: ProduceAcks.ALL });
+      const written = result.offsets?.[0];
+      if (written === undefined)
+        return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
+      return brokerSuccess(
+        { partition: written.partition, offset: written.offset.toString() },
+        `${to.topic} partition ${written.partition} offset ${written.offset}`,
+        elapsed(),
+      );
+    } catch (err) {
+      return brokerFailureOutcome(classifyKafkaError(err), elapsed());
+    }
+  };
+
   return {
     async send(message, to, { timeoutMs }) {
       const started = performance.now();
       const elapsed = (): number => Math.round(performance.now() - started);
       const producer = producerFor(to);
-      const refused = await withDeadline(refusedAddress(producer, to), timeoutMs, () => null);
-      if (refused !== null) return brokerFailureOutcome(refused, elapsed());
-      const parts = kafkaRecordParts(message);
-      const record = {
-        topic: to.topic,
-        value: message.body,
-        ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
-        headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
-      };
-      const produce = producer.send({ messages: [record] }).then(
-        (result) => {
-          const written = result.offsets?.[0];
-          if (written === undefined)
-            return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
-          return brokerSuccess(
-            { partition: written.partition, offset: written.offset.toString() },
-            `${to.topic} partition ${written.partition} offset ${written.offset}`,
-            elapsed(),
-          );
-        },
-        (err: unknown) => brokerFailureOutcome(classifyKafkaError(err), elapsed()),
-      );
-      return withDeadline(produce, timeoutMs, () =>
+      // one deadline for the attempt, the address checks and the produce together
+      return withDeadline(publish(producer, message, to, elapsed), timeoutMs, () =>
         brokerFailureOutcome(
           { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
           elapsed(),
