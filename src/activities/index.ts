@@ -7,6 +7,7 @@ import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
 import { createOrderingRelease, createOrderingTurn } from './ordering.js';
 import { createFilterForecast } from './filter-forecast.js';
+import { createSequenceJudge } from './sequence-judge.js';
 import { createExpressionCache } from '../content/expression-cache.js';
 import { DEFAULT_BACKOFF } from '../config/settings.js';
 import type { FanoutActivities } from './types.js';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   const recordAttempt = createAttemptRecorder({ deliveries: deps.repos.deliveries });
   // compiled filters and transforms, shared by prepare and deliver
   const expressions = createExpressionCache();
+  const judge = createSequenceJudge({ expressions });
   return {
     prepare: withFailureMapping(
       createPrepare({
@@ -32,6 +34,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         handoff,
         expressions,
         forecast: createFilterForecast(),
+        judge,
         now: deps.now ?? Date.now,
       }),
     ),
@@ -48,7 +51,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
       }),
     ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
-    orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger })),
+    orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger, judge })),
     orderingRelease: withFailureMapping(
       createOrderingRelease({
         repos: deps.repos,

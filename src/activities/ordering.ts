@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import { settleUnsettled } from './finish-event.js';
 import type { OrderingReleaseInput, OrderingReleaseResult, OrderingTurnInput, OrderingTurnResult, OrderingWait } from './types.js';
-import type { Turn } from '../db/ordering.js';
+import type { SequenceJudge, Turn } from '../db/ordering.js';
 import { describeError } from '../domain/errors.js';
 
 type OrderingDeps = Pick<ActivityDeps, 'repos' | 'metrics' | 'signalTurn'> & { logger: ActivityLogger };
@@ -17,9 +17,9 @@ export const runningWorkflowId = (fallback: string): string => Context.current()
  * Asks Postgres whether an ordered delivery's turn has come (db/ordering.ts), after a signal or a
  * timer woke its run; a delivery whose turn has not come is recorded as waiting again.
  */
-export function createOrderingTurn({ repos, logger }: OrderingDeps) {
+export function createOrderingTurn({ repos, logger, judge }: OrderingDeps & { judge: SequenceJudge }) {
   return async function orderingTurn(input: OrderingTurnInput): Promise<OrderingTurnResult> {
-    const turn = await repos.ordering.turn(input.deliveryId, runningWorkflowId(input.deliveryId));
+    const turn = await repos.ordering.turn(input.deliveryId, runningWorkflowId(input.deliveryId), judge);
     logger.debug(
       { deliveryId: input.deliveryId, turn },
       turn.turn === 'go' ? 'ordered delivery: its turn' : 'ordered delivery waits for its turn',

@@ -7,8 +7,9 @@ import type { ExpressionCache } from '../content/expression-cache.js';
 import { formatExpressionError } from '../content/filter.js';
 import type { FilterForecast } from './filter-forecast.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { OrderingWait, OrderingWake, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
+import type { OrderingWait, PlannedDelivery, PrepareInput, PrepareResult } from './types.js';
 import type { ContentRouting, OrderingKeyOf } from '../db/deliveries.js';
+import type { SequenceJudge } from '../db/ordering.js';
 import { runningWorkflowId, waitOf } from './ordering.js';
 import type { BackoffSettings } from '../config/settings.js';
 
@@ -18,6 +19,8 @@ type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
   handoff: AttemptHandoff;
   expressions: ExpressionCache;
   forecast: FilterForecast;
+  /** which earlier events not prepared yet hold an ordered delivery back (activities/sequence-judge.ts) */
+  judge: SequenceJudge;
   now: () => number;
 };
 
@@ -120,12 +123,12 @@ function createOrderingKeys({ logger, expressions, now }: Pick<PrepareDeps, 'log
  * that its source allows (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
-export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, now }: PrepareDeps) {
+export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, judge, now }: PrepareDeps) {
   const contentRouting = createContentRouting({ metrics, logger, expressions, forecast, now });
   const orderingKeys = createOrderingKeys({ logger, expressions, now });
   /** An ordered delivery's turn (recording this run as its waiter when it has not come); undefined when it is not ordered. */
   const turnOf = async (d: Pick<Delivery, 'id' | 'ordering'>, fallbackId: string): Promise<OrderingWait | undefined> =>
-    d.ordering === null ? undefined : waitOf(await repos.ordering.turn(d.id, runningWorkflowId(fallbackId)));
+    d.ordering === null ? undefined : waitOf(await repos.ordering.turn(d.id, runningWorkflowId(fallbackId), judge));
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
@@ -139,21 +142,21 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
       const pending = rows.filter((r) => r.delivery.status === 'PENDING');
-      const wakes: OrderingWake[] = [];
+      // an ordered delivery waiting behind this event (for it to be prepared) now waits behind its
+      // delivery, whose end wakes it (db/ordering.ts pointNextAt): nothing to signal from here
       const turns = await Promise.all(
-        pending.map(async (r) => {
-          if (r.delivery.ordering === null) return undefined;
-          const first = await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId));
-          if (first.wake) wakes.push(first.wake);
-          return waitOf(first.turn);
-        }),
+        pending.map(async (r) =>
+          r.delivery.ordering === null
+            ? undefined
+            : waitOf(await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge)),
+        ),
       );
       // their first attempts run next, on this worker: they take these rows instead of reading them
       // again (an ordered one whose turn has not come reads them when it comes)
       handoff.put(pending.filter((_, i) => turns[i] === undefined || turns[i] === 'go'));
       const deliveries = pending.map((r, i) => plan(r.delivery, r.endpoint, turns[i]));
       logger.debug({ eventId: input.eventId, matched: rows.length, pending: deliveries.length }, 'fanout prepared');
-      return wakes.length > 0 ? { deliveries, backoff, wakes } : { deliveries, backoff };
+      return { deliveries, backoff };
     }
 
     const event = await repos.events.getMeta(input.eventId);

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import type { Db } from './knex.js';
+import { prepared, type Db } from './knex.js';
 import { aboutEndpoint, recordOperationalEvent, resourceName } from './operational-events.js';
 import { decodeOrderingKey } from '../domain/ordering.js';
+import type { WebhookEvent } from '../domain/records.js';
 
 /**
  * The sequences of ordered deliveries in Postgres (docs/ordering.md). A delivery *holds its key*
@@ -13,7 +14,9 @@ import { decodeOrderingKey } from '../domain/ordering.js';
  * Why no wake-up is lost: a delivery that waits records its waiter under its own row lock, in
  * the transaction that found its predecessor holding the key; the predecessor's release commits
  * its end first and then locks the next delivery of the sequence (waiting for that transaction),
- * so it either sees the waiter or the waiter saw the end.
+ * so it either sees the waiter or the waiter saw the end. A delivery that waits for an earlier
+ * event of its sequence not prepared yet is pointed at that event's delivery by its prepare, in
+ * the same way (under the waiting row's lock), and then woken by its end: one signal per wait.
  */
 
 /** What a turn check answers. */
@@ -21,11 +24,50 @@ export type Turn =
   /** deliver now; outOfOrder: a delivery that no longer holds its key, sent again by a replay */
   | { turn: 'go'; outOfOrder: boolean }
   /**
-   * wait: behind a delivery that holds the key (woken by the signal its end sends), or behind an
-   * event not prepared yet, or a delivery whose key is not decided yet (behind null or undecided:
-   * nothing signals, the workflow checks again after a timer)
+   * wait for a signal: behind a delivery that holds the key or will (its key not decided yet: the
+   * signal its end sends), or behind an event of the sequence not prepared yet (behind null: its
+   * prepare points this one at its delivery). For a timer, when the check could not tell (too many
+   * earlier events not prepared yet, or its own key not decided): the workflow checks again.
    */
   | { turn: 'wait'; behind: string | null; wake: 'signal' | 'timer' };
+
+/** The endpoint whose sequence a turn check reads, as a SequenceJudge needs it. */
+export interface SequenceEndpoint {
+  id: string;
+  /** spec.ordering.key, null: the whole endpoint is one sequence */
+  keyCel: string | null;
+  filter: string | null;
+}
+
+/** An earlier event not prepared yet, as a SequenceJudge reads it. */
+export type CandidateEvent = Pick<WebhookEvent, 'id' | 'source' | 'eventType' | 'externalEventId' | 'receivedAt' | 'headers' | 'payload'>;
+
+/**
+ * Which earlier events, not prepared yet or their keys not decided, join a delivery's sequence
+ * (activities/sequence-judge.ts: the endpoint's filter and key over the event, as prepare will
+ * evaluate them). Only those hold the delivery back; an event of another key does not.
+ */
+export interface SequenceJudge {
+  /**
+   * The index of the first of `eventIds` (latest first) whose event joins the sequence `key` (as
+   * the column stores it) of `endpoint`, or -1 when none does. `load` reads events by id.
+   */
+  firstMember(
+    endpoint: SequenceEndpoint,
+    key: string,
+    eventIds: readonly string[],
+    load: (ids: readonly string[]) => Promise<CandidateEvent[]>,
+  ): Promise<number>;
+}
+
+/** Without a judge every earlier event not prepared yet may join: the latest holds the delivery back. */
+const EVERY_EVENT_JOINS: SequenceJudge = { firstMember: (_endpoint, _key, ids) => Promise.resolve(ids.length > 0 ? 0 : -1) };
+
+/**
+ * How many earlier events not prepared yet (or undecided deliveries) a turn check judges at most;
+ * with more, and none of them joining, it waits on a timer as before the judge (a backlog, rare).
+ */
+export const ORDERING_CANDIDATES_MAX = 200;
 
 /** A workflow to signal: the one waiting for the turn of `deliveryId`. */
 export interface Wake {
@@ -62,14 +104,18 @@ interface OrderedRow {
   active: boolean;
   denied_reason: string | null;
   ordering_on_failure: string | null;
+  ordering_key_cel: string | null;
+  filter: string | null;
 }
 
 /** The row with what its endpoint says now, locked. */
 async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRow | undefined> {
-  const res = await trx.raw<{ rows: OrderedRow[] }>(
+  const res = await prepared<{ rows: OrderedRow[] }>(
+    trx,
+    'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
             d.redrive_on_enable, d.ordering_blocked_at, ep.name AS endpoint_name, ep.namespace, ep.resource_uid,
-            ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure
+            ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure, ep.ordering_key_cel, ep.filter
        FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
       WHERE d.id = ? FOR UPDATE OF d`,
     [id],
@@ -80,55 +126,122 @@ async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRo
 /** Its endpoint no longer orders, or sends nothing any more (removed, revoked): its deliveries go, and fail at once. */
 const unordered = (r: OrderedRow): boolean => r.ordering_on_failure === null || !r.active || r.denied_reason !== null;
 
-/** What a turn check reads: the delivery just before it that holds the key, and whether an event between is not prepared yet. */
+/** An earlier event that may still join a delivery's sequence: a delivery whose key is not decided yet, or an event not prepared yet. */
+interface Candidate {
+  /** the delivery, null: the event is not prepared yet */
+  delivery: string | null;
+  event: string;
+}
+
+/** What a turn check reads. */
 interface Before {
-  /** the delivery just before it in its sequence that holds the key (an undecided one included), if any */
-  p?: { id: string; ordering_key: string | null; ordering_position: number };
+  /** the delivery just before it in its sequence that holds the key, if any */
+  p?: string;
   /**
-   * an earlier event of its source this endpoint may get, after the predecessor (or from the
-   * start), not prepared yet: its key is not known, and once prepared its delivery may come
-   * between the two
+   * after the predecessor (or from the start), latest first: the endpoint's deliveries whose key
+   * is not decided yet, and the earlier events of its source this endpoint may get that are not
+   * prepared yet (an event is prepared when its run is recorded on it, with its deliveries); once
+   * decided or prepared, one may come between the two. At most ORDERING_CANDIDATES_MAX + 1.
    */
-  gap: boolean;
+  candidates: Candidate[];
 }
 
 /**
- * Both in one statement, so one snapshot: read apart, an earlier event's prepare could commit
- * between the two reads (its delivery not seen by the first, its event seen prepared by the
- * second), and the later delivery would go before it. Under load the window was wide enough for
+ * All in one statement, so one snapshot: read apart, an earlier event's prepare could commit
+ * between the reads (its delivery not seen by the first, its event seen prepared by the second),
+ * and the later delivery would go before it. Under load the window was wide enough for
  * test/api/ordering.test.ts to see it (test/db/ordering-turn.test.ts holds the window open).
  */
 async function before(trx: Knex.Transaction, r: OrderedRow): Promise<Before> {
-  // each branch of p an index scan of webhook_delivery_ordering_holds_idx, its predicate repeated;
-  // the gap an index scan of webhook_event_unprepared_position_idx
-  const res = await trx.raw<{
-    rows: Array<{ id: string | null; ordering_key: string | null; ordering_position: number | null; gap: boolean }>;
-  }>(
+  // p and the undecided deliveries index scans of webhook_delivery_ordering_holds_idx, its
+  // predicate repeated; the events an index scan of webhook_event_unprepared_position_idx
+  const res = await prepared<{ rows: Array<{ p: string | null; candidates: Candidate[] }> }>(
+    trx,
+    'ordering.before',
     `WITH p AS (
-       SELECT id, ordering_key, ordering_position FROM (
-         (SELECT id, ordering_key, ordering_position FROM webhook_delivery
-           WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position < :position
-             AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
-           ORDER BY ordering_position DESC LIMIT 1)
-         UNION ALL
-         (SELECT id, ordering_key, ordering_position FROM webhook_delivery
-           WHERE endpoint_id = :endpointId AND ordering_key IS NULL AND ordering_position < :position
-             AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
-           ORDER BY ordering_position DESC LIMIT 1)) b
-       ORDER BY ordering_position DESC LIMIT 1)
-     SELECT p.id, p.ordering_key, p.ordering_position,
-            EXISTS (SELECT 1 FROM webhook_event
-                     WHERE source = :source AND position < :position
-                       AND position > coalesce((SELECT ordering_position FROM p), 0)
-                       AND status = 'RECEIVED' AND workflow_id IS NULL AND position IS NOT NULL
-                       AND (:eventType::text IS NULL OR event_type = :eventType::text)) AS gap
-       FROM (SELECT 1) one LEFT JOIN p ON true`,
-    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position, source: r.source, eventType: r.event_type },
+       SELECT id, ordering_position FROM webhook_delivery
+        WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position < :position
+          AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+        ORDER BY ordering_position DESC LIMIT 1),
+     c AS (
+       (SELECT d.id AS delivery, d.event_id AS event, d.ordering_position AS position FROM webhook_delivery d
+         WHERE d.endpoint_id = :endpointId AND d.ordering_key IS NULL AND d.ordering_position < :position
+           AND d.ordering_position > coalesce((SELECT ordering_position FROM p), 0)
+           AND d.ordering_position IS NOT NULL AND NOT d.ordering_skipped AND d.status <> 'SUCCESS'
+         ORDER BY d.ordering_position DESC LIMIT :limit)
+       UNION ALL
+       (SELECT NULL::uuid, e.id, e.position FROM webhook_event e
+         WHERE e.source = :source AND e.position < :position AND e.position > coalesce((SELECT ordering_position FROM p), 0)
+           AND e.status = 'RECEIVED' AND e.workflow_id IS NULL AND e.position IS NOT NULL
+           AND (:eventType::text IS NULL OR e.event_type = :eventType::text)
+         ORDER BY e.position DESC LIMIT :limit))
+     SELECT (SELECT id FROM p) AS p,
+            coalesce((SELECT json_agg(json_build_object('delivery', l.delivery, 'event', l.event) ORDER BY l.position DESC)
+                        FROM (SELECT * FROM c ORDER BY position DESC LIMIT :limit) l), '[]'::json) AS candidates`,
+    {
+      endpointId: r.endpoint_id,
+      key: r.ordering_key ?? '',
+      position: r.ordering_position,
+      source: r.source,
+      eventType: r.event_type,
+      limit: ORDERING_CANDIDATES_MAX + 1,
+    },
   );
   const row = res.rows[0];
-  const gap = row?.gap === true;
-  if (!row || row.id === null || row.ordering_position === null) return { gap };
-  return { p: { id: row.id, ordering_key: row.ordering_key, ordering_position: row.ordering_position }, gap };
+  return { ...(row?.p ? { p: row.p } : {}), candidates: row?.candidates ?? [] };
+}
+
+/** The fields of earlier events a SequenceJudge evaluates the endpoint's filter and key over. */
+async function loadCandidates(trx: Knex.Transaction, ids: readonly string[]): Promise<CandidateEvent[]> {
+  const res = await trx.raw<{
+    rows: Array<{
+      id: string;
+      source: string;
+      event_type: string | null;
+      external_event_id: string | null;
+      received_at: Date;
+      headers: Record<string, string> | null;
+      payload: Buffer | null;
+    }>;
+  }>(`SELECT id, source, event_type, external_event_id, received_at, headers, payload FROM webhook_event WHERE id = ANY(?::uuid[])`, [
+    [...ids],
+  ]);
+  return res.rows.map((e) => ({
+    id: e.id,
+    source: e.source,
+    eventType: e.event_type,
+    externalEventId: e.external_event_id,
+    receivedAt: e.received_at,
+    headers: e.headers ?? {},
+    payload: e.payload ?? Buffer.alloc(0),
+  }));
+}
+
+/**
+ * Where an ordered delivery stands: go, or wait behind what comes first in its sequence. The
+ * latest earlier event that joins the sequence (judged over the undecided and unprepared
+ * candidates) holds it back, else the predecessor that holds the key. Events of other keys do
+ * not: with many keys, most deliveries go at once however their events raced through the queue.
+ */
+async function turnOf(trx: Knex.Transaction, r: OrderedRow & { ordering_key: string }, judge: SequenceJudge): Promise<Turn> {
+  const { p, candidates } = await before(trx, r);
+  const judged = candidates.slice(0, ORDERING_CANDIDATES_MAX);
+  const endpoint: SequenceEndpoint = { id: r.endpoint_id, keyCel: r.ordering_key_cel, filter: r.filter };
+  const member =
+    judged[
+      await judge.firstMember(
+        endpoint,
+        r.ordering_key,
+        judged.map((c) => c.event),
+        (ids) => loadCandidates(trx, ids),
+      )
+    ];
+  // a delivery not decided yet is signalled by its end like any predecessor; an event not
+  // prepared yet points this one at its delivery when it is prepared (pointNextAt)
+  if (member) return { turn: 'wait', behind: member.delivery, wake: 'signal' };
+  if (candidates.length > judged.length) return { turn: 'wait', behind: p ?? null, wake: 'timer' };
+  if (p) return { turn: 'wait', behind: p, wake: 'signal' };
+  return { turn: 'go', outOfOrder: false };
 }
 
 /** Whether the row still holds its key; releases it first when its end does (FAILED under Skip, revoked, removed). */
@@ -143,9 +256,11 @@ async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean
   return false;
 }
 
-/** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r` (or behind nothing known). */
-async function nextWaiting(trx: Knex.Transaction, r: OrderedRow, opts: { anyBehind?: boolean } = {}): Promise<Wake | undefined> {
-  const res = await trx.raw<{ rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null }> }>(
+/** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r`. */
+async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake | undefined> {
+  const res = await prepared<{ rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null }> }>(
+    trx,
+    'ordering.nextWaiting',
     `SELECT id, ordering_waiter, ordering_behind FROM webhook_delivery
       WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
         AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
@@ -153,8 +268,38 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow, opts: { anyBehi
     { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
   );
   const n = res.rows[0];
-  if (!n?.ordering_waiter || (!opts.anyBehind && n.ordering_behind !== null && n.ordering_behind !== r.id)) return undefined;
+  // behind null: it waits for an event not prepared yet (whose prepare points it at its
+  // delivery), or on a timer; woken now it would only find that event still in its way
+  if (!n?.ordering_waiter || n.ordering_behind !== r.id) return undefined;
   return { workflowId: n.ordering_waiter, deliveryId: n.id };
+}
+
+/**
+ * prepare's part in a wait, once `r` (the delivery it has just put in place, PENDING: it holds
+ * its key) has its key: the waiting delivery after it in its sequence, which waited for r's event
+ * to be prepared or behind a delivery before r, now waits behind r, and r's end wakes it. It is
+ * not woken now: its turn can not have come while r holds the key. Locked like a release, so a
+ * turn check of that delivery running now records its wait first (and sees r, or is seen here).
+ * One that waits behind a later delivery than r (one not decided yet) keeps it.
+ */
+async function pointNextAt(trx: Knex.Transaction, r: OrderedRow): Promise<void> {
+  const res = await prepared<{
+    rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null; behind_position: number | null }>;
+  }>(
+    trx,
+    'ordering.pointNextAt',
+    `SELECT n.id, n.ordering_waiter, n.ordering_behind, b.ordering_position AS behind_position
+       FROM webhook_delivery n LEFT JOIN webhook_delivery b ON b.id = n.ordering_behind
+      WHERE n.endpoint_id = :endpointId AND n.ordering_key = :key AND n.ordering_position > :position
+        AND n.ordering_position IS NOT NULL AND NOT n.ordering_skipped AND n.status <> 'SUCCESS'
+      ORDER BY n.ordering_position LIMIT 1 FOR UPDATE OF n`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
+  );
+  const n = res.rows[0];
+  if (!n?.ordering_waiter || n.ordering_behind === r.id) return;
+  if (n.ordering_behind !== null && n.behind_position !== null && r.ordering_position !== null && n.behind_position > r.ordering_position)
+    return;
+  await trx('webhook_delivery').where({ id: n.id }).update({ ordering_behind: r.id });
 }
 
 /**
@@ -197,21 +342,15 @@ const BLOCKED_KEYS = `(SELECT count(DISTINCT d.ordering_key)::int FROM webhook_d
 
 /** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
 export function createOrderingRepository(db: Db, operationsSource: string) {
-  async function turnAndNext(deliveryId: string, workflowId: string, withNext: boolean): Promise<{ turn: Turn; wake?: Wake }> {
+  async function check(deliveryId: string, workflowId: string, judge: SequenceJudge, prepared: boolean): Promise<Turn> {
     return db.transaction(async (trx) => {
       const r = await lockOrdered(trx, deliveryId);
-      if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: { turn: 'go', outOfOrder: false } };
+      if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: 'go', outOfOrder: false };
+      const key = r.ordering_key;
       let answer: Turn;
       if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
-      else if (r.ordering_key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
-      else {
-        // the release of the delivery just before it signals it, when there is nothing between
-        // the two that may still become a delivery of the sequence (it would be the one signalled)
-        const { p, gap } = await before(trx, r);
-        if (p) answer = { turn: 'wait', behind: p.id, wake: p.ordering_key === null || gap ? 'timer' : 'signal' };
-        else if (gap) answer = { turn: 'wait', behind: null, wake: 'timer' };
-        else answer = { turn: 'go', outOfOrder: false };
-      }
+      else if (key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
+      else answer = await turnOf(trx, { ...r, ordering_key: key }, judge);
       await trx('webhook_delivery')
         .where({ id: deliveryId })
         .update(
@@ -219,8 +358,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
             ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
             : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
         );
-      const wake = withNext && r.ordering_key !== null ? await nextWaiting(trx, r, { anyBehind: true }) : undefined;
-      return wake ? { turn: answer, wake } : { turn: answer };
+      if (prepared && key !== null) await pointNextAt(trx, r);
+      return answer;
     });
   }
 
@@ -228,19 +367,20 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     /**
      * Whether an ordered delivery may go now; a delivery that may not records `workflowId` as its
      * waiter (and what it waits behind) in the same transaction. A delivery that is not ordered,
-     * not PENDING, or of an endpoint that no longer orders or sends goes at once.
+     * not PENDING, or of an endpoint that no longer orders or sends goes at once. `judge` says
+     * which earlier events not prepared yet join its sequence; without it, any may.
      */
-    async turn(deliveryId: string, workflowId: string): Promise<Turn> {
-      return (await turnAndNext(deliveryId, workflowId, false)).turn;
+    async turn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS): Promise<Turn> {
+      return check(deliveryId, workflowId, judge, false);
     },
 
     /**
-     * prepare's turn check, when the delivery's row has just been put in place: also the waiting
-     * delivery after it in its sequence, which may have waited (on a timer) for this event to be
-     * prepared, to wake now that its place is known.
+     * prepare's turn check, when the delivery's row has just been put in place: also points the
+     * waiting delivery after it in its sequence, which may have waited for this event to be
+     * prepared, at it (pointNextAt).
      */
-    async firstTurn(deliveryId: string, workflowId: string): Promise<{ turn: Turn; wake?: Wake }> {
-      return turnAndNext(deliveryId, workflowId, true);
+    async firstTurn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS): Promise<Turn> {
+      return check(deliveryId, workflowId, judge, true);
     },
 
     /**
@@ -302,9 +442,11 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
 
     /**
      * Waiting deliveries a lost wake-up may have left waiting (temporal/ordering-waker.ts): waiting
-     * longer than `afterSeconds` behind a delivery that no longer holds its key (or is gone), or on
-     * an endpoint that no longer orders or sends. Their waiting time starts again, so a pass does
-     * not signal them again before another `afterSeconds`.
+     * longer than `afterSeconds` behind a delivery that no longer holds its key (or is gone, or was
+     * put in another sequence), behind an event not prepared yet (which a filter or key changed
+     * since the check may leave out of the sequence: nothing points the delivery at it), or on an
+     * endpoint that no longer orders or sends. Their waiting time starts again, so a pass does not
+     * signal them again before another `afterSeconds`.
      */
     async stalled(afterSeconds: number, limit: number): Promise<Wake[]> {
       const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string }> }>(
@@ -313,9 +455,11 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   WHERE d.ordering_waiter IS NOT NULL AND d.ordering_waiting_since < now() - make_interval(secs => :afterSeconds)
                     AND d.status = 'PENDING'
                     AND (NOT ep.active OR ep.denied_reason IS NOT NULL OR ep.ordering_on_failure IS NULL
-                         OR (d.ordering_behind IS NOT NULL AND NOT EXISTS (
+                         OR d.ordering_behind IS NULL
+                         OR NOT EXISTS (
                                SELECT 1 FROM webhook_delivery p
-                                WHERE p.id = d.ordering_behind AND NOT p.ordering_skipped AND p.status <> 'SUCCESS')))
+                                WHERE p.id = d.ordering_behind AND NOT p.ordering_skipped AND p.status <> 'SUCCESS'
+                                  AND (p.ordering_key = d.ordering_key OR p.ordering_key IS NULL)))
                   ORDER BY d.ordering_waiting_since LIMIT :limit
                   FOR UPDATE OF d SKIP LOCKED) s
           WHERE w.id = s.id AND w.ordering_waiter IS NOT NULL

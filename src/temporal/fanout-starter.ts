@@ -12,8 +12,8 @@ export interface FanoutStarterDeps {
   /** default WEBHOOKS */
   taskQueue?: string;
   metrics?: Pick<Metrics, 'workflowsStarted'>;
-  /** records workflow_id on the event when given */
-  events?: Pick<EventRepository, 'setWorkflowId'>;
+  /** when given, a start that finds its run already there postpones the sweeper's next publish of the event */
+  events?: Pick<EventRepository, 'markRepublished'>;
   /**
    * Ask the server to hand each new run's first workflow task back in the start call's answer, to
    * the worker of this process (eager workflow start): no task-queue round trip, about a fifth less
@@ -70,9 +70,11 @@ export function createFanoutStarter(deps: FanoutStarterDeps): FanoutStarter {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       result = 'already_started';
     }
-    // prepare records the workflow id; when the run exists already but its prepare has not run
-    // yet (worker down), record it here so the sweeper stops re-publishing the event
-    if (result === 'already_started') await deps.events?.setWorkflowId(eventId, eventId);
+    // the run exists already; its prepare may not have run yet (worker down). Only prepare records
+    // the run on the event: an ordered delivery of a later event takes an event with a run for one
+    // whose deliveries are in place (db/ordering.ts), and would go first. The event counts as
+    // published now instead, so the sweeper publishes it again only after its grace period.
+    if (result === 'already_started') await deps.events?.markRepublished(eventId);
     return result;
   }
 }

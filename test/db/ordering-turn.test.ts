@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createSequenceJudge } from '../../src/activities/sequence-judge.js';
+import { createExpressionCache } from '../../src/content/expression-cache.js';
+import type { ContentRouting, OrderingKeyOf } from '../../src/db/deliveries.js';
 import { encodeOrderingKey } from '../../src/domain/ordering.js';
 import { eventually } from '../support/wait.js';
 import { fileDatabase } from '../support/db.js';
@@ -26,8 +29,9 @@ describe('an ordered turn check while an earlier event is being prepared', () =>
     const d2 = rows?.[0]?.delivery.id;
     expect(d2).toBeDefined();
 
-    // before: the first event is not prepared, so the second waits for it (a timer re-check)
-    expect(await t.repos.ordering.turn(d2!, 'run-2')).toEqual({ turn: 'wait', behind: null, wake: 'timer' });
+    // before: the first event is not prepared, so the second waits for it (its prepare points the
+    // second at its delivery, whose end signals it)
+    expect(await t.repos.ordering.turn(d2!, 'run-2')).toEqual({ turn: 'wait', behind: null, wake: 'signal' });
 
     const prepare = await db.transaction();
     try {
@@ -57,5 +61,92 @@ describe('an ordered turn check while an earlier event is being prepared', () =>
     } finally {
       if (!prepare.isCompleted()) await prepare.rollback();
     }
+  });
+});
+
+// What holds an ordered delivery back while earlier events of its source are not prepared yet
+// (events sent together race through the queue): only those its endpoint puts in its own sequence,
+// judged by the endpoint's filter and key as prepare will judge them (activities/sequence-judge.ts).
+// Before the judge every earlier event not prepared yet held it, on a timer of 250 ms doubling to
+// 10 s, which with many keys was most of the cost of ordered delivery (docs/benchmarks.md).
+describe('an ordered delivery behind earlier events not prepared yet', () => {
+  const t = fileDatabase();
+  const judge = createSequenceJudge({ expressions: createExpressionCache() });
+  const keyOf: OrderingKeyOf = (event) => {
+    const key = (JSON.parse(event.payload.toString('utf8')) as { key?: unknown }).key;
+    return typeof key === 'string' ? key : null;
+  };
+  const acceptAll: ContentRouting = (_event, candidates) => candidates.map(() => ({ accepted: true, expectNext: true }));
+  const prepare = async (eventId: string, run: string): Promise<string> => {
+    const rows = await t.repos.deliveries.prepareRun(eventId, run, acceptAll, keyOf);
+    const id = rows?.[0]?.delivery.id;
+    if (!id) throw new Error(`no delivery for ${eventId}`);
+    return id;
+  };
+  const behindOf = async (deliveryId: string): Promise<string | null> => {
+    const row = await t.database
+      .db('webhook_delivery')
+      .where({ id: deliveryId })
+      .first<{ ordering_behind: string | null }>('ordering_behind');
+    return row?.ordering_behind ?? null;
+  };
+
+  it('waits for one of its own key, is pointed at its delivery when it is prepared, and is woken once by its end', async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: 'event.data.key', onFailure: 'Block' } });
+    const a1 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const b = await addEvent(t.repos, { source, payload: '{"key":"b"}' });
+    const a2 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+
+    // the last event prepared first: the first of its key is not prepared yet
+    const d3 = await prepare(a2, 'run-3');
+    expect(await t.repos.ordering.firstTurn(d3, 'run-3', judge)).toEqual({ turn: 'wait', behind: null, wake: 'signal' });
+    // another key's event goes at once, though the first event is not prepared yet either
+    const d2 = await prepare(b, 'run-2');
+    expect(await t.repos.ordering.firstTurn(d2, 'run-2', judge)).toEqual({ turn: 'go', outOfOrder: false });
+
+    // the first event's prepare: it goes, and the waiting delivery now waits behind it (not woken)
+    const d1 = await prepare(a1, 'run-1');
+    expect(await t.repos.ordering.firstTurn(d1, 'run-1', judge)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await behindOf(d3)).toBe(d1);
+
+    // its end wakes the waiting one, whose turn has come
+    await t.database.db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS' });
+    expect(await t.repos.ordering.release(d1)).toEqual({ holds: false, wake: { workflowId: 'run-3', deliveryId: d3 } });
+    expect(await t.repos.ordering.turn(d3, 'run-3', judge)).toEqual({ turn: 'go', outOfOrder: false });
+  });
+
+  it('does not wait for an earlier event its filter refuses, nor for one of another key', async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, {
+      source,
+      url: 'http://127.0.0.1:9/',
+      filter: 'event.data.keep',
+      ordering: { key: 'event.data.key', onFailure: 'Block' },
+    });
+    await addEvent(t.repos, { source, payload: '{"key":"a","keep":false}' });
+    await addEvent(t.repos, { source, payload: '{"key":"b","keep":true}' });
+    const later = await addEvent(t.repos, { source, payload: '{"key":"a","keep":true}' });
+    const d = await prepare(later, 'run-later');
+    expect(await t.repos.ordering.firstTurn(d, 'run-later', judge)).toEqual({ turn: 'go', outOfOrder: false });
+  });
+
+  it('waits behind an earlier delivery of its key whose key is not decided yet', async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: 'event.data.key', onFailure: 'Block' } });
+    const first = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const other = await addEvent(t.repos, { source, payload: '{"key":"b"}' });
+    const second = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    // prepare's statement has put both rows in place, their keys not decided yet (as between its two statements)
+    const undecided: OrderingKeyOf = () => {
+      throw new Error('not yet');
+    };
+    const rowOf = async (eventId: string, run: string) =>
+      (await t.repos.deliveries.prepareRun(eventId, run, acceptAll, undecided).catch(() => undefined)) ?? [];
+    await rowOf(first, 'run-1');
+    await rowOf(other, 'run-other');
+    const d1 = (await t.repos.deliveries.listByEvent(first))[0]!.id;
+    const d3 = await prepare(second, 'run-3');
+    expect(await t.repos.ordering.firstTurn(d3, 'run-3', judge)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
   });
 });

@@ -13,7 +13,9 @@ import { createHttpDestination } from '../../src/destinations/http/http-destinat
 import type { ForwardProxy } from '../../src/destinations/http/forward-proxy.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startSquid, type Squid } from '../support/squid.js';
 import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
+import { eventually } from '../support/wait.js';
 import { messageAndTarget, outbound } from './outbound.js';
 
 // DELIVERY_PROXY_URL against Debian's tinyproxy: an http target goes to the proxy as an
@@ -40,7 +42,7 @@ const destinations: Destination<HttpTarget>[] = [];
 const resolve: Resolve = async (hostname, options) =>
   hostname === 'metadata.test' ? [{ address: '169.254.169.254', family: 4 } satisfies LookupAddress] : systemResolve(hostname, options);
 
-function destinationVia(proxy: Tinyproxy, over: Partial<ForwardProxy> = {}): Destination<HttpTarget> {
+function destinationVia(proxy: { url: string }, over: Partial<ForwardProxy> = {}): Destination<HttpTarget> {
   const d = createHttpDestination({
     addressPolicy: createAddressPolicy(),
     resolve,
@@ -193,5 +195,62 @@ describe('deliveries through a forward proxy (tinyproxy)', () => {
     await closed.close();
     const outcome = await send(d, url);
     expect(outcome.kind).toBe('retryable');
+  });
+});
+
+// Debian's squid answers as HTTP says where tinyproxy does not: what differs is tested here
+describe('deliveries through squid, which answers 407 and 503 itself', () => {
+  let squid: Squid;
+  const SQUID_USER = { username: 'egress', password: 'squid-password' };
+
+  beforeAll(async () => {
+    squid = await startSquid({ basicAuth: SQUID_USER });
+  });
+  afterAll(async () => {
+    await squid?.close();
+  });
+
+  it('with its credentials: an http target forwarded, an https one tunnelled (client certificate inside), each in its access log', async () => {
+    const d = destinationVia(squid, { authorization: () => basic(SQUID_USER.username, SQUID_USER.password) });
+    expect(await send(d, `${receiver.url}?via=squid`)).toMatchObject({ kind: 'success', status: 200 });
+    expect(await send(d, httpsUrl, { tls: clientTls('squid-a') })).toMatchObject({ kind: 'success', status: 204 });
+    expect(httpsSeen.at(-1)).toBe('squid-a');
+    expect(await squid.requests()).toContainEqual(`POST ${receiver.url}?via=squid 200`);
+    // squid logs a tunnel when it ends: close the destination's connections (closed once: not again after all)
+    destinations.splice(destinations.indexOf(d), 1);
+    await d.close();
+    await eventually(async () => (await squid.requests()).includes(`CONNECT ${new URL(httpsUrl).host} 200`), {
+      what: "the CONNECT in squid's access log",
+    });
+  });
+
+  it('wrong credentials are a 407 even for an http target: deferred, where tinyproxy answers 401, which no one can tell from the receiver', async () => {
+    const wrong = () => basic(SQUID_USER.username, 'not-the-password');
+    const d = destinationVia(squid, { authorization: wrong });
+    for (const [url, tls] of [
+      [`${receiver.url}?via=squid-wrong`, undefined],
+      [httpsUrl, clientTls('squid-b')],
+    ] as const) {
+      const outcome = await send(d, url, tls ? { tls } : {});
+      expect(outcome, url).toMatchObject({ kind: 'deferred', cause: 'proxy', reason: 'auth_required', status: 407, statusClass: 'proxy' });
+    }
+    expect(receiver.requests.some((r) => r.path.includes('via=squid-wrong'))).toBe(false);
+    // tinyproxy's answer to the same http request: a 401 relayed as if the receiver's, an attempt of the endpoint
+    const tiny = await send(destinationVia(guarded, { authorization: wrong }), `${receiver.url}?via=tiny-wrong`);
+    expect(tiny).toMatchObject({ kind: 'permanent', status: 401 });
+  });
+
+  it('a receiver it can not reach is its own 503 (X-Squid-Error; 503 to CONNECT): deferred as the proxy failing, where tinyproxy answers 500', async () => {
+    const d = destinationVia(squid, { authorization: () => basic(SQUID_USER.username, SQUID_USER.password) });
+    const closed = await startReceiver();
+    const { port } = new URL(closed.url);
+    await closed.close();
+    for (const url of [`http://127.0.0.1:${port}/hook`, `https://127.0.0.1:${port}/hook`]) {
+      const outcome = await send(d, url, url.startsWith('https:') ? { tls: clientTls('squid-c') } : {});
+      expect(outcome, url).toMatchObject({ kind: 'deferred', cause: 'proxy', reason: 'proxy_error', status: 503 });
+    }
+    expect(await squid.requests()).toEqual(
+      expect.arrayContaining([`POST http://127.0.0.1:${port}/hook 503`, `CONNECT 127.0.0.1:${port} 503`]),
+    );
   });
 });

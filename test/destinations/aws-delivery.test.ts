@@ -8,19 +8,13 @@ import {
 } from '@aws-sdk/client-iam';
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-  type Message as SqsMessage,
-} from '@aws-sdk/client-sqs';
+import { SQSClient, type Message as SqsMessage } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import type { EndpointDestination } from '../../src/domain/records.js';
 import { createDestinations } from '../../src/destinations/index.js';
 import { addEndpoint, addEvent, deliveryOf, startFanoutHarness, uniqueSource, type FanoutHarness } from '../fanout/support/harness.js';
+import { createQueue, drainQueue } from '../support/sqs-queues.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { sleep } from '../support/wait.js';
 import { startMotoBackend, type Backend } from '../transport/backends.js';
@@ -61,21 +55,16 @@ async function seedMoto(): Promise<void> {
   const sqs = new SQSClient(setup);
   const sns = new SNSClient(setup);
   const eb = new EventBridgeClient(setup);
-  const queue = async (name: string, attributes?: Record<string, string>) => {
-    const url = (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
-    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
-    return { url, arn };
-  };
   try {
-    queues.payments = (await queue('payments')).url;
+    queues.payments = (await createQueue(sqs, 'payments')).url;
     // FIFO: the event id de-duplicates, so a publish whose answer the outage cut is not a second message
-    queues.outage = (await queue('outage.fifo', { FifoQueue: 'true' })).url;
-    const fromTopic = await queue('from-topic');
+    queues.outage = (await createQueue(sqs, 'outage.fifo', { FifoQueue: 'true' })).url;
+    const fromTopic = await createQueue(sqs, 'from-topic');
     queues.fromTopic = fromTopic.url;
     topicArn = (await sns.send(new CreateTopicCommand({ Name: 'payments' }))).TopicArn!;
     // SNS's JSON envelope (no raw delivery): its MessageId is what Publish answered
     await sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: fromTopic.arn }));
-    const fromBus = await queue('from-bus');
+    const fromBus = await createQueue(sqs, 'from-bus');
     queues.fromBus = fromBus.url;
     await eb.send(new CreateEventBusCommand({ Name: BUS }));
     await eb.send(
@@ -121,28 +110,6 @@ async function seedMoto(): Promise<void> {
   if (!on.ok) throw new Error(`moto did not turn its IAM checks on: ${on.status} ${await on.text()}`);
 }
 
-/** Reads the queue until it stays empty (each message deleted once read). */
-async function drain(queueUrl: string): Promise<SqsMessage[]> {
-  const all: SqsMessage[] = [];
-  for (let empty = 0; empty < 2;) {
-    const r = await reader.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }),
-    );
-    const got = r.Messages ?? [];
-    empty = got.length === 0 ? empty + 1 : 0;
-    all.push(...got);
-    if (got.length > 0) {
-      await reader.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-        }),
-      );
-    }
-  }
-  return all;
-}
-
 /** The event id a message carries (its X-Webhook-Event-Id, in the webhook-headers attribute). */
 const eventIdOf = (m: SqsMessage): string | undefined =>
   (JSON.parse(m.MessageAttributes?.['webhook-headers']?.StringValue ?? '{}') as Record<string, string>)['X-Webhook-Event-Id'];
@@ -151,15 +118,15 @@ type AwsType = 'SQS' | 'SNS' | 'EventBridge';
 
 /** The messages each type's endpoints published, as their consumers read them: [the id the service gave it, the event id]. */
 async function published(type: AwsType): Promise<[string | undefined, string | undefined][]> {
-  if (type === 'SQS') return (await drain(queues.payments)).map((m) => [m.MessageId, eventIdOf(m)]);
+  if (type === 'SQS') return (await drainQueue(reader, queues.payments)).map((m) => [m.MessageId, eventIdOf(m)]);
   if (type === 'SNS') {
-    return (await drain(queues.fromTopic)).map((m) => {
+    return (await drainQueue(reader, queues.fromTopic)).map((m) => {
       const envelope = JSON.parse(m.Body ?? '{}') as { MessageId?: string; MessageAttributes?: Record<string, { Value: string }> };
       const headers = JSON.parse(envelope.MessageAttributes?.['webhook-headers']?.Value ?? '{}') as Record<string, string>;
       return [envelope.MessageId, headers['X-Webhook-Event-Id']];
     });
   }
-  return (await drain(queues.fromBus)).map((m) => {
+  return (await drainQueue(reader, queues.fromBus)).map((m) => {
     const event = JSON.parse(m.Body ?? '{}') as { id?: string; detail?: { headers?: Record<string, string> } };
     return [event.id, event.detail?.headers?.['X-Webhook-Event-Id']];
   });
@@ -316,7 +283,7 @@ describe('SQS, SNS and EventBridge endpoints through the worker, moto checking I
       expect(outcomes.filter((o) => o === 'SUCCESS')).toHaveLength(1);
       expect(outcomes.at(-1)).toBe('SUCCESS');
     }
-    const messages = await drain(queues.outage);
+    const messages = await drainQueue(reader, queues.outage);
     expect(messages.map(eventIdOf).sort()).toEqual([...all].sort());
   }, 180_000);
 });

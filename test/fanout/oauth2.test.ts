@@ -132,7 +132,7 @@ describe('an OAuth2 client credentials endpoint', () => {
     expect(await h.client.workflow.getHandle(eventId).result()).toBe('COMPLETED');
     expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
     expect((await h.repos.endpoints.get(endpointId))?.tokenRefusal).toBeNull();
-  });
+  }, 90_000); // the worker asks again 30 s after a refusal (REFUSAL_KEPT_MS)
 
   it('the token endpoint answering 503, then not answering: the delivery waits, no attempt spent; back, it is delivered', async ({
     h,

@@ -1,4 +1,6 @@
 import { describe, expect } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { createFanoutStarter } from '../../src/temporal/fanout-starter.js';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { addEndpoint, addEvent, deliveryOf, uniqueSource } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
@@ -23,6 +25,29 @@ describe('starter, concurrency and replay', () => {
     expect(b.requests).toHaveLength(1);
     expect((await h.repos.events.get(eventId))?.workflowId).toBe(eventId);
     expect(await started()).toBe(1);
+  });
+
+  it('a second start of a run whose prepare has not run leaves the event unprepared: only prepare records the run', async ({ h }) => {
+    // an ordered delivery of a later event takes an event with a run recorded for one whose
+    // deliveries are in place (db/ordering.ts): recorded here, the later one would go first
+    const source = uniqueSource();
+    const eventId = await addEvent(h.repos, { source });
+    await h.database
+      .db('webhook_event')
+      .where({ id: eventId })
+      .update({ published_at: new Date(Date.now() - 60_000) });
+    // a task queue no worker polls: the run exists, its prepare does not run
+    const start = createFanoutStarter({ client: h.client, taskQueue: `nobody-${randomUUID()}`, events: h.repos.events });
+    expect(await start(eventId)).toBe('started');
+    try {
+      expect(await start(eventId)).toBe('already_started');
+      const event = await h.repos.events.get(eventId);
+      expect(event?.workflowId).toBeNull();
+      // counted as published again: the sweeper waits its grace period before publishing it again
+      expect(event?.publishedAt?.getTime()).toBeGreaterThan(Date.now() - 30_000);
+    } finally {
+      await h.client.workflow.getHandle(eventId).terminate('test: the run of a queue no worker polls');
+    }
   });
 
   it('delivers to all endpoints concurrently', async ({ h, receiver }) => {
