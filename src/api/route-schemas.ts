@@ -320,6 +320,18 @@ export const EndpointSchema = Type.Object(
               scopes: Type.Array(Type.String()),
               audience: Nullable(Type.String()),
               clientAuthentication: StringEnum(OAUTH2_CLIENT_AUTHENTICATIONS),
+              tokenRefusal: Nullable(
+                Type.Object(
+                  {
+                    message: Type.String({ description: "the token endpoint's words (never a secret)" }),
+                    since: Timestamp('when it first refused them'),
+                  },
+                  {
+                    description:
+                      'the token endpoint refuses the client credentials (invalid_client, unauthorized_client, 401): the deliveries wait and the WebhookEndpoint is Ready=False TokenRequestRefused; null: not refused',
+                  },
+                ),
+              ),
             },
             { description: 'OAUTH2_CLIENT_CREDENTIALS: the token endpoint and the client (docs/endpoints.md); null for the other types' },
           ),

@@ -165,6 +165,10 @@ export function endpointView(r: EndpointViewRow): EndpointView {
               scopes: r.auth_oauth2.scopes,
               audience: r.auth_oauth2.audience,
               clientAuthentication: r.auth_oauth2.clientAuthentication,
+              tokenRefusal:
+                r.oauth2_token_refusal && r.oauth2_token_refused_at
+                  ? { message: r.oauth2_token_refusal, since: r.oauth2_token_refused_at.toISOString() }
+                  : null,
             }
           : null,
     },

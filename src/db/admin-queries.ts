@@ -138,6 +138,9 @@ function endpointView(db: Db): Knex.QueryBuilder {
     'p.auth_username',
     // OAuth2's token endpoint and client: no secret in it (the secret is auth_secret)
     'p.auth_oauth2',
+    // the token endpoint's words when it refuses the credentials (never a secret: db/endpoints.ts recordTokenRefusal)
+    'p.oauth2_token_refusal',
+    'p.oauth2_token_refused_at',
     'p.signing_type',
     'p.signing_public_keys',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),

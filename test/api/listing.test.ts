@@ -406,7 +406,7 @@ describe('admin API: reads, filters and cursor pagination', () => {
       clientAuthentication: 'ClientSecretPost' as const,
       keyId: null,
     };
-    await addEndpoint(h.fanout.repos, {
+    const oauth2Id = await addEndpoint(h.fanout.repos, {
       source,
       name: 'oauth2',
       url: 'https://example.com/g',
@@ -414,6 +414,12 @@ describe('admin API: reads, filters and cursor pagination', () => {
       authSecret: 'oauth2-client-secret-XYZ',
       authOAuth2: oauth2,
     });
+    // the worker found the credentials refused (docs/endpoints.md): the server's words are shown
+    const refusal = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client (client authentication failed)';
+    await h.fanout.repos.endpoints.recordTokenRefusal(
+      { id: oauth2Id, authSecret: 'oauth2-client-secret-XYZ', authOAuth2: oauth2 },
+      refusal,
+    );
 
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
@@ -450,7 +456,12 @@ describe('admin API: reads, filters and cursor pagination', () => {
     // OAuth2: the token endpoint and the client, the secret only as set
     const { keyId: _keyId, ...shown } = oauth2;
     expect(byName.get('oauth2')).toMatchObject({
-      auth: { type: 'OAUTH2_CLIENT_CREDENTIALS', username: null, secretSet: true, oauth2: shown },
+      auth: {
+        type: 'OAUTH2_CLIENT_CREDENTIALS',
+        username: null,
+        secretSet: true,
+        oauth2: { ...shown, tokenRefusal: { message: refusal, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } },
+      },
     });
     expect(byName.get('bearer')).toMatchObject({ auth: { oauth2: null } });
     expect(items.map((e) => e.name)).toEqual(['oauth2', 'asymmetric', 'both', 'none', 'hmac', 'bearer', 'basic']);

@@ -1697,6 +1697,15 @@ export interface paths {
                                         audience: string | null;
                                         /** @enum {string} */
                                         clientAuthentication: "ClientSecretBasic" | "ClientSecretPost" | "PrivateKeyJwt";
+                                        tokenRefusal: {
+                                            /** @description the token endpoint's words (never a secret) */
+                                            message: string;
+                                            /**
+                                             * Format: date-time
+                                             * @description when it first refused them
+                                             */
+                                            since: string;
+                                        } | null;
                                     } | null;
                                 };
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
@@ -1902,6 +1911,15 @@ export interface paths {
                                         audience: string | null;
                                         /** @enum {string} */
                                         clientAuthentication: "ClientSecretBasic" | "ClientSecretPost" | "PrivateKeyJwt";
+                                        tokenRefusal: {
+                                            /** @description the token endpoint's words (never a secret) */
+                                            message: string;
+                                            /**
+                                             * Format: date-time
+                                             * @description when it first refused them
+                                             */
+                                            since: string;
+                                        } | null;
                                     } | null;
                                 };
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
