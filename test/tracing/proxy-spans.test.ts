@@ -181,7 +181,7 @@ describe('the forward proxy as spans', () => {
     expect((await proxy.requests()).filter((l) => l === `CONNECT ${target} HTTP/1.1`)).toHaveLength(1);
   });
 
-  it('a CONNECT the proxy refuses is a span with an error status and the proxy answer; the delivery waits and then goes through', async () => {
+  it('a CONNECT the proxy refuses, or a proxy that is down, is a span with an error status (and the proxy answer); the delivery waits and then goes through', async () => {
     // the proxy's password changes under the worker (tinyproxy answers 401 to wrong credentials);
     // the restart also ends the tunnel kept alive, so the next delivery asks for a new one
     await proxy.stop();
@@ -204,6 +204,20 @@ describe('the forward proxy as spans', () => {
       });
       const attempt = collector.spans.find((s) => s.spanId === refused.parentSpanId);
       expect(attempt?.attributes).toMatchObject({ 'webhook.outcome': 'deferred', 'webhook.status_class': 'proxy' });
+
+      // the proxy down: the CONNECT is never answered, its span says why
+      await proxy.stop();
+      const unreachable = await eventually(
+        async () => {
+          const attempts = collector.spans.filter((s) => s.name === 'POST' && s.attributes['webhook.event_id'] === eventId);
+          return attempts
+            .flatMap((a) => childrenOf(a, 'forward proxy CONNECT'))
+            .find((c) => c.status.code === 2 && c.attributes['http.response.status_code'] === undefined);
+        },
+        { what: 'a CONNECT span of the proxy down' },
+      );
+      expect(unreachable.status.message).toMatch(/^forward proxy unreachable: .*ECONNREFUSED/);
+      expect(unreachable.attributes).toMatchObject({ 'webhook.proxy': `127.0.0.1:${proxy.port}` });
     } finally {
       await proxy.stop();
       await proxy.start({ username: USERNAME, password: PASSWORD });
