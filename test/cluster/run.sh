@@ -35,7 +35,15 @@ T0=$(date +%s)
 
 log() { printf '[cluster-test %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-notok() { FAIL=$((FAIL + 1)); FAILED+=("$1"); echo "not ok - $1${2:+: $2}"; }
+notok() { FAIL=$((FAIL + 1)); FAILED+=("$1"); echo "not ok - $1${2:+: $2}"; snapshot; }
+# the processes' last minutes when a check fails: by the end (finish) the release may be uninstalled
+snapshot() {
+  local d
+  for d in ingest consumer worker; do
+    echo "--- logs $RELEASE-$d, the last 2 minutes at the failure" >&2
+    k logs -n $NS -l "app.kubernetes.io/component=$d" --all-containers --prefix --since=2m --tail=40 2>&1 | tail -40 >&2
+  done
+}
 check() { # name command...: passes when the command succeeds; the name gets the time it took
   local name=$1 start; start=$(date +%s); shift
   if "$@"; then ok "$name ($(( $(date +%s) - start ))s)"; else notok "$name ($(( $(date +%s) - start ))s)"; fi
