@@ -12,7 +12,7 @@ import type { Endpoint } from '../../src/domain/records.js';
 import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '../fanout/support/harness.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, whenReady } from '../support/kube-shared.js';
+import { apply, configMapYaml, secretYaml, tlsSecretYaml, whenReady } from '../support/kube-shared.js';
 import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
@@ -50,18 +50,8 @@ const PROXY_USER = 'egress';
 const AUDIENCE = 'https://api.partner.example';
 
 const read = (file: string) => readFileSync(file, 'utf8');
-const indent = (pem: string) =>
-  pem
-    .trim()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
-const tlsSecret = (name: string, cert: string, key: string) =>
-  `apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\nmetadata:\n  name: ${name}\nstringData:\n  tls.crt: |\n${indent(cert)}\n  tls.key: |\n${indent(key)}\n`;
-const caConfigMap = (name: string, pem: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  ca.crt: |\n${indent(pem)}\n`;
-const opaqueSecret = (name: string, key: string, value: string) =>
-  `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n  ${key}: ${JSON.stringify(value)}\n`;
+const tlsSecret = tlsSecretYaml;
+const caConfigMap = (name: string, pem: string) => configMapYaml(name, { 'ca.crt': pem });
 
 /** The row the operator wrote for a WebhookEndpoint, once `settled` says it has what the test applied. */
 async function rowOf(name: string, settled: (row: Endpoint) => boolean) {
@@ -197,7 +187,7 @@ spec:
       await apply(
         conn,
         ns,
-        `${opaqueSecret('partner-oauth', 'client-secret', 'secret-v1')}---
+        `${secretYaml('partner-oauth', { 'client-secret': 'secret-v1' })}---
 apiVersion: webhookfanout.io/v1alpha1
 kind: WebhookEndpoint
 metadata: {name: partner}
@@ -237,7 +227,7 @@ spec:
           { clientId: 'fanout', clientSecret: 'secret-v2', permissions: ['read:webhooks'], tokenEndpointAuthMethod: 'client_secret_basic' },
         ],
       });
-      await apply(conn, ns, opaqueSecret('partner-oauth', 'client-secret', 'secret-v2'));
+      await apply(conn, ns, secretYaml('partner-oauth', { 'client-secret': 'secret-v2' }));
       await rowOf('partner', (r) => r.authSecret === 'secret-v2');
       expect(await deliverOne('partner-feed', row.id)).toMatchObject({ status: 'COMPLETED', delivery: { status: 'SUCCESS', attempts: 1 } });
       expect(idp.tokenRequests()).toBe(1);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConnection } from '../support/kube.js';
-import { apply, customObjects, ready, whenReady } from '../support/kube-shared.js';
+import { apply, configMapYaml, customObjects, ready, tlsSecretYaml, whenReady } from '../support/kube-shared.js';
 import { eventually } from '../support/wait.js';
 import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
 import type { OperatorStore } from '../../src/operator/store.js';
@@ -22,16 +22,8 @@ let pki: TestPki;
 let otherPki: TestPki;
 
 const read = (file: string) => readFileSync(file, 'utf8');
-const indent = (pem: string) =>
-  pem
-    .trim()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
-const tlsSecret = (name: string, cert: string, key: string) =>
-  `apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\nmetadata:\n  name: ${name}\nstringData:\n  tls.crt: |\n${indent(cert)}\n  tls.key: |\n${indent(key)}\n`;
-const caConfigMap = (name: string, pem: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  ca.crt: |\n${indent(pem)}\n`;
+const tlsSecret = tlsSecretYaml;
+const caConfigMap = (name: string, pem: string) => configMapYaml(name, { 'ca.crt': pem });
 
 beforeAll(async () => {
   scene = await startOperatorScene('tls');

@@ -58,6 +58,16 @@ export const secretYaml = (name: string, data: Record<string, string>): string =
     .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
     .join('\n')}\n`;
 
+/** A kubernetes.io/tls Secret manifest (tls.crt, tls.key: PEM), for apply(). */
+export const tlsSecretYaml = (name: string, cert: string, key: string): string =>
+  secretYaml(name, { 'tls.crt': cert, 'tls.key': key }).replace('kind: Secret\n', 'kind: Secret\ntype: kubernetes.io/tls\n');
+
+/** A ConfigMap manifest, for apply(). */
+export const configMapYaml = (name: string, data: Record<string, string>): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
+    .join('\n')}\n`;
+
 export interface CrObject {
   metadata: {
     name: string;

@@ -1,11 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../src/dev/ports.js';
+import { freePort, waitForPort } from '../../src/dev/ports.js';
 
 /**
  * Debian's squid (apt, installed by scripts/provision.sh and .ci/run like tinyproxy) as a second
@@ -78,24 +76,17 @@ export async function startSquid(opts: { basicAuth?: { username: string; passwor
       await exited;
     }
   };
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) {
-      const log = await readFile(path.join(dir, 'cache.log'), 'utf8').catch(() => '');
-      throw new Error(`squid exited at start: ${stderr}${log.slice(-2000)}`);
-    }
-    const up = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (up) break;
-    if (i > 300) {
-      await stop();
-      throw new Error(`squid did not listen on ${port}: ${stderr}`);
-    }
-    await sleep(50);
+  // listening, or the reason it exited (the promise rejects at every exit, also close()'s: caught)
+  const exitedEarly = exited.then(async () => {
+    const log = await readFile(path.join(dir, 'cache.log'), 'utf8').catch(() => '');
+    throw new Error(`squid exited at start: ${stderr}${log.slice(-2000)}`);
+  });
+  exitedEarly.catch(() => undefined);
+  try {
+    await Promise.race([waitForPort(port, 15_000), exitedEarly]);
+  } catch (err) {
+    await stop();
+    throw err;
   }
   return {
     url: `http://127.0.0.1:${port}`,
