@@ -106,6 +106,7 @@ interface OrderedRow {
   ordering_on_failure: string | null;
   ordering_key_cel: string | null;
   filter: string | null;
+  ordering_waiter: string | null;
 }
 
 /** The row with what its endpoint says now, locked. */
@@ -114,7 +115,7 @@ async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRo
     trx,
     'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
-            d.redrive_on_enable, d.ordering_blocked_at, ep.name AS endpoint_name, ep.namespace, ep.resource_uid,
+            d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, ep.name AS endpoint_name, ep.namespace, ep.resource_uid,
             ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure, ep.ordering_key_cel, ep.filter
        FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
       WHERE d.id = ? FOR UPDATE OF d`,
@@ -351,13 +352,16 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
       else if (key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
       else answer = await turnOf(trx, { ...r, ordering_key: key }, judge);
-      await trx('webhook_delivery')
-        .where({ id: deliveryId })
-        .update(
-          answer.turn === 'wait'
-            ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
-            : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
-        );
+      // a delivery that goes at once (most, with many keys) has no wait to record or clear
+      if (answer.turn === 'wait' || r.ordering_waiter !== null) {
+        await trx('webhook_delivery')
+          .where({ id: deliveryId })
+          .update(
+            answer.turn === 'wait'
+              ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
+              : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
+          );
+      }
       if (prepared && key !== null) await pointNextAt(trx, r);
       return answer;
     });
