@@ -59,6 +59,11 @@ export interface BenchConfig {
    * scripts/tools/brokers.sh) and to an SQS queue (the bench's fauxqs) beside HTTP's (issue 43)
    */
   e2eDestinations: boolean;
+  /**
+   * BENCH_DESTINATION_SENDS (500; 0 skips): with the destination rounds, each destination's sends
+   * per block (4 blocks, 10 in flight) alone in a child process (bench/destination-send.ts)
+   */
+  destinationSends: number;
   /** the latency phase: events per second offered to ingest, and for how long (0 skips it) */
   latencyRate: number;
   latencyDurationS: number;
@@ -143,6 +148,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     orderedKeys: int(env, 'BENCH_ORDERED_KEYS', 100, 1),
     orderedOneKeyEvents: int(env, 'BENCH_ORDERED_ONE_KEY_EVENTS', 100, 2),
     e2eDestinations: flag(env, 'BENCH_E2E_DESTINATIONS', true),
+    destinationSends: int(env, 'BENCH_DESTINATION_SENDS', 500, 0),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),
     wrongPasswordsRate: int(env, 'BENCH_WRONG_PASSWORDS_RATE', 20, 1),

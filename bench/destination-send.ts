@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { DestinationTarget } from '../src/delivery/destination.js';
+import type { BenchDestinations } from './e2e-bench.js';
 
 // What one send costs each destination on its own (issue 43, item 7): the end-to-end rounds of
 // `npm run bench` put a Kafka and an SQS endpoint beside HTTP's, but a send is a small part of a
@@ -40,6 +41,24 @@ export type DestinationSendResult = Record<
     sends: number;
   }
 >;
+
+/** What the child sends to: the bench's receiver, and the destination rounds' Kafka topic and SQS queue. */
+export function sendTargets(receiverUrl: string, d: BenchDestinations): Record<string, DestinationTarget> {
+  const { kafka, sqs } = { kafka: d.kafka.to, sqs: d.sqs.to };
+  if (kafka.type !== 'Kafka' || sqs.type !== 'SQS') throw new Error('the destination rounds are a Kafka topic and an SQS queue');
+  return {
+    http: {
+      type: 'HTTP',
+      url: `${receiverUrl}/bench-send`,
+      method: 'POST',
+      auth: { type: 'NONE', username: null, secret: null },
+      customHeaders: {},
+      retryOnStatus: [],
+    },
+    kafka: { ...kafka, secrets: {} },
+    sqs,
+  };
+}
 
 /** Runs the child once with these targets; its CPU per send by target name. */
 export async function measureDestinationSends(
@@ -91,18 +110,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     sqs.destroy();
     if (!QueueUrl) throw new Error('fauxqs returned no queue URL');
     const only = (process.env.DESTINATION_SEND_ONLY ?? 'http,kafka,sqs').split(',');
-    const all: Record<string, DestinationTarget> = {
-      http: {
-        type: 'HTTP',
-        url: `${receiver.url}/bench-send`,
-        method: 'POST',
-        auth: { type: 'NONE', username: null, secret: null },
-        customHeaders: {},
-        retryOnStatus: [],
-      },
-      kafka: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: 'bench-destination', tls: null, sasl: null, secrets: {} },
-      sqs: { type: 'SQS', queueUrl: QueueUrl, region: 'us-east-1', endpointUrl, roleArn: null },
-    };
+    const all = sendTargets(receiver.url, {
+      kafka: { to: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: 'bench-destination', tls: null, sasl: null }, address: '' },
+      sqs: { to: { type: 'SQS', queueUrl: QueueUrl, region: 'us-east-1', endpointUrl, roleArn: null }, address: '' },
+    });
     const targets = Object.fromEntries(Object.entries(all).filter(([name]) => only.includes(name)));
     const flags = (process.env.DESTINATION_SEND_NODE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
     const r = await measureDestinationSends(targets, { sends, blocks, concurrency, nodeFlags: flags });

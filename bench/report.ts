@@ -4,6 +4,7 @@ import { describeActions, medianActions, type CloudActions } from './cloud-actio
 import type { BenchConfig, TemporalKind } from './config.js';
 import type { ContentCost } from './content-cost.js';
 import { addedOverPlain, type DbPathRound } from './db-path-rounds.js';
+import type { DestinationSendResult } from './destination-send.js';
 import type { E2eCase, E2eFigures, E2ePath, E2eRun } from './e2e-bench.js';
 import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
@@ -68,6 +69,8 @@ export interface BenchResults {
   contentCost?: ContentCost | undefined;
   /** the content variants on the worker's database path alone (BENCH_E2E_CONTENT) */
   dbPathContent?: DbPathRound[] | undefined;
+  /** one send of each destination alone, CPU per send (BENCH_E2E_DESTINATIONS, BENCH_DESTINATION_SENDS) */
+  destinationSends?: DestinationSendResult | undefined;
 }
 
 /**
@@ -309,6 +312,7 @@ export function cpuRatios(r: BenchResults): { ingest: number; e2e1: number; e2e1
 const f0 = (n: number): string => n.toFixed(0);
 const f1 = (n: number): string => n.toFixed(1);
 const f2 = (n: number): string => n.toFixed(2);
+const f3 = (n: number): string => n.toFixed(3);
 
 function serverRow(name: string, f: ServerFigures, rssMb: number): string[] {
   return [name, f0(f.rps), f1(f.p50Ms), f1(f.p99Ms), f0(rssMb), f0(f.ok), f0(f.failed)];
@@ -600,6 +604,13 @@ export function destinationCpuRatio(http: E2ePath, other: E2ePath): number {
   return ownCpuMsPerDelivery(other) / ownCpuMsPerDelivery(http);
 }
 
+/** A destination's CPU per send alone over HTTP's (bench/destination-send.ts); undefined when either is missing. */
+export function destinationSendRatio(sends: DestinationSendResult, name: string): number | undefined {
+  const http = sends.http?.cpuMsPerSend;
+  const other = sends[name]?.cpuMsPerSend;
+  return http === undefined || other === undefined || http <= 0 ? undefined : other / http;
+}
+
 /** The Kafka and SQS rounds beside the plain (HTTP) one (issue 43). */
 function destinationLines(r: BenchResults): string[] {
   const { kafka, sqs, one } = r.e2e;
@@ -620,7 +631,22 @@ function destinationLines(r: BenchResults): string[] {
       row('SQS (fauxqs)', sqs),
     ]),
     `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, fauxqs runs in the bench process`,
+    ...sendLines(r.destinationSends),
     '',
+  ];
+}
+
+/** One send of each destination alone (bench/destination-send.ts): what the rounds above can not resolve. */
+function sendLines(sends: DestinationSendResult | undefined): string[] {
+  if (!sends) return [];
+  const named = Object.entries(sends).map(([name, m]) => {
+    const ratio = destinationSendRatio(sends, name);
+    return `${name} ${f3(m.cpuMsPerSend)} (${m.perBlock.map(f3).join(', ')})${name === 'http' || ratio === undefined ? '' : ` x${f2(ratio)}`}`;
+  });
+  const first = Object.values(sends)[0];
+  return [
+    `one send alone, the destinations in a process of their own (${first?.sends ?? 0} sends each, 10 in flight, alternating blocks), ` +
+      `CPU ms per send (per block), against HTTP's: ${named.join('; ')}`,
   ];
 }
 
@@ -801,6 +827,13 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
     out[`e2e_1_${name}_deliveries_per_s`] = round(p.deliveriesPerS);
     out[`${name}_service_cpu_ms_per_delivery`] = round(ownCpuMsPerDelivery(p), 2);
     out[`${name}_cpu_ratio_to_http`] = round(destinationCpuRatio(one.real, p), 3);
+  }
+  if (r.destinationSends) {
+    for (const [name, m] of Object.entries(r.destinationSends)) {
+      out[`${name}_send_cpu_ms`] = round(m.cpuMsPerSend, 4);
+      const ratio = destinationSendRatio(r.destinationSends, name);
+      if (name !== 'http' && ratio !== undefined) out[`${name}_send_cpu_ratio_to_http`] = round(ratio, 3);
+    }
   }
   if (r.dbPathContent) {
     for (const [name, target] of Object.entries(CONTENT_TARGET_MS)) {

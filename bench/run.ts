@@ -13,6 +13,7 @@ import { loadBenchConfig, type BenchConfig } from './config.js';
 import { cpuSnapshot, type CpuSnapshot } from './cpu.js';
 import { measureContentCost } from './content-cost.js';
 import { CONTENT_VARIANTS, measureDbPath } from './db-path-rounds.js';
+import { measureDestinationSends, sendTargets, type DestinationSendResult } from './destination-send.js';
 import { startKafka } from '../test/support/kafka.js';
 import { runE2eBench, type BenchDestinations, type E2eBenchDeps } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
@@ -272,6 +273,13 @@ async function main(): Promise<void> {
     ...(cfg.e2eOrdered ? { ordered: { keys: cfg.orderedKeys, oneKeyEvents: cfg.orderedOneKeyEvents } } : {}),
     ...(destinations ? { destinations } : {}),
   });
+  // one send of each destination alone, in a process of its own: a send's part of a delivery is
+  // inside the rounds' scatter above (bench/destination-send.ts)
+  let destinationSends: DestinationSendResult | undefined;
+  if (destinations && cfg.destinationSends > 0) {
+    log(`destinations: ${cfg.destinationSends * 4} sends each alone (HTTP, Kafka, SQS), in a child process`);
+    destinationSends = await measureDestinationSends(sendTargets(receiver.url, destinations), { sends: cfg.destinationSends });
+  }
   // the process that starts the workflows counts how each run's first task reached the worker
   const starter = consumer ?? worker;
   const startsE2e = workflowStarts(await starter.scrape());
@@ -350,6 +358,7 @@ async function main(): Promise<void> {
     shapes,
     contentCost,
     dbPathContent,
+    destinationSends,
   };
   process.stdout.write(renderTable(results) + '\n');
   process.stdout.write(JSON.stringify(summary(results)) + '\n');

@@ -292,8 +292,11 @@ describe('the token request is bounded like a delivery', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const addressPolicy = createAddressPolicy();
     // the name "metadata.internal" resolves to the cloud metadata address, as a rebinding DNS would make it
-    const resolve = async (hostname: string) =>
-      hostname === 'metadata.internal' ? [{ address: '169.254.169.254', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
+    // and "nowhere.invalid" does not resolve, as a name the DNS does not know
+    const resolve = async (hostname: string) => {
+      if (hostname === 'nowhere.invalid') throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' });
+      return hostname === 'metadata.internal' ? [{ address: '169.254.169.254', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
+    };
     dest = createOAuth2Destination(createHttpDestination({ addressPolicy }), createOAuth2Tokens({ addressPolicy, resolve }));
   });
   afterAll(async () => {
@@ -332,6 +335,13 @@ describe('the token request is bounded like a delivery', () => {
       5_000,
       { kind: 'deferred', reason: 'unavailable', statusClass: 'token' },
       /^oauth2_token_unavailable: the token endpoint answered HTTP 503 temporarily_unavailable/,
+    ],
+    [
+      'a name the DNS does not know: the delivery waits, as for a token endpoint that is down',
+      () => `http://nowhere.invalid:${new URL(base).port}/token`,
+      5_000,
+      { kind: 'deferred', reason: 'unavailable', statusClass: 'token' },
+      /^oauth2_token_unavailable: .*ENOTFOUND/,
     ],
     [
       'a name that resolves to the metadata address',

@@ -1,26 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db/knex.js';
-import { migrateLatest } from '../../src/db/migrate.js';
-import { createRepositories } from '../../src/db/repositories.js';
-import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/embedded-postgres.js';
-import { freePort } from '../../src/dev/ports.js';
-import { startTemporalDevServer, type TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
-import { createAwsClients, type AwsClients } from '../../src/transport/aws-clients.js';
 import { decodeEventMessage } from '../../src/transport/event-message.js';
-import { ensureTopology, type Topology } from '../../src/transport/topology.js';
 import { addEndpoint } from '../fanout/support/harness.js';
 import { waitForBuilds } from '../support/builds.js';
-import { basic } from '../support/http.js';
-import { addCredential } from '../support/ingest-harness.js';
 import { startKafka, type KafkaBroker } from '../support/kafka.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { startFauxqsProcess, type Backend } from '../transport/backends.js';
-import { logLateEvents } from './late-events.js';
-import { commonEnv, launch, log, sigkill, startAll, timeToReady, type Proc } from './processes.js';
 import { sleep } from '../support/wait.js';
+import { logLateEvents } from './late-events.js';
+import { launch, log, restart, sigkill, timeToReady, type Proc } from './processes.js';
+import { sendUntilAccepted, settledWithin, startFaultStack, type FaultStack } from './stack.js';
 
 // Kafka's jars come from Maven Central through the background queue (scripts/tools/brokers.sh)
 await waitForBuilds('kafka');
@@ -46,125 +35,61 @@ const TOPIC = 'faults';
 const SETTLE_WITHIN_MS = 60_000;
 
 describe('the compiled build under SIGKILL and dependency outages', () => {
-  const suffix = randomUUID().slice(0, 8);
-  let pg: LocalPostgres;
-  let pgPort: number;
-  const pgDir = `/tmp/webhook-fanout-faults-pg-${suffix}`;
-  let temporal: TemporalDevServer;
-  let temporalPort: number;
-  const temporalDb = `/tmp/webhook-fanout-faults-temporal-${suffix}.db`;
-  let sqs: Backend;
-  let sqsPort: number;
-  let aws: AwsClients;
-  let topology: Topology;
-  let db: Db;
-  let dbUrl: string;
+  let stack: FaultStack;
   let receivers: Receiver[] = [];
-  let kafka: KafkaBroker;
-  const procs: Record<string, Proc> = {};
-  let ingestUrl: string;
-  const taskQueue = `faults-${suffix}`;
+  let kafka: KafkaBroker | undefined;
   const serveAgain: Array<{ component: string; ms: number }> = [];
-  const topologyOptions = { topicName: `t-${suffix}`, queueName: `q-${suffix}`, dlqName: `dlq-${suffix}`, visibilityTimeoutSeconds: 5 };
 
   beforeAll(async () => {
-    pgPort = await freePort();
-    temporalPort = await freePort();
-    sqsPort = await freePort();
-    // Postgres first: Temporal's dev server binds internal ports of its own choosing, and once took
-    // pgPort between freePort() and Postgres's bind ("Address already in use")
-    pg = await startEmbeddedPostgres({ port: pgPort, dataDir: pgDir, persistent: true });
-    const [t, q, k] = await Promise.allSettled([
-      startTemporalDevServer({ port: temporalPort, dbFile: temporalDb }),
-      startFauxqsProcess({ port: sqsPort }),
-      startKafka(),
-    ]);
-    // assigned before any failure is thrown, so that afterAll stops what did start
-    if (t.status === 'fulfilled') temporal = t.value;
-    if (q.status === 'fulfilled') sqs = q.value;
-    if (k.status === 'fulfilled') kafka = k.value;
-    for (const started of [t, q, k]) if (started.status === 'rejected') throw started.reason;
-    await kafka.createTopic(TOPIC, 3);
-    const admin = createDb({ url: pg.url });
-    await admin.raw('create database faults');
-    await admin.destroy();
-    dbUrl = pg.url.replace(/\/postgres$/, '/faults');
-    db = createDb({ url: dbUrl, poolMax: 4 });
-    // from the source tree: where the build looks for migrations/ is another change's business
-    await migrateLatest(db);
-    const repos = createRepositories(db);
-    await addCredential(repos, 'shop', 'u', 'p4ss');
+    stack = await startFaultStack('crash', {
+      alongside: {
+        start: async () => {
+          kafka = await startKafka();
+        },
+        stop: async () => kafka?.stop(),
+      },
+    });
+    await kafka!.createTopic(TOPIC, 3);
     receivers = await Promise.all([startReceiver(), startReceiver()]);
     for (const [i, r] of receivers.entries()) {
-      await addEndpoint(repos, { source: 'shop', url: r.url, name: `ep-${i}`, maxAttempts: 5, timeoutSeconds: 5 });
+      await addEndpoint(stack.repos, { source: 'shop', url: r.url, name: `ep-${i}`, maxAttempts: 5, timeoutSeconds: 5 });
     }
     // a Kafka topic beside the two HTTP endpoints; enough attempts to outlast its broker's outage
     // (the workers' backoff: 200 ms doubling to 2 s)
-    await addEndpoint(repos, {
+    await addEndpoint(stack.repos, {
       source: 'shop',
-      url: `kafka://${kafka.bootstrap}/${TOPIC}`,
+      url: `kafka://${kafka!.bootstrap}/${TOPIC}`,
       name: 'ep-kafka',
       maxAttempts: 40,
       timeoutSeconds: 5,
-      destination: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: TOPIC, tls: null, sasl: null },
+      destination: { type: 'Kafka', bootstrapServers: [kafka!.bootstrap], topic: TOPIC, tls: null, sasl: null },
     });
-    aws = createAwsClients({ region: 'us-east-1', endpoint: sqs.endpoint });
-    topology = await ensureTopology(aws, topologyOptions);
-
-    const common = commonEnv({ dbUrl: dbUrl, temporalAddress: `127.0.0.1:${temporalPort}`, taskQueue, awsEndpoint: sqs.endpoint });
-    const ingestPort = await freePort();
-    ingestUrl = `http://127.0.0.1:${ingestPort}`;
-    const defs: Array<[string, string, Record<string, string>]> = [
+    await stack.launch([
       [
         'ingest',
         'ingest',
-        {
-          ...common,
-          PORT: String(ingestPort),
-          HOST: '127.0.0.1',
-          TOPIC_ARN: topology.topicArn,
-          ADMIN_API_ENABLED: 'false',
-          SWEEP_INTERVAL_SECONDS: '5',
-          SWEEP_MIN_AGE_SECONDS: '5',
-          SWEEP_UNSTARTED_AFTER_SECONDS: '20',
-        },
+        stack.ingestEnv({ SWEEP_INTERVAL_SECONDS: '5', SWEEP_MIN_AGE_SECONDS: '5', SWEEP_UNSTARTED_AFTER_SECONDS: '20' }),
       ],
-      ['consumer', 'consumer', { ...common, QUEUE_URL: topology.queueUrl, QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5' }],
-      [
-        'worker-1',
-        'worker',
-        { ...common, DELIVERY_BACKOFF_INITIAL_MS: '200', DELIVERY_BACKOFF_MAX_MS: '2000', OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8' },
-      ],
+      ['consumer', 'consumer', stack.consumerEnv()],
+      ['worker-1', 'worker', stack.workerEnv()],
       // worker-2 also does the consumer's work (WORKER_CONSUME_QUEUE): it competes with the consumer
       // for messages and starts its workflows eagerly on itself, so its deaths cover that mode too
       [
         'worker-2',
         'worker',
-        {
-          ...common,
-          DELIVERY_BACKOFF_INITIAL_MS: '200',
-          DELIVERY_BACKOFF_MAX_MS: '2000',
-          OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-          WORKER_CONSUME_QUEUE: 'true',
-          QUEUE_URL: topology.queueUrl,
-          QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
-        },
+        stack.workerEnv({ WORKER_CONSUME_QUEUE: 'true', QUEUE_URL: stack.topology.queueUrl, QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5' }),
       ],
-    ];
-    await startAll(procs, defs);
+    ]);
   });
 
   afterAll(async () => {
-    for (const p of Object.values(procs)) await sigkill(p).catch(() => {});
     for (const r of receivers) await r.close();
-    aws?.sns.destroy();
-    aws?.sqs.destroy();
-    await db?.destroy();
-    await Promise.allSettled([temporal?.stop(), pg?.stop(), sqs?.stop(), kafka?.stop()]);
+    await stack?.stop();
   });
 
   it('delivers every accepted event to every endpoint after every fault', async () => {
-    // a sender as real ones behave: retries 5xx and connection errors with the same event id
+    const { db, procs } = stack;
+    // senders as real ones behave: each event retried on 5xx and connection errors with the same id
     const accepted = new Map<string, string>(); // external id -> event id
     let next = 0;
     let faultsOver = false;
@@ -172,35 +97,14 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
       while (!faultsOver) {
         const n = next++;
         const externalId = `evt-${n}`;
-        for (let attempt = 1; ; attempt++) {
-          try {
-            const res = await fetch(`${ingestUrl}/api/webhooks/shop`, {
-              method: 'POST',
-              headers: { authorization: basic('u', 'p4ss'), 'content-type': 'application/json' },
-              body: JSON.stringify({ id: externalId, type: 'order.created', n }),
-              signal: AbortSignal.timeout(10_000),
-            });
-            if (res.status === 200) {
-              accepted.set(externalId, ((await res.json()) as { eventId: string }).eventId);
-              break;
-            }
-            await res.arrayBuffer();
-            if (res.status < 500) throw new Error(`sender got ${res.status} for ${externalId}`);
-          } catch (err) {
-            if (err instanceof Error && err.message.startsWith('sender got')) throw err;
-          }
-          await sleep(Math.min(200 * attempt, 2_000));
-        }
+        accepted.set(externalId, await sendUntilAccepted(stack.ingestUrl, { id: externalId, type: 'order.created', n }));
         await sleep((1000 * SENDERS) / RATE);
       }
     };
     const sending = Promise.all(Array.from({ length: SENDERS }, () => sendAll()));
 
     const restartTimed = async (p: Proc, afterMs = 500) => {
-      await sigkill(p);
-      await sleep(afterMs);
-      launch(p);
-      serveAgain.push({ component: p.name, ms: await timeToReady(p) });
+      serveAgain.push({ component: p.name, ms: await restart(p, afterMs) });
     };
 
     await sleep(2_000);
@@ -215,35 +119,32 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     // the emulator keeps its state in memory: killed, it comes back empty, its queued messages lost; the
     // topology is re-created as `setup-transport` would, and the sweeper re-publishes what was lost
     log('killing the SNS/SQS emulator');
-    await sqs.stop();
     const sqsDown = Date.now();
-    await sleep(2_000);
-    sqs = await startFauxqsProcess({ port: sqsPort });
-    await ensureTopology(aws, topologyOptions);
+    await stack.restartEmulator(2_000);
     serveAgain.push({ component: 'SNS/SQS emulator (restarted, topology re-created)', ms: Date.now() - sqsDown });
 
     // the broker stops (its data kept) while the deliveries to it go on: each retried until it is back
     log('stopping Kafka');
-    await kafka.halt();
+    await kafka!.halt();
     const kafkaDown = Date.now();
     await sleep(KAFKA_OUTAGE_MS);
-    await kafka.start();
+    await kafka!.start();
     serveAgain.push({ component: 'Kafka (restarted on its data)', ms: Date.now() - kafkaDown - KAFKA_OUTAGE_MS });
 
     log('stopping Postgres');
-    await pg.stop();
+    await stack.stopPostgres();
     const pgDown = Date.now();
     await sleep(PG_OUTAGE_MS / 2);
     // a process restarted during the outage must wait, not crash
     await sigkill(procs['worker-2']!);
     launch(procs['worker-2']!);
     await sleep(PG_OUTAGE_MS / 2);
-    pg = await startEmbeddedPostgres({ port: pgPort, dataDir: pgDir, persistent: true });
+    await stack.startPostgres();
     log(`Postgres back after ${Date.now() - pgDown} ms`);
     serveAgain.push({ component: 'worker-2 (restarted during the Postgres outage)', ms: await timeToReady(procs['worker-2']!) });
 
     log('stopping Temporal');
-    await temporal.stop();
+    await stack.stopTemporal();
     const temporalDown = Date.now();
     await sleep(TEMPORAL_OUTAGE_MS / 2);
     await sigkill(procs.consumer!);
@@ -251,7 +152,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     await sigkill(procs['worker-1']!);
     launch(procs['worker-1']!);
     await sleep(TEMPORAL_OUTAGE_MS / 2);
-    temporal = await startTemporalDevServer({ port: temporalPort, dbFile: temporalDb });
+    await stack.startTemporal();
     log(`Temporal back after ${Date.now() - temporalDown} ms`);
     const temporalBack = Date.now();
     for (const name of ['consumer', 'worker-1', 'worker-2']) {
@@ -271,13 +172,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
 
     // every accepted event settles within a minute of the last fault
     const ids = [...accepted.values()];
-    let settled = 0;
-    while (Date.now() - lastFault < SETTLE_WITHIN_MS) {
-      const row = await db('webhook_event').whereIn('id', ids).whereNot('status', 'RECEIVED').count<{ n: string }[]>('* as n').first();
-      settled = Number(row?.n ?? 0);
-      if (settled === ids.length) break;
-      await sleep(1_000);
-    }
+    const settled = await settledWithin(db, ids, lastFault, SETTLE_WITHIN_MS);
     const settledAfter = Date.now() - lastFault;
     await logLateEvents(db, ids, lastFault, log);
     for (const s of serveAgain) log(`serving again: ${s.component} in ${s.ms} ms`);
@@ -289,8 +184,16 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
         .select('id', 'published_at', 'workflow_id')
         .limit(5);
       log(`stuck: ${JSON.stringify(stuck)}`);
+      // which endpoint's deliveries are behind
+      const deliveries = await db('webhook_delivery as d')
+        .join('webhook_endpoint as p', 'p.id', 'd.endpoint_id')
+        .whereIn('d.event_id', ids)
+        .groupBy('p.name', 'd.status')
+        .select('p.name', 'd.status')
+        .count<{ name: string; status: string; n: string }[]>('* as n');
+      log(`deliveries by endpoint and status: ${deliveries.map((d) => `${d.name} ${d.status} ${d.n}`).join(', ')}`);
       // what Temporal knows of the first one, and what the processes said last
-      const conn = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+      const conn = await Connection.connect({ address: stack.temporalAddress });
       const first = (stuck[0] as { id: string } | undefined)?.id;
       const described = first
         ? await new Client({ connection: conn, namespace: 'default' }).workflow
@@ -327,16 +230,16 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     const resent = receivers.reduce((n, r) => n + r.requests.length, 0) - ids.length * receivers.length;
     log(`requests beyond one per event and endpoint (at-least-once re-sends): ${resent}`);
     // every event in the topic, read by Kafka's own consumer (at least once: Kafka does not de-duplicate)
-    const records = await kafka.consume(TOPIC, ids.length + 50, 20_000);
+    const records = await kafka!.consume(TOPIC, ids.length + 50, 20_000);
     const published = new Set(records.map((r) => r.headers['X-Webhook-Event-Id']));
     expect(ids.filter((id) => !published.has(id))).toEqual([]);
     log(`Kafka records beyond one per event (at-least-once re-sends): ${records.length - ids.length}`);
 
     // one workflow per event: workflow id = event id, and exactly one run of each
-    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    const connection = await Connection.connect({ address: stack.temporalAddress });
     try {
       const client = new Client({ connection, namespace: 'default' });
-      const runs = await client.workflow.count(`TaskQueue = '${taskQueue}'`);
+      const runs = await client.workflow.count(`TaskQueue = '${stack.taskQueue}'`);
       expect(runs.count).toBe(ids.length);
       // both ways of starting ran: the consumer's (through the task queue) and worker-2's (eager)
       let eager = 0;
@@ -352,7 +255,9 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     }
 
     // anything dead-lettered (e.g. during the Temporal outage) was re-published and delivered
-    const dlq = await aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: topology.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const dlq = await stack.aws.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.topology.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     for (const m of dlq.Messages ?? []) {
       const id = decodeEventMessage(m.Body ?? '');
       expect(id !== undefined && ids.includes(id)).toBe(true);

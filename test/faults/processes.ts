@@ -96,3 +96,11 @@ export async function startAll(procs: Record<string, Proc>, defs: Array<[string,
   }
   for (const p of Object.values(procs)) await timeToReady(p);
 }
+
+/** SIGKILLs p, launches it again after `afterMs`, and resolves with the ms it took to be ready. */
+export async function restart(p: Proc, afterMs = 500): Promise<number> {
+  await sigkill(p);
+  await sleep(afterMs);
+  launch(p);
+  return timeToReady(p);
+}

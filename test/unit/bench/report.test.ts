@@ -7,6 +7,7 @@ import {
   contentVerdict,
   dbPathVerdict,
   destinationCpuRatio,
+  destinationSendRatio,
   floorCpuMs,
   orderedVerdict,
   ownCpuMsPerDelivery,
@@ -114,6 +115,21 @@ describe("a destination's CPU against HTTP's (issue 43)", () => {
     { name: 'the bench process (fauxqs) is not ours either', other: { worker: 0.6, postgres: 0.3, bench: 2 }, ratio: 1.5 },
   ])('$name: $ratio', ({ other, ratio }) => {
     expect(destinationCpuRatio(pathOf({ worker: 0.4, postgres: 0.2 }), pathOf(other))).toBeCloseTo(ratio, 6);
+  });
+});
+
+describe("one send alone against HTTP's (bench/destination-send.ts)", () => {
+  const m = (cpuMsPerSend: number) => ({ cpuMsPerSend, systemMsPerSend: 0, perBlock: [cpuMsPerSend], sendsPerS: 100, sends: 100 });
+  it.each<{ name: string; of: string; sends: Record<string, ReturnType<typeof m>>; ratio: number | undefined }>([
+    { name: 'twice the CPU', of: 'kafka', sends: { http: m(0.2), kafka: m(0.4) }, ratio: 2 },
+    { name: 'HTTP against itself', of: 'http', sends: { http: m(0.2) }, ratio: 1 },
+    { name: 'no HTTP figure', of: 'sqs', sends: { sqs: m(0.4) }, ratio: undefined },
+    { name: 'no figure of its own', of: 'sqs', sends: { http: m(0.2) }, ratio: undefined },
+    { name: 'an HTTP figure of 0 (nothing measured)', of: 'sqs', sends: { http: m(0), sqs: m(0.4) }, ratio: undefined },
+  ])('$name: $ratio', ({ of, sends, ratio }) => {
+    const r = destinationSendRatio(sends, of);
+    if (ratio === undefined) expect(r).toBeUndefined();
+    else expect(r).toBeCloseTo(ratio, 6);
   });
 });
 
