@@ -1,8 +1,5 @@
 import { readFileSync } from 'node:fs';
 import type { LookupAddress } from 'node:dns';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNoProxy } from '../../src/config/no-proxy.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
@@ -12,6 +9,7 @@ import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { createHttpDestination } from '../../src/destinations/http/http-destination.js';
 import type { ForwardProxy } from '../../src/destinations/http/forward-proxy.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startSquid, type Squid } from '../support/squid.js';
 import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
@@ -33,9 +31,9 @@ let guarded: Tinyproxy;
 let receiver: Receiver;
 let pki: TestPki;
 let clientPki: TestPki;
-let https: Server;
+let https: HttpsReceiver;
 let httpsUrl: string;
-const httpsSeen: string[] = [];
+let httpsSeen: string[];
 const destinations: Destination<HttpTarget>[] = [];
 
 /** Names the tests resolve: metadata.test is a cloud-metadata address; anything else as the system does. */
@@ -66,21 +64,13 @@ beforeAll(async () => {
   pki = createTestPki('proxied-receiver');
   clientPki = createTestPki('proxied-clients');
   const cert = pki.issue('receiver', { ips: ['127.0.0.1'], usage: 'server' });
-  https = createServer(
-    { cert: read(cert.cert), key: read(cert.key), ca: read(clientPki.caCert), requestCert: true, rejectUnauthorized: true },
-    (req, res) => {
-      httpsSeen.push(String((req.socket as TLSSocket).getPeerCertificate().subject.CN));
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    },
-  );
-  await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
-  httpsUrl = `https://127.0.0.1:${(https.address() as AddressInfo).port}/hook`;
+  https = await startHttpsReceiver({ ...cert, clientCa: clientPki.caCert });
+  ({ url: httpsUrl, clients: httpsSeen } = https);
 });
 
 afterAll(async () => {
   await Promise.all(destinations.map((d) => d.close()));
-  await Promise.all([open?.close(), guarded?.close(), receiver?.close(), new Promise((r) => https?.close(r))]);
+  await Promise.all([open?.close(), guarded?.close(), receiver?.close(), https?.close()]);
 });
 
 const clientTls = (name: string): NonNullable<HttpTarget['tls']> => {

@@ -1,7 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { messageAndTarget, outbound, type OutboundRequest } from './outbound.js';
@@ -9,6 +6,7 @@ import { createHttpDestination } from '../../src/destinations/http/http-destinat
 import type { Destination, HttpTarget } from '../../src/delivery/destination.js';
 import { endpointTls } from '../../src/custom-resources/endpoint-tls.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 
 // spec.tls against a real HTTPS receiver that requires a client certificate of its own CA, with
 // certificates made by the openssl CLI: the private CA replaces the system roots, the client
@@ -19,31 +17,23 @@ const read = (file: string) => readFileSync(file, 'utf8');
 
 let serverPki: TestPki;
 let clientPki: TestPki;
-let server: Server;
+let receiver: HttpsReceiver;
 let url: string;
-const seen: string[] = [];
+let seen: string[];
 let destination: Destination<HttpTarget>;
 
 beforeAll(async () => {
   serverPki = createTestPki('receiver');
   clientPki = createTestPki('partner-clients');
   const cert = serverPki.issue('receiver', { ips: ['127.0.0.1'], usage: 'server' });
-  server = createServer(
-    { cert: read(cert.cert), key: read(cert.key), ca: read(clientPki.caCert), requestCert: true, rejectUnauthorized: true },
-    (req, res) => {
-      seen.push(String((req.socket as TLSSocket).getPeerCertificate().subject.CN));
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    },
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  receiver = await startHttpsReceiver({ ...cert, clientCa: clientPki.caCert });
+  ({ url, clients: seen } = receiver);
   destination = createHttpDestination({ addressPolicy: createAddressPolicy() });
 });
 
 afterAll(async () => {
   await destination?.close();
-  await new Promise((resolve) => server?.close(resolve));
+  await receiver?.close();
 });
 
 const send = (tls: HttpTarget['tls'], over: Partial<OutboundRequest> = {}) => {

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/dev/ports.js';
+import { startDevMode, type DevMode } from '../support/dev-mode.js';
 import { basic, http } from '../support/http.js';
 import { provider } from '../support/providers.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -92,8 +91,7 @@ describe('dev mode (webhook-fanout dev)', () => {
   let receiver: Receiver;
   let fragile: Receiver;
   let signedSink: Receiver;
-  let child: ChildProcess;
-  let output = '';
+  let dev: DevMode;
   let port: number;
   let mgmt: number;
 
@@ -106,36 +104,13 @@ describe('dev mode (webhook-fanout dev)', () => {
     signedSink = await startReceiver();
     signedSinkUrl = signedSink.url;
     await writeFile(path.join(dir, 'manifests.yaml'), manifests(receiver.url, fragile.url));
-    // a port found free may be taken before dev mode binds it (by the Temporal dev server's own
-    // ports, or another test file's): dev mode then exits with EADDRINUSE, and is started again
-    // on other ports, as a user would
-    for (let start = 1; ; start++) {
-      port = await freePort();
-      mgmt = await freePort();
-      output = '';
-      child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'src/cmd/cli.ts', 'dev', '--config-dir', dir, '--data-dir', path.join(dir, 'data')],
-        {
-          env: { ...process.env, PORT: String(port), MANAGEMENT_PORT: String(mgmt), LOG_LEVEL: 'warn' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-      const started = await eventually(async () => {
-        if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-        return output.includes('dev mode is running');
-      }, 90_000).catch((err: unknown) => {
-        if (start < 3 && output.includes('EADDRINUSE')) return false;
-        throw new Error(`dev mode did not start: ${String(err)}\n${output}`);
-      });
-      if (started) break;
-    }
+    dev = await startDevMode({ configDir: dir, dataDir: path.join(dir, 'data'), timeoutMs: 90_000 });
+    port = Number(new URL(dev.url).port);
+    mgmt = dev.managementPort;
   }, 240_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await dev?.stop(1_000);
     await receiver?.close();
     await fragile?.close();
     await signedSink?.close();
@@ -143,16 +118,18 @@ describe('dev mode (webhook-fanout dev)', () => {
   });
 
   it('prints where it listens and which manifests it loaded', () => {
-    expect(output).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
-    expect(output).toContain(`http://localhost:${mgmt}/metrics`);
-    expect(output).toMatch(/5 endpoint\(s\), 3 credential\(s\)/);
+    expect(dev.output()).toContain(`POST http://127.0.0.1:${port}/api/webhooks/{source}`);
+    expect(dev.output()).toContain(`http://localhost:${mgmt}/metrics`);
+    expect(dev.output()).toMatch(/5 endpoint\(s\), 3 credential\(s\)/);
   });
 
   it('prints the console URL and its dev users; the console names the local identity provider and its own client', async () => {
-    expect(output).toContain(`console           http://127.0.0.1:${port}/console/`);
-    expect(output).toContain('sign in as        dev / dev-password');
-    expect(output).toContain('or, read-only     dev-readonly / dev-readonly-password');
-    expect(output).toContain('or, a tenant      dev-tenant / dev-tenant-password  (read:webhooks replay:webhooks, namespace default only)');
+    expect(dev.output()).toContain(`console           http://127.0.0.1:${port}/console/`);
+    expect(dev.output()).toContain('sign in as        dev / dev-password');
+    expect(dev.output()).toContain('or, read-only     dev-readonly / dev-readonly-password');
+    expect(dev.output()).toContain(
+      'or, a tenant      dev-tenant / dev-tenant-password  (read:webhooks replay:webhooks, namespace default only)',
+    );
     // built from this checkout's src/console when missing or stale, then served as in production
     const page = await request(`http://127.0.0.1:${port}/console/events`);
     expect(page.statusCode).toBe(200);
@@ -302,18 +279,20 @@ spec:
   });
 
   it('its log lines are JSON: no ANSI colours, no task tokens (the banner aside)', () => {
-    expect(output).not.toContain('\u001b[');
-    expect(output).not.toContain('taskToken');
+    expect(dev.output()).not.toContain('\u001b[');
+    expect(dev.output()).not.toContain('taskToken');
     const banner = /^( {2}.*|webhook-fanout dev mode is running|)$/;
-    const other = output.split('\n').filter((l) => !banner.test(l) && !l.startsWith('{'));
+    const other = dev
+      .output()
+      .split('\n')
+      .filter((l) => !banner.test(l) && !l.startsWith('{'));
     expect(other).toEqual([]);
   });
 
   it('stops everything it started on SIGTERM within 30 s', async () => {
     const started = Date.now();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    const code = await exited;
+    // SIGKILL after 30 s: no exit code then
+    const code = await dev.stop(30_000);
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(30_000);
     // its embedded Postgres and Temporal dev server are gone with it

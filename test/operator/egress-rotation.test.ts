@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
 import type { Endpoint } from '../../src/domain/records.js';
 import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '../fanout/support/harness.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 import type { KubeConnection } from '../support/kube.js';
 import { apply, configMapYaml, secretYaml, tlsSecretYaml, whenReady } from '../support/kube-shared.js';
 import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
@@ -36,12 +34,11 @@ let scene: OperatorScene;
 let h: FanoutHarness;
 let proxy: Tinyproxy;
 let plain: Receiver;
-let bank: Server;
+let bank: HttpsReceiver;
 let bankUrl: string;
-const bankSeen: string[] = [];
-let regulated: Server;
+let bankSeen: string[];
+let regulated: HttpsReceiver;
 let regulatedUrl: string;
-let regulatedSeen = 0;
 let serverPki: TestPki;
 let nextServerPki: TestPki;
 let clientPki: TestPki;
@@ -83,25 +80,12 @@ beforeAll(async () => {
   clientPki = createTestPki('egress-clients');
   const serverCert = serverPki.issue('bank', { ips: ['127.0.0.1'], usage: 'server' });
   // the bank: a client certificate of its clients' CA, or no handshake
-  bank = createServer(
-    { cert: read(serverCert.cert), key: read(serverCert.key), ca: read(clientPki.caCert), requestCert: true, rejectUnauthorized: true },
-    (req, res) => {
-      bankSeen.push(String((req.socket as TLSSocket).getPeerCertificate().subject.CN));
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    },
-  );
-  await new Promise<void>((r) => bank.listen(0, '127.0.0.1', r));
-  bankUrl = `https://127.0.0.1:${(bank.address() as AddressInfo).port}/hooks`;
+  bank = await startHttpsReceiver({ ...serverCert, clientCa: clientPki.caCert });
+  ({ url: bankUrl, clients: bankSeen } = bank);
   // behind the proxy: an https receiver (tinyproxy answers wrong credentials with 401, which only
   // a CONNECT tells apart from a receiver's own 401; docs/deploy.md)
-  regulated = createServer({ cert: read(serverCert.cert), key: read(serverCert.key) }, (req, res) => {
-    regulatedSeen++;
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((r) => regulated.listen(0, '127.0.0.1', r));
-  regulatedUrl = `https://127.0.0.1:${(regulated.address() as AddressInfo).port}/hooks`;
+  regulated = await startHttpsReceiver(serverCert);
+  regulatedUrl = regulated.url;
 
   credentialsDir = mkdtempSync(path.join(tmpdir(), 'egress-proxy-credentials-'));
   writeProxyCredentials('proxy-v1');
@@ -125,11 +109,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   await scene?.close();
-  await Promise.all([proxy?.close(), plain?.close()]);
-  for (const server of [bank, regulated]) {
-    server?.closeAllConnections();
-    await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  }
+  await Promise.all([proxy?.close(), plain?.close(), bank?.close(), regulated?.close()]);
 });
 
 describe("issue 42's Done when: every delivery, each secret rotated without a restart", () => {
@@ -161,7 +141,7 @@ spec:
     const v2 = clientPki.issue('bank-client-v2', { usage: 'client' });
     await apply(conn, ns, tlsSecret('bank-client', read(v2.cert), read(v2.key)));
     await rowOf('bank', (r) => r.tlsClientCertificate?.trim() === read(v2.cert).trim());
-    bank.closeAllConnections();
+    bank.server.closeAllConnections();
     expect(await deliverOne('bank-feed', row.id)).toMatchObject({ status: 'COMPLETED', delivery: { status: 'SUCCESS', attempts: 1 } });
     expect(bankSeen.at(-1)).toBe('bank-client-v2');
 
@@ -169,8 +149,8 @@ spec:
     await apply(conn, ns, caConfigMap('bank-ca', read(nextServerPki.caCert)));
     await rowOf('bank', (r) => r.tlsCaBundle?.trim() === read(nextServerPki.caCert).trim());
     const next = nextServerPki.issue('bank-next', { ips: ['127.0.0.1'], usage: 'server' });
-    bank.setSecureContext({ cert: read(next.cert), key: read(next.key), ca: read(clientPki.caCert) });
-    bank.closeAllConnections();
+    bank.server.setSecureContext({ cert: read(next.cert), key: read(next.key), ca: read(clientPki.caCert) });
+    bank.server.closeAllConnections();
     expect(await deliverOne('bank-feed', row.id)).toMatchObject({ status: 'COMPLETED', delivery: { status: 'SUCCESS', attempts: 1 } });
     expect(bankSeen.at(-1)).toBe('bank-client-v2');
   });
@@ -261,7 +241,7 @@ spec:
     const tunnels = () =>
       proxy.requests().then((lines) => lines.filter((l) => l === `CONNECT ${new URL(regulatedUrl).host} HTTP/1.1`).length);
     expect(await deliverOne('regulated-feed', row.id)).toMatchObject({ status: 'COMPLETED', delivery: { status: 'SUCCESS', attempts: 1 } });
-    expect(regulatedSeen).toBe(1);
+    expect(regulated.clients).toHaveLength(1);
     expect(await tunnels()).toBe(1);
 
     // the proxy's password changes first (its restart ends the tunnel); the worker's files (the
@@ -275,13 +255,13 @@ spec:
     // nothing toward auto-disable
     await sleep(2_000);
     expect(await deliveryOf(h.repos, eventId, row.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
-    expect(regulatedSeen).toBe(1);
+    expect(regulated.clients).toHaveLength(1);
     writeProxyCredentials('proxy-v2');
     // the worker reads the files again within 10 s (PROXY_CREDENTIALS_REFRESH_MS)
     expect(await result).toBe('COMPLETED');
     expect(await deliveryOf(h.repos, eventId, row.id)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
     expect(await h.repos.endpoints.get(row.id)).toMatchObject({ consecutiveFailures: 0, disabledAt: null });
-    expect(regulatedSeen).toBe(2);
+    expect(regulated.clients).toHaveLength(2);
     // a new tunnel after the restart (the refused CONNECTs may be in its log too)
     expect(await tunnels()).toBeGreaterThanOrEqual(2);
   }, 60_000);

@@ -14,8 +14,8 @@ export interface DevMode {
   output(): string;
   /** a token of the local identity provider's client with read and replay (the recipe dev mode prints) */
   token(): Promise<string>;
-  /** SIGTERM (it drains), SIGKILL after graceMs */
-  stop(graceMs?: number): Promise<void>;
+  /** SIGTERM (it drains), SIGKILL after graceMs; its exit code (null when a signal ended it) */
+  stop(graceMs?: number): Promise<number | null>;
 }
 
 /**
@@ -50,12 +50,13 @@ export async function startDevMode(opts: {
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
     const exited = once(child, 'exit').catch(() => undefined);
-    const stop = async (graceMs = 15_000): Promise<void> => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+    const stop = async (graceMs = 15_000): Promise<number | null> => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+      return child.exitCode;
     };
     const started = await eventually(
       async () => {

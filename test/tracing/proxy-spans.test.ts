@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +8,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { startTracing, type Tracing } from '../../src/observability/tracing.js';
 import { waitForBuilds } from '../support/builds.js';
 import { createTestPki } from '../support/certs.js';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
 import { OTLP_SPAN_KIND, startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
@@ -46,7 +45,7 @@ let collector: Collector;
 let tracing: Tracing;
 let proxy: Tinyproxy;
 let h: FanoutHarness;
-let https: Server;
+let https: HttpsReceiver;
 let httpsUrl: string;
 let caBundle: string;
 let idp: IdentityProvider;
@@ -65,14 +64,10 @@ beforeAll(async () => {
   const pki = createTestPki('traced-proxy');
   const cert = pki.issue('receiver', { ips: ['127.0.0.1'], usage: 'server' });
   caBundle = readFileSync(pki.caCert, 'utf8');
-  https = createServer({ cert: readFileSync(cert.cert), key: readFileSync(cert.key) }, (req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
+  https = await startHttpsReceiver(cert);
   // a tunnel stays open between deliveries (undici keeps it for the Keep-Alive the server announces)
-  https.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
-  httpsUrl = `https://127.0.0.1:${(https.address() as AddressInfo).port}/hook`;
+  https.server.keepAliveTimeout = 60_000;
+  httpsUrl = https.url;
 
   const dir = mkdtempSync(path.join(tmpdir(), 'proxy-credentials-'));
   writeFileSync(path.join(dir, 'username'), USERNAME);
@@ -100,7 +95,7 @@ afterAll(async () => {
   await h?.close();
   await tracing?.shutdown();
   await Promise.all([proxy?.close(), idp?.close(), plain?.close(), collector?.stop()]);
-  await new Promise((r) => (https ? https.close(r) : r(undefined)));
+  await https?.close();
 });
 
 /** The attempt spans of an event, oldest first, once `count` are exported. */
