@@ -307,6 +307,49 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     );
   }, 150_000);
 
+  it("an OAuth2 endpoint whose token endpoint refuses its credentials shows the server's words as a warning, as text; one not refused shows none", async () => {
+    const { page } = await stack.admin();
+    const oauth2 = (path: string) => ({
+      url: `https://partner.example/${path}`,
+      auth: {
+        type: 'OAuth2ClientCredentials',
+        oauth2: {
+          tokenUrl: 'https://idp.partner.example/oauth/token',
+          clientId: 'webhook-fanout',
+          clientSecretRef: { name: 'partner-oauth', key: 'client-secret' },
+        },
+      },
+    });
+    const s = await stack.source(
+      'oauth',
+      { refused: oauth2('refused'), fine: oauth2('fine') },
+      { secrets: { 'partner-oauth': { 'client-secret': 'the-client-secret' } } },
+    );
+    // what the worker records when the token endpoint refuses (db/endpoints.ts recordTokenRefusal): the server's words, markup included
+    const message = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client (<b>x</b> bad client)';
+    const since = new Date('2026-11-29T12:00:00.000Z');
+    const updated = await stack
+      .db('webhook_endpoint')
+      .where({ name: s.endpoint('refused'), active: true })
+      .update({ oauth2_token_refusal: message, oauth2_token_refused_at: since });
+    expect(updated).toBe(1);
+
+    await page.goto(stack.url(`/endpoints?source=${s.source}`));
+    await heading(page, 'Endpoints');
+    const refused = page.getByRole('row', { name: s.endpoint('refused') });
+    const warning = refused.locator('.warning', { hasText: 'Token request refused since' });
+    await warning.waitFor({ timeout: 60_000 });
+    const time = warning.locator('time');
+    expect(await time.getAttribute('datetime')).toBe(since.toISOString());
+    expect(await warning.innerText()).toBe(`Token request refused since ${await time.innerText()}: ${message}`);
+    // the tags are shown, not made into an element
+    expect(await warning.locator('b').count()).toBe(0);
+    const fine = page.getByRole('row', { name: s.endpoint('fine') });
+    await fine.getByText('OAUTH2_CLIENT_CREDENTIALS').waitFor();
+    expect(await fine.getByText('Token request refused').count()).toBe(0);
+    await screenshot(page, 'endpoints-token-refused');
+  }, 120_000);
+
   it('an event whose payload, headers and endpoint answer carry <script>, <img onerror>, javascript: and </title> probes runs none of them', async () => {
     const admin = await stack.admin();
     const { page } = admin;

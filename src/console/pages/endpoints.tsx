@@ -154,6 +154,19 @@ export function EndpointsPage() {
                           </span>
                         </>
                       )}
+                      {e.auth.oauth2?.tokenRefusal && (
+                        <>
+                          <br />
+                          {/* the token server's words: attacker text, rendered as text only */}
+                          <span
+                            class="warning"
+                            title="The token endpoint refuses its client credentials: its deliveries wait until the Secret (or the client) is fixed"
+                          >
+                            Token request refused since <Time iso={e.auth.oauth2.tokenRefusal.since} />:{' '}
+                            {e.auth.oauth2.tokenRefusal.message}
+                          </span>
+                        </>
+                      )}
                       {e.disabledAt && (
                         <>
                           <br />

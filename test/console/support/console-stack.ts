@@ -40,7 +40,7 @@ export interface ConsoleStack {
   /** reads the token a page holds and remembers it for the checks after each test */
   holdToken(w: Watched): Promise<string>;
   /** a source and its endpoints of the test's own (own-source.ts) */
-  source(name: string, endpoints?: Record<string, EndpointSpec>, opts?: { namespace?: string }): Promise<OwnSource>;
+  source(name: string, endpoints?: Record<string, EndpointSpec>, opts?: Parameters<typeof addSource>[3]): Promise<OwnSource>;
 }
 
 /** where the console keeps its session (src/console/auth/session.ts) */

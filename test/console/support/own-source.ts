@@ -44,7 +44,10 @@ export async function addSource(
   ctx: { dev: DevConsole; db: Db },
   name: string,
   endpoints: Record<string, EndpointSpec> = {},
-  opts: { namespace?: string } = {},
+  opts: {
+    namespace?: string;
+    /** more Secrets in its namespace (an endpoint's secretRefs): name -> stringData */ secrets?: Record<string, Record<string, string>>;
+  } = {},
 ): Promise<OwnSource> {
   const source = `${name}-${randomBytes(3).toString('hex')}`;
   const namespace = opts.namespace ?? source;
@@ -59,6 +62,7 @@ export async function addSource(
       { name: source, namespace },
       { spec: { source, username: source, passwordSecretRef: { name: secret, key: 'password' } } },
     ),
+    ...Object.entries(opts.secrets ?? {}).map(([n, stringData]) => doc('Secret', { name: n, namespace }, { stringData })),
     ...Object.entries(endpoints).map(([n, spec]) => doc('WebhookEndpoint', { name: n, namespace }, { spec: { source, ...spec } })),
   ].join('\n---\n');
   // written whole, then moved in: dev mode never reads half a file
