@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
@@ -9,6 +7,7 @@ import type { Endpoint } from '../../src/domain/records.js';
 import { addEvent, deliveryOf, startFanoutHarness, type FanoutHarness } from '../fanout/support/harness.js';
 import { createTestPki, type TestPki } from '../support/certs.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
+import { writeProxyCredentialFiles, type ProxyCredentialFiles } from '../support/proxy-credentials.js';
 import type { KubeConnection } from '../support/kube.js';
 import { apply, configMapYaml, secretYaml, tlsSecretYaml, whenReady } from '../support/kube-shared.js';
 import { ownSource, startOperatorScene, type OperatorScene } from '../support/operator-scene.js';
@@ -42,7 +41,7 @@ let regulatedUrl: string;
 let serverPki: TestPki;
 let nextServerPki: TestPki;
 let clientPki: TestPki;
-let credentialsDir: string;
+let proxyCredentials: ProxyCredentialFiles;
 const PROXY_USER = 'egress';
 const AUDIENCE = 'https://api.partner.example';
 
@@ -69,11 +68,6 @@ async function deliverOne(source: string, endpointId: string) {
   return { status, delivery: await deliveryOf(h.repos, eventId, endpointId) };
 }
 
-function writeProxyCredentials(password: string): void {
-  writeFileSync(path.join(credentialsDir, 'username'), PROXY_USER);
-  writeFileSync(path.join(credentialsDir, 'password'), `${password}\n`);
-}
-
 beforeAll(async () => {
   serverPki = createTestPki('egress-server');
   nextServerPki = createTestPki('egress-server-next');
@@ -87,8 +81,7 @@ beforeAll(async () => {
   regulated = await startHttpsReceiver(serverCert);
   regulatedUrl = regulated.url;
 
-  credentialsDir = mkdtempSync(path.join(tmpdir(), 'egress-proxy-credentials-'));
-  writeProxyCredentials('proxy-v1');
+  proxyCredentials = writeProxyCredentialFiles(PROXY_USER, 'proxy-v1');
   [scene, proxy, plain] = await Promise.all([
     startOperatorScene('egress'),
     startTinyproxy({ basicAuth: { username: PROXY_USER, password: 'proxy-v1' } }),
@@ -98,11 +91,7 @@ beforeAll(async () => {
   for (const source of ['bank-feed', 'partner-feed', 'regulated-feed']) await ownSource(scene.store.repos, source, ns);
   h = await startFanoutHarness({
     database: scene.tdb,
-    deliveryProxy: {
-      url: proxy.url,
-      noProxy: [],
-      credentials: { usernameFile: path.join(credentialsDir, 'username'), passwordFile: path.join(credentialsDir, 'password') },
-    },
+    deliveryProxy: { url: proxy.url, noProxy: [], credentials: proxyCredentials.files },
   });
 }, 180_000);
 
@@ -256,7 +245,7 @@ spec:
     await sleep(2_000);
     expect(await deliveryOf(h.repos, eventId, row.id)).toMatchObject({ status: 'PENDING', attempts: 0 });
     expect(regulated.clients).toHaveLength(1);
-    writeProxyCredentials('proxy-v2');
+    proxyCredentials.rotate('proxy-v2');
     // the worker reads the files again within 10 s (PROXY_CREDENTIALS_REFRESH_MS)
     expect(await result).toBe('COMPLETED');
     expect(await deliveryOf(h.repos, eventId, row.id)).toMatchObject({ status: 'SUCCESS', attempts: 1 });

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startIdentityProvider, type IdentityProvider } from '../../src/dev/identity-provider.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -9,6 +7,7 @@ import { startTracing, type Tracing } from '../../src/observability/tracing.js';
 import { waitForBuilds } from '../support/builds.js';
 import { createTestPki } from '../support/certs.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.js';
+import { writeProxyCredentialFiles } from '../support/proxy-credentials.js';
 import { OTLP_SPAN_KIND, startCollector, type CollectedSpan, type Collector } from '../support/otel-collector.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTinyproxy, type Tinyproxy } from '../support/tinyproxy.js';
@@ -69,9 +68,7 @@ beforeAll(async () => {
   https.server.keepAliveTimeout = 60_000;
   httpsUrl = https.url;
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'proxy-credentials-'));
-  writeFileSync(path.join(dir, 'username'), USERNAME);
-  writeFileSync(path.join(dir, 'password'), `${PASSWORD}\n`);
+  const proxyCredentials = writeProxyCredentialFiles(USERNAME, PASSWORD);
   [proxy, idp, plain] = await Promise.all([
     startTinyproxy({ basicAuth: { username: USERNAME, password: PASSWORD } }),
     startIdentityProvider({
@@ -83,11 +80,7 @@ beforeAll(async () => {
     startReceiver([{ status: 200, body: 'ok' }]),
   ]);
   h = await startFanoutHarness({
-    deliveryProxy: {
-      url: proxy.url,
-      noProxy: [],
-      credentials: { usernameFile: path.join(dir, 'username'), passwordFile: path.join(dir, 'password') },
-    },
+    deliveryProxy: { url: proxy.url, noProxy: [], credentials: proxyCredentials.files },
   });
 }, 120_000);
 
