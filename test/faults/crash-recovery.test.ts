@@ -8,6 +8,7 @@ import { startKafka, type KafkaBroker } from '../support/kafka.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { sleep } from '../support/wait.js';
 import { logLateEvents } from './late-events.js';
+import { addOrderedEndpoint, expectKeysInOrder, type AcceptedByKey, type OrderedEndpoint } from './ordered-keys.js';
 import { launch, log, restart, sigkill, timeToReady, type Proc } from './processes.js';
 import { sendUntilAccepted, settledWithin, startFaultStack, type FaultStack } from './stack.js';
 
@@ -21,11 +22,22 @@ await waitForBuilds('kafka');
  * third endpoint stopped and started. Then what a user checks: every accepted event delivered to
  * every endpoint (the Kafka topic read back with Kafka's own consumer), nothing failed that the
  * endpoints never refused, one workflow per event, nothing lost in the dead-letter queue.
+ *
+ * A fourth endpoint takes the `customer.updated` events (every fourth a sender sends), ordered
+ * (docs/ordering.md) by `event.data.key`, its receiver answering 500 to a tenth of the requests.
+ * Each sender owns some keys and sends one event at a time, each after the 200 of the one before,
+ * so every key has an order to keep through all the faults (ingest killed, the emulator emptied,
+ * Postgres and Temporal down): per key, every event delivered, in the order accepted, one request
+ * in flight, one SUCCESS each (test/faults/ordering.test.ts kills the workers and the consumer
+ * around an ordered endpoint at a closer pace).
  */
 
 /** events per second the sender offers, all through the faults */
 const RATE = Number(process.env.FAULTS_RATE ?? 8);
 const SENDERS = 4;
+/** every ORDERED_EVERY-th event a sender sends is for the ordered endpoint, its keys taken in turn */
+const ORDERED_EVERY = 4;
+const KEYS_PER_SENDER = Number(process.env.FAULTS_ORDERED_KEYS_PER_SENDER ?? 4);
 // the outages a user's SRE would try: Postgres 30 s, Temporal a minute, processes restarted in them
 const PG_OUTAGE_MS = Number(process.env.FAULTS_PG_OUTAGE_MS ?? 30_000);
 const TEMPORAL_OUTAGE_MS = Number(process.env.FAULTS_TEMPORAL_OUTAGE_MS ?? 60_000);
@@ -37,6 +49,7 @@ const SETTLE_WITHIN_MS = 60_000;
 describe('the compiled build under SIGKILL and dependency outages', () => {
   let stack: FaultStack;
   let receivers: Receiver[] = [];
+  let ordered: OrderedEndpoint;
   let kafka: KafkaBroker | undefined;
   const serveAgain: Array<{ component: string; ms: number }> = [];
 
@@ -64,6 +77,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
       timeoutSeconds: 5,
       destination: { type: 'Kafka', bootstrapServers: [kafka!.bootstrap], topic: TOPIC, tls: null, sasl: null },
     });
+    ordered = await addOrderedEndpoint(stack.repos, 'ep-ordered', 0.1, 'customer.updated');
     await stack.launch([
       [
         'ingest',
@@ -83,7 +97,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
   });
 
   afterAll(async () => {
-    for (const r of receivers) await r.close();
+    for (const r of [...receivers, ordered?.receiver]) await r?.close();
     await stack?.stop();
   });
 
@@ -91,17 +105,28 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     const { db, procs } = stack;
     // senders as real ones behave: each event retried on 5xx and connection errors with the same id
     const accepted = new Map<string, string>(); // external id -> event id
+    const acceptedByKey: AcceptedByKey = new Map();
     let next = 0;
     let faultsOver = false;
-    const sendAll = async () => {
-      while (!faultsOver) {
+    const sendAll = async (sender: number) => {
+      for (let turn = 0; !faultsOver; turn++) {
         const n = next++;
         const externalId = `evt-${n}`;
-        accepted.set(externalId, await sendUntilAccepted(stack.ingestUrl, { id: externalId, type: 'order.created', n }));
+        if (turn % ORDERED_EVERY === ORDERED_EVERY - 1) {
+          const k = Math.floor(turn / ORDERED_EVERY);
+          const key = `sender-${sender}-key-${k % KEYS_PER_SENDER}`;
+          const seq = Math.floor(k / KEYS_PER_SENDER);
+          const eventId = await sendUntilAccepted(stack.ingestUrl, { id: externalId, type: 'customer.updated', n, key, seq });
+          accepted.set(externalId, eventId);
+          if (!acceptedByKey.has(key)) acceptedByKey.set(key, []);
+          acceptedByKey.get(key)!.push({ seq, eventId });
+        } else {
+          accepted.set(externalId, await sendUntilAccepted(stack.ingestUrl, { id: externalId, type: 'order.created', n }));
+        }
         await sleep((1000 * SENDERS) / RATE);
       }
     };
-    const sending = Promise.all(Array.from({ length: SENDERS }, () => sendAll()));
+    const sending = Promise.all(Array.from({ length: SENDERS }, (_, i) => sendAll(i)));
 
     const restartTimed = async (p: Proc, afterMs = 500) => {
       serveAgain.push({ component: p.name, ms: await restart(p, afterMs) });
@@ -184,7 +209,7 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
         .select('id', 'published_at', 'workflow_id')
         .limit(5);
       log(`stuck: ${JSON.stringify(stuck)}`);
-      // which endpoint's deliveries are behind
+      // which endpoint's deliveries are behind (the ordered one's go one at a time per key)
       const deliveries = await db('webhook_delivery as d')
         .join('webhook_endpoint as p', 'p.id', 'd.endpoint_id')
         .whereIn('d.event_id', ids)
@@ -229,6 +254,11 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     }
     const resent = receivers.reduce((n, r) => n + r.requests.length, 0) - ids.length * receivers.length;
     log(`requests beyond one per event and endpoint (at-least-once re-sends): ${resent}`);
+    // the ordered endpoint, per key: every event, in the order accepted, one request in flight, one SUCCESS each
+    const inOrder = await expectKeysInOrder(db, ordered, acceptedByKey);
+    log(
+      `ordered endpoint: ${acceptedByKey.size} keys, ${inOrder.requests} requests for ${inOrder.events} events; 200s sent again: ${inOrder.resent}`,
+    );
     // every event in the topic, read by Kafka's own consumer (at least once: Kafka does not de-duplicate)
     const records = await kafka!.consume(TOPIC, ids.length + 50, 20_000);
     const published = new Set(records.map((r) => r.headers['X-Webhook-Event-Id']));
