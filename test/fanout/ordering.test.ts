@@ -69,8 +69,8 @@ const settle = async (h: FanoutHarness, ids: string[]): Promise<void> => {
 };
 
 describe('ordered delivery per key', () => {
-  // the 2 000 events: ORDERING_TEST_EVENTS=2000 (about 10 min on a loaded 2-core machine,
-  // where a key's hop from one delivery to the next takes about a second); 500 by default
+  // the 2 000 events: ORDERING_TEST_EVENTS=2000 (2.5 min on the shared 2-core machine at
+  // load average 7 to 12, 2026-11-29); 500 by default
   it('events over 20 keys, 30 % answered 500: per key in order, one request in flight, nothing lost, each once SUCCESS', async ({
     h,
     receiver,
