@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import type { Message } from '../../src/delivery/message.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
@@ -84,4 +85,26 @@ export async function publishThroughOutage(opts: {
   await opts.broker.start();
   await run;
   return outcomes;
+}
+
+/**
+ * What a broker that does not de-duplicate holds after an outage (Kafka, RabbitMQ): every message,
+ * and a second copy only of one whose attempt ended without the broker's answer (it may have
+ * written the message before the answer was lost: delivery is at least once; docs/destinations.md),
+ * so at most one copy per attempt; nothing else. `send` counts each message's attempts.
+ */
+export function copiesWithinAttempts(send: (message: Message) => Promise<DeliveryOutcome>) {
+  const attempts = new Map<string, number>();
+  return {
+    send: (message: Message) => {
+      attempts.set(message.deduplicationId, (attempts.get(message.deduplicationId) ?? 0) + 1);
+      return send(message);
+    },
+    expectHeld(read: readonly string[], messages: readonly Message[]) {
+      const copies = new Map<string, number>();
+      for (const id of read) copies.set(id, (copies.get(id) ?? 0) + 1);
+      expect([...copies.keys()].sort()).toEqual(messages.map((m) => m.deduplicationId).sort());
+      for (const [id, n] of copies) expect(n, `copies of ${id}`).toBeLessThanOrEqual(attempts.get(id) ?? 0);
+    },
+  };
 }
