@@ -87,7 +87,10 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
       addressPolicy: deps.addressPolicy,
       ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}),
     });
-    const sqs = createSqsDestination(clients, (deps.awsSqsSend ?? 'direct') === 'direct' ? createSqsDirect({ addressPolicy: deps.addressPolicy }) : undefined);
+    const sqs = createSqsDestination(clients, {
+      addressPolicy: deps.addressPolicy,
+      ...((deps.awsSqsSend ?? 'direct') === 'direct' ? { direct: createSqsDirect({ addressPolicy: deps.addressPolicy }) } : {}),
+    });
     return {
       sqs,
       sns: createSnsDestination(clients),

@@ -313,10 +313,40 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
       'x-amzn-query-mode': 'true',
       authorization: expect.stringMatching(new RegExp(`^AWS4-HMAC-SHA256 Credential=test/\\d{8}/${region}/sqs/aws4_request, `)),
     });
+    // the way it went: the SDK names itself, the direct POST does not
+    expect(req?.headers['user-agent'] ?? '').toMatch(how === 'sdk' ? /aws-sdk-js/ : /^(?!.*aws-sdk-js)/);
     expect(JSON.parse(req!.body)).toEqual({
       QueueUrl: `${endpoint}/${ACCOUNT}/throttled`,
       MessageBody: '{"id":"evt_1","amount":1999}',
       MessageAttributes: expect.objectContaining({ 'ce-id': { DataType: 'String', StringValue: '7a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10' } }),
     });
   });
+
+  it.each(SQS_SENDS.flatMap((how) => [[how, 'an IP literal'] as const, [how, 'a name'] as const]))(
+    '%s: an endpoint at an address the outbound policy refuses (%s): never connected to',
+    async (how, host) => {
+      const guarded = createDestinations({
+        addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8', '::1/128'] }),
+        awsCredentials: credentials,
+        awsSqsSend: how,
+      });
+      try {
+        seen.length = 0;
+        const at = host === 'a name' ? endpoint.replace('127.0.0.1', 'localhost') : endpoint;
+        const outcome = await guarded.send(
+          message('8a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+          { type: 'SQS', queueUrl: `${at}/${ACCOUNT}/throttled`, region, endpointUrl: at, roleArn: null },
+          { timeoutMs: 5_000 },
+        );
+        expect(outcome).toMatchObject({
+          kind: 'retryable',
+          status: null,
+          error: expect.stringMatching(/is blocked by the outbound address policy/),
+        });
+        expect(seen).toEqual([]);
+      } finally {
+        await guarded.close();
+      }
+    },
+  );
 });

@@ -10,8 +10,9 @@ import type { AwsClients } from './aws-clients.js';
 import { classifyAwsError } from './aws-errors.js';
 import { awsMessageOf, eventBridgeDetailOf } from './aws-message.js';
 import type { SqsDirect } from './sqs-direct.js';
-import { isFifo, sendMessageInput, UNORDERED_GROUP } from './sqs-send-message.js';
-
+import { isFifo, sendMessageInput, sendMessageUrl, UNORDERED_GROUP } from './sqs-send-message.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
+import { checkLiteralHost } from '../../delivery/guarded-lookup.js';
 
 /** One call with the attempt's deadline, its answer or failure as an outcome. */
 async function publish(
@@ -39,15 +40,31 @@ async function publish(
  * With `direct` (AWS_SQS_SEND=direct) it is one signed POST (sqs-direct.ts), else the SDK client's
  * send(): the same input, credentials, endpoint and signer either way.
  */
-export function createSqsDestination(clients: AwsClients, direct?: SqsDirect): Destination<SqsTarget> {
+export function createSqsDestination(
+  clients: AwsClients,
+  deps: { addressPolicy: AddressPolicy; direct?: SqsDirect },
+): Destination<SqsTarget> {
+  const { direct } = deps;
+  // an IP literal skips the guarded lookup (either way): the host the send goes to is checked once per (queue, endpoint)
+  const checked = new Set<string>();
+  const checkLiteral = (to: SqsTarget): void => {
+    const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
+    if (checked.has(key)) return;
+    const blocked = checkLiteralHost(deps.addressPolicy, sendMessageUrl(to).hostname);
+    if (blocked) throw blocked;
+    checked.add(key);
+  };
   return {
     send: (message: Message, to, options) =>
       publish('SQS', options, async (abortSignal) => {
+        checkLiteral(to);
         const input = sendMessageInput(message, to);
         const client = clients.of(to).sqs;
         const r = direct
           ? await direct.send(client, to, input, abortSignal)
-          : await client.send(new SendMessageCommand(input), { abortSignal }).then((a) => ({ messageId: a.MessageId, sequence: a.SequenceNumber }));
+          : await client
+              .send(new SendMessageCommand(input), { abortSignal })
+              .then((a) => ({ messageId: a.MessageId, sequence: a.SequenceNumber }));
         return {
           receipt: { ...(r.messageId ? { messageId: r.messageId } : {}), ...(r.sequence ? { sequence: r.sequence } : {}) },
           body: `SQS message ${r.messageId ?? '(no id)'}`,

@@ -10,7 +10,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { Agent, buildConnector, request } from 'undici';
 import type { SqsTarget } from '../../delivery/destination.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
-import { checkLiteralHost, createGuardedLookup } from '../../delivery/guarded-lookup.js';
+import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
 import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget } from '../../transport/signed-aws-call.js';
 import {
   parseSendMessageAnswer,
@@ -53,15 +53,13 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
     }
     return s;
   };
-  // the URL of each (queue, endpoint), its literal address checked once (an IP literal skips lookup)
+  // the URL of each (queue, endpoint)
   const urls = new Map<string, URL>();
   const urlOf = (to: SqsTarget): URL => {
     const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
     let url = urls.get(key);
     if (!url) {
       url = sendMessageUrl(to);
-      const blocked = checkLiteralHost(deps.addressPolicy, url.hostname);
-      if (blocked) throw blocked;
       urls.set(key, url);
     }
     return url;

@@ -27,7 +27,9 @@ export function sendMessageInput(message: Message, to: Pick<SqsTarget, 'queueUrl
     QueueUrl: to.queueUrl,
     MessageBody: text,
     MessageAttributes: attributes,
-    ...(isFifo(to.queueUrl) ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP } : {}),
+    ...(isFifo(to.queueUrl)
+      ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP }
+      : {}),
   };
 }
 
