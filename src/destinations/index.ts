@@ -1,7 +1,7 @@
 import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarget, SqsTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
+import type { AwsSqsSend, KafkaProduceMode } from '../config/settings.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
-import type { AwsSqsSend } from '../config/settings.js';
 import { createHttpDestination } from './http/http-destination.js';
 import type { ForwardProxy } from './http/forward-proxy.js';
 import { createOAuth2Destination } from './http/oauth2-destination.js';
@@ -19,6 +19,8 @@ export interface DestinationsDeps {
   awsCredentials?: AwsClientsDeps['credentials'];
   /** AWS_SQS_SEND: SQS's SendMessage as one signed POST (`direct`, the default) or through the SDK's send() (`sdk`) */
   awsSqsSend?: AwsSqsSend;
+  /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
+  kafkaProduce?: KafkaProduceMode;
 }
 
 /**
@@ -34,7 +36,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     createOAuth2Tokens({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
   );
   // the brokers' destinations make their clients on first use: an unused type costs nothing
-  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
+  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy, ...(deps.kafkaProduce ? { produce: deps.kafkaProduce } : {}) });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
   const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
   // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role, and are
