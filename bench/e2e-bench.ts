@@ -163,7 +163,13 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
   // read after the CPU snapshot: the scrape's own cost stays out of the figures
   const gcAfter = await d.workerGcSeconds?.();
   const workerGcS = gcBefore === undefined || gcAfter === undefined ? undefined : gcAfter - gcBefore;
-  return { ...r, cpu: renamed(u.groups, d.cpuGroups ?? {}), foreignCpuS: u.foreignS, wallS, ...(workerGcS === undefined ? {} : { workerGcS }) };
+  return {
+    ...r,
+    cpu: renamed(u.groups, d.cpuGroups ?? {}),
+    foreignCpuS: u.foreignS,
+    wallS,
+    ...(workerGcS === undefined ? {} : { workerGcS }),
+  };
 }
 
 /** CPU seconds by group, the groups renamed (several may become one). */

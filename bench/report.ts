@@ -888,7 +888,9 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
         : {
             ordered_workflow_tasks_per_event: perEvent(o.many.actions, (x) => x.workflowTasks),
           }),
-      ...Object.fromEntries(SERVICE_GROUPS.map((g) => [`e2e_1_ordered_${g.replace('-', '_')}_cpu_ms_per_delivery`, round(cpuMsPerDeliveryOf(o.many, [g]), 3)])),
+      ...Object.fromEntries(
+        SERVICE_GROUPS.map((g) => [`e2e_1_ordered_${g.replace('-', '_')}_cpu_ms_per_delivery`, round(cpuMsPerDeliveryOf(o.many, [g]), 3)]),
+      ),
       ordered_target_met: v.met,
     });
   }

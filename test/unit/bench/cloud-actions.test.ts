@@ -94,7 +94,11 @@ describe('Temporal Cloud Actions counted from a history', () => {
   });
 
   it.each([
-    { name: 'a delivery whose turn came at once: one workflow task', history: () => [started(), ...taskWithMarkers(4), completed()], tasks: 1 },
+    {
+      name: 'a delivery whose turn came at once: one workflow task',
+      history: () => [started(), ...taskWithMarkers(4), completed()],
+      tasks: 1,
+    },
     {
       name: 'one that waited for a signal: a second task',
       history: () => [started(), ...taskWithMarkers(3), ev(T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), ...taskWithMarkers(2), completed()],
