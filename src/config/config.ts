@@ -12,6 +12,7 @@ import {
   type DefaultAllowedNamespaces,
   type HttpTimeouts,
   type InboundTraceContext,
+  type KafkaProduceMode,
   type OperationsEventsSettings,
   type RetentionSettings,
 } from './settings.js';
@@ -136,6 +137,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   outboundAllowCidrs: string[];
   /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through; null: none, every delivery goes direct */
   deliveryProxy: DeliveryProxyConfig | null;
+  /** KAFKA_PRODUCE: the Kafka destination's records of concurrent attempts in one request, or one request each */
+  kafkaProduce: KafkaProduceMode;
   maxConcurrentActivities: number;
   /**
    * WORKER_CONSUME_QUEUE=true: the worker also does the consumer's work (reads the queue, starts
@@ -432,6 +435,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
     deliveryProxy: readDeliveryProxy(r),
+    kafkaProduce: r.oneOf('KAFKA_PRODUCE'),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),

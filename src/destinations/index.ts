@@ -1,5 +1,6 @@
 import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarget, SqsTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
+import type { KafkaProduceMode } from '../config/settings.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
 import type { ForwardProxy } from './http/forward-proxy.js';
@@ -16,6 +17,8 @@ export interface DestinationsDeps {
   proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
+  /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
+  kafkaProduce?: KafkaProduceMode;
 }
 
 /**
@@ -31,7 +34,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     createOAuth2Tokens({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
   );
   // the brokers' destinations make their clients on first use: an unused type costs nothing
-  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
+  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy, ...(deps.kafkaProduce ? { produce: deps.kafkaProduce } : {}) });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
   const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
   // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role, and are
