@@ -6,6 +6,7 @@ import {
   DEFAULT_SETTLED_GRACE_SECONDS,
   VARIABLES,
   validLeaderElectionTiming,
+  type AwsSqsSend,
   type AwsTransport,
   type BackoffSettings,
   type ConsoleAuthFlow,
@@ -152,6 +153,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
    * (processes/workflow-sandbox.ts).
    */
   sandboxDiagnostics: boolean;
+  /** AWS_SQS_SEND: how the SQS destinations send (destinations/aws/sqs-direct.ts); `direct` by default */
+  awsSqsSend: AwsSqsSend;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -439,6 +442,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
+    awsSqsSend: r.oneOf('AWS_SQS_SEND'),
   };
   r.done();
   return cfg;

@@ -42,6 +42,15 @@ export const AWS_TRANSPORTS = ['signed', 'sdk'] as const;
 export type AwsTransport = (typeof AWS_TRANSPORTS)[number];
 
 /**
+ * How the worker's SQS destinations send (AWS_SQS_SEND): `direct`, SendMessage as one signed POST
+ * (destinations/aws/sqs-direct.ts, the default: a third of the SDK's CPU per send), or `sdk`, the
+ * SDK client's send(): the way back if a provider or a new AWS feature breaks the direct path.
+ * Both take the client's credentials (the pod's identity, the endpoint's role), endpoint and signer.
+ */
+export const AWS_SQS_SENDS = ['direct', 'sdk'] as const;
+export type AwsSqsSend = (typeof AWS_SQS_SENDS)[number];
+
+/**
  * How the Kafka destination produces (KAFKA_PRODUCE): `coalesced`, the records of concurrent
  * attempts for one cluster, topic and partition in one produce request (the default: the client's
  * per-request CPU shared), or `single`, one request per record, the way back
@@ -223,6 +232,8 @@ export const VARIABLES = {
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
+  /** the SQS destinations' SendMessage: one signed POST, or the SDK's send() (AWS_SQS_SENDS) */
+  AWS_SQS_SEND: { type: 'enum', values: AWS_SQS_SENDS, default: 'direct' },
 
   // operational events (docs/operations-events.md): every process that records or routes them
   /** the reserved source of the service's own events; no InboundCredential may take it */

@@ -1,6 +1,6 @@
 import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarget, SqsTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
-import type { KafkaProduceMode } from '../config/settings.js';
+import type { AwsSqsSend, KafkaProduceMode } from '../config/settings.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
 import type { ForwardProxy } from './http/forward-proxy.js';
@@ -17,6 +17,8 @@ export interface DestinationsDeps {
   proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
+  /** AWS_SQS_SEND: SQS's SendMessage as one signed POST (`direct`, the default) or through the SDK's send() (`sdk`) */
+  awsSqsSend?: AwsSqsSend;
   /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
   kafkaProduce?: KafkaProduceMode;
 }
@@ -74,26 +76,31 @@ interface AwsDestinations {
   sqs: Destination<SqsTarget>;
   sns: Destination<SnsTarget>;
   eventBridge: Destination<EventBridgeTarget>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** The AWS destinations, their modules imported on first use; a failed import is tried again on the next send. */
 function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; close(): Promise<void> } {
   let loading: Promise<AwsDestinations> | undefined;
   const load = async (): Promise<AwsDestinations> => {
-    const [{ createAwsClients }, { createSqsDestination, createSnsDestination, createEventBridgeDestination }] = await Promise.all([
-      import('./aws/aws-clients.js'),
-      import('./aws/aws-destinations.js'),
-    ]);
+    const [{ createAwsClients }, { createSqsDestination, createSnsDestination, createEventBridgeDestination }, { createSqsDirect }] =
+      await Promise.all([import('./aws/aws-clients.js'), import('./aws/aws-destinations.js'), import('./aws/sqs-direct.js')]);
     const clients = createAwsClients({
       addressPolicy: deps.addressPolicy,
       ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}),
     });
+    const sqs = createSqsDestination(clients, {
+      addressPolicy: deps.addressPolicy,
+      ...((deps.awsSqsSend ?? 'direct') === 'direct' ? { direct: createSqsDirect({ addressPolicy: deps.addressPolicy }) } : {}),
+    });
     return {
-      sqs: createSqsDestination(clients),
-      sns: createSnsDestination(clients),
-      eventBridge: createEventBridgeDestination(clients),
-      close: () => clients.close(),
+      sqs,
+      sns: createSnsDestination(clients, { addressPolicy: deps.addressPolicy }),
+      eventBridge: createEventBridgeDestination(clients, { addressPolicy: deps.addressPolicy }),
+      close: async () => {
+        await sqs.close();
+        clients.close();
+      },
     };
   };
   return {
@@ -105,7 +112,7 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
       return loading;
     },
     async close() {
-      if (loading) (await loading).close();
+      if (loading) await (await loading).close();
     },
   };
 }

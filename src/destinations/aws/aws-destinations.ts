@@ -9,11 +9,26 @@ import type { Receipt } from '../../domain/records.js';
 import type { AwsClients } from './aws-clients.js';
 import { classifyAwsError } from './aws-errors.js';
 import { awsMessageOf, eventBridgeDetailOf } from './aws-message.js';
+import type { SqsDirect } from './sqs-direct.js';
+import { isFifo, sendMessageInput, sendMessageUrl, UNORDERED_GROUP } from './sqs-send-message.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
+import { checkLiteralHost } from '../../delivery/guarded-lookup.js';
 
-/** A FIFO queue's or topic's group when the endpoint is not ordered: one group, the order of the sends. */
-export const UNORDERED_GROUP = 'webhook-fanout';
-
-const isFifo = (name: string): boolean => name.endsWith('.fifo');
+/**
+ * The outbound policy for a host given as an IP address: connecting to one skips the guarded
+ * lookup (node's and undici's alike), so an `endpointUrl` or a queue URL such as
+ * http://169.254.169.254 is checked here, once per URL (key), before any call (the role's STS call
+ * included). A host name is checked by the lookup at each new connection.
+ */
+function literalCheck(policy: AddressPolicy): (key: string, hostname: () => string) => void {
+  const checked = new Set<string>();
+  return (key, hostname) => {
+    if (checked.has(key)) return;
+    const blocked = checkLiteralHost(policy, hostname());
+    if (blocked) throw blocked;
+    checked.add(key);
+  };
+}
 
 /** One call with the attempt's deadline, its answer or failure as an outcome. */
 async function publish(
@@ -36,36 +51,46 @@ async function publish(
   }
 }
 
-/** SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups. */
-export function createSqsDestination(clients: AwsClients): Destination<SqsTarget> {
+/**
+ * SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups.
+ * With `direct` (AWS_SQS_SEND=direct) it is one signed POST (sqs-direct.ts), else the SDK client's
+ * send(): the same input, credentials, endpoint and signer either way.
+ */
+export function createSqsDestination(
+  clients: AwsClients,
+  deps: { addressPolicy: AddressPolicy; direct?: SqsDirect },
+): Destination<SqsTarget> {
+  const { direct } = deps;
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message: Message, to, options) =>
       publish('SQS', options, async (abortSignal) => {
-        const { text, attributes } = awsMessageOf(message);
-        const fifo = isFifo(to.queueUrl);
-        const r = await clients.of(to).sqs.send(
-          new SendMessageCommand({
-            QueueUrl: to.queueUrl,
-            MessageBody: text,
-            MessageAttributes: attributes,
-            ...(fifo ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP } : {}),
-          }),
-          { abortSignal },
-        );
+        checkLiteral(`${to.endpointUrl ?? ''} ${to.queueUrl}`, () => sendMessageUrl(to).hostname);
+        const input = sendMessageInput(message, to);
+        const client = clients.of(to).sqs;
+        const r = direct
+          ? await direct.send(client, to, input, abortSignal)
+          : await client
+              .send(new SendMessageCommand(input), { abortSignal })
+              .then((a) => ({ messageId: a.MessageId, sequence: a.SequenceNumber }));
         return {
-          receipt: { ...(r.MessageId ? { messageId: r.MessageId } : {}), ...(r.SequenceNumber ? { sequence: r.SequenceNumber } : {}) },
-          body: `SQS message ${r.MessageId ?? '(no id)'}`,
+          receipt: { ...(r.messageId ? { messageId: r.messageId } : {}), ...(r.sequence ? { sequence: r.sequence } : {}) },
+          body: `SQS message ${r.messageId ?? '(no id)'}`,
         };
       }),
-    close: async () => {},
+    close: async () => {
+      await direct?.close();
+    },
   };
 }
 
 /** SNS: one Publish; on a FIFO topic the event id de-duplicates and the ordering key groups. */
-export function createSnsDestination(clients: AwsClients): Destination<SnsTarget> {
+export function createSnsDestination(clients: AwsClients, deps: { addressPolicy: AddressPolicy }): Destination<SnsTarget> {
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message, to, options) =>
       publish('SNS', options, async (abortSignal) => {
+        if (to.endpointUrl !== null) checkLiteral(to.endpointUrl, () => new URL(to.endpointUrl!).hostname);
         const { text, attributes } = awsMessageOf(message);
         const fifo = isFifo(to.topicArn);
         const r = await clients.of(to).sns.send(
@@ -87,10 +112,12 @@ export function createSnsDestination(clients: AwsClients): Destination<SnsTarget
 }
 
 /** EventBridge: one PutEvents entry; an entry the bus refused is classified by its own error code. */
-export function createEventBridgeDestination(clients: AwsClients): Destination<EventBridgeTarget> {
+export function createEventBridgeDestination(clients: AwsClients, deps: { addressPolicy: AddressPolicy }): Destination<EventBridgeTarget> {
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message, to, options) =>
       publish('EventBridge', options, async (abortSignal) => {
+        if (to.endpointUrl !== null) checkLiteral(to.endpointUrl, () => new URL(to.endpointUrl!).hostname);
         const started = performance.now();
         const r = await clients.of(to).eventBridge.send(
           new PutEventsCommand({
