@@ -149,6 +149,12 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
    * (processes/workflow-sandbox.ts).
    */
   sandboxDiagnostics: boolean;
+  /**
+   * ORDERING_HANDOFF (default true): the activity that releases an ordered key makes the attempt
+   * of the key's next delivery itself (docs/ordering.md, "The handoff"); false: it signals the
+   * waiting run, which delivers, one signal per hop (the release before's behaviour).
+   */
+  orderingHandoff: boolean;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -435,6 +441,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
+    orderingHandoff: r.bool('ORDERING_HANDOFF'),
   };
   r.done();
   return cfg;

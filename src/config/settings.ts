@@ -212,6 +212,8 @@ export const VARIABLES = {
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
+  /** the activity that releases an ordered key delivers the key's next delivery itself (docs/ordering.md, "The handoff"); false: a signal per hop */
+  ORDERING_HANDOFF: { type: 'boolean', default: true },
 
   // operational events (docs/operations-events.md): every process that records or routes them
   /** the reserved source of the service's own events; no InboundCredential may take it */
