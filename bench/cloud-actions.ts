@@ -20,6 +20,12 @@ export interface CloudActions {
   markerTasks: number;
   /** Actions by what caused them (workflow, activity, local activities and markers, timer, ...) */
   byKind: Record<string, number>;
+  /**
+   * workflow tasks of the run (not Actions: what the worker ran). A history does not say which of
+   * them found the run evicted from the worker's cache (the task still comes on the sticky queue;
+   * the SDK then fetches the history and replays it: its `sticky_cache_miss` metric).
+   */
+  workflowTasks: number;
 }
 
 /** The Actions one history event is billed as by itself (markers are counted per workflow task, apart). */
@@ -73,7 +79,12 @@ export function cloudActions(events: readonly HistoryEvent[]): CloudActions {
   };
   const markerTasks = new Set<string>();
   let markers = 0;
+  let workflowTasks = 0;
   for (const e of events) {
+    if (e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) {
+      workflowTasks++;
+      continue;
+    }
     if (e.eventType === T.EVENT_TYPE_MARKER_RECORDED) {
       markers++;
       markerTasks.add(String(e.markerRecordedEventAttributes?.workflowTaskCompletedEventId ?? e.eventId));
@@ -83,7 +94,13 @@ export function cloudActions(events: readonly HistoryEvent[]): CloudActions {
     if (a) add(...a);
   }
   if (markerTasks.size > 0) add('local activities and markers (one per workflow task)', markerTasks.size);
-  return { total: Object.values(byKind).reduce((s, n) => s + n, 0), markers, markerTasks: markerTasks.size, byKind };
+  return {
+    total: Object.values(byKind).reduce((s, n) => s + n, 0),
+    markers,
+    markerTasks: markerTasks.size,
+    byKind,
+    workflowTasks,
+  };
 }
 
 /** Actions of workflows by id (their latest run), from their histories once they have closed. */

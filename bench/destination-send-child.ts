@@ -36,7 +36,11 @@ function messageOf(i: number): Message {
   });
 }
 
-const destinations = createDestinations({ addressPolicy: createAddressPolicy() });
+// KAFKA_PRODUCE as the worker reads it (unset: coalesced); KAFKA_PRODUCE=single measures one request per record
+const destinations = createDestinations({
+  addressPolicy: createAddressPolicy(),
+  kafkaProduce: process.env.KAFKA_PRODUCE === 'single' ? 'single' : 'coalesced',
+});
 const names = Object.keys(input.targets);
 
 /** `n` sends to one target, `concurrency` at a time, as the worker's activities overlap; throws on any failure. */

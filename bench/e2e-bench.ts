@@ -35,6 +35,8 @@ export interface E2eRun {
   foreignCpuS: number;
   /** the whole measured window, s (the CPU above was spent in it) */
   wallS: number;
+  /** the worker's garbage collection meanwhile, s (its nodejs_gc_duration_seconds), when deps.workerGcSeconds reads it */
+  workerGcS?: number;
   /** real path, when asked: Temporal Cloud's Actions of a few of its finished workflows */
   actions?: CloudActions[];
   /** one ordered key: ms from each delivery's arrival at the receiver to the next one's */
@@ -68,6 +70,8 @@ export interface E2ePath {
   totalDeliveries: number;
   cpu: Record<string, number>;
   foreignCpuS: number;
+  /** the worker's GC over all rounds, s, when read */
+  workerGcS?: number;
   /** the Actions counted over all rounds (real path) */
   actions: CloudActions[];
   /** one ordered key: every hop of every round, ms; and the deliveries that came out of order */
@@ -91,6 +95,8 @@ export interface E2eBenchDeps {
   log: (line: string) => void;
   /** called between the warm-up and the measured rounds */
   afterWarmup?: () => void;
+  /** the worker's GC seconds over its life so far (its /metrics); absent or undefined: not read */
+  workerGcSeconds?: () => Promise<number | undefined>;
   /** the topic the real runs publish to, which the shape's starter reads; default the fanout topology's */
   topicArn?: string;
   /**
@@ -148,12 +154,22 @@ async function waitUntil(t0: number, what: string, done: () => Promise<boolean> 
 
 /** Runs one measured run and adds the CPU each component spent meanwhile. */
 async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS' | 'wallS'>>): Promise<E2eRun> {
+  const gcBefore = await d.workerGcSeconds?.();
   const before = d.snapshot();
   const t0 = performance.now();
   const r = await body();
   const wallS = (performance.now() - t0) / 1000;
   const u = cpuUsage(before, d.snapshot());
-  return { ...r, cpu: renamed(u.groups, d.cpuGroups ?? {}), foreignCpuS: u.foreignS, wallS };
+  // read after the CPU snapshot: the scrape's own cost stays out of the figures
+  const gcAfter = await d.workerGcSeconds?.();
+  const workerGcS = gcBefore === undefined || gcAfter === undefined ? undefined : gcAfter - gcBefore;
+  return {
+    ...r,
+    cpu: renamed(u.groups, d.cpuGroups ?? {}),
+    foreignCpuS: u.foreignS,
+    wallS,
+    ...(workerGcS === undefined ? {} : { workerGcS }),
+  };
 }
 
 /** CPU seconds by group, the groups renamed (several may become one). */
@@ -327,6 +343,7 @@ function combine(runs: E2eRun[]): E2ePath {
     totalDeliveries: runs.reduce((a, r) => a + r.deliveries, 0),
     cpu,
     foreignCpuS: runs.reduce((a, r) => a + r.foreignCpuS, 0),
+    ...(runs.every((r) => r.workerGcS !== undefined) ? { workerGcS: runs.reduce((a, r) => a + (r.workerGcS ?? 0), 0) } : {}),
     actions: runs.flatMap((r) => r.actions ?? []),
     hopsMs: runs.flatMap((r) => r.hopsMs ?? []),
     outOfOrder: runs.reduce((a, r) => a + (r.outOfOrder ?? 0), 0),

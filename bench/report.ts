@@ -592,6 +592,10 @@ function orderedLines(r: BenchResults): string[] {
       `p50 ${f1(v.hopP50Ms)} ms (target < ${t.hopP50Ms}), p99 ${f1(v.hopP99Ms)} ms, max ${f1(Math.max(...o.oneKey.hopsMs))} ms; ` +
       `out of order: ${o.oneKey.outOfOrder} (the guarantee: 0)`,
     `Temporal Cloud Actions per ordered event: ${o.keys} keys ${actions(o.many)}; one key ${actions(o.oneKey)}`,
+    `CPU ms per delivery by process, plain / ${o.keys} keys / one key: ` +
+      SERVICE_GROUPS.map((g) => `${g} ${[plain, o.many, o.oneKey].map((p) => f2(cpuMsPerDeliveryOf(p, [g]))).join(' / ')}`).join(', '),
+    `the worker's garbage collection, ms per delivery, plain / ${o.keys} keys / one key: ${[plain, o.many, o.oneKey].map((p) => (p.workerGcS === undefined ? '-' : f2((p.workerGcS * 1000) / p.totalDeliveries))).join(' / ')}`,
+    `workflow tasks per ordered event (the same histories; a second one is a wait): ${o.keys} keys ${tasksPerEvent(o.many.actions)}; one key ${tasksPerEvent(o.oneKey.actions)}`,
     `bounds met: ${v.met ? 'yes' : 'no'}; others used ${f1(plain.foreignCpuS)} / ${f1(o.many.foreignCpuS)} / ${f1(o.oneKey.foreignCpuS)} s`,
     '',
   ];
@@ -708,6 +712,12 @@ const actionsPerEvent = (samples: readonly CloudActions[]): number | undefined =
 /** The ordered runs' Actions per event: the mean of histories spread over the run (some wait, some do not). */
 const meanActions = (samples: readonly CloudActions[]): number | undefined =>
   samples.length === 0 ? undefined : Math.round((samples.reduce((s, a) => s + a.total, 0) / samples.length) * 100) / 100;
+
+/** The mean over histories of one figure of each (workflow tasks per event). */
+const perEvent = (samples: readonly CloudActions[], f: (a: CloudActions) => number): number | undefined =>
+  samples.length === 0 ? undefined : Math.round((samples.reduce((s, a) => s + f(a), 0) / samples.length) * 100) / 100;
+const tasksPerEvent = (samples: readonly CloudActions[]): string =>
+  samples.length === 0 ? '-' : f2(perEvent(samples, (a) => a.workflowTasks) ?? 0);
 
 /** The machine-readable summary: printed as the very last line. */
 export function summary(r: BenchResults): Record<string, number | string | boolean> {
@@ -873,6 +883,14 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
       ordered_one_key_out_of_order: o.oneKey.outOfOrder,
       ...(a === undefined ? {} : { temporal_cloud_actions_per_ordered_event: a }),
       ...(a1 === undefined ? {} : { temporal_cloud_actions_per_ordered_event_one_key: a1 }),
+      ...(o.many.actions.length === 0
+        ? {}
+        : {
+            ordered_workflow_tasks_per_event: perEvent(o.many.actions, (x) => x.workflowTasks),
+          }),
+      ...Object.fromEntries(
+        SERVICE_GROUPS.map((g) => [`e2e_1_ordered_${g.replace('-', '_')}_cpu_ms_per_delivery`, round(cpuMsPerDeliveryOf(o.many, [g]), 3)]),
+      ),
       ordered_target_met: v.met,
     });
   }

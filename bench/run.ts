@@ -256,11 +256,24 @@ async function main(): Promise<void> {
   // sampled peaks of the measured rounds (the lifetime peak, start-up included, comes from VmHWM)
   const afterWarmup = (): void => [worker, consumer, bareWorker, otherWorker, otherConsumer].forEach((h) => h?.resetPeak());
   const idle = (shape: Shape): Record<string, string> => ({ [shape.roles.worker]: IDLE_GROUP, [shape.roles.consumer]: IDLE_GROUP });
-  const deps: E2eBenchDeps = { cfg, infra, client, receiver, snapshot, log, afterWarmup, ...(other ? { cpuGroups: idle(other) } : {}) };
+  // the worker's GC per run: the ordered rows' extra CPU was mostly the worker's collector (docs/benchmarks.md)
+  const workerGcSeconds = async (): Promise<number | undefined> => (await worker.heap())?.gcSeconds;
+  const deps: E2eBenchDeps = {
+    cfg,
+    infra,
+    client,
+    receiver,
+    snapshot,
+    log,
+    afterWarmup,
+    workerGcSeconds,
+    ...(other ? { cpuGroups: idle(other) } : {}),
+  };
   const otherDeps: E2eBenchDeps | undefined = other &&
     otherTopology && {
       ...deps,
       topicArn: otherTopology.topicArn,
+      workerGcSeconds: async () => (await otherWorker?.heap())?.gcSeconds,
       cpuGroups: { ...idle(main), [other.roles.worker]: 'worker', [other.roles.consumer]: 'consumer' },
     };
 

@@ -6,12 +6,14 @@ import {
   DEFAULT_SETTLED_GRACE_SECONDS,
   VARIABLES,
   validLeaderElectionTiming,
+  type AwsSqsSend,
   type AwsTransport,
   type BackoffSettings,
   type ConsoleAuthFlow,
   type DefaultAllowedNamespaces,
   type HttpTimeouts,
   type InboundTraceContext,
+  type KafkaProduceMode,
   type OperationsEventsSettings,
   type RetentionSettings,
 } from './settings.js';
@@ -136,6 +138,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   outboundAllowCidrs: string[];
   /** DELIVERY_PROXY_*: the forward proxy HTTP deliveries go through; null: none, every delivery goes direct */
   deliveryProxy: DeliveryProxyConfig | null;
+  /** KAFKA_PRODUCE: the Kafka destination's records of concurrent attempts in one request, or one request each */
+  kafkaProduce: KafkaProduceMode;
   maxConcurrentActivities: number;
   /**
    * WORKER_CONSUME_QUEUE=true: the worker also does the consumer's work (reads the queue, starts
@@ -155,6 +159,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
    * waiting run, which delivers, one signal per hop (the release before's behaviour).
    */
   orderingHandoff: boolean;
+  /** AWS_SQS_SEND: how the SQS destinations send (destinations/aws/sqs-direct.ts); `direct` by default */
+  awsSqsSend: AwsSqsSend;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -438,10 +444,12 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     outboundDenyCidrs: r.list('OUTBOUND_DENY_CIDRS'),
     outboundAllowCidrs: r.list('OUTBOUND_ALLOW_CIDRS'),
     deliveryProxy: readDeliveryProxy(r),
+    kafkaProduce: r.oneOf('KAFKA_PRODUCE'),
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
     orderingHandoff: r.bool('ORDERING_HANDOFF'),
+    awsSqsSend: r.oneOf('AWS_SQS_SEND'),
   };
   r.done();
   return cfg;

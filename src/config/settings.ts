@@ -42,6 +42,24 @@ export const AWS_TRANSPORTS = ['signed', 'sdk'] as const;
 export type AwsTransport = (typeof AWS_TRANSPORTS)[number];
 
 /**
+ * How the worker's SQS destinations send (AWS_SQS_SEND): `direct`, SendMessage as one signed POST
+ * (destinations/aws/sqs-direct.ts, the default: a third of the SDK's CPU per send), or `sdk`, the
+ * SDK client's send(): the way back if a provider or a new AWS feature breaks the direct path.
+ * Both take the client's credentials (the pod's identity, the endpoint's role), endpoint and signer.
+ */
+export const AWS_SQS_SENDS = ['direct', 'sdk'] as const;
+export type AwsSqsSend = (typeof AWS_SQS_SENDS)[number];
+
+/**
+ * How the Kafka destination produces (KAFKA_PRODUCE): `coalesced`, the records of concurrent
+ * attempts for one cluster, topic and partition in one produce request (the default: the client's
+ * per-request CPU shared), or `single`, one request per record, the way back
+ * (destinations/kafka/produce-coalescer.ts).
+ */
+export const KAFKA_PRODUCE_MODES = ['coalesced', 'single'] as const;
+export type KafkaProduceMode = (typeof KAFKA_PRODUCE_MODES)[number];
+
+/**
  * A sender's traceparent (INBOUND_TRACEPARENT): the parent of the inbound span (one trace from the
  * sender's request to every delivery), a link from a trace of our own (a sender's sampling
  * decision and trace boundaries stay out of ours), or ignored.
@@ -209,11 +227,15 @@ export const VARIABLES = {
   /** the proxy's Basic credentials (a kubernetes.io/basic-auth Secret's username and password), re-read while running */
   DELIVERY_PROXY_USERNAME_FILE: { type: 'file', default: null },
   DELIVERY_PROXY_PASSWORD_FILE: { type: 'file', default: null },
+  /** the Kafka destination's records of concurrent attempts in one request per partition, or one request each */
+  KAFKA_PRODUCE: { type: 'enum', values: KAFKA_PRODUCE_MODES, default: 'coalesced' },
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
   /** the activity that releases an ordered key delivers the key's next delivery itself (docs/ordering.md, "The handoff"); false: a signal per hop */
   ORDERING_HANDOFF: { type: 'boolean', default: true },
+  /** the SQS destinations' SendMessage: one signed POST, or the SDK's send() (AWS_SQS_SENDS) */
+  AWS_SQS_SEND: { type: 'enum', values: AWS_SQS_SENDS, default: 'direct' },
 
   // operational events (docs/operations-events.md): every process that records or routes them
   /** the reserved source of the service's own events; no InboundCredential may take it */

@@ -1,5 +1,6 @@
 import type { Destination, Destinations, EventBridgeTarget, HttpTarget, SnsTarget, SqsTarget } from '../delivery/destination.js';
 import type { AddressPolicy } from '../delivery/address-policy.js';
+import type { AwsSqsSend, KafkaProduceMode } from '../config/settings.js';
 import type { AwsClientsDeps } from './aws/aws-clients.js';
 import { createHttpDestination } from './http/http-destination.js';
 import type { ForwardProxy } from './http/forward-proxy.js';
@@ -16,6 +17,10 @@ export interface DestinationsDeps {
   proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
+  /** AWS_SQS_SEND: SQS's SendMessage as one signed POST (`direct`, the default) or through the SDK's send() (`sdk`) */
+  awsSqsSend?: AwsSqsSend;
+  /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
+  kafkaProduce?: KafkaProduceMode;
 }
 
 /**
@@ -31,7 +36,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     createOAuth2Tokens({ addressPolicy: deps.addressPolicy, ...(deps.proxy ? { proxy: deps.proxy } : {}) }),
   );
   // the brokers' destinations make their clients on first use: an unused type costs nothing
-  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy });
+  const kafka = createKafkaDestination({ addressPolicy: deps.addressPolicy, ...(deps.kafkaProduce ? { produce: deps.kafkaProduce } : {}) });
   const rabbitmq = createRabbitMqDestination({ addressPolicy: deps.addressPolicy });
   const nats = createNatsDestination({ addressPolicy: deps.addressPolicy });
   // SQS, SNS and EventBridge share their clients, one set per region, endpoint and role, and are
@@ -71,26 +76,31 @@ interface AwsDestinations {
   sqs: Destination<SqsTarget>;
   sns: Destination<SnsTarget>;
   eventBridge: Destination<EventBridgeTarget>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** The AWS destinations, their modules imported on first use; a failed import is tried again on the next send. */
 function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; close(): Promise<void> } {
   let loading: Promise<AwsDestinations> | undefined;
   const load = async (): Promise<AwsDestinations> => {
-    const [{ createAwsClients }, { createSqsDestination, createSnsDestination, createEventBridgeDestination }] = await Promise.all([
-      import('./aws/aws-clients.js'),
-      import('./aws/aws-destinations.js'),
-    ]);
+    const [{ createAwsClients }, { createSqsDestination, createSnsDestination, createEventBridgeDestination }, { createSqsDirect }] =
+      await Promise.all([import('./aws/aws-clients.js'), import('./aws/aws-destinations.js'), import('./aws/sqs-direct.js')]);
     const clients = createAwsClients({
       addressPolicy: deps.addressPolicy,
       ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}),
     });
+    const sqs = createSqsDestination(clients, {
+      addressPolicy: deps.addressPolicy,
+      ...((deps.awsSqsSend ?? 'direct') === 'direct' ? { direct: createSqsDirect({ addressPolicy: deps.addressPolicy }) } : {}),
+    });
     return {
-      sqs: createSqsDestination(clients),
+      sqs,
       sns: createSnsDestination(clients),
       eventBridge: createEventBridgeDestination(clients),
-      close: () => clients.close(),
+      close: async () => {
+        await sqs.close();
+        clients.close();
+      },
     };
   };
   return {
@@ -102,7 +112,7 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
       return loading;
     },
     async close() {
-      if (loading) (await loading).close();
+      if (loading) await (await loading).close();
     },
   };
 }

@@ -22,7 +22,7 @@ const SIGNAL_TURN_TIMEOUT_MS = 2_000;
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
-  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'orderingHandoff'>> & {
+  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'kafkaProduce' | 'awsSqsSend' | 'orderingHandoff'>> & {
     temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
   };
 
@@ -64,6 +64,8 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     addressPolicy: createAddressPolicy({ deny: settings.outboundDenyCidrs, allow: settings.outboundAllowCidrs }),
     ...(deps.awsCredentials ? { awsCredentials: deps.awsCredentials } : {}),
     ...(settings.deliveryProxy ? { proxy: forwardProxyOf(settings.deliveryProxy) } : {}),
+    ...(settings.kafkaProduce ? { kafkaProduce: settings.kafkaProduce } : {}),
+    ...(settings.awsSqsSend ? { awsSqsSend: settings.awsSqsSend } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
   const signalClient = new Client({ connection: deps.connection, namespace: settings.temporal.namespace });

@@ -48,7 +48,7 @@ const RETRY_CAP_MS = 5_000;
 const RETRYABLE_CODES = new Set([...AWS_THROTTLING_CODES, 'KMSThrottling']);
 
 /** Codes a request signed with a clock far off the server's is refused with. */
-const CLOCK_SKEW_CODES = new Set([
+export const CLOCK_SKEW_CODES: ReadonlySet<string> = new Set([
   'RequestTimeTooSkewed',
   'RequestExpired',
   'RequestInTheFuture',
@@ -159,7 +159,7 @@ export function asErrorCode(text: string | undefined): string | undefined {
  * (the SDK's `systemClockOffset`, shared with the client) becomes the server's, and the call is
  * worth another attempt. A node whose clock drifted still reaches AWS, as it did through the SDK.
  */
-function correctClockSkew(client: AwsServiceClient, serverDate: string | undefined): boolean {
+export function correctClockSkew(client: AwsServiceClient, serverDate: string | undefined): boolean {
   const serverTime = serverDate === undefined ? NaN : Date.parse(serverDate);
   if (Number.isNaN(serverTime)) return false;
   const offset = client.config.systemClockOffset || 0;

@@ -344,9 +344,13 @@ describe('web console in a real browser, against dev mode (implicit flow, the de
     expect(await warning.innerText()).toBe(`Token request refused since ${await time.innerText()}: ${message}`);
     // the tags are shown, not made into an element
     expect(await warning.locator('b').count()).toBe(0);
+    // its badge says it waits, not a green ACTIVE above the warning; the other one is ACTIVE
+    await refused.locator('.status', { hasText: 'WAITING' }).waitFor();
+    expect(await refused.getByText('ACTIVE', { exact: true }).count()).toBe(0);
     const fine = page.getByRole('row', { name: s.endpoint('fine') });
     await fine.getByText('OAUTH2_CLIENT_CREDENTIALS').waitFor();
     expect(await fine.getByText('Token request refused').count()).toBe(0);
+    await fine.locator('.status', { hasText: 'ACTIVE' }).waitFor();
     await screenshot(page, 'endpoints-token-refused');
   }, 120_000);
 

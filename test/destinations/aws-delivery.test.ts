@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-iam';
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { SQSClient, type Message as SqsMessage } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message as SqsMessage } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import type { EndpointDestination } from '../../src/domain/records.js';
@@ -18,7 +18,7 @@ import { createQueue, drainQueue } from '../support/sqs-queues.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { sleep } from '../support/wait.js';
 import { startMotoBackend, type Backend } from '../transport/backends.js';
-import { signedMessage } from './broker-messages.js';
+import { signedMessage, verifySignature } from './broker-messages.js';
 
 // SQS, SNS and EventBridge endpoints delivered by the real worker (Temporal, Postgres, the deliver
 // activity) to moto with its IAM checks on: a role refused by its policy ends the delivery FAILED
@@ -33,7 +33,15 @@ let harness: FanoutHarness;
 /** the worker's identity (the pod's, in production): may publish, read back and assume the roles */
 let worker: { accessKeyId: string; secretAccessKey: string };
 let reader: SQSClient;
-const queues: Record<'payments' | 'outage' | 'fromTopic' | 'fromBus', string> = { payments: '', outage: '', fromTopic: '', fromBus: '' };
+const queues: Record<'payments' | 'outage' | 'fromTopic' | 'fromBus' | 'sends' | 'sendsFifo' | 'small', string> = {
+  payments: '',
+  outage: '',
+  fromTopic: '',
+  fromBus: '',
+  sends: '',
+  sendsFifo: '',
+  small: '',
+};
 let topicArn = '';
 const BUS = 'payments';
 
@@ -59,6 +67,10 @@ async function seedMoto(): Promise<void> {
     queues.payments = (await createQueue(sqs, 'payments')).url;
     // FIFO: the event id de-duplicates, so a publish whose answer the outage cut is not a second message
     queues.outage = (await createQueue(sqs, 'outage.fifo', { FifoQueue: 'true' })).url;
+    // the two ways of sending to SQS (AWS_SQS_SEND), each checked under IAM below
+    queues.sends = (await createQueue(sqs, 'sends')).url;
+    queues.sendsFifo = (await createQueue(sqs, 'sends.fifo', { FifoQueue: 'true' })).url;
+    queues.small = (await createQueue(sqs, 'small', { MaximumMessageSize: '1024' })).url;
     const fromTopic = await createQueue(sqs, 'from-topic');
     queues.fromTopic = fromTopic.url;
     topicArn = (await sns.send(new CreateTopicCommand({ Name: 'payments' }))).TopicArn!;
@@ -286,4 +298,120 @@ describe('SQS, SNS and EventBridge endpoints through the worker, moto checking I
     const messages = await drainQueue(reader, queues.outage);
     expect(messages.map(eventIdOf).sort()).toEqual([...all].sort());
   }, 180_000);
+});
+
+describe('SQS sent directly and through the SDK (AWS_SQS_SEND), moto checking every signature and policy', () => {
+  const SENDS = ['direct', 'sdk'] as const;
+  const destinationsOf = (awsSqsSend: (typeof SENDS)[number], credentials = worker) =>
+    createDestinations({ addressPolicy: createAddressPolicy(), awsCredentials: credentials, awsSqsSend });
+  const publisher = `arn:aws:iam::${ACCOUNT}:role/publisher`;
+
+  it.each(SENDS)('%s: with the role that may publish: delivered, read back with the attributes, the message id as receipt', async (how) => {
+    const destinations = destinationsOf(how);
+    try {
+      const m = signedMessage();
+      const outcome = await destinations.send(m, sqsTo(queues.sends, { roleArn: publisher }), { timeoutMs: 10_000 });
+      expect(outcome).toMatchObject({ kind: 'success', status: 200, receipt: { messageId: expect.any(String) } });
+      const [got, ...more] = await drainQueue(reader, queues.sends);
+      expect(more).toEqual([]);
+      expect(got?.MessageId).toBe(outcome.kind === 'success' ? outcome.receipt?.messageId : 'no receipt');
+      expect(got?.Body).toBe(m.body.toString('utf8'));
+      expect(Object.fromEntries(Object.entries(got?.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]))).toEqual({
+        'ce-specversion': '1.0',
+        'ce-id': m.attributes.id,
+        'ce-source': m.attributes.source,
+        'ce-type': m.attributes.type,
+        'ce-time': m.attributes.time,
+        'content-type': 'application/json',
+        'webhook-headers': JSON.stringify(m.headers),
+      });
+      // the consumer verifies the body with the headers the message carries
+      expect(
+        verifySignature(got!.Body!, JSON.parse(got!.MessageAttributes!['webhook-headers']!.StringValue!) as Record<string, string>),
+      ).toBeTruthy();
+    } finally {
+      await destinations.close();
+    }
+  });
+
+  it.each(SENDS)(
+    '%s: a FIFO queue: the event id de-duplicates, the ordering key groups, the sequence number in the receipt',
+    async (how) => {
+      const destinations = destinationsOf(how);
+      try {
+        const m = signedMessage({ orderingKey: 'customer-7' });
+        const first = await destinations.send(m, sqsTo(queues.sendsFifo), { timeoutMs: 10_000 });
+        const again = await destinations.send(m, sqsTo(queues.sendsFifo), { timeoutMs: 10_000 });
+        expect(first).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String), sequence: expect.any(String) } });
+        expect(again.kind).toBe('success');
+        const r = await reader.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queues.sendsFifo,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+          }),
+        );
+        expect(r.Messages?.map((x) => [x.MessageId, x.Attributes?.MessageGroupId, x.Attributes?.MessageDeduplicationId])).toEqual([
+          [first.kind === 'success' ? first.receipt?.messageId : 'no receipt', 'customer-7', m.attributes.id],
+        ]);
+        // read is not done: deleted, so the group's next message (the other way's test) is not held behind it
+        await reader.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queues.sendsFifo,
+            Entries: (r.Messages ?? []).map((x, i) => ({ Id: String(i), ReceiptHandle: x.ReceiptHandle! })),
+          }),
+        );
+      } finally {
+        await destinations.close();
+      }
+    },
+  );
+
+  it.each(SENDS)(
+    "%s: refused by the role's policy, refused credentials, an unknown queue, a message over the limit: final, with AWS's reason",
+    async (how) => {
+      const destinations = destinationsOf(how);
+      const stranger = destinationsOf(how, { accessKeyId: 'AKIAUNKNOWNUNKNOWN00', secretAccessKey: 'not-a-secret-moto-knows' });
+      try {
+        const denied = await destinations.send(signedMessage(), sqsTo(queues.sends, { roleArn: `arn:aws:iam::${ACCOUNT}:role/auditor` }), {
+          timeoutMs: 10_000,
+        });
+        expect(denied).toMatchObject({
+          kind: 'permanent',
+          status: 403,
+          statusClass: '4xx',
+          error: expect.stringMatching(/^SQS: AccessDenied: .*sqs:SendMessage/),
+        });
+        const unknownKey = await stranger.send(signedMessage(), sqsTo(queues.sends), { timeoutMs: 10_000 });
+        expect(unknownKey).toMatchObject({ kind: 'permanent', status: 403, error: expect.stringMatching(/^SQS: InvalidClientTokenId: /) });
+        expect(JSON.stringify(unknownKey)).not.toContain('not-a-secret-moto-knows');
+        const unknownQueue = await destinations.send(signedMessage(), sqsTo(`${moto.endpoint}/${ACCOUNT}/no-such-queue`), {
+          timeoutMs: 10_000,
+        });
+        expect(unknownQueue).toMatchObject({
+          kind: 'permanent',
+          status: 400,
+          error: 'SQS: QueueDoesNotExist: The specified queue does not exist.',
+        });
+        const big = await destinations.send(
+          signedMessage({ body: Buffer.from(JSON.stringify({ s: 'x'.repeat(4096) })) }),
+          sqsTo(queues.small),
+          {
+            timeoutMs: 10_000,
+          },
+        );
+        expect(big).toMatchObject({
+          kind: 'permanent',
+          status: 400,
+          error: expect.stringMatching(/^SQS: InvalidParameterValue: .*shorter than 1024 bytes/),
+        });
+      } finally {
+        await destinations.close();
+        await stranger.close();
+      }
+      expect(await drainQueue(reader, queues.sends)).toEqual([]);
+      expect(await drainQueue(reader, queues.small)).toEqual([]);
+    },
+  );
 });

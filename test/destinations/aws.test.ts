@@ -7,6 +7,8 @@ import {
   SQSClient,
   type Message as SqsMessage,
 } from '@aws-sdk/client-sqs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { cloudEventAttributes } from '../../src/delivery/body-format.js';
@@ -20,8 +22,12 @@ import { startMotoBackend, type Backend } from '../transport/backends.js';
 // client: the body, the CloudEvents attributes, the signature, the receipt; errors classified.
 const region = 'eu-west-1';
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+const ACCOUNT = '123456789012';
 let moto: Backend;
 let destinations: Destinations;
+/** the destinations with each way of sending to SQS (AWS_SQS_SEND) */
+const SQS_SENDS = ['direct', 'sdk'] as const;
+const bySend = {} as Record<(typeof SQS_SENDS)[number], Destinations>;
 let sqs: SQSClient;
 
 const message = (id: string, body = '{"id":"evt_1","amount":1999}', orderingKey: string | null = null): Message =>
@@ -54,9 +60,13 @@ beforeAll(async () => {
   moto = await startMotoBackend();
   sqs = new SQSClient({ region, endpoint: moto.endpoint, credentials });
   destinations = createDestinations({ addressPolicy: createAddressPolicy(), awsCredentials: credentials });
+  for (const send of SQS_SENDS) {
+    bySend[send] = createDestinations({ addressPolicy: createAddressPolicy(), awsCredentials: credentials, awsSqsSend: send });
+  }
 }, 60_000);
 afterAll(async () => {
   await destinations?.close();
+  for (const d of Object.values(bySend)) await d.close();
   sqs?.destroy();
   await moto?.stop();
 });
@@ -64,41 +74,49 @@ afterAll(async () => {
 describe('AWS destinations against moto', () => {
   const aws = () => ({ region, endpointUrl: moto.endpoint, roleArn: null });
 
-  it('SQS: the body, the CloudEvents attributes and the signature as message attributes, the message id as receipt', async () => {
-    const q = await queue('payments');
-    const m = message('0b8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10');
-    const outcome = await destinations.send(m, { type: 'SQS', queueUrl: q.url, ...aws() }, { timeoutMs: 10_000 });
-    expect(outcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
-    const [got, ...more] = await receive(q.url);
-    expect(more).toEqual([]);
-    expect(got!.MessageId).toBe(outcome.kind === 'success' ? outcome.receipt?.messageId : undefined);
-    expect(got!.Body).toBe('{"id":"evt_1","amount":1999}');
-    expect([attr(got!, 'ce-id'), attr(got!, 'ce-source'), attr(got!, 'ce-type'), attr(got!, 'ce-specversion')]).toEqual([
-      '0b8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10',
-      '/webhook-fanout/stripe',
-      'invoice.paid',
-      '1.0',
-    ]);
-    expect(attr(got!, 'content-type')).toBe('application/json');
-    const headers = JSON.parse(attr(got!, 'webhook-headers')!) as Record<string, string>;
-    expect(headers['X-Webhook-Signature']).toBe(signBody(Buffer.from(got!.Body!), 'sig-secret'));
-  });
+  it.each(SQS_SENDS)(
+    'SQS (%s): the body, the CloudEvents attributes and the signature as message attributes, the message id as receipt',
+    async (send) => {
+      const destinations = bySend[send];
+      const q = await queue(`payments-${send}`);
+      const m = message('0b8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10');
+      const outcome = await destinations.send(m, { type: 'SQS', queueUrl: q.url, ...aws() }, { timeoutMs: 10_000 });
+      expect(outcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
+      const [got, ...more] = await receive(q.url);
+      expect(more).toEqual([]);
+      expect(got!.MessageId).toBe(outcome.kind === 'success' ? outcome.receipt?.messageId : undefined);
+      expect(got!.Body).toBe('{"id":"evt_1","amount":1999}');
+      expect([attr(got!, 'ce-id'), attr(got!, 'ce-source'), attr(got!, 'ce-type'), attr(got!, 'ce-specversion')]).toEqual([
+        '0b8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10',
+        '/webhook-fanout/stripe',
+        'invoice.paid',
+        '1.0',
+      ]);
+      expect(attr(got!, 'content-type')).toBe('application/json');
+      const headers = JSON.parse(attr(got!, 'webhook-headers')!) as Record<string, string>;
+      expect(headers['X-Webhook-Signature']).toBe(signBody(Buffer.from(got!.Body!), 'sig-secret'));
+    },
+  );
 
-  it('SQS FIFO: the event id de-duplicates (a retry is not a second message), the ordering key groups', async () => {
-    const q = await queue('payments.fifo', { FifoQueue: 'true' });
-    const target = { type: 'SQS' as const, queueUrl: q.url, ...aws() };
-    const m = message('1d8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10', '{"n":1}', 'customer-7');
-    const first = await destinations.send(m, target, { timeoutMs: 10_000 });
-    const again = await destinations.send({ ...m, meta: { ...m.meta, attempt: 2 } }, target, { timeoutMs: 10_000 });
-    expect(first).toMatchObject({ kind: 'success', receipt: { sequence: expect.any(String) } });
-    expect(again.kind).toBe('success');
-    const r = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }),
-    );
-    expect(r.Messages?.map((x) => [x.Body, x.Attributes?.MessageGroupId, x.Attributes?.MessageDeduplicationId])).toEqual([
-      ['{"n":1}', 'customer-7', '1d8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'],
-    ]);
-  });
+  it.each(SQS_SENDS)(
+    'SQS FIFO (%s): the event id de-duplicates (a retry is not a second message), the ordering key groups',
+    async (send) => {
+      const destinations = bySend[send];
+      const q = await queue(`payments-${send}.fifo`, { FifoQueue: 'true' });
+      const target = { type: 'SQS' as const, queueUrl: q.url, ...aws() };
+      const m = message('1d8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10', '{"n":1}', 'customer-7');
+      const first = await destinations.send(m, target, { timeoutMs: 10_000 });
+      const again = await destinations.send({ ...m, meta: { ...m.meta, attempt: 2 } }, target, { timeoutMs: 10_000 });
+      expect(first).toMatchObject({ kind: 'success', receipt: { sequence: expect.any(String) } });
+      expect(again.kind).toBe('success');
+      const r = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }),
+      );
+      expect(r.Messages?.map((x) => [x.Body, x.Attributes?.MessageGroupId, x.Attributes?.MessageDeduplicationId])).toEqual([
+        ['{"n":1}', 'customer-7', '1d8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'],
+      ]);
+    },
+  );
 
   it('SNS: published to the topic and read from a queue it delivers to, with the same attributes', async () => {
     const sns = new SNSClient({ region, endpoint: moto.endpoint, credentials });
@@ -152,30 +170,183 @@ describe('AWS destinations against moto', () => {
     }
   });
 
-  it('an unknown queue and a message over the limit are final, with the reason; a broker not there is retried', async () => {
-    const unknown = await destinations.send(
-      message('4a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
-      { type: 'SQS', queueUrl: `${moto.endpoint}/123456789012/no-such-queue`, ...aws() },
-      { timeoutMs: 10_000 },
-    );
-    expect(unknown).toMatchObject({
-      kind: 'permanent',
-      statusClass: '4xx',
-      error: expect.stringMatching(/^SQS: .*(NonExistentQueue|QueueDoesNotExist)/),
+  it.each(SQS_SENDS)(
+    'SQS (%s): an unknown queue and a message over the limit are final, with the reason; a broker not there is retried',
+    async (send) => {
+      const destinations = bySend[send];
+      const unknown = await destinations.send(
+        message('4a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+        { type: 'SQS', queueUrl: `${moto.endpoint}/123456789012/no-such-queue`, ...aws() },
+        { timeoutMs: 10_000 },
+      );
+      expect(unknown).toMatchObject({
+        kind: 'permanent',
+        statusClass: '4xx',
+        error: expect.stringMatching(/^SQS: .*(NonExistentQueue|QueueDoesNotExist)/),
+      });
+      // the queue's own limit (SQS takes up to 1 MiB now; moto too): 1 KiB here
+      const q = await queue(`small-${send}`, { MaximumMessageSize: '1024' });
+      const big = await destinations.send(
+        message('5a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10', JSON.stringify({ s: 'x'.repeat(4 * 1024) })),
+        { type: 'SQS', queueUrl: q.url, ...aws() },
+        { timeoutMs: 10_000 },
+      );
+      expect(big).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^SQS: .*(shorter than|too long|MessageTooLong)/i) });
+      const down = await destinations.send(
+        message('6a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+        { type: 'SQS', queueUrl: q.url, region, endpointUrl: 'http://127.0.0.1:1', roleArn: null },
+        { timeoutMs: 5_000 },
+      );
+      expect(down).toMatchObject({ kind: 'retryable' });
+    },
+  );
+});
+
+/** What a front end answers (SQS's own errors, a proxy's page) per queue name: a real HTTP server in moto's place. */
+const ANSWERS: Record<string, { status: number; headers?: Record<string, string>; body: string } | 'never'> = {
+  throttled: {
+    status: 400,
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-query-error': 'RequestThrottled;Sender' },
+    body: '{"__type":"com.amazonaws.sqs#RequestThrottled","message":"Request is throttled."}',
+  },
+  unavailable: {
+    status: 503,
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-query-error': 'ServiceUnavailable;Server' },
+    body: '{"__type":"com.amazonaws.sqs#ServiceUnavailable","message":"The request has failed due to a temporary failure of the server."}',
+  },
+  'proxy-502': { status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+  'proxy-denied': {
+    status: 403,
+    headers: { 'content-type': 'text/xml' },
+    body: '<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>Access to this endpoint is denied by its policy</Message></Error></ErrorResponse>',
+  },
+  // the service took other bytes than were sent: the body's MD5 is not the one the answer gives
+  'md5-mismatch': {
+    status: 200,
+    headers: { 'content-type': 'application/x-amz-json-1.0' },
+    body: '{"MessageId":"m-1","MD5OfMessageBody":"00000000000000000000000000000000"}',
+  },
+  silent: 'never',
+};
+
+describe('SQS: what a front end answers, classified the same by both ways of sending', () => {
+  let server: Server;
+  let endpoint: string;
+  const seen: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, body });
+        const queue = (JSON.parse(body) as { QueueUrl: string }).QueueUrl.split('/').pop() ?? '';
+        const answer = ANSWERS[queue];
+        if (answer === 'never' || answer === undefined) return; // no answer: the attempt's deadline ends it
+        res.writeHead(answer.status, answer.headers).end(answer.body);
+      });
     });
-    // the queue's own limit (SQS takes up to 1 MiB now; moto too): 1 KiB here
-    const q = await queue('small', { MaximumMessageSize: '1024' });
-    const big = await destinations.send(
-      message('5a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10', JSON.stringify({ s: 'x'.repeat(4 * 1024) })),
-      { type: 'SQS', queueUrl: q.url, ...aws() },
-      { timeoutMs: 10_000 },
-    );
-    expect(big).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^SQS: .*(shorter than|too long|MessageTooLong)/i) });
-    const down = await destinations.send(
-      message('6a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
-      { type: 'SQS', queueUrl: q.url, region, endpointUrl: 'http://127.0.0.1:1', roleArn: null },
-      { timeoutMs: 5_000 },
-    );
-    expect(down).toMatchObject({ kind: 'retryable' });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const send = (how: (typeof SQS_SENDS)[number], queue: string, timeoutMs = 5_000) =>
+    bySend[how].send(
+      message('7a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+      { type: 'SQS', queueUrl: `${endpoint}/${ACCOUNT}/${queue}`, region, endpointUrl: endpoint, roleArn: null },
+      { timeoutMs },
+    );
+
+  it.each(
+    SQS_SENDS.flatMap(
+      (how) =>
+        [
+          [how, 'throttled', { kind: 'retryable', status: 400, statusClass: '4xx', error: 'SQS: RequestThrottled: Request is throttled.' }],
+          [
+            how,
+            'unavailable',
+            {
+              kind: 'retryable',
+              status: 503,
+              statusClass: '5xx',
+              error: 'SQS: ServiceUnavailable: The request has failed due to a temporary failure of the server.',
+            },
+          ],
+          [how, 'proxy-502', { kind: 'retryable', status: 502, statusClass: '5xx', error: expect.stringMatching(/^SQS: /) }],
+          [
+            how,
+            'proxy-denied',
+            {
+              kind: 'permanent',
+              status: 403,
+              statusClass: '4xx',
+              error: 'SQS: AccessDenied: Access to this endpoint is denied by its policy',
+            },
+          ],
+          [how, 'md5-mismatch', { kind: 'retryable', status: null, error: expect.stringMatching(/^SQS: .*(MD5|Checksum)/i) }],
+        ] as const,
+    ),
+  )('%s: %s', async (how, queue, outcome) => {
+    expect(await send(how, queue)).toEqual(expect.objectContaining(outcome));
+  });
+
+  it.each(SQS_SENDS)("%s: no answer within the attempt's deadline: retried, a timeout", async (how) => {
+    const started = Date.now();
+    expect(await send(how, 'silent', 500)).toMatchObject({
+      kind: 'retryable',
+      statusClass: 'timeout',
+      error: 'SQS: no answer within 500 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it.each(SQS_SENDS)("%s: the same request: JSON 1.0, SendMessage, signed with the client's key for SQS in its region", async (how) => {
+    seen.length = 0;
+    await send(how, 'throttled');
+    const [req] = seen;
+    expect(req?.headers).toMatchObject({
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': 'AmazonSQS.SendMessage',
+      'x-amzn-query-mode': 'true',
+      authorization: expect.stringMatching(new RegExp(`^AWS4-HMAC-SHA256 Credential=test/\\d{8}/${region}/sqs/aws4_request, `)),
+    });
+    // the way it went: the SDK names itself, the direct POST does not
+    expect(req?.headers['user-agent'] ?? '').toMatch(how === 'sdk' ? /aws-sdk-js/ : /^(?!.*aws-sdk-js)/);
+    expect(JSON.parse(req!.body)).toEqual({
+      QueueUrl: `${endpoint}/${ACCOUNT}/throttled`,
+      MessageBody: '{"id":"evt_1","amount":1999}',
+      MessageAttributes: expect.objectContaining({ 'ce-id': { DataType: 'String', StringValue: '7a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10' } }),
+    });
+  });
+
+  it.each(SQS_SENDS.flatMap((how) => [[how, 'an IP literal'] as const, [how, 'a name'] as const]))(
+    '%s: an endpoint at an address the outbound policy refuses (%s): never connected to',
+    async (how, host) => {
+      const guarded = createDestinations({
+        addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8', '::1/128'] }),
+        awsCredentials: credentials,
+        awsSqsSend: how,
+      });
+      try {
+        seen.length = 0;
+        const at = host === 'a name' ? endpoint.replace('127.0.0.1', 'localhost') : endpoint;
+        const outcome = await guarded.send(
+          message('8a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+          { type: 'SQS', queueUrl: `${at}/${ACCOUNT}/throttled`, region, endpointUrl: at, roleArn: null },
+          { timeoutMs: 5_000 },
+        );
+        expect(outcome).toMatchObject({
+          kind: 'retryable',
+          status: null,
+          error: expect.stringMatching(/is blocked by the outbound address policy/),
+        });
+        expect(seen).toEqual([]);
+      } finally {
+        await guarded.close();
+      }
+    },
+  );
 });

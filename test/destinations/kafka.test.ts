@@ -2,6 +2,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ProduceAcks } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
+import type { Message } from '../../src/delivery/message.js';
+import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createKafkaDestination } from '../../src/destinations/kafka/kafka-destination.js';
 import { waitForBuilds } from '../support/builds.js';
@@ -10,6 +12,23 @@ import { copiesWithinAttempts, publishThroughOutage, signedMessage, verifySignat
 
 // Kafka's jars come from Maven Central through the background queue (scripts/tools/builds.sh)
 await waitForBuilds('kafka');
+
+const SENDS = 'tracing:plt:kafka:producer:sends:start';
+
+/** Runs `work`, and says how many records each produce request of the client carried (its diagnostics channel). */
+async function requestsOf<T>(work: () => Promise<T>): Promise<{ result: T; requests: number[] }> {
+  const requests: number[] = [];
+  const onSend = (context: unknown): void =>
+    void requests.push((context as { options?: { messages?: unknown[] } }).options?.messages?.length ?? 0);
+  subscribe(SENDS, onSend);
+  try {
+    return { result: await work(), requests };
+  } finally {
+    unsubscribe(SENDS, onSend);
+  }
+}
+
+const receiptOf = (o: DeliveryOutcome) => (o.kind === 'success' ? o.receipt : undefined);
 
 /**
  * The Kafka destination against a real Kafka 4 (KRaft), each record read back by Kafka's own
@@ -105,6 +124,105 @@ describe('the Kafka destination', () => {
     expect(unknown).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_unknown_destination: .*no-such-topic/) });
   });
 
+  it('concurrent attempts go in one request per partition, each its own record: read once, at its receipt, key as partition key', async () => {
+    await kafka.createTopic('coalesced', 3);
+    // where one key's records go when sent one by one (KAFKA_PRODUCE=single): the coalesced ones must go there too
+    const single = createKafkaDestination({ addressPolicy: createAddressPolicy(), produce: 'single' });
+    let keyPartition: number | undefined;
+    try {
+      keyPartition = receiptOf(
+        await single.send(signedMessage({ orderingKey: 'cus_7' }), target({ topic: 'coalesced' }), { timeoutMs: 10_000 }),
+      )?.partition;
+    } finally {
+      await single.close();
+    }
+    expect(keyPartition).toEqual(expect.any(Number));
+
+    const messages = [
+      ...Array.from({ length: 4 }, () => signedMessage({ orderingKey: 'cus_7' })),
+      ...Array.from({ length: 8 }, () => signedMessage()),
+    ];
+    const { result: outcomes, requests } = await requestsOf(() =>
+      Promise.all(messages.map((m) => destination.send(m, target({ topic: 'coalesced' }), { timeoutMs: 10_000 }))),
+    );
+    // the keyed records in their partition's request, the others together in one partition's
+    expect(outcomes.map((o) => o.kind)).toEqual(messages.map(() => 'success'));
+    expect(requests.length).toBeLessThanOrEqual(2);
+    expect(requests.reduce((a, b) => a + b, 0)).toBe(messages.length);
+    const receipts = outcomes.map(receiptOf);
+    expect(new Set(receipts.map((r) => `${r?.partition}:${r?.offset}`)).size).toBe(messages.length);
+    for (const r of receipts.slice(0, 4)) expect(r?.partition).toBe(keyPartition);
+
+    const records = await kafka.consume('coalesced', messages.length + 1);
+    const byId = new Map(records.map((r) => [r.headers.ce_id, r]));
+    expect(records).toHaveLength(messages.length + 1);
+    messages.forEach((message, i) => {
+      const record = byId.get(message.deduplicationId);
+      expect(record, `the record of message ${i}`).toMatchObject({
+        partition: receipts[i]?.partition,
+        offset: Number(receipts[i]?.offset),
+        key: message.orderingKey,
+        value: message.body.toString(),
+      });
+      expect(record?.headers).toMatchObject({ 'X-Webhook-Event-Id': message.deduplicationId, 'content-type': 'application/json' });
+      expect(() => verifySignature(record?.value ?? '', record?.headers ?? {})).not.toThrow();
+    });
+  });
+
+  it('KAFKA_PRODUCE=single: one request per record', async () => {
+    const single = createKafkaDestination({ addressPolicy: createAddressPolicy(), produce: 'single' });
+    try {
+      const { result: outcomes, requests } = await requestsOf(() =>
+        Promise.all(Array.from({ length: 4 }, () => single.send(signedMessage(), target(), { timeoutMs: 10_000 }))),
+      );
+      expect(outcomes.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+      expect(requests).toEqual([1, 1, 1, 1]);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it("in one request, a record over the broker's limit fails alone (final); records that fit only apart are each written", async () => {
+    await kafka.createTopic('limits');
+    const small = Array.from({ length: 3 }, () => signedMessage());
+    const tooLarge = signedMessage({ body: Buffer.alloc(kafka.maxMessageBytes + 1, 'x') });
+    // each under message.max.bytes, the two together over it
+    const halves = Array.from({ length: 2 }, (_, i) =>
+      signedMessage({ body: Buffer.from(JSON.stringify({ id: `half_${i}`, pad: 'y'.repeat(Math.floor(kafka.maxMessageBytes * 0.6)) })) }),
+    );
+    const send = (m: Message) => destination.send(m, target({ topic: 'limits' }), { timeoutMs: 10_000 });
+    const { result, requests } = await requestsOf(async () => ({
+      withLarge: await Promise.all([small[0], tooLarge, small[1], small[2]].map((m) => send(m as Message))),
+      halves: await Promise.all(halves.map(send)),
+    }));
+    expect(result.withLarge.map((o) => o.kind)).toEqual(['success', 'permanent', 'success', 'success']);
+    expect(result.withLarge[1]).toMatchObject({ error: expect.stringMatching(/^broker_message_too_large: MESSAGE_TOO_LARGE/) });
+    expect(result.halves.map((o) => o.kind)).toEqual(['success', 'success']);
+    // each group went as one request first, then record by record
+    expect(requests).toEqual([4, 1, 1, 1, 1, 2, 1, 1]);
+
+    const records = await kafka.consume('limits', 6, 15_000);
+    expect(records.map((r) => r.headers.ce_id).sort()).toEqual([...small, ...halves].map((m) => m.deduplicationId).sort());
+  });
+
+  it('a record still waiting for its request when its deadline passes is never sent', async () => {
+    await kafka.createTopic('deadline');
+    const send = (m: Message, timeoutMs: number) => destination.send(m, target({ topic: 'deadline' }), { timeoutMs });
+    const first = Array.from({ length: 3 }, () => signedMessage());
+    const late = Array.from({ length: 3 }, () => signedMessage());
+    // the first request is in flight (a produce with acks=all and a flush takes milliseconds); the
+    // others wait for its answer, and their 1 ms passes first
+    const inFlight = Promise.all(first.map((m) => send(m, 10_000)));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const lateOutcomes = await Promise.all(late.map((m) => send(m, 1)));
+    expect((await inFlight).map((o) => o.kind)).toEqual(['success', 'success', 'success']);
+    expect(lateOutcomes.every((o) => o.kind === 'retryable' && o.statusClass === 'timeout')).toBe(true);
+
+    const records = await kafka.consume('deadline', first.length + late.length, 8_000);
+    expect(records.map((r) => r.headers.ce_id).sort()).toEqual(first.map((m) => m.deduplicationId).sort());
+  });
+
   it('never dials an address the outbound policy refuses: a cloud-metadata bootstrap server, or a broker the cluster advertises', async () => {
     const metadata = await destination.send(signedMessage(), target({ bootstrapServers: ['169.254.169.254:9092'] }), { timeoutMs: 5_000 });
     expect(metadata).toMatchObject({
@@ -127,6 +245,35 @@ describe('the Kafka destination', () => {
       await strict.close();
     }
   });
+
+  it('a request that fails fails each of its attempts with the reason, each retried on its own; each record then read once', async () => {
+    await kafka.createTopic('refused-request');
+    const messages = Array.from({ length: 6 }, () => signedMessage());
+    const send = (m: Message) => destination.send(m, target({ topic: 'refused-request' }), { timeoutMs: 5_000 });
+    // a first record makes the producer know the topic (its metadata stays cached through the outage)
+    const warm = signedMessage();
+    expect((await send(warm)).kind).toBe('success');
+    await kafka.halt();
+    let failed;
+    try {
+      failed = await requestsOf(() => Promise.all(messages.map(send)));
+    } finally {
+      await kafka.start();
+    }
+    expect(failed.requests).toEqual([messages.length]);
+    for (const o of failed.result) expect(o).toMatchObject({ kind: 'retryable', error: expect.stringMatching(/^broker_unavailable: /) });
+    // each attempt retried by its own delivery, as its backoff says: these one after the other
+    for (const m of messages) {
+      let outcome = await send(m);
+      for (let i = 0; outcome.kind !== 'success' && i < 20; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        outcome = await send(m);
+      }
+      expect(outcome.kind).toBe('success');
+    }
+    const records = await kafka.consume('refused-request', messages.length + 2, 15_000);
+    expect(records.map((r) => r.headers.ce_id).sort()).toEqual([warm, ...messages].map((m) => m.deduplicationId).sort());
+  }, 180_000);
 
   it('the broker down for 30 s mid-run: every message is in the topic, a second copy only of one whose answer was lost', async () => {
     await kafka.createTopic('outage');

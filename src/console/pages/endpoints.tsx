@@ -5,6 +5,7 @@ import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
+import { endpointBadge } from '../ui/endpoint-state.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 
@@ -145,7 +146,7 @@ export function EndpointsPage() {
                       )}
                     </td>
                     <td>
-                      <Status value={e.state} />
+                      <StateBadge endpoint={e} />
                       {e.deniedReason !== null && (
                         <>
                           <br />
@@ -260,5 +261,17 @@ export function EndpointsPage() {
         </Show>
       </section>
     </>
+  );
+}
+
+/** The state column's badge: the API's state, or what an ACTIVE endpoint that sends nothing is (ui/endpoint-state.ts). */
+function StateBadge({ endpoint }: { endpoint: Endpoint }) {
+  const badge = endpointBadge(endpoint);
+  return badge.title === undefined ? (
+    <Status value={badge.label} />
+  ) : (
+    <span title={badge.title}>
+      <Status value={badge.label} />
+    </span>
   );
 }

@@ -9,11 +9,10 @@ import type { Receipt } from '../../domain/records.js';
 import type { AwsClients } from './aws-clients.js';
 import { classifyAwsError } from './aws-errors.js';
 import { awsMessageOf, eventBridgeDetailOf } from './aws-message.js';
-
-/** A FIFO queue's or topic's group when the endpoint is not ordered: one group, the order of the sends. */
-export const UNORDERED_GROUP = 'webhook-fanout';
-
-const isFifo = (name: string): boolean => name.endsWith('.fifo');
+import type { SqsDirect } from './sqs-direct.js';
+import { isFifo, sendMessageInput, sendMessageUrl, UNORDERED_GROUP } from './sqs-send-message.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
+import { checkLiteralHost } from '../../delivery/guarded-lookup.js';
 
 /** One call with the attempt's deadline, its answer or failure as an outcome. */
 async function publish(
@@ -36,28 +35,44 @@ async function publish(
   }
 }
 
-/** SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups. */
-export function createSqsDestination(clients: AwsClients): Destination<SqsTarget> {
+/**
+ * SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups.
+ * With `direct` (AWS_SQS_SEND=direct) it is one signed POST (sqs-direct.ts), else the SDK client's
+ * send(): the same input, credentials, endpoint and signer either way.
+ */
+export function createSqsDestination(
+  clients: AwsClients,
+  deps: { addressPolicy: AddressPolicy; direct?: SqsDirect },
+): Destination<SqsTarget> {
+  const { direct } = deps;
+  // an IP literal skips the guarded lookup (either way): the host the send goes to is checked once per (queue, endpoint)
+  const checked = new Set<string>();
+  const checkLiteral = (to: SqsTarget): void => {
+    const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
+    if (checked.has(key)) return;
+    const blocked = checkLiteralHost(deps.addressPolicy, sendMessageUrl(to).hostname);
+    if (blocked) throw blocked;
+    checked.add(key);
+  };
   return {
     send: (message: Message, to, options) =>
       publish('SQS', options, async (abortSignal) => {
-        const { text, attributes } = awsMessageOf(message);
-        const fifo = isFifo(to.queueUrl);
-        const r = await clients.of(to).sqs.send(
-          new SendMessageCommand({
-            QueueUrl: to.queueUrl,
-            MessageBody: text,
-            MessageAttributes: attributes,
-            ...(fifo ? { MessageDeduplicationId: message.deduplicationId, MessageGroupId: message.orderingKey ?? UNORDERED_GROUP } : {}),
-          }),
-          { abortSignal },
-        );
+        checkLiteral(to);
+        const input = sendMessageInput(message, to);
+        const client = clients.of(to).sqs;
+        const r = direct
+          ? await direct.send(client, to, input, abortSignal)
+          : await client
+              .send(new SendMessageCommand(input), { abortSignal })
+              .then((a) => ({ messageId: a.MessageId, sequence: a.SequenceNumber }));
         return {
-          receipt: { ...(r.MessageId ? { messageId: r.MessageId } : {}), ...(r.SequenceNumber ? { sequence: r.SequenceNumber } : {}) },
-          body: `SQS message ${r.MessageId ?? '(no id)'}`,
+          receipt: { ...(r.messageId ? { messageId: r.messageId } : {}), ...(r.sequence ? { sequence: r.sequence } : {}) },
+          body: `SQS message ${r.messageId ?? '(no id)'}`,
         };
       }),
-    close: async () => {},
+    close: async () => {
+      await direct?.close();
+    },
   };
 }
 

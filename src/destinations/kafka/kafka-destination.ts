@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Producer, ProduceAcks } from '@platformatic/kafka';
+import type { KafkaProduceMode } from '../../config/settings.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import type { KafkaTarget } from '../../delivery/broker-targets.js';
 import type { Destination } from '../../delivery/destination.js';
@@ -10,6 +11,8 @@ import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
 import { kafkaRecordParts } from './kafka-record.js';
+import type { ProduceRecord } from './produce-batch.js';
+import { createProduceCoalescer, type AttemptState, type ProduceCoalescer, type Produced } from './produce-coalescer.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -20,8 +23,15 @@ type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
  * producer does not retry inside an attempt: an attempt is one publish, and the delivery's backoff
  * decides the next.
  */
-export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; clientId?: string }): Destination<KafkaTarget> {
+export function createKafkaDestination(opts: {
+  addressPolicy: AddressPolicy;
+  clientId?: string;
+  /** KAFKA_PRODUCE; unset: coalesced */
+  produce?: KafkaProduceMode;
+}): Destination<KafkaTarget> {
   const producers = new Map<string, KafkaProducer>();
+  const coalescers = new WeakMap<KafkaProducer, ProduceCoalescer>();
+  const coalesced = (opts.produce ?? 'coalesced') === 'coalesced';
   // the brokers a cluster advertises are what the producer dials: checked once per producer
   const advertisedChecked = new WeakSet<KafkaProducer>();
 
@@ -56,35 +66,49 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
         ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.secrets.password ?? '' } } : {}),
       });
       producers.set(key, producer);
+      coalescers.set(producer, createProduceCoalescer(producer));
     }
     return producer;
   };
 
-  const publish = async (producer: KafkaProducer, message: Message, to: KafkaTarget, elapsed: () => number): Promise<DeliveryOutcome> => {
+  /** one record alone in its request (KAFKA_PRODUCE=single) */
+  const produceOne = async (producer: KafkaProducer, topic: string, record: ProduceRecord): Promise<Produced> => {
+    try {
+      // acks on each send: the client takes a producer's own `acks` for its streams only, and a
+      // send without one is acknowledged by the leader alone (acks=1)
+      const result = await producer.send({ messages: [{ ...record, topic }], acks: ProduceAcks.ALL });
+      const written = result.offsets?.[0];
+      return written === undefined ? { partition: -1, offset: null } : { partition: written.partition, offset: written.offset };
+    } catch (error) {
+      return { error };
+    }
+  };
+
+  const publish = async (
+    producer: KafkaProducer,
+    message: Message,
+    to: KafkaTarget,
+    attempt: AttemptState,
+    elapsed: () => number,
+  ): Promise<DeliveryOutcome> => {
     const refused = await refusedAddress(producer, to);
     if (refused !== null) return brokerFailureOutcome(refused, elapsed());
     const parts = kafkaRecordParts(message);
-    const record = {
-      topic: to.topic,
+    const record: ProduceRecord = {
       value: message.body,
       ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
       headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
     };
-    try {
-      // acks on each send: the client takes a producer's own `acks` for its streams only, and a
-      // send without one is acknowledged by the leader alone (acks=1)
-      const result = await producer.send({ messages: [record], acks: ProduceAcks.ALL });
-      const written = result.offsets?.[0];
-      if (written === undefined)
-        return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
-      return brokerSuccess(
-        { partition: written.partition, offset: written.offset.toString() },
-        `${to.topic} partition ${written.partition} offset ${written.offset}`,
-        elapsed(),
-      );
-    } catch (err) {
-      return brokerFailureOutcome(classifyKafkaError(err), elapsed());
-    }
+    const coalescer = coalesced ? coalescers.get(producer) : undefined;
+    const produced = coalescer ? await coalescer.produce(to.topic, record, attempt) : await produceOne(producer, to.topic, record);
+    if ('error' in produced) return brokerFailureOutcome(classifyKafkaError(produced.error), elapsed());
+    if (produced.offset === null)
+      return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
+    return brokerSuccess(
+      { partition: produced.partition, offset: produced.offset.toString() },
+      `${to.topic} partition ${produced.partition} offset ${produced.offset}`,
+      elapsed(),
+    );
   };
 
   return {
@@ -92,13 +116,16 @@ export function createKafkaDestination(opts: { addressPolicy: AddressPolicy; cli
       const started = performance.now();
       const elapsed = (): number => Math.round(performance.now() - started);
       const producer = producerFor(to);
-      // one deadline for the attempt, the address checks and the produce together
-      return withDeadline(publish(producer, message, to, elapsed), timeoutMs, () =>
-        brokerFailureOutcome(
+      const attempt: AttemptState = { abandoned: false };
+      // one deadline for the attempt, the address checks and the produce together; a record still
+      // waiting for its request when it passes is never sent (one in a request already may be written)
+      return withDeadline(publish(producer, message, to, attempt, elapsed), timeoutMs, () => {
+        attempt.abandoned = true;
+        return brokerFailureOutcome(
           { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
           elapsed(),
-        ),
-      );
+        );
+      });
     },
     async close() {
       const all = [...producers.values()];

@@ -93,9 +93,24 @@ describe('Temporal Cloud Actions counted from a history', () => {
     expect(cloudActions(history()).total).toBe(total);
   });
 
+  it.each([
+    {
+      name: 'a delivery whose turn came at once: one workflow task',
+      history: () => [started(), ...taskWithMarkers(4), completed()],
+      tasks: 1,
+    },
+    {
+      name: 'one that waited for a signal: a second task',
+      history: () => [started(), ...taskWithMarkers(3), ev(T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), ...taskWithMarkers(2), completed()],
+      tasks: 2,
+    },
+  ])('counts the workflow tasks: $name', ({ history, tasks }) => {
+    expect(cloudActions(history()).workflowTasks).toBe(tasks);
+  });
+
   it('says what the Actions are for', () => {
     const a = cloudActions([started(), ...taskWithMarkers(12), ...activity(2), completed()]);
-    expect(a).toMatchObject({ markers: 12, markerTasks: 1 });
+    expect(a).toMatchObject({ markers: 12, markerTasks: 1, workflowTasks: 1 });
     expect(a.byKind).toEqual({ 'workflow started': 1, 'activity attempts': 2, 'local activities and markers (one per workflow task)': 1 });
   });
 });

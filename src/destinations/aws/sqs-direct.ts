@@ -1,0 +1,106 @@
+// SQS's SendMessage as one signed POST (AWS_SQS_SEND=direct, the default): the SDK client's send()
+// spends about 0.5 ms of CPU per call in its middleware stack, schema serde, retry wrapper and
+// handler, two thirds of a send (docs/destinations.md, "The SQS send"). Everything that is not per
+// call stays the SDK client's: its credentials (the pod's identity, or the endpoint's role,
+// memoized and renewed), its region and its SigV4 signer (@smithy/signature-v4, the same instance
+// send() signs with), its clock-skew offset. This module owns the POST: an undici keep-alive agent
+// whose every connection resolves through the address policy, the attempt's deadline, a bounded
+// answer. sqs-send-message.ts owns the body and reading the answer.
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { Agent, buildConnector, request } from 'undici';
+import type { SqsTarget } from '../../delivery/destination.js';
+import type { AddressPolicy } from '../../delivery/address-policy.js';
+import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
+import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget } from '../../transport/signed-aws-call.js';
+import {
+  parseSendMessageAnswer,
+  SEND_MESSAGE_HEADERS,
+  sendMessageErrorOf,
+  sendMessageUrl,
+  type SendMessageAnswer,
+} from './sqs-send-message.js';
+
+/** A SendMessage answer is a few hundred bytes; an error page from a proxy may be more: kept up to this. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+type Sign = Awaited<ReturnType<typeof resolveCallTarget>>['sign'];
+
+export interface SqsDirect {
+  /** One SendMessage of `body` (the JSON input): its answer, or throws what classifyAwsError reads. */
+  send(client: SQSClient, to: SqsTarget, input: { MessageBody: string }, signal: AbortSignal): Promise<SendMessageAnswer>;
+  close(): Promise<void>;
+}
+
+export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connectionTimeoutMs?: number }): SqsDirect {
+  const agent = new Agent({
+    keepAliveTimeout: 4_000,
+    // every new connection resolves through the policy: an endpoint never reaches a cloud-metadata address
+    connect: buildConnector({ lookup: createGuardedLookup(deps.addressPolicy), timeout: deps.connectionTimeoutMs ?? 3_000 }),
+  });
+  // the client's signer, resolved once per client (its credentials provider is asked on each signing, memoized there)
+  const signers = new WeakMap<SQSClient, Promise<Sign>>();
+  const signerOf = (client: SQSClient): Promise<Sign> => {
+    let s = signers.get(client);
+    if (!s) {
+      s = resolveCallTarget(client).then(
+        (t) => t.sign,
+        (err: unknown) => {
+          signers.delete(client);
+          throw err;
+        },
+      );
+      signers.set(client, s);
+    }
+    return s;
+  };
+  // the URL of each (queue, endpoint)
+  const urls = new Map<string, URL>();
+  const urlOf = (to: SqsTarget): URL => {
+    const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
+    let url = urls.get(key);
+    if (!url) {
+      url = sendMessageUrl(to);
+      urls.set(key, url);
+    }
+    return url;
+  };
+
+  return {
+    async send(client, to, input, signal) {
+      const url = urlOf(to);
+      const sign = await signerOf(client);
+      const body = JSON.stringify(input);
+      const signed = await sign(new Date(Date.now() + (client.config.systemClockOffset || 0)), {
+        method: 'POST',
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        path: url.pathname,
+        query: {},
+        headers: { host: url.host, ...SEND_MESSAGE_HEADERS },
+        body,
+      });
+      const res = await request(url, { method: 'POST', headers: signed.headers, body, dispatcher: agent, signal });
+      const text = await readBounded(res.body, MAX_ANSWER_BYTES);
+      if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
+      const queryError = res.headers['x-amzn-query-error'];
+      const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
+      // the SDK's clock-skew correction: the next attempt signs with the server's time (shared with send())
+      const date = res.headers.date;
+      if (CLOCK_SKEW_CODES.has(err.name)) correctClockSkew(client, typeof date === 'string' ? date : undefined);
+      throw err;
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** The answer's text, at most `max` bytes of it (the rest is read and dropped: the connection stays reusable). */
+async function readBounded(body: AsyncIterable<Buffer>, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < max) chunks.push(chunk);
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}

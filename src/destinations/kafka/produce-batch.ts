@@ -1,0 +1,64 @@
+import { defaultPartitioner } from '@platformatic/kafka';
+
+/** One record bound for a topic, as the producer takes it. */
+export interface ProduceRecord {
+  key?: Buffer;
+  value: Buffer;
+  headers: Map<Buffer, Buffer>;
+}
+
+/**
+ * How much one produce request of the coalescer carries: well under the broker's default
+ * message.max.bytes (1 MiB, the limit of one partition's record batch), so that records which
+ * each fit are not refused together; a record over the bytes goes alone.
+ */
+export const BATCH_LIMITS = { records: 500, bytes: 256 * 1024 } as const;
+
+/** A record's size as the batch limit counts it: key, value and headers (a record's framing is a few bytes more). */
+export function recordBytes(record: ProduceRecord): number {
+  let bytes = record.value.length + (record.key?.length ?? 0);
+  for (const [name, value] of record.headers) bytes += name.length + value.length;
+  return bytes;
+}
+
+/**
+ * The partition of a keyed record: the client's own default partitioner (murmur2 of the key)
+ * modulo the topic's partitions, as its send() computes it, so that one ordering key's records
+ * land in one partition whichever way they are sent.
+ */
+export function keyedPartition(key: Buffer, partitionsCount: number): number {
+  return defaultPartitioner({ topic: '' }, key) % partitionsCount;
+}
+
+/**
+ * The first records of `waiting` that one request carries: at most `limits.records`, and at most
+ * `limits.bytes` of them unless the first alone is larger (it then goes alone). Never empty when
+ * `waiting` is not.
+ */
+export function takeBatch<T>(waiting: readonly T[], bytesOf: (item: T) => number, limits: { records: number; bytes: number }): T[] {
+  const batch: T[] = [];
+  let bytes = 0;
+  for (const item of waiting) {
+    const size = bytesOf(item);
+    if (batch.length > 0 && (batch.length >= limits.records || bytes + size > limits.bytes)) break;
+    batch.push(item);
+    bytes += size;
+  }
+  return batch;
+}
+
+/**
+ * Each record's offset from one partition's answer: a record batch is appended whole, at
+ * consecutive offsets from the base the broker answers, in the order it was sent. Null when the
+ * answer names no such partition.
+ */
+export function recordOffsets(
+  offsets: readonly { topic: string; partition: number; offset: bigint }[] | undefined,
+  topic: string,
+  partition: number,
+  count: number,
+): bigint[] | null {
+  const answer = offsets?.find((o) => o.topic === topic && o.partition === partition);
+  if (answer === undefined) return null;
+  return Array.from({ length: count }, (_, i) => answer.offset + BigInt(i));
+}

@@ -1,0 +1,165 @@
+import { ProduceAcks, type Producer } from '@platformatic/kafka';
+import { classifyKafkaError } from './classify.js';
+import { BATCH_LIMITS, keyedPartition, recordBytes, recordOffsets, takeBatch, type ProduceRecord } from './produce-batch.js';
+
+type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
+
+/** What the broker answered for one record: where it was written (offset null: an answer without one), or the request's error. */
+export type Produced = { partition: number; offset: bigint | null } | { error: unknown };
+
+/** The attempt a record belongs to: once its deadline has passed, a record not yet sent is dropped, never sent late. */
+export interface AttemptState {
+  abandoned: boolean;
+}
+
+export interface ProduceCoalescer {
+  produce(topic: string, record: ProduceRecord, attempt: AttemptState): Promise<Produced>;
+}
+
+interface Entry {
+  record: ProduceRecord;
+  bytes: number;
+  attempt: AttemptState;
+  resolve: (produced: Produced) => void;
+}
+
+interface PartitionLane {
+  inFlight: boolean;
+  waiting: Entry[];
+}
+
+interface TopicLane {
+  /** records that came in since the last assignment, assigned together on the next turn of the event loop */
+  incoming: Entry[];
+  scheduled: boolean;
+  partitions: Map<number, PartitionLane>;
+  /** where records without a key go: kept while its request is in flight (they join the next one), moved on when idle */
+  sticky: number;
+}
+
+/**
+ * Puts the records of concurrent attempts bound for one producer and topic into one produce
+ * request per partition (docs/destinations.md, "Kafka"): the client's own produce path costs the
+ * same CPU for one record as for many (metadata look-ups, the request and its timer, the answer),
+ * so ten attempts in one request cost about one. Each record is still its attempt's one publish,
+ * acknowledged with acks=all, its offset its own (the batch's base offset plus its place).
+ *
+ * The wait for company is bounded by what is happening anyway, as a producer's linger: records
+ * that arrive in the same turn of the event loop go together (setImmediate: no timer, nothing
+ * added to a record that comes alone), and while a partition has a request in flight the records
+ * for it wait for its answer and then go in one request. One request in flight per partition
+ * keeps a partition's records in the order they came.
+ *
+ * One partition per request: a record batch is appended whole or not at all, so a request's
+ * answer is every one of its records' answer, and a failed request fails each of its attempts
+ * with the classified reason (each retried by its own delivery). A batch refused as too large is
+ * sent again record by record, so only the record over the broker's limit fails.
+ */
+export function createProduceCoalescer(
+  producer: KafkaProducer,
+  limits: { records: number; bytes: number } = BATCH_LIMITS,
+): ProduceCoalescer {
+  const topics = new Map<string, TopicLane>();
+
+  /** the entries whose attempt still waits; the others settle (their attempt has already ended) and are not sent */
+  const live = (entries: Entry[]): Entry[] =>
+    entries.filter((e) => {
+      if (e.attempt.abandoned) e.resolve({ error: new Error('the attempt ended before its record was sent') });
+      return !e.attempt.abandoned;
+    });
+
+  const laneOf = (topic: string): TopicLane => {
+    let lane = topics.get(topic);
+    if (lane === undefined) {
+      lane = { incoming: [], scheduled: false, partitions: new Map(), sticky: 0 };
+      topics.set(topic, lane);
+    }
+    return lane;
+  };
+
+  const partitionOf = (lane: TopicLane, partition: number): PartitionLane => {
+    let p = lane.partitions.get(partition);
+    if (p === undefined) {
+      p = { inFlight: false, waiting: [] };
+      lane.partitions.set(partition, p);
+    }
+    return p;
+  };
+
+  const assign = async (topic: string, lane: TopicLane): Promise<void> => {
+    lane.scheduled = false;
+    const entries = live(lane.incoming);
+    lane.incoming = [];
+    if (entries.length === 0) return;
+    let count: number;
+    try {
+      // the client's cached metadata (its send looks it up the same way): an unknown topic fails here as there
+      const metadata = await producer.metadata({ topics: [topic], autocreateTopics: false });
+      count = metadata.topics.get(topic)?.partitionsCount ?? 0;
+      if (count < 1) throw new Error(`the cluster's metadata names no partition of ${topic}`);
+    } catch (error) {
+      for (const e of entries) e.resolve({ error });
+      return;
+    }
+    let sticky: number | undefined;
+    for (const e of entries) {
+      let partition: number;
+      if (e.record.key !== undefined) partition = keyedPartition(e.record.key, count);
+      else {
+        if (sticky === undefined) {
+          const current = lane.sticky < count ? lane.partitions.get(lane.sticky) : undefined;
+          if (current?.inFlight !== true) lane.sticky = (lane.sticky + 1) % count;
+          sticky = lane.sticky;
+        }
+        partition = sticky;
+      }
+      partitionOf(lane, partition).waiting.push(e);
+    }
+    for (const [partition, p] of lane.partitions) if (!p.inFlight && p.waiting.length > 0) void drain(topic, partition, p);
+  };
+
+  /** Sends a partition's waiting records, a request at a time, until none waits. */
+  const drain = async (topic: string, partition: number, p: PartitionLane): Promise<void> => {
+    p.inFlight = true;
+    try {
+      for (;;) {
+        p.waiting = live(p.waiting);
+        if (p.waiting.length === 0) return;
+        const batch = takeBatch(p.waiting, (e) => e.bytes, limits);
+        p.waiting = p.waiting.slice(batch.length);
+        await sendBatch(topic, partition, batch);
+      }
+    } finally {
+      p.inFlight = false;
+    }
+  };
+
+  const sendBatch = async (topic: string, partition: number, batch: Entry[]): Promise<void> => {
+    try {
+      // acks on each send: the client takes a producer's own `acks` for its streams only
+      const result = await producer.send({ messages: batch.map((e) => ({ ...e.record, topic, partition })), acks: ProduceAcks.ALL });
+      const offsets = recordOffsets(result.offsets, topic, partition, batch.length);
+      batch.forEach((e, i) => e.resolve({ partition, offset: offsets?.[i] ?? null }));
+    } catch (error) {
+      // nothing of a refused batch is written: each record alone finds out whether it is the one too large
+      if (batch.length > 1 && classifyKafkaError(error).code === 'broker_message_too_large') {
+        await Promise.all(batch.map((e) => sendBatch(topic, partition, [e])));
+        return;
+      }
+      for (const e of batch) e.resolve({ error });
+    }
+  };
+
+  return {
+    produce(topic, record, attempt) {
+      return new Promise<Produced>((resolve) => {
+        const lane = laneOf(topic);
+        lane.incoming.push({ record, bytes: recordBytes(record), attempt, resolve });
+        if (!lane.scheduled) {
+          lane.scheduled = true;
+          setImmediate(() => void assign(topic, lane));
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { murmur2 } from '@platformatic/kafka';
+import { describe, expect, it } from 'vitest';
+import { keyedPartition, recordBytes, recordOffsets, takeBatch } from '../../../../src/destinations/kafka/produce-batch.js';
+
+describe('the records one coalesced produce request carries', () => {
+  const limits = { records: 3, bytes: 100 };
+  it.each([
+    { name: 'none waiting: none', sizes: [], batch: [] },
+    { name: 'a record alone', sizes: [10], batch: [10] },
+    { name: 'all that fit', sizes: [10, 20, 30], batch: [10, 20, 30] },
+    { name: 'at most `records`', sizes: [1, 1, 1, 1, 1], batch: [1, 1, 1] },
+    { name: 'stops before the bytes are exceeded', sizes: [60, 30, 20], batch: [60, 30] },
+    { name: 'exactly the bytes', sizes: [60, 40, 1], batch: [60, 40] },
+    { name: 'a record over the bytes goes alone', sizes: [150, 10], batch: [150] },
+    { name: 'one over the bytes after others waits for the next request', sizes: [10, 150], batch: [10] },
+  ])('$name', ({ sizes, batch }) => {
+    expect(takeBatch(sizes, (s) => s, limits)).toEqual(batch);
+  });
+});
+
+describe("each record's offset from its partition's answer", () => {
+  const offsets = [
+    { topic: 'payments', partition: 0, offset: 41n },
+    { topic: 'payments', partition: 2, offset: 7n },
+    { topic: 'refunds', partition: 2, offset: 100n },
+  ];
+  it.each([
+    { name: 'one record: the base', topic: 'payments', partition: 0, count: 1, expected: [41n] },
+    { name: 'consecutive from the base, in the order sent', topic: 'payments', partition: 2, count: 3, expected: [7n, 8n, 9n] },
+    { name: "another topic's partition of the same number", topic: 'refunds', partition: 2, count: 2, expected: [100n, 101n] },
+    { name: 'a partition the answer does not name', topic: 'payments', partition: 1, count: 2, expected: null },
+  ])('$name', ({ topic, partition, count, expected }) => {
+    expect(recordOffsets(offsets, topic, partition, count)).toEqual(expected);
+  });
+
+  it('no answer at all: none', () => {
+    expect(recordOffsets(undefined, 'payments', 0, 1)).toBeNull();
+  });
+});
+
+describe("a keyed record's partition: the client's own (murmur2 of the key, unsigned, modulo the partitions)", () => {
+  it.each([
+    { key: 'cus_42', partitions: 1 },
+    { key: 'cus_42', partitions: 3 },
+    { key: 'cus_7', partitions: 3 },
+    { key: 'ord_0001', partitions: 12 },
+    { key: 'é', partitions: 5 },
+  ])('$key over $partitions partitions', ({ key, partitions }) => {
+    const partition = keyedPartition(Buffer.from(key), partitions);
+    expect(partition).toBe((murmur2(Buffer.from(key)) >>> 0) % partitions);
+    expect(partition).toBeGreaterThanOrEqual(0);
+    expect(partition).toBeLessThan(partitions);
+  });
+});
+
+describe('the size a record counts for', () => {
+  it.each([
+    { name: 'a value', record: { value: Buffer.alloc(10), headers: new Map<Buffer, Buffer>() }, bytes: 10 },
+    {
+      name: 'key and value',
+      record: { key: Buffer.from('cus_42'), value: Buffer.alloc(10), headers: new Map<Buffer, Buffer>() },
+      bytes: 16,
+    },
+    {
+      name: 'with headers, names and values',
+      record: { value: Buffer.alloc(10), headers: new Map([[Buffer.from('ce_id'), Buffer.from('abc')]]) },
+      bytes: 18,
+    },
+  ])('$name: $bytes', ({ record, bytes }) => {
+    expect(recordBytes(record)).toBe(bytes);
+  });
+});
