@@ -40,7 +40,11 @@ function messageOf(i: number): Message {
 const destinations = createDestinations({
   addressPolicy: createAddressPolicy(),
   kafkaProduce: process.env.KAFKA_PRODUCE === 'single' ? 'single' : 'coalesced',
+  // AWS_SQS_SEND as the worker reads it (unset: direct)
+  awsSqsSend: process.env.AWS_SQS_SEND === 'sdk' ? 'sdk' : 'direct',
 });
+// the target named `sqs-sdk` goes through the SDK's send(): the two SQS ways A/B in the same blocks
+const sdkSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'sdk' });
 const names = Object.keys(input.targets);
 
 /** `n` sends to one target, `concurrency` at a time, as the worker's activities overlap; throws on any failure. */
@@ -50,7 +54,7 @@ async function sendAll(name: string, messages: readonly Message[]): Promise<void
   const lane = async (): Promise<void> => {
     while (next < messages.length) {
       const message = messages[next++] as Message;
-      const outcome = await destinations.send(message, target, { timeoutMs: 10_000 });
+      const outcome = await (name === 'sqs-sdk' ? sdkSqs : destinations).send(message, target, { timeoutMs: 10_000 });
       if (outcome.kind !== 'success') throw new Error(`${name}: ${outcome.kind}: ${'error' in outcome ? outcome.error : ''}`);
     }
   };
@@ -85,6 +89,7 @@ try {
   }
 } finally {
   await destinations.close();
+  await sdkSqs.close();
 }
 const n = input.sends * input.blocks;
 const result: DestinationSendResult = Object.fromEntries(

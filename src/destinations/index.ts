@@ -95,8 +95,8 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
     });
     return {
       sqs,
-      sns: createSnsDestination(clients),
-      eventBridge: createEventBridgeDestination(clients),
+      sns: createSnsDestination(clients, { addressPolicy: deps.addressPolicy }),
+      eventBridge: createEventBridgeDestination(clients, { addressPolicy: deps.addressPolicy }),
       close: async () => {
         await sqs.close();
         clients.close();

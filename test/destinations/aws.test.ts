@@ -239,7 +239,12 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
         seen.push({ headers: req.headers, body });
-        const queue = (JSON.parse(body) as { QueueUrl: string }).QueueUrl.split('/').pop() ?? '';
+        let queue = '';
+        try {
+          queue = (JSON.parse(body) as { QueueUrl: string }).QueueUrl.split('/').pop() ?? '';
+        } catch {
+          // not SQS's JSON (SNS's form): no answer
+        }
         const answer = ANSWERS[queue];
         if (answer === 'never' || answer === undefined) return; // no answer: the attempt's deadline ends it
         res.writeHead(answer.status, answer.headers).end(answer.body);
@@ -342,6 +347,32 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
           kind: 'retryable',
           status: null,
           error: expect.stringMatching(/is blocked by the outbound address policy/),
+        });
+        expect(seen).toEqual([]);
+      } finally {
+        await guarded.close();
+      }
+    },
+  );
+
+  it.each(['SNS', 'EventBridge'] as const)(
+    '%s: an endpointUrl at an IP address the outbound policy refuses: never connected to',
+    async (type) => {
+      const guarded = createDestinations({ addressPolicy: createAddressPolicy({ deny: ['127.0.0.0/8'] }), awsCredentials: credentials });
+      try {
+        seen.length = 0;
+        const on = { region, endpointUrl: endpoint, roleArn: null };
+        const outcome = await guarded.send(
+          message('9a8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'),
+          type === 'SNS'
+            ? { type, topicArn: `arn:aws:sns:${region}:${ACCOUNT}:payments`, ...on }
+            : { type, eventBusName: 'payments', detailType: null, ...on },
+          { timeoutMs: 2_000 },
+        );
+        expect(outcome).toMatchObject({
+          kind: 'retryable',
+          status: null,
+          error: expect.stringMatching(/address 127\.0\.0\.1 is blocked by the outbound address policy/),
         });
         expect(seen).toEqual([]);
       } finally {

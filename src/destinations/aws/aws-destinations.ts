@@ -14,6 +14,22 @@ import { isFifo, sendMessageInput, sendMessageUrl, UNORDERED_GROUP } from './sqs
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { checkLiteralHost } from '../../delivery/guarded-lookup.js';
 
+/**
+ * The outbound policy for a host given as an IP address: connecting to one skips the guarded
+ * lookup (node's and undici's alike), so an `endpointUrl` or a queue URL such as
+ * http://169.254.169.254 is checked here, once per URL (key), before any call (the role's STS call
+ * included). A host name is checked by the lookup at each new connection.
+ */
+function literalCheck(policy: AddressPolicy): (key: string, hostname: () => string) => void {
+  const checked = new Set<string>();
+  return (key, hostname) => {
+    if (checked.has(key)) return;
+    const blocked = checkLiteralHost(policy, hostname());
+    if (blocked) throw blocked;
+    checked.add(key);
+  };
+}
+
 /** One call with the attempt's deadline, its answer or failure as an outcome. */
 async function publish(
   service: string,
@@ -45,19 +61,11 @@ export function createSqsDestination(
   deps: { addressPolicy: AddressPolicy; direct?: SqsDirect },
 ): Destination<SqsTarget> {
   const { direct } = deps;
-  // an IP literal skips the guarded lookup (either way): the host the send goes to is checked once per (queue, endpoint)
-  const checked = new Set<string>();
-  const checkLiteral = (to: SqsTarget): void => {
-    const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
-    if (checked.has(key)) return;
-    const blocked = checkLiteralHost(deps.addressPolicy, sendMessageUrl(to).hostname);
-    if (blocked) throw blocked;
-    checked.add(key);
-  };
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message: Message, to, options) =>
       publish('SQS', options, async (abortSignal) => {
-        checkLiteral(to);
+        checkLiteral(`${to.endpointUrl ?? ''} ${to.queueUrl}`, () => sendMessageUrl(to).hostname);
         const input = sendMessageInput(message, to);
         const client = clients.of(to).sqs;
         const r = direct
@@ -77,10 +85,12 @@ export function createSqsDestination(
 }
 
 /** SNS: one Publish; on a FIFO topic the event id de-duplicates and the ordering key groups. */
-export function createSnsDestination(clients: AwsClients): Destination<SnsTarget> {
+export function createSnsDestination(clients: AwsClients, deps: { addressPolicy: AddressPolicy }): Destination<SnsTarget> {
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message, to, options) =>
       publish('SNS', options, async (abortSignal) => {
+        if (to.endpointUrl !== null) checkLiteral(to.endpointUrl, () => new URL(to.endpointUrl!).hostname);
         const { text, attributes } = awsMessageOf(message);
         const fifo = isFifo(to.topicArn);
         const r = await clients.of(to).sns.send(
@@ -102,10 +112,12 @@ export function createSnsDestination(clients: AwsClients): Destination<SnsTarget
 }
 
 /** EventBridge: one PutEvents entry; an entry the bus refused is classified by its own error code. */
-export function createEventBridgeDestination(clients: AwsClients): Destination<EventBridgeTarget> {
+export function createEventBridgeDestination(clients: AwsClients, deps: { addressPolicy: AddressPolicy }): Destination<EventBridgeTarget> {
+  const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message, to, options) =>
       publish('EventBridge', options, async (abortSignal) => {
+        if (to.endpointUrl !== null) checkLiteral(to.endpointUrl, () => new URL(to.endpointUrl!).hostname);
         const started = performance.now();
         const r = await clients.of(to).eventBridge.send(
           new PutEventsCommand({

@@ -10,6 +10,8 @@ import { AWS_THROTTLING_CODES } from '../../domain/aws-retried-codes.js';
 const RETRIED_CODES: ReadonlySet<string> = new Set([
   ...AWS_THROTTLING_CODES,
   'ProvisionedThroughputExceededException',
+  // SQS's own code for a KMS key that throttles (an SSE-KMS queue)
+  'KmsThrottled',
   'ServiceUnavailable',
   'ServiceUnavailableException',
   'InternalError',

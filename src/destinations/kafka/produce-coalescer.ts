@@ -1,6 +1,15 @@
+import { performance } from 'node:perf_hooks';
 import { ProduceAcks, type Producer } from '@platformatic/kafka';
 import { classifyKafkaError } from './classify.js';
-import { BATCH_LIMITS, keyedPartition, recordBytes, recordOffsets, takeBatch, type ProduceRecord } from './produce-batch.js';
+import {
+  BATCH_LIMITS,
+  keyedPartition,
+  recordBytes,
+  recordOffsets,
+  takeBatch,
+  unkeyedPartition,
+  type ProduceRecord,
+} from './produce-batch.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -25,6 +34,8 @@ interface Entry {
 
 interface PartitionLane {
   inFlight: boolean;
+  /** when the request in flight went out (performance.now()) */
+  sentAt: number;
   waiting: Entry[];
 }
 
@@ -47,8 +58,10 @@ interface TopicLane {
  * The wait for company is bounded by what is happening anyway, as a producer's linger: records
  * that arrive in the same turn of the event loop go together (setImmediate: no timer, nothing
  * added to a record that comes alone), and while a partition has a request in flight the records
- * for it wait for its answer and then go in one request. One request in flight per partition
- * keeps a partition's records in the order they came.
+ * for it wait for its answer and then go in one request. That wait costs little: a broker answers
+ * the requests of one connection one after the other, so a record sent as a request of its own
+ * would queue behind the one in flight all the same. One request in flight per partition keeps a
+ * partition's records in the order they came.
  *
  * One partition per request: a record batch is appended whole or not at all, so a request's
  * answer is every one of its records' answer, and a failed request fails each of its attempts
@@ -80,7 +93,7 @@ export function createProduceCoalescer(
   const partitionOf = (lane: TopicLane, partition: number): PartitionLane => {
     let p = lane.partitions.get(partition);
     if (p === undefined) {
-      p = { inFlight: false, waiting: [] };
+      p = { inFlight: false, sentAt: 0, waiting: [] };
       lane.partitions.set(partition, p);
     }
     return p;
@@ -107,8 +120,8 @@ export function createProduceCoalescer(
       if (e.record.key !== undefined) partition = keyedPartition(e.record.key, count);
       else {
         if (sticky === undefined) {
-          const current = lane.sticky < count ? lane.partitions.get(lane.sticky) : undefined;
-          if (current?.inFlight !== true) lane.sticky = (lane.sticky + 1) % count;
+          const current = lane.partitions.get(lane.sticky);
+          lane.sticky = unkeyedPartition(lane.sticky, count, current?.inFlight === true ? current.sentAt : null, performance.now());
           sticky = lane.sticky;
         }
         partition = sticky;
@@ -127,6 +140,7 @@ export function createProduceCoalescer(
         if (p.waiting.length === 0) return;
         const batch = takeBatch(p.waiting, (e) => e.bytes, limits);
         p.waiting = p.waiting.slice(batch.length);
+        p.sentAt = performance.now();
         await sendBatch(topic, partition, batch);
       }
     } finally {

@@ -52,6 +52,13 @@ describe("AWS's errors, classified", () => {
     { name: 'throttled (400)', err: serviceError('ThrottlingException', 400), kind: 'retryable', statusClass: '4xx', status: 400 },
     { name: 'SQS over its request rate', err: serviceError('RequestThrottled', 403), kind: 'retryable', statusClass: '4xx', status: 403 },
     { name: 'a KMS throttle', err: serviceError('KMSThrottlingException', 400), kind: 'retryable', statusClass: '4xx', status: 400 },
+    {
+      name: "SQS's KMS throttle (an SSE-KMS queue)",
+      err: serviceError('KmsThrottled', 400),
+      kind: 'retryable',
+      statusClass: '4xx',
+      status: 400,
+    },
     { name: 'an expired session of the role', err: serviceError('ExpiredToken', 400), kind: 'retryable', statusClass: '4xx', status: 400 },
     { name: 'unavailable (503)', err: serviceError('ServiceUnavailable', 503), kind: 'retryable', statusClass: '5xx', status: 503 },
     { name: "the service's internal error", err: serviceError('InternalFailure', 500), kind: 'retryable', statusClass: '5xx', status: 500 },

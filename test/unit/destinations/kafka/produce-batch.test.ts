@@ -1,6 +1,13 @@
 import { murmur2 } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { keyedPartition, recordBytes, recordOffsets, takeBatch } from '../../../../src/destinations/kafka/produce-batch.js';
+import {
+  keyedPartition,
+  recordBytes,
+  recordOffsets,
+  STICKY_WHILE_MS,
+  takeBatch,
+  unkeyedPartition,
+} from '../../../../src/destinations/kafka/produce-batch.js';
 
 describe('the records one coalesced produce request carries', () => {
   const limits = { records: 3, bytes: 100 };
@@ -68,5 +75,26 @@ describe('the size a record counts for', () => {
     },
   ])('$name: $bytes', ({ record, bytes }) => {
     expect(recordBytes(record)).toBe(bytes);
+  });
+});
+
+describe('where records without a key go: the partition whose request is in flight, while it is young', () => {
+  it.each([
+    { name: 'none in flight: the next partition', sticky: 0, count: 3, sentAt: null, now: 1_000, partition: 1 },
+    { name: 'none in flight, the last partition: the first', sticky: 2, count: 3, sentAt: null, now: 1_000, partition: 0 },
+    { name: 'a request in flight for 5 ms: join it', sticky: 1, count: 3, sentAt: 995, now: 1_000, partition: 1 },
+    { name: 'in flight just under the bound: join it', sticky: 1, count: 3, sentAt: 1_000 - STICKY_WHILE_MS + 1, now: 1_000, partition: 1 },
+    {
+      name: 'in flight for the bound: a slow partition, the next',
+      sticky: 1,
+      count: 3,
+      sentAt: 1_000 - STICKY_WHILE_MS,
+      now: 1_000,
+      partition: 2,
+    },
+    { name: 'one partition: always it', sticky: 0, count: 1, sentAt: null, now: 1_000, partition: 0 },
+    { name: 'fewer partitions than before (metadata changed): back in range', sticky: 5, count: 3, sentAt: 999, now: 1_000, partition: 0 },
+  ])('$name', ({ sticky, count, sentAt, now, partition }) => {
+    expect(unkeyedPartition(sticky, count, sentAt, now)).toBe(partition);
   });
 });
