@@ -158,10 +158,9 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     return { status: d.status };
   }
 
-  return async function deliver(input: DeliverInput): Promise<DeliverResult> {
-    const { attempt: temporalAttempt, isLocal } = Context.current().info;
+  async function runAttempt(input: DeliverInput, temporalAttempt: number, firstLocal: boolean, waits: boolean): Promise<DeliverResult> {
     try {
-      return await deliverOnce(input, temporalAttempt, isLocal);
+      return await deliverOnce(input, temporalAttempt, firstLocal, waits);
     } catch (err) {
       // decided failures pass as they are; an outage spends no endpoint attempt
       if (isDecidedFailure(err)) throw err;
@@ -170,6 +169,24 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       if (isAppError(err) && err.kind === 'permanent') throw err;
       return spendAttemptOnInternalError(input, err);
     }
+  }
+
+  return {
+    /** The deliver activity. */
+    deliver(input: DeliverInput): Promise<DeliverResult> {
+      const { attempt: temporalAttempt, isLocal } = Context.current().info;
+      return runAttempt(input, temporalAttempt, isLocal, true);
+    },
+    /**
+     * An ordered key's handoff (docs/ordering.md, "The handoff"): the first attempt of a delivery
+     * that the activity releasing its key claimed, made by this same code (the rows read fresh,
+     * the limits, the transforms, the signature, the attempt log, the metrics, the span). It
+     * throws what the activity throws; a limit that would wait defers at once instead, and the
+     * delivery goes back to its own run.
+     */
+    handedOff(input: DeliverInput): Promise<DeliverResult> {
+      return runAttempt(input, 1, false, false);
+    },
   };
 
   /**
@@ -267,7 +284,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     };
   }
 
-  async function deliverOnce(input: DeliverInput, temporalAttempt: number, firstLocal: boolean): Promise<DeliverResult> {
+  async function deliverOnce(input: DeliverInput, temporalAttempt: number, firstLocal: boolean, waits: boolean): Promise<DeliverResult> {
     // the first attempt (the local activity, right after prepare) takes the rows prepare read; a retry reads
     // the delivery, its endpoint (fresh: rotated secrets apply) and its event in one round trip
     const loaded = (firstLocal ? handoff.take(input.deliveryId) : undefined) ?? (await repos.deliveries.loadAttempt(input.deliveryId));
@@ -291,7 +308,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     }
     if ('error' in shaped) return failWithoutRequest(delivery, shaped, log);
 
-    const release = await gate.enter(endpoint, delivery.id, log);
+    const release = await gate.enter(endpoint, delivery.id, log, waits);
     const startedAt = new Date();
     // the message is built once, whatever the destination: the endpoint's format (Raw or a CloudEvent)
     // shapes the body, the transform's when it has one; the signatures are over what is sent

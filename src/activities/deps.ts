@@ -37,6 +37,12 @@ export interface ActivityDeps {
    * key (temporal/signal-turn.ts); without it, or when it fails, the workflow sends the signal
    */
   signalTurn?: (wake: OrderingWake) => Promise<void>;
+  /**
+   * ORDERING_HANDOFF: the activity that releases an ordered key makes the attempt of the key's
+   * next delivery itself when its run waits for it (docs/ordering.md, "The handoff"); false: it
+   * only signals that run, one signal per hop. Absent: on.
+   */
+  orderingHandoff?: boolean;
 }
 
 /** Temporal rejects such a retry policy at schedule time; fail at start-up instead. */

@@ -24,6 +24,16 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
   // compiled filters and transforms, shared by prepare and deliver
   const expressions = createExpressionCache();
   const judge = createSequenceJudge({ expressions });
+  const delivery = createDeliver({
+    repos: deps.repos,
+    destinations: deps.destinations,
+    metrics: deps.metrics,
+    logger,
+    backoff,
+    handoff,
+    recordAttempt,
+    expressions,
+  });
   return {
     prepare: withFailureMapping(
       createPrepare({
@@ -38,18 +48,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         now: deps.now ?? Date.now,
       }),
     ),
-    deliver: withFailureMapping(
-      createDeliver({
-        repos: deps.repos,
-        destinations: deps.destinations,
-        metrics: deps.metrics,
-        logger,
-        backoff,
-        handoff,
-        recordAttempt,
-        expressions,
-      }),
-    ),
+    deliver: withFailureMapping(delivery.deliver),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
     orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger, judge })),
     orderingRelease: withFailureMapping(
@@ -57,7 +56,10 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         repos: deps.repos,
         metrics: deps.metrics,
         logger,
+        judge,
         ...(deps.signalTurn ? { signalTurn: deps.signalTurn } : {}),
+        // ORDERING_HANDOFF (default on): the releasing activity delivers the key's next delivery itself
+        ...(deps.orderingHandoff === false ? {} : { handedOff: delivery.handedOff }),
       }),
     ),
   };

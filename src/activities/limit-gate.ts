@@ -71,8 +71,10 @@ export function createLimitGate({
     /**
      * Before a request: returns how to release it when admitted, or throws DeliveryDeferred. An
      * endpoint without limits and without a pause costs no round trip (the pause came with its row).
+     * `waits: false`: no wait in this process either, a limit defers at once (an ordered key's
+     * handoff, which gives the delivery back to its own run instead: docs/ordering.md).
      */
-    async enter(endpoint: Endpoint, deliveryId: string, log: object): Promise<Release | undefined> {
+    async enter(endpoint: Endpoint, deliveryId: string, log: object, waits = true): Promise<Release | undefined> {
       const paused = pauseWaitMs(endpoint.pausedUntil, now(), random);
       if (paused > 0) defer(endpoint, 'retry_after', paused, log);
       const declared = limitsOf(endpoint);
@@ -82,6 +84,7 @@ export function createLimitGate({
         if (admission.admitted) break;
         const plan = planWait(admission.waitMs, slept, waiters);
         if (plan.where === 'temporal') defer(endpoint, admission.reason, plan.delayMs, log);
+        if (!waits) defer(endpoint, admission.reason, plan.ms, log);
         counted(endpoint, admission.reason, plan.ms);
         spanEvent('endpoint limit wait', {
           'webhook.wait_reason': admission.reason,

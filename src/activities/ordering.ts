@@ -1,11 +1,39 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
+import { failureTypeOf } from './failures.js';
 import { settleUnsettled } from './finish-event.js';
-import type { OrderingReleaseInput, OrderingReleaseResult, OrderingTurnInput, OrderingTurnResult, OrderingWait } from './types.js';
-import type { SequenceJudge, Turn } from '../db/ordering.js';
+import type {
+  DeliverFailureDetails,
+  DeliverInput,
+  DeliverResult,
+  OrderingReleaseInput,
+  OrderingReleaseResult,
+  OrderingTurnInput,
+  OrderingTurnResult,
+  OrderingWait,
+  OrderingWake,
+} from './types.js';
+import type { Claim, HandoffEnd, HandoffOptions, Release, SequenceJudge, Turn } from '../db/ordering.js';
 import { describeError } from '../domain/errors.js';
 
 type OrderingDeps = Pick<ActivityDeps, 'repos' | 'metrics' | 'signalTurn'> & { logger: ActivityLogger };
+
+/** A claimed delivery's attempt, by the deliver activity's own code (deliver.ts handedOff). */
+export type HandedOffAttempt = (input: DeliverInput) => Promise<DeliverResult>;
+
+/**
+ * A claim's lease beyond the endpoint's timeout: the rows read before the request and the attempt
+ * recorded after it. A worker lost mid-handoff holds the key this long past the timeout, then the
+ * waker (ORDERING_STALLED_AFTER_SECONDS, its interval) gives the delivery back to its run.
+ */
+export const HANDOFF_LEASE_MARGIN_MS = 10_000;
+/**
+ * A chain of handoffs stops after this many deliveries, or once it has run this long, and
+ * signals the next run as before (whose own release starts a chain again): the releasing run's
+ * workflow task waits for its local activity, and beyond Temporal's workflow task timeout (10 s)
+ * the SDK heartbeats the task (more history).
+ */
+export const HANDOFF_CHAIN = { maxDeliveries: 50, maxMs: 4_000 } as const;
 
 /** The workflow's side of a turn check: go, or wait for a signal or a timer. */
 export const waitOf = (t: Turn): OrderingWait => (t.turn === 'go' ? 'go' : t.wake);
@@ -19,13 +47,30 @@ export const runningWorkflowId = (fallback: string): string => Context.current()
  */
 export function createOrderingTurn({ repos, logger, judge }: OrderingDeps & { judge: SequenceJudge }) {
   return async function orderingTurn(input: OrderingTurnInput): Promise<OrderingTurnResult> {
-    const turn = await repos.ordering.turn(input.deliveryId, runningWorkflowId(input.deliveryId), judge);
+    const turn = await repos.ordering.turn(input.deliveryId, runningWorkflowId(input.deliveryId), judge, input.takesHandoff === true);
     logger.debug(
       { deliveryId: input.deliveryId, turn },
       turn.turn === 'go' ? 'ordered delivery: its turn' : 'ordered delivery waits for its turn',
     );
-    return { turn: waitOf(turn) };
+    return turn.turn === 'go' && turn.handedOff !== undefined ? { turn: 'go', handedOff: turn.handedOff } : { turn: waitOf(turn) };
   };
+}
+
+/**
+ * What a handed-off attempt did: ended its delivery (SUCCESS, or FAILED written by the activity),
+ * failed and is retried by the run (an attempt recorded, its delay decided by the activity), or
+ * nothing the run should not do again itself (a limit or a wait deferred it, the database failed,
+ * a failure the workflow would settle): then the delivery goes back to its run as it was.
+ */
+export function handoffEndOf(outcome: { result: DeliverResult } | { err: unknown }): HandoffEnd {
+  if ('result' in outcome) return outcome.result.status === 'PENDING' ? 'dropped' : 'ended';
+  const { err } = outcome;
+  if (!(err instanceof ApplicationFailure)) return 'dropped';
+  const details = err.details?.[0] as Partial<DeliverFailureDetails> | undefined;
+  if (details?.rowSettled === true) return 'ended';
+  const recorded = err.type === failureTypeOf('delivery_attempt_failed') || err.type === failureTypeOf('delivery_internal_error');
+  if (recorded && !err.nonRetryable && typeof details?.retryDelayMs === 'number') return { retryInMs: details.retryDelayMs };
+  return 'dropped';
 }
 
 /**
@@ -40,25 +85,95 @@ export function createOrderingTurn({ repos, logger, judge }: OrderingDeps & { ju
  * "How fast a key moves"). Sent, it is in the waiting run's history (durable); when it can not be
  * sent, the wake-up is returned and the workflow sends it. The same number of signals either way.
  */
-export function createOrderingRelease(deps: OrderingDeps) {
+export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudge; handedOff?: HandedOffAttempt }) {
   const { repos, logger } = deps;
+
+  function noteHeld(deliveryId: string, released: Release): void {
+    if (!released.holds) return;
+    // ordering.key_blocked (issue 41): the operational event goes here once the outbox exists
+    logger.warn(
+      { deliveryId, endpointId: released.endpointId },
+      'ordering key blocked: a FAILED delivery holds its key until it is replayed or skipped (docs/ordering.md)',
+    );
+  }
+
+  /** The handed-off attempt of a claimed delivery, and what it did. */
+  async function attempt(claimed: Claim, attemptOf: HandedOffAttempt): Promise<HandoffEnd> {
+    const input: DeliverInput = { deliveryId: claimed.deliveryId, maxAttempts: claimed.maxAttempts, priorAttempts: 0 };
+    const end = handoffEndOf(
+      await attemptOf(input).then(
+        (result) => ({ result }),
+        (err: unknown) => ({ err }),
+      ),
+    );
+    logger.debug({ deliveryId: claimed.deliveryId, end }, 'ordered delivery: attempt handed off');
+    return end;
+  }
+
   return async function orderingRelease(input: OrderingReleaseInput): Promise<OrderingReleaseResult> {
     if (input.unsettled !== undefined) await settleUnsettled(deps, { deliveryId: input.deliveryId, reason: input.unsettled });
-    const released = await repos.ordering.release(input.deliveryId);
-    if (released.holds) {
-      // ordering.key_blocked (issue 41): the operational event goes here once the outbox exists
-      logger.warn(
-        { deliveryId: input.deliveryId, endpointId: released.endpointId },
-        'ordering key blocked: a FAILED delivery holds its key until it is replayed or skipped (docs/ordering.md)',
+    const self = runningWorkflowId(input.deliveryId);
+    const started = Date.now();
+    const { startToCloseTimeoutMs } = Context.current().info;
+    let handed = 0;
+    const handoff: HandoffOptions | undefined = deps.handedOff && {
+      judge: deps.judge,
+      leaseMarginMs: HANDOFF_LEASE_MARGIN_MS,
+      workflowId: self,
+      // the chain's bound, and the time this activity has left for one more attempt and its lease
+      mayAttempt: (timeoutSeconds) => {
+        const elapsed = Date.now() - started;
+        return (
+          handed < HANDOFF_CHAIN.maxDeliveries &&
+          elapsed < HANDOFF_CHAIN.maxMs &&
+          startToCloseTimeoutMs - elapsed > timeoutSeconds * 1000 + HANDOFF_LEASE_MARGIN_MS
+        );
+      },
+    };
+    let released = await repos.ordering.release(input.deliveryId, handoff ? { handoff } : {});
+    noteHeld(input.deliveryId, released);
+
+    // each run whose delivery was handed off is signalled once its row says how it went; a signal
+    // not sent is left to the workflow (wakes), and to the waker should this worker be lost
+    const unsent: OrderingWake[] = [];
+    const signals: Array<Promise<void>> = [];
+    const signal = (wake: OrderingWake) => {
+      if (!deps.signalTurn) {
+        unsent.push(wake);
+        return;
+      }
+      signals.push(
+        deps.signalTurn(wake).catch((err: unknown) => {
+          logger.debug({ wake, err: describeError(err) }, 'ordered delivery: the workflow signals the handed-off one');
+          unsent.push(wake);
+        }),
       );
+    };
+    while (released.claimed && released.wake && deps.handedOff) {
+      const { claimed, wake } = released;
+      handed++;
+      const end = await attempt(claimed, deps.handedOff);
+      if (end === 'ended') {
+        // its release, in turn: the key moves on to the next one, claimed when it can be
+        released = await repos.ordering.release(claimed.deliveryId, { ended: true, ...(handoff ? { handoff } : {}) });
+        noteHeld(claimed.deliveryId, released);
+        signal(wake);
+        continue;
+      }
+      await repos.ordering.handoffEnd(claimed.deliveryId, end);
+      signal(wake);
+      released = { holds: false };
     }
+    await Promise.all(signals);
+    const more = unsent.length > 0 ? { wakes: unsent } : {};
+
     const { wake } = released;
-    if (!wake) return {};
+    if (!wake) return more;
     // a run waiting behind itself counts its own wake-up (workflows/fanout.ts signalTurn)
-    if (deps.signalTurn && wake.workflowId !== runningWorkflowId(input.deliveryId)) {
+    if (deps.signalTurn && wake.workflowId !== self) {
       try {
         await deps.signalTurn(wake);
-        return {};
+        return more;
       } catch (err) {
         logger.debug(
           { deliveryId: input.deliveryId, wake, err: describeError(err) },
@@ -66,6 +181,6 @@ export function createOrderingRelease(deps: OrderingDeps) {
         );
       }
     }
-    return { wake };
+    return { wake, ...more };
   };
 }

@@ -127,8 +127,8 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
   const contentRouting = createContentRouting({ metrics, logger, expressions, forecast, now });
   const orderingKeys = createOrderingKeys({ logger, expressions, now });
   /** An ordered delivery's turn (recording this run as its waiter when it has not come); undefined when it is not ordered. */
-  const turnOf = async (d: Pick<Delivery, 'id' | 'ordering'>, fallbackId: string): Promise<OrderingWait | undefined> =>
-    d.ordering === null ? undefined : waitOf(await repos.ordering.turn(d.id, runningWorkflowId(fallbackId), judge));
+  const turnOf = async (d: Pick<Delivery, 'id' | 'ordering'>, fallbackId: string, takes: boolean): Promise<OrderingWait | undefined> =>
+    d.ordering === null ? undefined : waitOf(await repos.ordering.turn(d.id, runningWorkflowId(fallbackId), judge, takes));
   return async function prepare(input: PrepareInput): Promise<PrepareResult> {
     if (input.deliveryIds === undefined) {
       // one round trip: the run records itself on the event (the consumer does not write per
@@ -148,7 +148,7 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
         pending.map(async (r) =>
           r.delivery.ordering === null
             ? undefined
-            : waitOf(await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge)),
+            : waitOf(await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge, input.takesHandoff === true)),
         ),
       );
       // their first attempts run next, on this worker: they take these rows instead of reading them
@@ -175,7 +175,7 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       const e = await repos.endpoints.get(d.endpointId);
       if (!e) throw permanent('endpoint_not_found', `endpoint ${d.endpointId} not found`);
       // a replayed delivery that holds its key goes first; one that no longer does goes at once, out of order
-      deliveries.push(plan(d, e, await turnOf(d, input.eventId)));
+      deliveries.push(plan(d, e, await turnOf(d, input.eventId, input.takesHandoff === true)));
     }
     logger.info({ eventId: event.id, replay: deliveries.length }, 'replay prepared');
     return { deliveries, backoff };

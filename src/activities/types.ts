@@ -19,7 +19,17 @@ export interface FanoutInput {
 }
 
 /** What prepare needs of the run's input. */
-export type PrepareInput = Pick<FanoutInput, 'eventId' | 'deliveryIds'>;
+export type PrepareInput = Pick<FanoutInput, 'eventId' | 'deliveryIds'> & TakesHandoff;
+
+/**
+ * Set by the workflow code that takes an ordered key's handoff (docs/ordering.md, "The handoff"):
+ * a turn check that records a wait says so in the row, and only such a delivery is claimed and
+ * attempted by the activity that releases its key. Absent from the workflow code before it: its
+ * runs are signalled and deliver themselves, whatever the worker that releases the key.
+ */
+export interface TakesHandoff {
+  takesHandoff?: boolean;
+}
 
 /** One delivery the workflow will run, with what its retry policy is built from. */
 export interface PlannedDelivery {
@@ -40,12 +50,19 @@ export interface PlannedDelivery {
 /** An ordered delivery's turn, as the workflow acts on it. */
 export type OrderingWait = 'go' | 'signal' | 'timer';
 
-export interface OrderingTurnInput {
+export interface OrderingTurnInput extends TakesHandoff {
   deliveryId: string;
 }
 
 export interface OrderingTurnResult {
   turn: OrderingWait;
+  /**
+   * With 'go': the activity that released the key made this delivery's attempt (the handoff).
+   * 'ended': it ended the delivery (and did its release): the run completes without a request.
+   * retryInMs: it failed and is retried by the run after that delay (a normal activity; the row
+   * counts the attempt). Absent: the run delivers it itself (and in histories before the handoff).
+   */
+  handedOff?: 'ended' | { retryInMs: number };
 }
 
 export interface OrderingReleaseInput {
@@ -57,6 +74,8 @@ export interface OrderingReleaseInput {
 export interface OrderingReleaseResult {
   /** the run to signal (orderingTurn): it waits for the turn of the delivery after this one */
   wake?: OrderingWake;
+  /** more runs to signal: those of deliveries handed off whose signal the activity could not send */
+  wakes?: OrderingWake[];
 }
 
 export interface PrepareResult {

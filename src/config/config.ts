@@ -153,6 +153,12 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
    * (processes/workflow-sandbox.ts).
    */
   sandboxDiagnostics: boolean;
+  /**
+   * ORDERING_HANDOFF (default true): the activity that releases an ordered key makes the attempt
+   * of the key's next delivery itself (docs/ordering.md, "The handoff"); false: it signals the
+   * waiting run, which delivers, one signal per hop (the release before's behaviour).
+   */
+  orderingHandoff: boolean;
   /** AWS_SQS_SEND: how the SQS destinations send (destinations/aws/sqs-direct.ts); `direct` by default */
   awsSqsSend: AwsSqsSend;
 }
@@ -442,6 +448,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES'),
     consumeQueue: r.bool('WORKER_CONSUME_QUEUE') ? queueConsumer(r) : null,
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
+    orderingHandoff: r.bool('ORDERING_HANDOFF'),
     awsSqsSend: r.oneOf('AWS_SQS_SEND'),
   };
   r.done();

@@ -232,6 +232,8 @@ export const VARIABLES = {
   WORKER_MAX_CONCURRENT_ACTIVITIES: { type: 'integer', default: 100, min: 1, max: 10_000 },
   WORKER_CONSUME_QUEUE: { type: 'boolean', default: false },
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
+  /** the activity that releases an ordered key delivers the key's next delivery itself (docs/ordering.md, "The handoff"); false: a signal per hop */
+  ORDERING_HANDOFF: { type: 'boolean', default: true },
   /** the SQS destinations' SendMessage: one signed POST, or the SDK's send() (AWS_SQS_SENDS) */
   AWS_SQS_SEND: { type: 'enum', values: AWS_SQS_SENDS, default: 'direct' },
 

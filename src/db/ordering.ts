@@ -22,7 +22,16 @@ import type { WebhookEvent } from '../domain/records.js';
 /** What a turn check answers. */
 export type Turn =
   /** deliver now; outOfOrder: a delivery that no longer holds its key, sent again by a replay */
-  | { turn: 'go'; outOfOrder: boolean }
+  | {
+      turn: 'go';
+      outOfOrder: boolean;
+      /**
+       * a releasing activity made its attempt (the handoff, docs/ordering.md): 'ended', it ended
+       * and released the key (the run completes, no request); retryInMs, it failed and the run
+       * retries after that delay, continuing the row's attempts
+       */
+      handedOff?: 'ended' | { retryInMs: number };
+    }
   /**
    * wait for a signal: behind a delivery that holds the key or will (its key not decided yet: the
    * signal its end sends), or behind an event of the sequence not prepared yet (behind null: its
@@ -83,7 +92,41 @@ export interface Release {
   wake?: Wake;
   /** the endpoint, for the log of a blocked key */
   endpointId?: string;
+  /**
+   * The handoff: the woken delivery's turn has come and it was claimed for the releasing
+   * activity, which makes its attempt and then signals `wake` (docs/ordering.md, "The handoff").
+   */
+  claimed?: Claim;
 }
+
+/** A delivery claimed by a releasing activity: what its attempt needs. */
+export interface Claim {
+  deliveryId: string;
+  /** the endpoint's max_attempts now (the waiting run's plan has the same unless it changed since) */
+  maxAttempts: number;
+  /** the endpoint's timeout: the claim's lease is this plus the margin */
+  timeoutSeconds: number;
+}
+
+/** What a release may do besides releasing: claim the delivery it wakes (the handoff). */
+export interface HandoffOptions {
+  judge: SequenceJudge;
+  /** the claim's lease beyond the endpoint's timeout: loading the rows and recording the attempt */
+  leaseMarginMs: number;
+  /** the releasing run: a delivery it waits for itself is not claimed (it counts its own wake-up) */
+  workflowId: string;
+  /** whether there is time left for an attempt of `timeoutSeconds` (the releasing activity's budget) */
+  mayAttempt: (timeoutSeconds: number) => boolean;
+}
+
+/** How a handed-off attempt ended, as its row keeps it for its run's turn check. */
+export type HandoffEnd =
+  /** it ended the delivery, SUCCESS or FAILED: released (or not) by release(id, { ended: true }) */
+  | 'ended'
+  /** it failed and is retried by the run, from now + retryInMs */
+  | { retryInMs: number }
+  /** it was not made (a gate said wait, something unusual): the run delivers it as without a handoff */
+  | 'dropped';
 
 interface OrderedRow {
   id: string;
@@ -107,6 +150,12 @@ interface OrderedRow {
   ordering_key_cel: string | null;
   filter: string | null;
   ordering_waiter: string | null;
+  ordering_behind: string | null;
+  ordering_handoff: 'accepts' | 'claimed' | 'ended' | 'retry' | null;
+  /** ms from now to ordering_handoff_until (negative: past) */
+  handoff_in_ms: number | null;
+  max_attempts: number;
+  timeout_seconds: number;
 }
 
 /** The row with what its endpoint says now, locked. */
@@ -115,8 +164,10 @@ async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRo
     trx,
     'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
-            d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, ep.name AS endpoint_name, ep.namespace, ep.resource_uid,
-            ep.source, ep.event_type, ep.active, ep.denied_reason, ep.ordering_on_failure, ep.ordering_key_cel, ep.filter
+            d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff,
+            (extract(epoch FROM d.ordering_handoff_until - now()) * 1000)::float8 AS handoff_in_ms,
+            ep.name AS endpoint_name, ep.namespace, ep.resource_uid, ep.source, ep.event_type, ep.active, ep.denied_reason,
+            ep.ordering_on_failure, ep.ordering_key_cel, ep.filter, ep.max_attempts, ep.timeout_seconds
        FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
       WHERE d.id = ? FOR UPDATE OF d`,
     [id],
@@ -245,6 +296,25 @@ async function turnOf(trx: Knex.Transaction, r: OrderedRow & { ordering_key: str
   return { turn: 'go', outOfOrder: false };
 }
 
+/**
+ * Where a locked ordered row stands, read only: a run's turn check and the handoff's claim ask
+ * this same question. Not PENDING, not ordered, or of an endpoint that no longer orders or sends:
+ * it goes (and its attempt fails at once when revoked or removed).
+ */
+async function answerOf(trx: Knex.Transaction, r: OrderedRow, judge: SequenceJudge): Promise<Turn> {
+  if (r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: 'go', outOfOrder: false };
+  if (r.ordering_skipped) return { turn: 'go', outOfOrder: true };
+  if (r.ordering_key === null) return { turn: 'wait', behind: null, wake: 'timer' };
+  return turnOf(trx, { ...r, ordering_key: r.ordering_key }, judge);
+}
+
+/** What a handed-off attempt left for the run's turn check: ended, or retried from the time in the row. */
+function handedOffOf(r: OrderedRow): 'ended' | { retryInMs: number } | undefined {
+  if (r.ordering_handoff === 'ended') return 'ended';
+  if (r.ordering_handoff === 'retry' && r.status === 'PENDING') return { retryInMs: Math.max(0, Math.round(r.handoff_in_ms ?? 0)) };
+  return undefined;
+}
+
 /** Whether the row still holds its key; releases it first when its end does (FAILED under Skip, revoked, removed). */
 async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean> {
   if (r.status === 'SUCCESS' || r.ordering_skipped) return false;
@@ -258,11 +328,13 @@ async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean
 }
 
 /** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r`. */
-async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake | undefined> {
-  const res = await prepared<{ rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null }> }>(
+async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake: Wake; accepts: boolean } | undefined> {
+  const res = await prepared<{
+    rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null; ordering_handoff: string | null }>;
+  }>(
     trx,
     'ordering.nextWaiting',
-    `SELECT id, ordering_waiter, ordering_behind FROM webhook_delivery
+    `SELECT id, ordering_waiter, ordering_behind, ordering_handoff FROM webhook_delivery
       WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
         AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
       ORDER BY ordering_position LIMIT 1 FOR UPDATE`,
@@ -272,7 +344,35 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<Wake |
   // behind null: it waits for an event not prepared yet (whose prepare points it at its
   // delivery), or on a timer; woken now it would only find that event still in its way
   if (!n?.ordering_waiter || n.ordering_behind !== r.id) return undefined;
-  return { workflowId: n.ordering_waiter, deliveryId: n.id };
+  return { wake: { workflowId: n.ordering_waiter, deliveryId: n.id }, accepts: n.ordering_handoff === 'accepts' };
+}
+
+/**
+ * The handoff's claim (docs/ordering.md, "The handoff"), in the release's transaction, under the
+ * woken delivery's lock: only a delivery whose run takes a handoff ('accepts', written by its own
+ * turn check), not attempted yet (a replay or a redrive counts its attempts from its own run's
+ * plan), not waited for by the releasing run itself, and whose turn has come by the same check
+ * its own run makes (answerOf). Its lease outlives the attempt: the endpoint's timeout plus the
+ * margin; while it is live no turn check starts it and the waker leaves it alone. Its waiting time
+ * starts again: a waker of the release before (which knows no claim) leaves it for its 10 s, and
+ * the waker finds a claim whose worker was lost at its first pass after the lease.
+ */
+async function claim(trx: Knex.Transaction, id: string, h: HandoffOptions): Promise<Claim | undefined> {
+  const n = await lockOrdered(trx, id);
+  if (!n || n.ordering_handoff !== 'accepts' || n.ordering_waiter === h.workflowId || n.attempts !== 0 || n.status !== 'PENDING') {
+    return undefined;
+  }
+  if (!h.mayAttempt(n.timeout_seconds)) return undefined;
+  const answer = await answerOf(trx, n, h.judge);
+  if (answer.turn !== 'go') return undefined;
+  const leaseSeconds = (n.timeout_seconds * 1000 + h.leaseMarginMs) / 1000;
+  await trx.raw(
+    `UPDATE webhook_delivery
+        SET ordering_handoff = 'claimed', ordering_handoff_until = now() + make_interval(secs => ?), ordering_waiting_since = now()
+      WHERE id = ?`,
+    [leaseSeconds, n.id],
+  );
+  return { deliveryId: n.id, maxAttempts: n.max_attempts, timeoutSeconds: n.timeout_seconds };
 }
 
 /**
@@ -343,26 +443,57 @@ const BLOCKED_KEYS = `(SELECT count(DISTINCT d.ordering_key)::int FROM webhook_d
 
 /** `operationsSource`: the reserved source of operational events (ordering.key_blocked / _unblocked). */
 export function createOrderingRepository(db: Db, operationsSource: string) {
-  async function check(deliveryId: string, workflowId: string, judge: SequenceJudge, prepared: boolean): Promise<Turn> {
+  async function check(
+    deliveryId: string,
+    workflowId: string,
+    judge: SequenceJudge,
+    prepared: boolean,
+    takesHandoff: boolean,
+  ): Promise<Turn> {
     return db.transaction(async (trx) => {
       const r = await lockOrdered(trx, deliveryId);
-      if (!r || r.status !== 'PENDING' || r.ordering_position === null || unordered(r)) return { turn: 'go', outOfOrder: false };
-      const key = r.ordering_key;
-      let answer: Turn;
-      if (r.ordering_skipped) answer = { turn: 'go', outOfOrder: true };
-      else if (key === null) answer = { turn: 'wait', behind: null, wake: 'timer' };
-      else answer = await turnOf(trx, { ...r, ordering_key: key }, judge);
+      if (!r) return { turn: 'go', outOfOrder: false };
+      // the handoff (docs/ordering.md): a releasing activity makes its attempt now; it signals
+      // this run when it is done, and its lease bounds a worker lost meanwhile
+      if (r.ordering_handoff === 'claimed' && (r.handoff_in_ms ?? 0) > 0)
+        return { turn: 'wait', behind: r.ordering_behind, wake: 'signal' };
+      const handedOff = handedOffOf(r);
+      if (handedOff) {
+        await trx('webhook_delivery').where({ id: deliveryId }).update({
+          ordering_handoff: null,
+          ordering_handoff_until: null,
+          ordering_waiter: null,
+          ordering_behind: null,
+          ordering_waiting_since: null,
+        });
+        return { turn: 'go', outOfOrder: false, handedOff };
+      }
+      const answer = await answerOf(trx, r, judge);
       // a delivery that goes at once (most, with many keys) has no wait to record or clear
-      if (answer.turn === 'wait' || r.ordering_waiter !== null) {
+      if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null) {
         await trx('webhook_delivery')
           .where({ id: deliveryId })
           .update(
             answer.turn === 'wait'
-              ? { ordering_waiter: workflowId, ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() }
-              : { ordering_waiter: null, ordering_behind: null, ordering_waiting_since: null },
+              ? {
+                  ordering_waiter: workflowId,
+                  ordering_behind: answer.behind,
+                  ordering_waiting_since: trx.fn.now(),
+                  ordering_handoff: takesHandoff ? 'accepts' : null,
+                  ordering_handoff_until: null,
+                }
+              : {
+                  ordering_waiter: null,
+                  ordering_behind: null,
+                  ordering_waiting_since: null,
+                  ordering_handoff: null,
+                  ordering_handoff_until: null,
+                },
           );
       }
-      if (prepared && key !== null) await pointNextAt(trx, r);
+      if (prepared && r.status === 'PENDING' && r.ordering_position !== null && !unordered(r) && r.ordering_key !== null) {
+        await pointNextAt(trx, r);
+      }
       return answer;
     });
   }
@@ -374,8 +505,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * not PENDING, or of an endpoint that no longer orders or sends goes at once. `judge` says
      * which earlier events not prepared yet join its sequence; without it, any may.
      */
-    async turn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS): Promise<Turn> {
-      return check(deliveryId, workflowId, judge, false);
+    async turn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS, takesHandoff = false): Promise<Turn> {
+      return check(deliveryId, workflowId, judge, false, takesHandoff);
     },
 
     /**
@@ -383,24 +514,55 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * waiting delivery after it in its sequence, which may have waited for this event to be
      * prepared, at it (pointNextAt).
      */
-    async firstTurn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS): Promise<Turn> {
-      return check(deliveryId, workflowId, judge, true);
+    async firstTurn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS, takesHandoff = false): Promise<Turn> {
+      return check(deliveryId, workflowId, judge, true, takesHandoff);
     },
 
     /**
      * After an ordered delivery ended: whether it still holds its key (releasing it when its end
-     * does), and the waiting delivery behind it to wake when it does not.
+     * does), and the waiting delivery behind it to wake when it does not. With `handoff`, that
+     * delivery is claimed when it can be (claim above). `ended`: the delivery was the handoff's
+     * own attempt, which ended it: its run's turn check finds it 'ended' (and the chain goes on
+     * only while the claim was still this activity's).
      */
-    async release(deliveryId: string): Promise<Release> {
+    async release(deliveryId: string, opts: { handoff?: HandoffOptions; ended?: boolean } = {}): Promise<Release> {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
+        let handoff = opts.handoff;
+        if (opts.ended) {
+          if (r.ordering_handoff === 'claimed') {
+            await trx('webhook_delivery')
+              .where({ id: r.id })
+              .update({ ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() });
+          } else handoff = undefined;
+        }
         const holds = await settleHold(trx, r);
         await noteBlocked(trx, operationsSource, r, holds);
         if (holds) return { holds: true, endpointId: r.endpoint_id };
-        const wake = await nextWaiting(trx, r);
-        return wake ? { holds: false, wake } : { holds: false };
+        const next = await nextWaiting(trx, r);
+        if (!next) return { holds: false };
+        const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
+        return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}) };
       });
+    },
+
+    /**
+     * A handed-off attempt that did not end its delivery: 'dropped' (not made) gives it back to
+     * its run as it was; a failure is retried by the run from now + retryInMs. Only while the
+     * claim is still there (a lease that ran out gave the delivery back to its run already).
+     */
+    async handoffEnd(deliveryId: string, end: Exclude<HandoffEnd, 'ended'>): Promise<void> {
+      await db.raw(
+        `UPDATE webhook_delivery
+            SET ordering_handoff = :state, ordering_handoff_until = now() + make_interval(secs => :seconds), ordering_waiting_since = now()
+          WHERE id = :id AND ordering_handoff = 'claimed'`,
+        {
+          id: deliveryId,
+          state: end === 'dropped' ? null : 'retry',
+          seconds: end === 'dropped' ? 0 : end.retryInMs / 1000,
+        },
+      );
     },
 
     /**
@@ -415,8 +577,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         }
         await trx('webhook_delivery').where({ id: r.id }).update({ ordering_skipped: true });
         await noteBlocked(trx, operationsSource, r, false);
-        const wake = await nextWaiting(trx, r);
-        return wake ? { wake } : {};
+        const next = await nextWaiting(trx, r);
+        return next ? { wake: next.wake } : {};
       });
     },
 
@@ -445,7 +607,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     },
 
     /**
-     * Waiting deliveries a lost wake-up may have left waiting (temporal/ordering-waker.ts): waiting
+     * Waiting deliveries a lost wake-up may have left waiting (temporal/ordering-waker.ts); a
+     * delivery handed off whose run was not told (its activity's worker lost: the claim's lease
+     * ran out, or the attempt ended it and the signal was not sent); else waiting
      * longer than `afterSeconds` behind a delivery that no longer holds its key (or is gone, or was
      * put in another sequence), behind an event not prepared yet (which a filter or key changed
      * since the check may leave out of the sequence: nothing points the delivery at it), or on an
@@ -457,13 +621,15 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         `UPDATE webhook_delivery w SET ordering_waiting_since = now()
            FROM (SELECT d.id FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
                   WHERE d.ordering_waiter IS NOT NULL AND d.ordering_waiting_since < now() - make_interval(secs => :afterSeconds)
-                    AND d.status = 'PENDING'
-                    AND (NOT ep.active OR ep.denied_reason IS NOT NULL OR ep.ordering_on_failure IS NULL
-                         OR d.ordering_behind IS NULL
-                         OR NOT EXISTS (
-                               SELECT 1 FROM webhook_delivery p
-                                WHERE p.id = d.ordering_behind AND NOT p.ordering_skipped AND p.status <> 'SUCCESS'
-                                  AND (p.ordering_key = d.ordering_key OR p.ordering_key IS NULL)))
+                    AND NOT (d.ordering_handoff = 'claimed' AND d.ordering_handoff_until > now())
+                    AND (d.ordering_handoff IN ('ended', 'claimed')
+                         OR d.status = 'PENDING'
+                         AND (NOT ep.active OR ep.denied_reason IS NOT NULL OR ep.ordering_on_failure IS NULL
+                              OR d.ordering_behind IS NULL
+                              OR NOT EXISTS (
+                                    SELECT 1 FROM webhook_delivery p
+                                     WHERE p.id = d.ordering_behind AND NOT p.ordering_skipped AND p.status <> 'SUCCESS'
+                                       AND (p.ordering_key = d.ordering_key OR p.ordering_key IS NULL))))
                   ORDER BY d.ordering_waiting_since LIMIT :limit
                   FOR UPDATE OF d SKIP LOCKED) s
           WHERE w.id = s.id AND w.ordering_waiter IS NOT NULL

@@ -22,7 +22,7 @@ const SIGNAL_TURN_TIMEOUT_MS = 2_000;
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
-  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'kafkaProduce' | 'awsSqsSend'>> & {
+  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'kafkaProduce' | 'awsSqsSend' | 'orderingHandoff'>> & {
     temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
   };
 
@@ -88,6 +88,8 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       backoff: settings.backoff,
       // an ordered key's next delivery is signalled by the activity that released it (activities/ordering.ts)
       signalTurn: (wake) => signalTurn(signalClient, wake, SIGNAL_TURN_TIMEOUT_MS),
+      // ORDERING_HANDOFF: the activity that releases an ordered key sends the key's next delivery itself
+      orderingHandoff: settings.orderingHandoff ?? true,
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
     tracing: await workerTracing(tracing),

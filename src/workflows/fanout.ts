@@ -20,6 +20,7 @@ import type {
   FanoutActivities,
   FanoutInput,
   FinalEventStatus,
+  OrderingTurnResult,
   OrderingWait,
   OrderingWake,
   PlannedDelivery,
@@ -33,11 +34,19 @@ import { DATABASE_RETRY_BUDGET, ORDERING_TURN_SIGNAL } from './names.js';
  * Retried without an attempt limit: a Postgres outage must delay an event, never lose it;
  * permanent problems are thrown as non-retryable by the activity.
  */
-const { prepare, finishEvent, orderingTurn, orderingRelease } = proxyLocalActivities<
-  Pick<FanoutActivities, 'prepare' | 'finishEvent' | 'orderingTurn' | 'orderingRelease'>
->({
+const BOOKKEEPING_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
+const { prepare, finishEvent, orderingTurn } = proxyLocalActivities<Pick<FanoutActivities, 'prepare' | 'finishEvent' | 'orderingTurn'>>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: BOOKKEEPING_RETRY,
+});
+/**
+ * The release of an ordered key may deliver the key's next deliveries itself (the handoff,
+ * docs/ordering.md): room for an attempt at the longest endpoint timeout (120 s) and its lease's
+ * margin; the activity starts no attempt it has not the time left for.
+ */
+const { orderingRelease } = proxyLocalActivities<Pick<FanoutActivities, 'orderingRelease'>>({
+  startToCloseTimeout: '3 minutes',
+  retry: BOOKKEEPING_RETRY,
 });
 
 /** Time on top of the endpoint's request timeout for loading rows and recording the attempt. */
@@ -180,6 +189,7 @@ async function deliverInOrder(
   let wait = d.ordering;
   let recheckMs: number = ORDERING_RECHECK_MS.first;
   let saw = 0;
+  let handedOff: OrderingTurnResult['handedOff'];
   while (wait !== 'go') {
     const before = saw;
     if (wait === 'signal') await condition(() => wakes.count > before);
@@ -188,20 +198,35 @@ async function deliverInOrder(
       recheckMs = Math.min(recheckMs * 2, ORDERING_RECHECK_MS.max);
     }
     saw = wakes.count;
-    ({ turn: wait } = await orderingTurn({ deliveryId: d.deliveryId }));
+    ({ turn: wait, handedOff } = await orderingTurn({ deliveryId: d.deliveryId, takesHandoff: true }));
   }
+  // the activity that released the key made this delivery's attempt and its release (the
+  // handoff): its row says how it ended, finishEvent reads it. Only a turn check of this code
+  // answers handedOff, so histories recorded before it replay the path below.
+  if (handedOff === 'ended') return undefined;
   let failure: { err: unknown } | undefined;
   let result: unknown;
   try {
-    result = await deliverWithPolicy(d, backoff, localFirstAttempt);
+    result = handedOff === undefined ? await deliverWithPolicy(d, backoff, localFirstAttempt) : await retryHandedOff(d, backoff, handedOff);
   } catch (err) {
     failure = { err };
   }
   const unsettled = failure && !rowSettledBy(failure.err) ? { unsettled: reasonOf(failure.err) } : {};
-  const { wake } = await orderingRelease({ deliveryId: d.deliveryId, ...unsettled });
+  const { wake, wakes: more } = await orderingRelease({ deliveryId: d.deliveryId, ...unsettled });
   if (wake) await signalTurn(wake, wakes);
+  if (more) await Promise.all(more.map((w) => signalTurn(w, wakes)));
   if (failure) throw failure.err;
   return result;
+}
+
+/**
+ * A handed-off attempt failed (its row counts it): the run's retries go on from it as after a
+ * local first attempt, after the delay the attempt decided (from its end), as a normal activity.
+ */
+async function retryHandedOff(d: PlannedDelivery, backoff: BackoffSettings, handedOff: { retryInMs: number }): Promise<unknown> {
+  if (handedOff.retryInMs > 0) await sleep(handedOff.retryInMs);
+  const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(retryActivityOptions(d, backoff));
+  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts });
 }
 
 /** Wakes the run waiting for a delivery's turn (this run itself: its own count). */
@@ -231,7 +256,11 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
   setHandler(orderingTurnSignal, () => {
     wakes.count++;
   });
-  const plan = await prepare({ eventId: input.eventId, ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }) });
+  const plan = await prepare({
+    eventId: input.eventId,
+    ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }),
+    takesHandoff: true,
+  });
   // ordered deliveries after this event's that waited for it to be prepared (absent in histories
   // before ordering); sent beside this event's deliveries, not before them
   const woken = plan.wakes ? Promise.all(plan.wakes.map((w) => signalTurn(w, wakes))) : undefined;

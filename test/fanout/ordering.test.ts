@@ -1,12 +1,8 @@
 import { describe, expect } from 'vitest';
 import type { EndpointOrdering } from '../../src/domain/records.js';
 import type { RecordedRequest, Receiver } from '../support/receiver.js';
-import { createRedriveQueries } from '../../src/db/redrive-queries.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { createRedriver } from '../../src/temporal/redriver.js';
-import { createOrderingWaker } from '../../src/temporal/ordering-waker.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, addEvent, deliveryOf, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { addEndpoint, addEvent, deliveryOf, uniqueSource, orderingWakerOf, whileRedriving, type FanoutHarness } from './support/harness.js';
 import { it } from './support/fixtures.js';
 
 // Ordered delivery per key (docs/ordering.md) on real Postgres and Temporal, the worker as
@@ -152,24 +148,13 @@ describe('ordered delivery per key', () => {
     expect((await deliveryOf(h.repos, ids[4]!, endpointId)).status).toBe('PENDING');
 
     expect(await h.repos.endpoints.enable(endpointId)).toMatchObject({ wasDisabled: true, held: 2 });
-    const redriver = createRedriver({
-      queries: createRedriveQueries(h.database.db),
-      client: h.client,
-      taskQueue: h.taskQueue,
-      metrics: h.metrics,
-      logger: createLogger({ level: 'silent' }),
-      intervalMs: 100,
-    });
-    redriver.start();
-    try {
+    await whileRedriving(h, async () => {
       await settle(
         h,
         ids.filter((_, i) => i >= 2),
       );
       await eventually(async () => target.requests.length === 6);
-    } finally {
-      await redriver.stop();
-    }
+    });
     for (const key of ['a', 'b']) {
       expect(
         target.requests
@@ -196,13 +181,7 @@ describe('ordered delivery per key', () => {
     );
     expect(target.requests).toHaveLength(1);
     await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ denied_reason: 'NotAllowedBySource' });
-    const waker = createOrderingWaker({
-      repos: h.repos,
-      client: h.client,
-      metrics: h.metrics,
-      logger: createLogger({ level: 'silent' }),
-      stalledAfterSeconds: 0,
-    });
+    const waker = orderingWakerOf(h, 0);
     await eventually(async () => (await waker.pass()) >= 0 && (await deliveryOf(h.repos, ids[2]!, endpointId)).status === 'FAILED', {
       timeoutMs: 30_000,
     });
@@ -228,7 +207,7 @@ describe('ordered delivery per key', () => {
       { key: 'a', seq: 3 },
     ];
     const ids = await sendInOrder(h, source, events);
-    const waker = createOrderingWaker({ repos: h.repos, client: h.client, metrics: h.metrics, logger: createLogger({ level: 'silent' }) });
+    const waker = orderingWakerOf(h);
     const gauge = async () => (await h.metrics.orderingBlockedKeys.get()).values.find((v) => v.labels.endpoint === name)?.value;
     await settle(h, [ids[0]!, ids[1]!, ids[2]!]);
     await eventually(async () => (await deliveryOf(h.repos, ids[3]!, endpointId)).ordering?.waitingBehind != null);

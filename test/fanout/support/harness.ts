@@ -6,6 +6,9 @@ import type { FinalEventStatus } from '../../../src/activities/index.js';
 import type { DeliveryProxyConfig } from '../../../src/config/delivery-proxy.js';
 import type { BackoffSettings } from '../../../src/config/settings.js';
 import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
+import { createRedriver } from '../../../src/temporal/redriver.js';
+import { createOrderingWaker, type OrderingWaker } from '../../../src/temporal/ordering-waker.js';
+import { createRedriveQueries } from '../../../src/db/redrive-queries.js';
 import { createRepositories, type Repositories } from '../../../src/db/repositories.js';
 import type { EndpointSpec } from '../../../src/db/endpoints.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
@@ -196,4 +199,33 @@ export async function preparedDelivery(
   const d = plan.deliveries[0];
   if (!d) throw new Error('nothing prepared');
   return { eventId, endpointId, deliveryId: d.deliveryId };
+}
+
+/** Runs `fn` while the consumer's redriver (an enabled endpoint's held deliveries) runs on the harness, every 100 ms. */
+export async function whileRedriving<T>(h: FanoutHarness, fn: () => Promise<T>): Promise<T> {
+  const redriver = createRedriver({
+    queries: createRedriveQueries(h.database.db),
+    client: h.client,
+    taskQueue: h.taskQueue,
+    metrics: h.metrics,
+    logger: createLogger({ level: 'silent' }),
+    intervalMs: 100,
+  });
+  redriver.start();
+  try {
+    return await fn();
+  } finally {
+    await redriver.stop();
+  }
+}
+
+/** The consumer's ordering waker on the harness (its defaults, or a stalled age of its own: 0 wakes at once). */
+export function orderingWakerOf(h: FanoutHarness, stalledAfterSeconds?: number): OrderingWaker {
+  return createOrderingWaker({
+    repos: h.repos,
+    client: h.client,
+    metrics: h.metrics,
+    logger: createLogger({ level: 'silent' }),
+    ...(stalledAfterSeconds === undefined ? {} : { stalledAfterSeconds }),
+  });
 }

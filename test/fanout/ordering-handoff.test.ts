@@ -1,0 +1,304 @@
+import { describe, expect } from 'vitest';
+import type { EndpointOrdering } from '../../src/domain/records.js';
+import { createReplayQueries } from '../../src/db/replay-queries.js';
+import { startReplay } from '../../src/temporal/replay-starter.js';
+import { signalTurn } from '../../src/temporal/signal-turn.js';
+import type { RecordedRequest } from '../support/receiver.js';
+import { eventually } from '../support/wait.js';
+import {
+  addEndpoint,
+  addEvent,
+  deliveryOf,
+  orderingWakerOf,
+  startFanoutHarness,
+  uniqueSource,
+  whileRedriving,
+  type FanoutHarness,
+} from './support/harness.js';
+import { it } from './support/fixtures.js';
+
+// The handoff of an ordered key (docs/ordering.md, "The handoff"): the activity that releases a
+// key makes the attempt of the key's next delivery itself, through the deliver activity's code,
+// and signals its run, which then completes (or retries). Real Postgres, Temporal, receivers. A
+// run whose delivery was handed off has no `deliver` of its own in its history: that is how these
+// tests tell a handoff from a signal per hop.
+
+const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
+const seqsAt = (requests: RecordedRequest[]): number[] => requests.map(seqOf);
+const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
+/** the first request is held this long, so that every later run is prepared and waits behind it */
+const HOLD_FIRST_MS = 1_500;
+
+/** Events `{key: 'k', seq}` stored in order, every run started at once. */
+async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
+  await Promise.all(ids.map((id) => h.start(id)));
+  return ids;
+}
+
+const results = (h: FanoutHarness, ids: string[]): Promise<unknown[]> =>
+  Promise.all(ids.map((id) => h.client.workflow.getHandle(id).result()));
+
+/** The activities a run ran, in its history's order: local ones (markers) and normal ones. */
+async function activitiesOf(h: FanoutHarness, workflowId: string): Promise<string[]> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  const types: string[] = [];
+  for (const e of history.events ?? []) {
+    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    if (data) types.push((JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type);
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) types.push(`${scheduled} (activity task)`);
+  }
+  return types;
+}
+
+/** A run that did not deliver itself: its delivery was handed off and ended by the releasing activity. */
+const handedOffAndEnded = (activities: string[]): boolean => !activities.some((a) => a.startsWith('deliver'));
+
+/** Per delivery, in order: each request started after the one before was answered. */
+function oneAtATime(requests: RecordedRequest[]): void {
+  const sorted = [...requests].sort((a, b) => a.startedAt - b.startedAt);
+  for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.startedAt).toBeGreaterThanOrEqual(sorted[i - 1]!.finishedAt ?? Infinity);
+}
+
+/** The attempt log of a delivery (webhook_delivery_attempt), in order. */
+async function attemptsOf(h: FanoutHarness, deliveryId: string): Promise<Array<{ outcome: string; response_status: number | null }>> {
+  return h.database
+    .db('webhook_delivery_attempt')
+    .where({ delivery_id: deliveryId })
+    .orderBy('attempt')
+    .select('outcome', 'response_status');
+}
+
+describe('the handoff of an ordered key', () => {
+  it('a chain: the releasing activity delivers each next one; one request each, in order, each run ends with its status', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('chain');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ids = await sendKey(h, source, 12);
+    expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
+    expect(seqsAt(target.requests)).toEqual(ids.map((_, seq) => seq));
+    oneAtATime(target.requests);
+    for (const id of ids) {
+      const d = await deliveryOf(h.repos, id, endpointId);
+      expect(d.status).toBe('SUCCESS');
+      expect(await attemptsOf(h, d.id)).toEqual([expect.objectContaining({ outcome: 'SUCCESS', response_status: 200 })]);
+    }
+    // every run after the first waited behind the held request, and was handed off
+    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
+    expect(handed.filter(Boolean).length).toBeGreaterThanOrEqual(ids.length - 2);
+    // the handoff's columns are cleared by each run's turn check
+    const left = await h.database
+      .db('webhook_delivery')
+      .where({ endpoint_id: endpointId })
+      .whereNotNull('ordering_handoff')
+      .count('* as n');
+    expect(Number(left[0]?.n)).toBe(0);
+  });
+
+  it("a handed-off attempt answered 500: the run's own retries deliver it after the backoff's delay, in order", async ({ receiver }) => {
+    // a backoff long enough to tell a retry that waited from one that did not
+    const h = await startFanoutHarness({ backoff: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000 } });
+    try {
+      const source = uniqueSource('retry');
+      let failedOnce = false;
+      const target = await receiver((_n, req) => {
+        const seq = seqOf(req);
+        if (seq === 1 && !failedOnce) {
+          failedOnce = true;
+          return { status: 500, delayMs: 0 };
+        }
+        return { status: 200, delayMs: seq === 0 ? HOLD_FIRST_MS : 0 };
+      });
+      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 5 });
+      const ids = await sendKey(h, source, 4);
+      expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
+      expect(seqsAt(target.requests)).toEqual([0, 1, 1, 2, 3]);
+      oneAtATime(target.requests);
+      const [, failed, retried] = target.requests;
+      expect(retried!.startedAt - failed!.finishedAt!).toBeGreaterThanOrEqual(1_000);
+      const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
+      expect(await attemptsOf(h, d1.id)).toEqual([
+        expect.objectContaining({ outcome: 'RETRYING', response_status: 500 }),
+        expect.objectContaining({ outcome: 'SUCCESS', response_status: 200 }),
+      ]);
+      // its first attempt was the handoff's (no local first attempt in its run); its retry its own
+      const run1 = await activitiesOf(h, ids[1]!);
+      expect(run1).not.toContain('deliver');
+      expect(run1).toContain('deliver (activity task)');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a 4xx under Block holds the key; a skip, then a replay of a later block, unblock it, the rest handed off in order', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('block');
+    const refused = new Set([1, 3]);
+    const target = await receiver((_n, req) => {
+      const seq = seqOf(req);
+      if (refused.has(seq)) {
+        refused.delete(seq);
+        return { status: 422, delayMs: 0 };
+      }
+      return { status: 200, delayMs: seq === 0 ? HOLD_FIRST_MS : 0 };
+    });
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 3 });
+    const ids = await sendKey(h, source, 6);
+    // 0 delivered, 1 handed off and refused: FAILED, it holds the key; its run ends without a request of its own
+    await results(h, ids.slice(0, 2));
+    const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
+    expect(d1.status).toBe('FAILED');
+    expect(handedOffAndEnded(await activitiesOf(h, ids[1]!))).toBe(true);
+    await eventually(async () => (await deliveryOf(h.repos, ids[2]!, endpointId)).ordering?.waitingBehind === d1.id);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seqsAt(target.requests)).toEqual([0, 1]);
+
+    // skip it (as the API does): the next ones go, 3 is refused and holds the key in turn
+    const skipped = await h.repos.ordering.skip(d1.id);
+    if (skipped === 'not_skippable' || !skipped.wake) throw new Error('not skipped');
+    await signalTurn(h.client, skipped.wake, 5_000);
+    await results(h, ids.slice(2, 4));
+    const d3 = await deliveryOf(h.repos, ids[3]!, endpointId);
+    expect(d3.status).toBe('FAILED');
+    expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3]);
+
+    // replay it (as the API does): it goes first, then the rest, handed off
+    const replays = createReplayQueries(h.database.db);
+    expect(await replays.reopenFailed(d3.id)).toBe(true);
+    const replay = await startReplay(h.client, { eventId: ids[3]!, deliveryIds: [d3.id], taskQueue: h.taskQueue });
+    await h.client.workflow.getHandle(replay.workflowId).result();
+    expect(await results(h, ids.slice(4))).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3, 3, 4, 5]);
+    oneAtATime(target.requests);
+    expect(handedOffAndEnded(await activitiesOf(h, ids[5]!))).toBe(true);
+  });
+
+  it('Skip: a handed-off delivery that fails releases the key, and the chain goes on', async ({ h, receiver }) => {
+    const source = uniqueSource('skip');
+    const target = await receiver((_n, req) => ({
+      status: seqOf(req) === 1 ? 422 : 200,
+      delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0,
+    }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered('Skip'), maxAttempts: 1 });
+    const ids = await sendKey(h, source, 4);
+    await results(h, ids);
+    expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3]);
+    expect(await deliveryOf(h.repos, ids[1]!, endpointId)).toMatchObject({ status: 'FAILED', ordering: { skipped: true } });
+    for (const id of ids.slice(1)) expect(handedOffAndEnded(await activitiesOf(h, id)), id).toBe(true);
+  });
+
+  it('revoked mid-chain: the handed-off deliveries end FAILED in turn without requests', async ({ h, receiver }) => {
+    const source = uniqueSource('revoked');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ids = await sendKey(h, source, 4);
+    await eventually(async () => (await deliveryOf(h.repos, ids[3]!, endpointId)).ordering?.waitingBehind != null);
+    await eventually(async () => target.requests.length === 1);
+    await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ denied_reason: 'NotAllowedBySource' });
+    await results(h, ids);
+    expect(seqsAt(target.requests)).toEqual([0]);
+    for (const id of ids.slice(1)) {
+      const d = await deliveryOf(h.repos, id, endpointId);
+      expect(d.status).toBe('FAILED');
+      expect(d.lastError).toContain('not allowed');
+      expect(handedOffAndEnded(await activitiesOf(h, id)), id).toBe(true);
+    }
+  });
+
+  it('disabled mid-chain: the handed-off delivery is held and holds the key; enabling resumes in order', async ({ h, receiver }) => {
+    const source = uniqueSource('disabled');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ids = await sendKey(h, source, 4);
+    await eventually(async () => (await deliveryOf(h.repos, ids[3]!, endpointId)).ordering?.waitingBehind != null);
+    await eventually(async () => target.requests.length === 1);
+    await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ disabled_at: h.database.db.fn.now() });
+    await results(h, ids.slice(0, 2));
+    expect(await deliveryOf(h.repos, ids[1]!, endpointId)).toMatchObject({ status: 'FAILED' });
+    expect(handedOffAndEnded(await activitiesOf(h, ids[1]!))).toBe(true);
+    expect((await deliveryOf(h.repos, ids[2]!, endpointId)).status).toBe('PENDING');
+    expect(seqsAt(target.requests)).toEqual([0]);
+
+    expect(await h.repos.endpoints.enable(endpointId)).toMatchObject({ wasDisabled: true, held: 1 });
+    await whileRedriving(h, async () => {
+      await results(h, ids.slice(2));
+      await eventually(async () => target.requests.length === 4);
+    });
+    expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3]);
+    oneAtATime(target.requests);
+  });
+
+  it('a rate-limited endpoint: a handoff the limit would make wait goes back to its run; the rate and the order hold', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('rate');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), rateLimitPerSecond: 4 });
+    const ids = await sendKey(h, source, 8);
+    expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
+    expect(seqsAt(target.requests)).toEqual(ids.map((_, seq) => seq));
+    oneAtATime(target.requests);
+    for (const id of ids) expect(await attemptsOf(h, (await deliveryOf(h.repos, id, endpointId)).id)).toHaveLength(1);
+    // 4 a second: 8 requests take at least 1.75 s from the first to the last (a burst of 1 allowed)
+    const starts = target.requests.map((r) => r.startedAt).slice(1);
+    expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(1_400);
+    // some went by the handoff, some the limit gave back to their runs (they delivered themselves)
+    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
+    expect(handed.some(Boolean)).toBe(true);
+    expect(handed.some((x) => !x)).toBe(true);
+  });
+
+  it('a claim left by a lost worker: not started while its lease lives, then its run delivers it within 30 s (the waker)', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('lost');
+    const target = await receiver((_n, req) => ({ status: seqOf(req) === 0 ? 422 : 200, delayMs: 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 1 });
+    const ids = await sendKey(h, source, 2);
+    await results(h, ids.slice(0, 1));
+    const d0 = await deliveryOf(h.repos, ids[0]!, endpointId);
+    const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
+    await eventually(async () => (await deliveryOf(h.repos, ids[1]!, endpointId)).ordering?.waitingBehind === d0.id);
+    // what a worker lost mid-handoff leaves: the key released, the next delivery claimed, nobody told
+    const db = h.database.db;
+    await db('webhook_delivery').where({ id: d0.id }).update({ ordering_skipped: true });
+    await db('webhook_delivery')
+      .where({ id: d1.id })
+      .update({ ordering_handoff: 'claimed', ordering_handoff_until: db.raw("now() + interval '1 hour'") });
+    // a live lease: neither a signal (its turn check) nor the waker starts it
+    const waker = orderingWakerOf(h, 0);
+    expect(await waker.pass()).toBe(0);
+    await signalTurn(h.client, { workflowId: ids[1]!, deliveryId: d1.id }, 5_000);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(seqsAt(target.requests)).toEqual([0]);
+    expect((await deliveryOf(h.repos, ids[1]!, endpointId)).status).toBe('PENDING');
+
+    // the lease ran out (the attempt's timeout and the margin): the waker, as the consumer runs it, gives it back to its run
+    await db('webhook_delivery')
+      .where({ id: d1.id })
+      .update({
+        ordering_handoff_until: db.raw("now() - interval '1 second'"),
+        ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
+      });
+    const since = Date.now();
+    const running = orderingWakerOf(h);
+    running.start();
+    try {
+      await h.client.workflow.getHandle(ids[1]!).result();
+    } finally {
+      await running.stop();
+    }
+    expect(Date.now() - since).toBeLessThan(30_000);
+    expect(seqsAt(target.requests)).toEqual([0, 1]);
+    expect((await deliveryOf(h.repos, ids[1]!, endpointId)).status).toBe('SUCCESS');
+  });
+});
