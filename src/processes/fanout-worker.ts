@@ -89,7 +89,7 @@ export async function createFanoutWorker(
       ? {}
       : { maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTaskExecutions }),
     // Explicit: the SDK derives its default from the V8 heap limit (about 2 300 on a machine with
-    // 16 GiB and no limit, 10 under the chart's --max-old-space-size=128). A fanout usually
+    // 16 GiB and no limit, about 90 under the chart's --max-old-space-size=256). A fanout usually
     // completes in its first workflow task (first attempts are local activities), so the cache
     // holds the runs waiting for retries; one evicted is replayed from its (short) history.
     maxCachedWorkflows: WORKFLOW_CACHE_SIZE,

@@ -476,6 +476,8 @@ describe('specific values', () => {
     expect(env.QUEUE_URL).toMatch(/webhook-fanout-events$/);
     // the consumer's heap settings stay the consumer's: the worker keeps its own
     expect(env.NODE_OPTIONS).toContain('--max-semi-space-size=32');
+    // issue 41: at 128 MB the worker's live heap kept V8 collecting over and over (docs/benchmarks.md)
+    expect(env.NODE_OPTIONS).toContain('--max-old-space-size=256');
     expect(loadWorkerConfig(env).consumeQueue).toMatchObject({ queueUrl: env.QUEUE_URL, concurrency: 5, visibilityTimeoutSeconds: 60 });
   });
 
