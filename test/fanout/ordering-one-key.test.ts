@@ -34,14 +34,22 @@ const summary = (name: string, values: number[]): string => {
 };
 
 /**
- * Where a hop's time goes, from the waiting run's history: the predecessor's answer -> the
- * orderingTurn signal in the waiting run's history (the predecessor's release and its signal) ->
- * the waiting run's workflow task started on the worker (Temporal's dispatch) -> its request at
- * the receiver (the turn check, the attempt's rows, the request).
+ * Where a hop's time goes, from the waiting run's history. A run whose delivery was handed off
+ * (docs/ordering.md, "The handoff": no `deliver` of its own) had its request made by the
+ * activity that released the key: its hop is that activity's release, claim and attempt. Else:
+ * the predecessor's answer -> the orderingTurn signal in the waiting run's history (the
+ * predecessor's release and its signal) -> the waiting run's workflow task started on the worker
+ * (Temporal's dispatch) -> its request at the receiver (the turn check, the attempt's rows, the
+ * request).
  */
 async function hopParts(h: FanoutHarness, runOf: string, previous: RecordedRequest, next: RecordedRequest) {
   const history = await h.client.workflow.getHandle(runOf).fetchHistory();
   const events = history.events ?? [];
+  const handedOff = !events.some((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    return data !== undefined && data !== null && Buffer.from(data).toString('utf8').includes('"activity_type":"deliver"');
+  });
+  if (handedOff) return { handedOff: next.startedAt - previous.finishedAt! };
   // the signal that let it go: the last before its request (an earlier one woke it to find its
   // turn not come yet: prepare's wake-up of a later event, a re-check)
   const signalled = events.findLastIndex((e) => e.workflowExecutionSignaledEventAttributes && ms(e.eventTime) <= next.startedAt);
@@ -84,11 +92,15 @@ describe('one ordered key with many events', () => {
       hops.push(requests[i]!.startedAt - previous.finishedAt!);
     }
 
-    const parts = { releaseAndSignal: [] as number[], dispatch: [] as number[], turnAndRequest: [] as number[] };
+    const parts = { handedOff: [] as number[], releaseAndSignal: [] as number[], dispatch: [] as number[], turnAndRequest: [] as number[] };
     const step = Math.max(1, Math.floor(requests.length / TRACED_HOPS));
     for (let i = step; i < requests.length; i += step) {
       const p = await hopParts(h, ids[i]!, requests[i - 1]!, requests[i]!);
       if (!p) continue;
+      if (p.handedOff !== undefined) {
+        parts.handedOff.push(p.handedOff);
+        continue;
+      }
       parts.releaseAndSignal.push(p.releaseAndSignal);
       parts.dispatch.push(p.dispatch);
       parts.turnAndRequest.push(p.turnAndRequest);
@@ -97,7 +109,9 @@ describe('one ordered key with many events', () => {
       [
         `one key, ${EVENTS} events: ${took} ms from the first start to the last result, ${((EVENTS * 1000) / took).toFixed(1)} deliveries/s`,
         summary('hop (an answer to the next request, at the receiver)', hops),
-        `of ${parts.dispatch.length} hops read from the histories:`,
+        `of ${parts.handedOff.length + parts.dispatch.length} hops read from the histories, ${parts.handedOff.length} handed off:`,
+        `  ${summary("handed off (the releasing activity's release, claim and attempt)", parts.handedOff)}`,
+        `  ${parts.dispatch.length} through a signal:`,
         `  ${summary("the predecessor's release and signal (answer -> signal in the waiting run's history)", parts.releaseAndSignal)}`,
         `  ${summary("Temporal's dispatch (signal -> workflow task started)", parts.dispatch)}`,
         `  ${summary('the turn check and the attempt (task started -> request)', parts.turnAndRequest)}`,

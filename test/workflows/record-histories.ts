@@ -19,6 +19,13 @@ const FIXTURES = new URL('../fixtures/histories/', import.meta.url);
  * `.local-first-attempt` (chosen by patched()), and no suffix (before that).
  */
 const VERSION = 'local-first-attempt-input';
+/**
+ * The version of the ordered shapes (docs/ordering.md): `handoff`, a run that waited and whose
+ * delivery the releasing activity made (ended, or failed and retried by the run). The one
+ * recorded before the handoff (`ordered-waited.before-handoff`: waited, signalled, delivered
+ * itself) came from the build before it (ebca4ba) with the same scenario.
+ */
+const ORDERED_VERSION = 'handoff';
 
 describe('record fanout histories', () => {
   it('records a success, retries then failure, and a partial fanout', async () => {
@@ -42,6 +49,40 @@ describe('record fanout histories', () => {
       expect(runs).toHaveLength(3);
     } finally {
       await Promise.all([ok.close(), down.close(), gone.close()]);
+      await h.close();
+    }
+  });
+
+  it('records ordered runs that waited: handed off and ended, handed off and retried by the run', async () => {
+    const h = await startFanoutHarness({ backoff: DEFAULT_BACKOFF });
+    try {
+      for (const shape of ['ordered-waited', 'ordered-retried']) {
+        let failed = false;
+        const r = await startReceiver((_n, req) => {
+          const seq = (JSON.parse(req.body.toString('utf8')) as { seq: number }).seq;
+          if (shape === 'ordered-retried' && seq === 1 && !failed) {
+            failed = true;
+            return { status: 500, body: 'down' };
+          }
+          // the first request is held, so that the second run is prepared and waits behind it
+          return { status: 200, body: 'ok', delayMs: seq === 0 ? 1_500 : 0 };
+        });
+        try {
+          const source = `fixture-${shape}`;
+          await addEndpoint(h.repos, { source, url: r.url, ordering: { key: 'event.data.key', onFailure: 'Block' }, maxAttempts: 3 });
+          const ids: string[] = [];
+          for (const seq of [0, 1]) {
+            ids.push(await addEvent(h.repos, { source, eventType: 'fixture.recorded', payload: JSON.stringify({ key: 'k', seq }) }));
+          }
+          await Promise.all(ids.map((id) => h.start(id)));
+          for (const id of ids) expect(await h.client.workflow.getHandle(id).result()).toBe('COMPLETED');
+          const history = await h.client.workflow.getHandle(ids[1]!).fetchHistory();
+          await writeFile(new URL(`${shape}.${ORDERED_VERSION}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
+        } finally {
+          await r.close();
+        }
+      }
+    } finally {
       await h.close();
     }
   });

@@ -23,6 +23,11 @@ const histories = readdirSync(FIXTURES)
 const FIRST_VERSION = ['partial', 'retries-then-failure', 'success'];
 /** The same shapes from each later version: `<shape>.<version>`, recorded by record-histories.ts. */
 const VERSIONS = ['local-first-attempt', 'local-first-attempt-input'];
+/**
+ * Ordered runs that waited for their turn (docs/ordering.md): signalled and delivered by the run
+ * (recorded by the build before the handoff), and handed off, ended or retried by the run.
+ */
+const ORDERED = ['ordered-waited.before-handoff', 'ordered-waited.handoff', 'ordered-retried.handoff'];
 
 /** Replays the fixtures as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */
 async function replayAll(workflowsPath: string, workflowType?: string, only?: readonly string[]): Promise<Map<string, ReplayResult>> {
@@ -56,9 +61,9 @@ beforeAll(() => {
 });
 
 describe('recorded fanout histories', () => {
-  const all = [...FIRST_VERSION, ...VERSIONS.flatMap((v) => FIRST_VERSION.map((shape) => `${shape}.${v}`))].sort();
+  const all = [...FIRST_VERSION, ...VERSIONS.flatMap((v) => FIRST_VERSION.map((shape) => `${shape}.${v}`)), ...ORDERED].sort();
 
-  it('the fixtures are the three recorded shapes of every workflow version', () => {
+  it('the fixtures are the three recorded shapes of every workflow version, and the ordered ones', () => {
     expect(histories.map((h) => h.workflowId).sort()).toEqual(all);
   });
 
