@@ -7,6 +7,7 @@ import {
   SQSClient,
   type Message as SqsMessage,
 } from '@aws-sdk/client-sqs';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -377,6 +378,78 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
         expect(seen).toEqual([]);
       } finally {
         await guarded.close();
+      }
+    },
+  );
+});
+
+describe('SQS: a worker whose clock is off from the service', () => {
+  // SQS refuses a request signed more than 5 minutes off its clock, saying its time in the Date
+  // header; the client learns the offset (the SDK's systemClockOffset, kept by both ways of
+  // sending) and the delivery's next attempt is signed right. So the refusal is retried, not final.
+  const SKEW_MS = 60 * 60_000;
+  let server: Server;
+  let endpoint: string;
+  const signedAt: number[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        const serverNow = Date.now() + SKEW_MS;
+        const amzDate = String(req.headers['x-amz-date'] ?? '');
+        const signed = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+        signedAt.push(signed - serverNow);
+        if (!(Math.abs(signed - serverNow) < 5 * 60_000)) {
+          res
+            .writeHead(403, {
+              'content-type': 'application/x-amz-json-1.0',
+              'x-amzn-query-error': 'InvalidSignatureException;Sender',
+              date: new Date(serverNow).toUTCString(),
+            })
+            .end(
+              `{"__type":"com.amazon.coral.service#InvalidSignatureException","message":"Signature expired: ${amzDate} is now earlier than the server's time minus 5 min."}`,
+            );
+          return;
+        }
+        const { MessageBody } = JSON.parse(body) as { MessageBody: string };
+        const md5 = createHash('md5').update(MessageBody, 'utf8').digest('hex');
+        res
+          .writeHead(200, { 'content-type': 'application/x-amz-json-1.0', date: new Date(serverNow).toUTCString() })
+          .end(JSON.stringify({ MessageId: 'm-skew', MD5OfMessageBody: md5 }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it.each(SQS_SENDS)(
+    '%s: the refusal of a request signed an hour off is retried, and the next attempt is signed with the service time',
+    async (how) => {
+      const skewed = createDestinations({ addressPolicy: createAddressPolicy(), awsCredentials: credentials, awsSqsSend: how });
+      try {
+        signedAt.length = 0;
+        const to = { type: 'SQS', queueUrl: `${endpoint}/${ACCOUNT}/skewed`, region, endpointUrl: endpoint, roleArn: null } as const;
+        // three attempts at once, signed with the same wrong clock: each is retried, not only the one whose answer corrected it
+        const first = await Promise.all(
+          ['1', '2', '3'].map((n) => skewed.send(message(`b${n}8f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10`), to, { timeoutMs: 5_000 })),
+        );
+        for (const outcome of first) {
+          expect(outcome).toMatchObject({
+            kind: 'retryable',
+            status: 403,
+            error: expect.stringMatching(/^SQS: InvalidSignatureException: /),
+          });
+        }
+        const next = await skewed.send(message('c18f7e0c-6a51-4a4e-9a57-6d1f3c1e2a10'), to, { timeoutMs: 5_000 });
+        expect(next).toMatchObject({ kind: 'success', receipt: { messageId: 'm-skew' } });
+        expect(Math.abs(signedAt.at(-1)!)).toBeLessThan(60_000);
+      } finally {
+        await skewed.close();
       }
     },
   );

@@ -41,7 +41,8 @@ interface SdkErrorFacts {
   name?: unknown;
   code?: unknown;
   message?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
+  /** clockSkewCorrected: the SDK (and sqs-direct.ts) corrected the client's clock after this refusal */
+  $metadata?: { httpStatusCode?: unknown; clockSkewCorrected?: unknown };
   $retryable?: unknown;
   cause?: unknown;
   /** the body of an answer the client could not parse (the SDK's deserialization error) */
@@ -104,7 +105,10 @@ export function classifyAwsError(
     return fail('retryable', code === 'ECONNREFUSED' ? 'refused' : 'network', `${service}: ${code} (${message})`);
   }
   const reason = `${service}: ${name}: ${message}`;
-  if (RETRIED_CODES.has(name) || e.$retryable !== undefined)
+  // a request signed with a clock off the service's (RequestExpired, InvalidSignatureException's
+  // "Signature expired", ...) whose answer corrected the client's clock: the next attempt is signed right
+  const clockCorrected = e.$metadata?.clockSkewCorrected === true;
+  if (RETRIED_CODES.has(name) || e.$retryable !== undefined || clockCorrected)
     return fail('retryable', status !== null && status < 500 ? '4xx' : '5xx', reason);
   if (status !== null && status >= 500) return fail('retryable', '5xx', reason);
   if (status !== null && status >= 400) return fail('permanent', '4xx', reason);

@@ -70,7 +70,8 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
       const url = urlOf(to);
       const sign = await signerOf(client);
       const body = JSON.stringify(input);
-      const signed = await sign(new Date(Date.now() + (client.config.systemClockOffset || 0)), {
+      const signedOffset = client.config.systemClockOffset || 0;
+      const signed = await sign(new Date(Date.now() + signedOffset), {
         method: 'POST',
         protocol: url.protocol,
         hostname: url.hostname,
@@ -85,9 +86,14 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
       if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
       const queryError = res.headers['x-amzn-query-error'];
       const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
-      // the SDK's clock-skew correction: the next attempt signs with the server's time (shared with send())
+      // the SDK's clock-skew correction: the next attempt signs with the server's time (shared with
+      // send()); the refusal is then retried, as the SDK marks it (clockSkewCorrected), also when a
+      // concurrent call's answer corrected the clock this one was signed with
       const date = res.headers.date;
-      if (CLOCK_SKEW_CODES.has(err.name)) correctClockSkew(client, typeof date === 'string' ? date : undefined);
+      if (CLOCK_SKEW_CODES.has(err.name)) {
+        const corrected = correctClockSkew(client, typeof date === 'string' ? date : undefined);
+        if (corrected || (client.config.systemClockOffset || 0) !== signedOffset) err.$metadata.clockSkewCorrected = true;
+      }
       throw err;
     },
     close: () => agent.close(),

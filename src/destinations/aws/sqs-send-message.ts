@@ -83,7 +83,8 @@ export function parseSendMessageAnswer(text: string, body: string): SendMessageA
 
 /** An error answer as the SDK's service error: what classifyAwsError reads (aws-errors.ts). */
 export interface SendMessageError extends Error {
-  $metadata: { httpStatusCode: number };
+  /** clockSkewCorrected: refused for a clock off the service's, which the client has corrected since (sqs-direct.ts) */
+  $metadata: { httpStatusCode: number; clockSkewCorrected?: boolean };
   /** an answer that is not JSON (XML from an emulator's or a proxy's front end, HTML): classifyAwsError reads its <Code> */
   $responseBodyText?: string;
 }
