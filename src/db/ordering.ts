@@ -457,7 +457,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       // this run when it is done, and its lease bounds a worker lost meanwhile
       if (r.ordering_handoff === 'claimed' && (r.handoff_in_ms ?? 0) > 0)
         return { turn: 'wait', behind: r.ordering_behind, wake: 'signal' };
-      const handedOff = handedOffOf(r);
+      // what the handoff left is for the run that waited (a replay's run of a row reopened before
+      // that run was told goes its own way, and leaves it to that run)
+      const handedOff = r.ordering_waiter === workflowId ? handedOffOf(r) : undefined;
       if (handedOff) {
         await trx('webhook_delivery').where({ id: deliveryId }).update({
           ordering_handoff: null,
@@ -469,6 +471,11 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         return { turn: 'go', outOfOrder: false, handedOff };
       }
       const answer = await answerOf(trx, r, judge);
+      if (r.ordering_handoff === 'ended') {
+        // another run's turn check (a replay's) while the run the handoff ended it for is not told
+        // yet: that run's wait stays recorded; this one re-checks on a timer when it must wait
+        return answer.turn === 'wait' ? { ...answer, wake: 'timer' } : answer;
+      }
       // a delivery that goes at once (most, with many keys) has no wait to record or clear
       if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null) {
         await trx('webhook_delivery')

@@ -150,3 +150,59 @@ describe('an ordered delivery behind earlier events not prepared yet', () => {
     expect(await t.repos.ordering.firstTurn(d3, 'run-3', judge)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
   });
 });
+
+// The handoff (docs/ordering.md, "The handoff"): the release claims the delivery it wakes when
+// its run takes a handoff and its turn has come, and the turn checks of its run answer what the
+// handed-off attempt left.
+describe("the handoff's claim and what the turn check answers after it", () => {
+  const t = fileDatabase();
+  const judge = createSequenceJudge({ expressions: createExpressionCache() });
+  const handoff = (workflowId: string) => ({ judge, leaseMarginMs: 10_000, workflowId, mayAttempt: () => true });
+
+  /** Two events of one sequence prepared, the second waiting behind the first (its run takes a handoff or not). */
+  async function twoWaiting(takesHandoff: boolean): Promise<{ d1: string; d2: string }> {
+    const source = uniqueSource('handoff');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Block' } });
+    const e1 = await addEvent(t.repos, { source, payload: '{"seq":1}' });
+    const e2 = await addEvent(t.repos, { source, payload: '{"seq":2}' });
+    const d1 = (await t.repos.deliveries.prepareRun(e1, 'run-1'))![0]!.delivery.id;
+    const d2 = (await t.repos.deliveries.prepareRun(e2, 'run-2'))![0]!.delivery.id;
+    expect(await t.repos.ordering.firstTurn(d1, 'run-1', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await t.repos.ordering.firstTurn(d2, 'run-2', judge, takesHandoff)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
+    await t.database.db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS' });
+    return { d1, d2 };
+  }
+
+  it('claims a waiting delivery whose run takes it; its run waits while the lease lives', async () => {
+    const { d1, d2 } = await twoWaiting(true);
+    const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
+    expect(released).toMatchObject({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2 }, claimed: { deliveryId: d2 } });
+    expect(await t.repos.ordering.turn(d2, 'run-2', judge, true)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
+    expect(await t.repos.ordering.stalled(0, 100)).not.toContainEqual({ workflowId: 'run-2', deliveryId: d2 });
+    // a failed attempt: the run retries after the delay, its turn check says so once
+    await t.repos.ordering.handoffEnd(d2, { retryInMs: 60_000 });
+    const retry = await t.repos.ordering.turn(d2, 'run-2', judge, true);
+    expect(retry).toMatchObject({ turn: 'go', handedOff: { retryInMs: expect.any(Number) } });
+    const { retryInMs } = (retry as { handedOff: { retryInMs: number } }).handedOff;
+    expect(retryInMs).toBeGreaterThan(55_000);
+    expect(retryInMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('does not claim for a run that does not take a handoff (workflow code before it): it is only woken', async () => {
+    const { d1, d2 } = await twoWaiting(false);
+    const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
+    expect(released).toEqual({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2 } });
+  });
+
+  it("ended by the handoff: its run completes; a replay's run of the reopened row goes its own way and leaves it to that run", async () => {
+    const { d1, d2 } = await twoWaiting(true);
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).claimed).toBeDefined();
+    // the handed-off attempt ended it FAILED (a 4xx): it holds the key
+    await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: 'FAILED', attempts: 1 });
+    expect(await t.repos.ordering.release(d2, { ended: true, handoff: handoff('run-1') })).toMatchObject({ holds: true });
+    // reopened by a replay before run-2 was told
+    await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: 'PENDING' });
+    expect(await t.repos.ordering.turn(d2, 'replay-2', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await t.repos.ordering.turn(d2, 'run-2', judge, true)).toEqual({ turn: 'go', outOfOrder: false, handedOff: 'ended' });
+  });
+});
