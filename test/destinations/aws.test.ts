@@ -344,10 +344,14 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
           { type: 'SQS', queueUrl: `${at}/${ACCOUNT}/throttled`, region, endpointUrl: at, roleArn: null },
           { timeoutMs: 5_000 },
         );
+        // final, as for every destination (address_blocked): the configuration must change
         expect(outcome).toMatchObject({
-          kind: 'retryable',
+          kind: 'permanent',
           status: null,
-          error: expect.stringMatching(/is blocked by the outbound address policy/),
+          statusClass: 'blocked',
+          error: expect.stringMatching(
+            /^SQS: address_blocked: address (127\.0\.0\.1|::1)( \(resolved from localhost\))? is blocked by the outbound address policy/,
+          ),
         });
         expect(seen).toEqual([]);
       } finally {
@@ -371,9 +375,12 @@ describe('SQS: what a front end answers, classified the same by both ways of sen
           { timeoutMs: 2_000 },
         );
         expect(outcome).toMatchObject({
-          kind: 'retryable',
+          kind: 'permanent',
           status: null,
-          error: expect.stringMatching(/address 127\.0\.0\.1 is blocked by the outbound address policy/),
+          statusClass: 'blocked',
+          error: expect.stringMatching(
+            new RegExp(`^${type}: address_blocked: address 127\\.0\\.0\\.1 is blocked by the outbound address policy`),
+          ),
         });
         expect(seen).toEqual([]);
       } finally {

@@ -1,5 +1,6 @@
 import type { DeliveryOutcome, StatusClass } from '../../delivery/types.js';
 import { AWS_THROTTLING_CODES } from '../../domain/aws-retried-codes.js';
+import { isBlockedAddressError } from '../../delivery/guarded-lookup.js';
 
 /**
  * The AWS error codes a publish is retried on: the service throttles or is not there right now.
@@ -101,6 +102,10 @@ export function classifyAwsError(
   if (at.aborted || name === 'AbortError' || name === 'TimeoutError') {
     return fail('retryable', 'timeout', `${service}: no answer within ${at.timeoutMs} ms`);
   }
+  // an address the outbound policy refuses (an endpointUrl or queue URL at a literal, or a name
+  // resolving to one): never connected to, and final, as for every other destination (address_blocked)
+  const blocked = [err, e.cause].find(isBlockedAddressError);
+  if (blocked) return fail('permanent', 'blocked', `${service}: address_blocked: ${oneLine(blocked.message)}`);
   if (code !== undefined && NETWORK_CODES.has(code)) {
     return fail('retryable', code === 'ECONNREFUSED' ? 'refused' : 'network', `${service}: ${code} (${message})`);
   }

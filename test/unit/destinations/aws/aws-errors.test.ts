@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BlockedAddressError } from '../../../../src/delivery/guarded-lookup.js';
 import { classifyAwsError } from '../../../../src/destinations/aws/aws-errors.js';
 
 /** an SDK service error as the v3 clients throw them: the code as the name, the HTTP status in $metadata */
@@ -60,6 +61,21 @@ describe("AWS's errors, classified", () => {
       status: 400,
     },
     { name: 'an expired session of the role', err: serviceError('ExpiredToken', 400), kind: 'retryable', statusClass: '4xx', status: 400 },
+    // the outbound policy refused the address: final, as for every destination
+    {
+      name: 'an address the outbound policy refuses (the literal check, or the lookup)',
+      err: new BlockedAddressError('169.254.169.254', '169.254.169.254'),
+      kind: 'permanent',
+      statusClass: 'blocked',
+      status: null,
+    },
+    {
+      name: 'an address the outbound policy refuses, wrapped by the client',
+      err: Object.assign(new Error('connect failed'), { cause: new BlockedAddressError('10.0.0.1', 'queue.internal') }),
+      kind: 'permanent',
+      statusClass: 'blocked',
+      status: null,
+    },
     {
       name: "signed with a clock off the service's, which the client has corrected since",
       err: Object.assign(serviceError('InvalidSignatureException', 403), { $metadata: { httpStatusCode: 403, clockSkewCorrected: true } }),
