@@ -66,7 +66,8 @@ interface TopicLane {
  * One partition per request: a record batch is appended whole or not at all, so a request's
  * answer is every one of its records' answer, and a failed request fails each of its attempts
  * with the classified reason (each retried by its own delivery). A batch refused as too large is
- * sent again record by record, so only the record over the broker's limit fails.
+ * sent again record by record, one after the other and only those whose attempt still waits, so
+ * only the record over the broker's limit fails and none is sent after its attempt gave up.
  */
 export function createProduceCoalescer(
   producer: KafkaProducer,
@@ -155,9 +156,12 @@ export function createProduceCoalescer(
       const offsets = recordOffsets(result.offsets, topic, partition, batch.length);
       batch.forEach((e, i) => e.resolve({ partition, offset: offsets?.[i] ?? null }));
     } catch (error) {
-      // nothing of a refused batch is written: each record alone finds out whether it is the one too large
+      // nothing of a refused batch is written: each record alone finds out whether it is the one too
+      // large, one after the other (one request in flight per partition, as drain sends), and only
+      // while its attempt still waits: an attempt whose deadline passed during the refused request
+      // has been answered and will be retried, so its record sent now would be published twice
       if (batch.length > 1 && classifyKafkaError(error).code === 'broker_message_too_large') {
-        await Promise.all(batch.map((e) => sendBatch(topic, partition, [e])));
+        for (const e of batch) if (live([e]).length === 1) await sendBatch(topic, partition, [e]);
         return;
       }
       for (const e of batch) e.resolve({ error });

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createProduceCoalescer, type AttemptState, type Produced } from '../../../../src/destinations/kafka/produce-coalescer.js';
+
+type Producer = Parameters<typeof createProduceCoalescer>[0];
+
+/**
+ * A stand-in for the client (the real broker's paths are in test/destinations/kafka.test.ts): one
+ * partition; a request of more than one record is refused as too large after `answerMs`; what was
+ * written, and how many requests were in flight at once.
+ */
+function refusingBatches(answerMs: number) {
+  const written: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const producer = {
+    metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+    send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, answerMs));
+      inFlight--;
+      if (messages.length > 1) throw Object.assign(new Error('too large'), { apiId: 'MESSAGE_TOO_LARGE' });
+      written.push(messages.map((m) => m.value.toString()).join());
+      return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+    },
+  };
+  return { producer: producer as unknown as Producer, written, maxInFlight: () => maxInFlight };
+}
+
+const record = (v: string) => ({ value: Buffer.from(v), headers: new Map<Buffer, Buffer>() });
+
+describe('the Kafka coalescer when a batch is refused as too large', () => {
+  it('sends each record again alone, one request at a time, and never the record of an attempt that gave up meanwhile', async () => {
+    const broker = refusingBatches(40);
+    const c = createProduceCoalescer(broker.producer);
+    const attempts: AttemptState[] = [{ abandoned: false }, { abandoned: false }, { abandoned: false }];
+    const produced: Promise<Produced>[] = ['a', 'b', 'c'].map((v, i) => c.produce('t', record(v), attempts[i] ?? { abandoned: false }));
+    // b's deadline passes while the batch of three is in flight: its attempt has answered "no acknowledgement" and will be retried
+    setTimeout(() => {
+      if (attempts[1]) attempts[1].abandoned = true;
+    }, 15);
+    const [a, b, c3] = await Promise.all(produced);
+    expect(broker.written).toEqual(['a', 'c']);
+    expect(a).toMatchObject({ partition: 0 });
+    expect(c3).toMatchObject({ partition: 0 });
+    expect(b).toHaveProperty('error');
+    expect(broker.maxInFlight()).toBe(1);
+  });
+});
