@@ -72,6 +72,19 @@ function xmlErrorOf(body: unknown): { code: string; message: string } | undefine
 }
 
 /**
+ * The words of an error page that is neither JSON nor an XML error (a proxy's or a load
+ * balancer's HTML or text): its title or first heading, else its text without tags. Without it the
+ * reason was the parser's "Unexpected token '<'" (the SDK) or only the status (the direct send).
+ */
+function pageWordsOf(body: unknown): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  const head = body.slice(0, 8192);
+  const tagged = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(head)?.[1] ?? /<h1[^>]*>([^<]{1,200})<\/h1>/i.exec(head)?.[1];
+  const words = (tagged ?? head.replace(/<[^>]*>/g, ' ')).replace(/\s+/g, ' ').trim().slice(0, 200);
+  return words === '' ? undefined : words.replace(/&(amp|lt|gt|quot|apos);/g, (m) => XML_ENTITIES[m] ?? m);
+}
+
+/**
  * An AWS SDK call's failure as a delivery outcome: retryable or permanent by the service's error
  * code (RETRIED_CODES; from an XML body the client could not parse too), its HTTP status, or the
  * connection's error, with the code and the service's message as the reason (never a credential:
@@ -85,11 +98,14 @@ export function classifyAwsError(
   const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorFacts;
   const cause = (typeof e.cause === 'object' && e.cause !== null ? e.cause : {}) as SdkErrorFacts;
   const kept = e.$response?.body;
-  const xml = xmlErrorOf(e.$responseBodyText ?? (kept instanceof Uint8Array ? Buffer.from(kept).toString('utf8') : undefined));
-  const name = xml?.code ?? (typeof e.name === 'string' ? e.name : 'Error');
-  const code = typeof e.code === 'string' ? e.code : typeof cause.code === 'string' ? cause.code : undefined;
+  const bodyText = e.$responseBodyText ?? (kept instanceof Uint8Array ? Buffer.from(kept).toString('utf8') : undefined);
+  const xml = xmlErrorOf(bodyText);
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : null;
-  const message = oneLine(xml?.message ?? (typeof e.message === 'string' ? e.message : String(err)));
+  // an answer that is not the service's (no code in it): the status and the page's own words, the same both ways of sending
+  const page = xml === undefined && status !== null ? pageWordsOf(bodyText) : undefined;
+  const name = xml?.code ?? (page !== undefined ? `HTTP${status}` : typeof e.name === 'string' ? e.name : 'Error');
+  const code = typeof e.code === 'string' ? e.code : typeof cause.code === 'string' ? cause.code : undefined;
+  const message = oneLine(xml?.message ?? page ?? (typeof e.message === 'string' ? e.message : String(err)));
   const fail = (kind: 'retryable' | 'permanent', statusClass: StatusClass, error: string): DeliveryOutcome => ({
     kind,
     status,

@@ -182,8 +182,13 @@ describe("AWS's errors, classified", () => {
     });
     expect(classifyAwsError(kept, 'SQS', at)).toMatchObject({ kind: 'permanent', error: 'SQS: AccessDenied: not sqs:SendMessage' });
     expect(classifyAwsError(unparsed(502, undefined, 'Bad Gateway'), 'SQS', at)).toMatchObject({
-      error: expect.stringMatching(/^SQS: SyntaxError: Unexpected token/),
+      error: 'SQS: HTTP502: Bad Gateway',
     });
+    const titled = Object.assign(new SyntaxError('Unexpected token'), {
+      $metadata: { httpStatusCode: 503 },
+      $responseBodyText: '<html><head><title>Service Unavailable &amp; more</title></head><body><p>later</p></body></html>',
+    });
+    expect(classifyAwsError(titled, 'SQS', at)).toMatchObject({ kind: 'retryable', error: 'SQS: HTTP503: Service Unavailable & more' });
   });
 
   it('an attempt past its deadline is a timeout, whatever the SDK threw, and says the deadline', () => {

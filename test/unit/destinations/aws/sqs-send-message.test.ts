@@ -166,7 +166,7 @@ describe("an error answer, as the SDK's error and classified", () => {
       text: '<html><body>Bad Gateway</body></html>',
       header: undefined,
       kind: 'retryable',
-      error: 'SQS: HTTP502: HTTP 502',
+      error: 'SQS: HTTP502: Bad Gateway',
     },
     { name: 'an empty 500', status: 500, text: '', header: undefined, kind: 'retryable', error: 'SQS: HTTP500: HTTP 500' },
   ])('$name', ({ status, text, header, kind, error }) => {
