@@ -26,6 +26,7 @@ export interface ActivityDeps {
     | 'deliveryLimitWait'
     | 'filtered'
     | 'filterErrors'
+    | 'orderingHandoffs'
   >;
   logger?: ActivityLogger;
   /** delivery retry backoff; DEFAULT_BACKOFF when omitted */

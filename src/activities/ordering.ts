@@ -106,6 +106,7 @@ export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudg
         (err: unknown) => ({ err }),
       ),
     );
+    deps.metrics.orderingHandoffs.inc({ outcome: typeof end === 'string' ? end : 'retry' });
     logger.debug({ deliveryId: claimed.deliveryId, end }, 'ordered delivery: attempt handed off');
     return end;
   }

@@ -232,6 +232,15 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['endpoint'] as const,
       registers,
     }),
+    // the handoff of an ordered key (docs/ordering.md): a few series, by how the attempt ended
+    orderingHandoffs: new Counter({
+      name: 'webhook_fanout_ordering_handoffs_total',
+      help:
+        'Ordered deliveries whose attempt the activity releasing their key made (the handoff), by how it went: ended (SUCCESS or FAILED, ' +
+        'the key moves on or is held), retry (failed, retried by its own run), dropped (given back to its run: a limit or a wait, or anything unusual)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     // retention (docs/deploy.md "Retention"): moved by the ingest replica that holds the lock
     retentionDeletedRows: new Counter({
       name: 'webhook_fanout_retention_deleted_rows_total',

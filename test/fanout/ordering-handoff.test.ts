@@ -15,7 +15,7 @@ import {
   whileRedriving,
   type FanoutHarness,
 } from './support/harness.js';
-import { it } from './support/fixtures.js';
+import { counterDelta, it } from './support/fixtures.js';
 
 // The handoff of an ordered key (docs/ordering.md, "The handoff"): the activity that releases a
 // key makes the attempt of the key's next delivery itself, through the deliver activity's code,
@@ -79,6 +79,7 @@ describe('the handoff of an ordered key', () => {
     const source = uniqueSource('chain');
     const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
     const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ended = await counterDelta(h.metrics.orderingHandoffs, { outcome: 'ended' });
     const ids = await sendKey(h, source, 12);
     expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
     expect(seqsAt(target.requests)).toEqual(ids.map((_, seq) => seq));
@@ -91,6 +92,7 @@ describe('the handoff of an ordered key', () => {
     // every run after the first waited behind the held request, and was handed off
     const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
     expect(handed.filter(Boolean).length).toBeGreaterThanOrEqual(ids.length - 2);
+    expect(await ended()).toBe(handed.filter(Boolean).length);
     // the handoff's columns are cleared by each run's turn check
     const left = await h.database
       .db('webhook_delivery')
@@ -115,6 +117,7 @@ describe('the handoff of an ordered key', () => {
         return { status: 200, delayMs: seq === 0 ? HOLD_FIRST_MS : 0 };
       });
       const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 5 });
+      const handedRetries = await counterDelta(h.metrics.orderingHandoffs, { outcome: 'retry' });
       const ids = await sendKey(h, source, 4);
       expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
       expect(seqsAt(target.requests)).toEqual([0, 1, 1, 2, 3]);
@@ -130,6 +133,7 @@ describe('the handoff of an ordered key', () => {
       const run1 = await activitiesOf(h, ids[1]!);
       expect(run1).not.toContain('deliver');
       expect(run1).toContain('deliver (activity task)');
+      expect(await handedRetries()).toBe(1);
     } finally {
       await h.close();
     }
@@ -242,6 +246,7 @@ describe('the handoff of an ordered key', () => {
     const source = uniqueSource('rate');
     const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
     const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), rateLimitPerSecond: 4 });
+    const dropped = await counterDelta(h.metrics.orderingHandoffs, { outcome: 'dropped' });
     const ids = await sendKey(h, source, 8);
     expect(await results(h, ids)).toEqual(ids.map(() => 'COMPLETED'));
     expect(seqsAt(target.requests)).toEqual(ids.map((_, seq) => seq));
@@ -254,6 +259,7 @@ describe('the handoff of an ordered key', () => {
     const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
     expect(handed.some(Boolean)).toBe(true);
     expect(handed.some((x) => !x)).toBe(true);
+    expect(await dropped()).toBeGreaterThanOrEqual(1);
   });
 
   it('a claim left by a lost worker: not started while its lease lives, then its run delivers it within 30 s (the waker)', async ({
