@@ -137,6 +137,13 @@ const attemptOf = (delivery: Delivery, input: DeliverInput): number =>
   delivery.attempts - Math.min(input.priorAttempts ?? 0, delivery.attempts) + 1;
 
 /**
+ * A handed-off attempt's last word before its request (docs/ordering.md, "The handoff"): whether
+ * the claim is still this attempt's, its lease renewed to cover a request of the endpoint's
+ * timeout (false: the request is not made, the delivery stays its run's).
+ */
+export type KeepsClaim = (timeoutSeconds: number) => Promise<boolean>;
+
+/**
  * One attempt of one delivery. The endpoint is read on every attempt (the first one's by prepare,
  * a moment before) so a rotated secret or a changed URL applies to the next retry. The row records
  * every attempt; Temporal's retry policy (built from the endpoint's max_attempts) schedules the next
@@ -158,9 +165,15 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     return { status: d.status };
   }
 
-  async function runAttempt(input: DeliverInput, temporalAttempt: number, firstLocal: boolean, waits: boolean): Promise<DeliverResult> {
+  async function runAttempt(
+    input: DeliverInput,
+    temporalAttempt: number,
+    firstLocal: boolean,
+    waits: boolean,
+    keepsClaim?: KeepsClaim,
+  ): Promise<DeliverResult> {
     try {
-      return await deliverOnce(input, temporalAttempt, firstLocal, waits);
+      return await deliverOnce(input, temporalAttempt, firstLocal, waits, keepsClaim);
     } catch (err) {
       // decided failures pass as they are; an outage spends no endpoint attempt
       if (isDecidedFailure(err)) throw err;
@@ -184,8 +197,8 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
      * throws what the activity throws; a limit that would wait defers at once instead, and the
      * delivery goes back to its own run.
      */
-    handedOff(input: DeliverInput): Promise<DeliverResult> {
-      return runAttempt(input, 1, false, false);
+    handedOff(input: DeliverInput, keepsClaim: KeepsClaim): Promise<DeliverResult> {
+      return runAttempt(input, 1, false, false, keepsClaim);
     },
   };
 
@@ -284,7 +297,13 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     };
   }
 
-  async function deliverOnce(input: DeliverInput, temporalAttempt: number, firstLocal: boolean, waits: boolean): Promise<DeliverResult> {
+  async function deliverOnce(
+    input: DeliverInput,
+    temporalAttempt: number,
+    firstLocal: boolean,
+    waits: boolean,
+    keepsClaim?: KeepsClaim,
+  ): Promise<DeliverResult> {
     // the first attempt (the local activity, right after prepare) takes the rows prepare read; a retry reads
     // the delivery, its endpoint (fresh: rotated secrets apply) and its event in one round trip
     const loaded = (firstLocal ? handoff.take(input.deliveryId) : undefined) ?? (await repos.deliveries.loadAttempt(input.deliveryId));
@@ -309,6 +328,14 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     if ('error' in shaped) return failWithoutRequest(delivery, shaped, log);
 
     const release = await gate.enter(endpoint, delivery.id, log, waits);
+    // a handed-off attempt sends only while its claim is still its own, renewed for this request's
+    // timeout: a claim whose lease ran out meanwhile (a stall before this point) may have gone back
+    // to the delivery's run, which sends it itself; two requests of one key at once otherwise
+    if (keepsClaim && !(await keepsClaim(endpoint.timeoutSeconds))) {
+      await release?.(0);
+      logger.debug(log, 'ordered delivery: the handoff lost its claim before the request; its run sends it');
+      return { status: 'PENDING' };
+    }
     const startedAt = new Date();
     // the message is built once, whatever the destination: the endpoint's format (Raw or a CloudEvent)
     // shapes the body, the transform's when it has one; the signatures are over what is sent

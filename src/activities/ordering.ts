@@ -15,11 +15,12 @@ import type {
 } from './types.js';
 import type { Claim, HandoffEnd, HandoffOptions, Release, SequenceJudge, Turn } from '../db/ordering.js';
 import { describeError } from '../domain/errors.js';
+import type { KeepsClaim } from './deliver.js';
 
 type OrderingDeps = Pick<ActivityDeps, 'repos' | 'metrics' | 'signalTurn'> & { logger: ActivityLogger };
 
 /** A claimed delivery's attempt, by the deliver activity's own code (deliver.ts handedOff). */
-export type HandedOffAttempt = (input: DeliverInput) => Promise<DeliverResult>;
+export type HandedOffAttempt = (input: DeliverInput, keepsClaim: KeepsClaim) => Promise<DeliverResult>;
 
 /**
  * A claim's lease beyond the endpoint's timeout: the rows read before the request and the attempt
@@ -27,6 +28,19 @@ export type HandedOffAttempt = (input: DeliverInput) => Promise<DeliverResult>;
  * waker (ORDERING_STALLED_AFTER_SECONDS, its interval) gives the delivery back to its run.
  */
 export const HANDOFF_LEASE_MARGIN_MS = 10_000;
+/**
+ * The longest lease a handoff takes: a worker lost mid-handoff must not hold the key over issue
+ * 41's 30 s, and the waker's pass (5 s) comes on top of the lease. An endpoint whose timeout plus
+ * the margin is longer (a timeout over 15 s) is not handed off: its deliveries are woken by a
+ * signal, as with ORDERING_HANDOFF=false.
+ */
+export const HANDOFF_MAX_LEASE_MS = 25_000;
+
+/** The lease a handed-off attempt holds for a request of the endpoint's timeout; undefined: over HANDOFF_MAX_LEASE_MS. */
+export function handoffLeaseMs(timeoutSeconds: number): number | undefined {
+  const lease = timeoutSeconds * 1000 + HANDOFF_LEASE_MARGIN_MS;
+  return lease <= HANDOFF_MAX_LEASE_MS ? lease : undefined;
+}
 /**
  * A chain of handoffs stops after this many deliveries, or once it has run this long, and
  * signals the next run as before (whose own release starts a chain again): the releasing run's
@@ -100,8 +114,14 @@ export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudg
   /** The handed-off attempt of a claimed delivery, and what it did. */
   async function attempt(claimed: Claim, attemptOf: HandedOffAttempt): Promise<HandoffEnd> {
     const input: DeliverInput = { deliveryId: claimed.deliveryId, maxAttempts: claimed.maxAttempts, priorAttempts: 0 };
+    // right before the request: the claim still this activity's, its lease renewed for the
+    // endpoint's timeout as read for this attempt (it may have changed since the claim)
+    const keepsClaim: KeepsClaim = async (timeoutSeconds) => {
+      const leaseMs = handoffLeaseMs(timeoutSeconds);
+      return leaseMs !== undefined && (await repos.ordering.renewClaim(claimed.deliveryId, leaseMs));
+    };
     const end = handoffEndOf(
-      await attemptOf(input).then(
+      await attemptOf(input, keepsClaim).then(
         (result) => ({ result }),
         (err: unknown) => ({ err }),
       ),
@@ -125,6 +145,7 @@ export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudg
       mayAttempt: (timeoutSeconds) => {
         const elapsed = Date.now() - started;
         return (
+          handoffLeaseMs(timeoutSeconds) !== undefined &&
           handed < HANDOFF_CHAIN.maxDeliveries &&
           elapsed < HANDOFF_CHAIN.maxMs &&
           startToCloseTimeoutMs - elapsed > timeoutSeconds * 1000 + HANDOFF_LEASE_MARGIN_MS

@@ -536,14 +536,16 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
-        let handoff = opts.handoff;
         if (opts.ended) {
-          if (r.ordering_handoff === 'claimed') {
-            await trx('webhook_delivery')
-              .where({ id: r.id })
-              .update({ ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() });
-          } else handoff = undefined;
+          // the claim is no longer this activity's: its lease ran out and the delivery went back to
+          // its run, which may be sending it now; that run releases the key when its attempt ends,
+          // so waking the next one here would start it while this delivery is in flight
+          if (r.ordering_handoff !== 'claimed') return { holds: false };
+          await trx('webhook_delivery')
+            .where({ id: r.id })
+            .update({ ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() });
         }
+        const handoff = opts.handoff;
         const holds = await settleHold(trx, r);
         await noteBlocked(trx, operationsSource, r, holds);
         if (holds) return { holds: true, endpointId: r.endpoint_id };
@@ -552,6 +554,20 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
         return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}) };
       });
+    },
+
+    /**
+     * A handed-off attempt's renewal right before its request: true while the claim is still there
+     * and its lease has not run out (then it runs `leaseMs` from now); false once the delivery went
+     * back to its run (or could have: a lease that ran out), and then no request is made.
+     */
+    async renewClaim(deliveryId: string, leaseMs: number): Promise<boolean> {
+      const { rowCount } = await db.raw(
+        `UPDATE webhook_delivery SET ordering_handoff_until = now() + make_interval(secs => :seconds)
+          WHERE id = :id AND ordering_handoff = 'claimed' AND ordering_handoff_until > now()`,
+        { id: deliveryId, seconds: leaseMs / 1000 },
+      );
+      return rowCount === 1;
     },
 
     /**

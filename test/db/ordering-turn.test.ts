@@ -188,6 +188,45 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     expect(retryInMs).toBeLessThanOrEqual(60_000);
   });
 
+  it("a claim whose lease ran out is not the handoff's any more: no renewal before the request, and its end wakes nobody", async () => {
+    const source = uniqueSource('handoff');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Block' } });
+    const [d1, d2, d3] = await Promise.resolve().then(async () => {
+      const ids: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+        ids.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+      }
+      return ids as [string, string, string];
+    });
+    expect(await t.repos.ordering.firstTurn(d1, 'run-1', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await t.repos.ordering.firstTurn(d2, 'run-2', judge, true)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
+    expect(await t.repos.ordering.firstTurn(d3, 'run-3', judge, true)).toEqual({ turn: 'wait', behind: d2, wake: 'signal' });
+    await t.database.db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS' });
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).claimed).toMatchObject({ deliveryId: d2 });
+    // live: renewed right before the request, for the request's lease
+    expect(await t.repos.ordering.renewClaim(d2, 20_000)).toBe(true);
+    const renewed = await t.database
+      .db('webhook_delivery')
+      .where({ id: d2 })
+      .first<{ until: Date }>(t.database.db.raw('ordering_handoff_until AS until'));
+    expect(renewed!.until.getTime() - Date.now()).toBeGreaterThan(15_000);
+    // a stall: the lease runs out, and the run's turn check takes the delivery back (it sends it itself)
+    await t.database
+      .db('webhook_delivery')
+      .where({ id: d2 })
+      .update({ ordering_handoff_until: t.database.db.raw("now() - interval '1 second'") });
+    expect(await t.repos.ordering.renewClaim(d2, 20_000)).toBe(false);
+    expect(await t.repos.ordering.turn(d2, 'run-2', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await t.repos.ordering.renewClaim(d2, 20_000)).toBe(false);
+    // the handoff's attempt (made before the stall) ends it: that end must not release the key while
+    // the run's own attempt may be in flight; the run's release does
+    await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: 'SUCCESS', attempts: 1 });
+    expect(await t.repos.ordering.release(d2, { ended: true, handoff: handoff('run-1') })).toEqual({ holds: false });
+    // the run's own release, once its attempt ended, wakes the third
+    expect(await t.repos.ordering.release(d2, {})).toMatchObject({ holds: false, wake: { workflowId: 'run-3', deliveryId: d3 } });
+  });
+
   it('does not claim for a run that does not take a handoff (workflow code before it): it is only woken', async () => {
     const { d1, d2 } = await twoWaiting(false);
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });

@@ -307,4 +307,35 @@ describe('the handoff of an ordered key', () => {
     expect(seqsAt(target.requests)).toEqual([0, 1]);
     expect((await deliveryOf(h.repos, ids[1]!, endpointId)).status).toBe('SUCCESS');
   });
+
+  it("a lease that runs out while the handed-off request is in flight: the run's own copy goes, and the next one starts only after both ended", async ({
+    h,
+    receiver,
+  }) => {
+    // what a stall past the lease (a paused worker) leaves: the run sends the delivery again while the
+    // handoff's request is still out (at-least-once, docs/ordering.md); the handoff's end must then
+    // not release the key, or the next delivery goes while that copy is in flight (review H1)
+    const source = uniqueSource('lease');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : seqOf(req) === 1 ? 4_000 : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ids = await sendKey(h, source, 3);
+    await eventually(async () => target.requests.some((r) => seqOf(r) === 1));
+    const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
+    const db = h.database.db;
+    expect(await db('webhook_delivery').where({ id: d1.id }).first('ordering_handoff')).toEqual({ ordering_handoff: 'claimed' });
+    await db('webhook_delivery')
+      .where({ id: d1.id })
+      .update({
+        ordering_handoff_until: db.raw("now() - interval '1 second'"),
+        ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
+      });
+    expect(await orderingWakerOf(h, 0).pass()).toBeGreaterThan(0);
+    await results(h, ids);
+    const seen = [...target.requests].sort((a, b) => a.startedAt - b.startedAt);
+    const ones = seen.filter((r) => seqOf(r) === 1);
+    expect(ones.length).toBe(2);
+    const two = seen.find((r) => seqOf(r) === 2);
+    for (const one of ones) expect(two!.startedAt).toBeGreaterThanOrEqual(one.finishedAt ?? Infinity);
+    expect(seqsAt(seen)).toEqual([0, 1, 1, 2]);
+  });
 });
