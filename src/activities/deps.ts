@@ -44,6 +44,11 @@ export interface ActivityDeps {
    * only signals that run, one signal per hop. Absent: on.
    */
   orderingHandoff?: boolean;
+  /**
+   * Whether the worker is draining (its stop() began): a handoff chain then claims no further
+   * delivery, so the drain waits for the attempt in hand only, not for a chain of more (absent: never).
+   */
+  draining?: () => boolean;
 }
 
 /** Temporal rejects such a retry policy at schedule time; fail at start-up instead. */

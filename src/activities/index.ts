@@ -60,6 +60,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         ...(deps.signalTurn ? { signalTurn: deps.signalTurn } : {}),
         // ORDERING_HANDOFF (default on): the releasing activity delivers the key's next delivery itself
         ...(deps.orderingHandoff === false ? {} : { handedOff: delivery.handedOff }),
+        ...(deps.draining ? { draining: deps.draining } : {}),
       }),
     ),
   };

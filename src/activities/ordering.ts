@@ -99,7 +99,9 @@ export function handoffEndOf(outcome: { result: DeliverResult } | { err: unknown
  * "How fast a key moves"). Sent, it is in the waiting run's history (durable); when it can not be
  * sent, the wake-up is returned and the workflow sends it. The same number of signals either way.
  */
-export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudge; handedOff?: HandedOffAttempt }) {
+export function createOrderingRelease(
+  deps: OrderingDeps & { judge: SequenceJudge; handedOff?: HandedOffAttempt; draining?: () => boolean },
+) {
   const { repos, logger } = deps;
 
   function noteHeld(deliveryId: string, released: Release): void {
@@ -135,7 +137,8 @@ export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudg
     if (input.unsettled !== undefined) await settleUnsettled(deps, { deliveryId: input.deliveryId, reason: input.unsettled });
     const self = runningWorkflowId(input.deliveryId);
     const started = Date.now();
-    const { startToCloseTimeoutMs } = Context.current().info;
+    const { info, cancellationSignal } = Context.current();
+    const { startToCloseTimeoutMs } = info;
     let handed = 0;
     const handoff: HandoffOptions | undefined = deps.handedOff && {
       judge: deps.judge,
@@ -144,6 +147,9 @@ export function createOrderingRelease(deps: OrderingDeps & { judge: SequenceJudg
       // the chain's bound, and the time this activity has left for one more attempt and its lease
       mayAttempt: (timeoutSeconds) => {
         const elapsed = Date.now() - started;
+        // a worker that drains (or an activity cancelled) claims nothing more: the drain waits for
+        // the attempt in hand, and the next delivery is signalled to its run as without a handoff
+        if (deps.draining?.() === true || cancellationSignal.aborted) return false;
         return (
           handoffLeaseMs(timeoutSeconds) !== undefined &&
           handed < HANDOFF_CHAIN.maxDeliveries &&

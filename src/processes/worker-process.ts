@@ -68,6 +68,8 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     ...(settings.awsSqsSend ? { awsSqsSend: settings.awsSqsSend } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
+  // set when stop() begins: an ordered key's handoff chain claims nothing more (activities/ordering.ts)
+  let draining = false;
   const signalClient = new Client({ connection: deps.connection, namespace: settings.temporal.namespace });
   // the bundle with Temporal's tracing interceptors only when this worker traces (fanout-worker.ts)
   const workflowCode = resolveWorkflowCode(tracing.enabled);
@@ -90,6 +92,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       signalTurn: (wake) => signalTurn(signalClient, wake, SIGNAL_TURN_TIMEOUT_MS),
       // ORDERING_HANDOFF: the activity that releases an ordered key sends the key's next delivery itself
       orderingHandoff: settings.orderingHandoff ?? true,
+      draining: () => draining,
     }),
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
     tracing: await workerTracing(tracing),
@@ -137,6 +140,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
         state: () => worker.getState(),
         async stop() {
           // no new starts first, then the worker drains what it runs
+          draining = true;
           await consuming?.stop();
           if (worker.getState() === 'RUNNING') worker.shutdown();
           await running;
