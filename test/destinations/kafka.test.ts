@@ -205,6 +205,28 @@ describe('the Kafka destination', () => {
     expect(records.map((r) => r.headers.ce_id).sort()).toEqual([...small, ...halves].map((m) => m.deduplicationId).sort());
   });
 
+  it("one record the broker refuses (no key on a compacted topic) fails its own attempt only, not another endpoint's in its request", async () => {
+    await kafka.createTopic('compacted', 1, { 'cleanup.policy': 'compact' });
+    const to = target({ topic: 'compacted' });
+    // the producer's metadata warm, then an ordered endpoint's keyed record and another endpoint's unkeyed one in one tick
+    expect((await destination.send(signedMessage({ orderingKey: 'warm' }), to, { timeoutMs: 10_000 })).kind).toBe('success');
+    const keyedMessage = signedMessage({ orderingKey: 'cus_1' });
+    const { result, requests } = await requestsOf(() =>
+      Promise.all([
+        destination.send(keyedMessage, to, { timeoutMs: 10_000 }),
+        destination.send(signedMessage({ orderingKey: null }), to, { timeoutMs: 10_000 }),
+      ]),
+    );
+    const [keyed, unkeyed] = result;
+    expect(keyed?.kind).toBe('success');
+    expect(unkeyed?.kind).not.toBe('success');
+    expect(unkeyed).toMatchObject({ error: expect.stringMatching(/key/i) });
+    // one request for both, refused, then each alone
+    expect(requests).toEqual([2, 1, 1]);
+    const records = await kafka.consume('compacted', 2, 15_000);
+    expect(records.map((r) => r.headers.ce_id)).toContain(keyedMessage.deduplicationId);
+  });
+
   it('a record still waiting for its request when its deadline passes is never sent', async () => {
     await kafka.createTopic('deadline');
     const send = (m: Message, timeoutMs: number) => destination.send(m, target({ topic: 'deadline' }), { timeoutMs });

@@ -34,7 +34,7 @@ export interface KafkaBroker extends RestartableBroker {
   /** the broker's message.max.bytes */
   maxMessageBytes: number;
   /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
-  createTopic(name: string, partitions?: number): Promise<void>;
+  createTopic(name: string, partitions?: number, configs?: Record<string, string>): Promise<void>;
   /** reads a topic from its beginning with Kafka's own console consumer (the Java client) */
   consume(topic: string, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
 }
@@ -129,10 +129,15 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
     saslBootstrap: `127.0.0.1:${saslPort}`,
     user,
     maxMessageBytes,
-    async createTopic(name, partitions = 1) {
+    async createTopic(name, partitions = 1, configs = {}) {
       const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap] });
       try {
-        await admin.createTopics({ topics: [name], partitions, replicas: 1 });
+        await admin.createTopics({
+          topics: [name],
+          partitions,
+          replicas: 1,
+          configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })),
+        });
       } finally {
         await admin.close();
       }

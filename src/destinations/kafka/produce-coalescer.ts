@@ -13,6 +13,17 @@ import {
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
+/**
+ * A refused request whose reason may be one record's, not the request's: too large, or an error
+ * the broker gives a batch for one record it finds invalid (INVALID_RECORD, a record without a key
+ * on a compacted topic, CORRUPT_MESSAGE: classified broker_error). The request's records are then
+ * sent again one by one, so one endpoint's bad record does not fail the attempts of the others
+ * that shared its request (the producer is shared by every endpoint of a cluster and its
+ * credentials). Refusals of the whole request (authentication, an unknown topic, throttling, an
+ * unavailable broker) fail each record as they are: each alone would be refused the same.
+ */
+const SPLIT_ON = new Set(['broker_message_too_large', 'broker_error']);
+
 /** What the broker answered for one record: where it was written (offset null: an answer without one), or the request's error. */
 export type Produced = { partition: number; offset: bigint | null } | { error: unknown };
 
@@ -67,7 +78,8 @@ interface TopicLane {
  * answer is every one of its records' answer, and a failed request fails each of its attempts
  * with the classified reason (each retried by its own delivery). A batch refused as too large is
  * sent again record by record, one after the other and only those whose attempt still waits, so
- * only the record over the broker's limit fails and none is sent after its attempt gave up.
+ * only the record over the broker's limit fails and none is sent after its attempt gave up; so is
+ * a batch refused for what may be one record's fault (SPLIT_ON).
  */
 export function createProduceCoalescer(
   producer: KafkaProducer,
@@ -157,10 +169,10 @@ export function createProduceCoalescer(
       batch.forEach((e, i) => e.resolve({ partition, offset: offsets?.[i] ?? null }));
     } catch (error) {
       // nothing of a refused batch is written: each record alone finds out whether it is the one too
-      // large, one after the other (one request in flight per partition, as drain sends), and only
+      // large (or the one the broker found invalid), one after the other (one request in flight per partition, as drain sends), and only
       // while its attempt still waits: an attempt whose deadline passed during the refused request
       // has been answered and will be retried, so its record sent now would be published twice
-      if (batch.length > 1 && classifyKafkaError(error).code === 'broker_message_too_large') {
+      if (batch.length > 1 && SPLIT_ON.has(classifyKafkaError(error).code)) {
         for (const e of batch) if (live([e]).length === 1) await sendBatch(topic, partition, [e]);
         return;
       }

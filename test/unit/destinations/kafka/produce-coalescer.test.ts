@@ -46,4 +46,41 @@ describe('the Kafka coalescer when a batch is refused as too large', () => {
     expect(b).toHaveProperty('error');
     expect(broker.maxInFlight()).toBe(1);
   });
+
+  it("one record the broker finds invalid fails its own attempt only, not the others' that shared its request", async () => {
+    const written: string[] = [];
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        await new Promise((r) => setTimeout(r, 5));
+        // a compacted topic refuses the batch for its record without a key (the broker's words, as an apiId)
+        if (messages.some((m) => m.value.toString() === 'bad'))
+          throw Object.assign(new Error('Compacted topic cannot accept message without key'), { apiId: 'INVALID_RECORD' });
+        written.push(...messages.map((m) => m.value.toString()));
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    const c = createProduceCoalescer(producer as unknown as Producer);
+    const [a, bad, b] = await Promise.all(['a', 'bad', 'b'].map((v) => c.produce('t', record(v), { abandoned: false })));
+    expect(written).toEqual(['a', 'b']);
+    expect(a).toMatchObject({ partition: 0 });
+    expect(b).toMatchObject({ partition: 0 });
+    expect(bad).toHaveProperty('error');
+  });
+
+  it('a refusal of the whole request (the broker unavailable) fails each record of it once, not one by one again', async () => {
+    let requests = 0;
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async () => {
+        requests++;
+        await new Promise((r) => setTimeout(r, 5));
+        throw Object.assign(new Error('connection refused'), { code: 'PLT_KFK_NETWORK' });
+      },
+    };
+    const c = createProduceCoalescer(producer as unknown as Producer);
+    const produced = await Promise.all(['a', 'b', 'c'].map((v) => c.produce('t', record(v), { abandoned: false })));
+    for (const p of produced) expect(p).toHaveProperty('error');
+    expect(requests).toBe(1);
+  });
 });
