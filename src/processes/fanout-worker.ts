@@ -26,8 +26,15 @@ export interface FanoutWorkerOptions {
   sandboxDiagnostics?: boolean;
 }
 
-/** Workflow runs kept in the worker's sticky cache (see createFanoutWorker). */
-export const WORKFLOW_CACHE_SIZE = 100;
+/**
+ * Workflow runs kept in the worker's sticky cache (see createFanoutWorker). Ordered runs wait in
+ * it for their turn: at 100, a burst of events of few keys evicted the waiting runs, and each one
+ * woken was a sticky-cache miss (its whole history fetched from the server and replayed). At 1 000
+ * the quiet bench's one-key row cost Temporal 22.5 ms per delivery instead of 25.8 and the
+ * 100-key row 19.5 instead of 24.2, for 3 MB more peak RSS (docs/benchmarks.md, "2026-11-29
+ * (evening)"): with one shared V8 context a cached run is its state, not a context of its own.
+ */
+export const WORKFLOW_CACHE_SIZE = 1000;
 
 /**
  * The workflow interceptors beside the workflow code (workflows/tracing-interceptors.ts), for a
@@ -91,7 +98,8 @@ export async function createFanoutWorker(
     // Explicit: the SDK derives its default from the V8 heap limit (about 2 300 on a machine with
     // 16 GiB and no limit, about 90 under the chart's --max-old-space-size=256). A fanout usually
     // completes in its first workflow task (first attempts are local activities), so the cache
-    // holds the runs waiting for retries; one evicted is replayed from its (short) history.
+    // holds the runs waiting for retries and ordered runs waiting for their turn; one evicted is
+    // replayed from its (short) history when its next task comes.
     maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
     shutdownGraceTime: opts.shutdownGraceTime ?? '30 seconds',
     ...sandbox.options,
