@@ -62,13 +62,17 @@ describe('the handoff while the worker drains', () => {
 
   const requestsTo = (path: string) => receiver.requests.filter((r) => r.path.startsWith(path)).length;
 
-  it("running: the release makes the next delivery's attempt itself", async () => {
-    const { d1, d2 } = await secondWaiting();
-    const path = (await database
+  /** the receiver's URL of a delivery's endpoint: each test's source has a path of its own */
+  const pathOf = async (deliveryId: string): Promise<string> =>
+    (await database
       .db('webhook_delivery')
       .join('webhook_endpoint', 'webhook_endpoint.id', 'webhook_delivery.endpoint_id')
-      .where('webhook_delivery.id', d2)
+      .where('webhook_delivery.id', deliveryId)
       .first<{ url: string }>('webhook_endpoint.url'))!.url;
+
+  it("running: the release makes the next delivery's attempt itself", async () => {
+    const { d1, d2 } = await secondWaiting();
+    const path = await pathOf(d2);
     await release(false, d1);
     expect(requestsTo(new URL(path).pathname)).toBe(1);
     expect(await database.db('webhook_delivery').where({ id: d2 }).first('status', 'ordering_handoff')).toEqual({
@@ -79,11 +83,7 @@ describe('the handoff while the worker drains', () => {
 
   it("draining: no claim, no request; the wake-up goes to the next delivery's run", async () => {
     const { d1, d2 } = await secondWaiting();
-    const path = (await database
-      .db('webhook_delivery')
-      .join('webhook_endpoint', 'webhook_endpoint.id', 'webhook_delivery.endpoint_id')
-      .where('webhook_delivery.id', d2)
-      .first<{ url: string }>('webhook_endpoint.url'))!.url;
+    const path = await pathOf(d2);
     expect(await release(true, d1)).toEqual({ wake: { workflowId: 'run-2', deliveryId: d2 } });
     expect(requestsTo(new URL(path).pathname)).toBe(0);
     expect(await database.db('webhook_delivery').where({ id: d2 }).first('status', 'ordering_handoff')).toEqual({
