@@ -90,22 +90,13 @@ export function createSignedAwsCall(deps: {
     });
     const { url, sign } = await target;
     // the SDK's clock-skew correction: sign with the server's time as last learnt (below)
-    const signed = await sign(new Date(Date.now() + (client.config.systemClockOffset || 0)), {
-      method: 'POST',
-      protocol: url.protocol,
-      hostname: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
-      path: url.pathname,
-      query: {},
-      headers: { host: url.host, ...req.headers },
-      body: req.body,
-    });
+    const signedHeaders = await signPost(sign, url, req.headers, req.body, client.config.systemClockOffset || 0);
     const timeout = AbortSignal.timeout(limits.requestTimeoutMs);
     let status: number;
     let text: string;
     let headers: IncomingHttpHeaders;
     try {
-      const res = await post(url, signed.headers, req.body, {
+      const res = await post(url, signedHeaders, req.body, {
         agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
         signal: req.signal ? AbortSignal.any([req.signal, timeout]) : timeout,
         connectTimeoutMs: limits.connectionTimeoutMs,
@@ -179,6 +170,31 @@ interface SignableRequest {
   body: string;
 }
 type Signer = (signingDate: Date, req: SignableRequest) => Promise<{ headers: Record<string, string> }>;
+
+/**
+ * A POST of `body` to `url` signed at the server's time as the client last learnt it (the SDK's
+ * clock-skew offset, `clockOffsetMs`): the signed request's headers. The transport's calls and
+ * the SQS destination's direct send sign the same way.
+ */
+export async function signPost(
+  sign: Signer,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  clockOffsetMs: number,
+): Promise<Record<string, string>> {
+  const signed = await sign(new Date(Date.now() + clockOffsetMs), {
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    ...(url.port ? { port: Number(url.port) } : {}),
+    path: url.pathname,
+    query: {},
+    headers: { host: url.host, ...headers },
+    body,
+  });
+  return signed.headers;
+}
 
 /** The endpoint and signer the client would use for a call, from its resolved configuration. */
 export async function resolveCallTarget(client: AwsServiceClient): Promise<{ url: URL; sign: Signer }> {

@@ -11,7 +11,7 @@ import { Agent, buildConnector, request } from 'undici';
 import type { SqsTarget } from '../../delivery/destination.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
-import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget } from '../../transport/signed-aws-call.js';
+import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget, signPost } from '../../transport/signed-aws-call.js';
 import {
   parseSendMessageAnswer,
   SEND_MESSAGE_HEADERS,
@@ -71,17 +71,8 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
       const sign = await signerOf(client);
       const body = JSON.stringify(input);
       const signedOffset = client.config.systemClockOffset || 0;
-      const signed = await sign(new Date(Date.now() + signedOffset), {
-        method: 'POST',
-        protocol: url.protocol,
-        hostname: url.hostname,
-        ...(url.port ? { port: Number(url.port) } : {}),
-        path: url.pathname,
-        query: {},
-        headers: { host: url.host, ...SEND_MESSAGE_HEADERS },
-        body,
-      });
-      const res = await request(url, { method: 'POST', headers: signed.headers, body, dispatcher: agent, signal });
+      const headers = await signPost(sign, url, SEND_MESSAGE_HEADERS, body, signedOffset);
+      const res = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal });
       const text = await readBounded(res.body, MAX_ANSWER_BYTES);
       if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
       const queryError = res.headers['x-amzn-query-error'];
