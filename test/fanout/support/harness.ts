@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import type { FinalEventStatus } from '../../../src/activities/index.js';
+import type { FinishedEventStatus } from '../../../src/activities/index.js';
 import type { DeliveryProxyConfig } from '../../../src/config/delivery-proxy.js';
 import type { BackoffSettings } from '../../../src/config/settings.js';
 import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
@@ -29,7 +29,7 @@ export interface FanoutHarness {
   /** the consumer's starter, on this file's task queue */
   start: FanoutStarter;
   /** starts the fanout of an event (workflow id = event id) and waits for its final status */
-  runFanout(eventId: string): Promise<FinalEventStatus>;
+  runFanout(eventId: string): Promise<FinishedEventStatus>;
   close(): Promise<void>;
 }
 
@@ -103,7 +103,7 @@ export async function startFanoutHarness(
     start,
     async runFanout(eventId) {
       await start(eventId);
-      return client.workflow.getHandle(eventId).result() as Promise<FinalEventStatus>;
+      return client.workflow.getHandle(eventId).result() as Promise<FinishedEventStatus>;
     },
     async close() {
       await worker.stop();
@@ -224,6 +224,7 @@ export function orderingWakerOf(h: FanoutHarness, stalledAfterSeconds?: number):
   return createOrderingWaker({
     repos: h.repos,
     client: h.client,
+    taskQueue: h.taskQueue,
     metrics: h.metrics,
     logger: createLogger({ level: 'silent' }),
     ...(stalledAfterSeconds === undefined ? {} : { stalledAfterSeconds }),
