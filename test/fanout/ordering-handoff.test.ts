@@ -10,6 +10,7 @@ import {
   addEndpoint,
   addEvent,
   deliveryOf,
+  finishedEvents,
   orderingWakerOf,
   startFanoutHarness,
   uniqueSource,
@@ -45,18 +46,7 @@ async function sendKey(h: FanoutHarness, source: string, count: number): Promise
  * The events' statuses once each is final: their runs ended (a run that left its delivery to the
  * key's chain ends before it), then the last delivery's end finished the event, whoever ended it.
  */
-async function results(h: FanoutHarness, ids: string[]): Promise<string[]> {
-  await Promise.all(ids.map((id) => h.client.workflow.getHandle(id).result()));
-  return eventually(
-    async () => {
-      const rows = await h.database.db('webhook_event').whereIn('id', ids).select('id', 'status');
-      const status = new Map(rows.map((r: { id: string; status: string }) => [r.id, r.status]));
-      const statuses = ids.map((id) => status.get(id) ?? 'missing');
-      return statuses.every((st) => st !== 'RECEIVED') && statuses;
-    },
-    { what: 'every event finished' },
-  );
-}
+const results = (h: FanoutHarness, ids: string[]): Promise<string[]> => finishedEvents(h, ids, 20_000);
 
 /** The delivery's continuation run, if one was started (a run of its own for a delivery left to its key's chain). */
 async function continuationOf(h: FanoutHarness, eventId: string, deliveryId: string): Promise<string | undefined> {
