@@ -61,7 +61,8 @@ export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
     for (const u of input.unsettled ?? []) await settleUnsettled({ repos, metrics, logger }, u);
 
     // after the unsettled ones are settled: the status from all the deliveries, in one statement
-    const finished = input.settledOnly === true ? await repos.events.finishIfSettled(input.eventId) : await repos.events.finish(input.eventId);
+    const finished =
+      input.settledOnly === true ? await repos.events.finishIfSettled(input.eventId) : await repos.events.finish(input.eventId);
     if (!finished) throw permanent('event_not_found', `event ${input.eventId} not found`);
     if (finished === 'pending') {
       // the key's chain ends the delivery left to it, and finishes the event then

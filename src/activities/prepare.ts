@@ -158,7 +158,13 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
         pending.map(async (r) => {
           if (r.delivery.ordering === null) return undefined;
           const detachTo = detaches ? { detachTo: continuationWorkflowId(input.eventId, r.delivery.id) } : {};
-          const turn = await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge, input.takesHandoff === true, detachTo);
+          const turn = await repos.ordering.firstTurn(
+            r.delivery.id,
+            runningWorkflowId(input.eventId),
+            judge,
+            input.takesHandoff === true,
+            detachTo,
+          );
           return turn.turn === 'wait' && turn.detached === true ? 'detached' : waitOf(turn);
         }),
       );

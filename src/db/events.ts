@@ -235,9 +235,12 @@ async function finishStatement(db: Db, id: string): Promise<FinishedEvent | unde
  * reads the first's end, so one of them finishes the event and the metrics count it once.
  */
 export async function finishIfSettled(trx: Knex.Transaction, id: string): Promise<FinishedEvent | 'pending' | undefined> {
-  const locked = await prepared<{ rows: Array<{ id: string }> }>(trx, 'events.lockForFinish', 'SELECT id FROM webhook_event WHERE id = ? FOR UPDATE', [
-    id,
-  ]);
+  const locked = await prepared<{ rows: Array<{ id: string }> }>(
+    trx,
+    'events.lockForFinish',
+    'SELECT id FROM webhook_event WHERE id = ? FOR UPDATE',
+    [id],
+  );
   if (locked.rows.length === 0) return undefined;
   const pending = await prepared<{ rows: Array<{ pending: boolean }> }>(
     trx,

@@ -17,4 +17,3 @@ export const DATABASE_RETRY_BUDGET = 400;
  * argument is the delivery's id, for the history's reader. The run asks Postgres, never trusts it.
  */
 export const ORDERING_TURN_SIGNAL = 'orderingTurn';
-

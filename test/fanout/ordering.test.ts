@@ -2,7 +2,16 @@ import { describe, expect } from 'vitest';
 import type { EndpointOrdering } from '../../src/domain/records.js';
 import type { RecordedRequest, Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, addEvent, deliveryOf, finishedEvents, uniqueSource, orderingWakerOf, whileRedriving, type FanoutHarness } from './support/harness.js';
+import {
+  addEndpoint,
+  addEvent,
+  deliveryOf,
+  finishedEvents,
+  uniqueSource,
+  orderingWakerOf,
+  whileRedriving,
+  type FanoutHarness,
+} from './support/harness.js';
 import { it } from './support/fixtures.js';
 
 // Ordered delivery per key (docs/ordering.md) on real Postgres and Temporal, the worker as

@@ -82,7 +82,10 @@ describe('record fanout histories', () => {
           expect(await finishedEvents(h, ids)).toEqual(['COMPLETED', 'COMPLETED']);
           const save = async (workflowId: string, name: string) => {
             const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
-            await writeFile(new URL(`${name}.${ORDERED_VERSION}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
+            await writeFile(
+              new URL(`${name}.${ORDERED_VERSION}.json`, FIXTURES),
+              `${JSON.stringify(historyToFixture(history), null, 1)}\n`,
+            );
           };
           await save(ids[1]!, shape);
           if (shape === 'ordered-retried') {
