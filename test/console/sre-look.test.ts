@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/wait.js';
 import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
+import type { EndpointSpec } from './support/own-source.js';
 import { heading } from './support/sign-in.js';
 
 // What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
@@ -33,5 +35,27 @@ describe('web console as an SRE looks at it', () => {
       await screenshot(page, `narrow-${name}`);
     }
     expect(widths).toEqual({ overview: 390, endpoints: 390, deliveries: 390, events: 390, replay: 390, credentials: 390 });
+  }, 120_000);
+
+  it("a Kafka endpoint's delivery names its destination as the endpoints page does (Kafka kafka://...), never as an HTTP POST", async () => {
+    // a broker nobody listens on: the delivery exists (and fails), which is all the page needs
+    const kafka = { destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } }, maxAttempts: 1 };
+    const s = await stack.source('kafka-seen', { orders: kafka as unknown as EndpointSpec });
+    await s.send({ id: 'kafka-1', type: 'order.created' });
+    const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const endpoint = page.locator('.fields > div', { has: page.getByText('Endpoint', { exact: true }) }).locator('dd');
+    await endpoint.getByText(s.endpoint('orders')).waitFor();
+    expect(await endpoint.innerText()).toBe(`${s.endpoint('orders')} (Kafka kafka://127.0.0.1:1/orders.events)`);
+    await screenshot(page, 'delivery-kafka');
+
+    await page.goto(stack.url(`/endpoints?source=${s.source}`));
+    await heading(page, 'Endpoints');
+    const row = page.getByRole('row', { name: s.endpoint('orders') });
+    await row.waitFor();
+    expect(await row.locator('td').nth(2).innerText()).toBe('Kafka kafka://127.0.0.1:1/orders.events');
   }, 120_000);
 });
