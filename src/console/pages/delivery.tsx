@@ -2,14 +2,24 @@ import type { ComponentChildren } from 'preact';
 import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
+import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
+import { destinationShown } from '../ui/destination.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
+import { tokenWait } from '../ui/endpoint-state.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 import { holdsItsKey, OrderingKey, OrderingState } from '../ui/ordering.js';
+import { TokenWaitNote } from '../ui/token-wait.js';
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** "name (POST https://...)", or "name (Kafka kafka://...)" for a destination that is not HTTP. */
+function endpointLine(e: Endpoint): string {
+  const { via, target } = destinationShown(e);
+  return `${e.name} (${via} ${target})`;
+}
 
 export function DeliveryPage() {
   const { api, canReplay } = useConsole();
@@ -72,6 +82,7 @@ export function DeliveryPage() {
         {({ d, attempts }) => {
           const endpoint = endpoints.status === 'ok' ? endpoints.data.get(d.endpointId) : undefined;
           const transformed = attempts.some((a) => a.requestBody !== null);
+          const waitsForToken = tokenWait(d, endpoint);
           return (
             <>
               <section class="card" aria-labelledby="summary-heading">
@@ -114,14 +125,24 @@ export function DeliveryPage() {
                 <Fields
                   rows={[
                     ['Delivery id', <Code>{d.id}</Code>],
-                    ['Status', <Status value={d.status} />],
+                    [
+                      'Status',
+                      <>
+                        <Status value={d.status} />
+                        {waitsForToken && (
+                          <div class="note-below">
+                            <TokenWaitNote wait={waitsForToken} full />
+                          </div>
+                        )}
+                      </>,
+                    ],
                     [
                       'Event',
                       <a href={to.event(d.eventId)}>
                         <Code>{d.eventId}</Code>
                       </a>,
                     ],
-                    ['Endpoint', endpoint ? `${endpoint.name} (${endpoint.method} ${endpoint.url})` : <Code>{d.endpointId}</Code>],
+                    ['Endpoint', endpoint ? endpointLine(endpoint) : <Code>{d.endpointId}</Code>],
                     ['Source', d.source],
                     ...(d.ordering
                       ? ([
