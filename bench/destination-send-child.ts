@@ -4,6 +4,7 @@
 // spend is theirs, in other processes. Input as JSON in DESTINATION_SEND_INPUT; the result, JSON,
 // is the last line of stdout.
 import { randomUUID } from 'node:crypto';
+import { AWS_SQS_SENDS } from '../src/config/settings.js';
 import { createAddressPolicy } from '../src/delivery/address-policy.js';
 import type { DestinationTarget } from '../src/delivery/destination.js';
 import { cloudEventAttributes, formatBody } from '../src/delivery/body-format.js';
@@ -41,10 +42,13 @@ const destinations = createDestinations({
   addressPolicy: createAddressPolicy(),
   kafkaProduce: process.env.KAFKA_PRODUCE === 'single' ? 'single' : 'coalesced',
   // AWS_SQS_SEND as the worker reads it (unset: direct)
-  awsSqsSend: process.env.AWS_SQS_SEND === 'sdk' ? 'sdk' : 'direct',
+  awsSqsSend: AWS_SQS_SENDS.find((s) => s === process.env.AWS_SQS_SEND) ?? 'direct',
 });
-// the target named `sqs-sdk` goes through the SDK's send(): the two SQS ways A/B in the same blocks
+// the targets named `sqs-sdk-signer` and `sqs-sdk` go the other two SQS ways (the direct POST signed by
+// the SDK's signer; the SDK's send()): the SQS ways A/B in the same blocks
+const sdkSignerSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'direct-sdk-signer' });
 const sdkSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'sdk' });
+const destinationsOf = (name: string) => (name === 'sqs-sdk' ? sdkSqs : name === 'sqs-sdk-signer' ? sdkSignerSqs : destinations);
 const names = Object.keys(input.targets);
 
 /** `n` sends to one target, `concurrency` at a time, as the worker's activities overlap; throws on any failure. */
@@ -54,7 +58,7 @@ async function sendAll(name: string, messages: readonly Message[]): Promise<void
   const lane = async (): Promise<void> => {
     while (next < messages.length) {
       const message = messages[next++] as Message;
-      const outcome = await (name === 'sqs-sdk' ? sdkSqs : destinations).send(message, target, { timeoutMs: 10_000 });
+      const outcome = await destinationsOf(name).send(message, target, { timeoutMs: 10_000 });
       if (outcome.kind !== 'success') throw new Error(`${name}: ${outcome.kind}: ${'error' in outcome ? outcome.error : ''}`);
     }
   };
@@ -90,6 +94,7 @@ try {
 } finally {
   await destinations.close();
   await sdkSqs.close();
+  await sdkSignerSqs.close();
 }
 const n = input.sends * input.blocks;
 const result: DestinationSendResult = Object.fromEntries(

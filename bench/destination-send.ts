@@ -13,7 +13,8 @@ import type { BenchDestinations } from './e2e-bench.js';
 //
 //   npx tsx bench/destination-send.ts [sends per block=500] [blocks=4] [concurrency=10]
 //   (starts a receiver, fauxqs and Kafka itself; Kafka's jars: scripts/tools/brokers.sh kafka)
-//   DESTINATION_SEND_ONLY=http,sqs,sqs-sdk: SQS's direct POST and the SDK's send() (AWS_SQS_SEND) side by side
+//   DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk: SQS's direct POST signed by us, the same signed
+//   by the SDK's signer, and the SDK's send() (AWS_SQS_SEND) side by side
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./destination-send-child.ts', import.meta.url));
@@ -117,9 +118,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       kafka: { to: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: 'bench-destination', tls: null, sasl: null }, address: '' },
       sqs: { to: { type: 'SQS', queueUrl: QueueUrl, region: 'us-east-1', endpointUrl, roleArn: null }, address: '' },
     });
-    // DESTINATION_SEND_ONLY=http,sqs,sqs-sdk: SQS sent directly and through the SDK's send() in the same blocks
+    // DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk: SQS's three ways in the same blocks
     const targets = Object.fromEntries(
-      Object.entries({ ...all, 'sqs-sdk': all.sqs as DestinationTarget }).filter(([name]) => only.includes(name)),
+      Object.entries({ ...all, 'sqs-sdk-signer': all.sqs as DestinationTarget, 'sqs-sdk': all.sqs as DestinationTarget }).filter(([name]) =>
+        only.includes(name),
+      ),
     );
     const flags = (process.env.DESTINATION_SEND_NODE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
     const r = await measureDestinationSends(targets, { sends, blocks, concurrency, nodeFlags: flags });

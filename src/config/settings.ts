@@ -42,12 +42,14 @@ export const AWS_TRANSPORTS = ['signed', 'sdk'] as const;
 export type AwsTransport = (typeof AWS_TRANSPORTS)[number];
 
 /**
- * How the worker's SQS destinations send (AWS_SQS_SEND): `direct`, SendMessage as one signed POST
- * (destinations/aws/sqs-direct.ts, the default: a third of the SDK's CPU per send), or `sdk`, the
- * SDK client's send(): the way back if a provider or a new AWS feature breaks the direct path.
- * Both take the client's credentials (the pod's identity, the endpoint's role), endpoint and signer.
+ * How the worker's SQS destinations send (AWS_SQS_SEND): `direct`, SendMessage as one POST signed
+ * with our own SigV4 on node:crypto (destinations/aws/sqs-direct.ts, sigv4-post.ts; the default: the
+ * cheapest), `direct-sdk-signer`, the same POST signed by the SDK client's own signer
+ * (@smithy/signature-v4: the way back if our signing is ever refused), or `sdk`, the SDK client's
+ * send(): the way back if a provider or a new AWS feature breaks the direct path. All three take
+ * the client's credentials (the pod's identity, the endpoint's role), region and endpoint.
  */
-export const AWS_SQS_SENDS = ['direct', 'sdk'] as const;
+export const AWS_SQS_SENDS = ['direct', 'direct-sdk-signer', 'sdk'] as const;
 export type AwsSqsSend = (typeof AWS_SQS_SENDS)[number];
 
 /**
@@ -234,7 +236,7 @@ export const VARIABLES = {
   WORKER_SANDBOX_DIAGNOSTICS: { type: 'boolean', default: false },
   /** the activity that releases an ordered key delivers the key's next delivery itself (docs/ordering.md, "The handoff"); false: a signal per hop */
   ORDERING_HANDOFF: { type: 'boolean', default: true },
-  /** the SQS destinations' SendMessage: one signed POST, or the SDK's send() (AWS_SQS_SENDS) */
+  /** the SQS destinations' SendMessage: one POST signed by us or by the SDK's signer, or the SDK's send() (AWS_SQS_SENDS) */
   AWS_SQS_SEND: { type: 'enum', values: AWS_SQS_SENDS, default: 'direct' },
 
   // operational events (docs/operations-events.md): every process that records or routes them

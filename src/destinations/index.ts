@@ -17,7 +17,7 @@ export interface DestinationsDeps {
   proxy?: ForwardProxy;
   /** the AWS destinations' base credentials; absent: the SDK's default chain (the pod's identity), as the transport */
   awsCredentials?: AwsClientsDeps['credentials'];
-  /** AWS_SQS_SEND: SQS's SendMessage as one signed POST (`direct`, the default) or through the SDK's send() (`sdk`) */
+  /** AWS_SQS_SEND: SQS's SendMessage as one POST signed by us (`direct`, the default) or by the SDK's signer (`direct-sdk-signer`), or through the SDK's send() (`sdk`) */
   awsSqsSend?: AwsSqsSend;
   /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
   kafkaProduce?: KafkaProduceMode;
@@ -89,9 +89,12 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
       addressPolicy: deps.addressPolicy,
       ...(deps.awsCredentials ? { credentials: deps.awsCredentials } : {}),
     });
+    const sqsSend = deps.awsSqsSend ?? 'direct';
     const sqs = createSqsDestination(clients, {
       addressPolicy: deps.addressPolicy,
-      ...((deps.awsSqsSend ?? 'direct') === 'direct' ? { direct: createSqsDirect({ addressPolicy: deps.addressPolicy }) } : {}),
+      ...(sqsSend === 'sdk'
+        ? {}
+        : { direct: createSqsDirect({ addressPolicy: deps.addressPolicy, signer: sqsSend === 'direct' ? 'own' : 'sdk' }) }),
     });
     return {
       sqs,

@@ -90,7 +90,7 @@ export function createSignedAwsCall(deps: {
     });
     const { url, sign } = await target;
     // the SDK's clock-skew correction: sign with the server's time as last learnt (below)
-    const signedHeaders = await signPost(sign, url, req.headers, req.body, client.config.systemClockOffset || 0);
+    const signedHeaders = await signPost(sign, url, req.headers, req.body, new Date(Date.now() + (client.config.systemClockOffset || 0)));
     const timeout = AbortSignal.timeout(limits.requestTimeoutMs);
     let status: number;
     let text: string;
@@ -172,18 +172,18 @@ interface SignableRequest {
 type Signer = (signingDate: Date, req: SignableRequest) => Promise<{ headers: Record<string, string> }>;
 
 /**
- * A POST of `body` to `url` signed at the server's time as the client last learnt it (the SDK's
- * clock-skew offset, `clockOffsetMs`): the signed request's headers. The transport's calls and
- * the SQS destination's direct send sign the same way.
+ * A POST of `body` to `url` signed at `signingDate` (the server's time as the client last learnt
+ * it: now plus the SDK's clock-skew offset): the signed request's headers. The transport's calls
+ * and the SQS destination's direct send (AWS_SQS_SEND=direct-sdk-signer) sign the same way.
  */
 export async function signPost(
   sign: Signer,
   url: URL,
   headers: Record<string, string>,
   body: string,
-  clockOffsetMs: number,
+  signingDate: Date,
 ): Promise<Record<string, string>> {
-  const signed = await sign(new Date(Date.now() + clockOffsetMs), {
+  const signed = await sign(signingDate, {
     method: 'POST',
     protocol: url.protocol,
     hostname: url.hostname,

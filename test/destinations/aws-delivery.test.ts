@@ -18,6 +18,7 @@ import { createQueue, drainQueue } from '../support/sqs-queues.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { sleep } from '../support/wait.js';
 import { startMotoBackend, type Backend } from '../transport/backends.js';
+import { AWS_SQS_SENDS } from '../../src/config/settings.js';
 import { signedMessage, verifySignature } from './broker-messages.js';
 
 // SQS, SNS and EventBridge endpoints delivered by the real worker (Temporal, Postgres, the deliver
@@ -300,8 +301,8 @@ describe('SQS, SNS and EventBridge endpoints through the worker, moto checking I
   }, 180_000);
 });
 
-describe('SQS sent directly and through the SDK (AWS_SQS_SEND), moto checking every signature and policy', () => {
-  const SENDS = ['direct', 'sdk'] as const;
+describe("SQS sent directly (signed by us and by the SDK's signer) and through the SDK (AWS_SQS_SEND), moto checking every signature and policy", () => {
+  const SENDS = AWS_SQS_SENDS;
   const destinationsOf = (awsSqsSend: (typeof SENDS)[number], credentials = worker) =>
     createDestinations({ addressPolicy: createAddressPolicy(), awsCredentials: credentials, awsSqsSend });
   const publisher = `arn:aws:iam::${ACCOUNT}:role/publisher`;

@@ -17,6 +17,7 @@ import type { Destinations } from '../../src/delivery/destination.js';
 import { composeMessage, type Message } from '../../src/delivery/message.js';
 import { signBody } from '../../src/delivery/signature.js';
 import { createDestinations } from '../../src/destinations/index.js';
+import { AWS_SQS_SENDS } from '../../src/config/settings.js';
 import { startMotoBackend, type Backend } from '../transport/backends.js';
 
 // SQS, SNS and EventBridge destinations against moto, each message read back with the SDK's own
@@ -26,8 +27,8 @@ const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 const ACCOUNT = '123456789012';
 let moto: Backend;
 let destinations: Destinations;
-/** the destinations with each way of sending to SQS (AWS_SQS_SEND) */
-const SQS_SENDS = ['direct', 'sdk'] as const;
+/** the destinations with each way of sending to SQS (AWS_SQS_SEND: our signature, the SDK's signer, the SDK's send()) */
+const SQS_SENDS = AWS_SQS_SENDS;
 const bySend = {} as Record<(typeof SQS_SENDS)[number], Destinations>;
 let sqs: SQSClient;
 

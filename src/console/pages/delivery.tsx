@@ -2,14 +2,22 @@ import type { ComponentChildren } from 'preact';
 import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { ok, type ApiProblem } from '../api/client.js';
+import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
+import { destinationShown } from '../ui/destination.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 import { holdsItsKey, OrderingKey, OrderingState } from '../ui/ordering.js';
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** "name (POST https://...)", or "name (Kafka kafka://...)" for a destination that is not HTTP. */
+function endpointLine(e: Endpoint): string {
+  const { via, target } = destinationShown(e);
+  return `${e.name} (${via} ${target})`;
+}
 
 export function DeliveryPage() {
   const { api, canReplay } = useConsole();
@@ -121,7 +129,7 @@ export function DeliveryPage() {
                         <Code>{d.eventId}</Code>
                       </a>,
                     ],
-                    ['Endpoint', endpoint ? `${endpoint.name} (${endpoint.method} ${endpoint.url})` : <Code>{d.endpointId}</Code>],
+                    ['Endpoint', endpoint ? endpointLine(endpoint) : <Code>{d.endpointId}</Code>],
                     ['Source', d.source],
                     ...(d.ordering
                       ? ([

@@ -5,6 +5,7 @@ import type { Endpoint } from '../api/types.js';
 import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
+import { destinationShown } from '../ui/destination.js';
 import { endpointBadge } from '../ui/endpoint-state.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
@@ -134,16 +135,7 @@ export function EndpointsPage() {
                       )}
                     </td>
                     <td class="mono break">
-                      {e.destination.type === 'HTTP' ? (
-                        <>
-                          {e.method} {e.url}
-                        </>
-                      ) : (
-                        <>
-                          <span class="muted">{e.destination.type} </span>
-                          {e.destination.target}
-                        </>
-                      )}
+                      <Destination endpoint={e} />
                     </td>
                     <td>
                       <StateBadge endpoint={e} />
@@ -260,6 +252,21 @@ export function EndpointsPage() {
           )}
         </Show>
       </section>
+    </>
+  );
+}
+
+/** How (method, or a queue's or topic's type, muted) and where it sends. */
+function Destination({ endpoint }: { endpoint: Endpoint }) {
+  const { via, target } = destinationShown(endpoint);
+  return endpoint.destination.type === 'HTTP' ? (
+    <>
+      {via} {target}
+    </>
+  ) : (
+    <>
+      <span class="muted">{via} </span>
+      {target}
     </>
   );
 }

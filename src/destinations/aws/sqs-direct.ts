@@ -1,17 +1,20 @@
-// SQS's SendMessage as one signed POST (AWS_SQS_SEND=direct, the default): the SDK client's send()
-// spends about 0.5 ms of CPU per call in its middleware stack, schema serde, retry wrapper and
-// handler, two thirds of a send (docs/destinations.md, "The SQS send"). Everything that is not per
-// call stays the SDK client's: its credentials (the pod's identity, or the endpoint's role,
-// memoized and renewed), its region and its SigV4 signer (@smithy/signature-v4, the same instance
-// send() signs with), its clock-skew offset. This module owns the POST: an undici keep-alive agent
-// whose every connection resolves through the address policy, the attempt's deadline, a bounded
-// answer. sqs-send-message.ts owns the body and reading the answer.
+// SQS's SendMessage as one signed POST (AWS_SQS_SEND=direct, the default, and direct-sdk-signer):
+// the SDK client's send() spends about 0.5 ms of CPU per call in its middleware stack, schema
+// serde, retry wrapper and handler, two thirds of a send (docs/destinations.md, "The SQS send").
+// Everything that is not per call stays the SDK client's: its credentials (the pod's identity, or
+// the endpoint's role, memoized and renewed), its region, its clock-skew offset. The signature is
+// ours (sigv4-post.ts, node:crypto; `direct`) or the client's own SigV4 signer
+// (@smithy/signature-v4, the instance send() signs with; `direct-sdk-signer`), the same bytes
+// either way. This module owns the POST: an undici keep-alive agent whose every connection
+// resolves through the address policy, the attempt's deadline, a bounded answer.
+// sqs-send-message.ts owns the body and reading the answer.
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { Agent, buildConnector, request } from 'undici';
 import type { SqsTarget } from '../../delivery/destination.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
 import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget, signPost } from '../../transport/signed-aws-call.js';
+import { createSigV4PostSigner } from './sigv4-post.js';
 import {
   parseSendMessageAnswer,
   SEND_MESSAGE_HEADERS,
@@ -23,7 +26,11 @@ import {
 /** A SendMessage answer is a few hundred bytes; an error page from a proxy may be more: kept up to this. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-type Sign = Awaited<ReturnType<typeof resolveCallTarget>>['sign'];
+/** The signed headers of a POST of `body` to `url`, signed at `date`. */
+type Sign = (url: URL, headers: Record<string, string>, body: string, date: Date) => Promise<Record<string, string>>;
+
+/** SQS's signing name (the SDK client's `defaultSigningName`). */
+const SQS_SIGNING_NAME = 'sqs';
 
 export interface SqsDirect {
   /** One SendMessage of `body` (the JSON input): its answer, or throws what classifyAwsError reads. */
@@ -31,24 +38,26 @@ export interface SqsDirect {
   close(): Promise<void>;
 }
 
-export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connectionTimeoutMs?: number }): SqsDirect {
+export function createSqsDirect(deps: {
+  addressPolicy: AddressPolicy;
+  /** `own`: our SigV4 (sigv4-post.ts); `sdk`: the client's @smithy/signature-v4 signer (AWS_SQS_SEND=direct-sdk-signer) */
+  signer: 'own' | 'sdk';
+  connectionTimeoutMs?: number;
+}): SqsDirect {
   const agent = new Agent({
     keepAliveTimeout: 4_000,
     // every new connection resolves through the policy: an endpoint never reaches a cloud-metadata address
     connect: buildConnector({ lookup: createGuardedLookup(deps.addressPolicy), timeout: deps.connectionTimeoutMs ?? 3_000 }),
   });
-  // the client's signer, resolved once per client (its credentials provider is asked on each signing, memoized there)
+  // the signer of each client, resolved once (its credentials provider is asked on each signing, memoized there)
   const signers = new WeakMap<SQSClient, Promise<Sign>>();
   const signerOf = (client: SQSClient): Promise<Sign> => {
     let s = signers.get(client);
     if (!s) {
-      s = resolveCallTarget(client).then(
-        (t) => t.sign,
-        (err: unknown) => {
-          signers.delete(client);
-          throw err;
-        },
-      );
+      s = (deps.signer === 'own' ? ownSigner(client) : sdkSigner(client)).catch((err: unknown) => {
+        signers.delete(client);
+        throw err;
+      });
       signers.set(client, s);
     }
     return s;
@@ -71,7 +80,8 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
       const sign = await signerOf(client);
       const body = JSON.stringify(input);
       const signedOffset = client.config.systemClockOffset || 0;
-      const headers = await signPost(sign, url, SEND_MESSAGE_HEADERS, body, signedOffset);
+      // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
+      const headers = await sign(url, SEND_MESSAGE_HEADERS, body, new Date(Date.now() + signedOffset));
       const res = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal });
       const text = await readBounded(res.body, MAX_ANSWER_BYTES);
       if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
@@ -89,6 +99,19 @@ export function createSqsDirect(deps: { addressPolicy: AddressPolicy; connection
     },
     close: () => agent.close(),
   };
+}
+
+/** Our SigV4 (sigv4-post.ts) with the client's region and credentials provider (the same the SDK's signer asks). */
+async function ownSigner(client: SQSClient): Promise<Sign> {
+  const signer = createSigV4PostSigner({ region: await client.config.region(), service: SQS_SIGNING_NAME });
+  const credentials = client.config.credentials;
+  return async (url, headers, body, date) => signer(await credentials(), url, headers, body, date);
+}
+
+/** The SDK client's own signer (@smithy/signature-v4), as the transport's signed calls sign. */
+async function sdkSigner(client: SQSClient): Promise<Sign> {
+  const { sign } = await resolveCallTarget(client);
+  return (url, headers, body, date) => signPost(sign, url, headers, body, date);
 }
 
 /** The answer's text, at most `max` bytes of it (the rest is read and dropped: the connection stays reusable). */

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/wait.js';
+import { screenshot } from './support/browser.js';
+import { consoleStack } from './support/console-stack.js';
+import type { EndpointSpec } from './support/own-source.js';
+import { heading } from './support/sign-in.js';
+
+// What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
+// checked here in Debian's chromium against dev mode as `npm start` runs it.
+
+describe('web console as an SRE looks at it', () => {
+  const stack = consoleStack({ flow: 'implicit' });
+
+  it("at a phone's width (390 x 844) no page is wider than the screen: wide tables scroll inside their card, the overview's charts fit", async () => {
+    const { page } = await stack.admin();
+    await page.setViewportSize({ width: 390, height: 844 });
+    // an endpoint, so that the endpoints table (with its column of actions) is drawn
+    const s = await stack.source('narrow', { hook: { url: 'https://partner.example/a/long/path/of/the/partner/hook?tenant=acme' } });
+    // an event, so that the overview draws a chart
+    await s.send({ id: 'narrow-1', type: 'order.created' });
+    const widths: Record<string, number> = {};
+    for (const [name, path, title] of [
+      ['overview', '/', 'Overview'],
+      ['endpoints', `/endpoints?source=${s.source}`, 'Endpoints'],
+      ['deliveries', '/deliveries', 'Deliveries'],
+      ['events', '/events', 'Events'],
+      ['replay', '/replay', 'Bulk replay'],
+      ['credentials', '/credentials', 'Inbound credentials'],
+    ] as const) {
+      await page.goto(stack.url(path));
+      await heading(page, title);
+      if (name === 'endpoints') await page.getByRole('row', { name: s.endpoint('hook') }).waitFor();
+      if (name === 'overview') await page.locator('.charts canvas').first().waitFor();
+      widths[name] = await page.evaluate<number>('document.documentElement.scrollWidth');
+      await screenshot(page, `narrow-${name}`);
+    }
+    expect(widths).toEqual({ overview: 390, endpoints: 390, deliveries: 390, events: 390, replay: 390, credentials: 390 });
+  }, 120_000);
+
+  it("a Kafka endpoint's delivery names its destination as the endpoints page does (Kafka kafka://...), never as an HTTP POST", async () => {
+    // a broker nobody listens on: the delivery exists (and fails), which is all the page needs
+    const kafka = { destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } }, maxAttempts: 1 };
+    const s = await stack.source('kafka-seen', { orders: kafka as unknown as EndpointSpec });
+    await s.send({ id: 'kafka-1', type: 'order.created' });
+    const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const endpoint = page.locator('.fields > div', { has: page.getByText('Endpoint', { exact: true }) }).locator('dd');
+    await endpoint.getByText(s.endpoint('orders')).waitFor();
+    expect(await endpoint.innerText()).toBe(`${s.endpoint('orders')} (Kafka kafka://127.0.0.1:1/orders.events)`);
+    await screenshot(page, 'delivery-kafka');
+
+    await page.goto(stack.url(`/endpoints?source=${s.source}`));
+    await heading(page, 'Endpoints');
+    const row = page.getByRole('row', { name: s.endpoint('orders') });
+    await row.waitFor();
+    expect(await row.locator('td').nth(2).innerText()).toBe('Kafka kafka://127.0.0.1:1/orders.events');
+  }, 120_000);
+});
