@@ -58,4 +58,59 @@ describe('web console as an SRE looks at it', () => {
     await row.waitFor();
     expect(await row.locator('td').nth(2).innerText()).toBe('Kafka kafka://127.0.0.1:1/orders.events');
   }, 120_000);
+
+  it("a PENDING delivery of an endpoint whose OAuth2 token is refused says it waits for a token, the server's words as text", async () => {
+    const s = await stack.source(
+      'token-wait',
+      {
+        partner: {
+          url: 'https://partner.example/hooks',
+          auth: {
+            type: 'OAuth2ClientCredentials',
+            oauth2: {
+              tokenUrl: 'https://idp.partner.example/oauth/token',
+              clientId: 'webhook-fanout',
+              clientSecretRef: { name: 'partner-oauth', key: 'client-secret' },
+            },
+          },
+        },
+      },
+      { secrets: { 'partner-oauth': { 'client-secret': 'the-client-secret' } } },
+    );
+    // what the worker records when the token endpoint refuses (db/endpoints.ts recordTokenRefusal), markup included
+    const message = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client (<b>x</b> bad client)';
+    const since = new Date('2026-11-29T12:00:00.000Z');
+    expect(
+      await stack
+        .db('webhook_endpoint')
+        .where({ name: s.endpoint('partner'), active: true })
+        .update({ oauth2_token_refusal: message, oauth2_token_refused_at: since }),
+    ).toBe(1);
+    const eventId = await s.send({ id: 'token-wait-1', type: 'order.created' });
+    const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const status = page.locator('.fields > div', { has: page.getByText('Status', { exact: true }) }).locator('dd');
+    const note = status.locator('.token-wait');
+    await note.waitFor();
+    const time = note.locator('time');
+    expect(await time.getAttribute('datetime')).toBe(since.toISOString());
+    expect(await status.innerText()).toMatch(/^PENDING\s+/);
+    const shown = await time.innerText();
+    expect(await note.innerText()).toBe(`waiting for a token: refused since ${shown}: ${message}`);
+    expect(await note.locator('b').count()).toBe(0);
+    await screenshot(page, 'delivery-token-wait');
+
+    // the event's deliveries table says it in short
+    await page.goto(stack.url(`/events/${eventId}`));
+    await heading(page, 'Event');
+    const row = page
+      .getByRole('table', { name: 'Deliveries of this event' })
+      .getByRole('row')
+      .filter({ hasText: s.endpoint('partner') });
+    await row.locator('.token-wait').waitFor();
+    expect(await row.locator('.token-wait').innerText()).toBe(`waiting for a token: refused since ${shown}`);
+  }, 120_000);
 });

@@ -8,8 +8,10 @@ import { to } from '../routes.js';
 import { bytes, Code, Fields, nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { destinationShown } from '../ui/destination.js';
 import { loadEndpoints } from '../ui/endpoint-names.js';
+import { tokenWait } from '../ui/endpoint-state.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 import { holdsItsKey, OrderingKey, OrderingState } from '../ui/ordering.js';
+import { TokenWaitNote } from '../ui/token-wait.js';
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -80,6 +82,7 @@ export function DeliveryPage() {
         {({ d, attempts }) => {
           const endpoint = endpoints.status === 'ok' ? endpoints.data.get(d.endpointId) : undefined;
           const transformed = attempts.some((a) => a.requestBody !== null);
+          const waitsForToken = tokenWait(d, endpoint);
           return (
             <>
               <section class="card" aria-labelledby="summary-heading">
@@ -122,7 +125,17 @@ export function DeliveryPage() {
                 <Fields
                   rows={[
                     ['Delivery id', <Code>{d.id}</Code>],
-                    ['Status', <Status value={d.status} />],
+                    [
+                      'Status',
+                      <>
+                        <Status value={d.status} />
+                        {waitsForToken && (
+                          <div class="note-below">
+                            <TokenWaitNote wait={waitsForToken} full />
+                          </div>
+                        )}
+                      </>,
+                    ],
                     [
                       'Event',
                       <a href={to.event(d.eventId)}>

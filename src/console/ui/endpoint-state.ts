@@ -22,3 +22,19 @@ export function endpointBadge(e: Pick<Endpoint, 'state' | 'deniedReason' | 'auth
   }
   return { label: e.state };
 }
+
+/** The refusal a PENDING delivery waits on: its endpoint's token endpoint refuses the client credentials. */
+export interface TokenWait {
+  since: string;
+  message: string;
+}
+
+/**
+ * Why a PENDING delivery does not move when its endpoint shows WAITING: the worker holds it until a
+ * token is granted, and the delivery's own fields (no attempt, no error) said nothing of it. Null
+ * for any other delivery, or when the endpoint is not known yet. Pure.
+ */
+export function tokenWait(d: { status: string }, e: Pick<Endpoint, 'state' | 'deniedReason' | 'auth'> | undefined): TokenWait | null {
+  if (d.status !== 'PENDING' || e === undefined || endpointBadge(e).label !== 'WAITING') return null;
+  return e.auth.oauth2?.tokenRefusal ?? null;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointBadge } from '../../../../src/console/ui/endpoint-state.js';
+import { endpointBadge, tokenWait } from '../../../../src/console/ui/endpoint-state.js';
 
 type Shown = Parameters<typeof endpointBadge>[0];
 type Auth = Shown['auth'];
@@ -55,6 +55,49 @@ describe('endpointBadge: what the endpoints page says of an endpoint at a glance
       const badge = endpointBadge(c.e);
       expect(badge.label).toBe(c.label);
       expect(badge.title !== undefined).toBe(c.titled);
+    });
+  }
+});
+
+describe('tokenWait: why a PENDING delivery does not move while its endpoint waits for a token', () => {
+  const cases: { name: string; status: string; e: Shown | undefined; waits: boolean }[] = [
+    {
+      name: 'PENDING, token refused: waits, with the refusal',
+      status: 'PENDING',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
+      waits: true,
+    },
+    { name: 'PENDING, token not refused', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null) }, waits: false },
+    { name: 'PENDING, no OAuth2', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: none }, waits: false },
+    { name: 'PENDING, endpoint not loaded yet', status: 'PENDING', e: undefined, waits: false },
+    {
+      name: 'FAILED, token refused: it ended, it waits for nothing',
+      status: 'FAILED',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
+      waits: false,
+    },
+    {
+      name: 'SUCCESS, token refused since',
+      status: 'SUCCESS',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
+      waits: false,
+    },
+    {
+      name: 'PENDING, endpoint disabled and token refused: held by the disable',
+      status: 'PENDING',
+      e: { state: 'DISABLED', deniedReason: null, auth: oauth2(refusal) },
+      waits: false,
+    },
+    {
+      name: 'PENDING, endpoint not allowed and token refused',
+      status: 'PENDING',
+      e: { state: 'ACTIVE', deniedReason: 'NotAllowedBySource', auth: oauth2(refusal) },
+      waits: false,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(tokenWait({ status: c.status }, c.e)).toEqual(c.waits ? refusal : null);
     });
   }
 });

@@ -1,0 +1,19 @@
+import { Time } from './common-components.js';
+import type { TokenWait } from './endpoint-state.js';
+
+/**
+ * A PENDING delivery held by its endpoint's refused OAuth2 token (ui/endpoint-state.ts tokenWait):
+ * in a table, "waiting for a token, refused since <time>"; on the delivery's page the token server's
+ * words too, as text (attacker text: never markup).
+ */
+export function TokenWaitNote({ wait, full = false }: { wait: TokenWait; full?: boolean }) {
+  return (
+    <span
+      class="token-wait"
+      title="Its endpoint's token endpoint refuses the client credentials: it waits until the Secret (or the client) is fixed"
+    >
+      waiting for a token: refused since <Time iso={wait.since} />
+      {full && <>: {wait.message}</>}
+    </span>
+  );
+}
