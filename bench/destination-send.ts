@@ -129,7 +129,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const http = r.http?.cpuMsPerSend;
     for (const [name, m] of Object.entries(r)) {
       console.log(
-        `${name.padEnd(6)} ${m.cpuMsPerSend.toFixed(3)} ms CPU per send (${m.systemMsPerSend.toFixed(3)} system; blocks: ${m.perBlock.map((x) => x.toFixed(3)).join(', ')}), ` +
+        `${name.padEnd(14)} ${m.cpuMsPerSend.toFixed(3)} ms CPU per send (${m.systemMsPerSend.toFixed(3)} system; blocks: ${m.perBlock.map((x) => x.toFixed(3)).join(', ')}), ` +
           `${m.sendsPerS.toFixed(0)} sends/s${http === undefined ? '' : `, x${(m.cpuMsPerSend / http).toFixed(2)} of HTTP's`}`,
       );
     }
