@@ -637,9 +637,22 @@ function destinationLines(r: BenchResults): string[] {
       row('SQS (fauxqs)', sqs),
     ]),
     `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, fauxqs runs in the bench process`,
+    destinationProcessLine(http, kafka, sqs),
     ...sendLines(r.destinationSends),
     '',
   ];
+}
+
+/**
+ * Where a destination's extra CPU per delivery lands, process by process: the worker's is the send
+ * itself; the consumer's, Temporal's and Postgres's a side effect (a slower round spreads their
+ * steady costs over fewer deliveries; fauxqs serves the ingest queue and the destination's).
+ */
+export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePath): string {
+  return (
+    'CPU ms per delivery by process, HTTP / Kafka / SQS: ' +
+    SERVICE_GROUPS.map((g) => `${g} ${[http, kafka, sqs].map((p) => f2(cpuMsPerDeliveryOf(p, [g]))).join(' / ')}`).join(', ')
+  );
 }
 
 /** One send of each destination alone (bench/destination-send.ts): what the rounds above can not resolve. */

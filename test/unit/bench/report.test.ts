@@ -7,6 +7,7 @@ import {
   contentVerdict,
   dbPathVerdict,
   destinationCpuRatio,
+  destinationProcessLine,
   destinationSendRatio,
   floorCpuMs,
   orderedVerdict,
@@ -115,6 +116,21 @@ describe("a destination's CPU against HTTP's (issue 43)", () => {
     { name: 'the bench process (fauxqs) is not ours either', other: { worker: 0.6, postgres: 0.3, bench: 2 }, ratio: 1.5 },
   ])('$name: $ratio', ({ other, ratio }) => {
     expect(destinationCpuRatio(pathOf({ worker: 0.4, postgres: 0.2 }), pathOf(other))).toBeCloseTo(ratio, 6);
+  });
+});
+
+describe("where a destination's extra lands, process by process (issue 43)", () => {
+  it('names each process with HTTP / Kafka / SQS per delivery; the brokers and the bench are not among them', () => {
+    const line = destinationProcessLine(
+      // CPU seconds over 1 000 deliveries each
+      pathOf({ worker: 0.4, consumer: 0.1, postgres: 0.2, temporal: 1 }, 1000),
+      pathOf({ worker: 0.3, consumer: 0.1, postgres: 0.2, temporal: 1, 'other:java': 5 }, 1000),
+      pathOf({ worker: 0.5, consumer: 0.2, postgres: 0.2, temporal: 1.1, bench: 2 }, 1000),
+    );
+    expect(line).toBe(
+      'CPU ms per delivery by process, HTTP / Kafka / SQS: worker 0.40 / 0.30 / 0.50, consumer 0.10 / 0.10 / 0.20, ' +
+        'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20',
+    );
   });
 });
 
