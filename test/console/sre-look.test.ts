@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startReceiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
@@ -112,5 +113,53 @@ describe('web console as an SRE looks at it', () => {
       .filter({ hasText: s.endpoint('partner') });
     await row.locator('.token-wait').waitFor();
     expect(await row.locator('.token-wait').innerText()).toBe(`waiting for a token: refused since ${shown}`);
+  }, 120_000);
+
+  it("a delivery's fields and attempt log wrap between words: no word that fits a line is cut in two ('be hind', 'not r etried')", async () => {
+    const refusing = await startReceiver([{ status: 400, body: 'no' }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('words', {
+      'orders-receiver': { url: `${refusing.url}/partner/webhooks/orders`, maxAttempts: 1, ordering: { key: 'event.data.customer' } },
+    });
+    await s.send({ id: 'words-1', type: 'order.created', customer: 'cus_1' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    await page.locator('.fields').getByText('holds its key').waitFor();
+    await page.getByRole('table', { name: 'Attempts, in order' }).getByText('not retried').waitFor();
+    // at several widths (where lines end moves with them), every word (a run without spaces) of the
+    // summary's values and the attempts' errors that is narrower than its box sits on one line
+    const cut: string[] = [];
+    for (const width of [1280, 1100, 900, 700, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      cut.push(
+        ...(
+          await page.evaluate<string[]>(`(() => {
+        const cut = [];
+        for (const box of document.querySelectorAll('.fields dd, table.attempts td')) {
+          const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/\\S+/g)) {
+              const range = document.createRange();
+              range.setStart(node, m.index);
+              range.setEnd(node, m.index + m[0].length);
+              const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+              const width = rects.reduce((sum, r) => sum + r.width, 0);
+              if (rects.length > 1 && width < box.clientWidth - 24) cut.push(m[0]);
+            }
+          }
+        }
+        return cut;
+      })()`)
+        ).map((w) => `${width} px: ${w}`),
+      );
+    }
+    await screenshot(page, 'delivery-words');
+    expect(cut).toEqual([]);
   }, 120_000);
 });

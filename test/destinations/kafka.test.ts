@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ProduceAcks } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KafkaProduceMode } from '../../src/config/settings.js';
 import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
 import type { Message } from '../../src/delivery/message.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
@@ -8,6 +9,7 @@ import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createKafkaDestination } from '../../src/destinations/kafka/kafka-destination.js';
 import { waitForBuilds } from '../support/builds.js';
 import { startKafka, type KafkaBroker } from '../support/kafka.js';
+import { eventually, sleep } from '../support/wait.js';
 import { copiesWithinAttempts, publishThroughOutage, signedMessage, verifySignature } from './broker-messages.js';
 
 // Kafka's jars come from Maven Central through the background queue (scripts/tools/builds.sh)
@@ -244,6 +246,65 @@ describe('the Kafka destination', () => {
     const records = await kafka.consume('deadline', first.length + late.length, 8_000);
     expect(records.map((r) => r.headers.ce_id).sort()).toEqual(first.map((m) => m.deduplicationId).sort());
   });
+
+  it("a record that waited out a stalled leader's request is not sent with too little of its attempt's time left: no second copy on its retry, coalesced as single", async () => {
+    // How many copies of each event a consumer reads when the network to the leader stalls with a
+    // request in flight and the connection drops a second later (a leader gone without a reset),
+    // attempts each retried until acknowledged, as the delivery's backoff would. The records of
+    // attempts that began meanwhile have 2 to 120 ms of their time left when the drop comes.
+    const copies = async (produce: KafkaProduceMode): Promise<Map<string, number>> => {
+      const topic = `stalled-${produce}`;
+      await kafka.createTopic(topic);
+      const dest = createKafkaDestination({ addressPolicy: createAddressPolicy(), produce });
+      const to = target({ bootstrapServers: [kafka.proxiedBootstrap], topic });
+      const send = (m: Message, timeoutMs: number) => dest.send(m, to, { timeoutMs });
+      const messages = Array.from({ length: 61 }, () => signedMessage());
+      const [first, ...waiting] = messages as [Message, ...Message[]];
+      try {
+        // the producer knows the topic and has its connection (the new topic may take a moment to be in the broker's metadata)
+        await eventually(async () => (await send(signedMessage(), 10_000)).kind === 'success', {
+          timeoutMs: 15_000,
+          what: `a first record in ${topic}`,
+        });
+        kafka.proxy.stall();
+        const STALLED_MS = 1_000;
+        const drop = setTimeout(() => {
+          kafka.proxy.cut();
+          kafka.proxy.restore();
+        }, STALLED_MS);
+        let outcomes: DeliveryOutcome[];
+        try {
+          const inFlight = send(first, 10_000);
+          await new Promise((resolve) => setImmediate(resolve));
+          await new Promise((resolve) => setImmediate(resolve));
+          outcomes = await Promise.all([inFlight, ...waiting.map((m, i) => send(m, STALLED_MS + 2 + 2 * i))]);
+        } finally {
+          clearTimeout(drop);
+          kafka.proxy.restore();
+        }
+        // the request in flight fails with the connection; the others fail or are written, each once
+        expect(outcomes[0]).toMatchObject({ kind: 'retryable', error: expect.stringMatching(/^broker_unavailable: /) });
+        for (const m of messages) {
+          let outcome = await send(m, 10_000);
+          for (let i = 0; outcome.kind !== 'success' && i < 20; i++) {
+            await sleep(250);
+            outcome = await send(m, 10_000);
+          }
+          expect(outcome.kind).toBe('success');
+        }
+      } finally {
+        await dest.close();
+      }
+      const read = new Map<string, number>();
+      for (const r of await kafka.consume(topic, messages.length + 10, 8_000))
+        read.set(r.headers.ce_id ?? '', (read.get(r.headers.ce_id ?? '') ?? 0) + 1);
+      for (const m of messages) expect(read.get(m.deduplicationId), `copies of ${m.deduplicationId}`).toBeGreaterThanOrEqual(1);
+      return read;
+    };
+    const twice = (read: Map<string, number>) => [...read.values()].filter((n) => n > 1).length;
+    expect(twice(await copies('single'))).toBe(0);
+    expect(twice(await copies('coalesced'))).toBe(0);
+  }, 120_000);
 
   it('never dials an address the outbound policy refuses: a cloud-metadata bootstrap server, or a broker the cluster advertises', async () => {
     const metadata = await destination.send(signedMessage(), target({ bootstrapServers: ['169.254.169.254:9092'] }), { timeoutMs: 5_000 });

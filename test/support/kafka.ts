@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
 import { freePort } from '../../src/dev/ports.js';
 import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { eventually } from './wait.js';
 
 const run = promisify(execFile);
@@ -31,6 +32,13 @@ export interface KafkaBroker extends RestartableBroker {
   /** host:port of the SASL_PLAINTEXT listener (SCRAM-SHA-512; `user` may publish) */
   saslBootstrap: string;
   user: KafkaUser;
+  /**
+   * host:port of a PLAINTEXT listener reached through `proxy` (the broker advertises the proxy's
+   * port there, so the client's every connection goes through it): a test stalls or cuts the
+   * network to the broker while the broker itself runs on
+   */
+  proxiedBootstrap: string;
+  proxy: TcpProxy;
   /** the broker's message.max.bytes */
   maxMessageBytes: number;
   /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
@@ -67,7 +75,8 @@ const NULL = '\u0018';
 export async function startKafka(opts: { maxMessageBytes?: number; flushEachMessage?: boolean } = {}): Promise<KafkaBroker> {
   provisionBroker('kafka');
   const dir = await mkdtemp(path.join(tmpdir(), 'wf-kafka-'));
-  const [port, controllerPort, saslPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, controllerPort, saslPort, proxiedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: proxiedPort });
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const user: KafkaUser = { mechanism: 'SCRAM-SHA-512', username: 'publisher', password: randomBytes(12).toString('hex') };
   const config = path.join(dir, 'server.properties');
@@ -77,11 +86,11 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxiedPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxy.port}`,
       'controller.listener.names=CONTROLLER',
       'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,PROXIED:PLAINTEXT',
       'sasl.enabled.mechanisms=SCRAM-SHA-512',
       'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
       `log.dirs=${path.join(dir, 'data')}`,
@@ -108,6 +117,7 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
   const bootstrap = `127.0.0.1:${port}`;
   const server = await startRestartable({
     dir,
+    cleanup: () => proxy.close(),
     spawn: () => spawnBroker({ name: 'Kafka', command: 'java', args: [...JVM, '-cp', classpath(), 'kafka.Kafka', config], port }),
     // listening is not serving yet: the metadata answers once the controller elected itself
     ready: () =>
@@ -128,6 +138,8 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
     bootstrap,
     saslBootstrap: `127.0.0.1:${saslPort}`,
     user,
+    proxiedBootstrap: `127.0.0.1:${proxy.port}`,
+    proxy,
     maxMessageBytes,
     async createTopic(name, partitions = 1, configs = {}) {
       const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap] });

@@ -101,6 +101,7 @@ export function createKafkaDestination(opts: {
     };
     const coalescer = coalesced ? coalescers.get(producer) : undefined;
     const produced = coalescer ? await coalescer.produce(to.topic, record, attempt) : await produceOne(producer, to.topic, record);
+    if ('notSent' in produced) return brokerFailureOutcome(produced.notSent, elapsed());
     if ('error' in produced) return brokerFailureOutcome(classifyKafkaError(produced.error), elapsed());
     if (produced.offset === null)
       return brokerFailureOutcome({ code: 'broker_error', detail: 'the broker answered without an offset' }, elapsed());
@@ -116,7 +117,7 @@ export function createKafkaDestination(opts: {
       const started = performance.now();
       const elapsed = (): number => Math.round(performance.now() - started);
       const producer = producerFor(to);
-      const attempt: AttemptState = { abandoned: false };
+      const attempt: AttemptState = { abandoned: false, deadline: started + timeoutMs, timeoutMs };
       // one deadline for the attempt, the address checks and the produce together; a record still
       // waiting for its request when it passes is never sent (one in a request already may be written)
       return withDeadline(publish(producer, message, to, attempt, elapsed), timeoutMs, () => {

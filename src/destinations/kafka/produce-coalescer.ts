@@ -1,11 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { ProduceAcks, type Producer } from '@platformatic/kafka';
+import type { BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
 import {
   BATCH_LIMITS,
   keyedPartition,
+  nextLatencyMs,
   recordBytes,
   recordOffsets,
+  sendFloorMs,
   takeBatch,
   unkeyedPartition,
   type ProduceRecord,
@@ -24,12 +27,22 @@ type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
  */
 const SPLIT_ON = new Set(['broker_message_too_large', 'broker_error']);
 
-/** What the broker answered for one record: where it was written (offset null: an answer without one), or the request's error. */
-export type Produced = { partition: number; offset: bigint | null } | { error: unknown };
+/**
+ * What the broker answered for one record: where it was written (offset null: an answer without
+ * one), or the request's error; or why the record was not sent (`notSent`, already classified).
+ */
+export type Produced = { partition: number; offset: bigint | null } | { error: unknown } | { notSent: BrokerFailure };
 
-/** The attempt a record belongs to: once its deadline has passed, a record not yet sent is dropped, never sent late. */
+/**
+ * The attempt a record belongs to: once its deadline has passed, a record not yet sent is
+ * dropped, never sent late; nor is one with too little of its time left (sendFloorMs).
+ */
 export interface AttemptState {
   abandoned: boolean;
+  /** when the attempt's time runs out (performance.now()) */
+  deadline: number;
+  /** the attempt's whole time */
+  timeoutMs: number;
 }
 
 export interface ProduceCoalescer {
@@ -40,6 +53,8 @@ interface Entry {
   record: ProduceRecord;
   bytes: number;
   attempt: AttemptState;
+  /** when the record came (performance.now()) */
+  came: number;
   resolve: (produced: Produced) => void;
 }
 
@@ -47,6 +62,8 @@ interface PartitionLane {
   inFlight: boolean;
   /** when the request in flight went out (performance.now()) */
   sentAt: number;
+  /** the partition's recent produce latency (answered requests, smoothed); null: none answered yet */
+  latencyMs: number | null;
   waiting: Entry[];
 }
 
@@ -80,6 +97,11 @@ interface TopicLane {
  * sent again record by record, one after the other and only those whose attempt still waits, so
  * only the record over the broker's limit fails and none is sent after its attempt gave up; so is
  * a batch refused for what may be one record's fault (SPLIT_ON).
+ *
+ * A record goes out only with time enough left of its attempt (sendFloorMs: 1 s, twice the
+ * partition's recent latency, at most half the attempt's time): one that waited behind a slow
+ * request and has less fails its attempt unsent (broker_unavailable, retried) rather than time out
+ * while the broker writes it and be written again by its retry.
  */
 export function createProduceCoalescer(
   producer: KafkaProducer,
@@ -106,7 +128,7 @@ export function createProduceCoalescer(
   const partitionOf = (lane: TopicLane, partition: number): PartitionLane => {
     let p = lane.partitions.get(partition);
     if (p === undefined) {
-      p = { inFlight: false, sentAt: 0, waiting: [] };
+      p = { inFlight: false, sentAt: 0, latencyMs: null, waiting: [] };
       lane.partitions.set(partition, p);
     }
     return p;
@@ -144,36 +166,59 @@ export function createProduceCoalescer(
     for (const [partition, p] of lane.partitions) if (!p.inFlight && p.waiting.length > 0) void drain(topic, partition, p);
   };
 
+  /**
+   * The live entries with time enough left to be sent on this partition (sendFloorMs); the others
+   * fail their attempt (transient: retried) unsent. Without this, a record that waited behind a
+   * slow request went out with a few ms left, timed out while the broker wrote it, and its retry
+   * wrote it again (review K3).
+   */
+  const sendable = (entries: Entry[], p: PartitionLane): Entry[] => {
+    const now = performance.now();
+    return live(entries).filter((e) => {
+      const left = e.attempt.deadline - now;
+      const floor = sendFloorMs(e.attempt.timeoutMs, p.latencyMs);
+      if (left >= floor) return true;
+      const detail =
+        `not sent: ${Math.max(0, Math.round(left))} ms of the attempt's time left after ${Math.round(now - e.came)} ms ` +
+        `waiting for the partition's request in flight, under the ${Math.round(floor)} ms a produce is given ` +
+        `(sent now, it would time out while written, and its retry would write it again)`;
+      e.resolve({ notSent: { code: 'broker_unavailable', detail, timedOut: true } });
+      return false;
+    });
+  };
+
   /** Sends a partition's waiting records, a request at a time, until none waits. */
   const drain = async (topic: string, partition: number, p: PartitionLane): Promise<void> => {
     p.inFlight = true;
     try {
       for (;;) {
-        p.waiting = live(p.waiting);
+        p.waiting = sendable(p.waiting, p);
         if (p.waiting.length === 0) return;
         const batch = takeBatch(p.waiting, (e) => e.bytes, limits);
         p.waiting = p.waiting.slice(batch.length);
         p.sentAt = performance.now();
-        await sendBatch(topic, partition, batch);
+        await sendBatch(topic, partition, p, batch);
       }
     } finally {
       p.inFlight = false;
     }
   };
 
-  const sendBatch = async (topic: string, partition: number, batch: Entry[]): Promise<void> => {
+  const sendBatch = async (topic: string, partition: number, p: PartitionLane, batch: Entry[]): Promise<void> => {
     try {
+      const started = performance.now();
       // acks on each send: the client takes a producer's own `acks` for its streams only
       const result = await producer.send({ messages: batch.map((e) => ({ ...e.record, topic, partition })), acks: ProduceAcks.ALL });
+      p.latencyMs = nextLatencyMs(p.latencyMs, performance.now() - started);
       const offsets = recordOffsets(result.offsets, topic, partition, batch.length);
       batch.forEach((e, i) => e.resolve({ partition, offset: offsets?.[i] ?? null }));
     } catch (error) {
       // nothing of a refused batch is written: each record alone finds out whether it is the one too
       // large (or the one the broker found invalid), one after the other (one request in flight per partition, as drain sends), and only
-      // while its attempt still waits: an attempt whose deadline passed during the refused request
+      // while its attempt still waits, with time enough left: an attempt whose deadline passed during the refused request
       // has been answered and will be retried, so its record sent now would be published twice
       if (batch.length > 1 && SPLIT_ON.has(classifyKafkaError(error).code)) {
-        for (const e of batch) if (live([e]).length === 1) await sendBatch(topic, partition, [e]);
+        for (const e of batch) if (sendable([e], p).length === 1) await sendBatch(topic, partition, p, [e]);
         return;
       }
       for (const e of batch) e.resolve({ error });
@@ -184,7 +229,7 @@ export function createProduceCoalescer(
     produce(topic, record, attempt) {
       return new Promise<Produced>((resolve) => {
         const lane = laneOf(topic);
-        lane.incoming.push({ record, bytes: recordBytes(record), attempt, resolve });
+        lane.incoming.push({ record, bytes: recordBytes(record), attempt, came: performance.now(), resolve });
         if (!lane.scheduled) {
           lane.scheduled = true;
           setImmediate(() => void assign(topic, lane));

@@ -2,8 +2,11 @@ import { murmur2 } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
 import {
   keyedPartition,
+  MIN_TIME_LEFT_MS,
+  nextLatencyMs,
   recordBytes,
   recordOffsets,
+  sendFloorMs,
   STICKY_WHILE_MS,
   takeBatch,
   unkeyedPartition,
@@ -96,5 +99,26 @@ describe('where records without a key go: the partition whose request is in flig
     { name: 'fewer partitions than before (metadata changed): back in range', sticky: 5, count: 3, sentAt: 999, now: 1_000, partition: 0 },
   ])('$name', ({ sticky, count, sentAt, now, partition }) => {
     expect(unkeyedPartition(sticky, count, sentAt, now)).toBe(partition);
+  });
+});
+
+describe("the time a record must have left to be sent: 1 s, or twice the partition's latency, at most half the attempt's time", () => {
+  it.each([
+    { name: 'no answer yet, a 10 s attempt: 1 s', timeoutMs: 10_000, latency: null, floor: MIN_TIME_LEFT_MS },
+    { name: 'a healthy partition (5 ms): 1 s', timeoutMs: 10_000, latency: 5, floor: MIN_TIME_LEFT_MS },
+    { name: 'a partition answering in 800 ms: 1.6 s', timeoutMs: 10_000, latency: 800, floor: 1_600 },
+    { name: 'a partition answering in 4 s, a 10 s attempt: half of it', timeoutMs: 10_000, latency: 4_000, floor: 5_000 },
+    { name: 'a 1 s attempt: half a second, so it is still sent after a short wait', timeoutMs: 1_000, latency: 5, floor: 500 },
+    { name: 'a 2 s attempt, a healthy partition: 1 s', timeoutMs: 2_000, latency: 5, floor: 1_000 },
+  ])('$name', ({ timeoutMs, latency, floor }) => {
+    expect(sendFloorMs(timeoutMs, latency)).toBe(floor);
+  });
+
+  it.each([
+    { name: 'the first answer is the latency', recent: null, request: 12, next: 12 },
+    { name: 'one slow answer moves it part of the way', recent: 10, request: 110, next: 40 },
+    { name: 'steady answers keep it', recent: 8, request: 8, next: 8 },
+  ])('latency: $name', ({ recent, request, next }) => {
+    expect(nextLatencyMs(recent, request)).toBeCloseTo(next, 6);
   });
 });

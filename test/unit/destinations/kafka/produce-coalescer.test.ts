@@ -28,13 +28,15 @@ function refusingBatches(answerMs: number) {
 }
 
 const record = (v: string) => ({ value: Buffer.from(v), headers: new Map<Buffer, Buffer>() });
+/** an attempt that has just begun, as the destination makes it */
+const attempt = (timeoutMs = 10_000): AttemptState => ({ abandoned: false, deadline: performance.now() + timeoutMs, timeoutMs });
 
 describe('the Kafka coalescer when a batch is refused as too large', () => {
   it('sends each record again alone, one request at a time, and never the record of an attempt that gave up meanwhile', async () => {
     const broker = refusingBatches(40);
     const c = createProduceCoalescer(broker.producer);
-    const attempts: AttemptState[] = [{ abandoned: false }, { abandoned: false }, { abandoned: false }];
-    const produced: Promise<Produced>[] = ['a', 'b', 'c'].map((v, i) => c.produce('t', record(v), attempts[i] ?? { abandoned: false }));
+    const attempts: AttemptState[] = [attempt(), attempt(), attempt()];
+    const produced: Promise<Produced>[] = ['a', 'b', 'c'].map((v, i) => c.produce('t', record(v), attempts[i] ?? attempt()));
     // b's deadline passes while the batch of three is in flight: its attempt has answered "no acknowledgement" and will be retried
     setTimeout(() => {
       if (attempts[1]) attempts[1].abandoned = true;
@@ -61,7 +63,7 @@ describe('the Kafka coalescer when a batch is refused as too large', () => {
       },
     };
     const c = createProduceCoalescer(producer as unknown as Producer);
-    const [a, bad, b] = await Promise.all(['a', 'bad', 'b'].map((v) => c.produce('t', record(v), { abandoned: false })));
+    const [a, bad, b] = await Promise.all(['a', 'bad', 'b'].map((v) => c.produce('t', record(v), attempt())));
     expect(written).toEqual(['a', 'b']);
     expect(a).toMatchObject({ partition: 0 });
     expect(b).toMatchObject({ partition: 0 });
@@ -79,8 +81,39 @@ describe('the Kafka coalescer when a batch is refused as too large', () => {
       },
     };
     const c = createProduceCoalescer(producer as unknown as Producer);
-    const produced = await Promise.all(['a', 'b', 'c'].map((v) => c.produce('t', record(v), { abandoned: false })));
+    const produced = await Promise.all(['a', 'b', 'c'].map((v) => c.produce('t', record(v), attempt())));
     for (const p of produced) expect(p).toHaveProperty('error');
     expect(requests).toBe(1);
+  });
+});
+
+describe("the Kafka coalescer and an attempt's time left", () => {
+  it('a record that waited behind a slow request is not sent with less than its floor left; one with enough is', async () => {
+    const written: string[] = [];
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        // the first request is slow (a leader struggling), the next ones quick
+        await new Promise((r) => setTimeout(r, written.length === 0 ? 600 : 5));
+        written.push(...messages.map((m) => m.value.toString()));
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    const c = createProduceCoalescer(producer as unknown as Producer);
+    const first = c.produce('t', record('first'), attempt());
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // both wait ~600 ms for the first answer: short then has ~400 ms of its 1 s left, under its 500 ms floor
+    const [short, long] = await Promise.all([c.produce('t', record('short'), attempt(1_000)), c.produce('t', record('long'), attempt())]);
+    expect(await first).toMatchObject({ partition: 0 });
+    expect(long).toMatchObject({ partition: 0 });
+    expect(short).toMatchObject({
+      notSent: {
+        code: 'broker_unavailable',
+        timedOut: true,
+        detail: expect.stringMatching(/^not sent: \d+ ms of the attempt's time left/),
+      },
+    });
+    expect(written).toEqual(['first', 'long']);
   });
 });
