@@ -162,4 +162,33 @@ describe('web console as an SRE looks at it', () => {
     await screenshot(page, 'delivery-words');
     expect(cut).toEqual([]);
   }, 120_000);
+
+  it("at a phone's width the attempt log scrolls sideways at its own width instead of squeezing each column to a letter", async () => {
+    const body = JSON.stringify({
+      error: 'validation_failed',
+      detail: 'field customer_reference_number_for_the_billing_system is not allowed',
+    });
+    const refusing = await startReceiver([{ status: 400, body }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('attempts-narrow', { partner: { url: `${refusing.url}/partner`, maxAttempts: 1 } });
+    await s.send({ id: 'attempts-narrow-1', type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const row = page.getByRole('table', { name: 'Attempts, in order' }).getByRole('row').nth(1);
+    await row.getByText('not retried').waitFor();
+    const heights: Record<number, number> = {};
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 844 });
+      heights[width] = (await row.boundingBox())?.height ?? 0;
+    }
+    await screenshot(page, 'narrow-attempts');
+    // the same row, a line or two more at most on a phone (it was several hundred pixels: the body a letter wide)
+    expect(heights[390], JSON.stringify(heights)).toBeLessThan(heights[1280]! * 1.6);
+  }, 120_000);
 });
