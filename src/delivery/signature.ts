@@ -66,7 +66,8 @@ function hmacKey(text: string, form: 'utf8' | 'whsec'): KeyObject {
   const id = `${form}:${text}`;
   const known = hmacKeys.get(id);
   if (known) return known;
-  const bytes = form === 'utf8' ? Buffer.from(text, 'utf8') : Buffer.from(text.startsWith('whsec_') ? text.slice('whsec_'.length) : text, 'base64');
+  const bytes =
+    form === 'utf8' ? Buffer.from(text, 'utf8') : Buffer.from(text.startsWith('whsec_') ? text.slice('whsec_'.length) : text, 'base64');
   const key = createSecretKey(bytes);
   if (hmacKeys.size >= PARSED_KEYS_KEPT) hmacKeys.clear();
   hmacKeys.set(id, key);

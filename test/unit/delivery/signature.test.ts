@@ -54,7 +54,12 @@ describe('standardWebhooksSignature', () => {
 describe('signBody (X-Webhook-Signature)', () => {
   it.each([
     { name: 'an ASCII secret', body: SPEC_BODY, secret: 'shhh', want: 'y0YwWCIHlHqBZh+kE+xtP4GkOFWpVtayeTMciiTJPFs=' },
-    { name: 'a UTF-8 secret and body', body: Buffer.from('héllo ✓'), secret: 'sécret ✓', want: 'SxuhBk7yG9UV+YTXJk2Ux5UG7PfzF9fRZGVtlSd0W5w=' },
+    {
+      name: 'a UTF-8 secret and body',
+      body: Buffer.from('héllo ✓'),
+      secret: 'sécret ✓',
+      want: 'SxuhBk7yG9UV+YTXJk2Ux5UG7PfzF9fRZGVtlSd0W5w=',
+    },
     { name: 'an empty secret', body: SPEC_BODY, secret: '', want: 'Msk6gKngW5Q3+gYtbRXzENlISsDdgj9SL1WHTzFHLvw=' },
     // the same text as a whsec key's base64 above: taken as its UTF-8 bytes here, not decoded
     {
