@@ -103,15 +103,50 @@ export function cloudActions(events: readonly HistoryEvent[]): CloudActions {
   };
 }
 
-/** Actions of workflows by id (their latest run), from their histories once they have closed. */
-export async function cloudActionsOf(client: Client, workflowIds: readonly string[]): Promise<CloudActions[]> {
+/** Two counts as one: an event's run and the runs started for its deliveries. */
+function sumActions(a: CloudActions, b: CloudActions): CloudActions {
+  const byKind = { ...a.byKind };
+  for (const [k, n] of Object.entries(b.byKind)) byKind[k] = (byKind[k] ?? 0) + n;
+  return {
+    total: a.total + b.total,
+    markers: a.markers + b.markers,
+    markerTasks: a.markerTasks + b.markerTasks,
+    byKind,
+    workflowTasks: a.workflowTasks + b.workflowTasks,
+  };
+}
+
+/**
+ * Actions of workflows by id (their latest run), from their histories once they have closed. With
+ * `alsoRuns`, the runs it names for a workflow (an ordered delivery's continuation, started only
+ * when its key's chain needed a run: docs/ordering.md) count towards that workflow's, when they exist.
+ */
+export async function cloudActionsOf(
+  client: Client,
+  workflowIds: readonly string[],
+  alsoRuns?: (workflowId: string) => Promise<readonly string[]>,
+): Promise<CloudActions[]> {
   const out: CloudActions[] = [];
-  for (const id of workflowIds) {
+  const actionsOfRun = async (id: string): Promise<CloudActions> => {
     const handle = client.workflow.getHandle(id);
     // the event's status is written by its last step, just before the workflow completes
     await handle.result();
     const history = await handle.fetchHistory();
-    out.push(cloudActions(history.events ?? []));
+    return cloudActions(history.events ?? []);
+  };
+  for (const id of workflowIds) {
+    let actions = await actionsOfRun(id);
+    for (const other of alsoRuns ? await alsoRuns(id) : []) {
+      const exists = await client.workflow
+        .getHandle(other)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
+      if (exists) actions = sumActions(actions, await actionsOfRun(other));
+    }
+    out.push(actions);
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { createEventPublisher } from '../src/transport/publisher.js';
 import { BARE_TASK_QUEUE, type BareFanoutWorkflow } from './bare-workflow.js';
 import { cloudActionsOf, type CloudActions } from './cloud-actions.js';
+import { continuationWorkflowId } from '../src/domain/ordering.js';
 import type { BenchConfig } from './config.js';
 import { cpuUsage, type CpuSnapshot } from './cpu.js';
 import {
@@ -252,7 +253,13 @@ export async function runReal(
     // outside the measured window: reading histories costs the server CPU too (one workflow per event, its id the event's)
     if (!opts.countActions) return run;
     const sample = opts.keys === undefined ? eventIds.slice(0, ACTIONS_SAMPLE) : spread(eventIds, ORDERED_ACTIONS_SAMPLE);
-    return { ...run, actions: await cloudActionsOf(d.client, sample) };
+    // an ordered event's delivery left to its key's chain may have had a run of its own (a continuation)
+    const continuations = async (eventId: string): Promise<string[]> => {
+      if (opts.keys === undefined) return [];
+      const res = await d.infra.db.raw<{ rows: Array<{ id: string }> }>('SELECT id FROM webhook_delivery WHERE event_id = ?', [eventId]);
+      return res.rows.map((r) => continuationWorkflowId(eventId, r.id));
+    };
+    return { ...run, actions: await cloudActionsOf(d.client, sample, continuations) };
   } finally {
     await publisher.close();
   }

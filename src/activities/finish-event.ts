@@ -1,6 +1,7 @@
 import { permanent } from '../domain/errors.js';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
-import type { FinalEventStatus, FinishEventInput, UnsettledDelivery } from './types.js';
+import type { FinishedEvent } from '../db/events.js';
+import type { FinishEventInput, FinishedEventStatus, UnsettledDelivery } from './types.js';
 
 type FinishDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & { logger: ActivityLogger; now: () => number };
 
@@ -34,23 +35,41 @@ export async function settleUnsettled(
 }
 
 /**
+ * Counts an event that has just reached its final status: once per event, not again on an
+ * activity retry nor on a replay's recomputation (previous is RECEIVED only the first time).
+ */
+export function countFinished(
+  { metrics, logger, now }: Pick<FinishDeps, 'metrics' | 'logger' | 'now'>,
+  eventId: string,
+  finished: FinishedEvent,
+): void {
+  const { status, previous } = finished;
+  if (previous === 'RECEIVED') {
+    metrics.eventsFinished.inc({ status });
+    metrics.eventEndToEnd.observe({ status }, Math.max(0, now() - finished.receivedAt.getTime()) / 1000);
+  }
+  logger.info({ eventId, status, previous }, 'event finished');
+}
+
+/**
  * Settles the event once its run's deliveries are done: the status follows from ALL its deliveries
- * (the rule: events.finish), so a replay recomputes it from the whole picture.
+ * (the rule: events.finish), so a replay recomputes it from the whole picture. A run that left a
+ * delivery to its key's chain (settledOnly) finishes it only when no delivery is PENDING any more.
  */
 export function createFinishEvent({ repos, metrics, logger, now }: FinishDeps) {
-  return async function finishEvent(input: FinishEventInput): Promise<FinalEventStatus> {
+  return async function finishEvent(input: FinishEventInput): Promise<FinishedEventStatus> {
     for (const u of input.unsettled ?? []) await settleUnsettled({ repos, metrics, logger }, u);
 
     // after the unsettled ones are settled: the status from all the deliveries, in one statement
-    const finished = await repos.events.finish(input.eventId);
+    const finished =
+      input.settledOnly === true ? await repos.events.finishIfSettled(input.eventId) : await repos.events.finish(input.eventId);
     if (!finished) throw permanent('event_not_found', `event ${input.eventId} not found`);
-    const { status, previous } = finished;
-    // Counted once per event: not again on an activity retry, nor on a replay's recomputation.
-    if (previous === 'RECEIVED') {
-      metrics.eventsFinished.inc({ status });
-      metrics.eventEndToEnd.observe({ status }, Math.max(0, now() - finished.receivedAt.getTime()) / 1000);
+    if (finished === 'pending') {
+      // the key's chain ends the delivery left to it, and finishes the event then
+      logger.debug({ eventId: input.eventId }, 'event left RECEIVED: a delivery left to its key is PENDING');
+      return 'RECEIVED';
     }
-    logger.info({ eventId: input.eventId, status, previous }, 'event finished');
-    return status;
+    countFinished({ metrics, logger, now }, input.eventId, finished);
+    return finished.status;
   };
 }

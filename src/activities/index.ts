@@ -45,6 +45,8 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         expressions,
         forecast: createFilterForecast(),
         judge,
+        // a waiting delivery is left to its key's chain only where the chain can start its run
+        detach: deps.orderingHandoff !== false && deps.signalTurn !== undefined,
         now: deps.now ?? Date.now,
       }),
     ),

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps, ActivityLogger } from './deps.js';
 import { failureTypeOf } from './failures.js';
-import { settleUnsettled } from './finish-event.js';
+import { countFinished, settleUnsettled } from './finish-event.js';
 import type {
   DeliverFailureDetails,
   DeliverInput,
@@ -113,6 +113,11 @@ export function createOrderingRelease(
     );
   }
 
+  /** An event the end of a delivery left to its key's chain finished: counted as finishEvent counts it. */
+  function noteFinished({ eventId, event }: NonNullable<Release['finished']>): void {
+    if (event !== undefined && event !== 'pending') countFinished({ metrics: deps.metrics, logger, now: Date.now }, eventId, event);
+  }
+
   /** The handed-off attempt of a claimed delivery, and what it did. */
   async function attempt(claimed: Claim, attemptOf: HandedOffAttempt): Promise<HandoffEnd> {
     const input: DeliverInput = { deliveryId: claimed.deliveryId, maxAttempts: claimed.maxAttempts, priorAttempts: 0 };
@@ -185,7 +190,10 @@ export function createOrderingRelease(
         // its release, in turn: the key moves on to the next one, claimed when it can be
         released = await repos.ordering.release(claimed.deliveryId, { ended: true, ...(handoff ? { handoff } : {}) });
         noteHeld(claimed.deliveryId, released);
-        signal(wake);
+        // left to its key's chain: no run waits to be told, and its end finished its event if it
+        // was the last (the release's transaction); else its run is signalled
+        if (released.finished) noteFinished(released.finished);
+        else signal(wake);
         continue;
       }
       await repos.ordering.handoffEnd(claimed.deliveryId, end);

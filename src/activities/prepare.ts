@@ -11,6 +11,7 @@ import type { OrderingWait, PlannedDelivery, PrepareInput, PrepareResult } from 
 import type { ContentRouting, OrderingKeyOf } from '../db/deliveries.js';
 import type { SequenceJudge } from '../db/ordering.js';
 import { runningWorkflowId, waitOf } from './ordering.js';
+import { continuationWorkflowId } from '../domain/ordering.js';
 import type { BackoffSettings } from '../config/settings.js';
 
 type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
@@ -21,6 +22,11 @@ type PrepareDeps = Pick<ActivityDeps, 'repos' | 'metrics'> & {
   forecast: FilterForecast;
   /** which earlier events not prepared yet hold an ordered delivery back (activities/sequence-judge.ts) */
   judge: SequenceJudge;
+  /**
+   * Whether an ordered delivery that must wait is left to its key's chain (docs/ordering.md): on
+   * with the handoff, in a worker that can start a continuation (ActivityDeps.signalTurn).
+   */
+  detach: boolean;
   now: () => number;
 };
 
@@ -123,7 +129,7 @@ function createOrderingKeys({ logger, expressions, now }: Pick<PrepareDeps, 'log
  * that its source allows (specific type or catch-all) and creates their PENDING rows, idempotently so a retry is safe.
  * A replay takes the given deliveries, which the caller reopened to PENDING.
  */
-export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, judge, now }: PrepareDeps) {
+export function createPrepare({ repos, metrics, logger, backoff, handoff, expressions, forecast, judge, detach, now }: PrepareDeps) {
   const contentRouting = createContentRouting({ metrics, logger, expressions, forecast, now });
   const orderingKeys = createOrderingKeys({ logger, expressions, now });
   /** An ordered delivery's turn (recording this run as its waiter when it has not come); undefined when it is not ordered. */
@@ -144,12 +150,23 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
       const pending = rows.filter((r) => r.delivery.status === 'PENDING');
       // an ordered delivery waiting behind this event (for it to be prepared) now waits behind its
       // delivery, whose end wakes it (db/ordering.ts pointNextAt): nothing to signal from here
+      // one that must wait behind a delivery whose end will wake it is left to its key's chain
+      // when the run lets it go: its waiter is its continuation, which is started only when the
+      // releasing activity does not make its attempt (docs/ordering.md)
+      const detaches = detach && input.detaches === true && input.takesHandoff === true;
       const turns = await Promise.all(
-        pending.map(async (r) =>
-          r.delivery.ordering === null
-            ? undefined
-            : waitOf(await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge, input.takesHandoff === true)),
-        ),
+        pending.map(async (r) => {
+          if (r.delivery.ordering === null) return undefined;
+          const detachTo = detaches ? { detachTo: continuationWorkflowId(input.eventId, r.delivery.id) } : {};
+          const turn = await repos.ordering.firstTurn(
+            r.delivery.id,
+            runningWorkflowId(input.eventId),
+            judge,
+            input.takesHandoff === true,
+            detachTo,
+          );
+          return turn.turn === 'wait' && turn.detached === true ? 'detached' : waitOf(turn);
+        }),
       );
       // their first attempts run next, on this worker: they take these rows instead of reading them
       // again (an ordered one whose turn has not come reads them when it comes)
@@ -161,6 +178,7 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
 
     const event = await repos.events.getMeta(input.eventId);
     if (!event) throw permanent('event_not_found', `event ${input.eventId} not found`);
+    if (input.resumes === true) return { deliveries: await resumed(input.deliveryIds, event.id), backoff };
     const deliveries: PlannedDelivery[] = [];
     for (const id of input.deliveryIds) {
       const d = await repos.deliveries.get(id);
@@ -180,4 +198,23 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
     logger.info({ eventId: event.id, replay: deliveries.length }, 'replay prepared');
     return { deliveries, backoff };
   };
+
+  /**
+   * A continuation's delivery (docs/ordering.md): planned as woken, since the signal that started
+   * the run is its wake-up, so its first step is the turn check that also reads what a handoff
+   * left (a retry's delay). Its attempts count from the row's first: only a fanout's delivery is
+   * left to its key's chain, and the attempts made since (the handoff's) are that run's.
+   */
+  async function resumed(ids: readonly string[], eventId: string): Promise<PlannedDelivery[]> {
+    const deliveries: PlannedDelivery[] = [];
+    for (const id of ids) {
+      const d = await repos.deliveries.get(id);
+      if (d?.eventId !== eventId || d.status !== 'PENDING') continue;
+      const e = await repos.endpoints.get(d.endpointId);
+      if (!e) throw permanent('endpoint_not_found', `endpoint ${d.endpointId} not found`);
+      deliveries.push(plan({ id: d.id, attempts: 0 }, e, d.ordering === null ? undefined : 'signal'));
+    }
+    logger.debug({ eventId, resumed: deliveries.length }, 'continuation prepared');
+    return deliveries;
+  }
 }

@@ -16,10 +16,24 @@ export interface FanoutInput {
    * update in every history.
    */
   localFirstAttempt?: boolean;
+  /**
+   * A continuation (workflows/names.ts continuationWorkflowId): the run of one ordered delivery its
+   * event's run left to its key's chain, started by signal-with-start when it needs a run of its
+   * own. Its delivery is planned as woken (its turn is checked at once), its attempts count from
+   * the row's first, and the event is finished only once none of its deliveries is PENDING.
+   */
+  resumes?: boolean;
 }
 
 /** What prepare needs of the run's input. */
-export type PrepareInput = Pick<FanoutInput, 'eventId' | 'deliveryIds'> & TakesHandoff;
+export type PrepareInput = Pick<FanoutInput, 'eventId' | 'deliveryIds' | 'resumes'> &
+  TakesHandoff & {
+    /**
+     * Set by the workflow code that lets an ordered delivery which must wait go (OrderingWait
+     * 'detached'): the worker then leaves it to its key's chain when its handoff is on.
+     */
+    detaches?: boolean;
+  };
 
 /**
  * Set by the workflow code that takes an ordered key's handoff (docs/ordering.md, "The handoff"):
@@ -47,8 +61,12 @@ export interface PlannedDelivery {
   ordering?: OrderingWait;
 }
 
-/** An ordered delivery's turn, as the workflow acts on it. */
-export type OrderingWait = 'go' | 'signal' | 'timer';
+/**
+ * An ordered delivery's turn, as the workflow acts on it. 'detached': it waits, and is left to its
+ * key's chain (docs/ordering.md): the releasing activity makes its attempt, or starts a run for it
+ * (a continuation); this run neither waits for it nor delivers it.
+ */
+export type OrderingWait = 'go' | 'signal' | 'timer' | 'detached';
 
 export interface OrderingTurnInput extends TakesHandoff {
   deliveryId: string;
@@ -129,14 +147,23 @@ export interface UnsettledDelivery {
 export interface FinishEventInput {
   eventId: string;
   unsettled?: UnsettledDelivery[];
+  /**
+   * The run left a delivery of the event to its key's chain, or is a continuation: the event is
+   * finished only when none of its deliveries is PENDING (else whoever ends the last one finishes
+   * it), and the answer is then RECEIVED.
+   */
+  settledOnly?: boolean;
 }
 
 export type FinalEventStatus = Exclude<EventStatus, 'RECEIVED'>;
 
+/** What finishEvent answers: the event's final status, or RECEIVED while a delivery left to its key's chain is PENDING. */
+export type FinishedEventStatus = FinalEventStatus | 'RECEIVED';
+
 export interface FanoutActivities {
   prepare(input: PrepareInput): Promise<PrepareResult>;
   deliver(input: DeliverInput): Promise<DeliverResult>;
-  finishEvent(input: FinishEventInput): Promise<FinalEventStatus>;
+  finishEvent(input: FinishEventInput): Promise<FinishedEventStatus>;
   orderingTurn(input: OrderingTurnInput): Promise<OrderingTurnResult>;
   orderingRelease(input: OrderingReleaseInput): Promise<OrderingReleaseResult>;
 }

@@ -35,7 +35,7 @@ export function adminApiFromConfig(
     replays: createReplayQueries(deps.db),
     startReplay: bindStartReplay(deps.temporal.client, deps.temporal.taskQueue),
     ordering: deps.repos.ordering,
-    signalTurn: bindSignalTurn(deps.temporal.client),
+    signalTurn: bindSignalTurn(deps.temporal.client, deps.temporal.taskQueue),
     logger: deps.logger,
     bulkReplays: deps.repos.bulkReplays,
   });

@@ -21,10 +21,10 @@ export function bindStartReplay(client: TemporalClientSource, taskQueue: string,
 }
 
 /** Signals the run waiting for an ordered delivery's turn (docs/ordering.md), bounded in time like a start. */
-export function bindSignalTurn(client: TemporalClientSource, timeoutMs = 10_000): SignalTurn {
+export function bindSignalTurn(client: TemporalClientSource, taskQueue: string, timeoutMs = 10_000): SignalTurn {
   return async (wake) => {
     const [{ signalTurn }, c] = await Promise.all([import('../temporal/signal-turn.js'), client()]);
-    await signalTurn(c, wake, timeoutMs);
+    await signalTurn(c, wake, { timeoutMs, taskQueue });
   };
 }
 

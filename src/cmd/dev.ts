@@ -157,7 +157,7 @@ export async function main(env: NodeJS.ProcessEnv, argv: string[] = []): Promise
           skip: skipInNamespace({
             replays: createReplayQueries(db),
             ordering: repos.ordering,
-            signalTurn: bindSignalTurn(() => Promise.resolve(client)),
+            signalTurn: bindSignalTurn(() => Promise.resolve(client), cfg.consumer.temporal.taskQueue),
             logger,
           }),
           logger,

@@ -45,7 +45,7 @@ export async function main(env: NodeJS.ProcessEnv): Promise<void> {
         ...(cfg.identity ? { identity: cfg.identity } : {}),
         leaderElection: cfg.leaderElection,
         startReplayRun: bindStartReplay(temporal.client, cfg.temporal.taskQueue),
-        signalTurn: bindSignalTurn(temporal.client),
+        signalTurn: bindSignalTurn(temporal.client, cfg.temporal.taskQueue),
       });
       const running = operator;
       // stopping releases the Lease, so a standby takes over at once instead of after its expiry

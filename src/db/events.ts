@@ -1,6 +1,7 @@
 import type { OperationsEventsSettings } from '../config/settings.js';
 import type { WebhookEvent } from '../domain/records.js';
 import type { EventStatus } from '../domain/statuses.js';
+import type { Knex } from 'knex';
 import { prepared, type Db } from './knex.js';
 import { toEvent, type EventRow } from './rows.js';
 
@@ -168,26 +169,17 @@ export function createEventRepository(db: Db, operations: Pick<OperationsEventsS
      * included). Returns the status before (read from the statement's snapshot, so as it was
      * before the UPDATE) with the event's receipt time; undefined: no such event.
      */
-    async finish(id: string): Promise<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; receivedAt: Date } | undefined> {
-      const res = await prepared<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
-        db,
-        'events.finish',
-        `WITH event AS (
-           SELECT status, received_at FROM webhook_event WHERE id = :id),
-         outcome AS (
-           SELECT CASE WHEN bool_and(status = 'SUCCESS') IS NOT FALSE THEN 'COMPLETED'
-                       WHEN bool_and(status = 'FAILED') THEN 'FAILED'
-                       ELSE 'PARTIAL' END AS status
-             FROM webhook_delivery WHERE event_id = :id),
-         settled AS (
-           UPDATE webhook_event e SET status = o.status, completed_at = now(), updated_at = now()
-             FROM outcome o WHERE e.id = :id
-           RETURNING e.status)
-         SELECT settled.status, event.status AS previous, event.received_at FROM event, settled`,
-        { id },
-      );
-      const row = res.rows[0];
-      return row ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+    async finish(id: string): Promise<FinishedEvent | undefined> {
+      return finishStatement(db, id);
+    },
+
+    /**
+     * finish, only once none of the event's deliveries is PENDING: a run that left a delivery to
+     * its key's chain, a continuation, and the handoff that ends such a delivery each call it
+     * after their own end, and whichever comes last finishes the event. 'pending': left as it is.
+     */
+    async finishIfSettled(id: string): Promise<FinishedEvent | 'pending' | undefined> {
+      return db.transaction((trx) => finishIfSettled(trx, id));
     },
 
     async get(id: string): Promise<WebhookEvent | undefined> {
@@ -198,3 +190,64 @@ export function createEventRepository(db: Db, operations: Pick<OperationsEventsS
 }
 
 export type EventRepository = ReturnType<typeof createEventRepository>;
+
+/** What finishing an event did: its status, the one before, its receipt time. */
+export interface FinishedEvent {
+  status: Exclude<EventStatus, 'RECEIVED'>;
+  previous: EventStatus;
+  receivedAt: Date;
+}
+
+/**
+ * Settles the event: its status from ALL its deliveries' (so a replay recomputes it from the
+ * whole picture), in one round trip. The rule (docs/decisions.md) lives here and only here:
+ * COMPLETED when every delivery succeeded (also when none matched; bool_and of no rows is NULL),
+ * FAILED when every delivery failed, PARTIAL otherwise (a delivery still PENDING included).
+ * Returns the status before (read from the statement's snapshot, so as it was before the UPDATE)
+ * with the event's receipt time; undefined: no such event.
+ */
+async function finishStatement(db: Db, id: string): Promise<FinishedEvent | undefined> {
+  const res = await prepared<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
+    db,
+    'events.finish',
+    `WITH event AS (
+       SELECT status, received_at FROM webhook_event WHERE id = :id),
+     outcome AS (
+       SELECT CASE WHEN bool_and(status = 'SUCCESS') IS NOT FALSE THEN 'COMPLETED'
+                   WHEN bool_and(status = 'FAILED') THEN 'FAILED'
+                   ELSE 'PARTIAL' END AS status
+         FROM webhook_delivery WHERE event_id = :id),
+     settled AS (
+       UPDATE webhook_event e SET status = o.status, completed_at = now(), updated_at = now()
+         FROM outcome o WHERE e.id = :id
+       RETURNING e.status)
+     SELECT settled.status, event.status AS previous, event.received_at FROM event, settled`,
+    { id },
+  );
+  const row = res.rows[0];
+  return row ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+}
+
+/**
+ * finishIfSettled in the caller's transaction (db/ordering.ts ends a delivery left to its key's
+ * chain with it). The event's row is locked first and the deliveries read in a statement after
+ * the lock: two callers whose deliveries ended at the same time are serialized, and the second
+ * reads the first's end, so one of them finishes the event and the metrics count it once.
+ */
+export async function finishIfSettled(trx: Knex.Transaction, id: string): Promise<FinishedEvent | 'pending' | undefined> {
+  const locked = await prepared<{ rows: Array<{ id: string }> }>(
+    trx,
+    'events.lockForFinish',
+    'SELECT id FROM webhook_event WHERE id = ? FOR UPDATE',
+    [id],
+  );
+  if (locked.rows.length === 0) return undefined;
+  const pending = await prepared<{ rows: Array<{ pending: boolean }> }>(
+    trx,
+    'events.anyPending',
+    `SELECT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = ? AND status = 'PENDING') AS pending`,
+    [id],
+  );
+  if (pending.rows[0]?.pending === true) return 'pending';
+  return finishStatement(trx, id);
+}

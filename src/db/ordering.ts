@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { prepared, type Db } from './knex.js';
 import { aboutEndpoint, recordOperationalEvent, resourceName } from './operational-events.js';
-import { decodeOrderingKey } from '../domain/ordering.js';
+import { continuationWorkflowId, decodeOrderingKey } from '../domain/ordering.js';
 import type { WebhookEvent } from '../domain/records.js';
+import { finishIfSettled, type FinishedEvent } from './events.js';
 
 /**
  * The sequences of ordered deliveries in Postgres (docs/ordering.md). A delivery *holds its key*
@@ -38,7 +39,13 @@ export type Turn =
    * prepare points this one at its delivery). For a timer, when the check could not tell (too many
    * earlier events not prepared yet, or its own key not decided): the workflow checks again.
    */
-  | { turn: 'wait'; behind: string | null; wake: 'signal' | 'timer' };
+  | {
+      turn: 'wait';
+      behind: string | null;
+      wake: 'signal' | 'timer';
+      /** its waiter is its continuation's id (left to its key's chain): no run waits for it now */
+      detached?: true;
+    };
 
 /** The endpoint whose sequence a turn check reads, as a SequenceJudge needs it. */
 export interface SequenceEndpoint {
@@ -97,6 +104,11 @@ export interface Release {
    * activity, which makes its attempt and then signals `wake` (docs/ordering.md, "The handoff").
    */
   claimed?: Claim;
+  /**
+   * The delivery ended by the handoff had been left to its key's chain (no run waits for it): its
+   * end finished its event when it was the event's last PENDING delivery ('pending': it was not).
+   */
+  finished?: { eventId: string; event: FinishedEvent | 'pending' | undefined };
 }
 
 /** A delivery claimed by a releasing activity: what its attempt needs. */
@@ -449,6 +461,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     judge: SequenceJudge,
     prepared: boolean,
     takesHandoff: boolean,
+    detachTo?: string,
   ): Promise<Turn> {
     return db.transaction(async (trx) => {
       const r = await lockOrdered(trx, deliveryId);
@@ -470,7 +483,12 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         });
         return { turn: 'go', outOfOrder: false, handedOff };
       }
-      const answer = await answerOf(trx, r, judge);
+      const answered = await answerOf(trx, r, judge);
+      // a wait that a delivery's end will signal is left to the key's chain when the run lets it
+      // go (detachTo): its waiter is then its continuation, started only if it needs a run
+      const detached = detachTo !== undefined && answered.turn === 'wait' && answered.wake === 'signal';
+      const answer: Turn = detached ? { ...answered, detached: true } : answered;
+      const waiter = detached ? detachTo : workflowId;
       if (r.ordering_handoff === 'ended') {
         // another run's turn check (a replay's) while the run the handoff ended it for is not told
         // yet: that run's wait stays recorded; this one re-checks on a timer when it must wait
@@ -483,7 +501,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
           .update(
             answer.turn === 'wait'
               ? {
-                  ordering_waiter: workflowId,
+                  ordering_waiter: waiter,
                   ordering_behind: answer.behind,
                   ordering_waiting_since: trx.fn.now(),
                   ordering_handoff: takesHandoff ? 'accepts' : null,
@@ -521,8 +539,14 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * waiting delivery after it in its sequence, which may have waited for this event to be
      * prepared, at it (pointNextAt).
      */
-    async firstTurn(deliveryId: string, workflowId: string, judge: SequenceJudge = EVERY_EVENT_JOINS, takesHandoff = false): Promise<Turn> {
-      return check(deliveryId, workflowId, judge, true, takesHandoff);
+    async firstTurn(
+      deliveryId: string,
+      workflowId: string,
+      judge: SequenceJudge = EVERY_EVENT_JOINS,
+      takesHandoff = false,
+      opts: { detachTo?: string } = {},
+    ): Promise<Turn> {
+      return check(deliveryId, workflowId, judge, true, takesHandoff, opts.detachTo);
     },
 
     /**
@@ -536,23 +560,40 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
+        let finished: Release['finished'];
         if (opts.ended) {
           // the claim is no longer this activity's: its lease ran out and the delivery went back to
           // its run, which may be sending it now; that run releases the key when its attempt ends,
           // so waking the next one here would start it while this delivery is in flight
           if (r.ordering_handoff !== 'claimed') return { holds: false };
+          // left to its key's chain, no run waits to be told: it is done with, and its end
+          // finishes its event when it was the last PENDING delivery (in this transaction, so a
+          // worker lost after it does not leave the event unfinished)
+          const detached = r.ordering_waiter === continuationWorkflowId(r.event_id, r.id);
           await trx('webhook_delivery')
             .where({ id: r.id })
-            .update({ ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() });
+            .update(
+              detached
+                ? {
+                    ordering_handoff: null,
+                    ordering_handoff_until: null,
+                    ordering_waiter: null,
+                    ordering_behind: null,
+                    ordering_waiting_since: null,
+                  }
+                : { ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() },
+            );
+          if (detached) finished = { eventId: r.event_id, event: await finishIfSettled(trx, r.event_id) };
         }
         const handoff = opts.handoff;
         const holds = await settleHold(trx, r);
         await noteBlocked(trx, operationsSource, r, holds);
-        if (holds) return { holds: true, endpointId: r.endpoint_id };
+        const ended = finished ? { finished } : {};
+        if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
         const next = await nextWaiting(trx, r);
-        if (!next) return { holds: false };
+        if (!next) return { holds: false, ...ended };
         const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
-        return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}) };
+        return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}), ...ended };
       });
     },
 

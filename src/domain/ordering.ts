@@ -15,3 +15,21 @@ export function decodeOrderingKey(stored: string | null): string | null | undefi
   if (stored === null) return undefined;
   return stored.startsWith(KEYED) ? stored.slice(KEYED.length) : null;
 }
+
+/**
+ * The run of an ordered delivery its event's run left to its key's chain (docs/ordering.md, "A
+ * waiting delivery costs its run nothing"): started, with the wake-up as its first signal, only
+ * when the delivery needs a run of its own (its handoff failed and is retried, was not made, or
+ * its wake-up came from elsewhere). Its waiter in Postgres is this id, so whoever wakes it knows
+ * to start it (signal-with-start).
+ */
+export const continuationWorkflowId = (eventId: string, deliveryId: string): string => `${eventId}:turn:${deliveryId}`;
+
+/** The event and delivery of a continuation's workflow id; undefined for any other run. */
+export function continuedDelivery(workflowId: string): { eventId: string; deliveryId: string } | undefined {
+  const at = workflowId.indexOf(':turn:');
+  if (at <= 0) return undefined;
+  const eventId = workflowId.slice(0, at);
+  const deliveryId = workflowId.slice(at + ':turn:'.length);
+  return deliveryId === '' || deliveryId.includes(':') ? undefined : { eventId, deliveryId };
+}

@@ -74,7 +74,13 @@ export function buildConsumerProcess(deps: ConsumerDeps): ConsumerProcess {
     ...(deps.redriveIntervalMs === undefined ? {} : { intervalMs: deps.redriveIntervalMs }),
   });
   // wakes ordered deliveries whose wake-up was lost (docs/ordering.md)
-  const waker = createOrderingWaker({ repos: deps.repos, client: deps.client, metrics: deps.metrics, logger: deps.logger });
+  const waker = createOrderingWaker({
+    repos: deps.repos,
+    client: deps.client,
+    taskQueue: settings.temporal.taskQueue,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  });
   const depth = createQueueDepthProbe({ sqs: deps.sqs, queueUrl: settings.queueUrl, metrics: deps.metrics, logger: deps.logger });
   return {
     start() {

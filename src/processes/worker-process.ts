@@ -89,7 +89,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
       logger: deps.logger,
       backoff: settings.backoff,
       // an ordered key's next delivery is signalled by the activity that released it (activities/ordering.ts)
-      signalTurn: (wake) => signalTurn(signalClient, wake, SIGNAL_TURN_TIMEOUT_MS),
+      signalTurn: (wake) => signalTurn(signalClient, wake, { timeoutMs: SIGNAL_TURN_TIMEOUT_MS, taskQueue: settings.temporal.taskQueue }),
       // ORDERING_HANDOFF: the activity that releases an ordered key sends the key's next delivery itself
       orderingHandoff: settings.orderingHandoff ?? true,
       draining: () => draining,

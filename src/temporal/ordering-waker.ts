@@ -16,6 +16,8 @@ const SIGNAL_TIMEOUT_MS = 5_000;
 export interface OrderingWakerDeps {
   repos: Pick<Repositories, 'ordering'>;
   client: Client;
+  /** where a continuation it starts runs (a delivery left to its key's chain: signal-turn.ts) */
+  taskQueue: string;
   /** the gauge of blocked keys, set by each pass */
   metrics: Pick<Metrics, 'orderingBlockedKeys'>;
   logger: Logger;
@@ -59,7 +61,7 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
     let woken = 0;
     for (const w of stalled) {
       try {
-        await signalTurn(deps.client, w, SIGNAL_TIMEOUT_MS);
+        await signalTurn(deps.client, w, { timeoutMs: SIGNAL_TIMEOUT_MS, taskQueue: deps.taskQueue });
         woken++;
       } catch (err) {
         // a run that ended: nothing waits there (its delivery is settled or will be by a replay)

@@ -19,7 +19,7 @@ import type {
   DeliverFailureDetails,
   FanoutActivities,
   FanoutInput,
-  FinalEventStatus,
+  FinishedEventStatus,
   OrderingTurnResult,
   OrderingWait,
   OrderingWake,
@@ -250,7 +250,7 @@ function reasonOf(err: unknown): string {
  * Fans one received event out to its endpoints: prepare (routing + PENDING rows), every delivery
  * concurrently, then the event's final status. With deliveryIds it replays just those deliveries.
  */
-export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEventStatus> {
+export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinishedEventStatus> {
   // before prepare: a signal that comes after prepare's turn check must end the wait it answered
   const wakes: Wakes = { count: 0 };
   setHandler(orderingTurnSignal, () => {
@@ -259,13 +259,19 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
   const plan = await prepare({
     eventId: input.eventId,
     ...(input.deliveryIds === undefined ? {} : { deliveryIds: input.deliveryIds }),
+    ...(input.resumes === true ? { resumes: true } : {}),
     takesHandoff: true,
+    detaches: true,
   });
+  // an ordered delivery left to its key's chain (docs/ordering.md): not this run's to deliver,
+  // and the event is finished by whoever ends its last delivery (absent in histories before it)
+  const deliveries = plan.deliveries.filter((d) => d.ordering !== 'detached');
+  const settledOnly = deliveries.length < plan.deliveries.length || input.resumes === true;
   // ordered deliveries after this event's that waited for it to be prepared (absent in histories
   // before ordering); sent beside this event's deliveries, not before them
   const woken = plan.wakes ? Promise.all(plan.wakes.map((w) => signalTurn(w, wakes))) : undefined;
   const results = await Promise.allSettled(
-    plan.deliveries.map((d) =>
+    deliveries.map((d) =>
       d.ordering === undefined
         ? deliverWithPolicy(d, plan.backoff, input.localFirstAttempt)
         : deliverInOrder({ ...d, ordering: d.ordering }, wakes, plan.backoff, input.localFirstAttempt),
@@ -277,8 +283,8 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<FinalEv
   if (woken) await woken;
   const unsettled: UnsettledDelivery[] = [];
   results.forEach((r, i) => {
-    const d = plan.deliveries[i];
+    const d = deliveries[i];
     if (r.status === 'rejected' && d && !rowSettledBy(r.reason)) unsettled.push({ deliveryId: d.deliveryId, reason: reasonOf(r.reason) });
   });
-  return finishEvent({ eventId: input.eventId, unsettled });
+  return finishEvent({ eventId: input.eventId, unsettled, ...(settledOnly ? { settledOnly } : {}) });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, addEvent, deliveryOf, uniqueSource } from '../fanout/support/harness.js';
+import { addEndpoint, addEvent, deliveryOf, finishedEvents, uniqueSource } from '../fanout/support/harness.js';
 import { startAdminHarness, type AdminHarness } from './support/admin-harness.js';
 
 // Ordered delivery's poison event through the admin API (docs/ordering.md): a FAILED delivery
@@ -19,7 +19,7 @@ const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8'
 describe('admin API: an ordered key blocked by a FAILED delivery', () => {
   let h: AdminHarness;
   let token: string;
-  const runs = (ids: string[]) => Promise.all(ids.map((id) => h.fanout.client.workflow.getHandle(id).result()));
+  const runs = (ids: string[]) => finishedEvents(h.fanout, ids, 30_000);
 
   beforeAll(async () => {
     h = await startAdminHarness();

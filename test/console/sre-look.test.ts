@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startReceiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
@@ -7,6 +8,18 @@ import { heading } from './support/sign-in.js';
 
 // What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
 // checked here in Debian's chromium against dev mode as `npm start` runs it.
+
+/** Whether an element's text is wider than its box (the test's types are node's, not the DOM's). */
+const cutShort = (el: unknown): boolean => {
+  const box = el as { scrollWidth: number; clientWidth: number };
+  return box.scrollWidth > box.clientWidth;
+};
+
+/** A Kafka endpoint on a broker nobody listens on: its deliveries exist and fail (broker_unavailable), one attempt each. */
+const KAFKA_NOBODY_LISTENS = {
+  destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } },
+  maxAttempts: 1,
+} as unknown as EndpointSpec;
 
 describe('web console as an SRE looks at it', () => {
   const stack = consoleStack({ flow: 'implicit' });
@@ -38,9 +51,7 @@ describe('web console as an SRE looks at it', () => {
   }, 120_000);
 
   it("a Kafka endpoint's delivery names its destination as the endpoints page does (Kafka kafka://...), never as an HTTP POST", async () => {
-    // a broker nobody listens on: the delivery exists (and fails), which is all the page needs
-    const kafka = { destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } }, maxAttempts: 1 };
-    const s = await stack.source('kafka-seen', { orders: kafka as unknown as EndpointSpec });
+    const s = await stack.source('kafka-seen', { orders: KAFKA_NOBODY_LISTENS });
     await s.send({ id: 'kafka-1', type: 'order.created' });
     const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
 
@@ -112,5 +123,118 @@ describe('web console as an SRE looks at it', () => {
       .filter({ hasText: s.endpoint('partner') });
     await row.locator('.token-wait').waitFor();
     expect(await row.locator('.token-wait').innerText()).toBe(`waiting for a token: refused since ${shown}`);
+  }, 120_000);
+
+  it("a delivery's fields and attempt log wrap between words: no word that fits a line is cut in two ('be hind', 'not r etried')", async () => {
+    const refusing = await startReceiver([{ status: 400, body: 'no' }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('words', {
+      'orders-receiver': { url: `${refusing.url}/partner/webhooks/orders`, maxAttempts: 1, ordering: { key: 'event.data.customer' } },
+    });
+    await s.send({ id: 'words-1', type: 'order.created', customer: 'cus_1' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    await page.locator('.fields').getByText('holds its key').waitFor();
+    await page.getByRole('table', { name: 'Attempts, in order' }).getByText('not retried').waitFor();
+    // at several widths (where lines end moves with them), every word (a run without spaces) of the
+    // summary's values and the attempts' errors that is narrower than its box sits on one line
+    const cut: string[] = [];
+    for (const width of [1280, 1100, 900, 700, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      cut.push(
+        ...(
+          await page.evaluate<string[]>(`(() => {
+        const cut = [];
+        for (const box of document.querySelectorAll('.fields dd, table.attempts td')) {
+          const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/\\S+/g)) {
+              const range = document.createRange();
+              range.setStart(node, m.index);
+              range.setEnd(node, m.index + m[0].length);
+              const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+              const width = rects.reduce((sum, r) => sum + r.width, 0);
+              if (rects.length > 1 && width < box.clientWidth - 24) cut.push(m[0]);
+            }
+          }
+        }
+        return cut;
+      })()`)
+        ).map((w) => `${width} px: ${w}`),
+      );
+    }
+    await screenshot(page, 'delivery-words');
+    expect(cut).toEqual([]);
+  }, 120_000);
+
+  it("at a phone's width the attempt log scrolls sideways at its own width instead of squeezing each column to a letter", async () => {
+    const body = JSON.stringify({
+      error: 'validation_failed',
+      detail: 'field customer_reference_number_for_the_billing_system is not allowed',
+    });
+    const refusing = await startReceiver([{ status: 400, body }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('attempts-narrow', { partner: { url: `${refusing.url}/partner`, maxAttempts: 1 } });
+    await s.send({ id: 'attempts-narrow-1', type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const row = page.getByRole('table', { name: 'Attempts, in order' }).getByRole('row').nth(1);
+    await row.getByText('not retried').waitFor();
+    const heights: Record<number, number> = {};
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 844 });
+      heights[width] = (await row.boundingBox())?.height ?? 0;
+    }
+    await screenshot(page, 'narrow-attempts');
+    // the same row, a line or two more at most on a phone (it was several hundred pixels: the body a letter wide)
+    expect(heights[390], JSON.stringify(heights)).toBeLessThan(heights[1280]! * 1.6);
+  }, 120_000);
+
+  it('a last error or external id cut short in a table carries the whole text as its title', async () => {
+    const s = await stack.source('cut-short', { orders: KAFKA_NOBODY_LISTENS });
+    const externalId = `order-${'0123456789abcdef'.repeat(4)}`;
+    await s.send({ id: externalId, type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    // the whole error, as the delivery's page shows it
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const lastError = page.locator('.fields > div', { has: page.getByText('Last error', { exact: true }) }).locator('dd');
+    await lastError.getByText('broker_unavailable').waitFor();
+    const error = await lastError.innerText();
+
+    await page.goto(stack.url(`/deliveries?source=${s.source}`));
+    await heading(page, 'Deliveries');
+    const cell = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: `Delivery ${delivery.id}` }) })
+      .locator('td.truncate');
+    await cell.waitFor();
+    // it is cut short on the page
+    expect(await cell.evaluate(cutShort)).toBe(true);
+    expect(await cell.getAttribute('title')).toBe(error);
+
+    await page.goto(stack.url(`/events?source=${s.source}`));
+    await heading(page, 'Events');
+    const id = page.getByRole('table').getByRole('row').nth(1).locator('td.truncate');
+    await id.waitFor();
+    expect(await id.evaluate(cutShort)).toBe(true);
+    expect(await id.getAttribute('title')).toBe(externalId);
   }, 120_000);
 });

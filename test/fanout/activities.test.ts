@@ -7,7 +7,7 @@ import {
   type DeliverInput,
   type DeliverResult,
   type FanoutActivities,
-  type FinalEventStatus,
+  type FinishedEventStatus,
   type FinishEventInput,
   type PrepareInput,
   type PrepareResult,
@@ -46,7 +46,7 @@ interface ActivityFixtures {
     deliver(attempt: number, input: DeliverInput): Promise<DeliverResult>;
     /** the delivery's first attempt as the workflow runs it: a local activity on the worker that prepared it */
     deliverFirstLocal(input: DeliverInput): Promise<DeliverResult>;
-    finishEvent(attempt: number, input: FinishEventInput): Promise<FinalEventStatus>;
+    finishEvent(attempt: number, input: FinishEventInput): Promise<FinishedEventStatus>;
     /** an endpoint on this test's receiver, an event for it, and its prepared delivery */
     preparedDelivery(opts?: { maxAttempts?: number }): Promise<{ eventId: string; endpointId: string; deliveryId: string }>;
   };

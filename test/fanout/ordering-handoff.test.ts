@@ -3,12 +3,14 @@ import type { EndpointOrdering } from '../../src/domain/records.js';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
+import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import {
   addEndpoint,
   addEvent,
   deliveryOf,
+  finishedEvents,
   orderingWakerOf,
   startFanoutHarness,
   uniqueSource,
@@ -18,10 +20,13 @@ import {
 import { counterDelta, it } from './support/fixtures.js';
 
 // The handoff of an ordered key (docs/ordering.md, "The handoff"): the activity that releases a
-// key makes the attempt of the key's next delivery itself, through the deliver activity's code,
-// and signals its run, which then completes (or retries). Real Postgres, Temporal, receivers. A
-// run whose delivery was handed off has no `deliver` of its own in its history: that is how these
-// tests tell a handoff from a signal per hop.
+// key makes the attempt of the key's next delivery itself, through the deliver activity's code. A
+// delivery that had to wait was left to its key's chain by its event's run ("A waiting delivery
+// costs its run nothing"): that run ended after prepare, and a run of the delivery's own (its
+// continuation, `<event>:turn:<delivery>`) is started only when the handoff did not end it (a
+// retry, a limit, a wake-up from elsewhere). Real Postgres, Temporal, receivers. Which run
+// delivered what is read from the histories: that is how these tests tell a handoff from a signal
+// per hop.
 
 const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
 const seqsAt = (requests: RecordedRequest[]): number[] => requests.map(seqOf);
@@ -37,8 +42,29 @@ async function sendKey(h: FanoutHarness, source: string, count: number): Promise
   return ids;
 }
 
-const results = (h: FanoutHarness, ids: string[]): Promise<unknown[]> =>
-  Promise.all(ids.map((id) => h.client.workflow.getHandle(id).result()));
+/**
+ * The events' statuses once each is final: their runs ended (a run that left its delivery to the
+ * key's chain ends before it), then the last delivery's end finished the event, whoever ended it.
+ */
+const results = (h: FanoutHarness, ids: string[]): Promise<string[]> => finishedEvents(h, ids, 20_000);
+
+/** The delivery's continuation run, if one was started (a run of its own for a delivery left to its key's chain). */
+async function continuationOf(h: FanoutHarness, eventId: string, deliveryId: string): Promise<string | undefined> {
+  const workflowId = continuationWorkflowId(eventId, deliveryId);
+  return h.client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      () => workflowId,
+      () => undefined,
+    );
+}
+
+/** Every activity that ran for a delivery: in its event's run, and in its continuation if it has one. */
+async function activitiesFor(h: FanoutHarness, eventId: string, deliveryId: string): Promise<string[]> {
+  const continuation = await continuationOf(h, eventId, deliveryId);
+  return [...(await activitiesOf(h, eventId)), ...(continuation ? await activitiesOf(h, continuation) : [])];
+}
 
 /** The activities a run ran, in its history's order: local ones (markers) and normal ones. */
 async function activitiesOf(h: FanoutHarness, workflowId: string): Promise<string[]> {
@@ -53,8 +79,12 @@ async function activitiesOf(h: FanoutHarness, workflowId: string): Promise<strin
   return types;
 }
 
-/** A run that did not deliver itself: its delivery was handed off and ended by the releasing activity. */
+/** No run delivered it (in its event's run or a continuation): it was handed off and ended by the releasing activity. */
 const handedOffAndEnded = (activities: string[]): boolean => !activities.some((a) => a.startsWith('deliver'));
+/** A delivery's activities, for handedOffAndEnded: the event's id and the endpoint's delivery. */
+async function deliveryActivities(h: FanoutHarness, eventId: string, endpointId: string): Promise<string[]> {
+  return activitiesFor(h, eventId, (await deliveryOf(h.repos, eventId, endpointId)).id);
+}
 
 /** Per delivery, in order: each request started after the one before was answered. */
 function oneAtATime(requests: RecordedRequest[]): void {
@@ -89,11 +119,20 @@ describe('the handoff of an ordered key', () => {
       expect(d.status).toBe('SUCCESS');
       expect(await attemptsOf(h, d.id)).toEqual([expect.objectContaining({ outcome: 'SUCCESS', response_status: 200 })]);
     }
-    // every run after the first waited behind the held request, and was handed off
-    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
+    // every run after the first waited behind the held request, left its delivery to the key's
+    // chain and ended after prepare; the handoff ended each, and no run of its own was started
+    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await deliveryActivities(h, id, endpointId))));
     expect(handed.filter(Boolean).length).toBeGreaterThanOrEqual(ids.length - 2);
     expect(await ended()).toBe(handed.filter(Boolean).length);
-    // the handoff's columns are cleared by each run's turn check
+    const continuations = await Promise.all(
+      ids.slice(1).map(async (id) => continuationOf(h, id, (await deliveryOf(h.repos, id, endpointId)).id)),
+    );
+    expect(continuations.filter(Boolean).length).toBe(ids.length - 1 - handed.filter(Boolean).length);
+    for (const id of ids.slice(1)) {
+      if (!handedOffAndEnded(await deliveryActivities(h, id, endpointId))) continue;
+      expect(await activitiesOf(h, id)).toEqual(['prepare', 'finishEvent']);
+    }
+    // the handoff's columns are cleared by the release that ended each
     const left = await h.database
       .db('webhook_delivery')
       .where({ endpoint_id: endpointId })
@@ -129,8 +168,12 @@ describe('the handoff of an ordered key', () => {
         expect.objectContaining({ outcome: 'RETRYING', response_status: 500 }),
         expect.objectContaining({ outcome: 'SUCCESS', response_status: 200 }),
       ]);
-      // its first attempt was the handoff's (no local first attempt in its run); its retry its own
-      const run1 = await activitiesOf(h, ids[1]!);
+      // its first attempt was the handoff's (no local first attempt in any run); its retry by a
+      // run of its own, started for it (its event's run had ended after prepare)
+      expect(await activitiesOf(h, ids[1]!)).toEqual(['prepare', 'finishEvent']);
+      const continuation = await continuationOf(h, ids[1]!, d1.id);
+      expect(continuation).toBeDefined();
+      const run1 = await activitiesOf(h, continuation!);
       expect(run1).not.toContain('deliver');
       expect(run1).toContain('deliver (activity task)');
       expect(await handedRetries()).toBe(1);
@@ -159,7 +202,7 @@ describe('the handoff of an ordered key', () => {
     await results(h, ids.slice(0, 2));
     const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
     expect(d1.status).toBe('FAILED');
-    expect(handedOffAndEnded(await activitiesOf(h, ids[1]!))).toBe(true);
+    expect(handedOffAndEnded(await deliveryActivities(h, ids[1]!, endpointId))).toBe(true);
     await eventually(async () => (await deliveryOf(h.repos, ids[2]!, endpointId)).ordering?.waitingBehind === d1.id);
     await new Promise((r) => setTimeout(r, 500));
     expect(seqsAt(target.requests)).toEqual([0, 1]);
@@ -167,7 +210,7 @@ describe('the handoff of an ordered key', () => {
     // skip it (as the API does): the next ones go, 3 is refused and holds the key in turn
     const skipped = await h.repos.ordering.skip(d1.id);
     if (skipped === 'not_skippable' || !skipped.wake) throw new Error('not skipped');
-    await signalTurn(h.client, skipped.wake, 5_000);
+    await signalTurn(h.client, skipped.wake, { timeoutMs: 5_000, taskQueue: h.taskQueue });
     await results(h, ids.slice(2, 4));
     const d3 = await deliveryOf(h.repos, ids[3]!, endpointId);
     expect(d3.status).toBe('FAILED');
@@ -181,7 +224,7 @@ describe('the handoff of an ordered key', () => {
     expect(await results(h, ids.slice(4))).toEqual(['COMPLETED', 'COMPLETED']);
     expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3, 3, 4, 5]);
     oneAtATime(target.requests);
-    expect(handedOffAndEnded(await activitiesOf(h, ids[5]!))).toBe(true);
+    expect(handedOffAndEnded(await deliveryActivities(h, ids[5]!, endpointId))).toBe(true);
   });
 
   it('Skip: a handed-off delivery that fails releases the key, and the chain goes on', async ({ h, receiver }) => {
@@ -195,7 +238,7 @@ describe('the handoff of an ordered key', () => {
     await results(h, ids);
     expect(seqsAt(target.requests)).toEqual([0, 1, 2, 3]);
     expect(await deliveryOf(h.repos, ids[1]!, endpointId)).toMatchObject({ status: 'FAILED', ordering: { skipped: true } });
-    for (const id of ids.slice(1)) expect(handedOffAndEnded(await activitiesOf(h, id)), id).toBe(true);
+    for (const id of ids.slice(1)) expect(handedOffAndEnded(await deliveryActivities(h, id, endpointId)), id).toBe(true);
   });
 
   it('revoked mid-chain: the handed-off deliveries end FAILED in turn without requests', async ({ h, receiver }) => {
@@ -212,7 +255,7 @@ describe('the handoff of an ordered key', () => {
       const d = await deliveryOf(h.repos, id, endpointId);
       expect(d.status).toBe('FAILED');
       expect(d.lastError).toContain('not allowed');
-      expect(handedOffAndEnded(await activitiesOf(h, id)), id).toBe(true);
+      expect(handedOffAndEnded(await deliveryActivities(h, id, endpointId)), id).toBe(true);
     }
   });
 
@@ -226,7 +269,7 @@ describe('the handoff of an ordered key', () => {
     await h.database.db('webhook_endpoint').where({ id: endpointId }).update({ disabled_at: h.database.db.fn.now() });
     await results(h, ids.slice(0, 2));
     expect(await deliveryOf(h.repos, ids[1]!, endpointId)).toMatchObject({ status: 'FAILED' });
-    expect(handedOffAndEnded(await activitiesOf(h, ids[1]!))).toBe(true);
+    expect(handedOffAndEnded(await deliveryActivities(h, ids[1]!, endpointId))).toBe(true);
     expect((await deliveryOf(h.repos, ids[2]!, endpointId)).status).toBe('PENDING');
     expect(seqsAt(target.requests)).toEqual([0]);
 
@@ -256,13 +299,13 @@ describe('the handoff of an ordered key', () => {
     const starts = target.requests.map((r) => r.startedAt).slice(1);
     expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(1_400);
     // some went by the handoff, some the limit gave back to their runs (they delivered themselves)
-    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await activitiesOf(h, id))));
+    const handed = await Promise.all(ids.slice(1).map(async (id) => handedOffAndEnded(await deliveryActivities(h, id, endpointId))));
     expect(handed.some(Boolean)).toBe(true);
     expect(handed.some((x) => !x)).toBe(true);
     expect(await dropped()).toBeGreaterThanOrEqual(1);
   });
 
-  it('a claim left by a lost worker: not started while its lease lives, then its run delivers it within 30 s (the waker)', async ({
+  it('a claim left by a lost worker: not started while its lease lives, then a run of its own delivers it within 30 s (the waker)', async ({
     h,
     receiver,
   }) => {
@@ -283,7 +326,10 @@ describe('the handoff of an ordered key', () => {
     // a live lease: neither a signal (its turn check) nor the waker starts it
     const waker = orderingWakerOf(h, 0);
     expect(await waker.pass()).toBe(0);
-    await signalTurn(h.client, { workflowId: ids[1]!, deliveryId: d1.id }, 5_000);
+    // its event's run left it to the key's chain: its waiter is its continuation, which a wake-up starts
+    const continuation = continuationWorkflowId(ids[1]!, d1.id);
+    expect(await db('webhook_delivery').where({ id: d1.id }).first('ordering_waiter')).toEqual({ ordering_waiter: continuation });
+    await signalTurn(h.client, { workflowId: continuation, deliveryId: d1.id }, { timeoutMs: 5_000, taskQueue: h.taskQueue });
     await new Promise((r) => setTimeout(r, 1_500));
     expect(seqsAt(target.requests)).toEqual([0]);
     expect((await deliveryOf(h.repos, ids[1]!, endpointId)).status).toBe('PENDING');
@@ -299,7 +345,7 @@ describe('the handoff of an ordered key', () => {
     const running = orderingWakerOf(h);
     running.start();
     try {
-      await h.client.workflow.getHandle(ids[1]!).result();
+      await h.client.workflow.getHandle(continuation).result();
     } finally {
       await running.stop();
     }

@@ -2,7 +2,16 @@ import { describe, expect } from 'vitest';
 import type { EndpointOrdering } from '../../src/domain/records.js';
 import type { RecordedRequest, Receiver } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, addEvent, deliveryOf, uniqueSource, orderingWakerOf, whileRedriving, type FanoutHarness } from './support/harness.js';
+import {
+  addEndpoint,
+  addEvent,
+  deliveryOf,
+  finishedEvents,
+  uniqueSource,
+  orderingWakerOf,
+  whileRedriving,
+  type FanoutHarness,
+} from './support/harness.js';
 import { it } from './support/fixtures.js';
 
 // Ordered delivery per key (docs/ordering.md) on real Postgres and Temporal, the worker as
@@ -55,13 +64,9 @@ function checkPerKey(requests: RecordedRequest[], ok: (r: RecordedRequest) => bo
 const ordered = (key: string | null, onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key, onFailure });
 
 const seqsAt = (r: Receiver): number[] => r.requests.map((q) => sentOf(q).seq);
-/**
- * Every run's result, 200 at a time: each result() is a long poll, and the dev server refuses more
- * than its namespace's concurrent pollers (2 000 at once: RESOURCE_EXHAUSTED, "namespace concurrent
- * poller limit exceeded"). A run already closed answers at once.
- */
+/** Every event finished (harness.ts finishedEvents): its run ended, and its deliveries left to their keys' chains too. */
 const settle = async (h: FanoutHarness, ids: string[]): Promise<void> => {
-  for (let i = 0; i < ids.length; i += 200) await Promise.all(ids.slice(i, i + 200).map((id) => h.client.workflow.getHandle(id).result()));
+  await finishedEvents(h, ids, 600_000);
 };
 
 describe('ordered delivery per key', () => {
@@ -231,7 +236,7 @@ describe('ordered delivery per key', () => {
     const keys = ['a', 'b', 'c', 'd'];
     const events = Array.from({ length: 80 }, (_, i) => ({ key: keys[i % keys.length]!, seq: i }));
     const ids = await sendInOrder(h, source, events);
-    await Promise.all(ids.map((id) => h.client.workflow.getHandle(id).result()));
+    await settle(h, ids);
     const succeeded = checkPerKey(target.requests, ok);
     for (const key of keys) {
       expect(succeeded.get(key)).toEqual(events.filter((e) => e.key === key).map((e) => e.seq));

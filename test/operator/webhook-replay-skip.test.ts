@@ -119,7 +119,7 @@ beforeAll(async () => {
   op = await startTestOperator(conn, stack.t.db, {
     namespaces: [ns, other],
     startReplayRun: (req) => startReplay(stack.client, { ...req, taskQueue: stack.taskQueue }),
-    signalTurn: bindSignalTurn(() => Promise.resolve(stack.client)),
+    signalTurn: bindSignalTurn(() => Promise.resolve(stack.client), stack.taskQueue),
   });
   await settled(op);
   const base = receiver.url.replace(/\/hook$/, '');

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF } from '../../src/config/settings.js';
-import { addEndpoint, addEvent, startFanoutHarness } from '../fanout/support/harness.js';
+import { continuationWorkflowId } from '../../src/domain/ordering.js';
+import { addEndpoint, addEvent, finishedEvents, startFanoutHarness } from '../fanout/support/harness.js';
 import { startReceiver } from '../support/receiver.js';
 import { historyToFixture } from './support/history-fixtures.js';
 
@@ -23,9 +24,12 @@ const VERSION = 'local-first-attempt-input';
  * The version of the ordered shapes (docs/ordering.md): `handoff`, a run that waited and whose
  * delivery the releasing activity made (ended, or failed and retried by the run). The one
  * recorded before the handoff (`ordered-waited.before-handoff`: waited, signalled, delivered
- * itself) came from the build before it (ebca4ba) with the same scenario.
+ * itself) came from the build before it (ebca4ba) with the same scenario; the `handoff` ones (the
+ * run waited, was signalled, and completed or retried) from the build before `detached` (e844e1c).
+ * `detached`: the run left its waiting delivery to the key's chain and ended after prepare; the
+ * retried shape's delivery was retried by its continuation (`ordered-continuation`).
  */
-const ORDERED_VERSION = 'handoff';
+const ORDERED_VERSION = 'detached';
 
 describe('record fanout histories', () => {
   it('records a success, retries then failure, and a partial fanout', async () => {
@@ -75,9 +79,19 @@ describe('record fanout histories', () => {
             ids.push(await addEvent(h.repos, { source, eventType: 'fixture.recorded', payload: JSON.stringify({ key: 'k', seq }) }));
           }
           await Promise.all(ids.map((id) => h.start(id)));
-          for (const id of ids) expect(await h.client.workflow.getHandle(id).result()).toBe('COMPLETED');
-          const history = await h.client.workflow.getHandle(ids[1]!).fetchHistory();
-          await writeFile(new URL(`${shape}.${ORDERED_VERSION}.json`, FIXTURES), `${JSON.stringify(historyToFixture(history), null, 1)}\n`);
+          expect(await finishedEvents(h, ids)).toEqual(['COMPLETED', 'COMPLETED']);
+          const save = async (workflowId: string, name: string) => {
+            const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+            await writeFile(
+              new URL(`${name}.${ORDERED_VERSION}.json`, FIXTURES),
+              `${JSON.stringify(historyToFixture(history), null, 1)}\n`,
+            );
+          };
+          await save(ids[1]!, shape);
+          if (shape === 'ordered-retried') {
+            const d1 = await h.database.db('webhook_delivery').where({ event_id: ids[1]! }).first('id');
+            await save(continuationWorkflowId(ids[1]!, (d1 as { id: string }).id), 'ordered-continuation');
+          }
         } finally {
           await r.close();
         }

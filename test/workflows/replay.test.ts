@@ -25,9 +25,17 @@ const FIRST_VERSION = ['partial', 'retries-then-failure', 'success'];
 const VERSIONS = ['local-first-attempt', 'local-first-attempt-input'];
 /**
  * Ordered runs that waited for their turn (docs/ordering.md): signalled and delivered by the run
- * (recorded by the build before the handoff), and handed off, ended or retried by the run.
+ * (recorded by the build before the handoff), handed off, ended or retried by the run, and left
+ * to the key's chain (the run ends after prepare; a retry in a continuation of its own).
  */
-const ORDERED = ['ordered-waited.before-handoff', 'ordered-waited.handoff', 'ordered-retried.handoff'];
+const ORDERED = [
+  'ordered-waited.before-handoff',
+  'ordered-waited.handoff',
+  'ordered-retried.handoff',
+  'ordered-waited.detached',
+  'ordered-retried.detached',
+  'ordered-continuation.detached',
+];
 
 /** Replays the fixtures as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */
 async function replayAll(workflowsPath: string, workflowType?: string, only?: readonly string[]): Promise<Map<string, ReplayResult>> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import type { FinalEventStatus } from '../../../src/activities/index.js';
+import type { FinishedEventStatus } from '../../../src/activities/index.js';
 import type { DeliveryProxyConfig } from '../../../src/config/delivery-proxy.js';
 import type { BackoffSettings } from '../../../src/config/settings.js';
 import { createFanoutStarter, type FanoutStarter } from '../../../src/temporal/fanout-starter.js';
@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { buildWorkerProcess, type WorkerDeps } from '../../../src/processes/worker-process.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { eventually } from '../../support/wait.js';
 
 /** Short backoff so retries take milliseconds, not seconds. */
 export const TEST_BACKOFF: BackoffSettings = { initialIntervalMs: 50, backoffCoefficient: 2, maximumIntervalMs: 500 };
@@ -29,7 +30,7 @@ export interface FanoutHarness {
   /** the consumer's starter, on this file's task queue */
   start: FanoutStarter;
   /** starts the fanout of an event (workflow id = event id) and waits for its final status */
-  runFanout(eventId: string): Promise<FinalEventStatus>;
+  runFanout(eventId: string): Promise<FinishedEventStatus>;
   close(): Promise<void>;
 }
 
@@ -103,7 +104,9 @@ export async function startFanoutHarness(
     start,
     async runFanout(eventId) {
       await start(eventId);
-      return client.workflow.getHandle(eventId).result() as Promise<FinalEventStatus>;
+      const status = (await client.workflow.getHandle(eventId).result()) as FinishedEventStatus;
+      // RECEIVED: the run left an ordered delivery to its key's chain, whose end finishes the event
+      return status === 'RECEIVED' ? ((await finishedEvents({ client, database }, [eventId]))[0] as FinishedEventStatus) : status;
     },
     async close() {
       await worker.stop();
@@ -224,8 +227,32 @@ export function orderingWakerOf(h: FanoutHarness, stalledAfterSeconds?: number):
   return createOrderingWaker({
     repos: h.repos,
     client: h.client,
+    taskQueue: h.taskQueue,
     metrics: h.metrics,
     logger: createLogger({ level: 'silent' }),
     ...(stalledAfterSeconds === undefined ? {} : { stalledAfterSeconds }),
   });
+}
+
+/**
+ * The events' statuses once every one is finished: their runs ended (200 result polls at a time:
+ * the dev server refuses more than its namespace's concurrent pollers, 2 000), then each event's
+ * status in Postgres is final. An ordered delivery left to its key's chain ends after its event's
+ * run (docs/ordering.md), and whoever ends an event's last delivery finishes the event.
+ */
+export async function finishedEvents(
+  h: Pick<FanoutHarness, 'client' | 'database'>,
+  ids: readonly string[],
+  timeoutMs = 120_000,
+): Promise<string[]> {
+  for (let i = 0; i < ids.length; i += 200) await Promise.all(ids.slice(i, i + 200).map((id) => h.client.workflow.getHandle(id).result()));
+  return eventually(
+    async () => {
+      const rows: Array<{ id: string; status: string }> = await h.database.db('webhook_event').whereIn('id', ids).select('id', 'status');
+      const status = new Map(rows.map((r) => [r.id, r.status]));
+      const statuses = ids.map((id) => status.get(id) ?? 'missing');
+      return statuses.every((st) => st !== 'RECEIVED') && statuses;
+    },
+    { timeoutMs, intervalMs: 200, what: 'every event finished (none RECEIVED)' },
+  );
 }

@@ -1,7 +1,7 @@
 // Two edits of WebhookFanoutWorkflow for test/workflows/replay.test.ts: the same change (deliver
 // one endpoint after the other instead of all at once), made unsafely and made with patched().
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { FanoutActivities, FanoutInput, FinalEventStatus, PlannedDelivery } from '../../../src/activities/types.js';
+import type { FanoutActivities, FanoutInput, FinishedEventStatus, PlannedDelivery } from '../../../src/activities/types.js';
 
 const { prepare, finishEvent } = proxyLocalActivities<Pick<FanoutActivities, 'prepare' | 'finishEvent'>>({
   startToCloseTimeout: '30 seconds',
@@ -17,14 +17,14 @@ async function sequentially(plan: { deliveries: PlannedDelivery[] }): Promise<vo
 }
 
 /** Breaks determinism: a history recorded with concurrent deliveries schedules them differently. */
-export async function UnpatchedFanout(input: FanoutInput): Promise<FinalEventStatus> {
+export async function UnpatchedFanout(input: FanoutInput): Promise<FinishedEventStatus> {
   const plan = await prepare(input);
   await sequentially(plan);
   return finishEvent({ eventId: input.eventId, unsettled: [] });
 }
 
 /** The same change behind patched(): runs recorded before it keep the old, concurrent path. */
-export async function PatchedFanout(input: FanoutInput): Promise<FinalEventStatus> {
+export async function PatchedFanout(input: FanoutInput): Promise<FinishedEventStatus> {
   const plan = await prepare(input);
   if (patched('sequential-deliveries')) await sequentially(plan);
   else await Promise.allSettled(plan.deliveries.map(deliver));
