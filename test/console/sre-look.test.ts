@@ -237,4 +237,26 @@ describe('web console as an SRE looks at it', () => {
     expect(await id.evaluate(cutShort)).toBe(true);
     expect(await id.getAttribute('title')).toBe(externalId);
   }, 120_000);
+
+  it("at a phone's width the top bar is the name and the login on one line, the pages' links below: the page's heading shows in the first screen's top third", async () => {
+    const { page } = await stack.admin();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(stack.url('/deliveries'));
+    await heading(page, 'Deliveries');
+    const header = (await page.locator('header.topbar').boundingBox())!;
+    const brand = (await page.locator('header .brand').boundingBox())!;
+    const user = (await page.getByRole('button', { name: 'Log out' }).boundingBox())!;
+    const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
+    const boxes = await Promise.all((await links.all()).map(async (l) => (await l.boundingBox())!));
+    await screenshot(page, 'narrow-topbar');
+    // brand and Log out on the first line; every link below them and on the screen
+    expect(Math.abs(brand.y + brand.height / 2 - (user.y + user.height / 2))).toBeLessThan(12);
+    for (const b of boxes) {
+      expect(b.y).toBeGreaterThanOrEqual(brand.y + brand.height);
+      expect(b.x + b.width).toBeLessThanOrEqual(390);
+    }
+    expect(boxes.length).toBe(6);
+    // it was 250 px: a third of the screen before the page began
+    expect(header.height).toBeLessThan(140);
+  }, 120_000);
 });
