@@ -9,6 +9,18 @@ import { heading } from './support/sign-in.js';
 // What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
 // checked here in Debian's chromium against dev mode as `npm start` runs it.
 
+/** Whether an element's text is wider than its box (the test's types are node's, not the DOM's). */
+const cutShort = (el: unknown): boolean => {
+  const box = el as { scrollWidth: number; clientWidth: number };
+  return box.scrollWidth > box.clientWidth;
+};
+
+/** A Kafka endpoint on a broker nobody listens on: its deliveries exist and fail (broker_unavailable), one attempt each. */
+const KAFKA_NOBODY_LISTENS = {
+  destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } },
+  maxAttempts: 1,
+} as unknown as EndpointSpec;
+
 describe('web console as an SRE looks at it', () => {
   const stack = consoleStack({ flow: 'implicit' });
 
@@ -39,9 +51,7 @@ describe('web console as an SRE looks at it', () => {
   }, 120_000);
 
   it("a Kafka endpoint's delivery names its destination as the endpoints page does (Kafka kafka://...), never as an HTTP POST", async () => {
-    // a broker nobody listens on: the delivery exists (and fails), which is all the page needs
-    const kafka = { destination: { type: 'Kafka', kafka: { bootstrapServers: ['127.0.0.1:1'], topic: 'orders.events' } }, maxAttempts: 1 };
-    const s = await stack.source('kafka-seen', { orders: kafka as unknown as EndpointSpec });
+    const s = await stack.source('kafka-seen', { orders: KAFKA_NOBODY_LISTENS });
     await s.send({ id: 'kafka-1', type: 'order.created' });
     const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
 
@@ -161,5 +171,92 @@ describe('web console as an SRE looks at it', () => {
     }
     await screenshot(page, 'delivery-words');
     expect(cut).toEqual([]);
+  }, 120_000);
+
+  it("at a phone's width the attempt log scrolls sideways at its own width instead of squeezing each column to a letter", async () => {
+    const body = JSON.stringify({
+      error: 'validation_failed',
+      detail: 'field customer_reference_number_for_the_billing_system is not allowed',
+    });
+    const refusing = await startReceiver([{ status: 400, body }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('attempts-narrow', { partner: { url: `${refusing.url}/partner`, maxAttempts: 1 } });
+    await s.send({ id: 'attempts-narrow-1', type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const row = page.getByRole('table', { name: 'Attempts, in order' }).getByRole('row').nth(1);
+    await row.getByText('not retried').waitFor();
+    const heights: Record<number, number> = {};
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 844 });
+      heights[width] = (await row.boundingBox())?.height ?? 0;
+    }
+    await screenshot(page, 'narrow-attempts');
+    // the same row, a line or two more at most on a phone (it was several hundred pixels: the body a letter wide)
+    expect(heights[390], JSON.stringify(heights)).toBeLessThan(heights[1280]! * 1.6);
+  }, 120_000);
+
+  it('a last error or external id cut short in a table carries the whole text as its title', async () => {
+    const s = await stack.source('cut-short', { orders: KAFKA_NOBODY_LISTENS });
+    const externalId = `order-${'0123456789abcdef'.repeat(4)}`;
+    await s.send({ id: externalId, type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    // the whole error, as the delivery's page shows it
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const lastError = page.locator('.fields > div', { has: page.getByText('Last error', { exact: true }) }).locator('dd');
+    await lastError.getByText('broker_unavailable').waitFor();
+    const error = await lastError.innerText();
+
+    await page.goto(stack.url(`/deliveries?source=${s.source}`));
+    await heading(page, 'Deliveries');
+    const cell = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: `Delivery ${delivery.id}` }) })
+      .locator('td.truncate');
+    await cell.waitFor();
+    // it is cut short on the page
+    expect(await cell.evaluate(cutShort)).toBe(true);
+    expect(await cell.getAttribute('title')).toBe(error);
+
+    await page.goto(stack.url(`/events?source=${s.source}`));
+    await heading(page, 'Events');
+    const id = page.getByRole('table').getByRole('row').nth(1).locator('td.truncate');
+    await id.waitFor();
+    expect(await id.evaluate(cutShort)).toBe(true);
+    expect(await id.getAttribute('title')).toBe(externalId);
+  }, 120_000);
+
+  it("at a phone's width the top bar is the name and the login on one line, the pages' links below: the page's heading shows in the first screen's top third", async () => {
+    const { page } = await stack.admin();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(stack.url('/deliveries'));
+    await heading(page, 'Deliveries');
+    const header = (await page.locator('header.topbar').boundingBox())!;
+    const brand = (await page.locator('header .brand').boundingBox())!;
+    const user = (await page.getByRole('button', { name: 'Log out' }).boundingBox())!;
+    const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
+    const boxes = await Promise.all((await links.all()).map(async (l) => (await l.boundingBox())!));
+    await screenshot(page, 'narrow-topbar');
+    // brand and Log out on the first line; every link below them and on the screen
+    expect(Math.abs(brand.y + brand.height / 2 - (user.y + user.height / 2))).toBeLessThan(12);
+    for (const b of boxes) {
+      expect(b.y).toBeGreaterThanOrEqual(brand.y + brand.height);
+      expect(b.x + b.width).toBeLessThanOrEqual(390);
+    }
+    expect(boxes.length).toBe(6);
+    // it was 250 px: a third of the screen before the page began
+    expect(header.height).toBeLessThan(140);
   }, 120_000);
 });

@@ -37,7 +37,9 @@ export function EventsTable({ items, caption }: { items: readonly EventSummary[]
           <td>
             <Status value={e.status} />
           </td>
-          <td class="mono truncate">{nullable(e.externalEventId)}</td>
+          <td class="mono truncate" title={e.externalEventId ?? undefined}>
+            {nullable(e.externalEventId)}
+          </td>
           <td>{bytes(e.payloadSize)}</td>
           <td>
             <a href={to.event(e.id)} aria-label={`Event ${e.id}`}>

@@ -46,7 +46,10 @@ export function DeliveriesTable({
             </td>
             <td>{d.attempts}</td>
             <td>{nullable(d.lastResponseStatus)}</td>
-            <td class="truncate">{nullable(d.lastError)}</td>
+            {/* cut short to fit: the whole error on hover (its page shows it too) */}
+            <td class="truncate" title={d.lastError ?? undefined}>
+              {nullable(d.lastError)}
+            </td>
             <td>
               <a href={to.delivery(d.id)} aria-label={`Delivery ${d.id}`}>
                 <Code>{d.id.slice(0, 8)}</Code>

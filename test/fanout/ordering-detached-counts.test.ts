@@ -1,0 +1,117 @@
+import type { Histogram } from 'prom-client';
+import { describe, expect } from 'vitest';
+import type { EndpointOrdering } from '../../src/domain/records.js';
+import { continuationWorkflowId } from '../../src/domain/ordering.js';
+import { signalTurn } from '../../src/temporal/signal-turn.js';
+import type { RecordedRequest } from '../support/receiver.js';
+import { addEndpoint, addEvent, deliveryOf, finishedEvents, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { counterDelta, it } from './support/fixtures.js';
+
+// An ordered delivery left to its key's chain (docs/ordering.md, "A waiting delivery costs its run
+// nothing"): its event is finished by whoever ends its last delivery, the event's run or the
+// chain, and counted once; a continuation's attempts count from the row's first. Real Postgres,
+// Temporal and receivers.
+
+const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
+const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
+/** the first request of the key is held this long, so that every later run is prepared and waits behind it */
+const HOLD_FIRST_MS = 1_500;
+
+async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
+  await Promise.all(ids.map((id) => h.start(id)));
+  return ids;
+}
+
+/** How many observations the end-to-end histogram gained since this call. */
+async function observedDelta(histogram: Histogram): Promise<() => Promise<number>> {
+  const count = async () =>
+    (await histogram.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((sum, v) => sum + v.value, 0);
+  const before = await count();
+  return async () => (await count()) - before;
+}
+
+async function attemptsOf(h: FanoutHarness, deliveryId: string): Promise<Array<{ outcome: string; response_status: number | null }>> {
+  return h.database
+    .db('webhook_delivery_attempt')
+    .where({ delivery_id: deliveryId })
+    .orderBy('attempt')
+    .select('outcome', 'response_status');
+}
+
+describe('an event whose ordered delivery was left to its key chain', () => {
+  it('with a plain endpoint retrying beside it: finished once, whichever ends last, and a late continuation changes nothing', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('mixed');
+    const chain = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    // the plain endpoint: events 1 and 2 answered 500 twice (their runs end after the chain), event 4
+    // held 3 s (the chain has ended its ordered delivery first)
+    const failures = new Map<number, number>();
+    const plain = await receiver((_n, req) => {
+      const seq = seqOf(req);
+      const failed = failures.get(seq) ?? 0;
+      if ((seq === 1 || seq === 2) && failed < 2) {
+        failures.set(seq, failed + 1);
+        return { status: 500 };
+      }
+      return { status: 200, delayMs: seq === 4 ? 3_000 : 0 };
+    });
+    const orderedId = await addEndpoint(h.repos, { source, url: chain.url, ordering: ordered(), maxAttempts: 5 });
+    await addEndpoint(h.repos, { source, url: plain.url, maxAttempts: 5 });
+    const finished = await counterDelta(h.metrics.eventsFinished);
+    const completed = await counterDelta(h.metrics.eventsFinished, { status: 'COMPLETED' });
+    const observed = await observedDelta(h.metrics.eventEndToEnd);
+    const handedOff = await counterDelta(h.metrics.orderingHandoffs, { outcome: 'ended' });
+    const ids = await sendKey(h, source, 6);
+    expect(await finishedEvents(h, ids, 30_000)).toEqual(ids.map(() => 'COMPLETED'));
+    expect(chain.requests.map(seqOf)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(await finished()).toBe(ids.length);
+    expect(await completed()).toBe(ids.length);
+    expect(await observed()).toBe(ids.length);
+    // the ordered deliveries behind the held first one were left to the chain, which ended them
+    expect(await handedOff()).toBeGreaterThanOrEqual(3);
+
+    // a continuation started late on a delivery the chain ended (ALLOW_DUPLICATE: signal-with-start
+    // after the fact) sends nothing, counts nothing and leaves the event as it is
+    const d3 = await deliveryOf(h.repos, ids[3]!, orderedId);
+    const late = continuationWorkflowId(ids[3]!, d3.id);
+    await signalTurn(h.client, { workflowId: late, deliveryId: d3.id }, { timeoutMs: 5_000, taskQueue: h.taskQueue });
+    await h.client.workflow.getHandle(late).result();
+    expect(chain.requests).toHaveLength(6);
+    expect(await finished()).toBe(ids.length);
+    expect(await observed()).toBe(ids.length);
+    expect((await h.repos.events.get(ids[3]!))?.status).toBe('COMPLETED');
+    expect(await attemptsOf(h, d3.id)).toHaveLength(1);
+  });
+
+  it("a handed-off attempt that failed, then its continuation's retries: exactly maxAttempts in the attempt log, the event counted once", async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('maxatt');
+    const target = await receiver((_n, req) => ({ status: seqOf(req) === 1 ? 500 : 200, delayMs: seqOf(req) === 0 ? HOLD_FIRST_MS : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 3 });
+    const failed = await counterDelta(h.metrics.eventsFinished, { status: 'FAILED' });
+    const ids = await sendKey(h, source, 3);
+    expect(await finishedEvents(h, ids.slice(0, 2), 30_000)).toEqual(['COMPLETED', 'FAILED']);
+    const d1 = await deliveryOf(h.repos, ids[1]!, endpointId);
+    expect(d1).toMatchObject({ status: 'FAILED', attempts: 3 });
+    expect(await attemptsOf(h, d1.id)).toEqual([
+      expect.objectContaining({ outcome: 'RETRYING', response_status: 500 }),
+      expect.objectContaining({ outcome: 'RETRYING', response_status: 500 }),
+      expect.objectContaining({ outcome: 'FAILED', response_status: 500 }),
+    ]);
+    expect(target.requests.map(seqOf)).toEqual([0, 1, 1, 1]);
+    // the first attempt was the handoff's, the retries its continuation's (its event's run had ended)
+    const continuation = h.client.workflow.getHandle(continuationWorkflowId(ids[1]!, d1.id));
+    expect((await continuation.describe()).status.name).toBe('COMPLETED');
+    // Block: the one behind it waits, its event not finished
+    expect((await deliveryOf(h.repos, ids[2]!, endpointId)).status).toBe('PENDING');
+    expect((await h.repos.events.get(ids[2]!))?.status).toBe('RECEIVED');
+    expect(await failed()).toBe(1);
+    expect(await h.repos.ordering.blockedKeysOf(endpointId)).toBe(1);
+  });
+});
