@@ -655,7 +655,10 @@ export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePa
     SERVICE_GROUPS.map((g) => `${g} ${each((p) => f2(cpuMsPerDeliveryOf(p, [g])))}`).join(', ') +
     // not ours, but on the same cores: the far side of each send slows the round it runs in
     `; not webhook-fanout's: the bench process (the publisher; the receiver / fauxqs) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
-    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}; deliveries retried ${each((p) => String(p.retried))}`
+    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
+    // the worker's extra may be Temporal's side of the run, not the send: its GC and its workflow tasks
+    `the worker's GC ms per delivery ${each((p) => (p.workerGcS === undefined ? '-' : f2((p.workerGcS * 1000) / p.totalDeliveries)))}; ` +
+    `workflow tasks per event ${each((p) => tasksPerEvent(p.actions))}`
   );
 }
 
