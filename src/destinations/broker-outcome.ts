@@ -15,6 +15,8 @@ export type BrokerErrorCode =
   | 'broker_unknown_destination'
   | 'broker_auth_refused'
   | 'broker_message_too_large'
+  /** a record the broker will never take as it is (Kafka INVALID_RECORD, INVALID_TIMESTAMP) */
+  | 'broker_record_invalid'
   /** a broker host the outbound address policy refuses (cloud metadata, link-local) */
   | 'address_blocked';
 

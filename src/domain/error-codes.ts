@@ -156,6 +156,12 @@ export const ERROR_CODES = {
     means:
       "a message over the broker's limit (Kafka message.max.bytes, RabbitMQ max_message_size, NATS max_payload or the stream's max_msg_size); FAILED at once; destination outcome only",
   },
+  broker_record_invalid: {
+    kind: 'permanent',
+    status: 422,
+    means:
+      "a record the broker will never take as it is (Kafka INVALID_RECORD, such as no key on a compacted topic, or INVALID_TIMESTAMP); FAILED at once with the broker's words; destination outcome only",
+  },
 
   // transient: a dependency is briefly unavailable
   oauth2_token_refused: {

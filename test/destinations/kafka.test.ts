@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readFile } from 'node:fs/promises';
 import { ProduceAcks } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KafkaProduceMode } from '../../src/config/settings.js';
@@ -28,6 +30,21 @@ async function requestsOf<T>(work: () => Promise<T>): Promise<{ result: T; reque
   } finally {
     unsubscribe(SENDS, onSend);
   }
+}
+
+/**
+ * The established TCP connections to a loopback port, as the kernel lists them (/proc/net/tcp):
+ * each one's local end ("127.0.0.1:54321" as hex), so a test sees which connections a client
+ * closed without asking the client.
+ */
+async function connectionsTo(port: number): Promise<string[]> {
+  const table = await readFile('/proc/net/tcp', 'utf8');
+  return table
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, , remote, state]) => state === '01' && remote !== undefined && parseInt(remote.split(':')[1] ?? '', 16) === port)
+    .map(([, local]) => local ?? '');
 }
 
 const receiptOf = (o: DeliveryOutcome) => (o.kind === 'success' ? o.receipt : undefined);
@@ -221,8 +238,8 @@ describe('the Kafka destination', () => {
     );
     const [keyed, unkeyed] = result;
     expect(keyed?.kind).toBe('success');
-    expect(unkeyed?.kind).not.toBe('success');
-    expect(unkeyed).toMatchObject({ error: expect.stringMatching(/key/i) });
+    // it can never be written: final, with the broker's words, not retried until its attempts are spent
+    expect(unkeyed).toMatchObject({ kind: 'permanent', error: expect.stringMatching(/^broker_record_invalid: .*without key/i) });
     // one request for both, refused, then each alone
     expect(requests).toEqual([2, 1, 1]);
     const records = await kafka.consume('compacted', 2, 15_000);
@@ -304,6 +321,65 @@ describe('the Kafka destination', () => {
     const twice = (read: Map<string, number>) => [...read.values()].filter((n) => n > 1).length;
     expect(twice(await copies('single'))).toBe(0);
     expect(twice(await copies('coalesced'))).toBe(0);
+  }, 120_000);
+
+  it("a password rotation: the old password's producer is closed (its connections with it) once its record in flight is answered, nothing lost; an idle one is closed too", async () => {
+    await kafka.createTopic('rotation');
+    const sasl = { mechanism: 'SCRAM-SHA-512' as const, username: kafka.user.username };
+    const to = (password: string) => target({ bootstrapServers: [kafka.saslBootstrap], topic: 'rotation', sasl, secrets: { password } });
+    const saslPort = Number(kafka.saslBootstrap.split(':')[1]);
+    // the connections this test's producers open: those to the port now are other tests' clients
+    const others = await connectionsTo(saslPort);
+    const ours = async () => (await connectionsTo(saslPort)).filter((c) => !others.includes(c));
+    const dest = createKafkaDestination({ addressPolicy: createAddressPolicy() });
+    const oldPassword = kafka.user.password;
+    const newPassword = randomBytes(12).toString('hex');
+    const first = signedMessage();
+    const inFlight = signedMessage();
+    const rotated = signedMessage();
+    try {
+      await eventually(async () => (await dest.send(first, to(oldPassword), { timeoutMs: 10_000 })).kind === 'success', {
+        timeoutMs: 15_000,
+        what: 'a first record with the old password',
+      });
+      const oldConnections = await ours();
+      expect(oldConnections.length).toBeGreaterThan(0);
+      // another endpoint's Secret with a wrong password for the same user closes nothing that works
+      expect((await dest.send(signedMessage(), to('not-the-password'), { timeoutMs: 10_000 })).kind).toBe('permanent');
+      expect(await ours()).toEqual(expect.arrayContaining(oldConnections));
+      await kafka.setPassword(newPassword);
+      // an attempt of the endpoint's old Secret still publishing when the first with the new one begins
+      const [a, b] = await Promise.all([
+        dest.send(inFlight, to(oldPassword), { timeoutMs: 10_000 }),
+        dest.send(rotated, to(newPassword), { timeoutMs: 10_000 }),
+      ]);
+      expect(a.kind).toBe('success');
+      expect(b.kind).toBe('success');
+      // the broker's side: none of the old producer's connections left, the new one's open
+      await eventually(
+        async () => {
+          const now = await ours();
+          return now.length > 0 && now.every((c) => !oldConnections.includes(c));
+        },
+        { timeoutMs: 10_000, what: "the old password's connections closed" },
+      );
+    } finally {
+      await dest.close();
+    }
+
+    // a producer no attempt uses for its idle time is closed; the next attempt makes another
+    const idle = createKafkaDestination({ addressPolicy: createAddressPolicy(), idleCloseMs: 300 });
+    const later = signedMessage();
+    try {
+      expect((await idle.send(signedMessage(), to(newPassword), { timeoutMs: 10_000 })).kind).toBe('success');
+      expect((await ours()).length).toBeGreaterThan(0);
+      await eventually(async () => (await ours()).length === 0, { timeoutMs: 10_000, what: 'the idle producer closed' });
+      expect((await idle.send(later, to(newPassword), { timeoutMs: 10_000 })).kind).toBe('success');
+    } finally {
+      await idle.close();
+    }
+    const records = await kafka.consume('rotation', 6, 8_000);
+    for (const m of [first, inFlight, rotated, later]) expect(records.map((r) => r.headers.ce_id)).toContain(m.deduplicationId);
   }, 120_000);
 
   it('never dials an address the outbound policy refuses: a cloud-metadata bootstrap server, or a broker the cluster advertises', async () => {

@@ -41,6 +41,8 @@ export interface KafkaBroker extends RestartableBroker {
   proxy: TcpProxy;
   /** the broker's message.max.bytes */
   maxMessageBytes: number;
+  /** changes `user`'s SCRAM password on the broker (kafka-configs, a rotation); connections already authenticated stay */
+  setPassword(password: string): Promise<void>;
   /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
   createTopic(name: string, partitions?: number, configs?: Record<string, string>): Promise<void>;
   /** reads a topic from its beginning with Kafka's own console consumer (the Java client) */
@@ -141,6 +143,28 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
     proxiedBootstrap: `127.0.0.1:${proxy.port}`,
     proxy,
     maxMessageBytes,
+    async setPassword(password) {
+      await run(
+        'java',
+        [
+          ...JVM,
+          '-cp',
+          classpath(),
+          'kafka.admin.ConfigCommand',
+          '--bootstrap-server',
+          bootstrap,
+          '--alter',
+          '--entity-type',
+          'users',
+          '--entity-name',
+          user.username,
+          '--add-config',
+          `${user.mechanism}=[password=${password}]`,
+        ],
+        { timeout: 60_000 },
+      );
+      user.password = password;
+    },
     async createTopic(name, partitions = 1, configs = {}) {
       const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap] });
       try {

@@ -23,6 +23,13 @@ const REFUSED = new Set([
   'ILLEGAL_SASL_STATE',
 ]);
 const THROTTLED = new Set(['THROTTLING_QUOTA_EXCEEDED', 'POLICY_VIOLATION']);
+/**
+ * A record the broker will never take as it is (not CORRUPT_MESSAGE: Kafka calls a bad checksum
+ * retriable, the bytes may have been damaged on the way).
+ */
+const INVALID = new Set(['INVALID_RECORD', 'INVALID_TIMESTAMP']);
+/** Kafka 4 answers a record without a key on a compacted topic with UNKNOWN_SERVER_ERROR and these words (its LogValidator's) */
+const INVALID_WORDS = /compacted topic cannot accept message without key/i;
 
 /** Every error of the client's tree (an aggregate's errors, causes), the outermost first. */
 function* errorTree(err: unknown, depth = 0): Generator<KafkaErrorLike> {
@@ -37,7 +44,8 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
  * A failed produce, classified (docs/destinations.md, "The error classification rule"): a record
- * over message.max.bytes, an unknown topic, refused authentication or authorization are final;
+ * over message.max.bytes or one the broker finds invalid (no key on a compacted topic, a timestamp
+ * out of the topic's bounds), an unknown topic, refused authentication or authorization are final;
  * throttling is retried; a broker or leader not there (network, timeouts, the retriable protocol
  * errors) is retried, and so is anything else (when in doubt, retryable).
  */
@@ -49,6 +57,8 @@ export function classifyKafkaError(err: unknown): BrokerFailure {
 
   const tooLarge = named(TOO_LARGE);
   if (tooLarge) return { code: 'broker_message_too_large', detail: say(tooLarge) };
+  const invalid = named(INVALID) ?? protocol.find((e) => INVALID_WORDS.test(text(e.serverErrorMessage)));
+  if (invalid) return { code: 'broker_record_invalid', detail: say(invalid) };
   const refused = named(REFUSED) ?? all.find((e) => e.code === 'PLT_KFK_AUTHENTICATION');
   if (refused) return { code: 'broker_auth_refused', detail: say(refused) };
   // the client answers an unknown topic from the metadata, before any produce

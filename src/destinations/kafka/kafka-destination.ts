@@ -16,20 +16,46 @@ import { createProduceCoalescer, type AttemptState, type ProduceCoalescer, type 
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
+/** How long a producer no attempt has used is kept open: an endpoint's next record seldom waits that long, a deleted one's never comes. */
+export const PRODUCER_IDLE_CLOSE_MS = 10 * 60_000;
+
+/** A producer of one cluster and credentials, and what says when to close it. */
+interface Held {
+  producer: KafkaProducer;
+  /** the cluster, TLS and user, the password apart: a producer made for the same with another password replaces this one (a rotation) */
+  identity: string;
+  /** attempts whose publish has not finished (a record may still be in flight after its attempt's deadline) */
+  inFlight: number;
+  /** replaced or idle: closed once nothing is in flight */
+  retired: boolean;
+  /** a record of its has been acknowledged: its password works */
+  proven: boolean;
+  idle: NodeJS.Timeout | undefined;
+}
+
 /**
  * The Kafka destination: one record per message, produced with acks=all (every in-sync replica
  * has it before the broker answers), its partition and offset the receipt. One producer per
- * distinct cluster and credentials, made on first use and kept for the life of the worker. The
- * producer does not retry inside an attempt: an attempt is one publish, and the delivery's backoff
- * decides the next.
+ * distinct cluster and credentials, made on first use; one no endpoint uses any more is closed
+ * (its connections with it) once its records in flight are done: at once when a producer for the
+ * same cluster and user is made with another password (a rotation: the old password's connections
+ * would otherwise stay open until the worker stops), else after PRODUCER_IDLE_CLOSE_MS unused (an
+ * endpoint deleted or moved to another cluster). The producer does not retry inside an attempt:
+ * an attempt is one publish, and the delivery's backoff decides the next.
  */
 export function createKafkaDestination(opts: {
   addressPolicy: AddressPolicy;
   clientId?: string;
   /** KAFKA_PRODUCE; unset: coalesced */
   produce?: KafkaProduceMode;
+  /** unset: PRODUCER_IDLE_CLOSE_MS (tests shorten it) */
+  idleCloseMs?: number;
 }): Destination<KafkaTarget> {
-  const producers = new Map<string, KafkaProducer>();
+  const idleCloseMs = opts.idleCloseMs ?? PRODUCER_IDLE_CLOSE_MS;
+  /** the producer in use for each cluster and credentials */
+  const producers = new Map<string, Held>();
+  /** every producer not closed yet, retired ones included (close() closes them all) */
+  const open = new Set<Held>();
   const coalescers = new WeakMap<KafkaProducer, ProduceCoalescer>();
   const coalesced = (opts.produce ?? 'coalesced') === 'coalesced';
   // the brokers a cluster advertises are what the producer dials: checked once per producer
@@ -51,11 +77,25 @@ export function createKafkaDestination(opts: {
     return advertised;
   };
 
-  const producerFor = (to: KafkaTarget): KafkaProducer => {
-    const key = producerKey(to);
-    let producer = producers.get(key);
-    if (producer === undefined) {
-      producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
+  const closeHeld = (h: Held): void => {
+    open.delete(h);
+    // a producer that fails to close has nothing left to send: nothing to report to an attempt
+    void h.producer.close().catch(() => undefined);
+  };
+
+  /** no attempt will use it again: closed now, or when its last record in flight is answered */
+  const retire = (key: string, h: Held): void => {
+    if (producers.get(key) === h) producers.delete(key);
+    h.retired = true;
+    clearTimeout(h.idle);
+    if (h.inFlight === 0) closeHeld(h);
+  };
+
+  const producerFor = (to: KafkaTarget): { key: string; held: Held } => {
+    const { key, identity } = producerKey(to);
+    let held = producers.get(key);
+    if (held === undefined) {
+      const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
         clientId: opts.clientId ?? 'webhook-fanout',
         bootstrapBrokers: [...to.bootstrapServers],
         retries: 0,
@@ -65,10 +105,38 @@ export function createKafkaDestination(opts: {
         ...(to.tls ? { tls: to.secrets.caBundle === undefined ? {} : { ca: to.secrets.caBundle } } : {}),
         ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.secrets.password ?? '' } } : {}),
       });
-      producers.set(key, producer);
+      held = { producer, identity, inFlight: 0, retired: false, proven: false, idle: undefined };
+      producers.set(key, held);
+      open.add(held);
       coalescers.set(producer, createProduceCoalescer(producer));
     }
-    return producer;
+    return { key, held };
+  };
+
+  /**
+   * Runs one attempt's publish on `h`, and closes `h` after it if it was retired meanwhile, or once
+   * idle. The first record `h` publishes proves its password: the same cluster and user's producers
+   * of other passwords are then retired (a rotation). Not before: an endpoint whose Secret still
+   * holds a wrong password must not close the producer of one whose password works.
+   */
+  const using = (key: string, h: Held, publishing: () => Promise<DeliveryOutcome>): Promise<DeliveryOutcome> => {
+    h.inFlight++;
+    clearTimeout(h.idle);
+    const proving = (outcome: DeliveryOutcome): DeliveryOutcome => {
+      if (outcome.kind === 'success' && !h.proven && !h.retired) {
+        h.proven = true;
+        for (const [k, other] of producers) if (other !== h && other.identity === h.identity) retire(k, other);
+      }
+      return outcome;
+    };
+    return publishing()
+      .then(proving)
+      .finally(() => {
+        h.inFlight--;
+        if (h.inFlight > 0) return;
+        if (h.retired) closeHeld(h);
+        else h.idle = setTimeout(() => retire(key, h), idleCloseMs).unref();
+      });
   };
 
   /** one record alone in its request (KAFKA_PRODUCE=single) */
@@ -116,35 +184,38 @@ export function createKafkaDestination(opts: {
     async send(message, to, { timeoutMs }) {
       const started = performance.now();
       const elapsed = (): number => Math.round(performance.now() - started);
-      const producer = producerFor(to);
+      const { key, held } = producerFor(to);
       const attempt: AttemptState = { abandoned: false, deadline: started + timeoutMs, timeoutMs };
       // one deadline for the attempt, the address checks and the produce together; a record still
       // waiting for its request when it passes is never sent (one in a request already may be written)
-      return withDeadline(publish(producer, message, to, attempt, elapsed), timeoutMs, () => {
-        attempt.abandoned = true;
-        return brokerFailureOutcome(
-          { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
-          elapsed(),
-        );
-      });
+      return withDeadline(
+        using(key, held, () => publish(held.producer, message, to, attempt, elapsed)),
+        timeoutMs,
+        () => {
+          attempt.abandoned = true;
+          return brokerFailureOutcome(
+            { code: 'broker_unavailable', detail: `no acknowledgement within ${timeoutMs} ms`, timedOut: true },
+            elapsed(),
+          );
+        },
+      );
     },
     async close() {
-      const all = [...producers.values()];
+      const all = [...open];
       producers.clear();
-      await Promise.allSettled(all.map((p) => p.close()));
+      open.clear();
+      for (const h of all) clearTimeout(h.idle);
+      await Promise.allSettled(all.map((h) => h.producer.close()));
     },
   };
 }
 
-/** One producer per cluster, TLS and credentials; the password only as a digest, never kept as a key. */
-function producerKey(to: KafkaTarget): string {
+/**
+ * One producer per cluster, TLS and credentials (`key`); the password only as a digest, never kept
+ * as a key. `identity`: the same without the password, what a rotation keeps.
+ */
+function producerKey(to: KafkaTarget): { key: string; identity: string } {
   const digest = (v: string | undefined) => (v === undefined ? '' : createHash('sha256').update(v).digest('hex'));
-  return JSON.stringify([
-    to.bootstrapServers,
-    to.tls !== null,
-    digest(to.secrets.caBundle),
-    to.sasl?.mechanism,
-    to.sasl?.username,
-    digest(to.secrets.password),
-  ]);
+  const identity = [to.bootstrapServers, to.tls !== null, digest(to.secrets.caBundle), to.sasl?.mechanism, to.sasl?.username];
+  return { key: JSON.stringify([...identity, digest(to.secrets.password)]), identity: JSON.stringify(identity) };
 }

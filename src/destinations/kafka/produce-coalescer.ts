@@ -18,14 +18,14 @@ type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
 /**
  * A refused request whose reason may be one record's, not the request's: too large, or an error
- * the broker gives a batch for one record it finds invalid (INVALID_RECORD, a record without a key
- * on a compacted topic, CORRUPT_MESSAGE: classified broker_error). The request's records are then
+ * the broker gives a batch for one record it finds invalid (broker_record_invalid: INVALID_RECORD,
+ * a record without a key on a compacted topic; or one we do not name, broker_error). The request's records are then
  * sent again one by one, so one endpoint's bad record does not fail the attempts of the others
  * that shared its request (the producer is shared by every endpoint of a cluster and its
  * credentials). Refusals of the whole request (authentication, an unknown topic, throttling, an
  * unavailable broker) fail each record as they are: each alone would be refused the same.
  */
-const SPLIT_ON = new Set(['broker_message_too_large', 'broker_error']);
+const SPLIT_ON = new Set(['broker_message_too_large', 'broker_record_invalid', 'broker_error']);
 
 /**
  * What the broker answered for one record: where it was written (offset null: an answer without

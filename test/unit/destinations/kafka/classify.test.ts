@@ -32,6 +32,24 @@ describe("Kafka's errors, classified", () => {
       ]),
       code: 'broker_auth_refused',
     },
+    { name: 'an invalid record', err: produceFailed(new ProtocolError('INVALID_RECORD')), code: 'broker_record_invalid' },
+    {
+      name: "a timestamp out of the topic's bounds",
+      err: produceFailed(new ProtocolError('INVALID_TIMESTAMP')),
+      code: 'broker_record_invalid',
+    },
+    {
+      name: 'no key on a compacted topic (Kafka 4 says UNKNOWN_SERVER_ERROR, in these words)',
+      err: produceFailed(
+        new ProtocolError('UNKNOWN_SERVER_ERROR', 'Compacted topic cannot accept message without key in topic partition compacted-0.'),
+      ),
+      code: 'broker_record_invalid',
+    },
+    {
+      name: 'another unknown server error',
+      err: produceFailed(new ProtocolError('UNKNOWN_SERVER_ERROR', 'disk full')),
+      code: 'broker_error',
+    },
     { name: 'a quota', err: produceFailed(new ProtocolError('THROTTLING_QUOTA_EXCEEDED')), code: 'broker_throttled' },
     { name: 'no leader (retriable)', err: produceFailed(new ProtocolError('LEADER_NOT_AVAILABLE')), code: 'broker_unavailable' },
     { name: 'not enough replicas for acks=all', err: produceFailed(new ProtocolError('NOT_ENOUGH_REPLICAS')), code: 'broker_unavailable' },
@@ -44,6 +62,7 @@ describe("Kafka's errors, classified", () => {
       ]),
       code: 'broker_unavailable',
     },
+    // Kafka calls a bad checksum retriable: the bytes may have been damaged on the way
     { name: 'a protocol error we do not name', err: produceFailed(new ProtocolError('CORRUPT_MESSAGE')), code: 'broker_unavailable' },
     { name: 'something else', err: new Error('boom'), code: 'broker_error' },
   ])('$name: $code', ({ err, code }) => {
