@@ -206,26 +206,31 @@ export interface FinishedEvent {
  * Returns the status before (read from the statement's snapshot, so as it was before the UPDATE)
  * with the event's receipt time; undefined: no such event.
  */
-async function finishStatement(db: Db, id: string): Promise<FinishedEvent | undefined> {
-  const res = await prepared<{ rows: Array<{ status: Exclude<EventStatus, 'RECEIVED'>; previous: EventStatus; received_at: Date }> }>(
-    db,
-    'events.finish',
-    `WITH event AS (
+const FINISH_OUTCOME = `event AS (
        SELECT status, received_at FROM webhook_event WHERE id = :id),
      outcome AS (
        SELECT CASE WHEN bool_and(status = 'SUCCESS') IS NOT FALSE THEN 'COMPLETED'
                    WHEN bool_and(status = 'FAILED') THEN 'FAILED'
-                   ELSE 'PARTIAL' END AS status
-         FROM webhook_delivery WHERE event_id = :id),
+                   ELSE 'PARTIAL' END AS status,
+              coalesce(bool_or(status = 'PENDING'), false) AS pending
+         FROM webhook_delivery WHERE event_id = :id)`;
+
+type FinishRow = { status: Exclude<EventStatus, 'RECEIVED'> | null; previous: EventStatus; received_at: Date; pending: boolean };
+
+async function finishStatement(db: Db, id: string): Promise<FinishedEvent | undefined> {
+  const res = await prepared<{ rows: FinishRow[] }>(
+    db,
+    'events.finish',
+    `WITH ${FINISH_OUTCOME},
      settled AS (
        UPDATE webhook_event e SET status = o.status, completed_at = now(), updated_at = now()
          FROM outcome o WHERE e.id = :id
        RETURNING e.status)
-     SELECT settled.status, event.status AS previous, event.received_at FROM event, settled`,
+     SELECT settled.status, event.status AS previous, event.received_at, false AS pending FROM event, settled`,
     { id },
   );
   const row = res.rows[0];
-  return row ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+  return row?.status ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
 }
 
 /**
@@ -242,12 +247,22 @@ export async function finishIfSettled(trx: Knex.Transaction, id: string): Promis
     [id],
   );
   if (locked.rows.length === 0) return undefined;
-  const pending = await prepared<{ rows: Array<{ pending: boolean }> }>(
+  // the outcome and the update in one statement after the lock: nothing is written while a
+  // delivery is PENDING
+  const res = await prepared<{ rows: FinishRow[] }>(
     trx,
-    'events.anyPending',
-    `SELECT EXISTS (SELECT 1 FROM webhook_delivery WHERE event_id = ? AND status = 'PENDING') AS pending`,
-    [id],
+    'events.finishIfSettled',
+    `WITH ${FINISH_OUTCOME},
+     settled AS (
+       UPDATE webhook_event e SET status = o.status, completed_at = now(), updated_at = now()
+         FROM outcome o WHERE e.id = :id AND NOT o.pending
+       RETURNING e.status)
+     SELECT settled.status, event.status AS previous, event.received_at, outcome.pending
+       FROM event CROSS JOIN outcome LEFT JOIN settled ON true`,
+    { id },
   );
-  if (pending.rows[0]?.pending === true) return 'pending';
-  return finishStatement(trx, id);
+  const row = res.rows[0];
+  if (!row) return undefined;
+  if (row.pending) return 'pending';
+  return row.status ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared, type Db } from './knex.js';
 import { aboutEndpoint, recordOperationalEvent, resourceName } from './operational-events.js';
-import { continuationWorkflowId, decodeOrderingKey } from '../domain/ordering.js';
+import { decodeOrderingKey } from '../domain/ordering.js';
 import type { WebhookEvent } from '../domain/records.js';
 import { finishIfSettled, type FinishedEvent } from './events.js';
 
@@ -164,6 +164,8 @@ interface OrderedRow {
   ordering_waiter: string | null;
   ordering_behind: string | null;
   ordering_handoff: 'accepts' | 'claimed' | 'ended' | 'retry' | null;
+  /** left to its key's chain: its waiter is its continuation's id and no run waits (migration 091) */
+  ordering_detached: boolean | null;
   /** ms from now to ordering_handoff_until (negative: past) */
   handoff_in_ms: number | null;
   max_attempts: number;
@@ -176,7 +178,7 @@ async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRo
     trx,
     'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
-            d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff,
+            d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff, d.ordering_detached,
             (extract(epoch FROM d.ordering_handoff_until - now()) * 1000)::float8 AS handoff_in_ms,
             ep.name AS endpoint_name, ep.namespace, ep.resource_uid, ep.source, ep.event_type, ep.active, ep.denied_reason,
             ep.ordering_on_failure, ep.ordering_key_cel, ep.filter, ep.max_attempts, ep.timeout_seconds
@@ -468,8 +470,13 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       if (!r) return { turn: 'go', outOfOrder: false };
       // the handoff (docs/ordering.md): a releasing activity makes its attempt now; it signals
       // this run when it is done, and its lease bounds a worker lost meanwhile
-      if (r.ordering_handoff === 'claimed' && (r.handoff_in_ms ?? 0) > 0)
+      if (r.ordering_handoff === 'claimed' && (r.handoff_in_ms ?? 0) > 0) {
+        // a run waits for it now (a continuation a wake-up started): the handoff's end signals it
+        if (r.ordering_detached === true && detachTo === undefined) {
+          await trx('webhook_delivery').where({ id: deliveryId }).update({ ordering_detached: null });
+        }
         return { turn: 'wait', behind: r.ordering_behind, wake: 'signal' };
+      }
       // what the handoff left is for the run that waited (a replay's run of a row reopened before
       // that run was told goes its own way, and leaves it to that run)
       const handedOff = r.ordering_waiter === workflowId ? handedOffOf(r) : undefined;
@@ -480,6 +487,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
           ordering_waiter: null,
           ordering_behind: null,
           ordering_waiting_since: null,
+          ordering_detached: null,
         });
         return { turn: 'go', outOfOrder: false, handedOff };
       }
@@ -495,7 +503,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         return answer.turn === 'wait' ? { ...answer, wake: 'timer' } : answer;
       }
       // a delivery that goes at once (most, with many keys) has no wait to record or clear
-      if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null) {
+      if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null || r.ordering_detached !== null) {
         await trx('webhook_delivery')
           .where({ id: deliveryId })
           .update(
@@ -506,6 +514,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ordering_waiting_since: trx.fn.now(),
                   ordering_handoff: takesHandoff ? 'accepts' : null,
                   ordering_handoff_until: null,
+                  // left to the key's chain, or a run waits (whose end is then signalled to it)
+                  ordering_detached: detached ? true : null,
                 }
               : {
                   ordering_waiter: null,
@@ -513,6 +523,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ordering_waiting_since: null,
                   ordering_handoff: null,
                   ordering_handoff_until: null,
+                  ordering_detached: null,
                 },
           );
       }
@@ -569,7 +580,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
           // left to its key's chain, no run waits to be told: it is done with, and its end
           // finishes its event when it was the last PENDING delivery (in this transaction, so a
           // worker lost after it does not leave the event unfinished)
-          const detached = r.ordering_waiter === continuationWorkflowId(r.event_id, r.id);
+          const detached = r.ordering_detached === true;
           await trx('webhook_delivery')
             .where({ id: r.id })
             .update(
@@ -580,6 +591,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                     ordering_waiter: null,
                     ordering_behind: null,
                     ordering_waiting_since: null,
+                    ordering_detached: null,
                   }
                 : { ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() },
             );

@@ -267,6 +267,9 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<Finishe
   // and the event is finished by whoever ends its last delivery (absent in histories before it)
   const deliveries = plan.deliveries.filter((d) => d.ordering !== 'detached');
   const settledOnly = deliveries.length < plan.deliveries.length || input.resumes === true;
+  // every delivery left to the chain: its ends finish the event, there is nothing for this run to
+  // settle or finish (a transaction saved per waiting event)
+  if (deliveries.length === 0 && plan.deliveries.length > 0 && plan.wakes === undefined) return 'RECEIVED';
   // ordered deliveries after this event's that waited for it to be prepared (absent in histories
   // before ordering); sent beside this event's deliveries, not before them
   const woken = plan.wakes ? Promise.all(plan.wakes.map((w) => signalTurn(w, wakes))) : undefined;

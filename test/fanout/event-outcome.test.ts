@@ -44,4 +44,31 @@ describe('events.finish', () => {
     expect(await t.repos.events.finish(eventId)).toMatchObject({ status: 'COMPLETED', previous: 'FAILED' });
     expect(await t.repos.events.finish('00000000-0000-4000-8000-000000000000')).toBeUndefined();
   });
+
+  it.each<[DeliveryStatus[], string]>([
+    [['PENDING'], 'pending'],
+    [['SUCCESS', 'PENDING'], 'pending'],
+    [['FAILED', 'PENDING'], 'pending'],
+    [['SUCCESS'], 'COMPLETED'],
+    [['SUCCESS', 'FAILED'], 'PARTIAL'],
+    [[], 'COMPLETED'],
+  ])("finishIfSettled %j -> %s: nothing written while a delivery is PENDING (one left to its key's chain)", async (statuses, expected) => {
+    const eventId = await eventWith(statuses);
+    const finished = await t.repos.events.finishIfSettled(eventId);
+    if (expected === 'pending') {
+      expect(finished).toBe('pending');
+      expect(await t.repos.events.get(eventId)).toMatchObject({ status: 'RECEIVED', completedAt: null });
+      return;
+    }
+    expect(finished).toMatchObject({ status: expected, previous: 'RECEIVED', receivedAt: expect.any(Date) });
+    expect(await t.repos.events.get(eventId)).toMatchObject({ status: expected, completedAt: expect.any(Date) });
+  });
+
+  it('finishIfSettled: two ends at once finish the event once (the second reads the first status it wrote)', async () => {
+    const eventId = await eventWith(['SUCCESS', 'SUCCESS']);
+    const both = await Promise.all([t.repos.events.finishIfSettled(eventId), t.repos.events.finishIfSettled(eventId)]);
+    const previous = both.map((f) => (typeof f === 'object' ? f.previous : f)).sort();
+    expect(previous).toEqual(['COMPLETED', 'RECEIVED']);
+    expect(await t.repos.events.finishIfSettled('00000000-0000-4000-8000-000000000000')).toBeUndefined();
+  });
 });

@@ -130,7 +130,7 @@ describe('the handoff of an ordered key', () => {
     expect(continuations.filter(Boolean).length).toBe(ids.length - 1 - handed.filter(Boolean).length);
     for (const id of ids.slice(1)) {
       if (!handedOffAndEnded(await deliveryActivities(h, id, endpointId))) continue;
-      expect(await activitiesOf(h, id)).toEqual(['prepare', 'finishEvent']);
+      expect(await activitiesOf(h, id)).toEqual(['prepare']);
     }
     // the handoff's columns are cleared by the release that ended each
     const left = await h.database
@@ -170,7 +170,7 @@ describe('the handoff of an ordered key', () => {
       ]);
       // its first attempt was the handoff's (no local first attempt in any run); its retry by a
       // run of its own, started for it (its event's run had ended after prepare)
-      expect(await activitiesOf(h, ids[1]!)).toEqual(['prepare', 'finishEvent']);
+      expect(await activitiesOf(h, ids[1]!)).toEqual(['prepare']);
       const continuation = await continuationOf(h, ids[1]!, d1.id);
       expect(continuation).toBeDefined();
       const run1 = await activitiesOf(h, continuation!);
@@ -303,6 +303,37 @@ describe('the handoff of an ordered key', () => {
     expect(handed.some(Boolean)).toBe(true);
     expect(handed.some((x) => !x)).toBe(true);
     expect(await dropped()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a run of its own started while its delivery waits (a wake-up from elsewhere): the handoff that ends the delivery tells it, and it completes', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('told');
+    const target = await receiver((_n, req) => ({ status: 200, delayMs: seqOf(req) === 0 ? 2_000 : 0 }));
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered() });
+    const ids = await sendKey(h, source, 2);
+    const d1 = await eventually(async () => {
+      const d = await deliveryOf(h.repos, ids[1]!, endpointId);
+      return d.ordering?.waitingBehind != null && d;
+    });
+    // a wake-up while the request before it is still out starts its continuation, which finds the
+    // key held and waits for a signal
+    const continuation = continuationWorkflowId(ids[1]!, d1.id);
+    await signalTurn(h.client, { workflowId: continuation, deliveryId: d1.id }, { timeoutMs: 5_000, taskQueue: h.taskQueue });
+    await eventually(async () => (await activitiesOf(h, continuation)).includes('orderingTurn'), {
+      what: 'the continuation to check its turn',
+    });
+    expect(seqsAt(target.requests)).toEqual([0]);
+    expect(await results(h, ids)).toEqual(['COMPLETED', 'COMPLETED']);
+    // the releasing activity made its attempt, and told the continuation, which completed without one of its own
+    const done = await Promise.race([
+      h.client.workflow.getHandle(continuation).result(),
+      new Promise((r) => setTimeout(() => r('still running after 10 s'), 10_000)),
+    ]);
+    expect(done).toBe('COMPLETED');
+    expect(handedOffAndEnded(await activitiesOf(h, continuation))).toBe(true);
+    expect(seqsAt(target.requests)).toEqual([0, 1]);
   });
 
   it('a claim left by a lost worker: not started while its lease lives, then a run of its own delivers it within 30 s (the waker)', async ({
