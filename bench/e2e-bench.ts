@@ -44,6 +44,13 @@ export interface E2eRun {
   hopsMs?: number[];
   /** one ordered key: deliveries that arrived before one of an earlier event of the key (none, by the guarantee) */
   outOfOrder?: number;
+  /** real path: deliveries that took more than one attempt (a retry is a timer, an activity task and a second send) */
+  retried?: number;
+  /**
+   * the measured window on the monotonic clock, microseconds: the clock of a V8 CPU profile's
+   * timestamps, so bench/profile-summary.ts can keep one kind of run's samples (BENCH_PROFILE)
+   */
+  windowUs: [number, number];
 }
 
 /** Workflows whose histories are counted for Temporal Cloud's Actions, per counted run. */
@@ -78,6 +85,8 @@ export interface E2ePath {
   /** one ordered key: every hop of every round, ms; and the deliveries that came out of order */
   hopsMs: number[];
   outOfOrder: number;
+  /** real path: deliveries that took more than one attempt, over all rounds */
+  retried: number;
 }
 
 export interface E2eCase {
@@ -154,13 +163,15 @@ async function waitUntil(t0: number, what: string, done: () => Promise<boolean> 
 }
 
 /** Runs one measured run and adds the CPU each component spent meanwhile. */
-async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS' | 'wallS'>>): Promise<E2eRun> {
+async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' | 'foreignCpuS' | 'wallS' | 'windowUs'>>): Promise<E2eRun> {
   const gcBefore = await d.workerGcSeconds?.();
   const before = d.snapshot();
+  const fromUs = monotonicUs();
   const t0 = performance.now();
   const r = await body();
   const wallS = (performance.now() - t0) / 1000;
   const u = cpuUsage(before, d.snapshot());
+  const windowUs: [number, number] = [fromUs, monotonicUs()];
   // read after the CPU snapshot: the scrape's own cost stays out of the figures
   const gcAfter = await d.workerGcSeconds?.();
   const workerGcS = gcBefore === undefined || gcAfter === undefined ? undefined : gcAfter - gcBefore;
@@ -169,8 +180,14 @@ async function measured(d: E2eBenchDeps, body: () => Promise<Omit<E2eRun, 'cpu' 
     cpu: renamed(u.groups, d.cpuGroups ?? {}),
     foreignCpuS: u.foreignS,
     wallS,
+    windowUs,
     ...(workerGcS === undefined ? {} : { workerGcS }),
   };
+}
+
+/** The monotonic clock in microseconds, as V8's CPU profiles time their samples (every process on the machine reads the same). */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** CPU seconds by group, the groups renamed (several may become one). */
@@ -250,6 +267,11 @@ export async function runReal(
       return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
     });
     if (opts.hops) Object.assign(run, hopsOf(d.receiver, source, n));
+    run.retried = await countWhere(
+      d.infra,
+      `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND attempts > 1`,
+      [endpointIds],
+    );
     // outside the measured window: reading histories costs the server CPU too (one workflow per event, its id the event's)
     if (!opts.countActions) return run;
     const sample = opts.keys === undefined ? eventIds.slice(0, ACTIONS_SAMPLE) : spread(eventIds, ORDERED_ACTIONS_SAMPLE);
@@ -354,6 +376,7 @@ function combine(runs: E2eRun[]): E2ePath {
     actions: runs.flatMap((r) => r.actions ?? []),
     hopsMs: runs.flatMap((r) => r.hopsMs ?? []),
     outOfOrder: runs.reduce((a, r) => a + (r.outOfOrder ?? 0), 0),
+    retried: runs.reduce((a, r) => a + (r.retried ?? 0), 0),
   };
 }
 

@@ -649,9 +649,13 @@ function destinationLines(r: BenchResults): string[] {
  * steady costs over fewer deliveries; fauxqs serves the ingest queue and the destination's).
  */
 export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePath): string {
+  const each = (f: (p: E2ePath) => string): string => [http, kafka, sqs].map(f).join(' / ');
   return (
     'CPU ms per delivery by process, HTTP / Kafka / SQS: ' +
-    SERVICE_GROUPS.map((g) => `${g} ${[http, kafka, sqs].map((p) => f2(cpuMsPerDeliveryOf(p, [g]))).join(' / ')}`).join(', ')
+    SERVICE_GROUPS.map((g) => `${g} ${each((p) => f2(cpuMsPerDeliveryOf(p, [g])))}`).join(', ') +
+    // not ours, but on the same cores: the far side of each send slows the round it runs in
+    `; not webhook-fanout's: the bench process (the publisher; the receiver / fauxqs) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
+    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}; deliveries retried ${each((p) => String(p.retried))}`
   );
 }
 

@@ -1,12 +1,13 @@
 // `npm run bench`: the compiled build's inbound throughput beside a bare fastify+INSERT baseline,
 // end-to-end deliveries through Temporal beside a bare workflow of the same shape, and the latency
 // at a low steady rate. See docs/benchmarks.md.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
 import { ensureTopology } from '../src/transport/topology.js';
-import { forkUnit, type ChildHandle } from './child-handle.js';
+import { forkUnit, LOG_DIR, type ChildHandle } from './child-handle.js';
 import { CLI, lifetimePeakMbOf, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
 import { componentOf, type KnownProcesses } from './components.js';
 import { loadBenchConfig, type BenchConfig } from './config.js';
@@ -15,7 +16,7 @@ import { measureContentCost } from './content-cost.js';
 import { CONTENT_VARIANTS, measureDbPath } from './db-path-rounds.js';
 import { measureDestinationSends, sendTargets, type DestinationSendResult } from './destination-send.js';
 import { startKafka } from '../test/support/kafka.js';
-import { runE2eBench, type BenchDestinations, type E2eBenchDeps } from './e2e-bench.js';
+import { runE2eBench, type BenchDestinations, type E2eBenchDeps, type E2eFigures, type E2ePath } from './e2e-bench.js';
 import { startInfra, type Infra } from './infra.js';
 import { seedFreshFloodCredentials } from './fresh-flood.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
@@ -107,6 +108,30 @@ async function benchDestinations(infra: Infra): Promise<BenchDestinations> {
       address: QueueUrl,
     },
   };
+}
+
+/**
+ * Each kind of e2e run's measured windows (monotonic microseconds, the clock of V8's profiles), to
+ * .data/bench/e2e-windows.json: with BENCH_PROFILE, `bench/profile-summary.ts <profile> --runs sqs`
+ * keeps only the samples taken while the SQS rounds ran (docs/benchmarks.md).
+ */
+function writeE2eWindows(e2e: E2eFigures): void {
+  const paths: Record<string, E2ePath | undefined> = {
+    http: e2e.one.real,
+    bare1: e2e.one.bare,
+    real10: e2e.ten.real,
+    bare10: e2e.ten.bare,
+    floor: e2e.floor,
+    kafka: e2e.kafka,
+    sqs: e2e.sqs,
+    filtered: e2e.filtered,
+    transformed: e2e.transformed,
+    ordered: e2e.ordered?.many,
+    otherShape: e2e.otherShape,
+  };
+  const windows = Object.fromEntries(Object.entries(paths).flatMap(([k, p]) => (p ? [[k, p.runs.map((r) => r.windowUs)]] : [])));
+  mkdirSync(LOG_DIR, { recursive: true });
+  writeFileSync(path.join(LOG_DIR, 'e2e-windows.json'), JSON.stringify(windows) + '\n');
 }
 
 async function main(): Promise<void> {
@@ -288,6 +313,7 @@ async function main(): Promise<void> {
     ...(cfg.e2eOrdered ? { ordered: { keys: cfg.orderedKeys, oneKeyEvents: cfg.orderedOneKeyEvents } } : {}),
     ...(destinations ? { destinations } : {}),
   });
+  writeE2eWindows(e2eFigures);
   // one send of each destination alone, in a process of its own: a send's part of a delivery is
   // inside the rounds' scatter above (bench/destination-send.ts)
   let destinationSends: DestinationSendResult | undefined;

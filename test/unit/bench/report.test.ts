@@ -20,7 +20,16 @@ import {
 
 // CPU seconds by group over two runs of 100 events x 10 endpoints (2 000 deliveries, 200 workflows)
 const cpu = { worker: 4, consumer: 0.5, postgres: 1.5, temporal: 3, 'temporal-postgres': 2, bench: 1, 'bare-worker': 0.2 };
-const run = (): E2eRun => ({ events: 100, deliveries: 1000, seconds: 5, deliveriesPerS: 200, cpu: {}, foreignCpuS: 0, wallS: 5 });
+const run = (): E2eRun => ({
+  events: 100,
+  deliveries: 1000,
+  seconds: 5,
+  deliveriesPerS: 200,
+  cpu: {},
+  foreignCpuS: 0,
+  wallS: 5,
+  windowUs: [0, 5e6],
+});
 const path: E2ePath = {
   events: 100,
   deliveries: 1000,
@@ -33,6 +42,7 @@ const path: E2ePath = {
   actions: [],
   hopsMs: [],
   outOfOrder: 0,
+  retried: 0,
 };
 
 describe("the bench's CPU figures, by whose they are", () => {
@@ -66,6 +76,7 @@ const pathOf = (cpu: Record<string, number>, deliveries = 200, runCpu: Array<Rec
   actions: [],
   hopsMs: [],
   outOfOrder: 0,
+  retried: 0,
 });
 
 describe('the one-endpoint variants: both shapes, a filter, a transform', () => {
@@ -120,16 +131,18 @@ describe("a destination's CPU against HTTP's (issue 43)", () => {
 });
 
 describe("where a destination's extra lands, process by process (issue 43)", () => {
-  it('names each process with HTTP / Kafka / SQS per delivery; the brokers and the bench are not among them', () => {
+  it("names each process with HTTP / Kafka / SQS per delivery, then what is not ours (the bench's process, Kafka's JVM) and the retries", () => {
     const line = destinationProcessLine(
       // CPU seconds over 1 000 deliveries each
-      pathOf({ worker: 0.4, consumer: 0.1, postgres: 0.2, temporal: 1 }, 1000),
-      pathOf({ worker: 0.3, consumer: 0.1, postgres: 0.2, temporal: 1, 'other:java': 5 }, 1000),
+      pathOf({ worker: 0.4, consumer: 0.1, postgres: 0.2, temporal: 1, bench: 1 }, 1000),
+      { ...pathOf({ worker: 0.3, consumer: 0.1, postgres: 0.2, temporal: 1, 'other:java': 5, bench: 0.5 }, 1000), retried: 3 },
       pathOf({ worker: 0.5, consumer: 0.2, postgres: 0.2, temporal: 1.1, bench: 2 }, 1000),
     );
     expect(line).toBe(
       'CPU ms per delivery by process, HTTP / Kafka / SQS: worker 0.40 / 0.30 / 0.50, consumer 0.10 / 0.10 / 0.20, ' +
-        'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20',
+        'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20; ' +
+        "not webhook-fanout's: the bench process (the publisher; the receiver / fauxqs) 1.00 / 0.50 / 2.00, Kafka's JVM 5.00; " +
+        'deliveries retried 0 / 3 / 0',
     );
   });
 });
