@@ -297,4 +297,25 @@ describe('web console as an SRE looks at it', () => {
     expect(top).not.toBeNull();
     expect(top!).toBeLessThan(0.1);
   }, 120_000);
+
+  it("an ordered delivery's place is named as its event's number in ingest's order, not a bare 'position 5' read as the fifth of its key", async () => {
+    const refusing = await startReceiver([{ status: 400, body: 'no' }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('place', {
+      orders: { url: `${refusing.url}/orders`, maxAttempts: 1, ordering: { key: 'event.data.customer' } },
+    });
+    const eventId = await s.send({ id: 'place-1', type: 'order.created', customer: 'cus_1' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+    const { position } = (await stack.db('webhook_event').where({ id: eventId }).first('position')) as { position: string | number };
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const order = page.locator('.fields > div', { has: page.getByText('Order', { exact: true }) }).locator('dd');
+    await order.getByText('holds its key').waitFor();
+    expect(await order.innerText()).toBe(`holds its key: the deliveries of its key behind it wait (event #${position} in ingest's order)`);
+  }, 120_000);
 });
