@@ -209,7 +209,11 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
     const deliveries: PlannedDelivery[] = [];
     for (const id of ids) {
       const d = await repos.deliveries.get(id);
-      if (d?.eventId !== eventId || d.status !== 'PENDING') continue;
+      if (d?.eventId !== eventId) continue;
+      // an ordered one that ended with no run told (its handoff's worker lost after the attempt,
+      // before its release): its turn check and release apply the end (the key's hold, the
+      // blocked mark, the next one's wake); its attempt sends nothing for a settled row
+      if (d.status !== 'PENDING' && d.ordering === null) continue;
       const e = await repos.endpoints.get(d.endpointId);
       if (!e) throw permanent('endpoint_not_found', `endpoint ${d.endpointId} not found`);
       deliveries.push(plan({ id: d.id, attempts: 0 }, e, d.ordering === null ? undefined : 'signal'));

@@ -468,13 +468,20 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     return db.transaction(async (trx) => {
       const r = await lockOrdered(trx, deliveryId);
       if (!r) return { turn: 'go', outOfOrder: false };
+      // left to its key's chain by an earlier attempt of this prepare (its answer lost: a worker
+      // killed, a timeout): the chain, or the continuation it started, owns the delivery until it
+      // ends; the event's run must not take it back (it would send it beside them)
+      if (detachTo !== undefined && r.ordering_detached !== null) {
+        return { turn: 'wait', behind: r.ordering_behind, wake: 'signal', detached: true };
+      }
+      // once left to the chain it stays so (never null again, for the check above); false: a run
+      // of its own (its continuation) has checked its turn, and waits or delivers it
+      const owned = r.ordering_detached === null ? null : false;
       // the handoff (docs/ordering.md): a releasing activity makes its attempt now; it signals
       // this run when it is done, and its lease bounds a worker lost meanwhile
       if (r.ordering_handoff === 'claimed' && (r.handoff_in_ms ?? 0) > 0) {
         // a run waits for it now (a continuation a wake-up started): the handoff's end signals it
-        if (r.ordering_detached === true && detachTo === undefined) {
-          await trx('webhook_delivery').where({ id: deliveryId }).update({ ordering_detached: null });
-        }
+        if (r.ordering_detached === true) await trx('webhook_delivery').where({ id: deliveryId }).update({ ordering_detached: false });
         return { turn: 'wait', behind: r.ordering_behind, wake: 'signal' };
       }
       // what the handoff left is for the run that waited (a replay's run of a row reopened before
@@ -487,7 +494,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
           ordering_waiter: null,
           ordering_behind: null,
           ordering_waiting_since: null,
-          ordering_detached: null,
+          ordering_detached: owned,
         });
         return { turn: 'go', outOfOrder: false, handedOff };
       }
@@ -503,7 +510,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         return answer.turn === 'wait' ? { ...answer, wake: 'timer' } : answer;
       }
       // a delivery that goes at once (most, with many keys) has no wait to record or clear
-      if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null || r.ordering_detached !== null) {
+      if (answer.turn === 'wait' || r.ordering_waiter !== null || r.ordering_handoff !== null || r.ordering_detached === true) {
         await trx('webhook_delivery')
           .where({ id: deliveryId })
           .update(
@@ -515,7 +522,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ordering_handoff: takesHandoff ? 'accepts' : null,
                   ordering_handoff_until: null,
                   // left to the key's chain, or a run waits (whose end is then signalled to it)
-                  ordering_detached: detached ? true : null,
+                  ordering_detached: detached ? true : owned,
                 }
               : {
                   ordering_waiter: null,
@@ -523,7 +530,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ordering_waiting_since: null,
                   ordering_handoff: null,
                   ordering_handoff_until: null,
-                  ordering_detached: null,
+                  ordering_detached: owned,
                 },
           );
       }
@@ -591,7 +598,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                     ordering_waiter: null,
                     ordering_behind: null,
                     ordering_waiting_since: null,
-                    ordering_detached: null,
+                    ordering_detached: false,
                   }
                 : { ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() },
             );

@@ -259,4 +259,63 @@ describe('web console as an SRE looks at it', () => {
     // it was 250 px: a third of the screen before the page began
     expect(header.height).toBeLessThan(140);
   }, 120_000);
+
+  it("the overview's failure rate chart keeps a 0-100 % axis: a 100 % rate is drawn at its top, not half-way up a 0-200 % axis", async () => {
+    const down = await startReceiver([{ status: 500, body: 'down' }]);
+    onTestFinished(() => down.close());
+    const s = await stack.source('rate', { down: { url: `${down.url}/down`, maxAttempts: 1 } });
+    await s.send({ id: 'rate-1', type: 'order.created' });
+    await eventually(async () => (await s.deliveries())[0]?.status === 'FAILED', 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url('/'));
+    await heading(page, 'Overview');
+    const chart = page.getByRole('figure', { name: /^Failure rate per endpoint/ });
+    await chart.locator('canvas').waitFor();
+    await page.waitForTimeout(500);
+    // the topmost pixel of a series' colour (saturated: not the grey grid, not the black labels),
+    // as a fraction of the plotting area's height from its top
+    const top = await page.evaluate<number | null>(`(() => {
+      const figure = document.querySelector('figure[aria-labelledby="chart-failure-title"]');
+      const canvas = figure.querySelector('canvas');
+      const over = figure.querySelector('.u-over').getBoundingClientRect();
+      const box = canvas.getBoundingClientRect();
+      const scale = canvas.width / box.width;
+      const { data, width } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      const x0 = Math.round((over.left - box.left) * scale), x1 = Math.round((over.right - box.left) * scale);
+      const y0 = Math.round((over.top - box.top) * scale), y1 = Math.round((over.bottom - box.top) * scale);
+      for (let y = Math.max(0, y0 - 10); y < y1; y++) {
+        for (let x = x0; x < x1; x++) {
+          const i = (y * width + x) * 4;
+          const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+          if (a > 200 && Math.max(r, g, b) - Math.min(r, g, b) > 60) return (y - y0) / (y1 - y0);
+        }
+      }
+      return null;
+    })()`);
+    await screenshot(page, 'overview-failure-rate');
+    expect(top).not.toBeNull();
+    expect(top!).toBeLessThan(0.1);
+  }, 120_000);
+
+  it("an ordered delivery's place is named as its event's number in ingest's order, not a bare 'position 5' read as the fifth of its key", async () => {
+    const refusing = await startReceiver([{ status: 400, body: 'no' }]);
+    onTestFinished(() => refusing.close());
+    const s = await stack.source('place', {
+      orders: { url: `${refusing.url}/orders`, maxAttempts: 1, ordering: { key: 'event.data.customer' } },
+    });
+    const eventId = await s.send({ id: 'place-1', type: 'order.created', customer: 'cus_1' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+    const { position } = (await stack.db('webhook_event').where({ id: eventId }).first('position')) as { position: string | number };
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const order = page.locator('.fields > div', { has: page.getByText('Order', { exact: true }) }).locator('dd');
+    await order.getByText('holds its key').waitFor();
+    expect(await order.innerText()).toBe(`holds its key: the deliveries of its key behind it wait (event #${position} in ingest's order)`);
+  }, 120_000);
 });

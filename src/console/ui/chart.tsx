@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { Table } from './common-components.js';
-import { isEmptyRange, type Series } from './chart-range.js';
+import { fixedYRange, isEmptyRange, type Series } from './chart-range.js';
 
 export type { Series };
 
@@ -34,11 +34,12 @@ export function TimeChart({
     const el = host.current;
     if (!el || nothing) return;
     const width = () => Math.max(280, el.clientWidth);
+    const yRange = fixedYRange(unit);
     const plot = new uPlot(
       {
         width: width(),
         height: 220,
-        scales: { x: { time: true } },
+        scales: { x: { time: true }, ...(yRange ? { y: { range: yRange } } : {}) },
         // uPlot's legend toggles series on click only (no keyboard): a static legend below instead
         legend: { show: false },
         cursor: { drag: { x: false, y: false } },

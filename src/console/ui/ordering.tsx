@@ -27,11 +27,16 @@ export function OrderingKey({ value }: { value: string | null }) {
   return <Code>{value}</Code>;
 }
 
-/** Where an ordered delivery stands: waiting behind another, holding its key, skipped, or its position. */
+/**
+ * Where an ordered delivery stands: waiting behind another, holding its key, skipped, or its place.
+ * The position is the event's number in ingest's order, one sequence for every event: "position 5"
+ * alone read as the fifth of its key.
+ */
 export function OrderingState({ d }: { d: Delivery & { ordering: NonNullable<Delivery['ordering']> } }) {
   const o = d.ordering;
+  const place = `event #${o.position} in ingest's order`;
   if (o.waitingBehind !== null && d.status === 'PENDING') return <WaitingBehind id={o.waitingBehind} />;
-  if (o.skipped) return <span>skipped: it no longer holds its key (position {o.position})</span>;
-  if (d.status === 'FAILED') return <span>holds its key: the deliveries of its key behind it wait (position {o.position})</span>;
-  return <span>position {o.position}</span>;
+  if (o.skipped) return <span>skipped: it no longer holds its key ({place})</span>;
+  if (d.status === 'FAILED') return <span>holds its key: the deliveries of its key behind it wait ({place})</span>;
+  return <span>{place}</span>;
 }

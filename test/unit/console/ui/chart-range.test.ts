@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEmptyRange, type Series } from '../../../../src/console/ui/chart-range.js';
+import { fixedYRange, isEmptyRange, type Series } from '../../../../src/console/ui/chart-range.js';
 
 const s = (...values: Array<number | null>): Series => ({ label: 'x', values });
 
@@ -13,5 +13,15 @@ describe('isEmptyRange: when a chart says "nothing in this range" instead of dra
     ['latency, one bucket with a value', [s(null, 120)], 'ms', false],
   ])('%s', (_what, series, unit, empty) => {
     expect(isEmptyRange(series, unit)).toBe(empty);
+  });
+});
+
+describe('fixedYRange: the y axis a chart keeps whatever its values', () => {
+  it.each<[string, string | undefined, [number, number] | null]>([
+    ['a rate: 0..100 %', '%', [0, 100]],
+    ['a count: from its values', undefined, null],
+    ['a latency: from its values', 'ms', null],
+  ])('%s', (_what, unit, range) => {
+    expect(fixedYRange(unit)).toEqual(range);
   });
 });
