@@ -636,7 +636,8 @@ function destinationLines(r: BenchResults): string[] {
       row('Kafka (a local Kafka 4, acks=all)', kafka),
       row('SQS (fauxqs)', sqs),
     ]),
-    `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, fauxqs runs in the bench process`,
+    `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, ` +
+      `the queue's fauxqs ${f1(sqs.cpu['destination-fauxqs'] ?? 0)} s (each a process of its own)`,
     destinationProcessLine(http, kafka, sqs),
     ...sendLines(r.destinationSends),
     '',
@@ -654,8 +655,8 @@ export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePa
     'CPU ms per delivery by process, HTTP / Kafka / SQS: ' +
     SERVICE_GROUPS.map((g) => `${g} ${each((p) => f2(cpuMsPerDeliveryOf(p, [g])))}`).join(', ') +
     // not ours, but on the same cores: the far side of each send slows the round it runs in
-    `; not webhook-fanout's: the bench process (the publisher; the receiver / fauxqs) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
-    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
+    `; not webhook-fanout's: the bench process (the publisher; HTTP's receiver) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
+    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}, SQS's fauxqs ${f2(cpuMsPerDeliveryOf(sqs, ['destination-fauxqs']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
     // the worker's extra may be Temporal's side of the run, not the send: its GC and its workflow tasks
     `the worker's GC ms per delivery ${each((p) => (p.workerGcS === undefined ? '-' : f2((p.workerGcS * 1000) / p.totalDeliveries)))}; ` +
     `workflow tasks per event ${each((p) => tasksPerEvent(p.actions))}`

@@ -3,9 +3,12 @@
 // at a low steady rate. See docs/benchmarks.md.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../src/dev/ports.js';
+import { createSqsClient } from '../src/transport/sqs-client.js';
 import { ensureTopology } from '../src/transport/topology.js';
 import { forkUnit, LOG_DIR, type ChildHandle } from './child-handle.js';
 import { CLI, lifetimePeakMbOf, spawnCli, workflowStarts, type CliCommand, type CliHandle } from './cli-unit.js';
@@ -35,6 +38,10 @@ import {
   type ShapeFigures,
   type WorkflowStartFigures,
 } from './report.js';
+
+/** The SQS destination's fauxqs, a process of its own, and its CPU group (not ours). */
+const FAUXQS_PROCESS = fileURLToPath(new URL('./fauxqs-process.ts', import.meta.url));
+const DESTINATION_FAUXQS = 'destination-fauxqs';
 
 /** The source the latency phase posts to (its own credential and endpoint). */
 const LATENCY_SOURCE = 'bench-latency';
@@ -90,13 +97,19 @@ function serviceEnv(infra: Infra, cfg: BenchConfig): Record<string, string> {
  * JVM's CPU apart from ours (`other:java`); an SQS queue on the bench's fauxqs.
  */
 async function benchDestinations(infra: Infra): Promise<BenchDestinations> {
-  log('destinations: starting Kafka, creating the topic and the SQS queue');
+  log('destinations: starting Kafka and a fauxqs of their own, creating the topic and the SQS queue');
   // Kafka's own flush policy, as a production cluster runs (replicas, not a flush per message, keep
   // what acks=all acknowledged): the tests' flush of each message makes every acknowledgement 5-8 ms
   const kafka = await startKafka({ maxMessageBytes: 1024 * 1024, flushEachMessage: false });
   cleanups.push(() => kafka.stop());
   await kafka.createTopic('bench-destination');
-  const { QueueUrl } = await infra.aws.sqs.send(new CreateQueueCommand({ QueueName: 'bench-destination' }));
+  // the SQS destination's queue on a fauxqs in its own process (bench/fauxqs-process.ts), its CPU
+  // apart as `destination-fauxqs`: not ours, and its answers no longer wait on this process's loop
+  const fauxqs = await startFauxqsProcess();
+  cleanups.push(() => fauxqs.stop());
+  roles.set(fauxqs.pid, DESTINATION_FAUXQS);
+  const sqs = createSqsClient({ ...infra.awsOptions, endpoint: fauxqs.endpoint });
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'bench-destination' })).finally(() => sqs.destroy());
   if (!QueueUrl) throw new Error('fauxqs returned no queue URL for bench-destination');
   return {
     kafka: {
@@ -104,8 +117,32 @@ async function benchDestinations(infra: Infra): Promise<BenchDestinations> {
       address: `kafka://${kafka.bootstrap}/bench-destination`,
     },
     sqs: {
-      to: { type: 'SQS', queueUrl: QueueUrl, region: infra.awsOptions.region, endpointUrl: infra.awsEndpoint, roleArn: null },
+      to: { type: 'SQS', queueUrl: QueueUrl, region: infra.awsOptions.region, endpointUrl: fauxqs.endpoint, roleArn: null },
       address: QueueUrl,
+    },
+  };
+}
+
+/** fauxqs in a process of its own (bench/fauxqs-process.ts): where it listens, its pid, how to stop it. */
+async function startFauxqsProcess(): Promise<{ endpoint: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', FAUXQS_PROCESS], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.once('exit', (code) => reject(new Error(`bench/fauxqs-process.ts exited with ${String(code)} before listening`)));
+  });
+  if (child.pid === undefined) throw new Error('could not start bench/fauxqs-process.ts');
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
     },
   };
 }

@@ -141,7 +141,7 @@ describe("where a destination's extra lands, process by process (issue 43)", () 
     expect(line).toBe(
       'CPU ms per delivery by process, HTTP / Kafka / SQS: worker 0.40 / 0.30 / 0.50, consumer 0.10 / 0.10 / 0.20, ' +
         'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20; ' +
-        "not webhook-fanout's: the bench process (the publisher; the receiver / fauxqs) 1.00 / 0.50 / 2.00, Kafka's JVM 5.00; " +
+        "not webhook-fanout's: the bench process (the publisher; HTTP's receiver) 1.00 / 0.50 / 2.00, Kafka's JVM 5.00, SQS's fauxqs 0.00; " +
         "deliveries retried 0 / 3 / 0; the worker's GC ms per delivery - / - / -; workflow tasks per event - / - / -",
     );
   });
