@@ -1,6 +1,7 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { continuedDelivery } from '../../src/domain/ordering.js';
 import { decodeEventMessage } from '../../src/transport/event-message.js';
 import { addEndpoint } from '../fanout/support/harness.js';
 import { waitForBuilds } from '../support/builds.js';
@@ -265,12 +266,23 @@ describe('the compiled build under SIGKILL and dependency outages', () => {
     expect(ids.filter((id) => !published.has(id))).toEqual([]);
     log(`Kafka records beyond one per event (at-least-once re-sends): ${records.length - ids.length}`);
 
-    // one workflow per event: workflow id = event id, and exactly one run of each
+    // one workflow per event: workflow id = event id, and exactly one run of each; besides them,
+    // only continuations (docs/ordering.md): runs of the ordered endpoint's deliveries that their
+    // key's chain left to a run of their own (a retry, a wake-up from the waker after a kill)
     const connection = await Connection.connect({ address: stack.temporalAddress });
     try {
       const client = new Client({ connection, namespace: 'default' });
-      const runs = await client.workflow.count(`TaskQueue = '${stack.taskQueue}'`);
-      expect(runs.count).toBe(ids.length);
+      const eventRuns: string[] = [];
+      const continued: string[] = [];
+      for await (const w of client.workflow.list({ query: `TaskQueue = '${stack.taskQueue}'` })) {
+        const c = continuedDelivery(w.workflowId);
+        if (c) continued.push(c.eventId);
+        else eventRuns.push(w.workflowId);
+      }
+      expect(eventRuns.sort()).toEqual([...ids].sort());
+      const orderedEvents = new Set([...acceptedByKey.values()].flatMap((events) => events.map((e) => e.eventId)));
+      expect(continued.filter((id) => !orderedEvents.has(id))).toEqual([]);
+      log(`continuations (runs of ordered deliveries of their own): ${continued.length}`);
       // both ways of starting ran: the consumer's (through the task queue) and worker-2's (eager)
       let eager = 0;
       for (const id of ids) {
