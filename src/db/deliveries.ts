@@ -1,3 +1,4 @@
+import { notClaimedByHandoff } from './ordering.js';
 import type { Delivery, Endpoint, Receipt, WebhookEvent } from '../domain/records.js';
 import type { DeliveryStatus } from '../domain/statuses.js';
 import type { OperationsEventsSettings } from '../config/settings.js';
@@ -531,6 +532,7 @@ export function createDeliveryRepository(db: Db, operations: OperationsEventsSet
     async reopenFailed(id: string): Promise<boolean> {
       const n = await db('webhook_delivery')
         .where({ id, status: 'FAILED' })
+        .whereRaw(notClaimedByHandoff('webhook_delivery'))
         .whereExists(eventWithPayload(db))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() });
       return n > 0;

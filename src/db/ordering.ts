@@ -85,6 +85,15 @@ const EVERY_EVENT_JOINS: SequenceJudge = { firstMember: (_endpoint, _key, ids) =
  */
 export const ORDERING_CANDIDATES_MAX = 200;
 
+/**
+ * A FAILED delivery that a handoff still claims is not reopened (a replay, a bulk replay, the
+ * redrive): the attempt that failed it has not released it yet, and reopened under the claim it
+ * would be sent by the replay's run beside the run the release wakes, or by neither (issue 41's
+ * review, R3-1). The release clears the claim within moments; a lost worker's claim is cleared by
+ * the continuation the waker starts once its lease ran out. SQL over the row's alias.
+ */
+export const notClaimedByHandoff = (alias: string): string => `${alias}.ordering_handoff IS DISTINCT FROM 'claimed'`;
+
 /** A workflow to signal: the one waiting for the turn of `deliveryId`. */
 export interface Wake {
   workflowId: string;

@@ -1,3 +1,4 @@
+import { notClaimedByHandoff } from './ordering.js';
 import type { Db } from './knex.js';
 
 // The redrive of deliveries held while their endpoint was disabled (docs/endpoint-health.md).
@@ -62,7 +63,7 @@ export function createRedriveQueries(db: Db) {
           `SELECT d.id, d.event_id FROM webhook_delivery d
              JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
              JOIN webhook_event ev ON ev.id = d.event_id
-            WHERE d.endpoint_id = ? AND d.redrive_on_enable AND d.status = 'FAILED'
+            WHERE d.endpoint_id = ? AND d.redrive_on_enable AND d.status = 'FAILED' AND ${notClaimedByHandoff('d')}
               AND ep.active AND ep.disabled_at IS NULL AND NOT ${IN_FLIGHT}
             ORDER BY ev.received_at, d.created_at, d.id
             LIMIT 1
@@ -75,7 +76,7 @@ export function createRedriveQueries(db: Db) {
           `UPDATE webhook_delivery
               SET status = 'PENDING', completed_at = NULL, redrive_on_enable = false,
                   redrive_workflow_id = ?, redrive_started_at = NULL, updated_at = now()
-            WHERE id = ? AND redrive_on_enable AND status = 'FAILED'
+            WHERE id = ? AND redrive_on_enable AND status = 'FAILED' AND ${notClaimedByHandoff('webhook_delivery')}
         RETURNING id, event_id, endpoint_id, redrive_workflow_id`,
           [workflowIdFor(row.event_id), row.id],
         );

@@ -1,3 +1,4 @@
+import { notClaimedByHandoff } from './ordering.js';
 import type { Knex } from 'knex';
 import { eventWithPayload } from './deliveries.js';
 import type { DeniedReason } from '../domain/records.js';
@@ -58,6 +59,7 @@ function failedMatching(db: Db, scope: TenantScope, f: FailedDeliveryFilter): Kn
   const q = db('webhook_delivery as d')
     .join('webhook_event as e', 'e.id', 'd.event_id')
     .where('d.status', 'FAILED')
+    .whereRaw(notClaimedByHandoff('d'))
     .whereNull('e.payload_dropped_at')
     .whereExists(endpointAllowed(db, 'd'));
   whereEndpointIn(db, q, scope, 'd.endpoint_id');
@@ -123,6 +125,7 @@ export function createReplayQueries(db: Db) {
     async reopenFailed(id: string): Promise<boolean> {
       const n = await db('webhook_delivery')
         .where({ id, status: 'FAILED' })
+        .whereRaw(notClaimedByHandoff('webhook_delivery'))
         .whereExists(eventWithPayload(db))
         .whereExists(endpointAllowed(db, 'webhook_delivery'))
         .update({ status: 'PENDING', completed_at: null, updated_at: db.fn.now() });
@@ -133,6 +136,7 @@ export function createReplayQueries(db: Db) {
     async reopenFailedOfEvent(scope: TenantScope, eventId: string): Promise<string[]> {
       const q = db('webhook_delivery')
         .where({ event_id: eventId, status: 'FAILED' })
+        .whereRaw(notClaimedByHandoff('webhook_delivery'))
         .whereExists(eventWithPayload(db))
         .whereExists(endpointAllowed(db, 'webhook_delivery'));
       const rows = (await whereEndpointIn(db, q, scope, 'webhook_delivery.endpoint_id')
@@ -182,6 +186,7 @@ export function createReplayQueries(db: Db) {
             picked.map((p) => p.id),
           )
           .andWhere('status', 'FAILED')
+          .whereRaw(notClaimedByHandoff('webhook_delivery'))
           .whereExists(eventWithPayload(trx))
           .whereExists(endpointAllowed(trx, 'webhook_delivery'))
           .update({ status: 'PENDING', completed_at: null, updated_at: trx.fn.now() })
