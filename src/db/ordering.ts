@@ -380,13 +380,22 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake
  * starts again: a waker of the release before (which knows no claim) leaves it for its 10 s, and
  * the waker finds a claim whose worker was lost at its first pass after the lease.
  */
-async function claim(trx: Knex.Transaction, id: string, h: HandoffOptions): Promise<Claim | undefined> {
+async function claim(trx: Knex.Transaction, id: string, h: HandoffOptions): Promise<Claim | 'waits' | undefined> {
   const n = await lockOrdered(trx, id);
   if (!n || n.ordering_handoff !== 'accepts' || n.ordering_waiter === h.workflowId || n.attempts !== 0 || n.status !== 'PENDING') {
     return undefined;
   }
   if (!h.mayAttempt(n.timeout_seconds)) return undefined;
   const answer = await answerOf(trx, n, h.judge);
+  if (answer.turn === 'wait' && answer.wake === 'signal') {
+    // still behind what comes first in its sequence (an earlier event of its key not prepared yet,
+    // or a delivery whose key is not decided yet): its wait is recorded as its own turn check
+    // would record it, under the same row lock, and whatever it waits behind wakes it (that
+    // event's prepare points it at its delivery). Woken now, its run (or a continuation started
+    // for it) would only find that and wait again: a signal and a workflow task for nothing.
+    await trx('webhook_delivery').where({ id: n.id }).update({ ordering_behind: answer.behind, ordering_waiting_since: trx.fn.now() });
+    return 'waits';
+  }
   if (answer.turn !== 'go') return undefined;
   const leaseSeconds = (n.timeout_seconds * 1000 + h.leaseMarginMs) / 1000;
   await trx.raw(
@@ -621,6 +630,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
         const next = await nextWaiting(trx, r);
         if (!next) return { holds: false, ...ended };
         const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
+        if (claimed === 'waits') return { holds: false, ...ended };
         return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}), ...ended };
       });
     },

@@ -179,11 +179,17 @@ export async function addEvent(
 }
 
 /** The single delivery row of an event for an endpoint. */
+/**
+ * The event's delivery to the endpoint, once its run's prepare has put it in place: a run started
+ * beside others may be prepared after an earlier event has already finished (an ordered delivery's
+ * run ends after prepare), so the row is waited for (up to 20 s) rather than read once.
+ */
 export async function deliveryOf(repos: Repositories, eventId: string, endpointId: string) {
-  const all = await repos.deliveries.listByEvent(eventId);
-  const d = all.find((x) => x.endpointId === endpointId);
-  if (!d) throw new Error(`no delivery for endpoint ${endpointId}`);
-  return d;
+  return eventually(async () => (await repos.deliveries.listByEvent(eventId)).find((x) => x.endpointId === endpointId), {
+    timeoutMs: 20_000,
+    intervalMs: 50,
+    what: `the delivery of event ${eventId} for endpoint ${endpointId}`,
+  });
 }
 
 /** One event with one endpoint on `url`, prepared by `prepare` (attempt 1): its ids. */
