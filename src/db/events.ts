@@ -217,6 +217,10 @@ const FINISH_OUTCOME = `event AS (
 
 type FinishRow = { status: Exclude<EventStatus, 'RECEIVED'> | null; previous: EventStatus; received_at: Date; pending: boolean };
 
+/** A finishing statement's row: the event finished, or undefined (no such event, or nothing written). */
+const finishedOf = (row: FinishRow | undefined): FinishedEvent | undefined =>
+  row?.status ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+
 async function finishStatement(db: Db, id: string): Promise<FinishedEvent | undefined> {
   const res = await prepared<{ rows: FinishRow[] }>(
     db,
@@ -229,8 +233,7 @@ async function finishStatement(db: Db, id: string): Promise<FinishedEvent | unde
      SELECT settled.status, event.status AS previous, event.received_at, false AS pending FROM event, settled`,
     { id },
   );
-  const row = res.rows[0];
-  return row?.status ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+  return finishedOf(res.rows[0]);
 }
 
 /**
@@ -264,5 +267,5 @@ export async function finishIfSettled(trx: Knex.Transaction, id: string): Promis
   const row = res.rows[0];
   if (!row) return undefined;
   if (row.pending) return 'pending';
-  return row.status ? { status: row.status, previous: row.previous, receivedAt: row.received_at } : undefined;
+  return finishedOf(row);
 }

@@ -1,13 +1,11 @@
 import { describe, expect } from 'vitest';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
-import type { EndpointOrdering } from '../../src/domain/records.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import {
   addEndpoint,
-  addEvent,
   deliveryOf,
   finishedEvents,
   orderingWakerOf,
@@ -15,6 +13,7 @@ import {
   whileRedriving,
   type FanoutHarness,
 } from './support/harness.js';
+import { ordered, sendKey, seqOf } from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
 
@@ -23,16 +22,6 @@ import { createReplayQueries } from '../../src/db/replay-queries.js';
 // removed, an operator's skip; and a replay of the blocking delivery refused while the handoff that
 // failed it has not released it yet (issue 41's review, R3-1: reopened under the claim, the key
 // stalled for good with the replay's run left open).
-
-const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
-const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
-
-async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
-  await Promise.all(ids.map((id) => h.start(id)));
-  return ids;
-}
 
 /** The deliveries after the first waiting left to the chain, in a line (each behind the one before). */
 async function detachedLine(h: FanoutHarness, ids: string[], endpointId: string): Promise<string[]> {

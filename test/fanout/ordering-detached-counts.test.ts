@@ -1,10 +1,9 @@
 import type { Histogram } from 'prom-client';
 import { describe, expect } from 'vitest';
-import type { EndpointOrdering } from '../../src/domain/records.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
-import type { RecordedRequest } from '../support/receiver.js';
-import { addEndpoint, addEvent, deliveryOf, finishedEvents, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { addEndpoint, deliveryOf, finishedEvents, uniqueSource } from './support/harness.js';
+import { HOLD_FIRST_MS, attemptsOf, ordered, sendKey, seqOf } from './support/ordered-key.js';
 import { counterDelta, it } from './support/fixtures.js';
 
 // An ordered delivery left to its key's chain (docs/ordering.md, "A waiting delivery costs its run
@@ -12,32 +11,12 @@ import { counterDelta, it } from './support/fixtures.js';
 // chain, and counted once; a continuation's attempts count from the row's first. Real Postgres,
 // Temporal and receivers.
 
-const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
-const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
-/** the first request of the key is held this long, so that every later run is prepared and waits behind it */
-const HOLD_FIRST_MS = 1_500;
-
-async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
-  await Promise.all(ids.map((id) => h.start(id)));
-  return ids;
-}
-
 /** How many observations the end-to-end histogram gained since this call. */
 async function observedDelta(histogram: Histogram): Promise<() => Promise<number>> {
   const count = async () =>
     (await histogram.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((sum, v) => sum + v.value, 0);
   const before = await count();
   return async () => (await count()) - before;
-}
-
-async function attemptsOf(h: FanoutHarness, deliveryId: string): Promise<Array<{ outcome: string; response_status: number | null }>> {
-  return h.database
-    .db('webhook_delivery_attempt')
-    .where({ delivery_id: deliveryId })
-    .orderBy('attempt')
-    .select('outcome', 'response_status');
 }
 
 describe('an event whose ordered delivery was left to its key chain', () => {

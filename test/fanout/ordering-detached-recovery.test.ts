@@ -1,3 +1,4 @@
+import type { RecordedRequest } from '../support/receiver.js';
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -5,9 +6,7 @@ import { describe, expect } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import type { PrepareResult } from '../../src/activities/types.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
-import type { EndpointOrdering } from '../../src/domain/records.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
-import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import {
   addEndpoint,
@@ -20,6 +19,7 @@ import {
   uniqueSource,
   type FanoutHarness,
 } from './support/harness.js';
+import { ordered, sendKey, seqOf } from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 
 // A delivery left to its key's chain (docs/ordering.md, "A waiting delivery costs its run
@@ -28,16 +28,6 @@ import { it } from './support/fixtures.js';
 // continuation, whose prepare keeps the ended delivery so that its turn check and release apply the
 // end to its key (under Skip the next one goes, under Block the key counts as blocked, after a
 // SUCCESS the claim is cleared). Each of these failed before the continuation kept it.
-
-const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
-const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
-
-async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
-  await Promise.all(ids.map((id) => h.start(id)));
-  return ids;
-}
 
 describe('a worker killed between a handed-off attempt and its release (detached)', () => {
   /**
@@ -171,6 +161,28 @@ describe('a worker killed between a handed-off attempt and its release (detached
   });
 });
 
+/** A receiver's answers: seq 1 refused with a 500 once; seq 0 held 1.5 s, the others `laterMs`. */
+function failsSecondOnce(laterMs: number) {
+  let failed = false;
+  return (_n: number, req: RecordedRequest) => {
+    if (seqOf(req) === 1 && !failed) {
+      failed = true;
+      return { status: 500 };
+    }
+    return { status: 200, delayMs: seqOf(req) === 0 ? 1_500 : laterMs };
+  };
+}
+
+/** Two events of one ordered key; the first's run started and its delivery in place, the second's run not started. */
+async function firstOfTwoStarted(h: FanoutHarness, source: string, url: string): Promise<{ e0: string; e1: string; endpointId: string }> {
+  const endpointId = await addEndpoint(h.repos, { source, url, ordering: ordered(), maxAttempts: 5 });
+  const e0 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 0 }) });
+  const e1 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 1 }) });
+  await h.start(e0);
+  await eventually(async () => (await deliveryOf(h.repos, e0, endpointId))?.status === 'PENDING');
+  return { e0, e1, endpointId };
+}
+
 // prepare retried (its first attempt's transaction committed, its completion lost:
 // a worker killed, an activity timeout, or another delivery's turn check failing in the same
 // Promise.all) after the first attempt left the delivery to its key's chain. The first attempt
@@ -227,19 +239,8 @@ describe('prepare retried after it left a delivery to its key chain', () => {
     const h = await startFanoutHarness({ backoff: { initialIntervalMs: 4_000, backoffCoefficient: 2, maximumIntervalMs: 8_000 } });
     try {
       const source = uniqueSource('prepretry2');
-      let failed = false;
-      const target = await receiver((_n, req) => {
-        if (seqOf(req) === 1 && !failed) {
-          failed = true;
-          return { status: 500 };
-        }
-        return { status: 200, delayMs: seqOf(req) === 0 ? 1_500 : 500 };
-      });
-      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 5 });
-      const e0 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 0 }) });
-      const e1 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 1 }) });
-      await h.start(e0);
-      await eventually(async () => (await deliveryOf(h.repos, e0, endpointId).catch(() => undefined))?.status === 'PENDING');
+      const target = await receiver(failsSecondOnce(500));
+      const { e0, e1 } = await firstOfTwoStarted(h, source, target.url);
       expect((await firstPrepareOf(h)(e1)).deliveries.map((d) => d.ordering)).toEqual(['detached']);
       // the chain: d1's handed-off attempt answered 500, its continuation started to retry it after the backoff
       await eventually(async () => target.requests.some((r) => seqOf(r) === 1 && r.finishedAt !== undefined), { timeoutMs: 20_000 });
@@ -264,19 +265,8 @@ describe('prepare retried while the continuation sends the delivery', () => {
     const h = await startFanoutHarness({ backoff: { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 1_000 } });
     try {
       const source = uniqueSource('prepretry3');
-      let failed = false;
-      const target = await receiver((_n, req) => {
-        if (seqOf(req) === 1 && !failed) {
-          failed = true;
-          return { status: 500 };
-        }
-        return { status: 200, delayMs: seqOf(req) === 0 ? 1_500 : 4_000 };
-      });
-      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), maxAttempts: 5 });
-      const e0 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 0 }) });
-      const e1 = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq: 1 }) });
-      await h.start(e0);
-      await eventually(async () => (await deliveryOf(h.repos, e0, endpointId).catch(() => undefined))?.status === 'PENDING');
+      const target = await receiver(failsSecondOnce(4_000));
+      const { e0, e1 } = await firstOfTwoStarted(h, source, target.url);
       const activities = createActivities({
         repos: h.repos,
         metrics: h.metrics,

@@ -1,14 +1,11 @@
 import { describe, expect } from 'vitest';
-import type { EndpointOrdering } from '../../src/domain/records.js';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
-import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
 import {
   addEndpoint,
-  addEvent,
   deliveryOf,
   finishedEvents,
   orderingWakerOf,
@@ -17,6 +14,17 @@ import {
   whileRedriving,
   type FanoutHarness,
 } from './support/harness.js';
+import {
+  HOLD_FIRST_MS,
+  activitiesOf,
+  attemptsOf,
+  continuationOf,
+  oneAtATime,
+  ordered,
+  sendKey,
+  seqOf,
+  seqsAt,
+} from './support/ordered-key.js';
 import { counterDelta, it } from './support/fixtures.js';
 
 // The handoff of an ordered key (docs/ordering.md, "The handoff"): the activity that releases a
@@ -28,37 +36,11 @@ import { counterDelta, it } from './support/fixtures.js';
 // delivered what is read from the histories: that is how these tests tell a handoff from a signal
 // per hop.
 
-const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
-const seqsAt = (requests: RecordedRequest[]): number[] => requests.map(seqOf);
-const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
-/** the first request is held this long, so that every later run is prepared and waits behind it */
-const HOLD_FIRST_MS = 1_500;
-
-/** Events `{key: 'k', seq}` stored in order, every run started at once. */
-async function sendKey(h: FanoutHarness, source: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let seq = 0; seq < count; seq++) ids.push(await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'k', seq }) }));
-  await Promise.all(ids.map((id) => h.start(id)));
-  return ids;
-}
-
 /**
  * The events' statuses once each is final: their runs ended (a run that left its delivery to the
  * key's chain ends before it), then the last delivery's end finished the event, whoever ended it.
  */
 const results = (h: FanoutHarness, ids: string[]): Promise<string[]> => finishedEvents(h, ids, 20_000);
-
-/** The delivery's continuation run, if one was started (a run of its own for a delivery left to its key's chain). */
-async function continuationOf(h: FanoutHarness, eventId: string, deliveryId: string): Promise<string | undefined> {
-  const workflowId = continuationWorkflowId(eventId, deliveryId);
-  return h.client.workflow
-    .getHandle(workflowId)
-    .describe()
-    .then(
-      () => workflowId,
-      () => undefined,
-    );
-}
 
 /** Every activity that ran for a delivery: in its event's run, and in its continuation if it has one. */
 async function activitiesFor(h: FanoutHarness, eventId: string, deliveryId: string): Promise<string[]> {
@@ -66,39 +48,11 @@ async function activitiesFor(h: FanoutHarness, eventId: string, deliveryId: stri
   return [...(await activitiesOf(h, eventId)), ...(continuation ? await activitiesOf(h, continuation) : [])];
 }
 
-/** The activities a run ran, in its history's order: local ones (markers) and normal ones. */
-async function activitiesOf(h: FanoutHarness, workflowId: string): Promise<string[]> {
-  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
-  const types: string[] = [];
-  for (const e of history.events ?? []) {
-    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-    if (data) types.push((JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type);
-    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (scheduled) types.push(`${scheduled} (activity task)`);
-  }
-  return types;
-}
-
 /** No run delivered it (in its event's run or a continuation): it was handed off and ended by the releasing activity. */
 const handedOffAndEnded = (activities: string[]): boolean => !activities.some((a) => a.startsWith('deliver'));
 /** A delivery's activities, for handedOffAndEnded: the event's id and the endpoint's delivery. */
 async function deliveryActivities(h: FanoutHarness, eventId: string, endpointId: string): Promise<string[]> {
   return activitiesFor(h, eventId, (await deliveryOf(h.repos, eventId, endpointId)).id);
-}
-
-/** Per delivery, in order: each request started after the one before was answered. */
-function oneAtATime(requests: RecordedRequest[]): void {
-  const sorted = [...requests].sort((a, b) => a.startedAt - b.startedAt);
-  for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.startedAt).toBeGreaterThanOrEqual(sorted[i - 1]!.finishedAt ?? Infinity);
-}
-
-/** The attempt log of a delivery (webhook_delivery_attempt), in order. */
-async function attemptsOf(h: FanoutHarness, deliveryId: string): Promise<Array<{ outcome: string; response_status: number | null }>> {
-  return h.database
-    .db('webhook_delivery_attempt')
-    .where({ delivery_id: deliveryId })
-    .orderBy('attempt')
-    .select('outcome', 'response_status');
 }
 
 describe('the handoff of an ordered key', () => {
