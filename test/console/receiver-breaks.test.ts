@@ -1,0 +1,75 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startReceiver } from '../support/receiver.js';
+import { eventually } from '../support/wait.js';
+import { screenshot } from './support/browser.js';
+import { consoleStack } from './support/console-stack.js';
+import { heading } from './support/sign-in.js';
+
+// What an SRE meets in the console when a receiver breaks (docs/console.md), each checked in
+// Debian's chromium against dev mode as `npm start` runs it: the overview's count charts, the
+// delivery's endpoint, the operational events' rows, a token endpoint that is down, and the top
+// bar by keyboard on a phone.
+
+/**
+ * An init script that keeps, on each canvas, the texts drawn on it since it was last cleared whole
+ * (uPlot clears its canvas and draws everything again at each redraw): what a person reads on the
+ * chart, its tick labels included, which the DOM does not hold.
+ */
+const RECORD_CANVAS_TEXT = `(() => {
+  const proto = CanvasRenderingContext2D.prototype;
+  const fill = proto.fillText, clear = proto.clearRect;
+  proto.fillText = function (text, x, y, ...rest) {
+    (this.canvas.__drawn ??= []).push({ text: String(text), x, y });
+    return fill.call(this, text, x, y, ...rest);
+  };
+  proto.clearRect = function (x, y, w, h) {
+    if (x <= 0 && y <= 0 && w >= this.canvas.width && h >= this.canvas.height) this.canvas.__drawn = [];
+    return clear.call(this, x, y, w, h);
+  };
+})();`;
+
+/** The labels drawn left of a chart's plotting area: its y axis's ticks, as they read. */
+const yAxisLabels = (page: Page, chartId: string): Promise<string[]> =>
+  page.evaluate<string[]>(`(() => {
+    const figure = document.querySelector('figure[aria-labelledby="${chartId}-title"]');
+    const canvas = figure && figure.querySelector('canvas');
+    if (!canvas) return [];
+    const box = canvas.getBoundingClientRect();
+    const left = (figure.querySelector('.u-over').getBoundingClientRect().left - box.left) * (canvas.width / box.width);
+    return (canvas.__drawn ?? []).filter((d) => d.x < left - 1).map((d) => d.text);
+  })()`);
+
+describe('web console when a receiver breaks', () => {
+  const stack = consoleStack({ flow: 'implicit' });
+
+  it("the overview's count charts put their ticks on whole numbers: no 0.25 delivery on a small count's axis", async () => {
+    const down = await startReceiver([{ status: 500, body: 'down' }]);
+    onTestFinished(() => down.close());
+    const s = await stack.source('whole', { down: { url: `${down.url}/down`, maxAttempts: 1 } });
+    await s.send({ id: 'whole-1', type: 'order.created' });
+    await eventually(async () => (await s.deliveries())[0]?.status === 'FAILED', 60_000);
+
+    const w = await stack.admin();
+    await w.context.addInitScript({ content: RECORD_CANVAS_TEXT });
+    const { page } = w;
+    await page.goto(stack.url('/'));
+    await heading(page, 'Overview');
+    const read: Record<string, string[]> = {};
+    for (const id of ['chart-events', 'chart-outcomes']) {
+      // drawn once the figures came (0 and at least one tick above it)
+      read[id] = await eventually(async () => {
+        const labels = await yAxisLabels(page, id);
+        return labels.length >= 2 && labels;
+      }, 30_000);
+    }
+    await screenshot(page, 'overview-count-ticks');
+    for (const [id, labels] of Object.entries(read)) {
+      expect(labels, `${id}: ${JSON.stringify(labels)}`).toContain('0');
+      expect(
+        labels.filter((l) => !/^\d{1,3}(,\d{3})*$/.test(l)),
+        `${id}'s y axis reads ${JSON.stringify(labels)}`,
+      ).toEqual([]);
+    }
+  }, 120_000);
+});
