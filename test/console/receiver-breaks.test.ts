@@ -72,4 +72,32 @@ describe('web console when a receiver breaks', () => {
       ).toEqual([]);
     }
   }, 120_000);
+
+  it("a delivery's Summary names its endpoint as a link to that endpoint's deliveries", async () => {
+    const receiver = await startReceiver([{ status: 200, body: 'ok' }]);
+    onTestFinished(() => receiver.close());
+    const s = await stack.source('endpoint-link', { ledger: { url: `${receiver.url}/ledger` } });
+    await s.send({ id: 'endpoint-link-1', type: 'order.created' });
+    const delivery = await eventually(async () => (await s.deliveries())[0], 60_000);
+    const { id: endpointId } = (await stack
+      .db('webhook_endpoint')
+      .where({ name: s.endpoint('ledger'), active: true })
+      .first('id')) as {
+      id: string;
+    };
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const field = page.locator('.fields > div', { has: page.getByText('Endpoint', { exact: true }) }).locator('dd');
+    const link = field.getByRole('link', { name: `Deliveries of ${s.endpoint('ledger')}` });
+    await link.waitFor();
+    expect(await link.innerText()).toBe(s.endpoint('ledger'));
+    expect(await field.innerText()).toBe(`${s.endpoint('ledger')} (POST ${receiver.url}/ledger)`);
+    await screenshot(page, 'delivery-endpoint-link');
+    await link.click();
+    await heading(page, 'Deliveries');
+    expect(page.url()).toBe(stack.url(`/deliveries?endpointId=${endpointId}`));
+    await page.getByRole('link', { name: `Delivery ${delivery.id}` }).waitFor();
+  }, 120_000);
 });
