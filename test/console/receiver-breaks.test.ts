@@ -100,4 +100,37 @@ describe('web console when a receiver breaks', () => {
     expect(page.url()).toBe(stack.url(`/deliveries?endpointId=${endpointId}`));
     await page.getByRole('link', { name: `Delivery ${delivery.id}` }).waitFor();
   }, 120_000);
+
+  it('on a phone-sized window Tab goes through the top bar as the eye reads it: Log out, beside the name, before the links under it', async () => {
+    const { page } = await stack.admin();
+    const order: Record<number, { focus: string[]; seen: string[] }> = {};
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 844 });
+      await page.goto(stack.url('/deliveries'));
+      await heading(page, 'Deliveries');
+      // from the skip link, the top bar's first stop, Tab by Tab until focus leaves the top bar
+      await page.locator('header .skip-link').focus();
+      const stops: Array<{ name: string; x: number; y: number }> = [];
+      for (let i = 0; i < 15; i++) {
+        await page.keyboard.press('Tab');
+        const stop = await page.evaluate<{ name: string; x: number; y: number } | null>(`(() => {
+          const el = document.activeElement;
+          if (!el || !el.closest('header')) return null;
+          const r = el.getBoundingClientRect();
+          return { name: el.textContent.trim(), x: r.left, y: r.top + r.height / 2 };
+        })()`);
+        if (stop === null) break;
+        stops.push(stop);
+      }
+      await screenshot(page, `topbar-tab-${width}`);
+      // as the eye reads: line by line (centres within 12 px are one line), left to right
+      const seen = [...stops].sort((a, b) => (Math.abs(a.y - b.y) < 12 ? a.x - b.x : a.y - b.y));
+      order[width] = { focus: stops.map((s) => s.name), seen: seen.map((s) => s.name) };
+    }
+    expect(order[390]!.focus).toEqual(order[390]!.seen);
+    expect(order[390]!.focus[0]).toBe('Log out');
+    expect(order[1280]!.focus).toEqual(order[1280]!.seen);
+    expect(order[1280]!.focus.at(-1)).toBe('Log out');
+    expect(order[390]!.focus).toHaveLength(7);
+  }, 120_000);
 });
