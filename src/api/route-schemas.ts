@@ -221,7 +221,31 @@ const eventFields = {
   ),
 };
 
-export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });
+export const EventSummarySchema = Type.Object(
+  {
+    ...eventFields,
+    about: Nullable(
+      Type.Object(
+        {
+          endpoint: Nullable(
+            Type.Object(
+              { id: Uuid(), name: Type.String({ description: '<namespace>/<name>, as endpoints are named' }) },
+              { description: 'the endpoint it is about; null: none (a credential, a replay)' },
+            ),
+          ),
+          deliveryId: Nullable(
+            Uuid('the delivery it is about: the one that failed (delivery.failed), disabled its endpoint, or holds its key; null: none'),
+          ),
+        },
+        {
+          description:
+            "an operational event's (source webhook-fanout, docs/operations-events.md) endpoint and delivery, from its payload; null for any other source's event, or when retention dropped the payload",
+        },
+      ),
+    ),
+  },
+  { title: 'EventSummary' },
+);
 
 /** Why an endpoint of the event's (source, type) has no delivery of it, from what is known now (docs/content-routing.md). */
 const NO_DELIVERY_REASONS = [

@@ -22,6 +22,7 @@ import type {
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
 import { authAndSigningOfRow, toDelivery } from '../db/rows.js';
+import { operationalAbout } from './operational-about.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -91,6 +92,7 @@ export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
   publishedAt: iso(r.published_at),
   completedAt: iso(r.completed_at),
   payloadDroppedAt: iso(r.payload_dropped_at ?? null),
+  about: operationalAbout(r.operational_payload),
 });
 
 /**

@@ -48,6 +48,8 @@ export interface DeliveryFilter extends TimeRange {
 /** An event without its payload bytes (a page of 200 could otherwise weigh 200 MiB). */
 export interface EventSummaryRow extends Omit<EventRow, 'payload' | 'headers'> {
   payload_size: number;
+  /** an operational event's payload (ours, small: docs/operations-events.md); null for any other source's, or dropped */
+  operational_payload: Buffer | null;
   page_ts: string;
 }
 
@@ -231,7 +233,7 @@ const deliveryRows = (db: Db, scope: TenantScope): Knex.QueryBuilder =>
  * Every read takes the caller's scope (tenant-scope.ts): a row outside it is not found, by the
  * same statement that finds the rows inside it.
  */
-export function createAdminQueries(db: Db) {
+export function createAdminQueries(db: Db, operations: { source: string }) {
   return {
     async listEvents(scope: TenantScope, f: EventFilter, limit: number, after?: PageAfter): Promise<Page<EventSummaryRow>> {
       const q = db('webhook_event as e').select(
@@ -247,6 +249,8 @@ export function createAdminQueries(db: Db) {
         'e.completed_at',
         'e.payload_dropped_at',
         db.raw('octet_length(e.payload) AS payload_size'),
+        // what an operational event is about (its endpoint, its delivery) is in its payload: a list row names it
+        db.raw('CASE WHEN e.source = ? AND e.payload_dropped_at IS NULL THEN e.payload END AS operational_payload', [operations.source]),
         pageTs(db, 'e.received_at'),
       );
       if (f.source !== undefined) q.where('e.source', f.source);

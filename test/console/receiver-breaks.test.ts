@@ -101,6 +101,46 @@ describe('web console when a receiver breaks', () => {
     await page.getByRole('link', { name: `Delivery ${delivery.id}` }).waitFor();
   }, 120_000);
 
+  it("an operational event's row in the events list names the endpoint and the delivery it is about, each a link", async () => {
+    const down = await startReceiver([{ status: 500, body: 'ledger is down' }]);
+    onTestFinished(() => down.close());
+    const s = await stack.source('ops-about', { ledger: { url: `${down.url}/ledger`, maxAttempts: 1 } });
+    await s.send({ id: 'ops-about-1', type: 'order.created' });
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 60_000);
+    const { id: endpointId } = (await stack
+      .db('webhook_endpoint')
+      .where({ name: s.endpoint('ledger'), active: true })
+      .first('id')) as {
+      id: string;
+    };
+    // its delivery.failed (written in the statement that settled the attempt)
+    const opsId = await eventually(async () => {
+      const row = (await stack
+        .db('webhook_event')
+        .where({ source: 'webhook-fanout', event_type: 'delivery.failed', external_event_id: `delivery.failed:${delivery.id}:1` })
+        .first('id')) as { id: string } | undefined;
+      return row?.id;
+    }, 60_000);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url('/events?source=webhook-fanout&type=delivery.failed'));
+    await heading(page, 'Events');
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: `Event ${opsId}` }) });
+    await row.waitFor({ timeout: 60_000 });
+    const endpointLink = row.getByRole('link', { name: `Deliveries of ${s.endpoint('ledger')}` });
+    const deliveryLink = row.getByRole('link', { name: `Delivery ${delivery.id}` });
+    expect(await endpointLink.innerText()).toBe(s.endpoint('ledger'));
+    expect(await deliveryLink.innerText()).toBe(`delivery ${delivery.id.slice(0, 8)}`);
+    expect(await endpointLink.getAttribute('href')).toBe(`/console/deliveries?endpointId=${endpointId}`);
+    await screenshot(page, 'operations-events-about');
+    await deliveryLink.click();
+    await heading(page, 'Delivery');
+    expect(page.url()).toBe(stack.url(`/deliveries/${delivery.id}`));
+  }, 120_000);
+
   it('on a phone-sized window Tab goes through the top bar as the eye reads it: Log out, beside the name, before the links under it', async () => {
     const { page } = await stack.admin();
     const order: Record<number, { focus: string[]; seen: string[] }> = {};

@@ -174,6 +174,15 @@ export interface paths {
                                 publishedAt: string | null;
                                 completedAt: string | null;
                                 payloadDroppedAt: string | null;
+                                about: {
+                                    endpoint: {
+                                        /** Format: uuid */
+                                        id: string;
+                                        /** @description <namespace>/<name>, as endpoints are named */
+                                        name: string;
+                                    } | null;
+                                    deliveryId: string | null;
+                                } | null;
                             }[];
                             nextCursor: string | null;
                         };
