@@ -356,6 +356,18 @@ export const EndpointSchema = Type.Object(
                   },
                 ),
               ),
+              tokenUnavailable: Nullable(
+                Type.Object(
+                  {
+                    message: Type.String({ description: "what failed last, in the worker's words (never a secret)" }),
+                    since: Timestamp('when it became unavailable (the first failure of this spell)'),
+                  },
+                  {
+                    description:
+                      'the token endpoint is unavailable (5xx, 408, 429, a timeout, a refused connection, a name the DNS does not know): the deliveries wait PENDING with no attempt spent, until a token is obtained; null: it answered last time, or was not asked yet',
+                  },
+                ),
+              ),
             },
             { description: 'OAUTH2_CLIENT_CREDENTIALS: the token endpoint and the client (docs/endpoints.md); null for the other types' },
           ),

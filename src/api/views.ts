@@ -171,6 +171,10 @@ export function endpointView(r: EndpointViewRow): EndpointView {
                 r.oauth2_token_refusal && r.oauth2_token_refused_at
                   ? { message: r.oauth2_token_refusal, since: r.oauth2_token_refused_at.toISOString() }
                   : null,
+              tokenUnavailable:
+                r.oauth2_token_unavailable && r.oauth2_token_unavailable_since
+                  ? { message: r.oauth2_token_unavailable, since: r.oauth2_token_unavailable_since.toISOString() }
+                  : null,
             }
           : null,
     },

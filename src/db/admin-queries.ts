@@ -143,6 +143,9 @@ function endpointView(db: Db): Knex.QueryBuilder {
     // the token endpoint's words when it refuses the credentials (never a secret: db/endpoints.ts recordTokenRefusal)
     'p.oauth2_token_refusal',
     'p.oauth2_token_refused_at',
+    // what failed when the token endpoint is unavailable, and since when (never a secret: recordTokenUnavailable)
+    'p.oauth2_token_unavailable',
+    'p.oauth2_token_unavailable_since',
     'p.signing_type',
     'p.signing_public_keys',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),

@@ -5,6 +5,7 @@ import { eventually } from '../support/wait.js';
 import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
 import { heading } from './support/sign-in.js';
+import { failingTokenEndpoint, oauth2Endpoint, oauth2Secret } from './support/token-endpoint.js';
 
 // What an SRE meets in the console when a receiver breaks (docs/console.md), each checked in
 // Debian's chromium against dev mode as `npm start` runs it: the overview's count charts, the
@@ -140,6 +141,80 @@ describe('web console when a receiver breaks', () => {
     await heading(page, 'Delivery');
     expect(page.url()).toBe(stack.url(`/deliveries/${delivery.id}`));
   }, 120_000);
+
+  it('a PENDING delivery of an endpoint whose OAuth2 token endpoint is unavailable says so: its host, since when and what failed, as text; never a secret', async () => {
+    // the token endpoint answers 503 with words of its own, markup included; the receiver is never reached
+    const idp = await failingTokenEndpoint(503, 'temporarily_unavailable', '<b>x</b> maintenance');
+    const receiver = await startReceiver([{ status: 200, body: 'ok' }]);
+    onTestFinished(async () => {
+      await Promise.all([idp.close(), receiver.close()]);
+    });
+    const secret = 'the-client-secret-4711';
+    const s = await stack.source(
+      'token-down',
+      { partner: oauth2Endpoint(`${receiver.url}/hooks`, `${idp.url}/oauth/token`) },
+      { secrets: oauth2Secret(secret) },
+    );
+    const eventId = await s.send({ id: 'token-down-1', type: 'order.created' });
+    // what the worker wrote when the token endpoint failed the delivery (db/endpoints.ts recordTokenUnavailable)
+    const row = await eventually(async () => {
+      const r = (await stack
+        .db('webhook_endpoint')
+        .where({ name: s.endpoint('partner'), active: true })
+        .first('oauth2_token_unavailable', 'oauth2_token_unavailable_since')) as
+        { oauth2_token_unavailable: string | null; oauth2_token_unavailable_since: Date | null } | undefined;
+      return r?.oauth2_token_unavailable && r.oauth2_token_unavailable_since ? r : undefined;
+    }, 60_000);
+    expect(row.oauth2_token_unavailable).toContain('HTTP 503');
+    const message = row.oauth2_token_unavailable!;
+    const since = row.oauth2_token_unavailable_since!.toISOString();
+    const delivery = (await s.deliveries())[0]!;
+    expect(delivery.status).toBe('PENDING');
+    expect(receiver.requests).toHaveLength(0);
+    const host = new URL(idp.url).host;
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    const status = page.locator('.fields > div', { has: page.getByText('Status', { exact: true }) }).locator('dd');
+    const note = status.locator('.token-wait');
+    await note.waitFor();
+    const time = note.locator('time');
+    expect(await time.getAttribute('datetime')).toBe(since);
+    const shown = await time.innerText();
+    expect(await status.innerText()).toMatch(/^PENDING\s+/);
+    expect(await note.innerText()).toBe(`waiting: the token endpoint ${host} is unavailable since ${shown} (${message})`);
+    expect(await note.locator('b').count()).toBe(0);
+    const attempts = page.locator('.fields > div', { has: page.getByText('Attempts', { exact: true }) }).locator('dd');
+    expect(await attempts.innerText()).toBe('0');
+    await screenshot(page, 'delivery-token-unavailable');
+    expect(await page.content()).not.toContain(secret);
+
+    // the event's deliveries table says it in short
+    await page.goto(stack.url(`/events/${eventId}`));
+    await heading(page, 'Event');
+    const inTable = page
+      .getByRole('table', { name: 'Deliveries of this event' })
+      .getByRole('row')
+      .filter({ hasText: s.endpoint('partner') })
+      .locator('.token-wait');
+    await inTable.waitFor();
+    expect(await inTable.innerText()).toBe(`waiting: the token endpoint ${host} is unavailable since ${shown}`);
+
+    // the endpoints page: WAITING, and the warning beside it
+    await page.goto(stack.url(`/endpoints?source=${s.source}`));
+    await heading(page, 'Endpoints');
+    const endpointRow = page.getByRole('row', { name: s.endpoint('partner') });
+    const warning = endpointRow.locator('.warning', { hasText: 'Token endpoint' });
+    await warning.waitFor();
+    expect(await warning.innerText()).toBe(
+      `Token endpoint ${host} unavailable since ${await warning.locator('time').innerText()}: ${message}`,
+    );
+    expect(await warning.locator('b').count()).toBe(0);
+    await endpointRow.locator('.status', { hasText: 'WAITING' }).waitFor();
+    await screenshot(page, 'endpoints-token-unavailable');
+    expect(await page.content()).not.toContain(secret);
+  }, 150_000);
 
   it('on a phone-sized window Tab goes through the top bar as the eye reads it: Log out, beside the name, before the links under it', async () => {
     const { page } = await stack.admin();
