@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { SignatureType, SignatureVerification } from '../domain/records.js';
 
 /**
@@ -30,7 +30,7 @@ type Parsed = Presented | { refused: 'missing_signature' | 'malformed_signature'
 
 interface Scheme {
   algorithm: 'sha1' | 'sha256' | 'sha512';
-  /** the HMAC key made of a configured secret */
+  /** the HMAC key's bytes of a configured secret */
   key(secret: string): Buffer;
   parse(headers: RequestHeaders, v: SignatureVerification): Parsed;
 }
@@ -172,18 +172,53 @@ const SCHEMES: Record<SignatureType, (v: SignatureVerification) => Scheme> = {
 };
 
 /**
+ * Each record's HMAC keys as KeyObjects, made on its first request. Node 24's createHmac turns a
+ * Buffer key into a key object on every call (~11 us, as for the outbound signatures in
+ * delivery/signature.ts), and every secret is tried on every request. Kept by the record itself,
+ * not by a secret's text: no secret is a map key, a rotated secret comes in a new record (the
+ * credential verifier reads the row again at least every 2 s: credential-verifier.ts) and so gets
+ * new keys, and the keys go when nothing holds their record any more (the verifier keeps at most
+ * max(CREDENTIAL_CACHE_SIZE, 100) rows), so a retired secret does not stay in memory. Records are
+ * values, never changed in place.
+ */
+const keptKeys = new WeakMap<SignatureVerification, readonly KeyObject[]>();
+
+function keysOf(v: SignatureVerification, scheme: Scheme): readonly KeyObject[] {
+  let keys = keptKeys.get(v);
+  if (keys === undefined) {
+    keys = v.secrets.map((secret) => createSecretKey(scheme.key(secret)));
+    keptKeys.set(v, keys);
+  }
+  return keys;
+}
+
+/**
+ * How the HMAC keys are given to createHmac: `kept`, the record's KeyObjects (what ingest does);
+ * `bytes`, a Buffer per secret and request as before they were kept (bench/signature-keys.ts
+ * measures the two side by side). The same signatures verify either way.
+ */
+export type KeyHandling = 'kept' | 'bytes';
+
+/**
  * Checks the signature of a request over its raw body. `nowSeconds` is the receiving clock; a
  * signed timestamp further than the tolerance from it, in the past or the future, is refused,
  * and only once a signature matched (a forged one is a bad signature, whatever its timestamp).
  */
-export function verifySignature(v: SignatureVerification, body: Buffer, headers: RequestHeaders, nowSeconds: number): SignatureOutcome {
+export function verifySignature(
+  v: SignatureVerification,
+  body: Buffer,
+  headers: RequestHeaders,
+  nowSeconds: number,
+  keyHandling: KeyHandling = 'kept',
+): SignatureOutcome {
   const scheme = SCHEMES[v.type](v);
   const presented = scheme.parse(headers, v);
   if ('refused' in presented) return { ok: false, reason: presented.refused };
+  const keys = keyHandling === 'kept' ? keysOf(v, scheme) : v.secrets.map((secret) => scheme.key(secret));
   let matched = false;
   // every secret against every signature, no early exit: a refusal costs the same whichever matched
-  for (const secret of v.secrets) {
-    const expected = createHmac(scheme.algorithm, scheme.key(secret)).update(presented.prefix).update(body).digest();
+  for (const key of keys) {
+    const expected = createHmac(scheme.algorithm, key).update(presented.prefix).update(body).digest();
     for (const sig of presented.signatures) {
       // lengths are no secret (they follow from the algorithm); equal lengths compare in constant time
       if (sig.length === expected.length && timingSafeEqual(sig, expected)) matched = true;
