@@ -37,8 +37,9 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
       if (seqOf(req) === 0) await firstAnswered;
       return { status: 200 };
     });
-    // a 10 s timeout: the lease of a claim is 20 s, what the key waited before
-    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 10 });
+    // the longest timeout handed off (15 s: the first request is held until the line is in place,
+    // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
     const ids = await sendKey(h, source, 3);
     const [, d1, d2] = await waitingLine(h, ids, endpointId);
     const db = h.database.db;
