@@ -163,9 +163,6 @@ export function createOrderingRelease(
         );
       },
     };
-    let released = await repos.ordering.release(input.deliveryId, handoff ? { handoff } : {});
-    noteHeld(input.deliveryId, released);
-
     // each run whose delivery was handed off is signalled once its row says how it went; a signal
     // not sent is left to the workflow (wakes), and to the waker should this worker be lost
     const unsent: OrderingWake[] = [];
@@ -182,14 +179,28 @@ export function createOrderingRelease(
         }),
       );
     };
+    /**
+     * A release's outcome: its blocked key logged; a delivery it ended for a chain whose own
+     * release failed (adopted: this activity retried) told as that release would have told it.
+     */
+    const settle = (deliveryId: string, r: Release): Release => {
+      noteHeld(r.adopted?.deliveryId ?? deliveryId, r);
+      if (r.adopted?.finished) noteFinished(r.adopted.finished);
+      else if (r.adopted?.wake) signal(r.adopted.wake);
+      return r;
+    };
+    let released = settle(input.deliveryId, await repos.ordering.release(input.deliveryId, handoff ? { handoff } : {}));
+
     while (released.claimed && released.wake && deps.handedOff) {
       const { claimed, wake } = released;
       handed++;
       const end = await attempt(claimed, deps.handedOff);
       if (end === 'ended') {
         // its release, in turn: the key moves on to the next one, claimed when it can be
-        released = await repos.ordering.release(claimed.deliveryId, { ended: true, ...(handoff ? { handoff } : {}) });
-        noteHeld(claimed.deliveryId, released);
+        released = settle(
+          claimed.deliveryId,
+          await repos.ordering.release(claimed.deliveryId, { ended: true, ...(handoff ? { handoff } : {}) }),
+        );
         // left to its key's chain: no run waits to be told, and its end finished its event if it
         // was the last (the release's transaction); else its run is signalled
         if (released.finished) noteFinished(released.finished);

@@ -148,9 +148,9 @@ export interface FinishEventInput {
   eventId: string;
   unsettled?: UnsettledDelivery[];
   /**
-   * The run left a delivery of the event to its key's chain, or is a continuation: the event is
-   * finished only when none of its deliveries is PENDING (else whoever ends the last one finishes
-   * it), and the answer is then RECEIVED.
+   * The run left a delivery of the event to its key's chain, is a continuation, or is a replay's
+   * (a redrive's) run: the event is finished only when none of its deliveries is PENDING (else
+   * whoever ends the last one finishes it), and the answer is then RECEIVED.
    */
   settledOnly?: boolean;
 }

@@ -118,6 +118,13 @@ export interface Release {
    * end finished its event when it was the event's last PENDING delivery ('pending': it was not).
    */
   finished?: { eventId: string; event: FinishedEvent | 'pending' | undefined };
+  /**
+   * A delivery after this one that a chain from it had ended but not released (its release
+   * failed: strandedAfter), ended and released here in turn; `holds`, `wake` and `claimed` are then
+   * its own. Its run is to be told (`wake`), or its event was finished (`finished`, left to its
+   * key's chain), as after the chain's own release(ended).
+   */
+  adopted?: { deliveryId: string; wake?: Wake; finished?: { eventId: string; event: FinishedEvent | 'pending' | undefined } };
 }
 
 /** A delivery claimed by a releasing activity: what its attempt needs. */
@@ -350,24 +357,60 @@ async function settleHold(trx: Knex.Transaction, r: OrderedRow): Promise<boolean
   return false;
 }
 
-/** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r`. */
-async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake: Wake; accepts: boolean } | undefined> {
-  const res = await prepared<{
-    rows: Array<{ id: string; ordering_waiter: string | null; ordering_behind: string | null; ordering_handoff: string | null }>;
-  }>(
+/** The delivery after a released one in its sequence that holds the key, as nextHolding reads it. */
+interface NextRow {
+  id: string;
+  status: string;
+  ordering_waiter: string | null;
+  ordering_behind: string | null;
+  ordering_handoff: string | null;
+}
+
+/** The delivery after `r` in its sequence that holds the key, locked. */
+async function nextHolding(trx: Knex.Transaction, r: OrderedRow): Promise<NextRow | undefined> {
+  const res = await prepared<{ rows: NextRow[] }>(
     trx,
     'ordering.nextWaiting',
-    `SELECT id, ordering_waiter, ordering_behind, ordering_handoff FROM webhook_delivery
+    `SELECT id, status, ordering_waiter, ordering_behind, ordering_handoff FROM webhook_delivery
       WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
         AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
       ORDER BY ordering_position LIMIT 1 FOR UPDATE`,
     { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
   );
-  const n = res.rows[0];
+  return res.rows[0];
+}
+
+/** `n` (nextHolding's) when a workflow waits for it behind `r`: the wake-up, and whether its run takes a handoff. */
+function waitingBehind(n: NextRow | undefined, r: OrderedRow): { wake: Wake; accepts: boolean } | undefined {
   // behind null: it waits for an event not prepared yet (whose prepare points it at its
   // delivery), or on a timer; woken now it would only find that event still in its way
   if (!n?.ordering_waiter || n.ordering_behind !== r.id) return undefined;
   return { wake: { workflowId: n.ordering_waiter, deliveryId: n.id }, accepts: n.ordering_handoff === 'accepts' };
+}
+
+/** The delivery after `r` in its sequence that holds the key, locked, when a workflow waits for it behind `r`. */
+async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake: Wake; accepts: boolean } | undefined> {
+  return waitingBehind(await nextHolding(trx, r), r);
+}
+
+/**
+ * A delivery that a chain from `r` claimed and whose handed-off attempt ended it (recorded:
+ * SUCCESS or FAILED), but whose release(ended) never committed: the release failed (a Postgres
+ * blip) and the activity is retried, releasing `r` again (issue 41's review, H4). Found from `n`,
+ * the next delivery that holds the key: that delivery itself (ended FAILED, so it holds), or the
+ * one it waits behind (ended SUCCESS). Its claim is still 'claimed' and it still waits behind `r`
+ * (the failed transaction changed nothing), so a release of `r` owns it: ended here in turn, the
+ * key moves on at once instead of after the claim's lease and the waker. Locked; undefined when
+ * there is none. A chain still running would find the claim gone and stop: one of the two ends it.
+ */
+async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<OrderedRow | undefined> {
+  const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff' | 'ordering_behind'>): boolean =>
+    s.ordering_handoff === 'claimed' && s.status !== 'PENDING' && s.ordering_behind === r.id;
+  if (n.ordering_behind === r.id) return endedUnreleased(n) ? lockOrdered(trx, n.id) : undefined;
+  if (n.ordering_behind === null) return undefined;
+  // a normal wait behind a delivery other than r: one statement more, only off the common path
+  const s = await lockOrdered(trx, n.ordering_behind);
+  return s && endedUnreleased(s) ? s : undefined;
 }
 
 /**
@@ -559,6 +602,60 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     });
   }
 
+  /** release, on its row locked (lockOrdered): also for a delivery a chain ended and did not release (strandedAfter). */
+  async function releaseLocked(
+    trx: Knex.Transaction,
+    r: OrderedRow,
+    opts: { handoff?: HandoffOptions; ended?: boolean },
+  ): Promise<Release> {
+    if (r.ordering_position === null || r.ordering_key === null) return { holds: false };
+    let finished: Release['finished'];
+    if (opts.ended) {
+      // the claim is no longer this activity's: its lease ran out and the delivery went back to
+      // its run, which may be sending it now; that run releases the key when its attempt ends,
+      // so waking the next one here would start it while this delivery is in flight
+      if (r.ordering_handoff !== 'claimed') return { holds: false };
+      // left to its key's chain, no run waits to be told: it is done with, and its end
+      // finishes its event when it was the last PENDING delivery (in this transaction, so a
+      // worker lost after it does not leave the event unfinished)
+      const detached = r.ordering_detached === true;
+      await trx('webhook_delivery')
+        .where({ id: r.id })
+        .update(
+          detached
+            ? {
+                ordering_handoff: null,
+                ordering_handoff_until: null,
+                ordering_waiter: null,
+                ordering_behind: null,
+                ordering_waiting_since: null,
+                ordering_detached: false,
+              }
+            : { ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() },
+        );
+      if (detached) finished = { eventId: r.event_id, event: await finishIfSettled(trx, r.event_id) };
+    }
+    const handoff = opts.handoff;
+    const holds = await settleHold(trx, r);
+    await noteBlocked(trx, operationsSource, r, holds);
+    const ended = finished ? { finished } : {};
+    if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
+    const n = await nextHolding(trx, r);
+    const stranded = n && (await strandedAfter(trx, r, n));
+    if (stranded) {
+      // ended as its chain would have ended it, and the key goes on from it; its run is told (or
+      // its event finished) by the caller, as after the chain's own release(ended)
+      const { finished: itsFinish, ...after } = await releaseLocked(trx, stranded, { ...opts, ended: true });
+      const wake = stranded.ordering_waiter ? { wake: { workflowId: stranded.ordering_waiter, deliveryId: stranded.id } } : {};
+      return { ...after, ...ended, adopted: { deliveryId: stranded.id, ...wake, ...(itsFinish ? { finished: itsFinish } : {}) } };
+    }
+    const next = waitingBehind(n, r);
+    if (!next) return { holds: false, ...ended };
+    const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
+    if (claimed === 'waits') return { holds: false, ...ended };
+    return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}), ...ended };
+  }
+
   return {
     /**
      * Whether an ordered delivery may go now; a delivery that may not records `workflowId` as its
@@ -595,43 +692,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     async release(deliveryId: string, opts: { handoff?: HandoffOptions; ended?: boolean } = {}): Promise<Release> {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
-        if (!r || r.ordering_position === null || r.ordering_key === null) return { holds: false };
-        let finished: Release['finished'];
-        if (opts.ended) {
-          // the claim is no longer this activity's: its lease ran out and the delivery went back to
-          // its run, which may be sending it now; that run releases the key when its attempt ends,
-          // so waking the next one here would start it while this delivery is in flight
-          if (r.ordering_handoff !== 'claimed') return { holds: false };
-          // left to its key's chain, no run waits to be told: it is done with, and its end
-          // finishes its event when it was the last PENDING delivery (in this transaction, so a
-          // worker lost after it does not leave the event unfinished)
-          const detached = r.ordering_detached === true;
-          await trx('webhook_delivery')
-            .where({ id: r.id })
-            .update(
-              detached
-                ? {
-                    ordering_handoff: null,
-                    ordering_handoff_until: null,
-                    ordering_waiter: null,
-                    ordering_behind: null,
-                    ordering_waiting_since: null,
-                    ordering_detached: false,
-                  }
-                : { ordering_handoff: 'ended', ordering_handoff_until: null, ordering_waiting_since: trx.fn.now() },
-            );
-          if (detached) finished = { eventId: r.event_id, event: await finishIfSettled(trx, r.event_id) };
-        }
-        const handoff = opts.handoff;
-        const holds = await settleHold(trx, r);
-        await noteBlocked(trx, operationsSource, r, holds);
-        const ended = finished ? { finished } : {};
-        if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
-        const next = await nextWaiting(trx, r);
-        if (!next) return { holds: false, ...ended };
-        const claimed = handoff && next.accepts ? await claim(trx, next.wake.deliveryId, handoff) : undefined;
-        if (claimed === 'waits') return { holds: false, ...ended };
-        return { holds: false, wake: next.wake, ...(claimed ? { claimed } : {}), ...ended };
+        return r ? releaseLocked(trx, r, opts) : { holds: false };
       });
     },
 
@@ -718,8 +779,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * endpoint that no longer orders or sends. Their waiting time starts again, so a pass does not
      * signal them again before another `afterSeconds`.
      */
-    async stalled(afterSeconds: number, limit: number): Promise<Wake[]> {
-      const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string }> }>(
+    async stalled(afterSeconds: number, limit: number): Promise<Array<Wake & { eventId: string }>> {
+      const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string; event_id: string }> }>(
         `UPDATE webhook_delivery w SET ordering_waiting_since = now()
            FROM (SELECT d.id FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
                   WHERE d.ordering_waiter IS NOT NULL AND d.ordering_waiting_since < now() - make_interval(secs => :afterSeconds)
@@ -735,10 +796,26 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ORDER BY d.ordering_waiting_since LIMIT :limit
                   FOR UPDATE OF d SKIP LOCKED) s
           WHERE w.id = s.id AND w.ordering_waiter IS NOT NULL
-         RETURNING w.id, w.ordering_waiter`,
+         RETURNING w.id, w.ordering_waiter, w.event_id`,
         { afterSeconds, limit },
       );
-      return res.rows.map((r) => ({ workflowId: r.ordering_waiter, deliveryId: r.id }));
+      return res.rows.map((r) => ({ workflowId: r.ordering_waiter, deliveryId: r.id, eventId: r.event_id }));
+    },
+
+    /**
+     * The run recorded as a delivery's waiter has closed and can not be told (a run terminated by
+     * hand: its signal finds no run): the delivery goes to its continuation, as one left to its key's
+     * chain (docs/ordering.md), which checks its turn and delivers it, or applies what a handoff
+     * left (an end whose release never ran, a lapsed claim it then clears, so the delivery can be
+     * replayed again). Only while that run is still its waiter; false when another run took it.
+     */
+    async toContinuation(deliveryId: string, closedWaiter: string, continuation: string): Promise<boolean> {
+      const { rowCount } = await db.raw(
+        `UPDATE webhook_delivery SET ordering_waiter = :continuation, ordering_detached = true, ordering_waiting_since = now()
+          WHERE id = :id AND ordering_waiter = :closedWaiter`,
+        { id: deliveryId, closedWaiter, continuation },
+      );
+      return rowCount === 1;
     },
   };
 }

@@ -266,7 +266,10 @@ export async function WebhookFanoutWorkflow(input: FanoutInput): Promise<Finishe
   // an ordered delivery left to its key's chain (docs/ordering.md): not this run's to deliver,
   // and the event is finished by whoever ends its last delivery (absent in histories before it)
   const deliveries = plan.deliveries.filter((d) => d.ordering !== 'detached');
-  const settledOnly = deliveries.length < plan.deliveries.length || input.resumes === true;
+  // a replay's run (a redrive's too) delivers some of the event's deliveries only: another may be
+  // PENDING (left to its key's chain, another replay's, the event's own run still retrying), and
+  // the event's status waits for it (its end finishes the event)
+  const settledOnly = deliveries.length < plan.deliveries.length || input.resumes === true || input.deliveryIds !== undefined;
   // every delivery left to the chain: its ends finish the event, there is nothing for this run to
   // settle or finish (a transaction saved per waiting event)
   if (deliveries.length === 0 && plan.deliveries.length > 0 && plan.wakes === undefined) return 'RECEIVED';

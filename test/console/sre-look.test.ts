@@ -5,6 +5,7 @@ import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
 import type { EndpointSpec } from './support/own-source.js';
 import { heading } from './support/sign-in.js';
+import { failingTokenEndpoint, oauth2Endpoint, oauth2Secret } from './support/token-endpoint.js';
 
 // What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
 // checked here in Debian's chromium against dev mode as `npm start` runs it.
@@ -71,22 +72,14 @@ describe('web console as an SRE looks at it', () => {
   }, 120_000);
 
   it("a PENDING delivery of an endpoint whose OAuth2 token is refused says it waits for a token, the server's words as text", async () => {
+    // a token endpoint that refuses with the words seeded below: the worker, asking it, writes nothing
+    // new (an endpoint it could not reach would be recorded as unavailable, migration 092)
+    const idp = await failingTokenEndpoint(401, 'invalid_client', '<b>x</b> bad client');
+    onTestFinished(() => idp.close());
     const s = await stack.source(
       'token-wait',
-      {
-        partner: {
-          url: 'https://partner.example/hooks',
-          auth: {
-            type: 'OAuth2ClientCredentials',
-            oauth2: {
-              tokenUrl: 'https://idp.partner.example/oauth/token',
-              clientId: 'webhook-fanout',
-              clientSecretRef: { name: 'partner-oauth', key: 'client-secret' },
-            },
-          },
-        },
-      },
-      { secrets: { 'partner-oauth': { 'client-secret': 'the-client-secret' } } },
+      { partner: oauth2Endpoint('https://partner.example/hooks', `${idp.url}/oauth/token`) },
+      { secrets: oauth2Secret('the-client-secret') },
     );
     // what the worker records when the token endpoint refuses (db/endpoints.ts recordTokenRefusal), markup included
     const message = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client (<b>x</b> bad client)';

@@ -178,7 +178,7 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
     expect(released).toMatchObject({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2 }, claimed: { deliveryId: d2 } });
     expect(await t.repos.ordering.turn(d2, 'run-2', judge, true)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
-    expect(await t.repos.ordering.stalled(0, 100)).not.toContainEqual({ workflowId: 'run-2', deliveryId: d2 });
+    expect(await t.repos.ordering.stalled(0, 100)).not.toContainEqual(expect.objectContaining({ workflowId: 'run-2', deliveryId: d2 }));
     // a failed attempt: the run retries after the delay, its turn check says so once
     await t.repos.ordering.handoffEnd(d2, { retryInMs: 60_000 });
     const retry = await t.repos.ordering.turn(d2, 'run-2', judge, true);
@@ -226,6 +226,40 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     // the run's own release, once its attempt ended, wakes the third
     expect(await t.repos.ordering.release(d2, {})).toMatchObject({ holds: false, wake: { workflowId: 'run-3', deliveryId: d3 } });
   });
+
+  it.each(['SUCCESS', 'FAILED'] as const)(
+    'a chain whose release(ended) failed (H4): the release retried ends the handed-off delivery (%s) in turn and goes on from it',
+    async (ended) => {
+      const source = uniqueSource('stranded');
+      await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Skip' } });
+      const ds: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+        ds.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+      }
+      const [d1, d2, d3] = ds as [string, string, string];
+      expect(await t.repos.ordering.firstTurn(d1, 'run-1', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+      expect(await t.repos.ordering.firstTurn(d2, 'run-2', judge, true)).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
+      expect(await t.repos.ordering.firstTurn(d3, 'run-3', judge, true)).toEqual({ turn: 'wait', behind: d2, wake: 'signal' });
+      await t.database.db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS' });
+      expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).claimed).toMatchObject({ deliveryId: d2 });
+      // the handed-off attempt recorded its end; its release(ended) failed (rolled back)
+      await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: ended, attempts: 1 });
+      // the activity retried: d1's release again ends d2 (Skip: a FAILED one moves the key on too)
+      const again = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
+      expect(again).toMatchObject({
+        holds: false,
+        adopted: { deliveryId: d2, wake: { workflowId: 'run-2', deliveryId: d2 } },
+        wake: { workflowId: 'run-3', deliveryId: d3 },
+        claimed: { deliveryId: d3 },
+      });
+      const row = await t.database.db('webhook_delivery').where({ id: d2 }).first('ordering_handoff', 'ordering_skipped');
+      expect(row).toEqual({ ordering_handoff: 'ended', ordering_skipped: ended === 'FAILED' });
+      // once only: the chain's own release, should it come late, finds the claim gone and wakes nobody
+      expect(await t.repos.ordering.release(d2, { ended: true, handoff: handoff('run-1') })).toEqual({ holds: false });
+      expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).adopted).toBeUndefined();
+    },
+  );
 
   it('does not claim for a run that does not take a handoff (workflow code before it): it is only woken', async () => {
     const { d1, d2 } = await twoWaiting(false);

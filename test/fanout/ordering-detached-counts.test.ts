@@ -2,7 +2,9 @@ import type { Histogram } from 'prom-client';
 import { describe, expect } from 'vitest';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
-import { addEndpoint, deliveryOf, finishedEvents, uniqueSource } from './support/harness.js';
+import { startReplay } from '../../src/temporal/replay-starter.js';
+import { eventually } from '../support/wait.js';
+import { addEndpoint, addEvent, deliveryOf, finishedEvents, uniqueSource } from './support/harness.js';
 import { HOLD_FIRST_MS, attemptsOf, ordered, sendKey, seqOf } from './support/ordered-key.js';
 import { counterDelta, it } from './support/fixtures.js';
 
@@ -92,5 +94,56 @@ describe('an event whose ordered delivery was left to its key chain', () => {
     expect((await h.repos.events.get(ids[2]!))?.status).toBe('RECEIVED');
     expect(await failed()).toBe(1);
     expect(await h.repos.ordering.blockedKeysOf(endpointId)).toBe(1);
+  });
+});
+
+describe("a replay of one delivery while another delivery of its event is PENDING (left to its key's chain)", () => {
+  it("leaves the event's status to the delivery still PENDING: not PARTIAL meanwhile, then finished and counted once", async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('replaypend');
+    // the ordered endpoint: event 0 refused (Block): it holds the key, and event 1's delivery waits behind it
+    const chain = await receiver((_n, req) => ({ status: seqOf(req) === 0 ? 422 : 200 }));
+    // the plain endpoint (event 1's type only): its first answer refused, the replay's accepted
+    const plain = await receiver((n) => ({ status: n === 0 ? 422 : 200 }));
+    const orderedId = await addEndpoint(h.repos, { source, url: chain.url, ordering: ordered(), maxAttempts: 1 });
+    const plainId = await addEndpoint(h.repos, { source, url: plain.url, eventType: 'both', maxAttempts: 1 });
+    const e0 = await addEvent(h.repos, { source, eventType: 'one', payload: JSON.stringify({ key: 'k', seq: 0 }) });
+    const e1 = await addEvent(h.repos, { source, eventType: 'both', payload: JSON.stringify({ key: 'k', seq: 1 }) });
+    await h.start(e0);
+    expect(await finishedEvents(h, [e0], 20_000)).toEqual(['FAILED']);
+    const finished = await counterDelta(h.metrics.eventsFinished);
+    const partial = await counterDelta(h.metrics.eventsFinished, { status: 'PARTIAL' });
+    await h.start(e1);
+    // the event's run delivers the plain one (refused) and leaves the ordered one to the chain
+    expect(await h.client.workflow.getHandle(e1).result()).toBe('RECEIVED');
+    const failed = await deliveryOf(h.repos, e1, plainId);
+    expect(failed.status).toBe('FAILED');
+    const waiting = await deliveryOf(h.repos, e1, orderedId);
+    expect(waiting.status).toBe('PENDING');
+
+    // the replay of the plain delivery succeeds while the ordered one still waits behind event 0
+    expect(await h.repos.deliveries.reopenFailed(failed.id)).toBe(true);
+    const replay = await startReplay(h.client, { eventId: e1, deliveryIds: [failed.id], taskQueue: h.taskQueue });
+    expect(await h.client.workflow.getHandle(replay.workflowId).result()).toBe('RECEIVED');
+    expect((await h.repos.deliveries.get(failed.id))?.status).toBe('SUCCESS');
+    expect((await h.repos.deliveries.get(waiting.id))?.status).toBe('PENDING');
+    expect(await h.repos.events.get(e1)).toMatchObject({ status: 'RECEIVED', completedAt: null });
+    expect(await finished()).toBe(0);
+
+    // the key unblocked (an operator's skip): the chain's end of the ordered one finishes the event
+    const d0 = (await deliveryOf(h.repos, e0, orderedId)).id;
+    const skipped = await h.repos.ordering.skip(d0);
+    if (skipped === 'not_skippable') throw new Error('not skippable');
+    if (skipped.wake) await signalTurn(h.client, skipped.wake, { timeoutMs: 5_000, taskQueue: h.taskQueue });
+    await eventually(async () => (await h.repos.events.get(e1))?.status === 'COMPLETED', {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: 'the event finished once its ordered delivery ended',
+    });
+    expect(chain.requests.map(seqOf)).toEqual([0, 1]);
+    expect(await finished()).toBe(1);
+    expect(await partial()).toBe(0);
   });
 });

@@ -45,8 +45,8 @@ export interface KafkaBroker extends RestartableBroker {
   setPassword(password: string): Promise<void>;
   /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
   createTopic(name: string, partitions?: number, configs?: Record<string, string>): Promise<void>;
-  /** reads a topic from its beginning with Kafka's own console consumer (the Java client) */
-  consume(topic: string, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
+  /** reads a topic (or every topic a pattern matches) from its beginning with Kafka's own console consumer (the Java client) */
+  consume(topic: string | RegExp, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
 }
 
 /** One record as Kafka's console consumer printed it. */
@@ -188,8 +188,7 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
           'org.apache.kafka.tools.consumer.ConsoleConsumer',
           '--bootstrap-server',
           bootstrap,
-          '--topic',
-          topic,
+          ...(typeof topic === 'string' ? ['--topic', topic] : ['--include', topic.source]),
           '--from-beginning',
           '--max-messages',
           String(count),

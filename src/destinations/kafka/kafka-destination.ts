@@ -11,8 +11,9 @@ import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
 import { kafkaRecordParts } from './kafka-record.js';
-import type { ProduceRecord } from './produce-batch.js';
-import { createProduceCoalescer, type AttemptState, type ProduceCoalescer, type Produced } from './produce-coalescer.js';
+import { sendFloorMs, type AttemptState, type ProduceRecord } from './produce-batch.js';
+import { createProduceCoalescer, type ProduceCoalescer, type Produced } from './produce-coalescer.js';
+import { createTopicRecheck, recheckOver, type TopicRecheck } from './topic-recheck.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -22,6 +23,8 @@ export const PRODUCER_IDLE_CLOSE_MS = 10 * 60_000;
 /** A producer of one cluster and credentials, and what says when to close it. */
 interface Held {
   producer: KafkaProducer;
+  /** its look-ups of topics the cluster called unknown (both ways of producing use it) */
+  recheck: TopicRecheck;
   /** the cluster, TLS and user, the password apart: a producer made for the same with another password replaces this one (a rotation) */
   identity: string;
   /** attempts whose publish has not finished (a record may still be in flight after its attempt's deadline) */
@@ -105,10 +108,11 @@ export function createKafkaDestination(opts: {
         ...(to.tls ? { tls: to.secrets.caBundle === undefined ? {} : { ca: to.secrets.caBundle } } : {}),
         ...(to.sasl ? { sasl: { mechanism: to.sasl.mechanism, username: to.sasl.username, password: to.secrets.password ?? '' } } : {}),
       });
-      held = { producer, identity, inFlight: 0, retired: false, proven: false, idle: undefined };
+      const recheck = createTopicRecheck(producer);
+      held = { producer, recheck, identity, inFlight: 0, retired: false, proven: false, idle: undefined };
       producers.set(key, held);
       open.add(held);
-      coalescers.set(producer, createProduceCoalescer(producer));
+      coalescers.set(producer, createProduceCoalescer(producer, recheck));
     }
     return { key, held };
   };
@@ -140,7 +144,7 @@ export function createKafkaDestination(opts: {
   };
 
   /** one record alone in its request (KAFKA_PRODUCE=single) */
-  const produceOne = async (producer: KafkaProducer, topic: string, record: ProduceRecord): Promise<Produced> => {
+  const sendOne = async (producer: KafkaProducer, topic: string, record: ProduceRecord): Promise<Produced> => {
     try {
       // acks on each send: the client takes a producer's own `acks` for its streams only, and a
       // send without one is acknowledged by the leader alone (acks=1)
@@ -152,14 +156,41 @@ export function createKafkaDestination(opts: {
     }
   };
 
+  /**
+   * KAFKA_PRODUCE=single: a topic the cluster calls unknown is looked for again (topic-recheck.ts:
+   * it may have been created a moment ago; nothing was written) and the record sent again once it
+   * is there, if its attempt still has the time a produce is given (sendFloorMs, the coalescer's
+   * rule). A leader that does not know the topic yet answers the produce so too: sent again while
+   * the attempt's window lasts, final after it.
+   */
+  const produceOne = async (held: Held, topic: string, record: ProduceRecord, attempt: AttemptState): Promise<Produced> => {
+    for (let rechecked = false; ; rechecked = true) {
+      const produced = await sendOne(held.producer, topic, record);
+      if (!('error' in produced) || classifyKafkaError(produced.error).code !== 'broker_unknown_destination') return produced;
+      // unknown again after the metadata had it: the leader's answer, final once the window has passed
+      if (rechecked && recheckOver(attempt)) return produced;
+      const found = await held.recheck.wait(topic, attempt);
+      if ('failure' in found) return { notSent: found.failure };
+      const left = attempt.deadline - performance.now();
+      if (attempt.abandoned || left < sendFloorMs(attempt.timeoutMs, null))
+        return {
+          notSent: {
+            code: 'broker_unavailable',
+            detail: `not sent: ${Math.max(0, Math.round(left))} ms of the attempt's time left once ${topic} was in the cluster's metadata`,
+            timedOut: true,
+          },
+        };
+    }
+  };
+
   const publish = async (
-    producer: KafkaProducer,
+    held: Held,
     message: Message,
     to: KafkaTarget,
     attempt: AttemptState,
     elapsed: () => number,
   ): Promise<DeliveryOutcome> => {
-    const refused = await refusedAddress(producer, to);
+    const refused = await refusedAddress(held.producer, to);
     if (refused !== null) return brokerFailureOutcome(refused, elapsed());
     const parts = kafkaRecordParts(message);
     const record: ProduceRecord = {
@@ -167,8 +198,8 @@ export function createKafkaDestination(opts: {
       ...(parts.key === null ? {} : { key: Buffer.from(parts.key) }),
       headers: new Map(parts.headers.map(([name, value]) => [Buffer.from(name), Buffer.from(value)])),
     };
-    const coalescer = coalesced ? coalescers.get(producer) : undefined;
-    const produced = coalescer ? await coalescer.produce(to.topic, record, attempt) : await produceOne(producer, to.topic, record);
+    const coalescer = coalesced ? coalescers.get(held.producer) : undefined;
+    const produced = coalescer ? await coalescer.produce(to.topic, record, attempt) : await produceOne(held, to.topic, record, attempt);
     if ('notSent' in produced) return brokerFailureOutcome(produced.notSent, elapsed());
     if ('error' in produced) return brokerFailureOutcome(classifyKafkaError(produced.error), elapsed());
     if (produced.offset === null)
@@ -189,7 +220,7 @@ export function createKafkaDestination(opts: {
       // one deadline for the attempt, the address checks and the produce together; a record still
       // waiting for its request when it passes is never sent (one in a request already may be written)
       return withDeadline(
-        using(key, held, () => publish(held.producer, message, to, attempt, elapsed)),
+        using(key, held, () => publish(held, message, to, attempt, elapsed)),
         timeoutMs,
         () => {
           attempt.abandoned = true;

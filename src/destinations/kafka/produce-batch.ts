@@ -8,6 +8,18 @@ export interface ProduceRecord {
 }
 
 /**
+ * The attempt a record belongs to: once its deadline has passed, a record not yet sent is
+ * dropped, never sent late; nor is one with too little of its time left (sendFloorMs).
+ */
+export interface AttemptState {
+  abandoned: boolean;
+  /** when the attempt's time runs out (performance.now()) */
+  deadline: number;
+  /** the attempt's whole time */
+  timeoutMs: number;
+}
+
+/**
  * How much one produce request of the coalescer carries: well under the broker's default
  * message.max.bytes (1 MiB, the limit of one partition's record batch), so that records which
  * each fit are not refused together; a record over the bytes goes alone.

@@ -11,8 +11,10 @@ import {
   sendFloorMs,
   takeBatch,
   unkeyedPartition,
+  type AttemptState,
   type ProduceRecord,
 } from './produce-batch.js';
+import { recheckOver, type TopicRecheck } from './topic-recheck.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -32,18 +34,6 @@ const SPLIT_ON = new Set(['broker_message_too_large', 'broker_record_invalid', '
  * one), or the request's error; or why the record was not sent (`notSent`, already classified).
  */
 export type Produced = { partition: number; offset: bigint | null } | { error: unknown } | { notSent: BrokerFailure };
-
-/**
- * The attempt a record belongs to: once its deadline has passed, a record not yet sent is
- * dropped, never sent late; nor is one with too little of its time left (sendFloorMs).
- */
-export interface AttemptState {
-  abandoned: boolean;
-  /** when the attempt's time runs out (performance.now()) */
-  deadline: number;
-  /** the attempt's whole time */
-  timeoutMs: number;
-}
 
 export interface ProduceCoalescer {
   produce(topic: string, record: ProduceRecord, attempt: AttemptState): Promise<Produced>;
@@ -102,9 +92,14 @@ interface TopicLane {
  * partition's recent latency, at most half the attempt's time): one that waited behind a slow
  * request and has less fails its attempt unsent (broker_unavailable, retried) rather than time out
  * while the broker writes it and be written again by its retry.
+ *
+ * A topic the cluster's metadata calls unknown is looked for again before its records fail final
+ * (`recheck`, topic-recheck.ts: it may have been created a moment ago); they then go out by the
+ * same rules.
  */
 export function createProduceCoalescer(
   producer: KafkaProducer,
+  recheck: TopicRecheck,
   limits: { records: number; bytes: number } = BATCH_LIMITS,
 ): ProduceCoalescer {
   const topics = new Map<string, TopicLane>();
@@ -134,6 +129,15 @@ export function createProduceCoalescer(
     return p;
   };
 
+  /** the entry joins those assigned on the next turn of the event loop */
+  const enqueue = (topic: string, lane: TopicLane, e: Entry): void => {
+    lane.incoming.push(e);
+    if (!lane.scheduled) {
+      lane.scheduled = true;
+      setImmediate(() => void assign(topic, lane));
+    }
+  };
+
   const assign = async (topic: string, lane: TopicLane): Promise<void> => {
     lane.scheduled = false;
     const entries = live(lane.incoming);
@@ -146,7 +150,8 @@ export function createProduceCoalescer(
       count = metadata.topics.get(topic)?.partitionsCount ?? 0;
       if (count < 1) throw new Error(`the cluster's metadata names no partition of ${topic}`);
     } catch (error) {
-      for (const e of entries) e.resolve({ error });
+      if (classifyKafkaError(error).code === 'broker_unknown_destination') for (const e of entries) void recheckTopic(topic, lane, e);
+      else for (const e of entries) e.resolve({ error });
       return;
     }
     let sticky: number | undefined;
@@ -164,6 +169,21 @@ export function createProduceCoalescer(
       partitionOf(lane, partition).waiting.push(e);
     }
     for (const [partition, p] of lane.partitions) if (!p.inFlight && p.waiting.length > 0) void drain(topic, partition, p);
+  };
+
+  /**
+   * A topic the cluster's metadata calls unknown may have been created a moment ago: the entry
+   * waits while the metadata is read again (topic-recheck.ts), then is assigned with the records
+   * that came meanwhile, and goes out only with time enough left (sendable, as any record that
+   * waited); a topic still unknown at the end of its window fails it final.
+   */
+  const recheckTopic = async (topic: string, lane: TopicLane, e: Entry): Promise<void> => {
+    const found = await recheck.wait(topic, e.attempt);
+    if ('failure' in found) {
+      e.resolve({ notSent: found.failure });
+      return;
+    }
+    enqueue(topic, lane, e);
   };
 
   /**
@@ -217,8 +237,18 @@ export function createProduceCoalescer(
       // large (or the one the broker found invalid), one after the other (one request in flight per partition, as drain sends), and only
       // while its attempt still waits, with time enough left: an attempt whose deadline passed during the refused request
       // has been answered and will be retried, so its record sent now would be published twice
-      if (batch.length > 1 && SPLIT_ON.has(classifyKafkaError(error).code)) {
+      const { code } = classifyKafkaError(error);
+      if (batch.length > 1 && SPLIT_ON.has(code)) {
         for (const e of batch) if (sendable([e], p).length === 1) await sendBatch(topic, partition, p, [e]);
+        return;
+      }
+      // a leader that does not know the topic yet (its metadata behind the broker's that gave ours):
+      // nothing was written, so the record waits for the topic again while its attempt's window lasts
+      if (code === 'broker_unknown_destination') {
+        for (const e of batch) {
+          if (recheckOver(e.attempt)) e.resolve({ error });
+          else void recheckTopic(topic, laneOf(topic), e);
+        }
         return;
       }
       for (const e of batch) e.resolve({ error });
@@ -228,12 +258,7 @@ export function createProduceCoalescer(
   return {
     produce(topic, record, attempt) {
       return new Promise<Produced>((resolve) => {
-        const lane = laneOf(topic);
-        lane.incoming.push({ record, bytes: recordBytes(record), attempt, came: performance.now(), resolve });
-        if (!lane.scheduled) {
-          lane.scheduled = true;
-          setImmediate(() => void assign(topic, lane));
-        }
+        enqueue(topic, laneOf(topic), { record, bytes: recordBytes(record), attempt, came: performance.now(), resolve });
       });
     },
   };

@@ -1,7 +1,11 @@
+import { UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { createProduceCoalescer, type AttemptState, type Produced } from '../../../../src/destinations/kafka/produce-coalescer.js';
+import type { AttemptState } from '../../../../src/destinations/kafka/produce-batch.js';
+import { createProduceCoalescer, type Produced } from '../../../../src/destinations/kafka/produce-coalescer.js';
+import { createTopicRecheck } from '../../../../src/destinations/kafka/topic-recheck.js';
 
 type Producer = Parameters<typeof createProduceCoalescer>[0];
+const coalescerOf = (producer: Producer, rereadMs?: number) => createProduceCoalescer(producer, createTopicRecheck(producer, rereadMs));
 
 /**
  * A stand-in for the client (the real broker's paths are in test/destinations/kafka.test.ts): one
@@ -34,7 +38,7 @@ const attempt = (timeoutMs = 10_000): AttemptState => ({ abandoned: false, deadl
 describe('the Kafka coalescer when a batch is refused as too large', () => {
   it('sends each record again alone, one request at a time, and never the record of an attempt that gave up meanwhile', async () => {
     const broker = refusingBatches(40);
-    const c = createProduceCoalescer(broker.producer);
+    const c = coalescerOf(broker.producer);
     const attempts: AttemptState[] = [attempt(), attempt(), attempt()];
     const produced: Promise<Produced>[] = ['a', 'b', 'c'].map((v, i) => c.produce('t', record(v), attempts[i] ?? attempt()));
     // b's deadline passes while the batch of three is in flight: its attempt has answered "no acknowledgement" and will be retried
@@ -62,7 +66,7 @@ describe('the Kafka coalescer when a batch is refused as too large', () => {
         return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
       },
     };
-    const c = createProduceCoalescer(producer as unknown as Producer);
+    const c = coalescerOf(producer as unknown as Producer);
     const [a, bad, b] = await Promise.all(['a', 'bad', 'b'].map((v) => c.produce('t', record(v), attempt())));
     expect(written).toEqual(['a', 'b']);
     expect(a).toMatchObject({ partition: 0 });
@@ -80,7 +84,7 @@ describe('the Kafka coalescer when a batch is refused as too large', () => {
         throw Object.assign(new Error('connection refused'), { code: 'PLT_KFK_NETWORK' });
       },
     };
-    const c = createProduceCoalescer(producer as unknown as Producer);
+    const c = coalescerOf(producer as unknown as Producer);
     const produced = await Promise.all(['a', 'b', 'c'].map((v) => c.produce('t', record(v), attempt())));
     for (const p of produced) expect(p).toHaveProperty('error');
     expect(requests).toBe(1);
@@ -99,7 +103,7 @@ describe("the Kafka coalescer and an attempt's time left", () => {
         return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
       },
     };
-    const c = createProduceCoalescer(producer as unknown as Producer);
+    const c = coalescerOf(producer as unknown as Producer);
     const first = c.produce('t', record('first'), attempt());
     await new Promise((r) => setImmediate(r));
     await new Promise((r) => setImmediate(r));
@@ -115,5 +119,30 @@ describe("the Kafka coalescer and an attempt's time left", () => {
       },
     });
     expect(written).toEqual(['first', 'long']);
+  });
+});
+
+describe('the Kafka coalescer and a topic created a moment ago', () => {
+  it('records for a topic the metadata does not have yet wait for it, then go in one request', async () => {
+    const written: string[] = [];
+    let reads = 0;
+    const producer = {
+      // the broker learns of the topic after its third read
+      metadata: async () => {
+        if (++reads <= 3) throw new UserError('Unknown topic t.');
+        return { topics: new Map([['t', { partitionsCount: 1 }]]) };
+      },
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        written.push(messages.map((m) => m.value.toString()).join());
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    const c = coalescerOf(producer as unknown as Producer, 10);
+    const produced = await Promise.all(['a', 'b'].map((v) => c.produce('t', record(v), attempt())));
+    expect(produced).toEqual([
+      { partition: 0, offset: 1n },
+      { partition: 0, offset: 2n },
+    ]);
+    expect(written).toEqual(['a,b']);
   });
 });
