@@ -46,6 +46,8 @@ export interface E2eRun {
   outOfOrder?: number;
   /** real path: deliveries that took more than one attempt (a retry is a timer, an activity task and a second send) */
   retried?: number;
+  /** real path: the median attempt's duration, ms, as the attempt log has it (the send and its answer) */
+  attemptMs?: number;
   /**
    * the measured window on the monotonic clock, microseconds: the clock of a V8 CPU profile's
    * timestamps, so bench/profile-summary.ts can keep one kind of run's samples (BENCH_PROFILE)
@@ -87,6 +89,8 @@ export interface E2ePath {
   outOfOrder: number;
   /** real path: deliveries that took more than one attempt, over all rounds */
   retried: number;
+  /** real path: the rounds' median attempt duration, ms (their median) */
+  attemptMs?: number;
 }
 
 export interface E2eCase {
@@ -272,6 +276,13 @@ export async function runReal(
       `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND attempts > 1`,
       [endpointIds],
     );
+    // a slower answer holds each activity longer: the attempt log's own durations, to set beside the CPU
+    run.attemptMs = await countWhere(
+      d.infra,
+      `SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms), 0)::float AS n
+         FROM webhook_delivery_attempt a JOIN webhook_delivery w ON w.id = a.delivery_id WHERE w.endpoint_id = ANY(?::uuid[])`,
+      [endpointIds],
+    );
     // outside the measured window: reading histories costs the server CPU too (one workflow per event, its id the event's)
     if (!opts.countActions) return run;
     // an ordered run's and a destination's histories spread over the run (the first few may not be typical)
@@ -381,6 +392,7 @@ function combine(runs: E2eRun[]): E2ePath {
     hopsMs: runs.flatMap((r) => r.hopsMs ?? []),
     outOfOrder: runs.reduce((a, r) => a + (r.outOfOrder ?? 0), 0),
     retried: runs.reduce((a, r) => a + (r.retried ?? 0), 0),
+    ...(runs.every((r) => r.attemptMs !== undefined) ? { attemptMs: median(runs.map((r) => r.attemptMs ?? 0)) } : {}),
   };
 }
 

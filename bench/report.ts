@@ -659,7 +659,9 @@ export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePa
     `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}, SQS's fauxqs ${f2(cpuMsPerDeliveryOf(sqs, ['destination-fauxqs']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
     // the worker's extra may be Temporal's side of the run, not the send: its GC and its workflow tasks
     `the worker's GC ms per delivery ${each((p) => (p.workerGcS === undefined ? '-' : f2((p.workerGcS * 1000) / p.totalDeliveries)))}; ` +
-    `workflow tasks per event ${each((p) => tasksPerEvent(p.actions))}`
+    `workflow tasks per event ${each((p) => tasksPerEvent(p.actions))}; ` +
+    // the far side's answer time: an attempt held longer keeps its activity (and the worker's state of it) longer
+    `an attempt's median duration ms ${each((p) => (p.attemptMs === undefined ? '-' : f1(p.attemptMs)))}`
   );
 }
 

@@ -779,8 +779,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * endpoint that no longer orders or sends. Their waiting time starts again, so a pass does not
      * signal them again before another `afterSeconds`.
      */
-    async stalled(afterSeconds: number, limit: number): Promise<Wake[]> {
-      const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string }> }>(
+    async stalled(afterSeconds: number, limit: number): Promise<Array<Wake & { eventId: string }>> {
+      const res = await db.raw<{ rows: Array<{ id: string; ordering_waiter: string; event_id: string }> }>(
         `UPDATE webhook_delivery w SET ordering_waiting_since = now()
            FROM (SELECT d.id FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
                   WHERE d.ordering_waiter IS NOT NULL AND d.ordering_waiting_since < now() - make_interval(secs => :afterSeconds)
@@ -796,10 +796,26 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
                   ORDER BY d.ordering_waiting_since LIMIT :limit
                   FOR UPDATE OF d SKIP LOCKED) s
           WHERE w.id = s.id AND w.ordering_waiter IS NOT NULL
-         RETURNING w.id, w.ordering_waiter`,
+         RETURNING w.id, w.ordering_waiter, w.event_id`,
         { afterSeconds, limit },
       );
-      return res.rows.map((r) => ({ workflowId: r.ordering_waiter, deliveryId: r.id }));
+      return res.rows.map((r) => ({ workflowId: r.ordering_waiter, deliveryId: r.id, eventId: r.event_id }));
+    },
+
+    /**
+     * The run recorded as a delivery's waiter has closed and can not be told (a run terminated by
+     * hand: its signal finds no run): the delivery goes to its continuation, as one left to its key's
+     * chain (docs/ordering.md), which checks its turn and delivers it, or applies what a handoff
+     * left (an end whose release never ran, a lapsed claim it then clears, so the delivery can be
+     * replayed again). Only while that run is still its waiter; false when another run took it.
+     */
+    async toContinuation(deliveryId: string, closedWaiter: string, continuation: string): Promise<boolean> {
+      const { rowCount } = await db.raw(
+        `UPDATE webhook_delivery SET ordering_waiter = :continuation, ordering_detached = true, ordering_waiting_since = now()
+          WHERE id = :id AND ordering_waiter = :closedWaiter`,
+        { id: deliveryId, closedWaiter, continuation },
+      );
+      return rowCount === 1;
     },
   };
 }

@@ -1,4 +1,6 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Wake } from '../db/ordering.js';
+import { continuationWorkflowId } from '../domain/ordering.js';
 import type { Repositories } from '../db/repositories.js';
 import { describeError } from '../domain/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -56,6 +58,29 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
     for (const c of counts) deps.metrics.orderingBlockedKeys.set({ endpoint: c.name }, c.blockedKeys);
   }
 
+  /**
+   * The run waiting for the delivery has closed (terminated by hand: a run of ours closes only once
+   * its delivery is settled or its wait cleared): nothing would ever deliver the delivery, release
+   * what a handoff ended for it, or clear its lapsed claim (which keeps it from a replay). Its
+   * continuation takes it (signal-with-start), as for a delivery left to its key's chain. A
+   * continuation's own id is started again by its signal, so it never comes here.
+   */
+  async function toContinuation(w: Wake & { eventId: string }): Promise<boolean> {
+    const continuation = continuationWorkflowId(w.eventId, w.deliveryId);
+    if (w.workflowId === continuation || !(await deps.repos.ordering.toContinuation(w.deliveryId, w.workflowId, continuation)))
+      return false;
+    deps.logger.info(
+      { workflowId: w.workflowId, deliveryId: w.deliveryId, continuation },
+      'ordering waker: the run waiting for a delivery has closed; its continuation takes the delivery',
+    );
+    await signalTurn(
+      deps.client,
+      { workflowId: continuation, deliveryId: w.deliveryId },
+      { timeoutMs: SIGNAL_TIMEOUT_MS, taskQueue: deps.taskQueue },
+    );
+    return true;
+  }
+
   async function pass(): Promise<number> {
     const stalled = await deps.repos.ordering.stalled(after, PER_PASS);
     let woken = 0;
@@ -64,7 +89,11 @@ export function createOrderingWaker(deps: OrderingWakerDeps): OrderingWaker {
         await signalTurn(deps.client, w, { timeoutMs: SIGNAL_TIMEOUT_MS, taskQueue: deps.taskQueue });
         woken++;
       } catch (err) {
-        // a run that ended: nothing waits there (its delivery is settled or will be by a replay)
+        // a continuation not started (Temporal down) is found again by a later pass, or woken by a release
+        if (err instanceof WorkflowNotFoundError && (await toContinuation(w).catch(() => false))) {
+          woken++;
+          continue;
+        }
         deps.logger.debug(
           { workflowId: w.workflowId, deliveryId: w.deliveryId, err: describeError(err) },
           'ordering waker: signal not sent',

@@ -317,6 +317,8 @@ describe('a continuation waiting for its turn when the chain ends its delivery',
       const row = await h.database.db('webhook_delivery').where({ id: d1 }).first('ordering_waiter', 'ordering_handoff');
       return row?.ordering_waiter === continuation && row.ordering_handoff === 'accepts';
     });
+    // d0's request may not have reached the receiver yet (its run's first attempt on a loaded machine)
+    await eventually(async () => target.requests.length > 0, { what: "d0's request at the receiver" });
     expect(target.requests.map(seqOf)).toEqual([0]);
     // d0 ends: the chain claims d1, sends it, ends it, finishes its event
     await eventually(async () => (await h.repos.events.get(ids[1]!))?.status === 'COMPLETED', { timeoutMs: 20_000 });

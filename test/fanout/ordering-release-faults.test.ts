@@ -1,4 +1,7 @@
 import { describe, expect } from 'vitest';
+import { startReplay } from '../../src/temporal/replay-starter.js';
+import { signalTurn } from '../../src/temporal/signal-turn.js';
+import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { eventually } from '../support/wait.js';
 import { addEndpoint, deliveryOf, finishedEvents, orderingWakerOf, uniqueSource, type FanoutHarness } from './support/harness.js';
 import { continuationOf, oneAtATime, ordered, sendKey, seqOf } from './support/ordered-key.js';
@@ -6,7 +9,8 @@ import { it } from './support/fixtures.js';
 
 // What a release that did not happen leaves on an ordered key (docs/ordering.md, "The handoff" and
 // the waker), issue 41's noticed gaps: the chain's release of a handed-off delivery cut by a
-// Postgres failure (H4). Real Postgres, Temporal and receivers; each test failed before its fix.
+// Postgres failure (H4), and a run waiting for a delivery terminated by hand. Real Postgres,
+// Temporal and receivers; each test failed before its fix.
 
 /** The deliveries of `ids` once each after the first waits behind the one before (left to the key's chain). */
 async function waitingLine(h: FanoutHarness, ids: string[], endpointId: string): Promise<string[]> {
@@ -33,8 +37,9 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
       if (seqOf(req) === 0) await firstAnswered;
       return { status: 200 };
     });
-    // a 10 s timeout: the lease of a claim is 20 s, what the key waited before
-    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 10 });
+    // the longest timeout handed off (15 s: the first request is held until the line is in place,
+    // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
+    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
     const ids = await sendKey(h, source, 3);
     const [, d1, d2] = await waitingLine(h, ids, endpointId);
     const db = h.database.db;
@@ -83,5 +88,128 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
     } finally {
       await waker.stop();
     }
+  });
+});
+
+describe('a run waiting for an ordered delivery, terminated by hand', () => {
+  /**
+   * Three events of one key, the first refused (422, Block, maxAttempts 1): it blocks the key, the
+   * two after it wait, left to the key's chain. Then a run of its own waits for d1, as a replay's
+   * run or a run waiting on a timer does (its id, not a continuation's, is d1's waiter), and is
+   * terminated by hand (the client's terminate, as `temporal workflow terminate`).
+   */
+  async function terminatedWaiter(
+    h: FanoutHarness,
+    url: string,
+    source: string,
+    onFailure: 'Block' | 'Skip',
+  ): Promise<{ ids: string[]; ds: string[]; endpointId: string; waiter: string }> {
+    const endpointId = await addEndpoint(h.repos, { source, url, ordering: ordered(onFailure), maxAttempts: 1 });
+    const ids = await sendKey(h, source, 3);
+    const ds = await waitingLine(h, ids, endpointId);
+    const { workflowId: waiter } = await startReplay(h.client, { eventId: ids[1]!, deliveryIds: [ds[1]!], taskQueue: h.taskQueue });
+    await eventually(async () => {
+      const row = await h.database.db('webhook_delivery').where({ id: ds[1] }).first('ordering_waiter', 'ordering_handoff');
+      return row?.ordering_waiter === waiter && row.ordering_handoff === 'accepts';
+    });
+    await h.client.workflow.getHandle(waiter).terminate('terminated by hand (test)');
+    return { ids, ds, endpointId, waiter };
+  }
+
+  it("while a handoff claims its delivery (the claim's worker lost): the waker clears the lapsed claim, and the delivery can be replayed again", async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('termclaim');
+    const target = await receiver((_n, req) => ({ status: seqOf(req) === 0 ? 422 : 200 }));
+    const { ids, ds, endpointId } = await terminatedWaiter(h, target.url, source, 'Block');
+    await finishedEvents(h, ids.slice(0, 1), 20_000);
+    const [d0, d1, d2] = ds as [string, string, string];
+    // what a worker lost mid-chain leaves (a process can not be killed in this harness): d0 released
+    // (an operator's skip), d1 claimed by the chain and its handed-off attempt recorded (422,
+    // FAILED), its release never run, the claim's lease run out
+    const db = h.database.db;
+    await db('webhook_delivery').where({ id: d0 }).update({ ordering_skipped: true, ordering_blocked_at: null });
+    await db('webhook_delivery')
+      .where({ id: d1 })
+      .update({
+        status: 'FAILED',
+        attempts: 1,
+        last_response_status: 422,
+        last_error: 'HTTP 422',
+        last_attempt_at: db.fn.now(),
+        completed_at: db.fn.now(),
+        ordering_handoff: 'claimed',
+        ordering_handoff_until: db.raw("now() - interval '1 second'"),
+        ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
+      });
+    await db('webhook_delivery_attempt').insert({
+      delivery_id: d1,
+      attempt: 1,
+      outcome: 'FAILED',
+      started_at: db.fn.now(),
+      response_status: 422,
+    });
+    // a replay is refused while the claim is there (0a2a39e)
+    expect(await h.repos.deliveries.reopenFailed(d1)).toBe(false);
+    const waker = orderingWakerOf(h);
+    waker.start();
+    try {
+      // the terminated run can not be told: the delivery's continuation applies the attempt's end
+      // to the key (Block: blocked) and clears the claim
+      await eventually(async () => (await db('webhook_delivery').where({ id: d1 }).first('ordering_handoff'))?.ordering_handoff === null, {
+        timeoutMs: 25_000,
+        intervalMs: 200,
+        what: "the lapsed claim of the terminated run's delivery cleared",
+      });
+      await eventually(async () => (await h.repos.ordering.blockedKeysOf(endpointId)) === 1, { timeoutMs: 10_000, intervalMs: 200 });
+      expect(await continuationOf(h, ids[1]!, d1)).toBe(continuationWorkflowId(ids[1]!, d1));
+      // the way out of a blocked key works again: the replay sends d1, then the key goes on
+      expect(await h.repos.deliveries.reopenFailed(d1)).toBe(true);
+      const replay = await startReplay(h.client, { eventId: ids[1]!, deliveryIds: [d1], taskQueue: h.taskQueue });
+      await eventually(async () => (await h.repos.deliveries.get(d2))?.status === 'SUCCESS', {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: 'the replayed delivery and the next one of the key delivered',
+      });
+      await h.client.workflow.getHandle(replay.workflowId).result();
+    } finally {
+      await waker.stop();
+    }
+    expect(target.requests.map(seqOf)).toEqual([0, 1, 2]);
+    oneAtATime(target.requests);
+    expect(await finishedEvents(h, ids, 10_000)).toEqual(['FAILED', 'COMPLETED', 'COMPLETED']);
+  });
+
+  it('while its delivery waits behind a blocked one: once the key is skipped past, the waker has its continuation deliver it (in order, within 30 s)', async ({
+    h,
+    receiver,
+  }) => {
+    const source = uniqueSource('termwait');
+    const target = await receiver((_n, req) => ({ status: seqOf(req) === 0 ? 422 : 200 }));
+    const { ids, ds } = await terminatedWaiter(h, target.url, source, 'Block');
+    await finishedEvents(h, ids.slice(0, 1), 20_000);
+    const [d0, d1, d2] = ds as [string, string, string];
+    const waker = orderingWakerOf(h);
+    waker.start();
+    try {
+      // the operator's skip wakes d1's waiter: the terminated run, which can not be told
+      const skipped = await h.repos.ordering.skip(d0);
+      if (skipped === 'not_skippable') throw new Error('not skippable');
+      const since = Date.now();
+      await expect(signalTurn(h.client, skipped.wake!, { timeoutMs: 5_000, taskQueue: h.taskQueue })).rejects.toThrow();
+      await eventually(async () => (await h.repos.deliveries.get(d2))?.status === 'SUCCESS', {
+        timeoutMs: 35_000,
+        intervalMs: 200,
+        what: 'the key delivered after the skip',
+      });
+      expect(Date.now() - since).toBeLessThan(30_000);
+    } finally {
+      await waker.stop();
+    }
+    expect((await h.repos.deliveries.get(d1))?.status).toBe('SUCCESS');
+    expect(target.requests.map(seqOf)).toEqual([0, 1, 2]);
+    oneAtATime(target.requests);
+    expect(await finishedEvents(h, ids, 10_000)).toEqual(['FAILED', 'COMPLETED', 'COMPLETED']);
   });
 });

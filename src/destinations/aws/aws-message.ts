@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Message } from '../../delivery/message.js';
 
 /** A String message attribute, as SQS and SNS take them (the SDKs' MessageAttributeValue). */
@@ -25,9 +26,9 @@ export function awsMessageOf(message: Message): { text: string; attributes: Reco
   }
   if (message.contentType !== null) put('content-type', message.contentType);
   put('webhook-headers', JSON.stringify(message.headers));
-  const text = message.body.toString('utf8');
-  if (Buffer.from(text, 'utf8').equals(message.body) && !hasCharacterSqsRefuses(text)) {
-    return { text, attributes };
+  if (isUtf8(message.body)) {
+    const text = message.body.toString('utf8');
+    if (!REFUSED_CHARACTER.test(text)) return { text, attributes };
   }
   put('content-transfer-encoding', 'base64');
   return { text: message.body.toString('base64'), attributes };
@@ -56,10 +57,5 @@ export function eventBridgeDetailOf(message: Message): string {
 }
 
 /** SQS and SNS take the XML characters only: no control character but tab, newline and carriage return. */
-function hasCharacterSqsRefuses(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0xfffe || c === 0xffff) return true;
-  }
-  return false;
-}
+// eslint-disable-next-line no-control-regex -- these control characters are what the test is for
+const REFUSED_CHARACTER = /[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/;

@@ -9,7 +9,7 @@
 // resolves through the address policy, the attempt's deadline, a bounded answer.
 // sqs-send-message.ts owns the body and reading the answer.
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { SqsTarget } from '../../delivery/destination.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
@@ -27,7 +27,7 @@ import {
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The signed headers of a POST of `body` to `url`, signed at `date`. */
-type Sign = (url: URL, headers: Record<string, string>, body: string, date: Date) => Promise<Record<string, string>>;
+type Sign = (url: URL, headers: Record<string, string>, body: Buffer, date: Date) => Promise<Record<string, string>>;
 
 /** SQS's signing name (the SDK client's `defaultSigningName`). */
 const SQS_SIGNING_NAME = 'sqs';
@@ -78,12 +78,14 @@ export function createSqsDirect(deps: {
     async send(client, to, input, signal) {
       const url = urlOf(to);
       const sign = await signerOf(client);
-      const body = JSON.stringify(input);
+      // the bytes once: hashed for the signature and sent, not encoded twice
+      const body = Buffer.from(JSON.stringify(input), 'utf8');
       const signedOffset = client.config.systemClockOffset || 0;
       // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
       const headers = await sign(url, SEND_MESSAGE_HEADERS, body, new Date(Date.now() + signedOffset));
-      const res = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal });
-      const text = await readBounded(res.body, MAX_ANSWER_BYTES);
+      // the agent's own request(): the origin and path given, not parsed from a URL again per send
+      const res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers, body, signal });
+      const text = await readBounded(res, MAX_ANSWER_BYTES);
       if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
       const queryError = res.headers['x-amzn-query-error'];
       const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
@@ -111,11 +113,16 @@ async function ownSigner(client: SQSClient): Promise<Sign> {
 /** The SDK client's own signer (@smithy/signature-v4), as the transport's signed calls sign. */
 async function sdkSigner(client: SQSClient): Promise<Sign> {
   const { sign } = await resolveCallTarget(client);
-  return (url, headers, body, date) => signPost(sign, url, headers, body, date);
+  // the SDK's signer hashes a string body (this path is the comparison's, AWS_SQS_SEND=direct-sdk-signer)
+  return (url, headers, body, date) => signPost(sign, url, headers, body.toString('utf8'), date);
 }
 
 /** The answer's text, at most `max` bytes of it (the rest is read and dropped: the connection stays reusable). */
-async function readBounded(body: AsyncIterable<Buffer>, max: number): Promise<string> {
+async function readBounded(res: Dispatcher.ResponseData, max: number): Promise<string> {
+  // an answer that says its length within the bound is read at once (undici ends the body at that length)
+  const length = Number(res.headers['content-length']);
+  if (Number.isInteger(length) && length >= 0 && length <= max) return res.body.text();
+  const body: AsyncIterable<Buffer> = res.body;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

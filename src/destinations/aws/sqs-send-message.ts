@@ -2,7 +2,7 @@
 // it: the request's body and headers, what its answer says, and an error answer as the SDK's error
 // would carry it (its code as the name, the status, the service's words), for classifyAwsError.
 // Pure: sqs-direct.ts signs and posts; the SDK path (AWS_SQS_SEND=sdk) does not use this module.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Message } from '../../delivery/message.js';
 import type { SqsTarget } from '../../delivery/destination.js';
 import { asErrorCode } from '../../transport/signed-aws-call.js';
@@ -75,7 +75,7 @@ export function parseSendMessageAnswer(text: string, body: string): SendMessageA
   const r = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   const md5 = str(r.MD5OfMessageBody);
-  if (md5 !== undefined && md5 !== createHash('md5').update(body, 'utf8').digest('hex')) {
+  if (md5 !== undefined && md5 !== hash('md5', body, 'hex')) {
     throw new SendMessageAnswerError('InvalidChecksumError', `the MD5 of the body SQS took (${md5}) is not the body's`);
   }
   return { messageId: str(r.MessageId), sequence: str(r.SequenceNumber) };
