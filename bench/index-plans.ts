@@ -113,7 +113,7 @@ async function explain(db: Db, read: string, s: Captured): Promise<ReadPlan> {
 
 /** Every read of webhook_event that an index is there for, EXPLAIN ANALYZE'd on `db`. */
 export async function planReads(db: Db): Promise<ReadPlan[]> {
-  const admin = createAdminQueries(db);
+  const admin = createAdminQueries(db, DEFAULT_OPERATIONS_EVENTS);
   const events = createEventRepository(db, DEFAULT_OPERATIONS_EVENTS);
   const stats = createStatsQueries(db);
   const retention = createRetentionQueries(db);

@@ -314,18 +314,21 @@ describe('migration 085: OAuth2 client credentials', () => {
   });
 });
 
+/** The OAuth2 client of migrations 089 and 092's endpoints, and such an endpoint's spec with `secret`. */
+const oauth2 = {
+  tokenUrl: 'https://idp.example/oauth/token',
+  clientId: 'c',
+  scopes: [],
+  audience: null,
+  clientAuthentication: 'ClientSecretBasic' as const,
+  keyId: null,
+};
+const oauth2Spec = (name: string, secret: string, over: object = {}) =>
+  endpointSpec(name, 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: secret, authOAuth2: oauth2, ...over });
+
 describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint refuses', () => {
   const t = fileDatabase();
-  const oauth2 = {
-    tokenUrl: 'https://idp.example/oauth/token',
-    clientId: 'c',
-    scopes: [],
-    audience: null,
-    clientAuthentication: 'ClientSecretBasic' as const,
-    keyId: null,
-  };
-  const spec = (secret: string, over: object = {}) =>
-    endpointSpec('refused', 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: secret, authOAuth2: oauth2, ...over });
+  const spec = (secret: string, over: object = {}) => oauth2Spec('refused', secret, over);
   const words = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client';
 
   it('the worker writes it for the secret it used; the operator writing the same row keeps it, another secret clears it', async () => {
@@ -348,7 +351,7 @@ describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint
     // the worker got a token: cleared
     await t.repos.endpoints.recordTokenRefusal({ ...row, authSecret: 'right' }, words);
     expect((await t.repos.endpoints.get(row.id))?.tokenRefusal?.message).toBe(words);
-    await t.repos.endpoints.clearTokenRefusal(row.id);
+    await t.repos.endpoints.clearTokenFailures(row.id);
     expect((await t.repos.endpoints.get(row.id))?.tokenRefusal).toBeNull();
   });
 
@@ -356,5 +359,47 @@ describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint
     expect(
       await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x/h', oauth2_token_refusal: 'x' })),
     ).toMatch(/webhook_endpoint_token_refusal_chk/);
+  });
+});
+
+describe('migration 092: an OAuth2 endpoint whose token endpoint is unavailable', () => {
+  const t = fileDatabase();
+  const spec = (secret: string, over: object = {}) => oauth2Spec('unavailable', secret, over);
+  const down = 'oauth2_token_unavailable: the token endpoint answered HTTP 503';
+  const silent = 'oauth2_token_unavailable: the token endpoint did not answer within 1000 ms';
+
+  it('the worker writes what failed and keeps since when; a token, a refusal or another token URL clears it', async () => {
+    const row = await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s'));
+    expect(row.tokenUnavailable).toBeNull();
+    await t.repos.endpoints.recordTokenUnavailable(row, down);
+    const first = (await t.repos.endpoints.get(row.id))?.tokenUnavailable;
+    expect(first).toMatchObject({ message: down, since: expect.any(Date) });
+    // other words later in the same spell: the words change, since stays
+    await new Promise((r) => setTimeout(r, 20));
+    await t.repos.endpoints.recordTokenUnavailable(row, silent);
+    expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toEqual({ message: silent, since: first!.since });
+    // the worker got a token: cleared
+    await t.repos.endpoints.clearTokenFailures(row.id);
+    expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toBeNull();
+    // a refusal says the token endpoint answered: no longer unavailable
+    await t.repos.endpoints.recordTokenUnavailable(row, down);
+    await t.repos.endpoints.recordTokenRefusal(row, 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client');
+    expect(await t.repos.endpoints.get(row.id)).toMatchObject({ tokenUnavailable: null, tokenRefusal: { message: expect.any(String) } });
+    await t.repos.endpoints.clearTokenFailures(row.id);
+    // the operator writing the same spec keeps it; another token URL clears it, and a late failure of the old one is not written
+    await t.repos.endpoints.recordTokenUnavailable(row, down);
+    await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s', { maxAttempts: 9 }));
+    expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable?.message).toBe(down);
+    const moved = { ...oauth2, tokenUrl: 'https://idp2.example/oauth/token' };
+    await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s', { authOAuth2: moved }));
+    expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toBeNull();
+    await t.repos.endpoints.recordTokenUnavailable(row, down);
+    expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toBeNull();
+  });
+
+  it('refuses words without their time', async () => {
+    expect(
+      await refusal(t.database.db('webhook_endpoint').insert({ name: 'e', source: 's', url: 'http://x/h', oauth2_token_unavailable: 'x' })),
+    ).toMatch(/webhook_endpoint_token_unavailable_chk/);
   });
 });

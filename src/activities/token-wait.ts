@@ -24,7 +24,7 @@ export function tokenWaitMs(backoff: BackoffSettings, temporalAttempt: number, r
 
 export interface TokenWaitDeps {
   metrics: Pick<Metrics, 'deliveryTokenFailures' | 'deliveryDeferrals'>;
-  endpoints: Pick<EndpointRepository, 'recordTokenRefusal' | 'clearTokenRefusal'>;
+  endpoints: Pick<EndpointRepository, 'recordTokenRefusal' | 'recordTokenUnavailable' | 'clearTokenFailures'>;
   logger: ActivityLogger;
   backoff: BackoffSettings;
 }
@@ -37,7 +37,8 @@ type TokenDeferred = Extract<DeliveryOutcome, { kind: 'deferred'; cause: 'token'
  * the activity with a retryable DeliveryDeferred: no attempt recorded, none spent, nothing
  * towards auto-disable, the delivery's next attempt number unchanged. A refusal of our
  * credentials is also written on the endpoint's row, which the operator shows as Ready=False
- * TokenRequestRefused; a token obtained later clears it (`obtained`).
+ * TokenRequestRefused, and so is an unavailable token endpoint and since when (the admin API and the
+ * console show both); a token obtained later clears them (`obtained`).
  */
 export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWaitDeps) {
   return {
@@ -45,7 +46,10 @@ export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWa
       const delayMs = tokenWaitMs(backoff, temporalAttempt, outcome.reason);
       metrics.deliveryTokenFailures.inc({ endpoint: endpoint.name, reason: outcome.reason });
       metrics.deliveryDeferrals.inc({ endpoint: endpoint.name, reason: 'token' });
+      // on the endpoint's row, for the operator (a refusal) and the admin API and console (both):
+      // its waiting deliveries say nothing of it themselves (no attempt, no error)
       if (outcome.reason === 'refused') await endpoints.recordTokenRefusal(endpoint, outcome.error);
+      else if (endpoint.tokenUnavailable?.message !== outcome.error) await endpoints.recordTokenUnavailable(endpoint, outcome.error);
       spanEvent('token endpoint failed', { 'webhook.token_failure': outcome.reason, 'webhook.wait_ms': delayMs });
       logger.warn(
         { ...log, reason: outcome.reason, error: outcome.error, waitMs: delayMs },
@@ -62,10 +66,13 @@ export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWa
      * next delivery, or the operator's next write, clears it).
      */
     async obtained(endpoint: Endpoint, log: object): Promise<void> {
-      if (endpoint.tokenRefusal === null) return;
+      if (endpoint.tokenRefusal === null && endpoint.tokenUnavailable === null) return;
       try {
-        await endpoints.clearTokenRefusal(endpoint.id);
-        logger.info(log, 'the token endpoint accepts our client credentials again');
+        await endpoints.clearTokenFailures(endpoint.id);
+        logger.info(
+          log,
+          endpoint.tokenRefusal ? 'the token endpoint accepts our client credentials again' : 'the token endpoint is available again',
+        );
       } catch (err) {
         logger.warn({ ...log, err }, 'could not clear the token refusal of the endpoint; the next delivery will');
       }

@@ -21,7 +21,11 @@ export interface AdminApiWiring {
 
 /** The admin API plugin wired from configuration: token verification, replays, queries. */
 export function adminApiFromConfig(
-  deps: AdminApiWiring & { db: Db; repos: Pick<Repositories, 'events' | 'endpoints' | 'ordering' | 'bulkReplays'>; logger: Logger },
+  deps: AdminApiWiring & {
+    db: Db;
+    repos: Pick<Repositories, 'events' | 'endpoints' | 'ordering' | 'bulkReplays' | 'operationalEvents'>;
+    logger: Logger;
+  },
 ): FastifyPluginAsync {
   const verifyToken = createTokenVerifier({
     keys: createKeyResolver({ authUrl: deps.auth.authUrl, cacheTtlMs: deps.auth.jwksCacheTtlSeconds * 1000 }),
@@ -41,7 +45,7 @@ export function adminApiFromConfig(
   });
   return adminApi({
     verifyToken,
-    queries: createAdminQueries(deps.db),
+    queries: createAdminQueries(deps.db, { source: deps.repos.operationalEvents.source }),
     endpoints: deps.repos.endpoints,
     replay,
     stats: createStatsQueries(deps.db),

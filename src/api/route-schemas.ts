@@ -221,7 +221,31 @@ const eventFields = {
   ),
 };
 
-export const EventSummarySchema = Type.Object(eventFields, { title: 'EventSummary' });
+export const EventSummarySchema = Type.Object(
+  {
+    ...eventFields,
+    about: Nullable(
+      Type.Object(
+        {
+          endpoint: Nullable(
+            Type.Object(
+              { id: Uuid(), name: Type.String({ description: '<namespace>/<name>, as endpoints are named' }) },
+              { description: 'the endpoint it is about; null: none (a credential, a replay)' },
+            ),
+          ),
+          deliveryId: Nullable(
+            Uuid('the delivery it is about: the one that failed (delivery.failed), disabled its endpoint, or holds its key; null: none'),
+          ),
+        },
+        {
+          description:
+            "an operational event's (source webhook-fanout, docs/operations-events.md) endpoint and delivery, from its payload; null for any other source's event, or when retention dropped the payload",
+        },
+      ),
+    ),
+  },
+  { title: 'EventSummary' },
+);
 
 /** Why an endpoint of the event's (source, type) has no delivery of it, from what is known now (docs/content-routing.md). */
 const NO_DELIVERY_REASONS = [
@@ -329,6 +353,18 @@ export const EndpointSchema = Type.Object(
                   {
                     description:
                       'the token endpoint refuses the client credentials (invalid_client, unauthorized_client, 401): the deliveries wait and the WebhookEndpoint is Ready=False TokenRequestRefused; null: not refused',
+                  },
+                ),
+              ),
+              tokenUnavailable: Nullable(
+                Type.Object(
+                  {
+                    message: Type.String({ description: "what failed last, in the worker's words (never a secret)" }),
+                    since: Timestamp('when it became unavailable (the first failure of this spell)'),
+                  },
+                  {
+                    description:
+                      'the token endpoint is unavailable (5xx, 408, 429, a timeout, a refused connection, a name the DNS does not know): the deliveries wait PENDING with no attempt spent, until a token is obtained; null: it answered last time, or was not asked yet',
                   },
                 ),
               ),

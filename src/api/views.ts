@@ -22,6 +22,7 @@ import type {
 import { endpointState, MANIFEST_UID_PREFIX } from '../domain/records.js';
 import { traceIdOf } from '../observability/spans.js';
 import { authAndSigningOfRow, toDelivery } from '../db/rows.js';
+import { operationalAbout } from './operational-about.js';
 
 // Rows to API resources. Secrets are not even selected by the queries; these only rename and format.
 
@@ -91,6 +92,7 @@ export const eventSummaryView = (r: EventSummaryRow): EventSummary => ({
   publishedAt: iso(r.published_at),
   completedAt: iso(r.completed_at),
   payloadDroppedAt: iso(r.payload_dropped_at ?? null),
+  about: operationalAbout(r.operational_payload),
 });
 
 /**
@@ -168,6 +170,10 @@ export function endpointView(r: EndpointViewRow): EndpointView {
               tokenRefusal:
                 r.oauth2_token_refusal && r.oauth2_token_refused_at
                   ? { message: r.oauth2_token_refusal, since: r.oauth2_token_refused_at.toISOString() }
+                  : null,
+              tokenUnavailable:
+                r.oauth2_token_unavailable && r.oauth2_token_unavailable_since
+                  ? { message: r.oauth2_token_unavailable, since: r.oauth2_token_unavailable_since.toISOString() }
                   : null,
             }
           : null,

@@ -1,4 +1,5 @@
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { useEffect, useState } from 'preact/hooks';
 import { BASE } from './config.js';
 import { useConsole } from './context.js';
 import { BulkReplayPage } from './pages/bulk-replay.js';
@@ -42,32 +43,56 @@ function Namespaces() {
   );
 }
 
+/** Where the top bar puts the login above the pages' links (styles.css has the same width). */
+const NARROW_SCREEN = '(max-width: 640px)';
+
+/** Whether the window matches a media query now, following its changes. */
+function useMediaQuery(query: string): boolean {
+  const [matches, setMatches] = useState(() => matchMedia(query).matches);
+  useEffect(() => {
+    const list = matchMedia(query);
+    const changed = () => setMatches(list.matches);
+    list.addEventListener('change', changed);
+    changed();
+    return () => list.removeEventListener('change', changed);
+  }, [query]);
+  return matches;
+}
+
 function Header() {
   const { claims, canReplay, logout } = useConsole();
+  // on a phone the login sits on the name's line, above the links: it comes before them in the
+  // document too, so that Tab goes where the eye does (CSS order moved the box, not the focus)
+  const narrow = useMediaQuery(NARROW_SCREEN);
+  const nav = (
+    <nav key="nav" aria-label="Console">
+      <NavLink href={to.overview()} label="Overview" match={(p) => p === `${BASE}/` || p === BASE} />
+      <NavLink href={to.events()} label="Events" match={startsWith(`${BASE}/events`)} />
+      <NavLink href={to.deliveries()} label="Deliveries" match={startsWith(`${BASE}/deliveries`)} />
+      {canReplay && <NavLink href={to.replay()} label="Bulk replay" match={startsWith(`${BASE}/replay`)} />}
+      <NavLink href={to.endpoints()} label="Endpoints" match={startsWith(`${BASE}/endpoints`)} />
+      <NavLink href={to.credentials()} label="Credentials" match={startsWith(`${BASE}/credentials`)} />
+    </nav>
+  );
+  const user = (
+    <div key="user" class="user">
+      <span class="muted" title={[...claims.permissions].join(' ')}>
+        {claims.subject}
+        {canReplay ? '' : ' (read-only)'}
+      </span>
+      <Namespaces />
+      <button type="button" class="secondary" onClick={logout}>
+        Log out
+      </button>
+    </div>
+  );
   return (
     <header class="topbar">
       <a class="skip-link" href="#main">
         Skip to content
       </a>
       <span class="brand">webhook-fanout</span>
-      <nav aria-label="Console">
-        <NavLink href={to.overview()} label="Overview" match={(p) => p === `${BASE}/` || p === BASE} />
-        <NavLink href={to.events()} label="Events" match={startsWith(`${BASE}/events`)} />
-        <NavLink href={to.deliveries()} label="Deliveries" match={startsWith(`${BASE}/deliveries`)} />
-        {canReplay && <NavLink href={to.replay()} label="Bulk replay" match={startsWith(`${BASE}/replay`)} />}
-        <NavLink href={to.endpoints()} label="Endpoints" match={startsWith(`${BASE}/endpoints`)} />
-        <NavLink href={to.credentials()} label="Credentials" match={startsWith(`${BASE}/credentials`)} />
-      </nav>
-      <div class="user">
-        <span class="muted" title={[...claims.permissions].join(' ')}>
-          {claims.subject}
-          {canReplay ? '' : ' (read-only)'}
-        </span>
-        <Namespaces />
-        <button type="button" class="secondary" onClick={logout}>
-          Log out
-        </button>
-      </div>
+      {narrow ? [user, nav] : [nav, user]}
     </header>
   );
 }

@@ -48,6 +48,8 @@ export interface DeliveryFilter extends TimeRange {
 /** An event without its payload bytes (a page of 200 could otherwise weigh 200 MiB). */
 export interface EventSummaryRow extends Omit<EventRow, 'payload' | 'headers'> {
   payload_size: number;
+  /** an operational event's payload (ours, small: docs/operations-events.md); null for any other source's, or dropped */
+  operational_payload: Buffer | null;
   page_ts: string;
 }
 
@@ -141,6 +143,9 @@ function endpointView(db: Db): Knex.QueryBuilder {
     // the token endpoint's words when it refuses the credentials (never a secret: db/endpoints.ts recordTokenRefusal)
     'p.oauth2_token_refusal',
     'p.oauth2_token_refused_at',
+    // what failed when the token endpoint is unavailable, and since when (never a secret: recordTokenUnavailable)
+    'p.oauth2_token_unavailable',
+    'p.oauth2_token_unavailable_since',
     'p.signing_type',
     'p.signing_public_keys',
     db.raw('p.auth_secret IS NOT NULL AS auth_secret_set'),
@@ -231,7 +236,7 @@ const deliveryRows = (db: Db, scope: TenantScope): Knex.QueryBuilder =>
  * Every read takes the caller's scope (tenant-scope.ts): a row outside it is not found, by the
  * same statement that finds the rows inside it.
  */
-export function createAdminQueries(db: Db) {
+export function createAdminQueries(db: Db, operations: { source: string }) {
   return {
     async listEvents(scope: TenantScope, f: EventFilter, limit: number, after?: PageAfter): Promise<Page<EventSummaryRow>> {
       const q = db('webhook_event as e').select(
@@ -247,6 +252,8 @@ export function createAdminQueries(db: Db) {
         'e.completed_at',
         'e.payload_dropped_at',
         db.raw('octet_length(e.payload) AS payload_size'),
+        // what an operational event is about (its endpoint, its delivery) is in its payload: a list row names it
+        db.raw('CASE WHEN e.source = ? AND e.payload_dropped_at IS NULL THEN e.payload END AS operational_payload', [operations.source]),
         pageTs(db, 'e.received_at'),
       );
       if (f.source !== undefined) q.where('e.source', f.source);

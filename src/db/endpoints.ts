@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Endpoint, EndpointHealthField } from '../domain/records.js';
 import type { OperationsEventsSettings } from '../config/settings.js';
 import type { Db } from './knex.js';
@@ -107,11 +108,25 @@ const endpointEnabledSql = (by: string): string =>
 const tokenRefusalAfterUpsert = (trx: Db) => {
   const changed = `webhook_endpoint.auth_secret IS DISTINCT FROM excluded.auth_secret
     OR webhook_endpoint.auth_oauth2 IS DISTINCT FROM excluded.auth_oauth2 OR excluded.auth_oauth2 IS NULL`;
+  const kept = (column: string) => trx.raw(`CASE WHEN ${changed} THEN NULL ELSE webhook_endpoint.${column} END`);
+  // an unavailable token endpoint (migration 092) likewise: another token URL is asked afresh
   return {
-    oauth2_token_refusal: trx.raw(`CASE WHEN ${changed} THEN NULL ELSE webhook_endpoint.oauth2_token_refusal END`),
-    oauth2_token_refused_at: trx.raw(`CASE WHEN ${changed} THEN NULL ELSE webhook_endpoint.oauth2_token_refused_at END`),
+    oauth2_token_refusal: kept('oauth2_token_refusal'),
+    oauth2_token_refused_at: kept('oauth2_token_refused_at'),
+    oauth2_token_unavailable: kept('oauth2_token_unavailable'),
+    oauth2_token_unavailable_since: kept('oauth2_token_unavailable_since'),
   };
 };
+
+/** Migration 092's columns cleared: the token endpoint answered. */
+const NOT_UNAVAILABLE = { oauth2_token_unavailable: null, oauth2_token_unavailable_since: null } as const;
+
+/** The endpoint's row while it still has the secret and token endpoint a token request used: a fixed Secret written meanwhile is left alone. */
+const sameCredentials = (q: Knex.QueryBuilder, endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>): Knex.QueryBuilder =>
+  q
+    .where({ id: endpoint.id })
+    .andWhereRaw('auth_secret IS NOT DISTINCT FROM ?', [endpoint.authSecret])
+    .andWhereRaw('auth_oauth2 IS NOT DISTINCT FROM ?::jsonb', [endpoint.authOAuth2 ? JSON.stringify(endpoint.authOAuth2) : null]);
 
 export function createEndpointRepository(db: Db, operations: Pick<OperationsEventsSettings, 'source'>) {
   return {
@@ -258,20 +273,33 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
      * the words changed. The operator's health poll makes the resource Ready=False.
      */
     async recordTokenRefusal(endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>, message: string): Promise<void> {
-      await db('webhook_endpoint')
-        .where({ id: endpoint.id })
-        .andWhereRaw('auth_secret IS NOT DISTINCT FROM ?', [endpoint.authSecret])
-        .andWhereRaw('auth_oauth2 IS NOT DISTINCT FROM ?::jsonb', [endpoint.authOAuth2 ? JSON.stringify(endpoint.authOAuth2) : null])
-        .andWhereRaw('oauth2_token_refusal IS DISTINCT FROM ?', [message])
-        .update({ oauth2_token_refusal: message, oauth2_token_refused_at: db.fn.now() });
+      await sameCredentials(db('webhook_endpoint'), endpoint)
+        // it answered: it is not unavailable (migration 092)
+        .andWhereRaw('(oauth2_token_refusal IS DISTINCT FROM ? OR oauth2_token_unavailable IS NOT NULL)', [message])
+        .update({ oauth2_token_refusal: message, oauth2_token_refused_at: db.fn.now(), ...NOT_UNAVAILABLE });
     },
 
-    /** The worker got a token: the refusal is over (the operator's health poll makes the resource Ready again). */
-    async clearTokenRefusal(id: string): Promise<void> {
+    /**
+     * The worker: the token endpoint is unavailable (5xx, a timeout, a refused connection...;
+     * `message`: what failed, one line, no secret). `since` is kept from the first failure of the
+     * spell (the words may change: a 503, then a timeout); written only while the row still has
+     * the secret and token endpoint that were asked, and only when the words changed.
+     */
+    async recordTokenUnavailable(endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>, message: string): Promise<void> {
+      await sameCredentials(db('webhook_endpoint'), endpoint)
+        .andWhereRaw('oauth2_token_unavailable IS DISTINCT FROM ?', [message])
+        .update({
+          oauth2_token_unavailable: message,
+          oauth2_token_unavailable_since: db.raw('COALESCE(oauth2_token_unavailable_since, now())'),
+        });
+    },
+
+    /** The worker got a token: a refusal or an unavailable token endpoint is over (the operator's health poll makes the resource Ready again). */
+    async clearTokenFailures(id: string): Promise<void> {
       await db('webhook_endpoint')
         .where({ id })
-        .whereNotNull('oauth2_token_refusal')
-        .update({ oauth2_token_refusal: null, oauth2_token_refused_at: null });
+        .andWhere((q) => q.whereNotNull('oauth2_token_refusal').orWhereNotNull('oauth2_token_unavailable'))
+        .update({ oauth2_token_refusal: null, oauth2_token_refused_at: null, ...NOT_UNAVAILABLE });
     },
 
     /** resource_uid of every active endpoint row whose token endpoint refuses its credentials (the operator's health poll). */

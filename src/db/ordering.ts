@@ -394,21 +394,24 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake
 }
 
 /**
- * A delivery that a chain from `r` claimed and whose handed-off attempt ended it (recorded:
- * SUCCESS or FAILED), but whose release(ended) never committed: the release failed (a Postgres
- * blip) and the activity is retried, releasing `r` again (issue 41's review, H4). Found from `n`,
- * the next delivery that holds the key: that delivery itself (ended FAILED, so it holds), or the
- * one it waits behind (ended SUCCESS). Its claim is still 'claimed' and it still waits behind `r`
- * (the failed transaction changed nothing), so a release of `r` owns it: ended here in turn, the
- * key moves on at once instead of after the claim's lease and the waker. Locked; undefined when
- * there is none. A chain still running would find the claim gone and stop: one of the two ends it.
+ * A delivery that a chain claimed and whose handed-off attempt ended it (recorded: SUCCESS or
+ * FAILED), but whose release(ended) never committed: the release failed (a Postgres blip) and the
+ * activity is retried, releasing its own delivery `r` again (issue 41's review, H4). The chain may
+ * have gone several hops past `r` before the failure, so the stranded delivery is found from `n`,
+ * the next delivery that holds the key, not from `r`: `n` itself (ended FAILED, so it holds), or
+ * the one `n` waits behind (ended SUCCESS). Its claim is still 'claimed' (the failed transaction
+ * changed nothing), and the key's one chain stopped at it, so a release that finds it owns it:
+ * ended here in turn, the key moves on at once instead of after the claim's lease and the waker.
+ * A chain still running (between its attempt's record and its release) would find the claim gone
+ * under the row's lock and stop: one of the two ends it. Locked; undefined when there is none.
  */
 async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<OrderedRow | undefined> {
-  const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff' | 'ordering_behind'>): boolean =>
-    s.ordering_handoff === 'claimed' && s.status !== 'PENDING' && s.ordering_behind === r.id;
-  if (n.ordering_behind === r.id) return endedUnreleased(n) ? lockOrdered(trx, n.id) : undefined;
-  if (n.ordering_behind === null) return undefined;
-  // a normal wait behind a delivery other than r: one statement more, only off the common path
+  const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff'>): boolean =>
+    s.ordering_handoff === 'claimed' && s.status !== 'PENDING';
+  if (endedUnreleased(n)) return lockOrdered(trx, n.id);
+  // the common path: n waits behind r, or on an event not prepared yet
+  if (n.ordering_behind === r.id || n.ordering_behind === null) return undefined;
+  // a wait behind a delivery other than r: one statement more, only off the common path
   const s = await lockOrdered(trx, n.ordering_behind);
   return s && endedUnreleased(s) ? s : undefined;
 }

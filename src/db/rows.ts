@@ -110,6 +110,9 @@ export interface EndpointRow {
   /** migration 089 (absent before it ran): an OAuth2 endpoint's credentials refused by its token endpoint */
   oauth2_token_refusal?: string | null;
   oauth2_token_refused_at?: Date | null;
+  /** migration 092 (absent before it ran): an OAuth2 endpoint's token endpoint unavailable, and since when */
+  oauth2_token_unavailable?: string | null;
+  oauth2_token_unavailable_since?: Date | null;
   namespace: string | null;
   denied_reason: DeniedReason | null;
   resource_uid: string | null;
@@ -184,6 +187,10 @@ export const toEndpoint = (r: EndpointRow): Endpoint => ({
   disabledAt: r.disabled_at,
   tokenRefusal:
     r.oauth2_token_refusal && r.oauth2_token_refused_at ? { message: r.oauth2_token_refusal, at: r.oauth2_token_refused_at } : null,
+  tokenUnavailable:
+    r.oauth2_token_unavailable && r.oauth2_token_unavailable_since
+      ? { message: r.oauth2_token_unavailable, since: r.oauth2_token_unavailable_since }
+      : null,
   namespace: r.namespace ?? null,
   deniedReason: r.denied_reason ?? null,
   resourceUid: r.resource_uid,

@@ -283,6 +283,12 @@ export interface Endpoint {
    * TokenRequestRefused. Kept by deliveries, cleared by a token or a new secret. null: none.
    */
   tokenRefusal: { message: string; at: Date } | null;
+  /**
+   * OAuth2: the token endpoint is unavailable (5xx, 408/429, a timeout, a refused connection) since
+   * then, what failed last in these words (never a secret); its deliveries wait. Kept by deliveries,
+   * cleared by a token, a refusal (it answered) or a new secret or token endpoint. null: none.
+   */
+  tokenUnavailable: { message: string; since: Date } | null;
   /** the namespace of the resource that wrote the row; null: written by hand or before tenancy */
   namespace: string | null;
   /** null: allowed by its source's credential (routed); else why not (docs/tenancy.md) */
@@ -303,7 +309,7 @@ export interface EndpointOrdering {
 }
 
 /** What an endpoint's deliveries keep, not its resource: left out of what a resource configures. */
-export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt' | 'tokenRefusal';
+export type EndpointHealthField = 'consecutiveFailures' | 'disabledAt' | 'tokenRefusal' | 'tokenUnavailable';
 
 /** ACTIVE or DISABLED, as the admin API and `kubectl get whe` show it. */
 export const ENDPOINT_STATES = ['ACTIVE', 'DISABLED'] as const;

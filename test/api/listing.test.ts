@@ -420,6 +420,12 @@ describe('admin API: reads, filters and cursor pagination', () => {
       { id: oauth2Id, authSecret: 'oauth2-client-secret-XYZ', authOAuth2: oauth2 },
       refusal,
     );
+    // then the token endpoint went down: what failed and since when are shown too (no secret either)
+    const unavailable = 'oauth2_token_unavailable: the token endpoint answered HTTP 503';
+    await h.fanout.repos.endpoints.recordTokenUnavailable(
+      { id: oauth2Id, authSecret: 'oauth2-client-secret-XYZ', authOAuth2: oauth2 },
+      unavailable,
+    );
 
     const res = await h.get(`/api/endpoints?source=${source}`, token);
     expect(res.status).toBe(200);
@@ -460,7 +466,11 @@ describe('admin API: reads, filters and cursor pagination', () => {
         type: 'OAUTH2_CLIENT_CREDENTIALS',
         username: null,
         secretSet: true,
-        oauth2: { ...shown, tokenRefusal: { message: refusal, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) } },
+        oauth2: {
+          ...shown,
+          tokenRefusal: { message: refusal, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+          tokenUnavailable: { message: unavailable, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+        },
       },
     });
     expect(byName.get('bearer')).toMatchObject({ auth: { oauth2: null } });

@@ -59,4 +59,28 @@ describe("operational events in the admin API and the console's lists", () => {
     expect((await h.get(`/api/events/${event.B}`, a)).status).toBe(404);
     expect(ids(await h.get(`/api/events?source=${OPS}`, await h.token('tenantB')))).toEqual([event.B]);
   });
+
+  it("a row names the endpoint and the delivery an operational event is about (from its payload); any other source's names none", async () => {
+    const { repos } = h.fanout;
+    const endpointId = randomUUID();
+    const deliveryId = randomUUID();
+    const key = randomUUID();
+    const endpoint = { id: endpointId, namespace: NAMESPACE_A, name: 'ledger', uid: null, source: 'stripe' };
+    await repos.operationalEvents.record({
+      type: 'endpoint.disabled',
+      key,
+      subject: { kind: 'WebhookEndpoint', namespace: NAMESPACE_A, name: 'ledger', uid: null, adminApiPath: '/api/deliveries' },
+      data: { endpoint, disabledBy: { deliveryId, eventId: randomUUID() } },
+    });
+    const admin = await h.token('admin');
+    const res = await h.get(`/api/events?source=${OPS}&externalId=endpoint.disabled:${key}`, admin);
+    expect(res.status, res.text).toBe(200);
+    const [item] = (res.json() as { items: Array<{ about: unknown }> }).items;
+    expect(item?.about).toEqual({ endpoint: { id: endpointId, name: `${NAMESPACE_A}/ledger` }, deliveryId });
+    // the events of the beforeAll name no endpoint in their payload: nothing to name
+    const others = (await h.get(`/api/events?source=${OPS}&type=endpoint.disabled`, admin)).json() as {
+      items: Array<{ id: string; about: unknown }>;
+    };
+    expect(others.items.filter((i) => i.id === event.A || i.id === event.B).map((i) => i.about)).toEqual([null, null]);
+  });
 });

@@ -5,6 +5,7 @@ import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
 import type { EndpointSpec } from './support/own-source.js';
 import { heading } from './support/sign-in.js';
+import { failingTokenEndpoint, oauth2Endpoint, oauth2Secret } from './support/token-endpoint.js';
 
 // What an SRE saw wrong when looking at the console's pages with eyes (docs/console.md), each
 // checked here in Debian's chromium against dev mode as `npm start` runs it.
@@ -27,8 +28,12 @@ describe('web console as an SRE looks at it', () => {
   it("at a phone's width (390 x 844) no page is wider than the screen: wide tables scroll inside their card, the overview's charts fit", async () => {
     const { page } = await stack.admin();
     await page.setViewportSize({ width: 390, height: 844 });
-    // an endpoint, so that the endpoints table (with its column of actions) is drawn
-    const s = await stack.source('narrow', { hook: { url: 'https://partner.example/a/long/path/of/the/partner/hook?tenant=acme' } });
+    // an endpoint, so that the endpoints table (with its column of actions) is drawn; one with a long
+    // name, which the deliveries and replay filters' endpoint select lists as one option
+    const s = await stack.source('narrow', {
+      hook: { url: 'https://partner.example/a/long/path/of/the/partner/hook?tenant=acme' },
+      'payments-ledger-receiver-of-the-billing-platform': { url: 'https://partner.example/b' },
+    });
     // an event, so that the overview draws a chart
     await s.send({ id: 'narrow-1', type: 'order.created' });
     const widths: Record<string, number> = {};
@@ -71,22 +76,14 @@ describe('web console as an SRE looks at it', () => {
   }, 120_000);
 
   it("a PENDING delivery of an endpoint whose OAuth2 token is refused says it waits for a token, the server's words as text", async () => {
+    // a token endpoint that refuses with the words seeded below: the worker, asking it, writes nothing
+    // new (an endpoint it could not reach would be recorded as unavailable, migration 092)
+    const idp = await failingTokenEndpoint(401, 'invalid_client', '<b>x</b> bad client');
+    onTestFinished(() => idp.close());
     const s = await stack.source(
       'token-wait',
-      {
-        partner: {
-          url: 'https://partner.example/hooks',
-          auth: {
-            type: 'OAuth2ClientCredentials',
-            oauth2: {
-              tokenUrl: 'https://idp.partner.example/oauth/token',
-              clientId: 'webhook-fanout',
-              clientSecretRef: { name: 'partner-oauth', key: 'client-secret' },
-            },
-          },
-        },
-      },
-      { secrets: { 'partner-oauth': { 'client-secret': 'the-client-secret' } } },
+      { partner: oauth2Endpoint('https://partner.example/hooks', `${idp.url}/oauth/token`) },
+      { secrets: oauth2Secret('the-client-secret') },
     );
     // what the worker records when the token endpoint refuses (db/endpoints.ts recordTokenRefusal), markup included
     const message = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client (<b>x</b> bad client)';

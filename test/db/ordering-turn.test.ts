@@ -261,6 +261,42 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     },
   );
 
+  it.each(['SUCCESS', 'FAILED'] as const)(
+    "a chain whose release(ended) failed at its second hop: the release retried (the chain's first delivery's) ends the handed-off delivery (%s) two hops down",
+    async (ended) => {
+      const source = uniqueSource('strand2');
+      await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Skip' } });
+      const ds: string[] = [];
+      for (let i = 0; i <= 3; i++) {
+        const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+        ds.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+      }
+      const [d0, d1, d2, d3] = ds as [string, string, string, string];
+      expect(await t.repos.ordering.firstTurn(d0, 'run-0', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+      for (let i = 1; i <= 3; i++) {
+        expect(await t.repos.ordering.firstTurn(ds[i]!, `run-${i}`, judge, true)).toMatchObject({ turn: 'wait', behind: ds[i - 1] });
+      }
+      const db = t.database.db;
+      // run-0 delivered d0; its release claims d1, whose handed-off attempt succeeds
+      await db('webhook_delivery').where({ id: d0 }).update({ status: 'SUCCESS' });
+      expect((await t.repos.ordering.release(d0, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: d1 });
+      await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+      // the chain's release of d1 commits and claims d2, whose attempt ends it
+      expect((await t.repos.ordering.release(d1, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: d2 });
+      await db('webhook_delivery').where({ id: d2 }).update({ status: ended, attempts: 1 });
+      // d2's release(ended) fails (rolled back): the activity is retried, and releases d0 again
+      const again = await t.repos.ordering.release(d0, { handoff: handoff('run-0') });
+      expect(again).toMatchObject({
+        holds: false,
+        adopted: { deliveryId: d2 },
+        wake: { workflowId: 'run-3', deliveryId: d3 },
+        claimed: { deliveryId: d3 },
+      });
+      // once only: the chain's own release, should it come late, finds the claim gone
+      expect(await t.repos.ordering.release(d2, { ended: true, handoff: handoff('run-0') })).toEqual({ holds: false });
+    },
+  );
+
   it('does not claim for a run that does not take a handoff (workflow code before it): it is only woken', async () => {
     const { d1, d2 } = await twoWaiting(false);
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });

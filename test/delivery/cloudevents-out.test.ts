@@ -84,6 +84,7 @@ const endpoint = (url: string, format: EndpointFormat, over: Partial<Endpoint> =
   consecutiveFailures: 0,
   disabledAt: null,
   tokenRefusal: null,
+  tokenUnavailable: null,
   namespace: 'payments',
   deniedReason: null,
   resourceUid: null,

@@ -161,11 +161,20 @@ describe('an OAuth2 client credentials endpoint', () => {
     try {
       await h.start(eventId);
       await eventually(async () => (await unavailable()) >= 3, { what: 'three waits on the 503' });
+      // the endpoint's row says what failed and since when (migration 092: the admin API and console show it)
+      const on503 = (await h.repos.endpoints.get(endpointId))?.tokenUnavailable;
+      expect(on503).toMatchObject({ message: expect.stringMatching(/^oauth2_token_unavailable: .*HTTP 503/), since: expect.any(Date) });
+      expect(on503?.message).not.toContain(SECRET);
       idp.failTokenRequests('flaky', 'timeout');
       const before = await unavailable();
       await eventually(async () => (await unavailable()) >= before + 2, { what: 'two waits on the timeout' });
       expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'PENDING', attempts: 0, lastError: null });
       expect(await h.repos.endpoints.get(endpointId)).toMatchObject({ consecutiveFailures: 0, disabledAt: null, tokenRefusal: null });
+      // other words, the same spell: since is the 503's
+      expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable).toEqual({
+        message: expect.stringMatching(/did not answer within/),
+        since: on503!.since,
+      });
       expect(r.requests).toHaveLength(0);
       expect(await waits()).toBe(await unavailable());
     } finally {
@@ -174,6 +183,8 @@ describe('an OAuth2 client credentials endpoint', () => {
     expect(await h.client.workflow.getHandle(eventId).result()).toBe('COMPLETED');
     expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'SUCCESS', attempts: 1 });
     expect(r.requests).toHaveLength(1);
+    // a token obtained: no longer unavailable
+    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable).toBeNull();
   });
 
   it('an endpoint whose token is kept: a second event costs no token request', async ({ h, receiver }) => {

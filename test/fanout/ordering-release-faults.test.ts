@@ -25,70 +25,76 @@ async function waitingLine(h: FanoutHarness, ids: string[], endpointId: string):
 }
 
 describe("the chain's release of a handed-off delivery fails (H4: its connection terminated)", () => {
-  it('GUARANTEE: the retried release ends that delivery and the key goes on within seconds, not after its lease and the waker', async ({
-    h,
-    receiver,
-  }) => {
-    const source = uniqueSource('relcut');
-    let answerFirst: () => void = () => undefined;
-    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-    // the first request held until the test has taken its lock; the rest answered at once
-    const target = await receiver(async (_n, req) => {
-      if (seqOf(req) === 0) await firstAnswered;
-      return { status: 200 };
-    });
-    // the longest timeout handed off (15 s: the first request is held until the line is in place,
-    // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
-    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
-    const ids = await sendKey(h, source, 3);
-    const [, d1, d2] = await waitingLine(h, ids, endpointId);
-    const db = h.database.db;
-    const waker = orderingWakerOf(h);
-    waker.start();
-    try {
-      // d0's release claims d1 and sends it; d1's release(ended) then locks d2 as the next of the
-      // key, and waits for this transaction's lock on it: its backend is terminated there (a
-      // Postgres blip in the middle of the chain), and the release is retried by its activity
-      let cutAt = 0;
-      await db.transaction(async (trx) => {
-        const me = ((await trx.raw('SELECT pg_backend_pid() AS pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid;
-        await trx('webhook_delivery').where({ id: d2 }).forUpdate().first('id');
-        answerFirst();
-        const blocked = await eventually(
-          async () => {
-            const res = (await db.raw('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [me])) as {
-              rows: Array<{ pid: number }>;
-            };
-            return res.rows.length > 0 && res.rows.map((r) => r.pid);
-          },
-          { timeoutMs: 20_000, intervalMs: 20, what: "d1's release waiting on d2's lock" },
-        );
-        expect(blocked).toHaveLength(1);
-        expect(target.requests.map(seqOf)).toEqual([0, 1]);
-        await db.raw('SELECT pg_terminate_backend(?)', [blocked[0]!]);
-        cutAt = Date.now();
+  // hop 1: the chain's first handed-off delivery's release is cut; hop 2: the one after (the
+  // retried activity releases its own delivery, the chain's first, and must find the stranded one
+  // further down: review4's reproduction)
+  it.for([1, 2])(
+    'GUARANTEE: at hop %i, the retried release ends that delivery and the key goes on within seconds, not after its lease and the waker',
+    async (hop, { h, receiver }) => {
+      const source = uniqueSource(`relcut${hop}`);
+      let answerFirst: () => void = () => undefined;
+      const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+      // the first request held until the test has taken its lock; the rest answered at once
+      const target = await receiver(async (_n, req) => {
+        if (seqOf(req) === 0) await firstAnswered;
+        return { status: 200 };
       });
-      await eventually(async () => (await h.repos.deliveries.get(d2!))?.status === 'SUCCESS', {
-        timeoutMs: 40_000,
-        intervalMs: 100,
-        what: 'the next delivery of the key delivered',
-      });
-      const second = target.requests.find((r) => seqOf(r) === 2)!;
-      // the local activity's retry (1 s) releases d1 in turn and claims d2: no lease, no waker
-      expect(second.startedAt - cutAt).toBeLessThan(5_000);
-      expect(target.requests.map(seqOf)).toEqual([0, 1, 2]);
-      oneAtATime(target.requests);
-      expect(await finishedEvents(h, ids, 10_000)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
-      // d1 was ended by the retried release itself: no continuation was needed for it
-      expect(await continuationOf(h, ids[1]!, d1!)).toBeUndefined();
-      expect(await db('webhook_delivery').where({ id: d1 }).first('ordering_handoff', 'ordering_waiter')).toEqual({
-        ordering_handoff: null,
-        ordering_waiter: null,
-      });
-    } finally {
-      await waker.stop();
-    }
-  });
+      // the longest timeout handed off (15 s: the first request is held until the line is in place,
+      // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
+      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
+      const ids = await sendKey(h, source, hop + 2);
+      const ds = await waitingLine(h, ids, endpointId);
+      const stranded = ds[hop]!;
+      const next = ds[hop + 1]!;
+      const db = h.database.db;
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        // d0's release claims d1 and sends it (and so on down the chain); the stranded delivery's
+        // release(ended) then locks the next one of the key, and waits for this transaction's lock on
+        // it: its backend is terminated there (a Postgres blip in the middle of the chain), and the
+        // release is retried by its activity
+        let cutAt = 0;
+        await db.transaction(async (trx) => {
+          const me = ((await trx.raw('SELECT pg_backend_pid() AS pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid;
+          await trx('webhook_delivery').where({ id: next }).forUpdate().first('id');
+          answerFirst();
+          const blocked = await eventually(
+            async () => {
+              const res = (await db.raw('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [me])) as {
+                rows: Array<{ pid: number }>;
+              };
+              return res.rows.length > 0 && res.rows.map((r) => r.pid);
+            },
+            { timeoutMs: 20_000, intervalMs: 20, what: "the stranded delivery's release waiting on the next one's lock" },
+          );
+          expect(blocked).toHaveLength(1);
+          expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i));
+          await db.raw('SELECT pg_terminate_backend(?)', [blocked[0]!]);
+          cutAt = Date.now();
+        });
+        await eventually(async () => (await h.repos.deliveries.get(next))?.status === 'SUCCESS', {
+          timeoutMs: 40_000,
+          intervalMs: 100,
+          what: 'the next delivery of the key delivered',
+        });
+        const after = target.requests.find((r) => seqOf(r) === hop + 1)!;
+        // the local activity's retry (1 s) ends the stranded delivery in turn and claims the next: no lease, no waker
+        expect(after.startedAt - cutAt).toBeLessThan(5_000);
+        expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 2 }, (_, i) => i));
+        oneAtATime(target.requests);
+        expect(await finishedEvents(h, ids, 10_000)).toEqual(ids.map(() => 'COMPLETED'));
+        // ended by the retried release itself: no continuation was needed for it
+        expect(await continuationOf(h, ids[hop]!, stranded)).toBeUndefined();
+        expect(await db('webhook_delivery').where({ id: stranded }).first('ordering_handoff', 'ordering_waiter')).toEqual({
+          ordering_handoff: null,
+          ordering_waiter: null,
+        });
+      } finally {
+        await waker.stop();
+      }
+    },
+  );
 });
 
 describe('a run waiting for an ordered delivery, terminated by hand', () => {

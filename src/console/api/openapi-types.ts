@@ -174,6 +174,15 @@ export interface paths {
                                 publishedAt: string | null;
                                 completedAt: string | null;
                                 payloadDroppedAt: string | null;
+                                about: {
+                                    endpoint: {
+                                        /** Format: uuid */
+                                        id: string;
+                                        /** @description <namespace>/<name>, as endpoints are named */
+                                        name: string;
+                                    } | null;
+                                    deliveryId: string | null;
+                                } | null;
                             }[];
                             nextCursor: string | null;
                         };
@@ -1706,6 +1715,15 @@ export interface paths {
                                              */
                                             since: string;
                                         } | null;
+                                        tokenUnavailable: {
+                                            /** @description what failed last, in the worker's words (never a secret) */
+                                            message: string;
+                                            /**
+                                             * Format: date-time
+                                             * @description when it became unavailable (the first failure of this spell)
+                                             */
+                                            since: string;
+                                        } | null;
                                     } | null;
                                 };
                                 /** @description how the receiver verifies the body (spec.signing, or the older auth.type HMAC / STANDARD_WEBHOOKS) */
@@ -1917,6 +1935,15 @@ export interface paths {
                                             /**
                                              * Format: date-time
                                              * @description when it first refused them
+                                             */
+                                            since: string;
+                                        } | null;
+                                        tokenUnavailable: {
+                                            /** @description what failed last, in the worker's words (never a secret) */
+                                            message: string;
+                                            /**
+                                             * Format: date-time
+                                             * @description when it became unavailable (the first failure of this spell)
                                              */
                                             since: string;
                                         } | null;

@@ -15,10 +15,20 @@ import { TokenWaitNote } from '../ui/token-wait.js';
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
-/** "name (POST https://...)", or "name (Kafka kafka://...)" for a destination that is not HTTP. */
-function endpointLine(e: Endpoint): string {
+/**
+ * "name (POST https://...)", or "name (Kafka kafka://...)" for a destination that is not HTTP; the
+ * name a link to the endpoint's deliveries, the console's page of an endpoint (as on the overview).
+ */
+function EndpointLine({ e }: { e: Endpoint }) {
   const { via, target } = destinationShown(e);
-  return `${e.name} (${via} ${target})`;
+  return (
+    <>
+      <a href={to.deliveries({ endpointId: e.id })} aria-label={`Deliveries of ${e.name}`}>
+        {e.name}
+      </a>{' '}
+      ({via} {target})
+    </>
+  );
 }
 
 export function DeliveryPage() {
@@ -142,7 +152,16 @@ export function DeliveryPage() {
                         <Code>{d.eventId}</Code>
                       </a>,
                     ],
-                    ['Endpoint', endpoint ? endpointLine(endpoint) : <Code>{d.endpointId}</Code>],
+                    [
+                      'Endpoint',
+                      endpoint ? (
+                        <EndpointLine e={endpoint} />
+                      ) : (
+                        <a href={to.deliveries({ endpointId: d.endpointId })} aria-label={`Deliveries of endpoint ${d.endpointId}`}>
+                          <Code>{d.endpointId}</Code>
+                        </a>
+                      ),
+                    ],
                     ['Source', d.source],
                     ...(d.ordering
                       ? ([

@@ -6,7 +6,7 @@ import { useConsole } from '../context.js';
 import { to } from '../routes.js';
 import { nullable, PageHeading, Status, Table, Time } from '../ui/common-components.js';
 import { destinationShown } from '../ui/destination.js';
-import { endpointBadge } from '../ui/endpoint-state.js';
+import { endpointBadge, tokenHost } from '../ui/endpoint-state.js';
 import { FilterForm, Pager, useQuery, type FieldSpec } from '../ui/filters.js';
 import { asProblem, ProblemView, Show, useLoad, usePolling } from '../ui/load.js';
 
@@ -157,6 +157,19 @@ export function EndpointsPage() {
                           >
                             Token request refused since <Time iso={e.auth.oauth2.tokenRefusal.since} />:{' '}
                             {e.auth.oauth2.tokenRefusal.message}
+                          </span>
+                        </>
+                      )}
+                      {e.auth.oauth2?.tokenUnavailable && (
+                        <>
+                          <br />
+                          {/* what failed, as the worker wrote it (a server's words may be in it): text only */}
+                          <span
+                            class="warning"
+                            title="The token endpoint is unavailable (an error, no answer): its deliveries wait, no attempt spent, until a token is granted"
+                          >
+                            Token endpoint {tokenHost(e.auth.oauth2.tokenUrl)} unavailable since{' '}
+                            <Time iso={e.auth.oauth2.tokenUnavailable.since} />: {e.auth.oauth2.tokenUnavailable.message}
                           </span>
                         </>
                       )}

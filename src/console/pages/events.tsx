@@ -19,11 +19,36 @@ const FIELDS: readonly FieldSpec[] = [
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * What an operational event is about (the API reads it from its payload): its endpoint, a link to
+ * that endpoint's deliveries, and its delivery, a link to it. Names are text, never markup.
+ */
+function About({ about }: { about: EventSummary['about'] }) {
+  if (about === null) return nullable(null);
+  return (
+    <>
+      {about.endpoint && (
+        <a href={to.deliveries({ endpointId: about.endpoint.id })} aria-label={`Deliveries of ${about.endpoint.name}`}>
+          {about.endpoint.name}
+        </a>
+      )}
+      {about.endpoint && about.deliveryId && ', '}
+      {about.deliveryId && (
+        <a href={to.delivery(about.deliveryId)} aria-label={`Delivery ${about.deliveryId}`}>
+          delivery <Code>{about.deliveryId.slice(0, 8)}</Code>
+        </a>
+      )}
+    </>
+  );
+}
+
 export function EventsTable({ items, caption }: { items: readonly EventSummary[]; caption: string }) {
+  // operational events (source webhook-fanout) name the endpoint and delivery they are about
+  const about = items.some((e) => e.about !== null);
   return (
     <Table
       caption={caption}
-      columns={['Received', 'Source', 'Type', 'Status', 'External id', 'Size', 'Event']}
+      columns={['Received', 'Source', 'Type', 'Status', ...(about ? ['About'] : []), 'External id', 'Size', 'Event']}
       count={items.length}
       empty="No events."
     >
@@ -37,6 +62,11 @@ export function EventsTable({ items, caption }: { items: readonly EventSummary[]
           <td>
             <Status value={e.status} />
           </td>
+          {about && (
+            <td>
+              <About about={e.about} />
+            </td>
+          )}
           <td class="mono truncate" title={e.externalEventId ?? undefined}>
             {nullable(e.externalEventId)}
           </td>

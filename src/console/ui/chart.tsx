@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { Table } from './common-components.js';
-import { fixedYRange, isEmptyRange, type Series } from './chart-range.js';
+import { fixedYRange, isEmptyRange, yAxisSteps, type Series } from './chart-range.js';
 
 export type { Series };
 
@@ -35,6 +35,7 @@ export function TimeChart({
     if (!el || nothing) return;
     const width = () => Math.max(280, el.clientWidth);
     const yRange = fixedYRange(unit);
+    const ySteps = yAxisSteps(unit);
     const plot = new uPlot(
       {
         width: width(),
@@ -56,7 +57,12 @@ export function TimeChart({
         ],
         axes: [
           {},
-          { size: unit === 'ms' ? 84 : 60, ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}) },
+          {
+            size: unit === 'ms' ? 84 : 60,
+            ...(unit ? { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} ${unit}`) } : {}),
+            // a count's ticks at whole numbers only: no 0.25 delivery
+            ...(ySteps ? { incrs: ySteps.slice() } : {}),
+          },
         ],
       },
       [times.slice(), ...series.map((s) => s.values.slice())] as uPlot.AlignedData,

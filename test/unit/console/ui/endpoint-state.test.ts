@@ -1,22 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { endpointBadge, tokenWait } from '../../../../src/console/ui/endpoint-state.js';
+import { endpointBadge, tokenHost, tokenWait } from '../../../../src/console/ui/endpoint-state.js';
 
 type Shown = Parameters<typeof endpointBadge>[0];
 type Auth = Shown['auth'];
 
 const refusal = { since: '2026-11-29T12:00:00.000Z', message: 'oauth2_token_refused: invalid_client' };
 const none: Auth = { type: 'NONE', username: null, secretSet: false, oauth2: null };
-const oauth2 = (tokenRefusal: typeof refusal | null): Auth => ({
+const unavailable = { since: '2026-11-29T13:00:00.000Z', message: 'oauth2_token_unavailable: the token endpoint answered HTTP 503' };
+const oauth2 = (tokenRefusal: typeof refusal | null, tokenUnavailable: typeof unavailable | null = null): Auth => ({
   type: 'OAUTH2_CLIENT_CREDENTIALS',
   username: null,
   secretSet: true,
   oauth2: {
-    tokenUrl: 'https://idp.example/token',
+    tokenUrl: 'https://***@idp.example:8443/token',
     clientId: 'c',
     scopes: [],
     audience: null,
     clientAuthentication: 'ClientSecretBasic',
     tokenRefusal,
+    tokenUnavailable,
   },
 });
 
@@ -42,6 +44,18 @@ describe('endpointBadge: what the endpoints page says of an endpoint at a glance
       label: 'DISABLED',
       titled: false,
     },
+    {
+      name: 'active, token endpoint unavailable: waits',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null, unavailable) },
+      label: 'WAITING',
+      titled: true,
+    },
+    {
+      name: 'disabled and token endpoint unavailable: disabled',
+      e: { state: 'DISABLED', deniedReason: null, auth: oauth2(null, unavailable) },
+      label: 'DISABLED',
+      titled: false,
+    },
     { name: 'revoked', e: { state: 'ACTIVE', deniedReason: 'NotAllowedBySource', auth: none }, label: 'NOT ALLOWED', titled: true },
     {
       name: 'revoked wins over a refused token and disabled',
@@ -60,44 +74,81 @@ describe('endpointBadge: what the endpoints page says of an endpoint at a glance
 });
 
 describe('tokenWait: why a PENDING delivery does not move while its endpoint waits for a token', () => {
-  const cases: { name: string; status: string; e: Shown | undefined; waits: boolean }[] = [
+  const refused = { kind: 'refused', ...refusal };
+  const down = { kind: 'unavailable', ...unavailable, host: 'idp.example:8443' };
+  const cases: { name: string; status: string; e: Shown | undefined; waits: object | null }[] = [
     {
       name: 'PENDING, token refused: waits, with the refusal',
       status: 'PENDING',
       e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
-      waits: true,
+      waits: refused,
     },
-    { name: 'PENDING, token not refused', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null) }, waits: false },
-    { name: 'PENDING, no OAuth2', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: none }, waits: false },
-    { name: 'PENDING, endpoint not loaded yet', status: 'PENDING', e: undefined, waits: false },
+    {
+      name: 'PENDING, token endpoint unavailable: waits, with its host (no user info), since and what failed',
+      status: 'PENDING',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null, unavailable) },
+      waits: down,
+    },
+    {
+      name: 'PENDING, refused and then unavailable: unavailable, what holds it now',
+      status: 'PENDING',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal, unavailable) },
+      waits: down,
+    },
+    {
+      name: 'FAILED, token endpoint unavailable: it ended',
+      status: 'FAILED',
+      e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null, unavailable) },
+      waits: null,
+    },
+    {
+      name: 'PENDING, endpoint disabled and token endpoint unavailable: held by the disable',
+      status: 'PENDING',
+      e: { state: 'DISABLED', deniedReason: null, auth: oauth2(null, unavailable) },
+      waits: null,
+    },
+    { name: 'PENDING, token not refused', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(null) }, waits: null },
+    { name: 'PENDING, no OAuth2', status: 'PENDING', e: { state: 'ACTIVE', deniedReason: null, auth: none }, waits: null },
+    { name: 'PENDING, endpoint not loaded yet', status: 'PENDING', e: undefined, waits: null },
     {
       name: 'FAILED, token refused: it ended, it waits for nothing',
       status: 'FAILED',
       e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
-      waits: false,
+      waits: null,
     },
     {
       name: 'SUCCESS, token refused since',
       status: 'SUCCESS',
       e: { state: 'ACTIVE', deniedReason: null, auth: oauth2(refusal) },
-      waits: false,
+      waits: null,
     },
     {
       name: 'PENDING, endpoint disabled and token refused: held by the disable',
       status: 'PENDING',
       e: { state: 'DISABLED', deniedReason: null, auth: oauth2(refusal) },
-      waits: false,
+      waits: null,
     },
     {
       name: 'PENDING, endpoint not allowed and token refused',
       status: 'PENDING',
       e: { state: 'ACTIVE', deniedReason: 'NotAllowedBySource', auth: oauth2(refusal) },
-      waits: false,
+      waits: null,
     },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      expect(tokenWait({ status: c.status }, c.e)).toEqual(c.waits ? refusal : null);
+      expect(tokenWait({ status: c.status }, c.e)).toEqual(c.waits);
     });
   }
+});
+
+describe('tokenHost: the token endpoint named by its host', () => {
+  it.each<[string, string, string]>([
+    ['a URL', 'https://idp.example/oauth/token', 'idp.example'],
+    ['with a port', 'https://idp.example:8443/token', 'idp.example:8443'],
+    ['user info masked by the API: not shown', 'https://***@idp.example/token', 'idp.example'],
+    ['not a URL: as it is', 'idp', 'idp'],
+  ])('%s', (_what, url, host) => {
+    expect(tokenHost(url)).toBe(host);
+  });
 });
