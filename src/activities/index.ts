@@ -1,7 +1,7 @@
 import { createAttemptHandoff } from './attempt-handoff.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
 import { createDeliver } from './deliver.js';
-import { noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
+import { backoffDelayMs, noopLogger, validateBackoff, type ActivityDeps } from './deps.js';
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
@@ -63,6 +63,7 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         // ORDERING_HANDOFF (default on): the releasing activity delivers the key's next delivery itself
         ...(deps.orderingHandoff === false ? {} : { handedOff: delivery.handedOff }),
         ...(deps.draining ? { draining: deps.draining } : {}),
+        firstRetryMs: backoffDelayMs(backoff, 1),
       }),
     ),
   };

@@ -100,7 +100,17 @@ export function handoffEndOf(outcome: { result: DeliverResult } | { err: unknown
  * sent, the wake-up is returned and the workflow sends it. The same number of signals either way.
  */
 export function createOrderingRelease(
-  deps: OrderingDeps & { judge: SequenceJudge; handedOff?: HandedOffAttempt; draining?: () => boolean },
+  deps: OrderingDeps & {
+    judge: SequenceJudge;
+    handedOff?: HandedOffAttempt;
+    draining?: () => boolean;
+    /**
+     * the delay after a delivery's first attempt (the endpoint's backoff): a handed-off attempt is
+     * always its row's first, and a release that finds its failure's 'retry' not written (the
+     * chain's handoffEnd failed) leaves it to its run's retry after this (db/ordering.ts strandedAfter)
+     */
+    firstRetryMs?: number;
+  },
 ) {
   const { repos, logger } = deps;
 
@@ -181,7 +191,8 @@ export function createOrderingRelease(
     };
     /**
      * A release's outcome: its blocked key logged; a delivery it ended for a chain whose own
-     * release failed (adopted: this activity retried) told as that release would have told it.
+     * release failed (adopted: this activity retried) told as that release would have told it, and
+     * one whose failed attempt's handoffEnd failed (adopted, retried) told as after handoffEnd.
      */
     const settle = (deliveryId: string, r: Release): Release => {
       noteHeld(r.adopted?.deliveryId ?? deliveryId, r);
@@ -189,7 +200,8 @@ export function createOrderingRelease(
       else if (r.adopted?.wake) signal(r.adopted.wake);
       return r;
     };
-    let released = settle(input.deliveryId, await repos.ordering.release(input.deliveryId, handoff ? { handoff } : {}));
+    const retryInMs = deps.firstRetryMs ?? 0;
+    let released = settle(input.deliveryId, await repos.ordering.release(input.deliveryId, { retryInMs, ...(handoff ? { handoff } : {}) }));
 
     while (released.claimed && released.wake && deps.handedOff) {
       const { claimed, wake } = released;
@@ -199,7 +211,7 @@ export function createOrderingRelease(
         // its release, in turn: the key moves on to the next one, claimed when it can be
         released = settle(
           claimed.deliveryId,
-          await repos.ordering.release(claimed.deliveryId, { ended: true, ...(handoff ? { handoff } : {}) }),
+          await repos.ordering.release(claimed.deliveryId, { ended: true, retryInMs, ...(handoff ? { handoff } : {}) }),
         );
         // left to its key's chain: no run waits to be told, and its end finished its event if it
         // was the last (the release's transaction); else its run is signalled

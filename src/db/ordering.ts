@@ -124,7 +124,17 @@ export interface Release {
    * its own. Its run is to be told (`wake`), or its event was finished (`finished`, left to its
    * key's chain), as after the chain's own release(ended).
    */
-  adopted?: { deliveryId: string; wake?: Wake; finished?: { eventId: string; event: FinishedEvent | 'pending' | undefined } };
+  adopted?: {
+    deliveryId: string;
+    wake?: Wake;
+    finished?: { eventId: string; event: FinishedEvent | 'pending' | undefined };
+    /**
+     * Not ended: its handed-off attempt failed and was recorded, but the chain's handoffEnd did not
+     * commit (strandedAfter). It is left to its run's retry as handoffEnd would have left it, and
+     * still holds its key; its run is told (`wake`).
+     */
+    retried?: true;
+  };
 }
 
 /** A delivery claimed by a releasing activity: what its attempt needs. */
@@ -145,6 +155,20 @@ export interface HandoffOptions {
   workflowId: string;
   /** whether there is time left for an attempt of `timeoutSeconds` (the releasing activity's budget) */
   mayAttempt: (timeoutSeconds: number) => boolean;
+}
+
+/** What a release is told besides its delivery. */
+export interface ReleaseOptions {
+  /** the handoff: claim the delivery it wakes when it can */
+  handoff?: HandoffOptions;
+  /** the delivery was the handoff's own attempt, which ended it (release above) */
+  ended?: boolean;
+  /**
+   * A handed-off attempt that failed and whose 'retry' was not written (strandedAfter) is retried
+   * by its run this long from now: the delay after a first attempt (the endpoint's backoff). 0 when
+   * not given.
+   */
+  retryInMs?: number;
 }
 
 /** How a handed-off attempt ended, as its row keeps it for its run's turn check. */
@@ -188,18 +212,21 @@ interface OrderedRow {
   timeout_seconds: number;
 }
 
-/** The row with what its endpoint says now, locked. */
-async function lockOrdered(trx: Knex.Transaction, id: string): Promise<OrderedRow | undefined> {
+/**
+ * The row with what its endpoint says now, locked. `skipLocked`: undefined at once when another
+ * transaction holds its lock (strandedAfter's lock against the sequence's order).
+ */
+async function lockOrdered(trx: Knex.Transaction, id: string, skipLocked = false): Promise<OrderedRow | undefined> {
   const res = await prepared<{ rows: OrderedRow[] }>(
     trx,
-    'ordering.lock',
+    skipLocked ? 'ordering.lockIfFree' : 'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
             d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff, d.ordering_detached,
             (extract(epoch FROM d.ordering_handoff_until - now()) * 1000)::float8 AS handoff_in_ms,
             ep.name AS endpoint_name, ep.namespace, ep.resource_uid, ep.source, ep.event_type, ep.active, ep.denied_reason,
             ep.ordering_on_failure, ep.ordering_key_cel, ep.filter, ep.max_attempts, ep.timeout_seconds
        FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
-      WHERE d.id = ? FOR UPDATE OF d`,
+      WHERE d.id = ? FOR UPDATE OF d${skipLocked ? ' SKIP LOCKED' : ''}`,
     [id],
   );
   return res.rows[0];
@@ -393,24 +420,53 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake
   return waitingBehind(await nextHolding(trx, r), r);
 }
 
+/** What a chain left stranded: a delivery its attempt ended, or one its attempt failed (retried by its run). */
+type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
+
 /**
- * A delivery that a chain from `r` claimed and whose handed-off attempt ended it (recorded:
- * SUCCESS or FAILED), but whose release(ended) never committed: the release failed (a Postgres
- * blip) and the activity is retried, releasing `r` again (issue 41's review, H4). Found from `n`,
- * the next delivery that holds the key: that delivery itself (ended FAILED, so it holds), or the
- * one it waits behind (ended SUCCESS). Its claim is still 'claimed' and it still waits behind `r`
- * (the failed transaction changed nothing), so a release of `r` owns it: ended here in turn, the
- * key moves on at once instead of after the claim's lease and the waker. Locked; undefined when
- * there is none. A chain still running would find the claim gone and stop: one of the two ends it.
+ * A delivery that a chain claimed and whose handed-off attempt ended it (recorded: SUCCESS or
+ * FAILED), but whose release(ended) never committed: the release failed (a Postgres blip) and the
+ * activity is retried, releasing its own delivery `r` again (issue 41's review, H4). The chain may
+ * have gone several hops past `r` before the failure, so the stranded delivery is found from `n`,
+ * the next delivery that holds the key, not from `r`: `n` itself (ended FAILED, so it holds), or
+ * the one `n` waits behind (ended SUCCESS). Its claim is still 'claimed' (the failed transaction
+ * changed nothing), and the key's one chain stopped at it, so a release that finds it owns it:
+ * ended here in turn, the key moves on at once instead of after the claim's lease and the waker.
+ * A chain still running (between its attempt's record and its release) would find the claim gone
+ * under the row's lock and stop: one of the two ends it.
+ *
+ * Or `n` is still PENDING and claimed with an attempt recorded (`retry`): its handed-off attempt
+ * failed, was recorded, and the chain's handoffEnd (writing 'retry') failed. A claim is taken only
+ * on a row with no attempts and the chain makes one request per claim, so that request is over;
+ * the release writes what handoffEnd would have, and its run retries it (a chain's handoffEnd that
+ * comes late finds the claim gone and changes nothing). A claimed row with no attempt recorded may
+ * be in flight: its lease bounds it, as before.
+ *
+ * Locks: `n` is locked already (nextHolding). The delivery `n` waits behind comes before `n` in the
+ * sequence, and a release of it locks it and then `n`: locked here after `n`, the two releases
+ * could deadlock (an operator's replay of a skipped delivery before it ends while the key's chain
+ * releases that one). So it is locked only if free (SKIP LOCKED): a transaction that holds it is
+ * its own release (which goes on from it) or a moment's turn check, and a stranded delivery missed
+ * then waits for its lease and the waker, as before H4. Undefined when there is none.
  */
-async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<OrderedRow | undefined> {
-  const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff' | 'ordering_behind'>): boolean =>
-    s.ordering_handoff === 'claimed' && s.status !== 'PENDING' && s.ordering_behind === r.id;
-  if (n.ordering_behind === r.id) return endedUnreleased(n) ? lockOrdered(trx, n.id) : undefined;
-  if (n.ordering_behind === null) return undefined;
-  // a normal wait behind a delivery other than r: one statement more, only off the common path
-  const s = await lockOrdered(trx, n.ordering_behind);
-  return s && endedUnreleased(s) ? s : undefined;
+async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<Stranded | undefined> {
+  const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff'>): boolean =>
+    s.ordering_handoff === 'claimed' && s.status !== 'PENDING';
+  if (endedUnreleased(n)) {
+    const ended = await lockOrdered(trx, n.id);
+    return ended && { ended };
+  }
+  if (n.ordering_handoff === 'claimed') {
+    // off the common path (a release finds its next delivery claimed only when retried): one
+    // statement more, for its attempts
+    const row = await lockOrdered(trx, n.id);
+    return row && row.ordering_handoff === 'claimed' && row.status === 'PENDING' && row.attempts > 0 ? { retry: row } : undefined;
+  }
+  // the common path: n waits behind r, or on an event not prepared yet
+  if (n.ordering_behind === r.id || n.ordering_behind === null) return undefined;
+  // a wait behind a delivery other than r: one statement more, only off the common path
+  const s = await lockOrdered(trx, n.ordering_behind, true);
+  return s && endedUnreleased(s) ? { ended: s } : undefined;
 }
 
 /**
@@ -603,11 +659,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
   }
 
   /** release, on its row locked (lockOrdered): also for a delivery a chain ended and did not release (strandedAfter). */
-  async function releaseLocked(
-    trx: Knex.Transaction,
-    r: OrderedRow,
-    opts: { handoff?: HandoffOptions; ended?: boolean },
-  ): Promise<Release> {
+  async function releaseLocked(trx: Knex.Transaction, r: OrderedRow, opts: ReleaseOptions): Promise<Release> {
     if (r.ordering_position === null || r.ordering_key === null) return { holds: false };
     let finished: Release['finished'];
     if (opts.ended) {
@@ -641,7 +693,21 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     const ended = finished ? { finished } : {};
     if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
     const n = await nextHolding(trx, r);
-    const stranded = n && (await strandedAfter(trx, r, n));
+    const found = n && (await strandedAfter(trx, r, n));
+    if (found && 'retry' in found) {
+      // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key
+      const s = found.retry;
+      await trx('webhook_delivery')
+        .where({ id: s.id })
+        .update({
+          ordering_handoff: 'retry',
+          ordering_handoff_until: trx.raw('now() + make_interval(secs => ?)', [(opts.retryInMs ?? 0) / 1000]),
+          ordering_waiting_since: trx.fn.now(),
+        });
+      const wake = s.ordering_waiter ? { wake: { workflowId: s.ordering_waiter, deliveryId: s.id } } : {};
+      return { holds: false, ...ended, adopted: { deliveryId: s.id, ...wake, retried: true } };
+    }
+    const stranded = found?.ended;
     if (stranded) {
       // ended as its chain would have ended it, and the key goes on from it; its run is told (or
       // its event finished) by the caller, as after the chain's own release(ended)
@@ -689,7 +755,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * own attempt, which ended it: its run's turn check finds it 'ended' (and the chain goes on
      * only while the claim was still this activity's).
      */
-    async release(deliveryId: string, opts: { handoff?: HandoffOptions; ended?: boolean } = {}): Promise<Release> {
+    async release(deliveryId: string, opts: ReleaseOptions = {}): Promise<Release> {
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         return r ? releaseLocked(trx, r, opts) : { holds: false };

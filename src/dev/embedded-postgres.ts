@@ -108,7 +108,10 @@ export async function startEmbeddedPostgres(
     port,
     dataDir,
     async stop() {
-      await pg.stop();
+      const child = (pg as unknown as { process?: ChildProcess }).process;
+      // already ended, e.g. by a terminal's Ctrl-C, which reaches the whole process group: the
+      // library would wait for an exit event that came before, and the caller's shutdown with it
+      if (child && child.exitCode === null && child.signalCode === null) await pg.stop();
       if (!persistent) await rm(dataDir, { recursive: true, force: true });
       if (!persistent && relocatedFrom) await rm(relocatedFrom, { force: true });
     },

@@ -28,8 +28,12 @@ describe('web console as an SRE looks at it', () => {
   it("at a phone's width (390 x 844) no page is wider than the screen: wide tables scroll inside their card, the overview's charts fit", async () => {
     const { page } = await stack.admin();
     await page.setViewportSize({ width: 390, height: 844 });
-    // an endpoint, so that the endpoints table (with its column of actions) is drawn
-    const s = await stack.source('narrow', { hook: { url: 'https://partner.example/a/long/path/of/the/partner/hook?tenant=acme' } });
+    // an endpoint, so that the endpoints table (with its column of actions) is drawn; one with a long
+    // name, which the deliveries and replay filters' endpoint select lists as one option
+    const s = await stack.source('narrow', {
+      hook: { url: 'https://partner.example/a/long/path/of/the/partner/hook?tenant=acme' },
+      'payments-ledger-receiver-of-the-billing-platform': { url: 'https://partner.example/b' },
+    });
     // an event, so that the overview draws a chart
     await s.send({ id: 'narrow-1', type: 'order.created' });
     const widths: Record<string, number> = {};

@@ -173,6 +173,22 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     return { d1, d2 };
   }
 
+  /** `count` events of one sequence prepared (run-0, run-1, ...): the first goes, each one after waits behind the one before. */
+  async function line(name: string, onFailure: 'Block' | 'Skip', count: number, takesHandoff: boolean): Promise<string[]> {
+    const source = uniqueSource(name);
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure } });
+    const ds: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+      ds.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+    }
+    expect(await t.repos.ordering.firstTurn(ds[0]!, 'run-0', judge, takesHandoff)).toEqual({ turn: 'go', outOfOrder: false });
+    for (let i = 1; i < count; i++) {
+      expect(await t.repos.ordering.firstTurn(ds[i]!, `run-${i}`, judge, takesHandoff)).toMatchObject({ turn: 'wait', behind: ds[i - 1] });
+    }
+    return ds;
+  }
+
   it('claims a waiting delivery whose run takes it; its run waits while the lease lives', async () => {
     const { d1, d2 } = await twoWaiting(true);
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
@@ -260,6 +276,129 @@ describe("the handoff's claim and what the turn check answers after it", () => {
       expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).adopted).toBeUndefined();
     },
   );
+
+  it.each(['SUCCESS', 'FAILED'] as const)(
+    "a chain whose release(ended) failed at its second hop: the release retried (the chain's first delivery's) ends the handed-off delivery (%s) two hops down",
+    async (ended) => {
+      const source = uniqueSource('strand2');
+      await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Skip' } });
+      const ds: string[] = [];
+      for (let i = 0; i <= 3; i++) {
+        const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+        ds.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+      }
+      const [d0, d1, d2, d3] = ds as [string, string, string, string];
+      expect(await t.repos.ordering.firstTurn(d0, 'run-0', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+      for (let i = 1; i <= 3; i++) {
+        expect(await t.repos.ordering.firstTurn(ds[i]!, `run-${i}`, judge, true)).toMatchObject({ turn: 'wait', behind: ds[i - 1] });
+      }
+      const db = t.database.db;
+      // run-0 delivered d0; its release claims d1, whose handed-off attempt succeeds
+      await db('webhook_delivery').where({ id: d0 }).update({ status: 'SUCCESS' });
+      expect((await t.repos.ordering.release(d0, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: d1 });
+      await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+      // the chain's release of d1 commits and claims d2, whose attempt ends it
+      expect((await t.repos.ordering.release(d1, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: d2 });
+      await db('webhook_delivery').where({ id: d2 }).update({ status: ended, attempts: 1 });
+      // d2's release(ended) fails (rolled back): the activity is retried, and releases d0 again
+      const again = await t.repos.ordering.release(d0, { handoff: handoff('run-0') });
+      expect(again).toMatchObject({
+        holds: false,
+        adopted: { deliveryId: d2 },
+        wake: { workflowId: 'run-3', deliveryId: d3 },
+        claimed: { deliveryId: d3 },
+      });
+      // once only: the chain's own release, should it come late, finds the claim gone
+      expect(await t.repos.ordering.release(d2, { ended: true, handoff: handoff('run-0') })).toEqual({ holds: false });
+    },
+  );
+
+  it.for([1, 2])(
+    "a chain whose handed-off attempt failed and whose handoffEnd failed (hop %i): the release retried leaves it to its run's retry at once",
+    async (hop) => {
+      const ds = await line(`retrycut${hop}`, 'Block', hop + 2, true);
+      const db = t.database.db;
+      // run-0 delivered d0; its release claims d1 (and at hop 2 d1's attempt succeeds, its release claims d2)
+      await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS' });
+      expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: ds[1] });
+      if (hop === 2) {
+        await db('webhook_delivery').where({ id: ds[1] }).update({ status: 'SUCCESS', attempts: 1 });
+        expect((await t.repos.ordering.release(ds[1]!, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({
+          deliveryId: ds[2],
+        });
+      }
+      const failed = ds[hop]!;
+      // claimed with no attempt recorded: it may be in flight, a release leaves it to its lease
+      expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toBeUndefined();
+      // its handed-off attempt failed (a 500) and was recorded; handoffEnd's 'retry' failed (rolled back)
+      await db('webhook_delivery').where({ id: failed }).update({ attempts: 1 });
+      // the activity retried: d0's release again finds it and writes what handoffEnd would have
+      const again = await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 });
+      expect(again).toEqual({
+        holds: false,
+        adopted: { deliveryId: failed, wake: { workflowId: `run-${hop}`, deliveryId: failed }, retried: true },
+      });
+      // its run's turn check: its retry, after the delay, counting on from the row's attempt
+      const turn = await t.repos.ordering.turn(failed, `run-${hop}`, judge, true);
+      expect(turn).toMatchObject({ turn: 'go', handedOff: { retryInMs: expect.any(Number) } });
+      const { retryInMs } = (turn as { handedOff: { retryInMs: number } }).handedOff;
+      expect(retryInMs).toBeGreaterThan(1_000);
+      expect(retryInMs).toBeLessThanOrEqual(2_000);
+      expect(await db('webhook_delivery').where({ id: failed }).first('status', 'attempts', 'ordering_handoff')).toEqual({
+        status: 'PENDING',
+        attempts: 1,
+        ordering_handoff: null,
+      });
+      // the chain's handoffEnd, should it come late, changes nothing; the key still waits for it
+      await t.repos.ordering.handoffEnd(failed, { retryInMs: 60_000 });
+      expect((await db('webhook_delivery').where({ id: failed }).first('ordering_handoff'))?.ordering_handoff).toBeNull();
+      expect(await t.repos.ordering.turn(ds[hop + 1]!, `run-${hop + 1}`, judge, true)).toMatchObject({ turn: 'wait', behind: failed });
+    },
+  );
+
+  it('a release whose next delivery waits behind another one, while that one is released: no deadlock (the lock out of order is skipped)', async () => {
+    // d0 skipped and sent again by a replay (out of order), d1 delivered since, d2 waiting behind
+    // d1: d0's release locks d2 (nextHolding) and then d1 (strandedAfter, d2 waits behind it);
+    // d1's release locks d1 and then d2
+    const [d0, d1, d2] = (await line('lockorder', 'Skip', 3, false)) as [string, string, string];
+    const db = t.database.db;
+    await db('webhook_delivery').where({ id: d0 }).update({ status: 'FAILED', attempts: 1, ordering_skipped: true });
+    await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+    await db('webhook_delivery').where({ id: d0 }).update({ status: 'SUCCESS', attempts: 2 });
+    const waiting = async (n: number) =>
+      eventually(
+        async () => {
+          const r = await db.raw<{ rows: Array<{ n: number }> }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return r.rows[0]!.n >= n;
+        },
+        { what: `${n} release(s) waiting on a row lock` },
+      );
+    // the test holds d2's lock: d0's release waits for it first (it has d0), then d1's (it has d1);
+    // once it is let go, d0's release takes d2 and goes for d1
+    const hold = await db.transaction();
+    const outcomes: Array<Promise<PromiseSettledResult<unknown>>> = [];
+    try {
+      await hold('webhook_delivery').where({ id: d2 }).forUpdate().first('id');
+      const settled = <T>(p: Promise<T>) =>
+        p.then(
+          (value) => ({ status: 'fulfilled' as const, value }),
+          (reason: unknown) => ({ status: 'rejected' as const, reason }),
+        );
+      outcomes.push(settled(t.repos.ordering.release(d0, {})));
+      await waiting(1);
+      outcomes.push(settled(t.repos.ordering.release(d1, {})));
+      await waiting(2);
+      await hold.commit();
+    } finally {
+      if (!hold.isCompleted()) await hold.rollback();
+    }
+    const [ofD0, ofD1] = await Promise.all(outcomes);
+    // before: one of the two was aborted with "deadlock detected" (after deadlock_timeout)
+    expect(ofD0).toEqual({ status: 'fulfilled', value: { holds: false } });
+    expect(ofD1).toEqual({ status: 'fulfilled', value: { holds: false, wake: { workflowId: 'run-2', deliveryId: d2 } } });
+  });
 
   it('does not claim for a run that does not take a handoff (workflow code before it): it is only woken', async () => {
     const { d1, d2 } = await twoWaiting(false);

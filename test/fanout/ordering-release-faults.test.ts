@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { describe, expect } from 'vitest';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
@@ -24,71 +25,174 @@ async function waitingLine(h: FanoutHarness, ids: string[], endpointId: string):
   return ds;
 }
 
-describe("the chain's release of a handed-off delivery fails (H4: its connection terminated)", () => {
-  it('GUARANTEE: the retried release ends that delivery and the key goes on within seconds, not after its lease and the waker', async ({
-    h,
-    receiver,
-  }) => {
-    const source = uniqueSource('relcut');
-    let answerFirst: () => void = () => undefined;
-    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-    // the first request held until the test has taken its lock; the rest answered at once
-    const target = await receiver(async (_n, req) => {
-      if (seqOf(req) === 0) await firstAnswered;
-      return { status: 200 };
-    });
-    // the longest timeout handed off (15 s: the first request is held until the line is in place,
-    // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
-    const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
-    const ids = await sendKey(h, source, 3);
-    const [, d1, d2] = await waitingLine(h, ids, endpointId);
-    const db = h.database.db;
-    const waker = orderingWakerOf(h);
-    waker.start();
-    try {
-      // d0's release claims d1 and sends it; d1's release(ended) then locks d2 as the next of the
-      // key, and waits for this transaction's lock on it: its backend is terminated there (a
-      // Postgres blip in the middle of the chain), and the release is retried by its activity
-      let cutAt = 0;
-      await db.transaction(async (trx) => {
-        const me = ((await trx.raw('SELECT pg_backend_pid() AS pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid;
-        await trx('webhook_delivery').where({ id: d2 }).forUpdate().first('id');
-        answerFirst();
-        const blocked = await eventually(
-          async () => {
-            const res = (await db.raw('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [me])) as {
-              rows: Array<{ pid: number }>;
-            };
-            return res.rows.length > 0 && res.rows.map((r) => r.pid);
-          },
-          { timeoutMs: 20_000, intervalMs: 20, what: "d1's release waiting on d2's lock" },
-        );
-        expect(blocked).toHaveLength(1);
-        expect(target.requests.map(seqOf)).toEqual([0, 1]);
-        await db.raw('SELECT pg_terminate_backend(?)', [blocked[0]!]);
-        cutAt = Date.now();
-      });
-      await eventually(async () => (await h.repos.deliveries.get(d2!))?.status === 'SUCCESS', {
-        timeoutMs: 40_000,
-        intervalMs: 100,
-        what: 'the next delivery of the key delivered',
-      });
-      const second = target.requests.find((r) => seqOf(r) === 2)!;
-      // the local activity's retry (1 s) releases d1 in turn and claims d2: no lease, no waker
-      expect(second.startedAt - cutAt).toBeLessThan(5_000);
-      expect(target.requests.map(seqOf)).toEqual([0, 1, 2]);
-      oneAtATime(target.requests);
-      expect(await finishedEvents(h, ids, 10_000)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
-      // d1 was ended by the retried release itself: no continuation was needed for it
-      expect(await continuationOf(h, ids[1]!, d1!)).toBeUndefined();
-      expect(await db('webhook_delivery').where({ id: d1 }).first('ordering_handoff', 'ordering_waiter')).toEqual({
-        ordering_handoff: null,
-        ordering_waiter: null,
-      });
-    } finally {
-      await waker.stop();
-    }
+/**
+ * A Postgres blip where the worker waits: in a transaction of the test, `hold` takes a lock (and
+ * lets the key go on); the one backend that then waits on it is terminated, once `atCut` has
+ * checked what was sent by then. The time of the cut.
+ */
+async function cutTheWaiter(
+  h: FanoutHarness,
+  hold: (trx: Knex.Transaction) => Promise<void>,
+  atCut: () => void,
+  what: string,
+): Promise<number> {
+  const db = h.database.db;
+  let cutAt = 0;
+  await db.transaction(async (trx) => {
+    const me = ((await trx.raw('SELECT pg_backend_pid() AS pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid;
+    await hold(trx);
+    const blocked = await eventually(
+      async () => {
+        const res = (await db.raw('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [me])) as {
+          rows: Array<{ pid: number }>;
+        };
+        return res.rows.length > 0 && res.rows.map((r) => r.pid);
+      },
+      { timeoutMs: 20_000, intervalMs: 20, what },
+    );
+    expect(blocked).toHaveLength(1);
+    atCut();
+    await db.raw('SELECT pg_terminate_backend(?)', [blocked[0]!]);
+    cutAt = Date.now();
   });
+  return cutAt;
+}
+
+describe("the chain's release of a handed-off delivery fails (H4: its connection terminated)", () => {
+  // hop 1: the chain's first handed-off delivery's release is cut; hop 2: the one after (the
+  // retried activity releases its own delivery, the chain's first, and must find the stranded one
+  // further down: review4's reproduction)
+  it.for([1, 2])(
+    'GUARANTEE: at hop %i, the retried release ends that delivery and the key goes on within seconds, not after its lease and the waker',
+    async (hop, { h, receiver }) => {
+      const source = uniqueSource(`relcut${hop}`);
+      let answerFirst: () => void = () => undefined;
+      const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+      // the first request held until the test has taken its lock; the rest answered at once
+      const target = await receiver(async (_n, req) => {
+        if (seqOf(req) === 0) await firstAnswered;
+        return { status: 200 };
+      });
+      // the longest timeout handed off (15 s: the first request is held until the line is in place,
+      // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
+      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
+      const ids = await sendKey(h, source, hop + 2);
+      const ds = await waitingLine(h, ids, endpointId);
+      const stranded = ds[hop]!;
+      const next = ds[hop + 1]!;
+      const db = h.database.db;
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        // d0's release claims d1 and sends it (and so on down the chain); the stranded delivery's
+        // release(ended) then locks the next one of the key, and waits for this transaction's lock on
+        // it: its backend is terminated there (a Postgres blip in the middle of the chain), and the
+        // release is retried by its activity
+        const cutAt = await cutTheWaiter(
+          h,
+          async (trx) => {
+            await trx('webhook_delivery').where({ id: next }).forUpdate().first('id');
+            answerFirst();
+          },
+          () => expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i)),
+          "the stranded delivery's release waiting on the next one's lock",
+        );
+        await eventually(async () => (await h.repos.deliveries.get(next))?.status === 'SUCCESS', {
+          timeoutMs: 40_000,
+          intervalMs: 100,
+          what: 'the next delivery of the key delivered',
+        });
+        const after = target.requests.find((r) => seqOf(r) === hop + 1)!;
+        // the local activity's retry (1 s) ends the stranded delivery in turn and claims the next: no lease, no waker
+        expect(after.startedAt - cutAt).toBeLessThan(5_000);
+        expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 2 }, (_, i) => i));
+        oneAtATime(target.requests);
+        expect(await finishedEvents(h, ids, 10_000)).toEqual(ids.map(() => 'COMPLETED'));
+        // ended by the retried release itself: no continuation was needed for it
+        expect(await continuationOf(h, ids[hop]!, stranded)).toBeUndefined();
+        expect(await db('webhook_delivery').where({ id: stranded }).first('ordering_handoff', 'ordering_waiter')).toEqual({
+          ordering_handoff: null,
+          ordering_waiter: null,
+        });
+      } finally {
+        await waker.stop();
+      }
+    },
+  );
+});
+
+describe("the chain's handoffEnd of a failed handed-off attempt fails (its connection terminated)", () => {
+  // the attempt failed (a 500) and was recorded; the 'retry' for its run's turn check is the
+  // statement cut. A trigger of the test's own (only on this endpoint's rows, only that change)
+  // makes it wait on an advisory lock the test holds, and the test terminates its backend there.
+  it.for([1, 2])(
+    'GUARANTEE: at hop %i, the retried release leaves the failed delivery to its run, which retries it within seconds, not after its lease and the waker',
+    async (hop, { h, receiver }) => {
+      const source = uniqueSource(`retrycut${hop}`);
+      let answerFirst: () => void = () => undefined;
+      const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+      let failedOnce = false;
+      // the first request held until the line is in place; the handed-off one at `hop` fails once
+      const target = await receiver(async (_n, req) => {
+        if (seqOf(req) === 0) await firstAnswered;
+        if (seqOf(req) === hop && !failedOnce) {
+          failedOnce = true;
+          return { status: 500 };
+        }
+        return { status: 200 };
+      });
+      // a claim's lease is the timeout plus 10 s: what the key waited before (then the waker)
+      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
+      const ids = await sendKey(h, source, hop + 2);
+      const ds = await waitingLine(h, ids, endpointId);
+      const failed = ds[hop]!;
+      const db = h.database.db;
+      const lockKey = 41_002;
+      await db.raw(`CREATE OR REPLACE FUNCTION test_cut_handoff_end() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_advisory_xact_lock(${lockKey}); RETURN NEW; END $$`);
+      const trigger = `test_cut_handoff_end_${hop}`;
+      await db.raw(
+        `CREATE TRIGGER ${trigger} BEFORE UPDATE ON webhook_delivery FOR EACH ROW
+          WHEN (OLD.endpoint_id = '${endpointId}'::uuid AND OLD.ordering_handoff = 'claimed' AND NEW.ordering_handoff = 'retry')
+          EXECUTE FUNCTION test_cut_handoff_end()`,
+      );
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        const cutAt = await cutTheWaiter(
+          h,
+          async (trx) => {
+            await trx.raw('SELECT pg_advisory_xact_lock(?)', [lockKey]);
+            answerFirst();
+          },
+          () => expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i)),
+          "the failed delivery's handoffEnd waiting on the test's lock",
+        );
+        await db.raw(`DROP TRIGGER ${trigger} ON webhook_delivery`);
+        await eventually(async () => (await h.repos.deliveries.get(failed))?.status === 'SUCCESS', {
+          timeoutMs: 40_000,
+          intervalMs: 100,
+          what: 'the failed delivery retried and delivered',
+        });
+        const retried = target.requests.filter((r) => seqOf(r) === hop)[1]!;
+        // the local activity's retry (1 s) writes the 'retry' and signals its run: no lease, no waker
+        expect(retried.startedAt - cutAt).toBeLessThan(5_000);
+        await finishedEvents(h, ids, 20_000);
+        const seqs = Array.from({ length: hop + 2 }, (_, i) => i);
+        expect(target.requests.map(seqOf)).toEqual([...seqs.slice(0, hop + 1), hop, hop + 1]);
+        oneAtATime(target.requests);
+        expect(await finishedEvents(h, ids, 10_000)).toEqual(ids.map(() => 'COMPLETED'));
+        // two attempts, the row counting both (the failed one and its retry)
+        expect(await db('webhook_delivery').where({ id: failed }).first('attempts', 'ordering_handoff')).toEqual({
+          attempts: 2,
+          ordering_handoff: null,
+        });
+      } finally {
+        await db.raw(`DROP TRIGGER IF EXISTS ${trigger} ON webhook_delivery`);
+        await waker.stop();
+      }
+    },
+  );
 });
 
 describe('a run waiting for an ordered delivery, terminated by hand', () => {

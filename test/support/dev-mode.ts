@@ -14,7 +14,10 @@ export interface DevMode {
   output(): string;
   /** a token of the local identity provider's client with read and replay (the recipe dev mode prints) */
   token(): Promise<string>;
-  /** SIGTERM (it drains), SIGKILL after graceMs; its exit code (null when a signal ended it) */
+  /**
+   * SIGTERM (it drains), SIGKILL after graceMs; its exit code (null when a signal ended it). Under
+   * `npmStart`, a terminal's Ctrl-C instead: SIGINT to the whole process group, SIGKILL to it after graceMs.
+   */
   stop(graceMs?: number): Promise<number | null>;
 }
 
@@ -28,32 +31,46 @@ export async function startDevMode(opts: {
   dataDir: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** `npm start` (its script as a user runs it), leading a process group of its own as in a terminal */
+  npmStart?: boolean;
+  /** returns once the output contains this (default: the banner, dev mode running) */
+  until?: string;
 }): Promise<DevMode> {
   for (let start = 1; ; start++) {
     const [port, managementPort, authPort] = [await freePort(), await freePort(), await freePort()];
     let output = '';
-    const child: ChildProcess = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cmd/cli.ts', 'dev', '--config-dir', opts.configDir, '--data-dir', opts.dataDir],
-      {
-        env: {
-          ...process.env,
-          LOG_LEVEL: 'warn',
-          ...opts.env,
-          PORT: String(port),
-          MANAGEMENT_PORT: String(managementPort),
-          DEV_AUTH_PORT: String(authPort),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const folders = ['--config-dir', opts.configDir, '--data-dir', opts.dataDir];
+    const [command, args] = opts.npmStart
+      ? ['npm', ['start', '--', ...folders]]
+      : [process.execPath, ['--import', 'tsx', 'src/cmd/cli.ts', 'dev', ...folders]];
+    const child: ChildProcess = spawn(command, args, {
+      detached: opts.npmStart === true,
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'warn',
+        ...opts.env,
+        PORT: String(port),
+        MANAGEMENT_PORT: String(managementPort),
+        DEV_AUTH_PORT: String(authPort),
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
     const exited = once(child, 'exit').catch(() => undefined);
+    const signal = (name: NodeJS.Signals): void => {
+      if (!opts.npmStart || child.pid === undefined) child.kill(name);
+      else
+        try {
+          process.kill(-child.pid, name);
+        } catch {
+          // the group is gone already
+        }
+    };
     const stop = async (graceMs = 15_000): Promise<number | null> => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      signal(opts.npmStart ? 'SIGINT' : 'SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
       return child.exitCode;
@@ -61,7 +78,7 @@ export async function startDevMode(opts: {
     const started = await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-        return output.includes('dev mode is running');
+        return output.includes(opts.until ?? 'dev mode is running');
       },
       { timeoutMs: opts.timeoutMs ?? 120_000, intervalMs: 250, what: 'dev mode to start' },
     ).catch(async (err: unknown) => {

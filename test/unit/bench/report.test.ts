@@ -142,20 +142,23 @@ describe("where a destination's extra lands, process by process (issue 43)", () 
       'CPU ms per delivery by process, HTTP / Kafka / SQS: worker 0.40 / 0.30 / 0.50, consumer 0.10 / 0.10 / 0.20, ' +
         'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20; ' +
         "not webhook-fanout's: the bench process (the publisher; HTTP's receiver) 1.00 / 0.50 / 2.00, Kafka's JVM 5.00, SQS's fauxqs 0.00; " +
-        "deliveries retried 0 / 3 / 0; the worker's GC ms per delivery - / - / -; workflow tasks per event - / - / -",
+        "deliveries retried 0 / 3 / 0; the worker's GC ms per delivery - / - / -; workflow tasks per event - / - / -; " +
+        "an attempt's median duration ms - / - / -",
     );
   });
 });
 
 describe("the worker's GC and workflow tasks per row (is SQS's extra Temporal's side of the run?)", () => {
-  it('reads each row: GC ms per delivery, workflow tasks per event (the mean of the counted histories)', () => {
+  it('reads each row: GC ms per delivery, workflow tasks per event (the mean of the counted histories), the median attempt', () => {
     const tasks = (...n: number[]) => n.map((workflowTasks) => ({ total: 2, markers: 3, markerTasks: 1, byKind: {}, workflowTasks }));
     const line = destinationProcessLine(
       { ...pathOf({ worker: 0.4 }, 1000), workerGcS: 0.05, actions: tasks(1, 1, 1) },
       { ...pathOf({ worker: 0.4 }, 1000), workerGcS: 0.06, actions: tasks(1, 2) },
-      { ...pathOf({ worker: 0.5 }, 1000), workerGcS: 0.15, actions: tasks(2, 2, 1, 1) },
+      { ...pathOf({ worker: 0.5 }, 1000), workerGcS: 0.15, actions: tasks(2, 2, 1, 1), attemptMs: 12.34 },
     );
-    expect(line).toMatch(/; the worker's GC ms per delivery 0\.05 \/ 0\.06 \/ 0\.15; workflow tasks per event 1\.00 \/ 1\.50 \/ 1\.50$/);
+    expect(line).toMatch(
+      /; the worker's GC ms per delivery 0\.05 \/ 0\.06 \/ 0\.15; workflow tasks per event 1\.00 \/ 1\.50 \/ 1\.50; an attempt's median duration ms - \/ - \/ 12\.3$/,
+    );
   });
 });
 
