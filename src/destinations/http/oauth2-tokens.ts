@@ -294,7 +294,7 @@ async function requestToken(
     }
     return { ok: true, token: answer.access_token, expiresIn: answer.expires_in };
   } catch (err) {
-    return { ok: false, failure: redacted(await classifyTokenError(err, timeoutMs), secret) };
+    return { ok: false, failure: redacted(await classifyTokenError(err, timeoutMs), secret, client.clientId) };
   }
 }
 
@@ -372,10 +372,29 @@ export async function classifyTokenError(err: unknown, timeoutMs: number): Promi
   return { code: 'oauth2_token_unavailable', detail: `token request failed (${codes[0] ?? 'error'}): ${messageOf(err)}` };
 }
 
-/** The secret never leaves in a message, whatever a server echoes back. */
-function redacted(failure: TokenFailure, secret: string): TokenFailure {
-  if (secret.length < 4 || !failure.detail.includes(secret)) return failure;
-  return { ...failure, detail: failure.detail.split(secret).join('***') };
+/**
+ * The secret never leaves in a message, whatever a server echoes back: in each form it was sent in
+ * (ClientSecretPost's form-encoded body; ClientSecretBasic's base64 of the form-encoded
+ * `id:secret`, RFC 6749 2.3.1) or a server may echo it in (percent-encoded, JSON-escaped, the
+ * base64 of the unencoded pair). The longest forms first, so that one inside another goes whole.
+ */
+export function redacted(failure: TokenFailure, secret: string, clientId: string): TokenFailure {
+  let detail = failure.detail;
+  for (const form of secretForms(secret, clientId)) if (detail.includes(form)) detail = detail.split(form).join('***');
+  return detail === failure.detail ? failure : { ...failure, detail };
+}
+
+function secretForms(secret: string, clientId: string): string[] {
+  const formEncoded = (s: string): string => new URLSearchParams({ s }).toString().slice(2);
+  const forms = new Set([secret, encodeURIComponent(secret), formEncoded(secret), JSON.stringify(secret).slice(1, -1)]);
+  for (const pair of [`${formEncoded(clientId)}:${formEncoded(secret)}`, `${clientId}:${secret}`]) {
+    const base64 = Buffer.from(pair, 'utf8').toString('base64');
+    forms.add(base64);
+    forms.add(base64.replace(/=+$/, ''));
+    forms.add(Buffer.from(pair, 'utf8').toString('base64url'));
+  }
+  // a form shorter than 4 characters would redact ordinary words
+  return [...forms].filter((f) => f.length >= 4).sort((a, b) => b.length - a.length);
 }
 
 /** The error or the first of its causes that is one of these (a fetch error may come wrapped). */

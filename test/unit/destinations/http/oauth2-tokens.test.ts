@@ -4,6 +4,7 @@ import {
   DEFAULT_LIFETIME_MS,
   isCredentialsRefusal,
   isRefusal,
+  redacted,
   REFRESH_MARGIN_MS,
   tokenTimes,
 } from '../../../../src/destinations/http/oauth2-tokens.js';
@@ -80,5 +81,35 @@ describe('tokenFailureOutcome: unavailable and refused credentials wait; other r
     const outcome = tokenFailureOutcome(failure, 12);
     expect(outcome).toMatchObject({ ...expected, status: null, body: null, durationMs: 12 });
     expect(outcome.kind !== 'success' && outcome.error).toBe(`${failure.code}: ${failure.detail}`);
+  });
+});
+
+const SECRET = 'pa+ss/w0rd=42&x "é"';
+const ID = 'client one';
+const form = (s: string) => new URLSearchParams({ s }).toString().slice(2);
+const base64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+describe('redacted: no form of the client secret a token endpoint may echo stays in the words', () => {
+  it.each([
+    ['as it is', SECRET],
+    ['percent-encoded', encodeURIComponent(SECRET)],
+    ["form-encoded (ClientSecretPost's body)", form(SECRET)],
+    ['JSON-escaped', JSON.stringify(SECRET).slice(1, -1)],
+    ["ClientSecretBasic's header (base64 of the form-encoded id:secret)", base64(`${form(ID)}:${form(SECRET)}`)],
+    ['the same without its padding', base64(`${form(ID)}:${form(SECRET)}`).replace(/=+$/, '')],
+    ['base64 of the unencoded pair', base64(`${ID}:${SECRET}`)],
+    ['base64url of the pair', Buffer.from(`${form(ID)}:${form(SECRET)}`).toString('base64url')],
+  ])('%s', (_what, echoed) => {
+    const failure = { code: 'oauth2_token_unavailable' as const, detail: `HTTP 503: could not handle ${echoed} (retry later)` };
+    const out = redacted(failure, SECRET, ID);
+    expect(out.detail).toBe('HTTP 503: could not handle *** (retry later)');
+    expect(out.code).toBe(failure.code);
+  });
+
+  it('leaves words without the secret as they are (the same object), and a secret too short to look for', () => {
+    const failure = { code: 'oauth2_token_refused' as const, detail: 'invalid_client: client authentication failed' };
+    expect(redacted(failure, SECRET, ID)).toBe(failure);
+    const short = { code: 'oauth2_token_refused' as const, detail: 'abc in the words' };
+    expect(redacted(short, 'abc', 'x').detail).toBe('abc in the words');
   });
 });
