@@ -198,7 +198,7 @@ export function createProduceCoalescer(
       if (left >= floor) return true;
       const detail =
         `not sent: ${Math.max(0, Math.round(left))} ms of the attempt's time left after ${Math.round(now - e.came)} ms ` +
-        `waiting for the partition's request in flight, under the ${Math.round(floor)} ms a produce is given ` +
+        `waiting for the partition's request in flight (or for its topic in the cluster's metadata), under the ${Math.round(floor)} ms a produce is given ` +
         `(sent now, it would time out while written, and its retry would write it again)`;
       e.resolve({ notSent: { code: 'broker_unavailable', detail, timedOut: true } });
       return false;

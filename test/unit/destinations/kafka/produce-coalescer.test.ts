@@ -1,5 +1,6 @@
-import { UserError } from '@platformatic/kafka';
+import { MultipleErrors, ProtocolError, UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
+import { classifyKafkaError } from '../../../../src/destinations/kafka/classify.js';
 import type { AttemptState } from '../../../../src/destinations/kafka/produce-batch.js';
 import { createProduceCoalescer, type Produced } from '../../../../src/destinations/kafka/produce-coalescer.js';
 import { createTopicRecheck } from '../../../../src/destinations/kafka/topic-recheck.js';
@@ -144,5 +145,46 @@ describe('the Kafka coalescer and a topic created a moment ago', () => {
       { partition: 0, offset: 2n },
     ]);
     expect(written).toEqual(['a,b']);
+  });
+});
+
+describe('the Kafka coalescer and a leader that does not know the topic yet', () => {
+  /** a producer whose metadata has the topic, and whose leader answers the first `unknownAnswers` produce requests UNKNOWN_TOPIC_OR_PARTITION */
+  const leaderBehind = (unknownAnswers: number) => {
+    const written: string[] = [];
+    let requests = 0;
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        await new Promise((r) => setTimeout(r, 2));
+        if (++requests <= unknownAnswers)
+          throw new MultipleErrors('Producing messages failed.', [new ProtocolError('UNKNOWN_TOPIC_OR_PARTITION')]);
+        written.push(...messages.map((m) => m.value.toString()));
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    return { producer: producer as unknown as Producer, written, requests: () => requests };
+  };
+
+  it('nothing was written: the records are sent again once the metadata has the topic, each written once', async () => {
+    const broker = leaderBehind(2);
+    const c = coalescerOf(broker.producer, 10);
+    const produced = await Promise.all(['a', 'b'].map((v) => c.produce('t', record(v), attempt())));
+    expect(produced.map((p) => 'partition' in p)).toEqual([true, true]);
+    expect(broker.written).toEqual(['a', 'b']);
+    expect(broker.requests()).toBe(3);
+  });
+
+  it("a leader that keeps saying so fails the record final once its attempt's window has passed", async () => {
+    const broker = leaderBehind(Number.POSITIVE_INFINITY);
+    const c = coalescerOf(broker.producer, 10);
+    const started = performance.now();
+    // a 10 s attempt: its window is 2 s (a shorter attempt may end unsent instead, its send floor reached first: retried)
+    const produced = await c.produce('t', record('a'), attempt());
+    expect(produced).toHaveProperty('error');
+    expect(classifyKafkaError((produced as { error: unknown }).error).code).toBe('broker_unknown_destination');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(broker.written).toEqual([]);
   });
 });
