@@ -161,6 +161,8 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   orderingHandoff: boolean;
   /** AWS_SQS_SEND: how the SQS destinations send (destinations/aws/sqs-direct.ts); `direct` by default */
   awsSqsSend: AwsSqsSend;
+  /** AWS_SQS_BATCH: the direct sends of a busy queue share SendMessageBatch requests (destinations/aws/sqs-direct.ts); off by default */
+  awsSqsBatch: boolean;
 }
 
 export interface OperatorConfig extends CommonConfig, DatabaseConfig {
@@ -450,6 +452,7 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     sandboxDiagnostics: r.bool('WORKER_SANDBOX_DIAGNOSTICS'),
     orderingHandoff: r.bool('ORDERING_HANDOFF'),
     awsSqsSend: r.oneOf('AWS_SQS_SEND'),
+    awsSqsBatch: r.bool('AWS_SQS_BATCH'),
   };
   r.done();
   return cfg;

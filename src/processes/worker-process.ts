@@ -22,7 +22,9 @@ const SIGNAL_TURN_TIMEOUT_MS = 2_000;
 
 /** What the worker process takes from its configuration: WorkerConfig, or a test's own values. */
 export type WorkerSettings = Pick<WorkerConfig, 'backoff' | 'outboundDenyCidrs' | 'outboundAllowCidrs' | 'maxConcurrentActivities'> &
-  Partial<Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'kafkaProduce' | 'awsSqsSend' | 'orderingHandoff'>> & {
+  Partial<
+    Pick<WorkerConfig, 'sandboxDiagnostics' | 'deliveryProxy' | 'kafkaProduce' | 'awsSqsSend' | 'awsSqsBatch' | 'orderingHandoff'>
+  > & {
     temporal: Pick<TemporalConfig, 'namespace' | 'taskQueue'>;
   };
 
@@ -66,6 +68,7 @@ export async function buildWorkerProcess(deps: WorkerDeps): Promise<WorkerProces
     ...(settings.deliveryProxy ? { proxy: forwardProxyOf(settings.deliveryProxy) } : {}),
     ...(settings.kafkaProduce ? { kafkaProduce: settings.kafkaProduce } : {}),
     ...(settings.awsSqsSend ? { awsSqsSend: settings.awsSqsSend } : {}),
+    ...(settings.awsSqsBatch !== undefined ? { awsSqsBatch: settings.awsSqsBatch } : {}),
   });
   const tracing = deps.tracing ?? TRACING_OFF;
   // set when stop() begins: an ordered key's handoff chain claims nothing more (activities/ordering.ts)

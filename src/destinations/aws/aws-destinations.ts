@@ -34,12 +34,12 @@ function literalCheck(policy: AddressPolicy): (key: string, hostname: () => stri
 async function publish(
   service: string,
   options: SendOptions,
-  call: (abortSignal: AbortSignal) => Promise<{ receipt: Receipt; body: string } | DeliveryOutcome>,
+  call: (abortSignal: AbortSignal, started: number) => Promise<{ receipt: Receipt; body: string } | DeliveryOutcome>,
 ): Promise<DeliveryOutcome> {
   const started = performance.now();
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
-    const r = await call(signal);
+    const r = await call(signal, started);
     if ('kind' in r) return r;
     return { kind: 'success', status: 200, body: r.body, durationMs: performance.now() - started, statusClass: '2xx', receipt: r.receipt };
   } catch (err) {
@@ -54,7 +54,8 @@ async function publish(
 /**
  * SQS: one SendMessage; on a FIFO queue the event id de-duplicates and the ordering key groups.
  * With `direct` (AWS_SQS_SEND=direct) it is one signed POST (sqs-direct.ts), else the SDK client's
- * send(): the same input, credentials, endpoint and signer either way.
+ * send(): the same input, credentials, endpoint and signer either way. Direct with AWS_SQS_BATCH=on,
+ * a send of a busy queue may be one entry of a SendMessageBatch: its entry's answer is its own.
  */
 export function createSqsDestination(
   clients: AwsClients,
@@ -64,15 +65,30 @@ export function createSqsDestination(
   const checkLiteral = literalCheck(deps.addressPolicy);
   return {
     send: (message: Message, to, options) =>
-      publish('SQS', options, async (abortSignal) => {
+      publish('SQS', options, async (abortSignal, started) => {
         checkLiteral(`${to.endpointUrl ?? ''} ${to.queueUrl}`, () => sendMessageUrl(to).hostname);
         const input = sendMessageInput(message, to);
         const client = clients.of(to).sqs;
         const r = direct
-          ? await direct.send(client, to, input, abortSignal)
+          ? await direct.send(client, to, input, {
+              signal: abortSignal,
+              deadline: started + options.timeoutMs,
+              timeoutMs: options.timeoutMs,
+            })
           : await client
               .send(new SendMessageCommand(input), { abortSignal })
               .then((a) => ({ messageId: a.MessageId, sequence: a.SequenceNumber }));
+        // waited for a batch (AWS_SQS_BATCH=on) and too little time left to send it: failed unsent, retried
+        if ('notSent' in r) {
+          return {
+            kind: 'retryable',
+            status: null,
+            body: null,
+            error: `SQS: ${r.notSent}`,
+            durationMs: performance.now() - started,
+            statusClass: 'timeout',
+          };
+        }
         return {
           receipt: { ...(r.messageId ? { messageId: r.messageId } : {}), ...(r.sequence ? { sequence: r.sequence } : {}) },
           body: `SQS message ${r.messageId ?? '(no id)'}`,

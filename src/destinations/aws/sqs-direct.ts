@@ -7,14 +7,27 @@
 // (@smithy/signature-v4, the instance send() signs with; `direct-sdk-signer`), the same bytes
 // either way. This module owns the POST: an undici keep-alive agent whose every connection
 // resolves through the address policy, the attempt's deadline, a bounded answer.
-// sqs-send-message.ts owns the body and reading the answer.
+// sqs-send-message.ts owns the body and reading the answer, sqs-send-batch.ts a batch's.
+// With AWS_SQS_BATCH=on, the sends of one queue beyond MAX_IN_FLIGHT requests in flight wait for
+// one to end and go together as one SendMessageBatch (docs/destinations.md, "The SQS send").
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { SqsTarget } from '../../delivery/destination.js';
 import type { AddressPolicy } from '../../delivery/address-policy.js';
 import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
 import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget, signPost } from '../../transport/signed-aws-call.js';
 import { createSigV4PostSigner } from './sigv4-post.js';
+import { nextLatencyMs, sendFloorMs, takeBatch } from '../send-batching.js';
+import {
+  entryBytes,
+  parseSendMessageBatchAnswer,
+  SEND_MESSAGE_BATCH_HEADERS,
+  sendMessageBatchInput,
+  SPLIT_BATCH_ON,
+  SQS_BATCH_LIMITS,
+  type BatchEntryInput,
+} from './sqs-send-batch.js';
 import {
   parseSendMessageAnswer,
   SEND_MESSAGE_HEADERS,
@@ -23,7 +36,7 @@ import {
   type SendMessageAnswer,
 } from './sqs-send-message.js';
 
-/** A SendMessage answer is a few hundred bytes; an error page from a proxy may be more: kept up to this. */
+/** A SendMessage answer is a few hundred bytes, a batch's ten times that; an error page from a proxy may be more: kept up to this. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The signed headers of a POST of `body` to `url`, signed at `date`. */
@@ -32,16 +45,69 @@ type Sign = (url: URL, headers: Record<string, string>, body: Buffer, date: Date
 /** SQS's signing name (the SDK client's `defaultSigningName`). */
 const SQS_SIGNING_NAME = 'sqs';
 
+/**
+ * How many requests of one queue (and client) go at once before sends wait to share a batch
+ * (AWS_SQS_BATCH=on). Below it a send is today's single SendMessage, at once: a lone or light
+ * load gains nothing from waiting. Four: a queue with four requests in flight is under a burst
+ * (one SQS request takes a few ms to tens of ms), and a send then waits for at most one of them to
+ * end (about one request's latency, which it would mostly spend queued on a busy connection anyway)
+ * and goes with up to nine others, so the requests drop by up to ten under load; more in flight
+ * would leave fewer sends waiting to share, fewer would hold sends back at loads where a request
+ * each costs little.
+ */
+export const MAX_IN_FLIGHT = 4;
+
+/** The attempt a send belongs to: its deadline (performance.now()) and whole time, its signal. */
+export interface SqsAttempt {
+  signal: AbortSignal;
+  deadline: number;
+  timeoutMs: number;
+}
+
+/** A send that waited for a batch and was not sent: too little of its attempt's time left (the reason). */
+export interface SqsNotSent {
+  notSent: string;
+}
+
 export interface SqsDirect {
-  /** One SendMessage of `body` (the JSON input): its answer, or throws what classifyAwsError reads. */
-  send(client: SQSClient, to: SqsTarget, input: { MessageBody: string }, signal: AbortSignal): Promise<SendMessageAnswer>;
+  /**
+   * One SendMessage of `input` (its answer), alone or as an entry of a SendMessageBatch (its
+   * entry's answer); throws what classifyAwsError reads; `notSent` when it waited and its
+   * attempt's time ran too short to send it.
+   */
+  send(client: SQSClient, to: SqsTarget, input: SendMessageInput, attempt: SqsAttempt): Promise<SendMessageAnswer | SqsNotSent>;
   close(): Promise<void>;
+}
+
+/** The SendMessage input (sendMessageInput's), the queue URL with it. */
+export type SendMessageInput = BatchEntryInput & { QueueUrl: string };
+
+/** A send waiting for a request of its queue to end (AWS_SQS_BATCH=on). */
+interface Waiting {
+  input: SendMessageInput;
+  bytes: number;
+  attempt: SqsAttempt;
+  /** when it came (performance.now()) */
+  came: number;
+  resolve: (r: SendMessageAnswer | SqsNotSent) => void;
+  reject: (err: unknown) => void;
+  /** removes it from the queue when its attempt ends while it waits */
+  onAbort: () => void;
+}
+
+/** One queue's requests of one client: how many are in flight, their recent latency, the sends waiting. */
+interface Lane {
+  inFlight: number;
+  latencyMs: number | null;
+  waiting: Waiting[];
 }
 
 export function createSqsDirect(deps: {
   addressPolicy: AddressPolicy;
   /** `own`: our SigV4 (sigv4-post.ts); `sdk`: the client's @smithy/signature-v4 signer (AWS_SQS_SEND=direct-sdk-signer) */
   signer: 'own' | 'sdk';
+  /** AWS_SQS_BATCH: concurrent sends of one queue beyond MAX_IN_FLIGHT share a SendMessageBatch */
+  batch?: boolean;
   connectionTimeoutMs?: number;
 }): SqsDirect {
   const agent = new Agent({
@@ -64,8 +130,9 @@ export function createSqsDirect(deps: {
   };
   // the URL of each (queue, endpoint)
   const urls = new Map<string, URL>();
+  const keyOf = (to: SqsTarget): string => `${to.endpointUrl ?? ''} ${to.queueUrl}`;
   const urlOf = (to: SqsTarget): URL => {
-    const key = `${to.endpointUrl ?? ''} ${to.queueUrl}`;
+    const key = keyOf(to);
     let url = urls.get(key);
     if (!url) {
       url = sendMessageUrl(to);
@@ -74,30 +141,173 @@ export function createSqsDirect(deps: {
     return url;
   };
 
-  return {
-    async send(client, to, input, signal) {
-      const url = urlOf(to);
-      const sign = await signerOf(client);
-      // the bytes once: hashed for the signature and sent, not encoded twice
-      const body = Buffer.from(JSON.stringify(input), 'utf8');
-      const signedOffset = client.config.systemClockOffset || 0;
-      // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
-      const headers = await sign(url, SEND_MESSAGE_HEADERS, body, new Date(Date.now() + signedOffset));
-      // the agent's own request(): the origin and path given, not parsed from a URL again per send
-      const res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers, body, signal });
-      const text = await readBounded(res, MAX_ANSWER_BYTES);
-      if (res.statusCode === 200) return parseSendMessageAnswer(text, input.MessageBody);
-      const queryError = res.headers['x-amzn-query-error'];
-      const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
-      // the SDK's clock-skew correction: the next attempt signs with the server's time (shared with
-      // send()); the refusal is then retried, as the SDK marks it (clockSkewCorrected), also when a
-      // concurrent call's answer corrected the clock this one was signed with
-      const date = res.headers.date;
-      if (CLOCK_SKEW_CODES.has(err.name)) {
-        const corrected = correctClockSkew(client, typeof date === 'string' ? date : undefined);
-        if (corrected || (client.config.systemClockOffset || 0) !== signedOffset) err.$metadata.clockSkewCorrected = true;
+  /** One signed POST of `input` (its JSON) with `headers`: the answer's text when 200, else throws the SDK's error shape. */
+  const post = async (client: SQSClient, url: URL, headers: Readonly<Record<string, string>>, input: unknown, signal: AbortSignal) => {
+    const sign = await signerOf(client);
+    // the bytes once: hashed for the signature and sent, not encoded twice
+    const body = Buffer.from(JSON.stringify(input), 'utf8');
+    const signedOffset = client.config.systemClockOffset || 0;
+    // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
+    const signed = await sign(url, headers, body, new Date(Date.now() + signedOffset));
+    // the agent's own request(): the origin and path given, not parsed from a URL again per send
+    const res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers: signed, body, signal });
+    const text = await readBounded(res, MAX_ANSWER_BYTES);
+    if (res.statusCode === 200) return text;
+    const queryError = res.headers['x-amzn-query-error'];
+    const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
+    // the SDK's clock-skew correction: the next attempt signs with the server's time (shared with
+    // send()); the refusal is then retried, as the SDK marks it (clockSkewCorrected), also when a
+    // concurrent call's answer corrected the clock this one was signed with
+    const date = res.headers.date;
+    if (CLOCK_SKEW_CODES.has(err.name)) {
+      const corrected = correctClockSkew(client, typeof date === 'string' ? date : undefined);
+      if (corrected || (client.config.systemClockOffset || 0) !== signedOffset) err.$metadata.clockSkewCorrected = true;
+    }
+    throw err;
+  };
+
+  const sendOne = async (client: SQSClient, url: URL, input: SendMessageInput, signal: AbortSignal): Promise<SendMessageAnswer> =>
+    parseSendMessageAnswer(await post(client, url, SEND_MESSAGE_HEADERS, input, signal), input.MessageBody);
+
+  // AWS_SQS_BATCH=on: the lanes of each client, by queue
+  const lanes = new WeakMap<SQSClient, Map<string, Lane>>();
+  const laneOf = (client: SQSClient, key: string): Lane => {
+    let byQueue = lanes.get(client);
+    if (!byQueue) lanes.set(client, (byQueue = new Map()));
+    let lane = byQueue.get(key);
+    if (!lane) byQueue.set(key, (lane = { inFlight: 0, latencyMs: null, waiting: [] }));
+    return lane;
+  };
+
+  /** A request of the lane, timed (its latency sets the floor of the sends that wait) and counted in flight. */
+  const inLane = async <T>(lane: Lane, request: () => Promise<T>): Promise<T> => {
+    lane.inFlight += 1;
+    const started = performance.now();
+    try {
+      const r = await request();
+      lane.latencyMs = nextLatencyMs(lane.latencyMs, performance.now() - started);
+      return r;
+    } finally {
+      lane.inFlight -= 1;
+    }
+  };
+
+  /**
+   * Whether a waiting send still has time enough to go (sendFloorMs, Kafka's rule, review K3): one
+   * sent with a few ms left times out while SQS stores it, and its retry stores a second copy. One
+   * without is answered `notSent` (its attempt fails unsent, retried).
+   */
+  const sendable = (lane: Lane, w: Waiting, now: number): boolean => {
+    const left = w.attempt.deadline - now;
+    const floor = sendFloorMs(w.attempt.timeoutMs, lane.latencyMs);
+    if (left >= floor) return true;
+    w.resolve({
+      notSent:
+        `not sent: ${Math.max(0, Math.round(left))} ms of the attempt's time left after ${Math.round(now - w.came)} ms ` +
+        `waiting for the queue's requests in flight, under the ${Math.round(floor)} ms a send is given ` +
+        `(sent now, it would time out while stored, and its retry would store it again)`,
+    });
+    return false;
+  };
+
+  /** The lane's waiting sends go, a request at a time, while fewer than MAX_IN_FLIGHT are in flight. */
+  const pump = (client: SQSClient, url: URL, queueUrl: string, lane: Lane): void => {
+    while (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length > 0) {
+      const now = performance.now();
+      const live = lane.waiting.filter((w) => sendable(lane, w, now));
+      const batch = takeBatch(live, (w) => w.bytes, SQS_BATCH_LIMITS);
+      lane.waiting = live.slice(batch.length);
+      if (batch.length === 0) return;
+      for (const w of batch) w.attempt.signal.removeEventListener('abort', w.onAbort);
+      void inLane(lane, () => sendWaiting(client, url, queueUrl, lane, batch))
+        // a failure of our own making reaches every entry still unsettled (a settled one ignores it), never the process
+        .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
+        .finally(() => pump(client, url, queueUrl, lane));
+    }
+  };
+
+  /** One waiting send alone (SendMessage), several as one SendMessageBatch; each settles with its own answer. */
+  const sendWaiting = async (client: SQSClient, url: URL, queueUrl: string, lane: Lane, batch: Waiting[]): Promise<void> => {
+    if (batch.length === 1) {
+      const [w] = batch as [Waiting];
+      await sendOne(client, url, w.input, w.attempt.signal).then(w.resolve, w.reject);
+      return;
+    }
+    // the request ends by its first entry's deadline: none of its entries is then still being
+    // stored after its attempt ended (their deadlines are a few ms apart: one endpoint's timeout)
+    const deadline = Math.min(...batch.map((w) => w.attempt.deadline));
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now()))),
+      ...batch.map((w) => w.attempt.signal),
+    ]);
+    let text: string;
+    try {
+      text = await post(
+        client,
+        url,
+        SEND_MESSAGE_BATCH_HEADERS,
+        sendMessageBatchInput(
+          queueUrl,
+          batch.map((w) => w.input),
+        ),
+        signal,
+      );
+    } catch (err) {
+      // refused for what may be one entry's fault (a message over the queue's limit): each alone,
+      // one after the other in this request's place, and only while its attempt has time enough
+      const name = (err as { name?: unknown }).name;
+      if (typeof name === 'string' && SPLIT_BATCH_ON.has(name) && !signal.aborted) {
+        for (const w of batch) {
+          if (w.attempt.signal.aborted) w.reject(w.attempt.signal.reason);
+          else if (sendable(lane, w, performance.now())) await sendOne(client, url, w.input, w.attempt.signal).then(w.resolve, w.reject);
+        }
+        return;
       }
-      throw err;
+      // any other failure of the request (authentication, throttling, the network, the deadline) is every entry's
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    const answers = parseSendMessageBatchAnswer(
+      text,
+      batch.map((w) => w.input.MessageBody),
+    );
+    batch.forEach((w, i) => {
+      const a = answers[i]!;
+      if ('answer' in a) w.resolve(a.answer);
+      else w.reject(a.error);
+    });
+  };
+
+  return {
+    async send(client, to, input, attempt) {
+      const url = urlOf(to);
+      if (!deps.batch) return sendOne(client, url, input, attempt.signal);
+      const lane = laneOf(client, keyOf(to));
+      // under MAX_IN_FLIGHT, with none waiting before it (their order kept): today's single SendMessage, at once
+      if (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length === 0) {
+        try {
+          return await inLane(lane, () => sendOne(client, url, input, attempt.signal));
+        } finally {
+          pump(client, url, to.queueUrl, lane);
+        }
+      }
+      return new Promise<SendMessageAnswer | SqsNotSent>((resolve, reject) => {
+        const w: Waiting = {
+          input,
+          bytes: entryBytes(input),
+          attempt,
+          came: performance.now(),
+          resolve,
+          reject,
+          onAbort: () => {
+            lane.waiting = lane.waiting.filter((x) => x !== w);
+            reject(attempt.signal.reason);
+          },
+        };
+        if (attempt.signal.aborted) return reject(attempt.signal.reason);
+        attempt.signal.addEventListener('abort', w.onAbort, { once: true });
+        lane.waiting.push(w);
+      });
     },
     close: () => agent.close(),
   };

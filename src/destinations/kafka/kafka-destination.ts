@@ -11,7 +11,8 @@ import { hostOf, refusedBrokerHost } from '../broker-address.js';
 import { brokerFailureOutcome, brokerSuccess, withDeadline, type BrokerFailure } from '../broker-outcome.js';
 import { classifyKafkaError } from './classify.js';
 import { kafkaRecordParts } from './kafka-record.js';
-import { sendFloorMs, type AttemptState, type ProduceRecord } from './produce-batch.js';
+import { sendFloorMs } from '../send-batching.js';
+import type { AttemptState, ProduceRecord } from './produce-batch.js';
 import { createProduceCoalescer, type ProduceCoalescer, type Produced } from './produce-coalescer.js';
 import { createTopicRecheck, recheckOver, type TopicRecheck } from './topic-recheck.js';
 

@@ -5,15 +5,13 @@ import { classifyKafkaError } from './classify.js';
 import {
   BATCH_LIMITS,
   keyedPartition,
-  nextLatencyMs,
   recordBytes,
   recordOffsets,
-  sendFloorMs,
-  takeBatch,
   unkeyedPartition,
   type AttemptState,
   type ProduceRecord,
 } from './produce-batch.js';
+import { nextLatencyMs, sendFloorMs, takeBatch } from '../send-batching.js';
 import { recheckOver, type TopicRecheck } from './topic-recheck.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;

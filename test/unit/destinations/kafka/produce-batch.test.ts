@@ -2,15 +2,12 @@ import { murmur2 } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
 import {
   keyedPartition,
-  MIN_TIME_LEFT_MS,
-  nextLatencyMs,
   recordBytes,
   recordOffsets,
-  sendFloorMs,
   STICKY_WHILE_MS,
-  takeBatch,
   unkeyedPartition,
 } from '../../../../src/destinations/kafka/produce-batch.js';
+import { MIN_TIME_LEFT_MS, nextLatencyMs, sendFloorMs, takeBatch } from '../../../../src/destinations/send-batching.js';
 
 describe('the records one coalesced produce request carries', () => {
   const limits = { records: 3, bytes: 100 };

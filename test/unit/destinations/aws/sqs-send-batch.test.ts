@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { classifyAwsError } from '../../../../src/destinations/aws/aws-errors.js';
+import {
+  entryBytes,
+  parseSendMessageBatchAnswer,
+  sendMessageBatchInput,
+  SPLIT_BATCH_ON,
+  type BatchEntryAnswer,
+} from '../../../../src/destinations/aws/sqs-send-batch.js';
+import { sendMessageErrorOf, sendMessageInput } from '../../../../src/destinations/aws/sqs-send-message.js';
+import { brokerMessage } from '../broker-message.js';
+
+const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/payments';
+const md5 = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
+const classify = (err: unknown) => classifyAwsError(err, 'SQS', { durationMs: 1, timeoutMs: 5_000, aborted: false });
+
+describe("SendMessageBatch's input: each entry is its SendMessage's input, its id its index", () => {
+  it.each([
+    { name: 'a standard queue: no FIFO ids', queueUrl: QUEUE, keys: [null, null], fifo: [{}, {}] },
+    {
+      name: 'a FIFO queue, ordered: each entry its own event id and group, in the order given',
+      queueUrl: `${QUEUE}.fifo`,
+      keys: ['customer-7', 'customer-8'],
+      fifo: [
+        { MessageDeduplicationId: 'e-0', MessageGroupId: 'customer-7' },
+        { MessageDeduplicationId: 'e-1', MessageGroupId: 'customer-8' },
+      ],
+    },
+    {
+      name: 'a FIFO queue, not ordered: one group',
+      queueUrl: `${QUEUE}.fifo`,
+      keys: [null, null],
+      fifo: [
+        { MessageDeduplicationId: 'e-0', MessageGroupId: 'webhook-fanout' },
+        { MessageDeduplicationId: 'e-1', MessageGroupId: 'webhook-fanout' },
+      ],
+    },
+  ])('$name', ({ queueUrl, keys, fifo }) => {
+    const inputs = keys.map((orderingKey, i) =>
+      sendMessageInput(brokerMessage({ orderingKey, deduplicationId: `e-${i}`, body: Buffer.from(`{"n":${i}}`) }), { queueUrl }),
+    );
+    const batch = sendMessageBatchInput(queueUrl, inputs);
+    expect(batch).toEqual({
+      QueueUrl: queueUrl,
+      Entries: inputs.map((input, i) => ({
+        Id: String(i),
+        MessageBody: `{"n":${i}}`,
+        MessageAttributes: input.MessageAttributes,
+        ...fifo[i],
+      })),
+    });
+    // no QueueUrl in an entry: SQS refuses fields it does not know
+    expect(batch.Entries.some((e) => 'QueueUrl' in e)).toBe(false);
+  });
+});
+
+describe("an entry's size as SQS counts it against the batch's limit", () => {
+  it.each([
+    { name: 'a body alone', input: { MessageBody: 'abc' }, bytes: 3 },
+    { name: 'UTF-8 bytes, not characters', input: { MessageBody: 'é€' }, bytes: 5 },
+    {
+      name: "each attribute's name, type and value",
+      input: { MessageBody: 'abc', MessageAttributes: { 'ce-id': { DataType: 'String', StringValue: 'e-1' } } },
+      bytes: 3 + 5 + 6 + 3,
+    },
+  ])('$name', ({ input, bytes }) => {
+    expect(entryBytes(input)).toBe(bytes);
+  });
+});
+
+describe("each entry's answer from SendMessageBatch's", () => {
+  const bodies = ['{"n":0}', '{"n":1}', '{"n":2}'];
+  const ok = (id: number, extra: Record<string, string> = {}) => ({
+    Id: String(id),
+    MessageId: `m-${id}`,
+    MD5OfMessageBody: md5(bodies[id]!),
+    ...extra,
+  });
+  type Want =
+    { answer: { messageId: string | undefined; sequence: string | undefined } } | { error: string; kind: string; statusClass: string };
+  it.each<{ name: string; text: string; want: Want[] }>([
+    {
+      name: 'every entry taken: each its own message id, in the order sent (the answer in another order)',
+      text: JSON.stringify({ Successful: [ok(2), ok(0), ok(1)], Failed: [] }),
+      want: [0, 1, 2].map((i) => ({ answer: { messageId: `m-${i}`, sequence: undefined } })),
+    },
+    {
+      name: "a FIFO queue: each entry's sequence number",
+      text: JSON.stringify({
+        Successful: [ok(0, { SequenceNumber: '1' }), ok(1, { SequenceNumber: '2' }), ok(2, { SequenceNumber: '3' })],
+      }),
+      want: [0, 1, 2].map((i) => ({ answer: { messageId: `m-${i}`, sequence: String(i + 1) } })),
+    },
+    {
+      name: "one entry over the queue's limit (a sender's fault): final for it alone, with SQS's words",
+      text: JSON.stringify({
+        Successful: [ok(0), ok(2)],
+        Failed: [{ Id: '1', SenderFault: true, Code: 'InvalidParameterValue', Message: 'Message must be shorter than 1024 bytes.' }],
+      }),
+      want: [
+        { answer: { messageId: 'm-0', sequence: undefined } },
+        { error: 'SQS: InvalidParameterValue: Message must be shorter than 1024 bytes.', kind: 'permanent', statusClass: '4xx' },
+        { answer: { messageId: 'm-2', sequence: undefined } },
+      ],
+    },
+    {
+      name: "an entry SQS failed itself (not the sender's fault): retried",
+      text: JSON.stringify({ Successful: [ok(0), ok(1)], Failed: [{ Id: '2', SenderFault: false, Code: 'InternalError', Message: 'x' }] }),
+      want: [
+        { answer: { messageId: 'm-0', sequence: undefined } },
+        { answer: { messageId: 'm-1', sequence: undefined } },
+        { error: 'SQS: InternalError: x', kind: 'retryable', statusClass: '5xx' },
+      ],
+    },
+    {
+      name: "a throttled entry (a sender's fault, a retried code): retried",
+      text: JSON.stringify({
+        Successful: [ok(0), ok(1)],
+        Failed: [{ Id: '2', SenderFault: true, Code: 'RequestThrottled', Message: 'slow down' }],
+      }),
+      want: [
+        { answer: { messageId: 'm-0', sequence: undefined } },
+        { answer: { messageId: 'm-1', sequence: undefined } },
+        { error: 'SQS: RequestThrottled: slow down', kind: 'retryable', statusClass: '4xx' },
+      ],
+    },
+    {
+      name: "an entry's MD5 of other bytes: that entry fails, retried",
+      text: JSON.stringify({ Successful: [ok(0), { ...ok(1), MD5OfMessageBody: md5('other') }, ok(2)] }),
+      want: [
+        { answer: { messageId: 'm-0', sequence: undefined } },
+        {
+          error: expect.stringMatching(/^SQS: InvalidChecksumError: the MD5 of the body SQS took/) as unknown as string,
+          kind: 'retryable',
+          statusClass: 'network',
+        },
+        { answer: { messageId: 'm-2', sequence: undefined } },
+      ],
+    },
+    {
+      name: 'an entry the answer does not name (nor an id out of range): retried, it may not be stored',
+      text: JSON.stringify({ Successful: [ok(0), ok(1), { Id: '7', MessageId: 'm-7' }] }),
+      want: [
+        { answer: { messageId: 'm-0', sequence: undefined } },
+        { answer: { messageId: 'm-1', sequence: undefined } },
+        { error: 'SQS: NoEntryAnswer: the answer to SendMessageBatch names no entry 2', kind: 'retryable', statusClass: 'network' },
+      ],
+    },
+    {
+      name: 'not JSON: every entry fails, retried',
+      text: '<html>',
+      want: [0, 1, 2].map(() => ({
+        error: 'SQS: InvalidAnswer: the answer to SendMessageBatch is not JSON',
+        kind: 'retryable',
+        statusClass: 'network',
+      })),
+    },
+  ])('$name', ({ text, want }) => {
+    const got = parseSendMessageBatchAnswer(text, bodies).map((a: BatchEntryAnswer) => {
+      if ('answer' in a) return a;
+      const o = classify(a.error);
+      return { error: o.kind === 'success' ? '' : o.error, kind: o.kind, statusClass: o.statusClass };
+    });
+    expect(got).toEqual(want);
+  });
+});
+
+describe('a batch refused whole: sent again entry by entry only when the refusal may be one entry’s', () => {
+  it.each([
+    { name: "moto: one message over the queue's limit", status: 400, type: 'MessageTooLong', split: true },
+    { name: 'the batch over 1 MiB', status: 400, type: 'BatchRequestTooLong', split: true },
+    { name: 'an invalid parameter (a body SQS refuses)', status: 400, type: 'InvalidParameterValue', split: true },
+    { name: 'refused authorization: every entry’s', status: 403, type: 'AccessDenied', split: false },
+    { name: 'throttled: every entry’s', status: 400, type: 'RequestThrottled', split: false },
+    { name: 'an unknown queue: every entry’s', status: 400, type: 'QueueDoesNotExist', split: false },
+  ])('$name', ({ status, type, split }) => {
+    const err = sendMessageErrorOf(status, JSON.stringify({ __type: `com.amazonaws.sqs#${type}`, message: 'm' }), undefined);
+    expect(SPLIT_BATCH_ON.has(err.name)).toBe(split);
+  });
+});
