@@ -15,6 +15,8 @@ import type { BenchDestinations } from './e2e-bench.js';
 //   (starts a receiver, fauxqs and Kafka itself; Kafka's jars: scripts/tools/brokers.sh kafka)
 //   DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk: SQS's direct POST signed by us, the same signed
 //   by the SDK's signer, and the SDK's send() (AWS_SQS_SEND) side by side
+//   DESTINATION_SEND_ONLY=sqs,sqs-batch ... 50: the direct POST with AWS_SQS_BATCH off and on side by
+//   side (batches form only beyond 4 requests in flight: give a concurrency well above, 50)
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./destination-send-child.ts', import.meta.url));
@@ -118,9 +120,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       kafka: { to: { type: 'Kafka', bootstrapServers: [kafka.bootstrap], topic: 'bench-destination', tls: null, sasl: null }, address: '' },
       sqs: { to: { type: 'SQS', queueUrl: QueueUrl, region: 'us-east-1', endpointUrl, roleArn: null }, address: '' },
     });
-    // DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk: SQS's three ways in the same blocks
+    // DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk,sqs-batch: SQS's ways in the same blocks
+    const sqsTarget = all.sqs as DestinationTarget;
     const targets = Object.fromEntries(
-      Object.entries({ ...all, 'sqs-sdk-signer': all.sqs as DestinationTarget, 'sqs-sdk': all.sqs as DestinationTarget }).filter(([name]) =>
+      Object.entries({ ...all, 'sqs-sdk-signer': sqsTarget, 'sqs-sdk': sqsTarget, 'sqs-batch': sqsTarget }).filter(([name]) =>
         only.includes(name),
       ),
     );
