@@ -362,6 +362,8 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     if (outcome.kind === 'deferred') {
       await release?.(outcome.durationMs);
       if (outcome.cause === 'token') return tokenWait.wait(endpoint, outcome, temporalAttempt, log);
+      // a token fetched before the proxy failed the receiver's request: the token endpoint answered
+      if (outcome.tokenAnswer) await tokenWait.answered(endpoint, outcome.tokenAnswer, log);
       return proxyWait(endpoint, outcome, temporalAttempt, log);
     }
     // an OAuth2 endpoint's token endpoint answered this attempt (a token, or a refusal of the request)

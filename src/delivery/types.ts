@@ -86,6 +86,8 @@ export type DeliveryOutcome =
       cause: 'proxy';
       reason: ProxyFailureReason;
       statusClass: 'proxy';
+      /** an OAuth2 endpoint's token fetched in this attempt before the proxy failed the receiver's request */
+      tokenAnswer?: TokenAnswer;
     })
   | (DeferredAnswer & {
       /**

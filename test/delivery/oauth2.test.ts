@@ -390,6 +390,27 @@ describe('through the forward proxy (DELIVERY_PROXY_URL, tinyproxy)', () => {
     await proxy.start();
     expect(await sendVia(dest, receiver.url, other, SECRET)).toMatchObject({ kind: 'success' });
   });
+
+  it("a token fetched, then the proxy fails the receiver's request: the outcome says the token endpoint answered (the worker clears its failure), a kept token says nothing", async () => {
+    const addressPolicy = createAddressPolicy();
+    // the token endpoint asked directly, the receiver through the proxy
+    const split = createOAuth2Destination(
+      createHttpDestination({ addressPolicy, proxy: { url: proxy.url, noProxy: createNoProxy([]), authorization: () => null } }),
+      createOAuth2Tokens({ addressPolicy }),
+    );
+    try {
+      const client = clientOf(idp, { clientId: 'fanout-post', clientAuthentication: 'ClientSecretPost', audience: AUDIENCE, scopes: [] });
+      await proxy.stop();
+      const fetched = await sendVia(split, receiver.url, client, SECRET);
+      expect(fetched).toMatchObject({ kind: 'deferred', cause: 'proxy', tokenAnswer: 'token' });
+      const kept = await sendVia(split, receiver.url, client, SECRET);
+      expect(kept).toMatchObject({ kind: 'deferred', cause: 'proxy' });
+      expect(kept).not.toHaveProperty('tokenAnswer');
+    } finally {
+      await proxy.start();
+      await split.close();
+    }
+  });
 });
 
 describe('a short-lived token, renewed in real time', () => {

@@ -46,7 +46,8 @@ export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: O
           if (outcome.status === 401) tokens.invalidate(oauth2, secret, again.token);
         }
       }
-      if (outcome.kind === 'deferred') return { ...outcome, durationMs: elapsed() };
+      // (a token deferral comes from the token request only, never from the receiver's)
+      if (outcome.kind === 'deferred' && outcome.cause === 'token') return { ...outcome, durationMs: elapsed() };
       return { ...outcome, durationMs: elapsed(), ...(fetched ? { tokenAnswer: 'token' as const } : {}) };
     },
     async close() {
