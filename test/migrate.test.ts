@@ -351,7 +351,7 @@ describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint
     // the worker got a token: cleared
     await t.repos.endpoints.recordTokenRefusal({ ...row, authSecret: 'right' }, words);
     expect((await t.repos.endpoints.get(row.id))?.tokenRefusal?.message).toBe(words);
-    await t.repos.endpoints.clearTokenFailures(row.id);
+    await t.repos.endpoints.clearTokenFailures({ ...row, authSecret: 'right' });
     expect((await t.repos.endpoints.get(row.id))?.tokenRefusal).toBeNull();
   });
 
@@ -379,13 +379,13 @@ describe('migration 092: an OAuth2 endpoint whose token endpoint is unavailable'
     await t.repos.endpoints.recordTokenUnavailable(row, silent);
     expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toEqual({ message: silent, since: first!.since });
     // the worker got a token: cleared
-    await t.repos.endpoints.clearTokenFailures(row.id);
+    await t.repos.endpoints.clearTokenFailures(row);
     expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toBeNull();
     // a refusal says the token endpoint answered: no longer unavailable
     await t.repos.endpoints.recordTokenUnavailable(row, down);
     await t.repos.endpoints.recordTokenRefusal(row, 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client');
     expect(await t.repos.endpoints.get(row.id)).toMatchObject({ tokenUnavailable: null, tokenRefusal: { message: expect.any(String) } });
-    await t.repos.endpoints.clearTokenFailures(row.id);
+    await t.repos.endpoints.clearTokenFailures(row);
     // the operator writing the same spec keeps it; another token URL clears it, and a late failure of the old one is not written
     await t.repos.endpoints.recordTokenUnavailable(row, down);
     await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s', { maxAttempts: 9 }));

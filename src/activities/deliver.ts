@@ -364,8 +364,8 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       if (outcome.cause === 'token') return tokenWait.wait(endpoint, outcome, temporalAttempt, log);
       return proxyWait(endpoint, outcome, temporalAttempt, log);
     }
-    // the receiver answered, so an OAuth2 endpoint had its token
-    if (outcome.status !== null && outcome.statusClass !== 'proxy') await tokenWait.obtained(endpoint, log);
+    // an OAuth2 endpoint's token endpoint answered this attempt (a token, or a refusal of the request)
+    if (outcome.tokenAnswer) await tokenWait.answered(endpoint, outcome.tokenAnswer, log);
     await Promise.all([release?.(outcome.durationMs), gate.afterAnswer(endpoint, outcome, log)]);
     metrics.deliveryAttempts.inc({ outcome: outcome.kind, status_class: outcome.statusClass });
     metrics.endpointAttempts.inc({ endpoint: endpoint.name, outcome: outcome.kind });

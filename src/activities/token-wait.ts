@@ -1,5 +1,5 @@
 import type { BackoffSettings } from '../config/settings.js';
-import type { DeliveryOutcome, TokenWaitReason } from '../delivery/types.js';
+import type { DeliveryOutcome, TokenAnswer, TokenWaitReason } from '../delivery/types.js';
 import type { EndpointRepository } from '../db/endpoints.js';
 import type { Endpoint } from '../domain/records.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -24,7 +24,7 @@ export function tokenWaitMs(backoff: BackoffSettings, temporalAttempt: number, r
 
 export interface TokenWaitDeps {
   metrics: Pick<Metrics, 'deliveryTokenFailures' | 'deliveryDeferrals'>;
-  endpoints: Pick<EndpointRepository, 'recordTokenRefusal' | 'recordTokenUnavailable' | 'clearTokenFailures'>;
+  endpoints: Pick<EndpointRepository, 'recordTokenRefusal' | 'recordTokenUnavailable' | 'clearTokenFailures' | 'clearTokenUnavailable'>;
   logger: ActivityLogger;
   backoff: BackoffSettings;
 }
@@ -38,7 +38,7 @@ type TokenDeferred = Extract<DeliveryOutcome, { kind: 'deferred'; cause: 'token'
  * towards auto-disable, the delivery's next attempt number unchanged. A refusal of our
  * credentials is also written on the endpoint's row, which the operator shows as Ready=False
  * TokenRequestRefused, and so is an unavailable token endpoint and since when (the admin API and the
- * console show both); a token obtained later clears them (`obtained`).
+ * console show both); the token endpoint's next answer that is not a wait clears them (`answered`).
  */
 export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWaitDeps) {
   return {
@@ -61,20 +61,21 @@ export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWa
     },
 
     /**
-     * The receiver answered, so a token was obtained: a refusal the row still shows is over. Never
-     * throws: the request was sent, and a failure here must not make the attempt run again (the
-     * next delivery, or the operator's next write, clears it).
+     * The token endpoint answered this attempt's token request with something other than a wait
+     * (`token`: it granted one, whatever the receiver then did; `answered`: it refused the request
+     * itself, invalid_scope...): it is not unavailable, and with a token our credentials are not
+     * refused either. Only an attempt that asked the token endpoint comes here (a kept token asks
+     * nothing, so a delivery's common path costs no statement); the row decides whether there is
+     * anything to clear. Never throws: the request was sent, and a failure here must not make the
+     * attempt run again (the next token request, or the operator's next write, clears it).
      */
-    async obtained(endpoint: Endpoint, log: object): Promise<void> {
-      if (endpoint.tokenRefusal === null && endpoint.tokenUnavailable === null) return;
+    async answered(endpoint: Endpoint, answer: TokenAnswer, log: object): Promise<void> {
       try {
-        await endpoints.clearTokenFailures(endpoint.id);
-        logger.info(
-          log,
-          endpoint.tokenRefusal ? 'the token endpoint accepts our client credentials again' : 'the token endpoint is available again',
-        );
+        const cleared = answer === 'token' ? await endpoints.clearTokenFailures(endpoint) : await endpoints.clearTokenUnavailable(endpoint);
+        if (cleared)
+          logger.info({ ...log, tokenAnswer: answer }, 'the token endpoint answers again: its failure on the endpoint is cleared');
       } catch (err) {
-        logger.warn({ ...log, err }, 'could not clear the token refusal of the endpoint; the next delivery will');
+        logger.warn({ ...log, err }, 'could not clear the token failure of the endpoint; the next token request will');
       }
     },
   };

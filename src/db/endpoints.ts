@@ -294,12 +294,28 @@ export function createEndpointRepository(db: Db, operations: Pick<OperationsEven
         });
     },
 
-    /** The worker got a token: a refusal or an unavailable token endpoint is over (the operator's health poll makes the resource Ready again). */
-    async clearTokenFailures(id: string): Promise<void> {
-      await db('webhook_endpoint')
-        .where({ id })
+    /**
+     * The worker got a token from the token endpoint: a refusal or an unavailable token endpoint is
+     * over (the operator's health poll makes the resource Ready again). Decided by the row, in one
+     * statement: only while it still has the secret and token endpoint that were asked (a token from
+     * the old token URL says nothing of a new one), and only when there is something to clear.
+     * True when it cleared something.
+     */
+    async clearTokenFailures(endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>): Promise<boolean> {
+      const n = await sameCredentials(db('webhook_endpoint'), endpoint)
         .andWhere((q) => q.whereNotNull('oauth2_token_refusal').orWhereNotNull('oauth2_token_unavailable'))
         .update({ oauth2_token_refusal: null, oauth2_token_refused_at: null, ...NOT_UNAVAILABLE });
+      return n > 0;
+    },
+
+    /**
+     * The token endpoint (or the address policy) refused the request itself, invalid_scope...: it is
+     * not unavailable, but that says nothing of our credentials (a refusal of them stays). As
+     * clearTokenFailures, decided by the row.
+     */
+    async clearTokenUnavailable(endpoint: Pick<Endpoint, 'id' | 'authSecret' | 'authOAuth2'>): Promise<boolean> {
+      const n = await sameCredentials(db('webhook_endpoint'), endpoint).whereNotNull('oauth2_token_unavailable').update(NOT_UNAVAILABLE);
+      return n > 0;
     },
 
     /** resource_uid of every active endpoint row whose token endpoint refuses its credentials (the operator's health poll). */

@@ -36,6 +36,15 @@ interface DeferredAnswer {
 }
 
 /**
+ * What an OAuth2 endpoint's token endpoint said in an attempt that asked it (a kept token asks
+ * nothing: absent), when that is not a wait (activities/token-wait.ts): `token`, it granted one (a
+ * refusal or an unavailability on the endpoint's row is over); `answered`, it or the address policy
+ * refused the request itself (invalid_scope, a blocked address...: the delivery fails on that, and
+ * the row must not keep saying the token endpoint is unavailable).
+ */
+export type TokenAnswer = 'token' | 'answered';
+
+/**
  * The outcome of one attempt, from any destination. "permanent" is never retried (HTTP 4xx, a
  * redirect, a blocked address, an invalid request; a broker's unknown topic, refused authorization,
  * a message too large); "retryable" is (HTTP 5xx, a timeout, a connection error, an opted-in 4xx;
@@ -52,6 +61,7 @@ export type DeliveryOutcome =
       statusClass: StatusClass;
       /** what the broker acknowledged with; the attempt log records it */
       receipt?: Receipt;
+      tokenAnswer?: TokenAnswer;
     }
   | {
       kind: 'permanent' | 'retryable';
@@ -65,6 +75,7 @@ export type DeliveryOutcome =
       endpointPauseMs?: number;
       durationMs: number;
       statusClass: StatusClass;
+      tokenAnswer?: TokenAnswer;
     }
   | (DeferredAnswer & {
       /**

@@ -248,4 +248,54 @@ describe('web console when a receiver breaks', () => {
     expect(order[1280]!.focus.at(-1)).toBe('Log out');
     expect(order[390]!.focus).toHaveLength(7);
   }, 120_000);
+
+  it('an endpoint whose token endpoint was unavailable, then answers 400 invalid_scope, reads neither WAITING nor "unavailable": its deliveries FAIL on that', async () => {
+    const idp = await failingTokenEndpoint(503, 'temporarily_unavailable', 'maintenance');
+    const receiver = await startReceiver([{ status: 200, body: 'ok' }]);
+    onTestFinished(async () => {
+      await Promise.all([idp.close(), receiver.close()]);
+    });
+    const s = await stack.source(
+      'token-answers',
+      { partner: { ...oauth2Endpoint(`${receiver.url}/hooks`, `${idp.url}/oauth/token`), maxAttempts: 1 } },
+      { secrets: oauth2Secret('token-answers-secret') },
+    );
+    await s.send({ id: 'token-answers-1', type: 'order.created' });
+    // the worker wrote the 503 on the endpoint's row
+    await eventually(async () => {
+      const r = (await stack
+        .db('webhook_endpoint')
+        .where({ name: s.endpoint('partner'), active: true })
+        .first('oauth2_token_unavailable')) as { oauth2_token_unavailable: string | null } | undefined;
+      return r?.oauth2_token_unavailable?.includes('HTTP 503') === true;
+    }, 60_000);
+
+    // back, and it answers: not this scope
+    idp.setScript([
+      {
+        status: 400,
+        body: JSON.stringify({ error: 'invalid_scope', error_description: 'not granted' }),
+        headers: { 'content-type': 'application/json' },
+      },
+    ]);
+    const delivery = await eventually(async () => {
+      const d = (await s.deliveries())[0];
+      return d?.status === 'FAILED' && d;
+    }, 90_000);
+    expect(receiver.requests).toHaveLength(0);
+
+    const { page } = await stack.admin();
+    await page.goto(stack.url(`/deliveries/${delivery.id}`));
+    await heading(page, 'Delivery');
+    await page.getByText('invalid_scope').first().waitFor();
+
+    await page.goto(stack.url(`/endpoints?source=${s.source}`));
+    await heading(page, 'Endpoints');
+    const endpointRow = page.getByRole('row', { name: s.endpoint('partner') });
+    await endpointRow.waitFor();
+    await screenshot(page, 'endpoints-token-answers-again');
+    const status = await endpointRow.locator('.status').first().innerText();
+    const warnings = await endpointRow.locator('.warning').allInnerTexts();
+    expect({ status, warnings }).toEqual({ status: 'ACTIVE', warnings: [] });
+  }, 180_000);
 });

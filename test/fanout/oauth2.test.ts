@@ -206,4 +206,113 @@ describe('an OAuth2 client credentials endpoint', () => {
     expect(idp.tokenRequests()).toBe(before + 1);
     expect(new Set(r.requests.map((q) => q.headers.authorization)).size).toBe(1);
   });
+
+  // the token endpoint was unavailable (written on the row, migration 092) and answers again: the row
+  // says so at once, whatever becomes of the delivery (review5, finding 1)
+  it('unavailable, then it answers 400 invalid_scope: the delivery ends FAILED on it, and the row no longer says the token endpoint is unavailable', async ({
+    h,
+    receiver,
+  }) => {
+    const r = await receiver([{ status: 200, body: 'ok' }]);
+    const tokens = await receiver([
+      { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), headers: { 'content-type': 'application/json' } },
+    ]);
+    const source = uniqueSource('oauth2');
+    const name = `answers-${randomUUID().slice(0, 8)}`;
+    const endpointId = await addEndpoint(h.repos, {
+      name,
+      source,
+      url: r.url,
+      maxAttempts: 1,
+      autoDisableAfter: 100,
+      timeoutSeconds: 2,
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: `secret-${randomUUID()}`,
+      authOAuth2: {
+        tokenUrl: `${tokens.origin}/oauth/token`,
+        clientId: 'fanout',
+        scopes: ['write:everything'],
+        audience: null,
+        clientAuthentication: 'ClientSecretBasic',
+        keyId: null,
+      },
+    });
+    const unavailable = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'unavailable' });
+    const eventId = await addEvent(h.repos, { source });
+    await h.start(eventId);
+    await eventually(async () => (await unavailable()) >= 2, { what: 'two waits on the 503' });
+    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable?.message).toMatch(/HTTP 503/);
+
+    // back, and it answers: this client may not have that scope
+    tokens.setScript([
+      {
+        status: 400,
+        body: JSON.stringify({ error: 'invalid_scope', error_description: 'write:everything is not granted' }),
+        headers: { 'content-type': 'application/json' },
+      },
+    ]);
+    await eventually(async () => (await deliveryOf(h.repos, eventId, endpointId)).status === 'FAILED', {
+      timeoutMs: 90_000,
+      what: 'the delivery to end FAILED on invalid_scope',
+    });
+    expect((await deliveryOf(h.repos, eventId, endpointId)).lastError).toMatch(/invalid_scope/);
+    expect(r.requests).toHaveLength(0);
+    // the token endpoint answered: the endpoint must not read WAITING "unavailable since" any more
+    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable).toBeNull();
+  }, 120_000);
+  it('a token granted again, but the receiver does not answer: the delivery spends its attempt and FAILs, and the row no longer says the token endpoint is unavailable', async ({
+    h,
+    receiver,
+  }) => {
+    // a receiver that is gone: its port closed, the connection refused (no status)
+    const gone = await receiver([{ status: 200, body: 'ok' }]);
+    const goneUrl = gone.url;
+    await gone.close();
+    const tokens = await receiver([
+      { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), headers: { 'content-type': 'application/json' } },
+    ]);
+    const source = uniqueSource('oauth2');
+    const name = `answers-${randomUUID().slice(0, 8)}`;
+    const endpointId = await addEndpoint(h.repos, {
+      name,
+      source,
+      url: goneUrl,
+      maxAttempts: 1,
+      autoDisableAfter: 100,
+      timeoutSeconds: 2,
+      authType: 'OAUTH2_CLIENT_CREDENTIALS',
+      authSecret: `secret-${randomUUID()}`,
+      authOAuth2: {
+        tokenUrl: `${tokens.origin}/oauth/token`,
+        clientId: 'fanout',
+        scopes: [],
+        audience: null,
+        clientAuthentication: 'ClientSecretBasic',
+        keyId: null,
+      },
+    });
+    const unavailable = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'unavailable' });
+    const eventId = await addEvent(h.repos, { source });
+    await h.start(eventId);
+    await eventually(async () => (await unavailable()) >= 2, { what: 'two waits on the 503' });
+    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable?.message).toMatch(/HTTP 503/);
+
+    // the token endpoint is back and grants a token
+    tokens.setScript([
+      {
+        status: 200,
+        body: JSON.stringify({ access_token: `token-${randomUUID()}`, token_type: 'Bearer', expires_in: 3600 }),
+        headers: { 'content-type': 'application/json' },
+      },
+    ]);
+    await eventually(async () => (await deliveryOf(h.repos, eventId, endpointId)).status === 'FAILED', {
+      timeoutMs: 90_000,
+      what: 'the delivery to end FAILED on the refused connection',
+    });
+    const tokenRequests = tokens.requests.length;
+    expect(await deliveryOf(h.repos, eventId, endpointId)).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(tokenRequests).toBeGreaterThanOrEqual(3);
+    // a token was granted: the token endpoint is available
+    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable).toBeNull();
+  }, 120_000);
 });

@@ -32,17 +32,22 @@ export function createOAuth2Destination(http: Destination<HttpTarget>, tokens: O
 
       const first = await tokens.token(oauth2, secret, options.timeoutMs);
       if (!first.ok) return tokenFailureOutcome(first.failure, elapsed());
+      // a token the token endpoint granted in this attempt (not a kept one): said on the outcome
+      // whatever the receiver does, so the worker clears the endpoint's token failure
+      let fetched = first.fetched;
       let outcome = await withToken(first.token);
       if (outcome.status === 401) {
         tokens.invalidate(oauth2, secret, first.token);
         if (!first.fetched) {
           const again = await tokens.token(oauth2, secret, left());
           if (!again.ok) return tokenFailureOutcome(again.failure, elapsed());
+          fetched = again.fetched;
           outcome = await withToken(again.token);
           if (outcome.status === 401) tokens.invalidate(oauth2, secret, again.token);
         }
       }
-      return { ...outcome, durationMs: elapsed() };
+      if (outcome.kind === 'deferred') return { ...outcome, durationMs: elapsed() };
+      return { ...outcome, durationMs: elapsed(), ...(fetched ? { tokenAnswer: 'token' as const } : {}) };
     },
     async close() {
       await Promise.all([http.close(), tokens.close()]);
@@ -68,5 +73,7 @@ export function tokenFailureOutcome(failure: TokenFailure, durationMs: number): 
     error,
     durationMs,
     statusClass: failure.code === 'address_blocked' ? 'blocked' : 'token',
+    // not unavailable: the worker clears what the endpoint's row says of that
+    tokenAnswer: 'answered',
   };
 }
