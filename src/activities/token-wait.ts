@@ -47,9 +47,11 @@ export function createTokenWait({ metrics, endpoints, logger, backoff }: TokenWa
       metrics.deliveryTokenFailures.inc({ endpoint: endpoint.name, reason: outcome.reason });
       metrics.deliveryDeferrals.inc({ endpoint: endpoint.name, reason: 'token' });
       // on the endpoint's row, for the operator (a refusal) and the admin API and console (both):
-      // its waiting deliveries say nothing of it themselves (no attempt, no error)
+      // its waiting deliveries say nothing of it themselves (no attempt, no error). Always asked of
+      // the row, which skips the same words: the endpoint this attempt read may be older than what
+      // another delivery (another worker) wrote or cleared since
       if (outcome.reason === 'refused') await endpoints.recordTokenRefusal(endpoint, outcome.error);
-      else if (endpoint.tokenUnavailable?.message !== outcome.error) await endpoints.recordTokenUnavailable(endpoint, outcome.error);
+      else await endpoints.recordTokenUnavailable(endpoint, outcome.error);
       spanEvent('token endpoint failed', { 'webhook.token_failure': outcome.reason, 'webhook.wait_ms': delayMs });
       logger.warn(
         { ...log, reason: outcome.reason, error: outcome.error, waitMs: delayMs },
