@@ -274,6 +274,21 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
     );
   });
 
+  it('fauxqs: a send whose attempt ends while it waits is taken out of the queue, a timeout, never sent', async () => {
+    const e = emulator('fauxqs');
+    const queueUrl = await e.queue('gave-up');
+    e.proxy.reset();
+    e.proxy.holdMs = 1_300;
+    const target = to(e, queueUrl);
+    const messages = Array.from({ length: 5 }, () => signedMessage());
+    const outcomes = await Promise.all(messages.map((m, i) => e.batching.direct.send(m, target, { timeoutMs: i === 4 ? 500 : 5_000 })));
+    expect(outcomes.slice(0, 4).map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+    expect(outcomes[4]).toMatchObject({ kind: 'retryable', statusClass: 'timeout', error: 'SQS: no answer within 500 ms' });
+    expect([...e.proxy.calls.values()].reduce((a, b) => a + b, 0)).toBe(4);
+    e.proxy.holdMs = 0;
+    expect((await drainQueue(e.reader, queueUrl)).length).toBe(4);
+  });
+
   it('moto (IAM): credentials not allowed to send fail every entry of a batch, final, with AWS’s reason', async () => {
     const e = emulator('moto');
     const queueUrl = await e.queue('refused');
