@@ -3,14 +3,13 @@
 // its generality (async hashing through a hash class, a new HMAC key object for each of its six
 // HMACs, a signing key cache looked up by yet another HMAC of the credentials): a third of a direct
 // SQS send's CPU. Here the canonical request is built from the few headers given, and the signing key
-// is derived once per day, region, service and credentials, so a request costs two SHA-256 and one
-// HMAC, each as one-shot hashes (hmac-sha256.ts). The output is the SDK signer's, byte for byte, for the same
+// is derived once per day, region, service and credentials and kept as a KeyObject, so a request
+// costs two SHA-256 (one-shot `hash()`, no Hash object) and one HMAC. The output is the SDK signer's, byte for byte, for the same
 // request (test/unit/destinations/aws/sigv4-post.test.ts signs random requests both ways, and AWS's
 // published test-suite cases). The credentials are the caller's (the SDK client's provider: the
 // pod's identity or an assumed role, renewed there); neither the secret nor the signing key leaves
 // this module, nor is either written to any log.
-import { createHmac, hash } from 'node:crypto';
-import { hmacSha256Key, type HmacSha256Key } from './hmac-sha256.js';
+import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto';
 
 export interface SigningCredentials {
   readonly accessKeyId: string;
@@ -48,8 +47,8 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
 export function createSigV4PostSigner(scope: SigV4PostScope): SigV4PostSigner {
   const withContentSha256 = scope.contentSha256Header ?? true;
   // the last signing key: one per client, so one entry, replaced at midnight UTC or on renewed credentials
-  let cached: { shortDate: string; accessKeyId: string; secretAccessKey: string; key: HmacSha256Key } | undefined;
-  const signingKey = (credentials: SigningCredentials, shortDate: string): HmacSha256Key => {
+  let cached: { shortDate: string; accessKeyId: string; secretAccessKey: string; key: KeyObject } | undefined;
+  const signingKey = (credentials: SigningCredentials, shortDate: string): KeyObject => {
     if (
       cached !== undefined &&
       cached.shortDate === shortDate &&
@@ -63,7 +62,7 @@ export function createSigV4PostSigner(scope: SigV4PostScope): SigV4PostSigner {
       shortDate,
       accessKeyId: credentials.accessKeyId,
       secretAccessKey: credentials.secretAccessKey,
-      key: hmacSha256Key(key),
+      key: createSecretKey(key),
     };
     return cached.key;
   };
@@ -109,7 +108,7 @@ export function createSigV4PostSigner(scope: SigV4PostScope): SigV4PostSigner {
     const canonicalRequest = `POST\n${canonicalPathOf(url)}\n\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
     const credentialScope = `${shortDate}/${scope.region}/${scope.service}/aws4_request`;
     const stringToSign = `${ALGORITHM}\n${longDate}\n${credentialScope}\n${hash('sha256', canonicalRequest, 'hex')}`;
-    const signature = signingKey(credentials, shortDate).sign(stringToSign);
+    const signature = createHmac('sha256', signingKey(credentials, shortDate)).update(stringToSign, 'utf8').digest('hex');
     signed.authorization = `${ALGORITHM} Credential=${credentials.accessKeyId}/${credentialScope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
     return signed;
   };
