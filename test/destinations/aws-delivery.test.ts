@@ -89,21 +89,13 @@ async function seedMoto(): Promise<void> {
       new PutUserPolicyCommand({
         UserName: 'worker',
         PolicyName: 'publish-and-read',
-        PolicyDocument: policy([
-          'sqs:SendMessage',
-          'sqs:SendMessageBatch',
-          'sqs:ReceiveMessage',
-          'sqs:DeleteMessage',
-          'sqs:DeleteMessageBatch',
-          'sts:AssumeRole',
-        ]),
+        PolicyDocument: policy(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:DeleteMessageBatch', 'sts:AssumeRole']),
       }),
     );
     const key = (await iam.send(new CreateAccessKeyCommand({ UserName: 'worker' }))).AccessKey!;
     worker = { accessKeyId: key.AccessKeyId!, secretAccessKey: key.SecretAccessKey! };
     for (const [role, actions] of [
-      // AWS authorizes SendMessageBatch (AWS_SQS_BATCH) as sqs:SendMessage; moto checks it by its own name
-      ['publisher', ['sqs:SendMessage', 'sqs:SendMessageBatch', 'sns:Publish', 'events:PutEvents']],
+      ['publisher', ['sqs:SendMessage', 'sns:Publish', 'events:PutEvents']],
       // may look at queues, topics and buses, not publish to them
       [
         'auditor',
