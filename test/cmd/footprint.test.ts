@@ -95,7 +95,7 @@ describe('what each process loads', () => {
       adminApiFromConfig({
         auth: { authUrl: 'http://127.0.0.1:1', audience: 'a', issuer: 'i', clockToleranceSeconds: 0, jwksCacheTtlSeconds: 1 },
         temporal: { client: temporal.client, taskQueue: 'WEBHOOKS' },
-        db: {}, repos: {}, logger: {},
+        db: {}, repos: { operationalEvents: { source: 'webhook-fanout' } }, logger: {},
       });
     `;
     const atRest = await packagesLoadedWhile(wire);
