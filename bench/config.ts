@@ -60,6 +60,12 @@ export interface BenchConfig {
    */
   e2eDestinations: boolean;
   /**
+   * BENCH_DESTINATION_ROUNDS (8): the destination rounds' own count, after the main rounds: each
+   * round an HTTP, a Kafka and an SQS run of BENCH_E2E_EVENTS_1 events side by side, every other
+   * round backwards; each round's ratio to its HTTP run is one reading, their median and range the figure
+   */
+  destinationRounds: number;
+  /**
    * BENCH_DESTINATION_SENDS (500; 0 skips): with the destination rounds, each destination's sends
    * per block (4 blocks, 10 in flight) alone in a child process (bench/destination-send.ts)
    */
@@ -148,6 +154,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env, chartConsu
     orderedKeys: int(env, 'BENCH_ORDERED_KEYS', 100, 1),
     orderedOneKeyEvents: int(env, 'BENCH_ORDERED_ONE_KEY_EVENTS', 100, 2),
     e2eDestinations: flag(env, 'BENCH_E2E_DESTINATIONS', true),
+    destinationRounds: int(env, 'BENCH_DESTINATION_ROUNDS', 8, 1),
     destinationSends: int(env, 'BENCH_DESTINATION_SENDS', 500, 0),
     latencyRate: int(env, 'BENCH_LATENCY_RATE', 5, 1),
     latencyDurationS: int(env, 'BENCH_LATENCY_S', 20, 0),

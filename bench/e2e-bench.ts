@@ -128,8 +128,11 @@ export interface E2eVariants {
   content?: boolean;
   /** the ordered rounds (issue 41): many keys, and one key's serial hops */
   ordered?: { keys: number; oneKeyEvents: number };
-  /** a Kafka topic's and an SQS queue's rounds (issue 43), beside HTTP's; absent: not run */
-  destinations?: BenchDestinations;
+  /**
+   * a Kafka topic's and an SQS queue's rounds (issue 43) beside an HTTP run of their own, after the
+   * main rounds, `rounds` of them; absent: not run
+   */
+  destinations?: BenchDestinations & { rounds: number };
 }
 
 /** Where the destination rounds' endpoints send: a Kafka topic, an SQS queue. */
@@ -152,7 +155,12 @@ export interface E2eFigures {
    * the plain round; and one key alone, its deliveries one after the other (BENCH_E2E_ORDERED)
    */
   ordered?: { keys: number; many: E2ePath; oneKey: E2ePath };
-  /** the one-endpoint case to a Kafka topic and to an SQS queue (BENCH_E2E_DESTINATIONS) */
+  /**
+   * the one-endpoint case to the receiver, to a Kafka topic and to an SQS queue, in rounds of their
+   * own (BENCH_E2E_DESTINATIONS, BENCH_DESTINATION_ROUNDS): the runs of a round side by side, the
+   * n-th run of each path from the same round
+   */
+  destinationHttp?: E2ePath;
   kafka?: E2ePath;
   sqs?: E2ePath;
 }
@@ -270,7 +278,7 @@ export async function runReal(
       );
       return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds, eventsDoneS };
     });
-    if (opts.hops) Object.assign(run, hopsOf(d.receiver, source, n));
+    if (opts.hops) Object.assign(run, await hopsOf(d.receiver, source, n));
     run.retried = await countWhere(
       d.infra,
       `SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = ANY(?::uuid[]) AND attempts > 1`,
@@ -309,9 +317,9 @@ export async function runReal(
  * in the order the deliveries arrived; a delivery that arrived before one of an earlier event is
  * counted (`outOfOrder`), not hidden: the guarantee says none does.
  */
-function hopsOf(receiver: Receiver, source: string, n: number): { hopsMs: number[]; outOfOrder: number } {
-  const at = Array.from({ length: n }, (_, i) => {
-    const t = receiver.arrivedAt(`${source}-${i}`);
+async function hopsOf(receiver: Receiver, source: string, n: number): Promise<{ hopsMs: number[]; outOfOrder: number }> {
+  const seen = await receiver.arrivedAt(Array.from({ length: n }, (_, i) => `${source}-${i}`));
+  const at = seen.map((t, i) => {
     if (t === undefined) throw new Error(`${source}: delivery ${i} was not seen by the receiver`);
     return t;
   });
@@ -329,10 +337,10 @@ export async function runBare(d: E2eBenchDeps, k: number, n: number): Promise<E2
   const tag = `bare-${k}-${randomBytes(3).toString('hex')}`;
   const urls = Array.from({ length: k }, (_, i) => `${d.receiver.url}/${tag}/${i}`);
   const expected = n * k;
-  const receivedBefore = d.receiver.count();
+  const receivedBefore = await d.receiver.count();
   return measured(d, async () => {
     const seconds = await runBareWorkflows(d, tag, urls, n);
-    const received = d.receiver.count() - receivedBefore;
+    const received = (await d.receiver.count()) - receivedBefore;
     if (received < expected) throw new Error(`bare run ${tag}: receiver saw ${received} of ${expected} requests`);
     return { events: n, deliveries: expected, seconds, deliveriesPerS: expected / seconds };
   });
@@ -418,7 +426,8 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     }
     if (ordered) await runReal(d, 1, cfg.e2eWarmupEvents, { content: ordered, keys: variants.ordered?.keys });
     // the first send to a type loads its client (the AWS SDKs, Kafka's metadata): not in the measured rounds
-    for (const to of Object.values(destinations ?? {})) await runReal(d, 1, cfg.e2eWarmupEvents, { content: { destination: to } });
+    for (const to of destinations ? [destinations.kafka, destinations.sqs] : [])
+      await runReal(d, 1, cfg.e2eWarmupEvents, { content: { destination: to } });
   }
   d.afterWarmup?.();
   const runs = {
@@ -428,8 +437,6 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     transform1: [] as E2eRun[],
     ordered1: [] as E2eRun[],
     orderedKey: [] as E2eRun[],
-    kafka1: [] as E2eRun[],
-    sqs1: [] as E2eRun[],
     bare1: [] as E2eRun[],
     real10: [] as E2eRun[],
     bare10: [] as E2eRun[],
@@ -461,14 +468,6 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
             }),
         }
       : {}),
-    ...(destinations
-      ? {
-          // workflow tasks per event beside HTTP's: a slower answer must not cost the run more tasks
-          kafka1: () =>
-            runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.kafka }, countActions: runs.kafka1.length === 0 }),
-          sqs1: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.sqs }, countActions: runs.sqs1.length === 0 }),
-        }
-      : {}),
     bare1: () => runBare(d, 1, cfg.e2eEvents1),
     floor: () => runFloor(d, cfg.e2eEvents1),
     bare10: () => runBare(d, 10, cfg.e2eEvents10),
@@ -476,7 +475,7 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
   };
   // the one-endpoint runs side by side first; each round runs the previous one's order backwards
   const forward = (
-    ['real1', 'other1', 'filter1', 'transform1', 'ordered1', 'orderedKey', 'kafka1', 'sqs1', 'bare1', 'floor', 'bare10', 'real10'] as const
+    ['real1', 'other1', 'filter1', 'transform1', 'ordered1', 'orderedKey', 'bare1', 'floor', 'bare10', 'real10'] as const
   ).filter((k) => plan[k] !== undefined);
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? forward : [...forward].reverse();
@@ -490,6 +489,7 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
       );
     }
   }
+  const byDestination = destinations && (await runDestinationRounds(d, destinations));
   const caseOf = (endpoints: number, real: E2eRun[], bare: E2eRun[]): E2eCase => {
     const r = combine(real);
     const b = combine(bare);
@@ -504,6 +504,41 @@ export async function runE2eBench(d: E2eBenchDeps, rounds: number, variants: E2e
     ...(variants.ordered
       ? { ordered: { keys: variants.ordered.keys, many: combine(runs.ordered1), oneKey: combine(runs.orderedKey) } }
       : {}),
-    ...(destinations ? { kafka: combine(runs.kafka1), sqs: combine(runs.sqs1) } : {}),
+    ...(byDestination
+      ? { destinationHttp: combine(byDestination.http), kafka: combine(byDestination.kafka), sqs: combine(byDestination.sqs) }
+      : {}),
   };
+}
+
+/**
+ * The destination rounds (issue 43, item 7): HTTP, Kafka and SQS runs of the same events, each
+ * round's three side by side and every other round backwards, so that each round gives one ratio
+ * to HTTP taken under the same conditions, and the rounds' spread of ratios says how far one
+ * reading can be trusted. Apart from the main rounds: nothing but the destination differs between
+ * the runs of a round (the far side of each is a process of its own: the receiver, Kafka's JVM,
+ * the queue's fauxqs).
+ */
+async function runDestinationRounds(
+  d: E2eBenchDeps,
+  destinations: BenchDestinations & { rounds: number },
+): Promise<Record<'http' | 'kafka' | 'sqs', E2eRun[]>> {
+  const { cfg, log } = d;
+  const runs = { http: [] as E2eRun[], kafka: [] as E2eRun[], sqs: [] as E2eRun[] };
+  // workflow tasks per event beside HTTP's, from the first round: a slower answer must not cost the run more tasks
+  const plan = {
+    http: () => runReal(d, 1, cfg.e2eEvents1, { countActions: runs.http.length === 0 }),
+    kafka: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.kafka }, countActions: runs.kafka.length === 0 }),
+    sqs: () => runReal(d, 1, cfg.e2eEvents1, { content: { destination: destinations.sqs }, countActions: runs.sqs.length === 0 }),
+  };
+  const forward = ['http', 'kafka', 'sqs'] as const;
+  for (let round = 0; round < destinations.rounds; round++) {
+    for (const key of round % 2 === 0 ? forward : [...forward].reverse()) {
+      const r = await plan[key]();
+      runs[key].push(r);
+      log(
+        `e2e: destination round ${round + 1}/${destinations.rounds} ${key.padEnd(5)} ${r.deliveriesPerS.toFixed(0)} deliveries/s (${r.deliveries} in ${r.seconds.toFixed(2)} s)`,
+      );
+    }
+  }
+  return runs;
 }

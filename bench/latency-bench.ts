@@ -5,7 +5,7 @@ import { cpuUsage, type CpuSnapshot } from './cpu.js';
 import { seedEndpoints } from './e2e-fixtures.js';
 import type { Infra } from './infra.js';
 import { AUTHORIZATION } from './ingest-bench.js';
-import { TRACKED_PATH, type Receiver } from './receiver.js';
+import { monotonicMs, TRACKED_PATH, type Receiver } from './receiver.js';
 import { percentile } from './stats.js';
 
 /** Events sent before the measured ones, at the same rate (connections, caches, JIT). */
@@ -47,14 +47,15 @@ interface Sent {
 }
 
 async function sendOne(url: string, id: string): Promise<Sent> {
-  const sentAt = performance.now();
+  // the receiver's clock (it may be another process)
+  const sentAt = monotonicMs();
   const res = await fetch(url, {
     method: 'POST',
     headers: { authorization: AUTHORIZATION, 'content-type': 'application/json' },
     body: JSON.stringify({ id, type: 'bench' }),
   });
   await res.arrayBuffer();
-  const okAt = performance.now();
+  const okAt = monotonicMs();
   if (res.status !== 200) throw new Error(`ingest answered ${res.status} for ${id}`);
   return { id, sentAt, okAt };
 }
@@ -76,14 +77,14 @@ async function offer(d: LatencyBenchDeps, prefix: string, count: number): Promis
 async function arrivals(d: LatencyBenchDeps, sent: Sent[]): Promise<number[]> {
   const deadline = performance.now() + SETTLE_MS;
   for (;;) {
-    const missing = sent.filter((s) => d.receiver.arrivedAt(s.id) === undefined).length;
-    if (missing === 0) break;
+    const at = await d.receiver.arrivedAt(sent.map((s) => s.id));
+    const missing = at.filter((t) => t === undefined).length;
+    // a delivery can in principle arrive before the sender has read its 200: that counts as 0
+    if (missing === 0) return sent.map((s, i) => Math.max(0, (at[i] ?? 0) - s.okAt));
     if (performance.now() > deadline)
       throw new Error(`latency: ${missing} of ${sent.length} deliveries did not arrive within ${SETTLE_MS} ms`);
     await sleep(50);
   }
-  // a delivery can in principle arrive before the sender has read its 200: that counts as 0
-  return sent.map((s) => Math.max(0, (d.receiver.arrivedAt(s.id) ?? 0) - s.okAt));
 }
 
 /**

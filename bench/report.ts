@@ -10,7 +10,8 @@ import type { IngestFigures, ServerFigures } from './ingest-bench.js';
 import { nodeFlagsFor, type HeapFigures } from './cli-unit.js';
 import type { LatencyFigures } from './latency-bench.js';
 import type { ScaleOutCase, ScaleOutFigures } from './scale-out.js';
-import { percentile, round } from './stats.js';
+import { RECEIVER_GROUP } from './receiver.js';
+import { median, percentile, round } from './stats.js';
 
 /** Peak RSS of one of the service's compiled processes, MB. */
 export interface ServiceRss {
@@ -75,8 +76,9 @@ export interface BenchResults {
 
 /**
  * The processes a deployment runs for delivery: webhook-fanout's worker and consumer, and the
- * Temporal server and Postgres they use. Left out: the bench process (load, SNS/SQS emulator,
- * receiver), and the other units, idle meanwhile. CPU_TARGET_MS is on this sum.
+ * Temporal server and Postgres they use. Left out: the bench process (load, SNS/SQS emulator),
+ * the receiver and the brokers (processes of their own), and the other units, idle meanwhile.
+ * CPU_TARGET_MS is on this sum.
  */
 export const SERVICE_GROUPS = ['worker', 'consumer', 'temporal', 'temporal-postgres', 'postgres'] as const;
 
@@ -610,6 +612,23 @@ export function destinationCpuRatio(http: E2ePath, other: E2ePath): number {
   return ownCpuMsPerDelivery(other) / ownCpuMsPerDelivery(http);
 }
 
+/**
+ * Each destination round's ratio to its own HTTP run (the n-th run of each path came from the same
+ * round, side by side): one reading per round, so the rounds' spread of ratios says how far one
+ * reading can be trusted.
+ */
+export function destinationRoundRatios(http: E2ePath, other: E2ePath): number[] {
+  return other.runs.flatMap((r, i) => {
+    const h = http.runs[i];
+    return h ? [ownCpuMsPerDeliveryOfRun(r) / ownCpuMsPerDeliveryOfRun(h)] : [];
+  });
+}
+
+/** The median of the rounds' ratios and their range: "x1.01 in [0.95, 1.07]". */
+export function ratioSpread(ratios: readonly number[]): { median: number; min: number; max: number } | undefined {
+  return ratios.length === 0 ? undefined : { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+}
+
 /** A destination's CPU per send alone over HTTP's (bench/destination-send.ts); undefined when either is missing. */
 export function destinationSendRatio(sends: DestinationSendResult, name: string): number | undefined {
   const http = sends.http?.cpuMsPerSend;
@@ -619,29 +638,44 @@ export function destinationSendRatio(sends: DestinationSendResult, name: string)
 
 /** The Kafka and SQS rounds beside the plain (HTTP) one (issue 43). */
 function destinationLines(r: BenchResults): string[] {
-  const { kafka, sqs, one } = r.e2e;
+  const { kafka, sqs } = r.e2e;
+  const http = r.e2e.destinationHttp ?? r.e2e.one.real;
   if (!kafka || !sqs) return [];
-  const http = one.real;
   const row = (name: string, p: E2ePath): string[] => [
     name,
     f0(p.deliveriesPerS),
     withRounds(p, ownCpuMsPerDeliveryOfRun, ownCpuMsPerDelivery(p)),
     p === http ? '1' : f2(destinationCpuRatio(http, p)),
+    p === http ? '1' : roundRatios(http, p),
   ];
   return [
-    `Destinations, one endpoint, beside HTTP's round (the main shape, ${http.events} events per run, ${r.cfg.e2eRounds} mirrored rounds; target: CPU ratio <= 1):`,
+    `Destinations, one endpoint, in rounds of their own (the main shape, ${http.events} events per run, ${http.runs.length} rounds, ` +
+      `HTTP, Kafka, SQS side by side, every other round backwards; target: CPU ratio <= 1):`,
     ...table([
-      ['', 'deliveries/s', 'webhook-fanout CPU ms/delivery (per round)', 'CPU / HTTP'],
-      row('HTTP (the receiver)', http),
+      [
+        '',
+        'deliveries/s',
+        'webhook-fanout CPU ms/delivery (per round)',
+        'CPU / HTTP',
+        "each round's / its HTTP run's: median [range] (per round)",
+      ],
+      row('HTTP (the receiver, a process of its own)', http),
       row('Kafka (a local Kafka 4, acks=all)', kafka),
       row('SQS (fauxqs)', sqs),
     ]),
-    `the brokers' own CPU is not webhook-fanout's: Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, ` +
+    `the far side's own CPU is not webhook-fanout's: the receiver ${f1(http.cpu[RECEIVER_GROUP] ?? 0)} s, Kafka's JVM ${f1(kafka.cpu['other:java'] ?? 0)} s, ` +
       `the queue's fauxqs ${f1(sqs.cpu['destination-fauxqs'] ?? 0)} s (each a process of its own)`,
     destinationProcessLine(http, kafka, sqs),
     ...sendLines(r.destinationSends),
     '',
   ];
+}
+
+/** "x1.01 [0.95, 1.07] (0.95, 1.02, 1.07)": the rounds' ratios to their HTTP runs, their median and range. */
+function roundRatios(http: E2ePath, p: E2ePath): string {
+  const ratios = destinationRoundRatios(http, p);
+  const s = ratioSpread(ratios);
+  return s ? `x${f2(s.median)} [${f2(s.min)}, ${f2(s.max)}] (${ratios.map(f2).join(', ')})` : '-';
 }
 
 /**
@@ -655,8 +689,8 @@ export function destinationProcessLine(http: E2ePath, kafka: E2ePath, sqs: E2ePa
     'CPU ms per delivery by process, HTTP / Kafka / SQS: ' +
     SERVICE_GROUPS.map((g) => `${g} ${each((p) => f2(cpuMsPerDeliveryOf(p, [g])))}`).join(', ') +
     // not ours, but on the same cores: the far side of each send slows the round it runs in
-    `; not webhook-fanout's: the bench process (the publisher; HTTP's receiver) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
-    `Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}, SQS's fauxqs ${f2(cpuMsPerDeliveryOf(sqs, ['destination-fauxqs']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
+    `; not webhook-fanout's: the bench process (the publisher) ${each((p) => f2(cpuMsPerDeliveryOf(p, ['bench'])))}, ` +
+    `HTTP's receiver ${f2(cpuMsPerDeliveryOf(http, [RECEIVER_GROUP]))}, Kafka's JVM ${f2(cpuMsPerDeliveryOf(kafka, ['other:java']))}, SQS's fauxqs ${f2(cpuMsPerDeliveryOf(sqs, ['destination-fauxqs']))}; deliveries retried ${each((p) => String(p.retried))}; ` +
     // the worker's extra may be Temporal's side of the run, not the send: its GC and its workflow tasks
     `the worker's GC ms per delivery ${each((p) => (p.workerGcS === undefined ? '-' : f2((p.workerGcS * 1000) / p.totalDeliveries)))}; ` +
     `workflow tasks per event ${each((p) => tasksPerEvent(p.actions))}; ` +
@@ -857,6 +891,11 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
     });
   }
   const { kafka, sqs } = r.e2e;
+  const http = r.e2e.destinationHttp ?? one.real;
+  if (r.e2e.destinationHttp) {
+    out.e2e_1_destination_http_deliveries_per_s = round(http.deliveriesPerS);
+    out.destination_http_service_cpu_ms_per_delivery = round(ownCpuMsPerDelivery(http), 2);
+  }
   for (const [name, p] of [
     ['kafka', kafka],
     ['sqs', sqs],
@@ -864,7 +903,14 @@ function variantSummary(r: BenchResults): Record<string, number | string | boole
     if (!p) continue;
     out[`e2e_1_${name}_deliveries_per_s`] = round(p.deliveriesPerS);
     out[`${name}_service_cpu_ms_per_delivery`] = round(ownCpuMsPerDelivery(p), 2);
-    out[`${name}_cpu_ratio_to_http`] = round(destinationCpuRatio(one.real, p), 3);
+    out[`${name}_cpu_ratio_to_http`] = round(destinationCpuRatio(http, p), 3);
+    // each round's ratio to its own HTTP run: the median and the range the claim quotes
+    const spread = ratioSpread(destinationRoundRatios(http, p));
+    if (spread) {
+      out[`${name}_cpu_ratio_to_http_median`] = round(spread.median, 3);
+      out[`${name}_cpu_ratio_to_http_min`] = round(spread.min, 3);
+      out[`${name}_cpu_ratio_to_http_max`] = round(spread.max, 3);
+    }
   }
   if (r.destinationSends) {
     for (const [name, m] of Object.entries(r.destinationSends)) {

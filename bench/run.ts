@@ -25,7 +25,7 @@ import { seedFreshFloodCredentials } from './fresh-flood.js';
 import { AUTHORIZATION, BENCH_SOURCE, runIngestBench, seedCredential } from './ingest-bench.js';
 import { runLatencyBench, type LatencyFigures } from './latency-bench.js';
 import type { UnitConfig, UnitRole } from './protocol.js';
-import { startReceiver } from './receiver.js';
+import { RECEIVER_GROUP, startReceiverProcess } from './receiver.js';
 import { runScaleOut, type ScaleOutFigures, type ScaleOutSetup } from './scale-out.js';
 import { postgresPssMb } from './temporal-postgres.js';
 import { runWrongPasswordsBench, type WrongPasswordsFigures } from './wrong-passwords-bench.js';
@@ -159,6 +159,7 @@ function writeE2eWindows(e2e: E2eFigures): void {
     real10: e2e.ten.real,
     bare10: e2e.ten.bare,
     floor: e2e.floor,
+    destinationHttp: e2e.destinationHttp,
     kafka: e2e.kafka,
     sqs: e2e.sqs,
     filtered: e2e.filtered,
@@ -275,8 +276,10 @@ async function main(): Promise<void> {
 
   // Phase 2: end to end. The compiled worker and consumer, and the bare worker (tsx), each alone.
   log('e2e: starting the receiver, the compiled worker and consumer, and the bare worker (it bundles its workflow)');
-  const receiver = await startReceiver();
+  // a process of its own, as the other destinations' brokers are: its CPU is not ours, nor the bench's
+  const receiver = await startReceiverProcess();
   cleanups.push(() => receiver.close());
+  if (receiver.pid !== undefined) roles.set(receiver.pid, RECEIVER_GROUP);
   const connection = await Connection.connect({ address: infra.temporalAddress });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: 'default' });
@@ -348,7 +351,7 @@ async function main(): Promise<void> {
     ...(otherDeps ? { otherShape: otherDeps } : {}),
     content: cfg.e2eContent,
     ...(cfg.e2eOrdered ? { ordered: { keys: cfg.orderedKeys, oneKeyEvents: cfg.orderedOneKeyEvents } } : {}),
-    ...(destinations ? { destinations } : {}),
+    ...(destinations ? { destinations: { ...destinations, rounds: cfg.destinationRounds } } : {}),
   });
   writeE2eWindows(e2eFigures);
   // one send of each destination alone, in a process of its own: a send's part of a delivery is

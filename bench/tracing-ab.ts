@@ -77,8 +77,8 @@ async function post(port: number, n: number, prefix: string): Promise<void> {
 
 async function delivered(target: number): Promise<void> {
   const deadline = Date.now() + 300_000;
-  while (receiver.count() < target) {
-    if (Date.now() > deadline) throw new Error(`only ${receiver.count()} of ${target} deliveries within 5 min`);
+  for (let seen = await receiver.count(); seen < target; seen = await receiver.count()) {
+    if (Date.now() > deadline) throw new Error(`only ${seen} of ${target} deliveries within 5 min`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -105,12 +105,12 @@ async function runRound(mode: Mode, taskQueue: string): Promise<Round> {
     const roles = new Map(procs.map((p) => [p.pid, p.role.replace(`tracing-${mode}-`, '')]));
     const snapshot = () => cpuSnapshot(({ pid }) => roles.get(pid) ?? 'other');
     const prefix = randomBytes(4).toString('hex');
-    let target = receiver.count() + WARMUP;
+    let target = (await receiver.count()) + WARMUP;
     await post(port, WARMUP, `${prefix}-warm`);
     await delivered(target);
     const spansBefore = collector.spans.length;
     const before = snapshot();
-    target = receiver.count() + EVENTS;
+    target = (await receiver.count()) + EVENTS;
     await post(port, EVENTS, prefix);
     await delivered(target);
     // the last batch of spans leaves within the exporter's schedule (5 s by default): counted in

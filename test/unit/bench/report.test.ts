@@ -8,11 +8,13 @@ import {
   dbPathVerdict,
   destinationCpuRatio,
   destinationProcessLine,
+  destinationRoundRatios,
   destinationSendRatio,
   floorCpuMs,
   orderedVerdict,
   ownCpuMsPerDelivery,
   ownCpuMsPerDeliveryOfRun,
+  ratioSpread,
   serviceCpuMsPerDelivery,
   shapesSideBySide,
   temporalCpu,
@@ -131,20 +133,65 @@ describe("a destination's CPU against HTTP's (issue 43)", () => {
 });
 
 describe("where a destination's extra lands, process by process (issue 43)", () => {
-  it("names each process with HTTP / Kafka / SQS per delivery, then what is not ours (the bench's process, Kafka's JVM) and the retries", () => {
+  it("names each process with HTTP / Kafka / SQS per delivery, then what is not ours (the bench's process, the receiver, Kafka's JVM) and the retries", () => {
     const line = destinationProcessLine(
       // CPU seconds over 1 000 deliveries each
-      pathOf({ worker: 0.4, consumer: 0.1, postgres: 0.2, temporal: 1, bench: 1 }, 1000),
+      pathOf({ worker: 0.4, consumer: 0.1, postgres: 0.2, temporal: 1, bench: 1, receiver: 0.3 }, 1000),
       { ...pathOf({ worker: 0.3, consumer: 0.1, postgres: 0.2, temporal: 1, 'other:java': 5, bench: 0.5 }, 1000), retried: 3 },
       pathOf({ worker: 0.5, consumer: 0.2, postgres: 0.2, temporal: 1.1, bench: 2 }, 1000),
     );
     expect(line).toBe(
       'CPU ms per delivery by process, HTTP / Kafka / SQS: worker 0.40 / 0.30 / 0.50, consumer 0.10 / 0.10 / 0.20, ' +
         'temporal 1.00 / 1.00 / 1.10, temporal-postgres 0.00 / 0.00 / 0.00, postgres 0.20 / 0.20 / 0.20; ' +
-        "not webhook-fanout's: the bench process (the publisher; HTTP's receiver) 1.00 / 0.50 / 2.00, Kafka's JVM 5.00, SQS's fauxqs 0.00; " +
+        "not webhook-fanout's: the bench process (the publisher) 1.00 / 0.50 / 2.00, HTTP's receiver 0.30, Kafka's JVM 5.00, SQS's fauxqs 0.00; " +
         "deliveries retried 0 / 3 / 0; the worker's GC ms per delivery - / - / -; workflow tasks per event - / - / -; " +
         "an attempt's median duration ms - / - / -",
     );
+  });
+});
+
+describe("each destination round's ratio to its own HTTP run (issue 43, item 7)", () => {
+  // own CPU (worker + consumer + postgres) per run of 100 deliveries: 0.5 s -> 5 ms per delivery
+  const runs = (...own: number[]) => own.map((s) => ({ worker: s, temporal: 9, 'other:java': 9 }));
+  it.each<{
+    name: string;
+    http: number[];
+    other: number[];
+    ratios: number[];
+    spread: { median: number; min: number; max: number } | undefined;
+  }>([
+    {
+      name: 'round by round, not over the sums: a dear HTTP round pairs with its own Kafka run',
+      http: [0.5, 1.0, 0.5],
+      other: [0.5, 1.1, 0.45],
+      ratios: [1, 1.1, 0.9],
+      spread: { median: 1, min: 0.9, max: 1.1 },
+    },
+    {
+      name: 'an even count: the median is the mean of the middle two',
+      http: [1, 1, 1, 1],
+      other: [0.8, 1.2, 1, 0.9],
+      ratios: [0.8, 1.2, 1, 0.9],
+      spread: { median: 0.95, min: 0.8, max: 1.2 },
+    },
+    {
+      name: 'a round without its HTTP run is not read',
+      http: [1],
+      other: [1.2, 3],
+      ratios: [1.2],
+      spread: { median: 1.2, min: 1.2, max: 1.2 },
+    },
+    { name: 'no rounds: nothing to quote', http: [], other: [], ratios: [], spread: undefined },
+  ])('$name', ({ http, other, ratios, spread }) => {
+    const got = destinationRoundRatios(pathOf({}, 100 * http.length, runs(...http)), pathOf({}, 100 * other.length, runs(...other)));
+    expect(got.map((x) => Number(x.toFixed(6)))).toEqual(ratios);
+    const s = ratioSpread(got);
+    if (spread === undefined) expect(s).toBeUndefined();
+    else {
+      expect(s?.median).toBeCloseTo(spread.median, 6);
+      expect(s?.min).toBeCloseTo(spread.min, 6);
+      expect(s?.max).toBeCloseTo(spread.max, 6);
+    }
   });
 });
 
