@@ -27,8 +27,10 @@ interface CountingProxy {
   calls: Map<string, number>;
   /** the bodies of each SendMessageBatch's entries, in their order */
   batches: string[][];
-  /** the ms each answer is held before it goes back (0: none) */
+  /** the ms each answer is held before it goes back (0: none), as set when its request came */
   holdMs: number;
+  /** a front end that answers in XML: each JSON error answer goes back as the query protocol's XML, without x-amzn-query-error */
+  xmlErrors: boolean;
   reset(): void;
   close(): Promise<void>;
 }
@@ -40,10 +42,12 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
     calls: new Map(),
     batches: [],
     holdMs: 0,
+    xmlErrors: false,
     reset() {
       proxy.calls.clear();
       proxy.batches.length = 0;
       proxy.holdMs = 0;
+      proxy.xmlErrors = false;
     },
     close: async () => {
       server.closeAllConnections();
@@ -57,6 +61,7 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
       const body = Buffer.concat(chunks);
       const action = String(req.headers['x-amz-target'] ?? 'query').replace('AmazonSQS.', '');
       proxy.calls.set(action, (proxy.calls.get(action) ?? 0) + 1);
+      const { holdMs, xmlErrors } = proxy;
       if (action === 'SendMessageBatch') {
         proxy.batches.push((JSON.parse(body.toString()) as { Entries: { MessageBody: string }[] }).Entries.map((x) => x.MessageBody));
       }
@@ -65,8 +70,16 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
         const out: Buffer[] = [];
         ur.on('data', (c: Buffer) => out.push(c));
         ur.on('end', () => {
-          const answer = () => res.writeHead(ur.statusCode ?? 502, ur.headers).end(Buffer.concat(out));
-          if (proxy.holdMs > 0) setTimeout(answer, proxy.holdMs);
+          const status = ur.statusCode ?? 502;
+          const xml = xmlErrors && status !== 200 ? xmlErrorOf(Buffer.concat(out)) : undefined;
+          const answer = () => {
+            if (xml === undefined) return res.writeHead(status, ur.headers).end(Buffer.concat(out));
+            const headers = Object.fromEntries(
+              Object.entries(ur.headers).filter(([k]) => !['x-amzn-query-error', 'content-length', 'content-type'].includes(k)),
+            );
+            res.writeHead(status, { ...headers, 'content-type': 'text/xml' }).end(xml);
+          };
+          if (holdMs > 0) setTimeout(answer, holdMs);
           else answer();
         });
       });
@@ -79,6 +92,30 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return proxy;
 }
+
+/** A JSON error answer (`__type`, `message`) as the query protocol's XML <ErrorResponse>; undefined when it is not one. */
+function xmlErrorOf(body: Buffer): string | undefined {
+  let parsed: { __type?: unknown; message?: unknown; Message?: unknown };
+  try {
+    parsed = JSON.parse(body.toString()) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed.__type !== 'string') return undefined;
+  const escape = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const code = parsed.__type.split('#').pop()!;
+  const message = typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : '';
+  return `<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>${escape(code)}</Code><Message>${escape(message)}</Message></Error><RequestId>front-end</RequestId></ErrorResponse>`;
+}
+
+/** Waits until `done()` holds (polled every 10 ms), at most 10 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (const start = Date.now(); !done(); await new Promise((r) => setTimeout(r, 10))) {
+    if (Date.now() - start > 10_000) throw new Error('waited 10 s in vain');
+  }
+}
+
+const requestsOf = (p: CountingProxy): number => [...p.calls.values()].reduce((a, b) => a + b, 0);
 
 const policy = (actions: string[]): string =>
   JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: actions, Resource: '*' }] });
@@ -101,6 +138,8 @@ interface Emulator {
   batching: Record<Send, Destinations>;
   /** moto: a user that may read queues but not send to them */
   refused?: Destinations;
+  /** moto: a user allowed sqs:SendMessage only (all AWS asks of a batch; moto asks sqs:SendMessageBatch too) */
+  narrow?: Destinations;
   queue(name: string, attributes?: Record<string, string>): Promise<string>;
 }
 
@@ -112,6 +151,7 @@ async function startEmulator(name: Emulator['name']): Promise<Emulator> {
   let sender = setup.credentials;
   let reader = setup.credentials;
   let refused: typeof sender | undefined;
+  let narrow: typeof sender | undefined;
   if (name === 'moto') {
     const iam = new IAMClient({ ...setup, region: 'us-east-1' });
     try {
@@ -119,6 +159,7 @@ async function startEmulator(name: Emulator['name']): Promise<Emulator> {
       sender = await motoUser(iam, 'sender', ['sqs:SendMessage', 'sqs:SendMessageBatch']);
       reader = await motoUser(iam, 'reader', ['sqs:ReceiveMessage', 'sqs:DeleteMessageBatch', 'sqs:CreateQueue', 'sqs:GetQueueAttributes']);
       refused = await motoUser(iam, 'auditor', ['sqs:GetQueueAttributes', 'sqs:ListQueues']);
+      narrow = await motoUser(iam, 'narrow', ['sqs:SendMessage']);
     } finally {
       iam.destroy();
     }
@@ -137,6 +178,7 @@ async function startEmulator(name: Emulator['name']): Promise<Emulator> {
     reader: client,
     batching: { direct: destinationsOf(sender, 'direct'), 'direct-sdk-signer': destinationsOf(sender, 'direct-sdk-signer') },
     ...(refused ? { refused: destinationsOf(refused, 'direct') } : {}),
+    ...(narrow ? { narrow: destinationsOf(narrow, 'direct') } : {}),
     queue: async (queueName, attributes) => (await createQueue(client, queueName, attributes)).url,
   };
 }
@@ -146,7 +188,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   for (const e of emulators) {
-    for (const d of [...Object.values(e.batching), e.refused]) await d?.close();
+    for (const d of [...Object.values(e.batching), e.refused, e.narrow]) await d?.close();
     e.reader.destroy();
     await e.proxy.close();
     await e.backend.stop();
@@ -198,15 +240,17 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
     },
   );
 
-  it.each(CASES)(
-    "%s (%s): one entry over the queue's limit fails final with its reason, the others are stored once each",
-    async (name, send) => {
+  // and moto behind a front end that answers in XML, without x-amzn-query-error: the refusal's <Code> splits the batch too (review6)
+  it.each([...CASES.map(([name, send]) => [name, send, false] as const), ['moto', 'direct', true] as const])(
+    "%s (%s, XML errors: %s): one entry over the queue's limit fails final with its reason, the others are stored once each",
+    async (name, send, xmlErrors) => {
       const e = emulator(name);
       const queueUrl = await e.queue(`small-${send}`, { MaximumMessageSize: '1024' });
       const messages = Array.from({ length: 12 }, (_, i) =>
         signedMessage(i === 7 ? { body: Buffer.from(JSON.stringify({ s: 'x'.repeat(4 * 1024) })) } : {}),
       );
       e.proxy.reset();
+      e.proxy.xmlErrors = xmlErrors;
       const outcomes = await sendAll(e.batching[send], messages, to(e, queueUrl));
       expect(outcomes[7]).toMatchObject({
         kind: 'permanent',
@@ -214,7 +258,8 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
         error: expect.stringMatching(/^SQS: .*(shorter than|too long)/i),
       });
       expect(outcomes.filter((_, i) => i !== 7).map((o) => o.kind)).toEqual(Array(11).fill('success'));
-      expect(e.proxy.calls.get('SendMessageBatch') ?? 0).toBeGreaterThan(0);
+      // the entry over the limit went in a batch (the first four went alone at once)
+      expect(e.proxy.batches.some((b) => b.includes(messages[7]!.body.toString()))).toBe(true);
       const got = await drainQueue(e.reader, queueUrl);
       expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual(
         messages
@@ -307,5 +352,91 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
       });
     }
     expect(await drainQueue(e.reader, queueUrl)).toEqual([]);
+  });
+
+  it('moto (IAM): credentials allowed sqs:SendMessage only, 24 concurrent sends: a refused batch goes entry by entry, all stored once, none failed; the queue then sends alone', async () => {
+    const e = emulator('moto');
+    const queueUrl = await e.queue('narrow');
+    const target = to(e, queueUrl);
+    e.proxy.reset();
+    const messages = Array.from({ length: 24 }, () => signedMessage());
+    const outcomes = await sendAll(e.narrow!, messages, target);
+    expect(outcomes.map((o) => o.kind)).toEqual(messages.map(() => 'success'));
+    // moto refused a batch (it checks sqs:SendMessageBatch by name), and each message was sent alone, once
+    expect(e.proxy.calls.get('SendMessageBatch') ?? 0).toBeGreaterThan(0);
+    expect(e.proxy.calls.get('SendMessage')).toBe(24);
+    const got = await drainQueue(e.reader, queueUrl);
+    expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual(messages.map((m) => m.meta.eventId).sort());
+    const byEvent = new Map(got.map((m) => [headersOf(m)['X-Webhook-Event-Id'], m]));
+    messages.forEach((m, i) => expect(byEvent.get(m.meta.eventId)!.MessageId).toBe(receiptOf(outcomes[i]!)));
+    // the queue's sends now go alone: no batch is tried (and refused) again for a while
+    e.proxy.reset();
+    const again = Array.from({ length: 24 }, () => signedMessage());
+    expect((await sendAll(e.narrow!, again, target)).map((o) => o.kind)).toEqual(again.map(() => 'success'));
+    expect(e.proxy.calls.get('SendMessageBatch') ?? 0).toBe(0);
+    expect(e.proxy.calls.get('SendMessage')).toBe(24);
+    expect((await drainQueue(e.reader, queueUrl)).length).toBe(24);
+  });
+
+  it('fauxqs: entries of one batch with different timeouts each end at their own deadline: the long one is answered, the short one times out with its own reason', async () => {
+    const e = emulator('fauxqs');
+    const queueUrl = await e.queue('mixed-deadlines');
+    const target = to(e, queueUrl);
+    const d = e.batching.direct;
+    e.proxy.reset();
+    // four requests in flight, each answer held 1.3 s; A (30 s) and B (4 s) wait and then go as one
+    // batch at about 1.3 s (B has 2.7 s left, over its floor of min(2 x 1.3 s, 4 s / 2) = 2 s), whose
+    // answer is held 4 s: it comes at about 5.3 s, after B's deadline (4 s), long before A's (30 s)
+    e.proxy.holdMs = 1_300;
+    const fill = Array.from({ length: 4 }, () => signedMessage());
+    const [a, b] = [signedMessage(), signedMessage()];
+    const filling = fill.map((m) => d.send(m, target, { timeoutMs: 10_000 }));
+    const long = d.send(a, target, { timeoutMs: 30_000 });
+    const short = d.send(b, target, { timeoutMs: 4_000 });
+    await until(() => requestsOf(e.proxy) === 4);
+    e.proxy.holdMs = 4_000;
+    const [outcomes, longOutcome, shortOutcome] = await Promise.all([Promise.all(filling), long, short]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+    expect(e.proxy.batches).toEqual([[a.body.toString(), b.body.toString()]]);
+    // A's attempt is its own: answered, though B's deadline passed while their request was in flight
+    expect(longOutcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
+    expect(longOutcome.durationMs).toBeGreaterThan(4_500);
+    // B ended at its own deadline, with its own timeout as the reason
+    expect(shortOutcome).toMatchObject({ kind: 'retryable', statusClass: 'timeout', error: 'SQS: no answer within 4000 ms' });
+    expect(shortOutcome.durationMs).toBeLessThan(4_500);
+    // every message once (B's too: SQS took it before its attempt ended, as it would have taken B alone)
+    e.proxy.holdMs = 0;
+    const got = await drainQueue(e.reader, queueUrl);
+    expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual([...fill, a, b].map((m) => m.meta.eventId).sort());
+    const read = got.find((m) => headersOf(m)['X-Webhook-Event-Id'] === a.meta.eventId)!;
+    expect(read.MessageId).toBe(receiptOf(longOutcome));
+  });
+
+  it("fauxqs: requests that time out count in the queue's latency: a send that waits behind them then needs more time left to go", async () => {
+    const e = emulator('fauxqs');
+    const queueUrl = await e.queue('timing-out');
+    const target = to(e, queueUrl);
+    e.proxy.reset();
+    // four requests in flight whose answers are held 3 s and whose attempts end at 2 s: the fifth
+    // (3.4 s) waits for them, and at 2 s has 1.4 s left: under its floor once their 2 s are
+    // counted (min(2 x 2 s, 3.4 s / 2) = 1.7 s), over the 1 s it was before
+    e.proxy.holdMs = 3_000;
+    const messages = Array.from({ length: 5 }, () => signedMessage());
+    const outcomes = await Promise.all(messages.map((m, i) => e.batching.direct.send(m, target, { timeoutMs: i === 4 ? 3_400 : 2_000 })));
+    expect(outcomes.slice(0, 4)).toEqual(
+      Array(4).fill(expect.objectContaining({ kind: 'retryable', statusClass: 'timeout', error: 'SQS: no answer within 2000 ms' })),
+    );
+    expect(outcomes[4]).toMatchObject({
+      kind: 'retryable',
+      statusClass: 'timeout',
+      error: expect.stringMatching(
+        /^SQS: not sent: \d+ ms of the attempt's time left after \d+ ms waiting .* under the 1700 ms a send is given/,
+      ),
+    });
+    // it never reached the queue: its retry will be its only copy
+    expect(requestsOf(e.proxy)).toBe(4);
+    e.proxy.holdMs = 0;
+    const got = await drainQueue(e.reader, queueUrl);
+    expect(got.some((m) => headersOf(m)['X-Webhook-Event-Id'] === messages[4]!.meta.eventId)).toBe(false);
   });
 });

@@ -85,6 +85,29 @@ function pageWordsOf(body: unknown): string | undefined {
 }
 
 /**
+ * The service's error code of a failure, as classifyAwsError reads it: an XML body's <Code> (an
+ * answer the client could not parse, or the direct send's non-JSON error), else `HTTP<status>` for
+ * an error page without a code, else the error's name. sqs-direct.ts decides from the same code
+ * what to do with a batch refused whole, so an XML refusal is handled as the JSON one (review6).
+ */
+export function awsErrorCodeOf(err: unknown): string {
+  return errorFactsOf(err).name;
+}
+
+function errorFactsOf(err: unknown) {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorFacts;
+  const cause = (typeof e.cause === 'object' && e.cause !== null ? e.cause : {}) as SdkErrorFacts;
+  const kept = e.$response?.body;
+  const bodyText = e.$responseBodyText ?? (kept instanceof Uint8Array ? Buffer.from(kept).toString('utf8') : undefined);
+  const xml = xmlErrorOf(bodyText);
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : null;
+  // an answer that is not the service's (no code in it): the status and the page's own words, the same both ways of sending
+  const page = xml === undefined && status !== null ? pageWordsOf(bodyText) : undefined;
+  const name = xml?.code ?? (page !== undefined ? `HTTP${status}` : typeof e.name === 'string' ? e.name : 'Error');
+  return { e, cause, xml, status, page, name };
+}
+
+/**
  * An AWS SDK call's failure as a delivery outcome: retryable or permanent by the service's error
  * code (RETRIED_CODES; from an XML body the client could not parse too), its HTTP status, or the
  * connection's error, with the code and the service's message as the reason (never a credential:
@@ -95,15 +118,7 @@ export function classifyAwsError(
   service: string,
   at: { durationMs: number; timeoutMs: number; aborted: boolean },
 ): DeliveryOutcome {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorFacts;
-  const cause = (typeof e.cause === 'object' && e.cause !== null ? e.cause : {}) as SdkErrorFacts;
-  const kept = e.$response?.body;
-  const bodyText = e.$responseBodyText ?? (kept instanceof Uint8Array ? Buffer.from(kept).toString('utf8') : undefined);
-  const xml = xmlErrorOf(bodyText);
-  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : null;
-  // an answer that is not the service's (no code in it): the status and the page's own words, the same both ways of sending
-  const page = xml === undefined && status !== null ? pageWordsOf(bodyText) : undefined;
-  const name = xml?.code ?? (page !== undefined ? `HTTP${status}` : typeof e.name === 'string' ? e.name : 'Error');
+  const { e, cause, xml, status, page, name } = errorFactsOf(err);
   const code = typeof e.code === 'string' ? e.code : typeof cause.code === 'string' ? cause.code : undefined;
   const message = oneLine(xml?.message ?? page ?? (typeof e.message === 'string' ? e.message : String(err)));
   const fail = (kind: 'retryable' | 'permanent', statusClass: StatusClass, error: string): DeliveryOutcome => ({

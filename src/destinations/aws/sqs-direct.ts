@@ -19,12 +19,13 @@ import { createGuardedLookup } from '../../delivery/guarded-lookup.js';
 import { CLOCK_SKEW_CODES, correctClockSkew, resolveCallTarget, signPost } from '../../transport/signed-aws-call.js';
 import { createSigV4PostSigner } from './sigv4-post.js';
 import { nextLatencyMs, sendFloorMs, takeBatch } from '../send-batching.js';
+import { awsErrorCodeOf } from './aws-errors.js';
 import {
+  batchRefusalOf,
   entryBytes,
   parseSendMessageBatchAnswer,
   SEND_MESSAGE_BATCH_HEADERS,
   sendMessageBatchInput,
-  SPLIT_BATCH_ON,
   SQS_BATCH_LIMITS,
   type BatchEntryInput,
 } from './sqs-send-batch.js';
@@ -56,6 +57,15 @@ const SQS_SIGNING_NAME = 'sqs';
  * each costs little.
  */
 export const MAX_IN_FLIGHT = 4;
+
+/**
+ * How long the sends of a queue go alone after a batch of theirs was refused authorization (a
+ * provider that authorizes SendMessageBatch by its own name: batchRefusalOf). Not for the worker's
+ * life: a policy that grants it later, or other credentials behind the same client (a renewed
+ * role), are found again; and trying costs little, one refused request per queue every ten
+ * minutes, whose entries are then sent alone (none fails for it).
+ */
+export const BATCH_REFUSED_MS = 10 * 60_000;
 
 /** The attempt a send belongs to: its deadline (performance.now()) and whole time, its signal. */
 export interface SqsAttempt {
@@ -98,8 +108,11 @@ interface Waiting {
 /** One queue's requests of one client: how many are in flight, their recent latency, the sends waiting. */
 interface Lane {
   inFlight: number;
+  /** the recent time of a request (each POST, answered, failed or cut at its deadline alike): sets the floor of the sends that wait */
   latencyMs: number | null;
   waiting: Waiting[];
+  /** until when (performance.now()) each send goes alone, at once: a batch of this queue was refused authorization */
+  aloneUntil: number;
 }
 
 export function createSqsDirect(deps: {
@@ -141,17 +154,36 @@ export function createSqsDirect(deps: {
     return url;
   };
 
-  /** One signed POST of `input` (its JSON) with `headers`: the answer's text when 200, else throws the SDK's error shape. */
-  const post = async (client: SQSClient, url: URL, headers: Readonly<Record<string, string>>, input: unknown, signal: AbortSignal) => {
+  /**
+   * One signed POST of `input` (its JSON) with `headers`: the answer's text when 200, else throws
+   * the SDK's error shape. Its time goes into `lane`'s latency whatever the end (review6): a queue
+   * whose requests fail slowly or time out raises the floor of the sends that wait, as a slow
+   * answer does; each POST of a split batch is one request's time.
+   */
+  const post = async (
+    client: SQSClient,
+    url: URL,
+    headers: Readonly<Record<string, string>>,
+    input: unknown,
+    signal: AbortSignal,
+    lane: Lane | undefined,
+  ) => {
     const sign = await signerOf(client);
     // the bytes once: hashed for the signature and sent, not encoded twice
     const body = Buffer.from(JSON.stringify(input), 'utf8');
     const signedOffset = client.config.systemClockOffset || 0;
     // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
     const signed = await sign(url, headers, body, new Date(Date.now() + signedOffset));
-    // the agent's own request(): the origin and path given, not parsed from a URL again per send
-    const res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers: signed, body, signal });
-    const text = await readBounded(res, MAX_ANSWER_BYTES);
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      // the agent's own request(): the origin and path given, not parsed from a URL again per send
+      res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers: signed, body, signal });
+      text = await readBounded(res, MAX_ANSWER_BYTES);
+    } finally {
+      if (lane) lane.latencyMs = nextLatencyMs(lane.latencyMs, performance.now() - started);
+    }
     if (res.statusCode === 200) return text;
     const queryError = res.headers['x-amzn-query-error'];
     const err = sendMessageErrorOf(res.statusCode, text, Array.isArray(queryError) ? queryError[0] : queryError);
@@ -166,8 +198,14 @@ export function createSqsDirect(deps: {
     throw err;
   };
 
-  const sendOne = async (client: SQSClient, url: URL, input: SendMessageInput, signal: AbortSignal): Promise<SendMessageAnswer> =>
-    parseSendMessageAnswer(await post(client, url, SEND_MESSAGE_HEADERS, input, signal), input.MessageBody);
+  const sendOne = async (
+    client: SQSClient,
+    url: URL,
+    input: SendMessageInput,
+    signal: AbortSignal,
+    lane: Lane | undefined,
+  ): Promise<SendMessageAnswer> =>
+    parseSendMessageAnswer(await post(client, url, SEND_MESSAGE_HEADERS, input, signal, lane), input.MessageBody);
 
   // AWS_SQS_BATCH=on: the lanes of each client, by queue
   const lanes = new WeakMap<SQSClient, Map<string, Lane>>();
@@ -175,18 +213,16 @@ export function createSqsDirect(deps: {
     let byQueue = lanes.get(client);
     if (!byQueue) lanes.set(client, (byQueue = new Map()));
     let lane = byQueue.get(key);
-    if (!lane) byQueue.set(key, (lane = { inFlight: 0, latencyMs: null, waiting: [] }));
+    if (!lane) byQueue.set(key, (lane = { inFlight: 0, latencyMs: null, waiting: [], aloneUntil: 0 }));
     return lane;
   };
+  const sendsAlone = (lane: Lane): boolean => lane.aloneUntil > performance.now();
 
-  /** A request of the lane, timed (its latency sets the floor of the sends that wait) and counted in flight. */
+  /** A request of the lane (a split batch's run of them counts as one), counted in flight. */
   const inLane = async <T>(lane: Lane, request: () => Promise<T>): Promise<T> => {
     lane.inFlight += 1;
-    const started = performance.now();
     try {
-      const r = await request();
-      lane.latencyMs = nextLatencyMs(lane.latencyMs, performance.now() - started);
-      return r;
+      return await request();
     } finally {
       lane.inFlight -= 1;
     }
@@ -212,6 +248,19 @@ export function createSqsDirect(deps: {
 
   /** The lane's waiting sends go, a request at a time, while fewer than MAX_IN_FLIGHT are in flight. */
   const pump = (client: SQSClient, url: URL, queueUrl: string, lane: Lane): void => {
+    if (sendsAlone(lane)) {
+      // batches refused here: each waiting send goes at once, alone, as without AWS_SQS_BATCH
+      const now = performance.now();
+      const live = lane.waiting.filter((w) => sendable(lane, w, now));
+      lane.waiting = [];
+      for (const w of live) {
+        w.attempt.signal.removeEventListener('abort', w.onAbort);
+        void inLane(lane, () => sendOne(client, url, w.input, w.attempt.signal, lane))
+          .then(w.resolve, w.reject)
+          .finally(() => pump(client, url, queueUrl, lane));
+      }
+      return;
+    }
     while (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length > 0) {
       const now = performance.now();
       const live = lane.waiting.filter((w) => sendable(lane, w, now));
@@ -230,16 +279,27 @@ export function createSqsDirect(deps: {
   const sendWaiting = async (client: SQSClient, url: URL, queueUrl: string, lane: Lane, batch: Waiting[]): Promise<void> => {
     if (batch.length === 1) {
       const [w] = batch as [Waiting];
-      await sendOne(client, url, w.input, w.attempt.signal).then(w.resolve, w.reject);
+      await sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
       return;
     }
-    // the request ends by its first entry's deadline: none of its entries is then still being
-    // stored after its attempt ended (their deadlines are a few ms apart: one endpoint's timeout)
-    const deadline = Math.min(...batch.map((w) => w.attempt.deadline));
-    const signal = AbortSignal.any([
-      AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now()))),
-      ...batch.map((w) => w.attempt.signal),
-    ]);
+    // No entry fails for another's deadline (review6): the entries of one queue may belong to
+    // endpoints with different timeouts (1 to 120 s), and even one endpoint's differ by how long
+    // each waited. So the request is not cut at its earliest entry's deadline: each entry ends at
+    // its own attempt's deadline, with its own reason (its attempt's timeout), and the request
+    // lasts until every entry's attempt has ended. The deadline rule then holds for the request
+    // as sent: each entry went only with its own floor of time left (sendable), and the request
+    // has all of it. Simpler and sounder than grouping entries by timeout (lanes per timeout) or by
+    // deadlines within a floor of the first's: a request cut at its earliest deadline still fails
+    // entries with later ones for it, and since SQS may have stored them, their retries would be
+    // second copies; an entry ending at its own deadline is what its single SendMessage would do.
+    // (each entry's own end listens first: it settles with its attempt's reason before the request is cut)
+    const ends = batch.map((w) => {
+      const end = () => w.reject(w.attempt.signal.reason);
+      if (w.attempt.signal.aborted) end();
+      w.attempt.signal.addEventListener('abort', end, { once: true });
+      return () => w.attempt.signal.removeEventListener('abort', end);
+    });
+    const request = whenAllAborted(batch.map((w) => w.attempt.signal));
     let text: string;
     try {
       text = await post(
@@ -250,22 +310,43 @@ export function createSqsDirect(deps: {
           queueUrl,
           batch.map((w) => w.input),
         ),
-        signal,
+        request.signal,
+        lane,
       );
     } catch (err) {
+      const refusal = batchRefusalOf(awsErrorCodeOf(err));
       // refused for what may be one entry's fault (a message over the queue's limit): each alone,
       // one after the other in this request's place, and only while its attempt has time enough
-      const name = (err as { name?: unknown }).name;
-      if (typeof name === 'string' && SPLIT_BATCH_ON.has(name) && !signal.aborted) {
+      if (refusal === 'split' && !request.signal.aborted) {
         for (const w of batch) {
           if (w.attempt.signal.aborted) w.reject(w.attempt.signal.reason);
-          else if (sendable(lane, w, performance.now())) await sendOne(client, url, w.input, w.attempt.signal).then(w.resolve, w.reject);
+          else if (sendable(lane, w, performance.now()))
+            await sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
         }
         return;
       }
-      // any other failure of the request (authentication, throttling, the network, the deadline) is every entry's
+      // refused authorization, by a provider that may authorize SendMessageBatch by its own name:
+      // the queue's sends go alone for a while (the ones waiting now too), these entries each alone
+      // at once, as without AWS_SQS_BATCH (concurrent single sends, as a burst's are then)
+      if (refusal === 'alone' && !request.signal.aborted) {
+        lane.aloneUntil = performance.now() + BATCH_REFUSED_MS;
+        pump(client, url, queueUrl, lane);
+        const now = performance.now();
+        await Promise.all(
+          batch.map((w) => {
+            if (w.attempt.signal.aborted) return w.reject(w.attempt.signal.reason);
+            if (!sendable(lane, w, now)) return;
+            return sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
+          }),
+        );
+        return;
+      }
+      // any other failure of the request (authentication, throttling, the network) is every entry's
       for (const w of batch) w.reject(err);
       return;
+    } finally {
+      ends.forEach((off) => off());
+      request.release();
     }
     const answers = parseSendMessageBatchAnswer(
       text,
@@ -281,12 +362,13 @@ export function createSqsDirect(deps: {
   return {
     async send(client, to, input, attempt) {
       const url = urlOf(to);
-      if (!deps.batch) return sendOne(client, url, input, attempt.signal);
+      if (!deps.batch) return sendOne(client, url, input, attempt.signal, undefined);
       const lane = laneOf(client, keyOf(to));
-      // under MAX_IN_FLIGHT, with none waiting before it (their order kept): today's single SendMessage, at once
-      if (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length === 0) {
+      // under MAX_IN_FLIGHT, with none waiting before it (their order kept), or while the queue's
+      // batches are refused: today's single SendMessage, at once
+      if ((lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length === 0) || sendsAlone(lane)) {
         try {
-          return await inLane(lane, () => sendOne(client, url, input, attempt.signal));
+          return await inLane(lane, () => sendOne(client, url, input, attempt.signal, lane));
         } finally {
           pump(client, url, to.queueUrl, lane);
         }
@@ -311,6 +393,24 @@ export function createSqsDirect(deps: {
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * A signal that aborts once every one of `signals` has (a batch's request, when no entry's attempt
+ * waits for its answer any more); `release` takes its listeners off the signals.
+ */
+function whenAllAborted(signals: readonly AbortSignal[]): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  let left = signals.length;
+  const ended = () => {
+    left -= 1;
+    if (left === 0) controller.abort(new DOMException("every entry's attempt ended", 'AbortError'));
+  };
+  for (const s of signals) {
+    if (s.aborted) ended();
+    else s.addEventListener('abort', ended, { once: true });
+  }
+  return { signal: controller.signal, release: () => signals.forEach((s) => s.removeEventListener('abort', ended)) };
 }
 
 /** Our SigV4 (sigv4-post.ts) with the client's region and credentials provider (the same the SDK's signer asks). */

@@ -104,13 +104,22 @@ export function parseSendMessageBatchAnswer(text: string, bodies: readonly strin
 }
 
 /**
- * The codes of a batch refused whole that may be one entry's fault (a message over the queue's
- * limit: moto checks every entry before storing any; an attribute or body SQS finds invalid; the
- * batch over its total): its entries are then sent again one by one, so only the entry at fault
- * fails. Any other refusal (authentication, authorization, throttling, an unknown queue) is every
- * entry's: each alone would be refused the same.
+ * What to do with a batch refused whole, by the refusal's code (the code classifyAwsError reads:
+ * awsErrorCodeOf, a JSON `__type`, the query-compatible header or an XML <Code> alike):
+ * - `split`: it may be one entry's fault (a message over the queue's limit: moto checks every entry
+ *   before storing any; an attribute or body SQS finds invalid; the batch over its total): its
+ *   entries are sent again one by one, so only the entry at fault fails.
+ * - `alone`: refused authorization. AWS authorizes SendMessageBatch as `sqs:SendMessage`, but a
+ *   provider that checks it by its own name (moto with IAM on) refuses a batch to credentials
+ *   allowed `sqs:SendMessage` only, each of whose messages alone it would take: its entries are
+ *   sent alone, and the queue's sends stop batching for a while (sqs-direct.ts). Where each alone
+ *   is refused too (credentials that may not send at all), that costs one request per entry.
+ * - `every`: any other refusal (authentication, throttling, an unknown queue) is every entry's:
+ *   each alone would be refused the same.
  */
-export const SPLIT_BATCH_ON: ReadonlySet<string> = new Set([
+export type BatchRefusal = 'split' | 'alone' | 'every';
+
+const SPLIT_ON: ReadonlySet<string> = new Set([
   'MessageTooLong',
   'BatchRequestTooLong',
   'InvalidParameterValue',
@@ -119,3 +128,15 @@ export const SPLIT_BATCH_ON: ReadonlySet<string> = new Set([
   'InvalidAttributeValue',
   'InvalidAttributeName',
 ]);
+
+const ALONE_ON: ReadonlySet<string> = new Set(['AccessDenied', 'AccessDeniedException', 'NotAuthorized']);
+
+/** The query protocol's long form of SQS's codes (`x-amzn-query-error: AWS.SimpleQueueService.BatchRequestTooLong;Sender`). */
+const QUERY_CODE_PREFIX = 'AWS.SimpleQueueService.';
+
+export function batchRefusalOf(code: string): BatchRefusal {
+  const short = code.startsWith(QUERY_CODE_PREFIX) ? code.slice(QUERY_CODE_PREFIX.length) : code;
+  if (SPLIT_ON.has(short)) return 'split';
+  if (ALONE_ON.has(short)) return 'alone';
+  return 'every';
+}

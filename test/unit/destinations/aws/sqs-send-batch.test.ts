@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { classifyAwsError } from '../../../../src/destinations/aws/aws-errors.js';
+import { awsErrorCodeOf, classifyAwsError } from '../../../../src/destinations/aws/aws-errors.js';
 import {
+  batchRefusalOf,
   entryBytes,
   parseSendMessageBatchAnswer,
   sendMessageBatchInput,
-  SPLIT_BATCH_ON,
   type BatchEntryAnswer,
 } from '../../../../src/destinations/aws/sqs-send-batch.js';
 import { sendMessageErrorOf, sendMessageInput } from '../../../../src/destinations/aws/sqs-send-message.js';
@@ -166,16 +166,44 @@ describe("each entry's answer from SendMessageBatch's", () => {
   });
 });
 
-describe('a batch refused whole: sent again entry by entry only when the refusal may be one entry’s', () => {
+const xmlError = (code: string, message = 'm') =>
+  `<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`;
+
+describe('a batch refused whole: split entry by entry when it may be one entry’s fault, each alone when refused authorization', () => {
   it.each([
-    { name: "moto: one message over the queue's limit", status: 400, type: 'MessageTooLong', split: true },
-    { name: 'the batch over 1 MiB', status: 400, type: 'BatchRequestTooLong', split: true },
-    { name: 'an invalid parameter (a body SQS refuses)', status: 400, type: 'InvalidParameterValue', split: true },
-    { name: 'refused authorization: every entry’s', status: 403, type: 'AccessDenied', split: false },
-    { name: 'throttled: every entry’s', status: 400, type: 'RequestThrottled', split: false },
-    { name: 'an unknown queue: every entry’s', status: 400, type: 'QueueDoesNotExist', split: false },
-  ])('$name', ({ status, type, split }) => {
-    const err = sendMessageErrorOf(status, JSON.stringify({ __type: `com.amazonaws.sqs#${type}`, message: 'm' }), undefined);
-    expect(SPLIT_BATCH_ON.has(err.name)).toBe(split);
+    // SQS's JSON protocol: the __type's name
+    { name: "moto: one message over the queue's limit", status: 400, json: 'MessageTooLong', refusal: 'split' },
+    { name: 'the batch over 1 MiB', status: 400, json: 'BatchRequestTooLong', refusal: 'split' },
+    { name: 'an invalid parameter (a body SQS refuses)', status: 400, json: 'InvalidParameterValue', refusal: 'split' },
+    { name: 'refused authorization (checked by the operation’s name)', status: 403, json: 'AccessDenied', refusal: 'alone' },
+    { name: 'refused authorization, the JSON protocol’s name', status: 400, json: 'AccessDeniedException', refusal: 'alone' },
+    { name: 'throttled: every entry’s', status: 400, json: 'RequestThrottled', refusal: 'every' },
+    { name: 'an unknown queue: every entry’s', status: 400, json: 'QueueDoesNotExist', refusal: 'every' },
+    { name: 'a refused signature: every entry’s', status: 403, json: 'SignatureDoesNotMatch', refusal: 'every' },
+    // an XML answer (a front end's, an emulator's), no query-compatible header: its <Code>, as classifyAwsError reads it (review6)
+    { name: "XML, no header: one message over the queue's limit", status: 400, xml: 'MessageTooLong', refusal: 'split' },
+    { name: 'XML, no header: an invalid parameter', status: 400, xml: 'InvalidParameterValue', refusal: 'split' },
+    { name: 'XML, no header: refused authorization (moto with IAM on)', status: 403, xml: 'AccessDenied', refusal: 'alone' },
+    { name: 'XML, no header: throttled', status: 400, xml: 'RequestThrottled', refusal: 'every' },
+    // the query-compatible header (a JSON answer without __type), its long form too
+    { name: 'the header: the batch over 1 MiB', status: 400, header: 'BatchRequestTooLong;Sender', refusal: 'split' },
+    { name: 'the long form: 1 MiB', status: 400, header: 'AWS.SimpleQueueService.BatchRequestTooLong;Sender', refusal: 'split' },
+    {
+      name: "the header's long form: an unknown queue",
+      status: 400,
+      header: 'AWS.SimpleQueueService.NonExistentQueue;Sender',
+      refusal: 'every',
+    },
+    // a page without a code (a proxy's): every entry's
+    { name: "a proxy's HTML page", status: 403, page: '<html><title>Forbidden</title></html>', refusal: 'every' },
+  ])('$name', ({ status, json, xml, header, page, refusal }) => {
+    const text =
+      json !== undefined
+        ? JSON.stringify({ __type: `com.amazonaws.sqs#${json}`, message: 'm' })
+        : xml !== undefined
+          ? xmlError(xml)
+          : (page ?? JSON.stringify({ message: 'm' }));
+    const err = sendMessageErrorOf(status, text, header);
+    expect(batchRefusalOf(awsErrorCodeOf(err))).toBe(refusal);
   });
 });
