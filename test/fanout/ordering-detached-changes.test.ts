@@ -4,14 +4,7 @@ import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
-import {
-  addEndpoint,
-  finishedEvents,
-  orderingWakerOf,
-  uniqueSource,
-  whileRedriving,
-  type FanoutHarness,
-} from './support/harness.js';
+import { addEndpoint, finishedEvents, orderingWakerOf, uniqueSource, whileRedriving, type FanoutHarness } from './support/harness.js';
 import { lostMidChain, ordered, sendKey, seqOf, waitingLine } from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
