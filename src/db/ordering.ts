@@ -169,6 +169,12 @@ export interface ReleaseOptions {
    * not given.
    */
   retryInMs?: number;
+  /**
+   * The releasing activity is a retry (its attempt before failed): a chain of that attempt may have
+   * stopped at a delivery whose end it recorded and whose release failed, with nothing after it
+   * that holds the key to lead there (the last of its key): endedAfter finds it.
+   */
+  retried?: boolean;
 }
 
 /** How a handed-off attempt ended, as its row keeps it for its run's turn check. */
@@ -301,7 +307,7 @@ async function before(trx: Knex.Transaction, r: OrderedRow): Promise<Before> {
 }
 
 /** The fields of earlier events a SequenceJudge evaluates the endpoint's filter and key over. */
-async function loadCandidates(trx: Knex.Transaction, ids: readonly string[]): Promise<CandidateEvent[]> {
+async function loadCandidates(trx: Knex, ids: readonly string[]): Promise<CandidateEvent[]> {
   const res = await trx.raw<{
     rows: Array<{
       id: string;
@@ -363,6 +369,139 @@ async function answerOf(trx: Knex.Transaction, r: OrderedRow, judge: SequenceJud
   if (r.ordering_skipped) return { turn: 'go', outOfOrder: true };
   if (r.ordering_key === null) return { turn: 'wait', behind: null, wake: 'timer' };
   return turnOf(trx, { ...r, ordering_key: r.ordering_key }, judge);
+}
+
+/**
+ * The common path of prepare's turn check, in one statement and no transaction (issue 41's cost):
+ * a delivery just put in place, nothing recorded on it yet, whose turn has come (nothing earlier in
+ * its sequence holds the key, and no earlier event not prepared yet or delivery not decided yet
+ * joins it, as the judge says), and whose next delivery in the sequence, if any, needs no pointing
+ * at it (pointNextAt). Undefined for anything else: the caller then asks in a transaction (check).
+ *
+ * Why "go" needs no lock of its own row: it is read from one snapshot (as `before` reads it), and
+ * nothing that held the key in it stops holding and starts again, nor does an earlier event not
+ * prepared in it get a delivery that it did not judge; a stale snapshot can only show more that
+ * holds the key (then the transaction asks again). The row's lock serialises recording a wait
+ * against a release, and this records none. The next delivery is locked (FOR UPDATE, in the same
+ * statement) as pointNextAt locks it, so a turn check of it that is recording a wait behind this
+ * event finishes first and is seen here (then the transaction points it).
+ */
+async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge): Promise<boolean> {
+  const res = await prepared<{
+    rows: Array<{
+      endpoint_id: string;
+      ordering_key: string;
+      ordering_key_cel: string | null;
+      filter: string | null;
+      p: string | null;
+      candidates: Candidate[];
+      n_waiter: string | null;
+      n_behind: string | null;
+      id: string;
+    }>;
+  }>(
+    db,
+    'ordering.quickGo',
+    `WITH r AS (
+       SELECT d.id, d.endpoint_id, d.ordering_key, d.ordering_position, ep.source, ep.event_type, ep.ordering_key_cel, ep.filter
+         FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+        WHERE d.id = :id AND d.status = 'PENDING' AND d.ordering_position IS NOT NULL AND d.ordering_key IS NOT NULL
+          AND NOT d.ordering_skipped AND d.ordering_waiter IS NULL AND d.ordering_handoff IS NULL AND d.ordering_detached IS NULL
+          AND ep.ordering_on_failure IS NOT NULL AND ep.active AND ep.denied_reason IS NULL),
+     p AS (
+       SELECT id FROM webhook_delivery
+        WHERE endpoint_id = (SELECT endpoint_id FROM r) AND ordering_key = (SELECT ordering_key FROM r)
+          AND ordering_position < (SELECT ordering_position FROM r)
+          AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+        LIMIT 1),
+     c AS (
+       (SELECT d.id AS delivery, d.event_id AS event, d.ordering_position AS position FROM webhook_delivery d
+         WHERE d.endpoint_id = (SELECT endpoint_id FROM r) AND d.ordering_key IS NULL
+           AND d.ordering_position < (SELECT ordering_position FROM r)
+           AND d.ordering_position IS NOT NULL AND NOT d.ordering_skipped AND d.status <> 'SUCCESS'
+         ORDER BY d.ordering_position DESC LIMIT :limit)
+       UNION ALL
+       (SELECT NULL::uuid, e.id, e.position FROM webhook_event e
+         WHERE e.source = (SELECT source FROM r) AND e.position < (SELECT ordering_position FROM r)
+           AND e.status = 'RECEIVED' AND e.workflow_id IS NULL AND e.position IS NOT NULL
+           AND ((SELECT event_type FROM r) IS NULL OR e.event_type = (SELECT event_type FROM r))
+         ORDER BY e.position DESC LIMIT :limit)),
+     n AS (
+       SELECT id, ordering_waiter, ordering_behind FROM webhook_delivery
+        WHERE endpoint_id = (SELECT endpoint_id FROM r) AND ordering_key = (SELECT ordering_key FROM r)
+          AND ordering_position > (SELECT ordering_position FROM r)
+          AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+        ORDER BY ordering_position LIMIT 1 FOR UPDATE)
+     SELECT r.id, r.endpoint_id, r.ordering_key, r.ordering_key_cel, r.filter, (SELECT id FROM p) AS p,
+            coalesce((SELECT json_agg(json_build_object('delivery', l.delivery, 'event', l.event) ORDER BY l.position DESC)
+                        FROM (SELECT delivery, event, position FROM c ORDER BY position DESC LIMIT :limit) l), '[]'::json) AS candidates,
+            (SELECT ordering_waiter FROM n) AS n_waiter, (SELECT ordering_behind FROM n) AS n_behind
+       FROM r`,
+    { id: deliveryId, limit: ORDERING_CANDIDATES_MAX + 1 },
+  );
+  const row = res.rows[0];
+  if (!row || row.p !== null || row.candidates.length > ORDERING_CANDIDATES_MAX) return false;
+  // a waiting next delivery not pointed at this one yet: pointNextAt's work, in the transaction
+  if (row.n_waiter !== null && row.n_behind !== row.id) return false;
+  if (row.candidates.length === 0) return true;
+  const endpoint: SequenceEndpoint = { id: row.endpoint_id, keyCel: row.ordering_key_cel, filter: row.filter };
+  const member = await judge.firstMember(
+    endpoint,
+    row.ordering_key,
+    row.candidates.map((c) => c.event),
+    (ids) => loadCandidates(db, ids),
+  );
+  return member === -1;
+}
+
+/**
+ * The common path of a release (issue 41's cost), in one statement and no transaction: the
+ * delivery ended SUCCESS (or was skipped), blocked nothing, and the next delivery of its sequence
+ * that holds the key, locked as nextHolding locks it, neither waits behind it nor is claimed or
+ * waits behind another delivery (strandedAfter): nothing to write, wake or claim. The release
+ * writes nothing then (settleHold, noteBlocked), so its own row's lock serialises nothing. A
+ * turn check of the next delivery that is recording a wait behind it finishes first (the lock)
+ * and is seen here. Undefined for anything else: the caller releases in a transaction.
+ */
+async function quickRelease(db: Db, deliveryId: string): Promise<Release | undefined> {
+  const res = await prepared<{
+    rows: Array<{
+      id: string;
+      status: string;
+      ordered: boolean;
+      ordering_skipped: boolean;
+      blocked: boolean;
+      n_id: string | null;
+      n_waiter: string | null;
+      n_behind: string | null;
+      n_handoff: string | null;
+    }>;
+  }>(
+    db,
+    'ordering.quickRelease',
+    `WITH r AS (
+       SELECT id, endpoint_id, status, ordering_key, ordering_position, ordering_skipped, ordering_blocked_at
+         FROM webhook_delivery WHERE id = :id),
+     n AS (
+       SELECT id, ordering_waiter, ordering_behind, ordering_handoff FROM webhook_delivery
+        WHERE endpoint_id = (SELECT endpoint_id FROM r) AND ordering_key = (SELECT ordering_key FROM r)
+          AND ordering_position > (SELECT ordering_position FROM r)
+          AND ordering_position IS NOT NULL AND NOT ordering_skipped AND status <> 'SUCCESS'
+        ORDER BY ordering_position LIMIT 1 FOR UPDATE)
+     SELECT r.id, r.status, (r.ordering_position IS NOT NULL AND r.ordering_key IS NOT NULL) AS ordered, r.ordering_skipped,
+            r.ordering_blocked_at IS NOT NULL AS blocked,
+            (SELECT id FROM n) AS n_id, (SELECT ordering_waiter FROM n) AS n_waiter,
+            (SELECT ordering_behind FROM n) AS n_behind, (SELECT ordering_handoff FROM n) AS n_handoff
+       FROM r`,
+    { id: deliveryId },
+  );
+  const r = res.rows[0];
+  if (!r) return undefined;
+  if (!r.ordered) return { holds: false };
+  if ((r.status !== 'SUCCESS' && !r.ordering_skipped) || r.blocked) return undefined;
+  if (r.n_id === null) return { holds: false };
+  if (r.n_handoff === 'claimed' || (r.n_behind !== null && r.n_behind !== r.id)) return undefined;
+  return r.n_waiter !== null && r.n_behind === r.id ? undefined : { holds: false };
 }
 
 /** What a handed-off attempt left for the run's turn check: ended, or retried from the time in the row. */
@@ -467,6 +606,29 @@ async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): 
   // a wait behind a delivery other than r: one statement more, only off the common path
   const s = await lockOrdered(trx, n.ordering_behind, true);
   return s && endedUnreleased(s) ? { ended: s } : undefined;
+}
+
+/**
+ * A retried release's look for what strandedAfter can not reach from `n`: the first delivery after
+ * `r` in its sequence whose handed-off attempt ended it (SUCCESS, or FAILED and not yet applied to
+ * the key) and whose release(ended) never committed. A SUCCESS that was the last of its key has
+ * nothing after it that holds the key, so nextHolding finds nothing, and its event (or its run)
+ * waited for the claim's lease and the waker's continuation. Only on a retried release (the one
+ * after a failure): a claimed row still has its waiter, so the partial index of waiting deliveries
+ * serves it. Locked only if free, as strandedAfter's lock against the sequence's order (`n`, when
+ * there is one, is locked already and comes after it).
+ */
+async function endedAfter(trx: Knex.Transaction, r: OrderedRow): Promise<Stranded | undefined> {
+  const res = await trx.raw<{ rows: Array<{ id: string }> }>(
+    `SELECT id FROM webhook_delivery
+      WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
+        AND ordering_waiter IS NOT NULL AND ordering_handoff = 'claimed' AND status <> 'PENDING'
+      ORDER BY ordering_position LIMIT 1`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
+  );
+  const id = res.rows[0]?.id;
+  const ended = id === undefined ? undefined : await lockOrdered(trx, id, true);
+  return ended && ended.ordering_handoff === 'claimed' && ended.status !== 'PENDING' ? { ended } : undefined;
 }
 
 /**
@@ -693,7 +855,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     const ended = finished ? { finished } : {};
     if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
     const n = await nextHolding(trx, r);
-    const found = n && (await strandedAfter(trx, r, n));
+    // a retried release whose chain stopped at the last delivery of its key, or at one that nothing
+    // after it waits behind yet (an event not prepared yet): strandedAfter has no way there
+    const found = (n && (await strandedAfter(trx, r, n))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
     if (found && 'retry' in found) {
       // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key
       const s = found.retry;
@@ -711,7 +875,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     if (stranded) {
       // ended as its chain would have ended it, and the key goes on from it; its run is told (or
       // its event finished) by the caller, as after the chain's own release(ended)
-      const { finished: itsFinish, ...after } = await releaseLocked(trx, stranded, { ...opts, ended: true });
+      const { finished: itsFinish, ...after } = await releaseLocked(trx, stranded, { ...opts, ended: true, retried: false });
       const wake = stranded.ordering_waiter ? { wake: { workflowId: stranded.ordering_waiter, deliveryId: stranded.id } } : {};
       return { ...after, ...ended, adopted: { deliveryId: stranded.id, ...wake, ...(itsFinish ? { finished: itsFinish } : {}) } };
     }
@@ -745,6 +909,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       takesHandoff = false,
       opts: { detachTo?: string } = {},
     ): Promise<Turn> {
+      // most ordered deliveries go at once: one statement, no transaction (quickGo)
+      if (await quickGo(db, deliveryId, judge)) return { turn: 'go', outOfOrder: false };
       return check(deliveryId, workflowId, judge, true, takesHandoff, opts.detachTo);
     },
 
@@ -756,6 +922,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * only while the claim was still this activity's).
      */
     async release(deliveryId: string, opts: ReleaseOptions = {}): Promise<Release> {
+      // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease)
+      const quick = opts.ended === true ? undefined : await quickRelease(db, deliveryId);
+      if (quick) return quick;
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
         return r ? releaseLocked(trx, r, opts) : { holds: false };

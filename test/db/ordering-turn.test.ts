@@ -189,6 +189,22 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     return ds;
   }
 
+  /**
+   * run-0 delivered ds[0]; its release claims ds[1], and for each hop past the first the handed-off
+   * attempt succeeds and its release(ended) claims the next: the chain stands at ds[hop], claimed.
+   */
+  async function chainTo(ds: string[], hop: number): Promise<void> {
+    const db = t.database.db;
+    await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS' });
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: ds[1] });
+    for (let i = 1; i < hop; i++) {
+      await db('webhook_delivery').where({ id: ds[i] }).update({ status: 'SUCCESS', attempts: 1 });
+      expect((await t.repos.ordering.release(ds[i]!, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({
+        deliveryId: ds[i + 1],
+      });
+    }
+  }
+
   it('claims a waiting delivery whose run takes it; its run waits while the lease lives', async () => {
     const { d1, d2 } = await twoWaiting(true);
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
@@ -314,19 +330,35 @@ describe("the handoff's claim and what the turn check answers after it", () => {
   );
 
   it.for([1, 2])(
+    'a chain whose release(ended) of the last delivery of its key failed (hop %i): only the retried release looks for it, and ends it',
+    async (hop) => {
+      const ds = await line(`lastcut${hop}`, 'Block', hop + 1, true);
+      const db = t.database.db;
+      await chainTo(ds, hop);
+      const last = ds[hop]!;
+      // its handed-off attempt succeeded; its release(ended) failed (rolled back): nothing after it
+      // holds the key, so a release of d0 that is not a retry finds nothing (the common path's statements)
+      await db('webhook_delivery').where({ id: last }).update({ status: 'SUCCESS', attempts: 1 });
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).toEqual({ holds: false });
+      // the activity retried: d0's release looks further and ends it as the chain's release would have
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({
+        holds: false,
+        adopted: { deliveryId: last, wake: { workflowId: `run-${hop}`, deliveryId: last } },
+      });
+      expect(await db('webhook_delivery').where({ id: last }).first('ordering_handoff')).toEqual({ ordering_handoff: 'ended' });
+      expect(await t.repos.ordering.turn(last, `run-${hop}`, judge, true)).toEqual({ turn: 'go', outOfOrder: false, handedOff: 'ended' });
+      // once only: the chain's own release, should it come late, finds the claim gone; a second retry finds nothing
+      expect(await t.repos.ordering.release(last, { ended: true, handoff: handoff('run-0') })).toEqual({ holds: false });
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({ holds: false });
+    },
+  );
+
+  it.for([1, 2])(
     "a chain whose handed-off attempt failed and whose handoffEnd failed (hop %i): the release retried leaves it to its run's retry at once",
     async (hop) => {
       const ds = await line(`retrycut${hop}`, 'Block', hop + 2, true);
       const db = t.database.db;
-      // run-0 delivered d0; its release claims d1 (and at hop 2 d1's attempt succeeds, its release claims d2)
-      await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS' });
-      expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: ds[1] });
-      if (hop === 2) {
-        await db('webhook_delivery').where({ id: ds[1] }).update({ status: 'SUCCESS', attempts: 1 });
-        expect((await t.repos.ordering.release(ds[1]!, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({
-          deliveryId: ds[2],
-        });
-      }
+      await chainTo(ds, hop);
       const failed = ds[hop]!;
       // claimed with no attempt recorded: it may be in flight, a release leaves it to its lease
       expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toBeUndefined();
@@ -416,5 +448,69 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: 'PENDING' });
     expect(await t.repos.ordering.turn(d2, 'replay-2', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
     expect(await t.repos.ordering.turn(d2, 'run-2', judge, true)).toEqual({ turn: 'go', outOfOrder: false, handedOff: 'ended' });
+  });
+});
+
+// What ordering adds to a delivery on its common path (issue 41's bound: 100 keys within 1.3x the
+// CPU per delivery of unordered): a delivery whose turn has come at prepare, and the release of one
+// that ended with nothing to wake, are one statement each (db/ordering.ts quickGo, quickRelease);
+// they were a transaction of four to six. Anything else takes the transaction, as before.
+describe('the common path of an ordered delivery: one statement for its turn, one for its release', () => {
+  const t = fileDatabase();
+  const judge = createSequenceJudge({ expressions: createExpressionCache() });
+  const keyOf: OrderingKeyOf = (event) => (JSON.parse(event.payload.toString('utf8')) as { key: string }).key;
+  const acceptAll: ContentRouting = (_event, candidates) => candidates.map(() => ({ accepted: true, expectNext: true }));
+  const prepare = async (eventId: string, run: string): Promise<string> => {
+    const id = (await t.repos.deliveries.prepareRun(eventId, run, acceptAll, keyOf))?.[0]?.delivery.id;
+    if (!id) throw new Error(`no delivery for ${eventId}`);
+    return id;
+  };
+  /** The statements `fn` runs (BEGIN and COMMIT count: each is a round trip). */
+  const statementsOf = async <T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> => {
+    let statements = 0;
+    const count = () => statements++;
+    t.database.db.on('query', count);
+    try {
+      return { result: await fn(), statements };
+    } finally {
+      t.database.db.off('query', count);
+    }
+  };
+
+  it('goes at once and releases with nothing to wake in one statement each; a wait and a wake-up take the transaction', async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: 'event.data.key', onFailure: 'Block' } });
+    const a1 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const b1 = await addEvent(t.repos, { source, payload: '{"key":"b"}' });
+    const a2 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+
+    // the first of its key: its turn has come
+    const d1 = await prepare(a1, 'run-1');
+    expect(await statementsOf(() => t.repos.ordering.firstTurn(d1, 'run-1', judge, true))).toEqual({
+      result: { turn: 'go', outOfOrder: false },
+      statements: 1,
+    });
+    // another key, the events before it prepared or of another key (judged, as the transaction judges them)
+    const d2 = await prepare(b1, 'run-2');
+    expect((await statementsOf(() => t.repos.ordering.firstTurn(d2, 'run-2', judge, true))).statements).toBe(1);
+    // behind the first of its key: it waits, recorded in the transaction (the statement asked first)
+    const d3 = await prepare(a2, 'run-3');
+    const waits = await statementsOf(() => t.repos.ordering.firstTurn(d3, 'run-3', judge, true));
+    expect(waits.result).toEqual({ turn: 'wait', behind: d1, wake: 'signal' });
+    expect(waits.statements).toBeGreaterThan(1);
+
+    // b's end: nothing waits behind it
+    await t.database.db('webhook_delivery').where({ id: d2 }).update({ status: 'SUCCESS' });
+    expect(await statementsOf(() => t.repos.ordering.release(d2))).toEqual({ result: { holds: false }, statements: 1 });
+    // a's end: the one behind it is woken, from the transaction
+    await t.database.db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS' });
+    const wakes = await statementsOf(() => t.repos.ordering.release(d1));
+    expect(wakes.result).toEqual({ holds: false, wake: { workflowId: 'run-3', deliveryId: d3 } });
+    expect(wakes.statements).toBeGreaterThan(1);
+    // a FAILED end under Block holds the key: the transaction (it writes the blocked mark)
+    await t.database.db('webhook_delivery').where({ id: d3 }).update({ status: 'FAILED' });
+    const holds = await statementsOf(() => t.repos.ordering.release(d3));
+    expect(holds.result).toMatchObject({ holds: true });
+    expect(holds.statements).toBeGreaterThan(1);
   });
 });
