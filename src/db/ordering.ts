@@ -922,8 +922,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * only while the claim was still this activity's).
      */
     async release(deliveryId: string, opts: ReleaseOptions = {}): Promise<Release> {
-      // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease)
-      const quick = opts.ended === true ? undefined : await quickRelease(db, deliveryId);
+      // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease);
+      // a retried release looks further than the next holding delivery (endedAfter), in the transaction
+      const quick = opts.ended === true || opts.retried === true ? undefined : await quickRelease(db, deliveryId);
       if (quick) return quick;
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
