@@ -225,7 +225,13 @@ export function createOrderingRelease(
       return r;
     };
     const retryInMs = deps.firstRetryMs ?? 0;
-    let released = settle(input.deliveryId, await repos.ordering.release(input.deliveryId, { retryInMs, ...(handoff ? { handoff } : {}) }));
+    // a retry of this activity (its attempt before failed, e.g. a chain's release cut by a blip)
+    // also looks for a delivery that chain ended and did not release (db/ordering.ts endedAfter)
+    const retried = info.attempt > 1;
+    let released = settle(
+      input.deliveryId,
+      await repos.ordering.release(input.deliveryId, { retryInMs, ...(retried ? { retried } : {}), ...(handoff ? { handoff } : {}) }),
+    );
 
     while (released.claimed && released.wake && deps.handedOff) {
       const { claimed, wake } = released;

@@ -169,6 +169,12 @@ export interface ReleaseOptions {
    * not given.
    */
   retryInMs?: number;
+  /**
+   * The releasing activity is a retry (its attempt before failed): a chain of that attempt may have
+   * stopped at a delivery whose end it recorded and whose release failed, with nothing after it
+   * that holds the key to lead there (the last of its key): endedAfter finds it.
+   */
+  retried?: boolean;
 }
 
 /** How a handed-off attempt ended, as its row keeps it for its run's turn check. */
@@ -603,6 +609,29 @@ async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): 
 }
 
 /**
+ * A retried release's look for what strandedAfter can not reach from `n`: the first delivery after
+ * `r` in its sequence whose handed-off attempt ended it (SUCCESS, or FAILED and not yet applied to
+ * the key) and whose release(ended) never committed. A SUCCESS that was the last of its key has
+ * nothing after it that holds the key, so nextHolding finds nothing, and its event (or its run)
+ * waited for the claim's lease and the waker's continuation. Only on a retried release (the one
+ * after a failure): a claimed row still has its waiter, so the partial index of waiting deliveries
+ * serves it. Locked only if free, as strandedAfter's lock against the sequence's order (`n`, when
+ * there is one, is locked already and comes after it).
+ */
+async function endedAfter(trx: Knex.Transaction, r: OrderedRow): Promise<Stranded | undefined> {
+  const res = await trx.raw<{ rows: Array<{ id: string }> }>(
+    `SELECT id FROM webhook_delivery
+      WHERE endpoint_id = :endpointId AND ordering_key = :key AND ordering_position > :position
+        AND ordering_waiter IS NOT NULL AND ordering_handoff = 'claimed' AND status <> 'PENDING'
+      ORDER BY ordering_position LIMIT 1`,
+    { endpointId: r.endpoint_id, key: r.ordering_key ?? '', position: r.ordering_position },
+  );
+  const id = res.rows[0]?.id;
+  const ended = id === undefined ? undefined : await lockOrdered(trx, id, true);
+  return ended && ended.ordering_handoff === 'claimed' && ended.status !== 'PENDING' ? { ended } : undefined;
+}
+
+/**
  * The handoff's claim (docs/ordering.md, "The handoff"), in the release's transaction, under the
  * woken delivery's lock: only a delivery whose run takes a handoff ('accepts', written by its own
  * turn check), not attempted yet (a replay or a redrive counts its attempts from its own run's
@@ -826,7 +855,9 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     const ended = finished ? { finished } : {};
     if (holds) return { holds: true, endpointId: r.endpoint_id, ...ended };
     const n = await nextHolding(trx, r);
-    const found = n && (await strandedAfter(trx, r, n));
+    // a retried release whose chain stopped at the last delivery of its key, or at one that nothing
+    // after it waits behind yet (an event not prepared yet): strandedAfter has no way there
+    const found = (n && (await strandedAfter(trx, r, n))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
     if (found && 'retry' in found) {
       // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key
       const s = found.retry;
@@ -844,7 +875,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     if (stranded) {
       // ended as its chain would have ended it, and the key goes on from it; its run is told (or
       // its event finished) by the caller, as after the chain's own release(ended)
-      const { finished: itsFinish, ...after } = await releaseLocked(trx, stranded, { ...opts, ended: true });
+      const { finished: itsFinish, ...after } = await releaseLocked(trx, stranded, { ...opts, ended: true, retried: false });
       const wake = stranded.ordering_waiter ? { wake: { workflowId: stranded.ordering_waiter, deliveryId: stranded.id } } : {};
       return { ...after, ...ended, adopted: { deliveryId: stranded.id, ...wake, ...(itsFinish ? { finished: itsFinish } : {}) } };
     }

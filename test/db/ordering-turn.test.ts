@@ -189,6 +189,22 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     return ds;
   }
 
+  /**
+   * run-0 delivered ds[0]; its release claims ds[1], and for each hop past the first the handed-off
+   * attempt succeeds and its release(ended) claims the next: the chain stands at ds[hop], claimed.
+   */
+  async function chainTo(ds: string[], hop: number): Promise<void> {
+    const db = t.database.db;
+    await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS' });
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: ds[1] });
+    for (let i = 1; i < hop; i++) {
+      await db('webhook_delivery').where({ id: ds[i] }).update({ status: 'SUCCESS', attempts: 1 });
+      expect((await t.repos.ordering.release(ds[i]!, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({
+        deliveryId: ds[i + 1],
+      });
+    }
+  }
+
   it('claims a waiting delivery whose run takes it; its run waits while the lease lives', async () => {
     const { d1, d2 } = await twoWaiting(true);
     const released = await t.repos.ordering.release(d1, { handoff: handoff('run-1') });
@@ -314,19 +330,35 @@ describe("the handoff's claim and what the turn check answers after it", () => {
   );
 
   it.for([1, 2])(
+    'a chain whose release(ended) of the last delivery of its key failed (hop %i): only the retried release looks for it, and ends it',
+    async (hop) => {
+      const ds = await line(`lastcut${hop}`, 'Block', hop + 1, true);
+      const db = t.database.db;
+      await chainTo(ds, hop);
+      const last = ds[hop]!;
+      // its handed-off attempt succeeded; its release(ended) failed (rolled back): nothing after it
+      // holds the key, so a release of d0 that is not a retry finds nothing (the common path's statements)
+      await db('webhook_delivery').where({ id: last }).update({ status: 'SUCCESS', attempts: 1 });
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).toEqual({ holds: false });
+      // the activity retried: d0's release looks further and ends it as the chain's release would have
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({
+        holds: false,
+        adopted: { deliveryId: last, wake: { workflowId: `run-${hop}`, deliveryId: last } },
+      });
+      expect(await db('webhook_delivery').where({ id: last }).first('ordering_handoff')).toEqual({ ordering_handoff: 'ended' });
+      expect(await t.repos.ordering.turn(last, `run-${hop}`, judge, true)).toEqual({ turn: 'go', outOfOrder: false, handedOff: 'ended' });
+      // once only: the chain's own release, should it come late, finds the claim gone; a second retry finds nothing
+      expect(await t.repos.ordering.release(last, { ended: true, handoff: handoff('run-0') })).toEqual({ holds: false });
+      expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({ holds: false });
+    },
+  );
+
+  it.for([1, 2])(
     "a chain whose handed-off attempt failed and whose handoffEnd failed (hop %i): the release retried leaves it to its run's retry at once",
     async (hop) => {
       const ds = await line(`retrycut${hop}`, 'Block', hop + 2, true);
       const db = t.database.db;
-      // run-0 delivered d0; its release claims d1 (and at hop 2 d1's attempt succeeds, its release claims d2)
-      await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS' });
-      expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).claimed).toMatchObject({ deliveryId: ds[1] });
-      if (hop === 2) {
-        await db('webhook_delivery').where({ id: ds[1] }).update({ status: 'SUCCESS', attempts: 1 });
-        expect((await t.repos.ordering.release(ds[1]!, { ended: true, handoff: handoff('run-0') })).claimed).toMatchObject({
-          deliveryId: ds[2],
-        });
-      }
+      await chainTo(ds, hop);
       const failed = ds[hop]!;
       // claimed with no attempt recorded: it may be in flight, a release leaves it to its lease
       expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toBeUndefined();

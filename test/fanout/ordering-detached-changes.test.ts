@@ -4,16 +4,8 @@ import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import type { RecordedRequest } from '../support/receiver.js';
 import { eventually } from '../support/wait.js';
-import {
-  addEndpoint,
-  deliveryOf,
-  finishedEvents,
-  orderingWakerOf,
-  uniqueSource,
-  whileRedriving,
-  type FanoutHarness,
-} from './support/harness.js';
-import { ordered, sendKey, seqOf } from './support/ordered-key.js';
+import { addEndpoint, finishedEvents, orderingWakerOf, uniqueSource, whileRedriving, type FanoutHarness } from './support/harness.js';
+import { lostMidChain, ordered, sendKey, seqOf, waitingLine } from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 import { createReplayQueries } from '../../src/db/replay-queries.js';
 
@@ -25,12 +17,8 @@ import { createReplayQueries } from '../../src/db/replay-queries.js';
 
 /** The deliveries after the first waiting left to the chain, in a line (each behind the one before). */
 async function detachedLine(h: FanoutHarness, ids: string[], endpointId: string): Promise<string[]> {
-  const ds: string[] = [];
-  for (const id of ids) ds.push(await eventually(async () => (await deliveryOf(h.repos, id, endpointId)).id, { what: 'prepared' }));
+  const ds = await waitingLine(h, ids, endpointId);
   for (let i = 1; i < ds.length; i++) {
-    await eventually(async () => (await deliveryOf(h.repos, ids[i]!, endpointId)).ordering?.waitingBehind === ds[i - 1], {
-      what: `delivery ${i} waiting behind ${i - 1}`,
-    });
     const row = await h.database.db('webhook_delivery').where({ id: ds[i] }).first('ordering_waiter', 'ordering_detached');
     expect(row).toEqual({ ordering_waiter: continuationWorkflowId(ids[i]!, ds[i]!), ordering_detached: true });
   }
@@ -221,18 +209,7 @@ describe('deliveries left to their key chain while their endpoint changes', () =
     for (const id of ids.slice(1)) await h.client.workflow.getHandle(id).result();
     const db = h.database.db;
     await db('webhook_delivery').where({ id: ds[0] }).update({ ordering_skipped: true, ordering_blocked_at: null });
-    await db('webhook_delivery')
-      .where({ id: ds[1] })
-      .update({
-        status: 'FAILED',
-        attempts: 1,
-        last_response_status: 422,
-        last_error: 'HTTP 422',
-        last_attempt_at: db.fn.now(),
-        completed_at: db.fn.now(),
-        ordering_handoff: 'claimed',
-        ordering_handoff_until: db.raw("now() + interval '20 seconds'"),
-      });
+    await lostMidChain(db, ds[1]!, 'FAILED', "now() + interval '20 seconds'");
     expect(await h.repos.deliveries.reopenFailed(ds[1]!)).toBe(false);
     // the admin API's and the operator's reopen too
     expect(await createReplayQueries(db).reopenFailed(ds[1]!)).toBe(false);

@@ -19,7 +19,7 @@ import {
   uniqueSource,
   type FanoutHarness,
 } from './support/harness.js';
-import { ordered, sendKey, seqOf } from './support/ordered-key.js';
+import { lostMidChain, ordered, sendKey, seqOf } from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 
 // A delivery left to its key's chain (docs/ordering.md, "A waiting delivery costs its run
@@ -58,25 +58,8 @@ describe('a worker killed between a handed-off attempt and its release (detached
     for (const id of ids.slice(1)) await h.client.workflow.getHandle(id).result();
     // what the lost worker left: d0 released (skipped), d1's attempt recorded, the release(ended) never ran
     await db('webhook_delivery').where({ id: d0 }).update({ ordering_skipped: true, ordering_blocked_at: null });
-    await db('webhook_delivery')
-      .where({ id: d1 })
-      .update({
-        status: recorded,
-        attempts: 1,
-        last_response_status: recorded === 'SUCCESS' ? 200 : 422,
-        last_error: recorded === 'SUCCESS' ? null : 'HTTP 422',
-        last_attempt_at: db.fn.now(),
-        completed_at: db.fn.now(),
-        ordering_handoff: 'claimed',
-        ordering_handoff_until: db.raw("now() - interval '1 second'"),
-        ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
-      });
-    await db('webhook_delivery_attempt').insert({
-      delivery_id: d1,
-      attempt: 1,
-      outcome: recorded,
-      started_at: db.fn.now(),
-      response_status: recorded === 'SUCCESS' ? 200 : 422,
+    await lostMidChain(db, d1, recorded, "now() - interval '1 second'", {
+      ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
     });
     return { ids, endpointId, d1, d2 };
   }

@@ -1,62 +1,27 @@
-import type { Knex } from 'knex';
 import { describe, expect } from 'vitest';
 import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, deliveryOf, finishedEvents, orderingWakerOf, uniqueSource, type FanoutHarness } from './support/harness.js';
-import { continuationOf, oneAtATime, ordered, sendKey, seqOf } from './support/ordered-key.js';
+import { addEndpoint, finishedEvents, orderingWakerOf, uniqueSource, type FanoutHarness } from './support/harness.js';
+import {
+  continuationOf,
+  deliveredOnce,
+  heldKeyLine,
+  lostMidChain,
+  oneAtATime,
+  ordered,
+  sendKey,
+  seqOf,
+  updateToCut,
+  waitingLine,
+} from './support/ordered-key.js';
 import { it } from './support/fixtures.js';
 
 // What a release that did not happen leaves on an ordered key (docs/ordering.md, "The handoff" and
 // the waker), issue 41's noticed gaps: the chain's release of a handed-off delivery cut by a
 // Postgres failure (H4), and a run waiting for a delivery terminated by hand. Real Postgres,
 // Temporal and receivers; each test failed before its fix.
-
-/** The deliveries of `ids` once each after the first waits behind the one before (left to the key's chain). */
-async function waitingLine(h: FanoutHarness, ids: string[], endpointId: string): Promise<string[]> {
-  const ds: string[] = [];
-  for (const id of ids) ds.push(await eventually(async () => (await deliveryOf(h.repos, id, endpointId)).id, { what: 'prepared' }));
-  for (let i = 1; i < ds.length; i++) {
-    await eventually(async () => (await deliveryOf(h.repos, ids[i]!, endpointId)).ordering?.waitingBehind === ds[i - 1], {
-      what: `delivery ${i} waiting behind ${i - 1}`,
-    });
-  }
-  return ds;
-}
-
-/**
- * A Postgres blip where the worker waits: in a transaction of the test, `hold` takes a lock (and
- * lets the key go on); the one backend that then waits on it is terminated, once `atCut` has
- * checked what was sent by then. The time of the cut.
- */
-async function cutTheWaiter(
-  h: FanoutHarness,
-  hold: (trx: Knex.Transaction) => Promise<void>,
-  atCut: () => void,
-  what: string,
-): Promise<number> {
-  const db = h.database.db;
-  let cutAt = 0;
-  await db.transaction(async (trx) => {
-    const me = ((await trx.raw('SELECT pg_backend_pid() AS pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid;
-    await hold(trx);
-    const blocked = await eventually(
-      async () => {
-        const res = (await db.raw('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [me])) as {
-          rows: Array<{ pid: number }>;
-        };
-        return res.rows.length > 0 && res.rows.map((r) => r.pid);
-      },
-      { timeoutMs: 20_000, intervalMs: 20, what },
-    );
-    expect(blocked).toHaveLength(1);
-    atCut();
-    await db.raw('SELECT pg_terminate_backend(?)', [blocked[0]!]);
-    cutAt = Date.now();
-  });
-  return cutAt;
-}
 
 describe("the chain's release of a handed-off delivery fails (H4: its connection terminated)", () => {
   // hop 1: the chain's first handed-off delivery's release is cut; hop 2: the one after (the
@@ -65,19 +30,8 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
   it.for([1, 2])(
     'GUARANTEE: at hop %i, the retried release ends that delivery and the key goes on within seconds, not after its lease and the waker',
     async (hop, { h, receiver }) => {
-      const source = uniqueSource(`relcut${hop}`);
-      let answerFirst: () => void = () => undefined;
-      const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
       // the first request held until the test has taken its lock; the rest answered at once
-      const target = await receiver(async (_n, req) => {
-        if (seqOf(req) === 0) await firstAnswered;
-        return { status: 200 };
-      });
-      // the longest timeout handed off (15 s: the first request is held until the line is in place,
-      // however slow the machine; a claim's lease is then 25 s, what the key could wait before)
-      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
-      const ids = await sendKey(h, source, hop + 2);
-      const ds = await waitingLine(h, ids, endpointId);
+      const { target, ids, ds, cut } = await heldKeyLine(h, receiver, `relcut${hop}`, hop + 2);
       const stranded = ds[hop]!;
       const next = ds[hop + 1]!;
       const db = h.database.db;
@@ -88,20 +42,14 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
         // release(ended) then locks the next one of the key, and waits for this transaction's lock on
         // it: its backend is terminated there (a Postgres blip in the middle of the chain), and the
         // release is retried by its activity
-        const cutAt = await cutTheWaiter(
-          h,
+        const cutAt = await cut(
           async (trx) => {
             await trx('webhook_delivery').where({ id: next }).forUpdate().first('id');
-            answerFirst();
           },
-          () => expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i)),
+          hop,
           "the stranded delivery's release waiting on the next one's lock",
         );
-        await eventually(async () => (await h.repos.deliveries.get(next))?.status === 'SUCCESS', {
-          timeoutMs: 40_000,
-          intervalMs: 100,
-          what: 'the next delivery of the key delivered',
-        });
+        await deliveredOnce(h, next, 'the next delivery of the key delivered');
         const after = target.requests.find((r) => seqOf(r) === hop + 1)!;
         // the local activity's retry (1 s) ends the stranded delivery in turn and claims the next: no lease, no waker
         expect(after.startedAt - cutAt).toBeLessThan(5_000);
@@ -121,6 +69,51 @@ describe("the chain's release of a handed-off delivery fails (H4: its connection
   );
 });
 
+describe("the chain's release of the last delivery of its key fails (its connection terminated)", () => {
+  // nothing after it holds the key, so nothing leads the retried release to it: before, its event
+  // stayed RECEIVED until the claim's lease ran out (25 s at a 15 s timeout) and the waker's
+  // continuation finished it
+  it.for([1, 2])(
+    'at hop %i, the retried release ends it and finishes its event within seconds, not after its lease and the waker',
+    async (hop, { h, receiver }) => {
+      const { ids, ds, endpointId, target, cut } = await heldKeyLine(h, receiver, `lastcut${hop}`, hop + 1);
+      const last = ds[hop]!;
+      const db = h.database.db;
+      // the release(ended) of the last one: its claim given up, its attempt recorded SUCCESS
+      const release = await updateToCut(
+        h,
+        `last_${hop}`,
+        endpointId,
+        `OLD.id = '${last}'::uuid AND OLD.ordering_handoff = 'claimed' AND OLD.status = 'SUCCESS' AND NEW.ordering_handoff IS DISTINCT FROM 'claimed'`,
+        41_003,
+      );
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        const cutAt = await cut(release.hold, hop, "the last delivery's release waiting on the test's lock");
+        await release.drop();
+        await eventually(async () => (await h.repos.events.get(ids[hop]!))?.status === 'COMPLETED', {
+          timeoutMs: 40_000,
+          intervalMs: 100,
+          what: "the last delivery's event finished",
+        });
+        // the local activity's retry (1 s) ends it as the cut release would have: no lease, no waker
+        expect(Date.now() - cutAt).toBeLessThan(5_000);
+        expect(await finishedEvents(h, ids, 10_000)).toEqual(ids.map(() => 'COMPLETED'));
+        expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i));
+        expect(await continuationOf(h, ids[hop]!, last)).toBeUndefined();
+        expect(await db('webhook_delivery').where({ id: last }).first('ordering_handoff', 'ordering_waiter')).toEqual({
+          ordering_handoff: null,
+          ordering_waiter: null,
+        });
+      } finally {
+        await release.drop();
+        await waker.stop();
+      }
+    },
+  );
+});
+
 describe("the chain's handoffEnd of a failed handed-off attempt fails (its connection terminated)", () => {
   // the attempt failed (a 500) and was recorded; the 'retry' for its run's turn check is the
   // statement cut. A trigger of the test's own (only on this endpoint's rows, only that change)
@@ -128,52 +121,30 @@ describe("the chain's handoffEnd of a failed handed-off attempt fails (its conne
   it.for([1, 2])(
     'GUARANTEE: at hop %i, the retried release leaves the failed delivery to its run, which retries it within seconds, not after its lease and the waker',
     async (hop, { h, receiver }) => {
-      const source = uniqueSource(`retrycut${hop}`);
-      let answerFirst: () => void = () => undefined;
-      const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
       let failedOnce = false;
       // the first request held until the line is in place; the handed-off one at `hop` fails once
-      const target = await receiver(async (_n, req) => {
-        if (seqOf(req) === 0) await firstAnswered;
+      const { target, ids, ds, endpointId, cut } = await heldKeyLine(h, receiver, `retrycut${hop}`, hop + 2, (req) => {
         if (seqOf(req) === hop && !failedOnce) {
           failedOnce = true;
           return { status: 500 };
         }
         return { status: 200 };
       });
-      // a claim's lease is the timeout plus 10 s: what the key waited before (then the waker)
-      const endpointId = await addEndpoint(h.repos, { source, url: target.url, ordering: ordered(), timeoutSeconds: 15 });
-      const ids = await sendKey(h, source, hop + 2);
-      const ds = await waitingLine(h, ids, endpointId);
       const failed = ds[hop]!;
       const db = h.database.db;
-      const lockKey = 41_002;
-      await db.raw(`CREATE OR REPLACE FUNCTION test_cut_handoff_end() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_advisory_xact_lock(${lockKey}); RETURN NEW; END $$`);
-      const trigger = `test_cut_handoff_end_${hop}`;
-      await db.raw(
-        `CREATE TRIGGER ${trigger} BEFORE UPDATE ON webhook_delivery FOR EACH ROW
-          WHEN (OLD.endpoint_id = '${endpointId}'::uuid AND OLD.ordering_handoff = 'claimed' AND NEW.ordering_handoff = 'retry')
-          EXECUTE FUNCTION test_cut_handoff_end()`,
+      const handoffEnd = await updateToCut(
+        h,
+        `handoff_end_${hop}`,
+        endpointId,
+        "OLD.ordering_handoff = 'claimed' AND NEW.ordering_handoff = 'retry'",
+        41_002,
       );
       const waker = orderingWakerOf(h);
       waker.start();
       try {
-        const cutAt = await cutTheWaiter(
-          h,
-          async (trx) => {
-            await trx.raw('SELECT pg_advisory_xact_lock(?)', [lockKey]);
-            answerFirst();
-          },
-          () => expect(target.requests.map(seqOf)).toEqual(Array.from({ length: hop + 1 }, (_, i) => i)),
-          "the failed delivery's handoffEnd waiting on the test's lock",
-        );
-        await db.raw(`DROP TRIGGER ${trigger} ON webhook_delivery`);
-        await eventually(async () => (await h.repos.deliveries.get(failed))?.status === 'SUCCESS', {
-          timeoutMs: 40_000,
-          intervalMs: 100,
-          what: 'the failed delivery retried and delivered',
-        });
+        const cutAt = await cut(handoffEnd.hold, hop, "the failed delivery's handoffEnd waiting on the test's lock");
+        await handoffEnd.drop();
+        await deliveredOnce(h, failed, 'the failed delivery retried and delivered');
         const retried = target.requests.filter((r) => seqOf(r) === hop)[1]!;
         // the local activity's retry (1 s) writes the 'retry' and signals its run: no lease, no waker
         expect(retried.startedAt - cutAt).toBeLessThan(5_000);
@@ -188,7 +159,7 @@ describe("the chain's handoffEnd of a failed handed-off attempt fails (its conne
           ordering_handoff: null,
         });
       } finally {
-        await db.raw(`DROP TRIGGER IF EXISTS ${trigger} ON webhook_delivery`);
+        await handoffEnd.drop();
         await waker.stop();
       }
     },
@@ -234,25 +205,8 @@ describe('a run waiting for an ordered delivery, terminated by hand', () => {
     // FAILED), its release never run, the claim's lease run out
     const db = h.database.db;
     await db('webhook_delivery').where({ id: d0 }).update({ ordering_skipped: true, ordering_blocked_at: null });
-    await db('webhook_delivery')
-      .where({ id: d1 })
-      .update({
-        status: 'FAILED',
-        attempts: 1,
-        last_response_status: 422,
-        last_error: 'HTTP 422',
-        last_attempt_at: db.fn.now(),
-        completed_at: db.fn.now(),
-        ordering_handoff: 'claimed',
-        ordering_handoff_until: db.raw("now() - interval '1 second'"),
-        ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
-      });
-    await db('webhook_delivery_attempt').insert({
-      delivery_id: d1,
-      attempt: 1,
-      outcome: 'FAILED',
-      started_at: db.fn.now(),
-      response_status: 422,
+    await lostMidChain(db, d1, 'FAILED', "now() - interval '1 second'", {
+      ordering_waiting_since: db.raw("now() - interval '11 seconds'"),
     });
     // a replay is refused while the claim is there (0a2a39e)
     expect(await h.repos.deliveries.reopenFailed(d1)).toBe(false);
@@ -271,11 +225,7 @@ describe('a run waiting for an ordered delivery, terminated by hand', () => {
       // the way out of a blocked key works again: the replay sends d1, then the key goes on
       expect(await h.repos.deliveries.reopenFailed(d1)).toBe(true);
       const replay = await startReplay(h.client, { eventId: ids[1]!, deliveryIds: [d1], taskQueue: h.taskQueue });
-      await eventually(async () => (await h.repos.deliveries.get(d2))?.status === 'SUCCESS', {
-        timeoutMs: 30_000,
-        intervalMs: 200,
-        what: 'the replayed delivery and the next one of the key delivered',
-      });
+      await deliveredOnce(h, d2, 'the replayed delivery and the next one of the key delivered', 30_000);
       await h.client.workflow.getHandle(replay.workflowId).result();
     } finally {
       await waker.stop();
@@ -302,11 +252,7 @@ describe('a run waiting for an ordered delivery, terminated by hand', () => {
       if (skipped === 'not_skippable') throw new Error('not skippable');
       const since = Date.now();
       await expect(signalTurn(h.client, skipped.wake!, { timeoutMs: 5_000, taskQueue: h.taskQueue })).rejects.toThrow();
-      await eventually(async () => (await h.repos.deliveries.get(d2))?.status === 'SUCCESS', {
-        timeoutMs: 35_000,
-        intervalMs: 200,
-        what: 'the key delivered after the skip',
-      });
+      await deliveredOnce(h, d2, 'the key delivered after the skip', 35_000);
       expect(Date.now() - since).toBeLessThan(30_000);
     } finally {
       await waker.stop();
