@@ -923,7 +923,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      */
     async release(deliveryId: string, opts: ReleaseOptions = {}): Promise<Release> {
       // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease)
-      const quick = opts.ended === true ? undefined : await quickRelease(db, deliveryId);
+      // (not the chain's release of an attempt it made, nor a retried one: endedAfter's look is the transaction's)
+      const quick = opts.ended === true || opts.retried === true ? undefined : await quickRelease(db, deliveryId);
       if (quick) return quick;
       return db.transaction(async (trx) => {
         const r = await lockOrdered(trx, deliveryId);
