@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { migrateLatest } from '../src/db/migrate.js';
 import { fileDatabase, refusal } from './support/db.js';
-import { endpointSpec } from './support/process-stack.js';
+import { endpointSpec, OAUTH2_CLIENT, oauth2EndpointSpec } from './support/process-stack.js';
 
 describe('migration 052', () => {
   const t = fileDatabase();
@@ -314,21 +314,9 @@ describe('migration 085: OAuth2 client credentials', () => {
   });
 });
 
-/** The OAuth2 client of migrations 089 and 092's endpoints, and such an endpoint's spec with `secret`. */
-const oauth2 = {
-  tokenUrl: 'https://idp.example/oauth/token',
-  clientId: 'c',
-  scopes: [],
-  audience: null,
-  clientAuthentication: 'ClientSecretBasic' as const,
-  keyId: null,
-};
-const oauth2Spec = (name: string, secret: string, over: object = {}) =>
-  endpointSpec(name, 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: secret, authOAuth2: oauth2, ...over });
-
 describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint refuses', () => {
   const t = fileDatabase();
-  const spec = (secret: string, over: object = {}) => oauth2Spec('refused', secret, over);
+  const spec = (secret: string, over: object = {}) => oauth2EndpointSpec('refused', secret, over);
   const words = 'oauth2_token_refused: the token endpoint answered HTTP 401 invalid_client';
 
   it('the worker writes it for the secret it used; the operator writing the same row keeps it, another secret clears it', async () => {
@@ -364,7 +352,7 @@ describe('migration 089: an OAuth2 endpoint whose credentials the token endpoint
 
 describe('migration 092: an OAuth2 endpoint whose token endpoint is unavailable', () => {
   const t = fileDatabase();
-  const spec = (secret: string, over: object = {}) => oauth2Spec('unavailable', secret, over);
+  const spec = (secret: string, over: object = {}) => oauth2EndpointSpec('unavailable', secret, over);
   const down = 'oauth2_token_unavailable: the token endpoint answered HTTP 503';
   const silent = 'oauth2_token_unavailable: the token endpoint did not answer within 1000 ms';
 
@@ -390,7 +378,7 @@ describe('migration 092: an OAuth2 endpoint whose token endpoint is unavailable'
     await t.repos.endpoints.recordTokenUnavailable(row, down);
     await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s', { maxAttempts: 9 }));
     expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable?.message).toBe(down);
-    const moved = { ...oauth2, tokenUrl: 'https://idp2.example/oauth/token' };
+    const moved = { ...OAUTH2_CLIENT, tokenUrl: 'https://idp2.example/oauth/token' };
     await t.repos.endpoints.upsertByResourceUid('test:unavailable', spec('s', { authOAuth2: moved }));
     expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable).toBeNull();
     await t.repos.endpoints.recordTokenUnavailable(row, down);

@@ -5,7 +5,7 @@ import { DEFAULT_BACKOFF } from '../../src/config/settings.js';
 import { tokenFailureOutcome } from '../../src/destinations/http/oauth2-destination.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { fileDatabase } from '../support/db.js';
-import { endpointSpec } from '../support/process-stack.js';
+import { OAUTH2_CLIENT, oauth2EndpointSpec } from '../support/process-stack.js';
 
 // The worker writes and clears migration 092's columns as the row decides, not as the endpoint it
 // read when the attempt began (prepare's rows for the first attempt): two deliveries of one
@@ -13,16 +13,7 @@ import { endpointSpec } from '../support/process-stack.js';
 // is true now (review5, finding 3). Real Postgres, the real repository and token-wait (as
 // deliver.ts wires them).
 
-const oauth2 = {
-  tokenUrl: 'https://idp.example/oauth/token',
-  clientId: 'c',
-  scopes: [],
-  audience: null,
-  clientAuthentication: 'ClientSecretBasic' as const,
-  keyId: null,
-};
-const spec = (name: string) =>
-  endpointSpec(name, 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: 's', authOAuth2: oauth2 });
+const spec = (name: string) => oauth2EndpointSpec(name, 's');
 
 describe('the token-unavailable state against two deliveries of one endpoint', () => {
   const t = fileDatabase();
@@ -70,7 +61,7 @@ describe('the token-unavailable state against two deliveries of one endpoint', (
     // the operator writes another token URL (cleared, as it should be) and the new one is unavailable too
     const moved = await t.repos.endpoints.upsertByResourceUid('test:snap-3', {
       ...spec('snap-3'),
-      authOAuth2: { ...oauth2, tokenUrl: 'https://idp2.example/oauth/token' },
+      authOAuth2: { ...OAUTH2_CLIENT, tokenUrl: 'https://idp2.example/oauth/token' },
     });
     await t.repos.endpoints.recordTokenUnavailable(moved, down.error);
     expect((await t.repos.endpoints.get(row.id))?.tokenUnavailable?.message).toBe(down.error);

@@ -8,6 +8,7 @@ import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
 import type { Message } from '../../src/delivery/message.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { createAddressPolicy } from '../../src/delivery/address-policy.js';
+import { classifyKafkaError } from '../../src/destinations/kafka/classify.js';
 import { createKafkaDestination } from '../../src/destinations/kafka/kafka-destination.js';
 import { waitForBuilds } from '../support/builds.js';
 import { startKafka, type KafkaBroker } from '../support/kafka.js';
@@ -18,6 +19,9 @@ import { copiesWithinAttempts, publishThroughOutage, signedMessage, verifySignat
 await waitForBuilds('kafka');
 
 const SENDS = 'tracing:plt:kafka:producer:sends:start';
+/** each request the client writes on a connection, with its API key */
+const API_REQUESTS = 'tracing:plt:kafka:connections:api:start';
+const METADATA = 3;
 
 /** Runs `work`, and says how many records each produce request of the client carried (its diagnostics channel). */
 async function requestsOf<T>(work: () => Promise<T>): Promise<{ result: T; requests: number[] }> {
@@ -178,32 +182,109 @@ describe('the Kafka destination', () => {
     expect(records.map((r) => r.headers.ce_id).sort()).toEqual(sent.map((s) => s.message.deduplicationId).sort());
   }, 120_000);
 
-  it('a topic that does not exist is final, with the reason, once the metadata has said so for 2 s (half the timeout if less), coalesced as single', async () => {
+  it('a topic that does not exist is final, with the reason, once the metadata has said so for 2 s (half the timeout if less), coalesced as single; then at once while remembered', async () => {
     const single = createKafkaDestination({ addressPolicy: createAddressPolicy(), produce: 'single' });
+    const metadataRequests: number[] = [];
+    const onRequest = (context: unknown): void => {
+      if ((context as { apiKey?: number }).apiKey === METADATA) metadataRequests.push(1);
+    };
     try {
-      for (const dest of [destination, single])
+      for (const [produce, dest] of [
+        ['coalesced', destination],
+        ['single', single],
+      ] as const)
         for (const [timeoutMs, windowMs] of [
           [10_000, 2_000],
           [1_000, 500],
         ] as const) {
+          // a topic of its own per case: one looked for in vain is remembered by its producer (below)
+          const topic = `no-such-topic-${produce}-${timeoutMs}`;
           const started = performance.now();
-          const unknown = await dest.send(signedMessage(), target({ topic: 'no-such-topic' }), { timeoutMs });
+          const unknown = await dest.send(signedMessage(), target({ topic }), { timeoutMs });
           const tookMs = performance.now() - started;
           // final (not a timeout, which would be retried without the reason)
           expect(unknown).toMatchObject({
             kind: 'permanent',
             error: expect.stringMatching(
-              /^broker_unknown_destination: Unknown topic no-such-topic\. \(still unknown to the cluster's metadata \d+ ms after/,
+              new RegExp(`^broker_unknown_destination: Unknown topic ${topic}\\. \\(still unknown to the cluster's metadata \\d+ ms after`),
             ),
           });
           // looked for again through the window, and answered soon after it (reads every 200 ms)
           expect(tookMs).toBeGreaterThanOrEqual(windowMs);
           expect(tookMs).toBeLessThan(Math.min(windowMs + 1_000, timeoutMs));
+
+          // a moment later the producer remembers it missing: final at once, on the one request of the attempt's own
+          subscribe(API_REQUESTS, onRequest);
+          metadataRequests.length = 0;
+          const again = performance.now();
+          let remembered: DeliveryOutcome;
+          try {
+            remembered = await dest.send(signedMessage(), target({ topic }), { timeoutMs });
+          } finally {
+            unsubscribe(API_REQUESTS, onRequest);
+          }
+          expect(remembered).toMatchObject({
+            kind: 'permanent',
+            error: expect.stringMatching(
+              /^broker_unknown_destination: Unknown topic .*\(unknown to the cluster's metadata for an attempt's whole window until \d+ ms ago/,
+            ),
+          });
+          expect(performance.now() - again).toBeLessThan(200);
+          expect(metadataRequests.length).toBeLessThanOrEqual(2);
         }
     } finally {
       await single.close();
     }
   });
+
+  it('a partition without a leader (its only broker restarting) when the attempt begins: the attempt waits for the election, and the record is written once, coalesced as single', async () => {
+    const node = await kafka.addBroker();
+    const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [kafka.bootstrap] });
+    const single = createKafkaDestination({ addressPolicy: createAddressPolicy(), produce: 'single' });
+    const coalesced = createKafkaDestination({ addressPolicy: createAddressPolicy() });
+    const topic = 'leaderless';
+    const messages = Array.from({ length: 6 }, () => signedMessage());
+    try {
+      await admin.createTopics({ topics: [topic], assignments: [{ partition: 0, brokers: [node.nodeId] }] });
+      await eventually(
+        async () => (await admin.metadata({ topics: [topic], forceUpdate: true })).topics.get(topic)?.partitions[0]?.leader === node.nodeId,
+        {
+          what: `node ${node.nodeId} to lead ${topic}`,
+        },
+      );
+      // the broker stops (a controlled shutdown: the controller takes its leadership away, no other replica to give it to)
+      await node.halt();
+      await eventually(
+        async () => {
+          try {
+            await admin.metadata({ topics: [topic], forceUpdate: true });
+            return false;
+          } catch (error) {
+            return /LEADER_NOT_AVAILABLE/.test(JSON.stringify(classifyKafkaError(error)));
+          }
+        },
+        { what: `${topic} to have no leader` },
+      );
+      // the attempts begin while it has none; the broker is back (and leads again) seconds later
+      const sending = Promise.all(
+        messages.map((m, i) => (i % 2 === 0 ? coalesced : single).send(m, target({ topic }), { timeoutMs: 30_000 })),
+      );
+      await sleep(300);
+      await node.start();
+      const outcomes = await sending;
+      expect(outcomes.map((o) => (o.kind === 'success' ? 'success' : o.error))).toEqual(messages.map(() => 'success'));
+      // each once (the broker refused nothing it wrote, nothing was sent twice); read again while
+      // the console consumer, started as the restarted broker settles, comes back with nothing
+      const records = await eventually(async () => {
+        const read = await kafka.consume(topic, messages.length + 5, 8_000);
+        return read.length >= messages.length && read;
+      }, 60_000);
+      expect(records.map((r) => r.headers.ce_id).sort()).toEqual(messages.map((m) => m.deduplicationId).sort());
+    } finally {
+      await Promise.all([admin.close(), single.close(), coalesced.close()]);
+      await node.stop();
+    }
+  }, 180_000);
 
   it('concurrent attempts go in one request per partition, each its own record: read once, at its receipt, key as partition key', async () => {
     await kafka.createTopic('coalesced', 3);

@@ -5,6 +5,7 @@ import { startIdentityProvider, type IdentityProvider } from '../../src/dev/iden
 import type { OAuth2Client } from '../../src/domain/records.js';
 import { addEndpoint, addEvent, deliveryOf, endpointSpec, finishedEvents, uniqueSource } from './support/harness.js';
 import { counterDelta, it } from './support/fixtures.js';
+import { waitingOnUnavailableTokens } from './support/token-unavailable.js';
 import { eventually } from '../support/wait.js';
 
 // An OAuth2 endpoint through the real workflow, the worker's destinations and Postgres: the
@@ -217,31 +218,11 @@ describe('an OAuth2 client credentials endpoint', () => {
     const tokens = await receiver([
       { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), headers: { 'content-type': 'application/json' } },
     ]);
-    const source = uniqueSource('oauth2');
-    const name = `answers-${randomUUID().slice(0, 8)}`;
-    const endpointId = await addEndpoint(h.repos, {
-      name,
-      source,
+    const { endpointId, eventId } = await waitingOnUnavailableTokens(h, {
       url: r.url,
-      maxAttempts: 1,
-      autoDisableAfter: 100,
-      timeoutSeconds: 2,
-      authType: 'OAUTH2_CLIENT_CREDENTIALS',
-      authSecret: `secret-${randomUUID()}`,
-      authOAuth2: {
-        tokenUrl: `${tokens.origin}/oauth/token`,
-        clientId: 'fanout',
-        scopes: ['write:everything'],
-        audience: null,
-        clientAuthentication: 'ClientSecretBasic',
-        keyId: null,
-      },
+      tokenOrigin: tokens.origin,
+      scopes: ['write:everything'],
     });
-    const unavailable = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'unavailable' });
-    const eventId = await addEvent(h.repos, { source });
-    await h.start(eventId);
-    await eventually(async () => (await unavailable()) >= 2, { what: 'two waits on the 503' });
-    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable?.message).toMatch(/HTTP 503/);
 
     // back, and it answers: this client may not have that scope
     tokens.setScript([
@@ -271,31 +252,7 @@ describe('an OAuth2 client credentials endpoint', () => {
     const tokens = await receiver([
       { status: 503, body: JSON.stringify({ error: 'temporarily_unavailable' }), headers: { 'content-type': 'application/json' } },
     ]);
-    const source = uniqueSource('oauth2');
-    const name = `answers-${randomUUID().slice(0, 8)}`;
-    const endpointId = await addEndpoint(h.repos, {
-      name,
-      source,
-      url: goneUrl,
-      maxAttempts: 1,
-      autoDisableAfter: 100,
-      timeoutSeconds: 2,
-      authType: 'OAUTH2_CLIENT_CREDENTIALS',
-      authSecret: `secret-${randomUUID()}`,
-      authOAuth2: {
-        tokenUrl: `${tokens.origin}/oauth/token`,
-        clientId: 'fanout',
-        scopes: [],
-        audience: null,
-        clientAuthentication: 'ClientSecretBasic',
-        keyId: null,
-      },
-    });
-    const unavailable = await counterDelta(h.metrics.deliveryTokenFailures, { endpoint: name, reason: 'unavailable' });
-    const eventId = await addEvent(h.repos, { source });
-    await h.start(eventId);
-    await eventually(async () => (await unavailable()) >= 2, { what: 'two waits on the 503' });
-    expect((await h.repos.endpoints.get(endpointId))?.tokenUnavailable?.message).toMatch(/HTTP 503/);
+    const { endpointId, eventId } = await waitingOnUnavailableTokens(h, { url: goneUrl, tokenOrigin: tokens.origin, scopes: [] });
 
     // the token endpoint is back and grants a token
     tokens.setScript([

@@ -26,6 +26,13 @@ export interface KafkaUser {
   password: string;
 }
 
+/** A broker added to a KafkaBroker's cluster (a node of its own, PLAINTEXT only), which a test stops and starts on its own. */
+export interface KafkaNode extends RestartableBroker {
+  nodeId: number;
+  /** host:port of its PLAINTEXT listener */
+  bootstrap: string;
+}
+
 export interface KafkaBroker extends RestartableBroker {
   /** host:port of the PLAINTEXT listener */
   bootstrap: string;
@@ -45,6 +52,12 @@ export interface KafkaBroker extends RestartableBroker {
   setPassword(password: string): Promise<void>;
   /** creates a topic (auto-creation is off: an unknown topic is an error, as in production) */
   createTopic(name: string, partitions?: number, configs?: Record<string, string>): Promise<void>;
+  /**
+   * starts another broker in this cluster (node 2, 3, ...: broker only, the first node stays the
+   * controller), ready once the cluster's metadata names it; a topic placed on it alone
+   * (createTopics' `assignments`) has no leader while it is stopped. Stopped by the caller.
+   */
+  addBroker(): Promise<KafkaNode>;
   /** reads a topic (or every topic a pattern matches) from its beginning with Kafka's own console consumer (the Java client) */
   consume(topic: string | RegExp, count: number, timeoutMs?: number): Promise<ConsumedRecord[]>;
 }
@@ -81,23 +94,36 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: proxiedPort });
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const user: KafkaUser = { mechanism: 'SCRAM-SHA-512', username: 'publisher', password: randomBytes(12).toString('hex') };
+  /** a node's server.properties: its roles, listeners and data; the cluster's quorum, limits and flushing */
+  const properties = (node: { id: number; roles: string; listeners: string; advertised: string; protocols: string; dir: string }) => [
+    `process.roles=${node.roles}`,
+    `node.id=${node.id}`,
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `listeners=${node.listeners}`,
+    `advertised.listeners=${node.advertised}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    `listener.security.protocol.map=${node.protocols}`,
+    `log.dirs=${path.join(node.dir, 'data')}`,
+    'auto.create.topics.enable=false',
+    `message.max.bytes=${maxMessageBytes}`,
+    // every message on disk at once: a broker SIGKILLed by a test loses nothing it acknowledged
+    ...(opts.flushEachMessage === false ? [] : ['log.flush.interval.messages=1']),
+  ];
   const config = path.join(dir, 'server.properties');
   await writeFile(
     config,
     [
-      'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxiedPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxy.port}`,
-      'controller.listener.names=CONTROLLER',
-      'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,PROXIED:PLAINTEXT',
+      ...properties({
+        id: 1,
+        roles: 'broker,controller',
+        listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxiedPort}`,
+        advertised: `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort},PROXIED://127.0.0.1:${proxy.port}`,
+        protocols: 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,PROXIED:PLAINTEXT',
+        dir,
+      }),
       'sasl.enabled.mechanisms=SCRAM-SHA-512',
       'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
-      `log.dirs=${path.join(dir, 'data')}`,
-      'auto.create.topics.enable=false',
-      `message.max.bytes=${maxMessageBytes}`,
       'num.partitions=1',
       'offsets.topic.replication.factor=1',
       'offsets.topic.num.partitions=1',
@@ -106,8 +132,6 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
       'share.coordinator.state.topic.replication.factor=1',
       'share.coordinator.state.topic.min.isr=1',
       'group.initial.rebalance.delay.ms=0',
-      // every message on disk at once: a broker SIGKILLed by a test loses nothing it acknowledged
-      ...(opts.flushEachMessage === false ? [] : ['log.flush.interval.messages=1']),
       '',
     ].join('\n'),
   );
@@ -117,25 +141,27 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
   await storage('format', '-t', clusterId, '-c', config, '--add-scram', `SCRAM-SHA-512=[name=${user.username},password=${user.password}]`);
 
   const bootstrap = `127.0.0.1:${port}`;
+  /** listening is not serving yet: the metadata answers once the controller elected itself, and names a broker once it registered */
+  const serving = (at: string, nodeId: number) => () =>
+    eventually(
+      async () => {
+        const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [at], retries: 0 });
+        try {
+          const md = await admin.metadata({ topics: [] });
+          return md.brokers.has(nodeId);
+        } finally {
+          await admin.close();
+        }
+      },
+      { timeoutMs: 60_000, what: `Kafka node ${nodeId} on ${at} to answer metadata` },
+    );
   const server = await startRestartable({
     dir,
     cleanup: () => proxy.close(),
     spawn: () => spawnBroker({ name: 'Kafka', command: 'java', args: [...JVM, '-cp', classpath(), 'kafka.Kafka', config], port }),
-    // listening is not serving yet: the metadata answers once the controller elected itself
-    ready: () =>
-      eventually(
-        async () => {
-          const admin = new Admin({ clientId: 'wf-test-admin', bootstrapBrokers: [bootstrap], retries: 0 });
-          try {
-            const md = await admin.metadata({ topics: [] });
-            return md.brokers.size > 0;
-          } finally {
-            await admin.close();
-          }
-        },
-        { timeoutMs: 60_000, what: `Kafka on ${bootstrap} to answer metadata` },
-      ),
+    ready: serving(bootstrap, 1),
   });
+  let nodes = 1;
   return {
     bootstrap,
     saslBootstrap: `127.0.0.1:${saslPort}`,
@@ -177,6 +203,29 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
       } finally {
         await admin.close();
       }
+    },
+    async addBroker() {
+      const nodeId = ++nodes;
+      const nodeDir = await mkdtemp(path.join(tmpdir(), `wf-kafka-${nodeId}-`));
+      const nodePort = await freePort();
+      const nodeConfig = path.join(nodeDir, 'server.properties');
+      const listener = `PLAINTEXT://127.0.0.1:${nodePort}`;
+      const node = { id: nodeId, roles: 'broker', listeners: listener, advertised: listener, dir: nodeDir };
+      await writeFile(nodeConfig, [...properties({ ...node, protocols: 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT' }), ''].join('\n'));
+      await storage('format', '-t', clusterId, '-c', nodeConfig);
+      const nodeBootstrap = `127.0.0.1:${nodePort}`;
+      const nodeServer = await startRestartable({
+        dir: nodeDir,
+        spawn: () =>
+          spawnBroker({
+            name: `Kafka node ${nodeId}`,
+            command: 'java',
+            args: [...JVM, '-cp', classpath(), 'kafka.Kafka', nodeConfig],
+            port: nodePort,
+          }),
+        ready: serving(nodeBootstrap, nodeId),
+      });
+      return { nodeId, bootstrap: nodeBootstrap, ...nodeServer };
     },
     async consume(topic, count, timeoutMs = 30_000) {
       const { stdout } = await run(

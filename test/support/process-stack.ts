@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import { startFauxqs } from 'fauxqs';
 import type { EndpointSpec } from '../../src/db/endpoints.js';
+import type { OAuth2Client } from '../../src/domain/records.js';
 import { createRepositories, type Repositories } from '../../src/db/repositories.js';
 import { freePort } from '../../src/dev/ports.js';
 import { createAwsClients } from '../../src/transport/aws-clients.js';
@@ -93,6 +94,20 @@ export function endpointSpec(name: string, url: string, over: Partial<EndpointSp
     ...over,
   };
 }
+
+/** An OAuth2 client whose token endpoint is never asked (the database's tests of migrations 089 and 092). */
+export const OAUTH2_CLIENT: OAuth2Client = {
+  tokenUrl: 'https://idp.example/oauth/token',
+  clientId: 'c',
+  scopes: [],
+  audience: null,
+  clientAuthentication: 'ClientSecretBasic',
+  keyId: null,
+};
+
+/** endpointSpec of an endpoint with that client, its client secret `secret`. */
+export const oauth2EndpointSpec = (name: string, secret: string, over: Partial<EndpointSpec> = {}): EndpointSpec =>
+  endpointSpec(name, 'http://x/h', { authType: 'OAUTH2_CLIENT_CREDENTIALS', authSecret: secret, authOAuth2: OAUTH2_CLIENT, ...over });
 
 /**
  * What the processes share: a fresh database on the tests' Postgres (migrated, with the source

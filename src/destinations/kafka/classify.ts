@@ -7,6 +7,7 @@ interface KafkaErrorLike {
   apiId?: unknown;
   serverErrorMessage?: unknown;
   canRetry?: unknown;
+  hasStaleMetadata?: unknown;
   errors?: unknown;
   cause?: unknown;
 }
@@ -22,6 +23,8 @@ const REFUSED = new Set([
   'UNSUPPORTED_SASL_MECHANISM',
   'ILLEGAL_SASL_STATE',
 ]);
+/** A partition without a leader, or a broker that is no longer its leader: an election in progress (the client marks them stale metadata) */
+const LEADERLESS = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH']);
 const THROTTLED = new Set(['THROTTLING_QUOTA_EXCEEDED', 'POLICY_VIOLATION']);
 /**
  * A record the broker will never take as it is (not CORRUPT_MESSAGE: Kafka calls a bad checksum
@@ -41,6 +44,22 @@ function* errorTree(err: unknown, depth = 0): Generator<KafkaErrorLike> {
 }
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/**
+ * Whether a failed produce (or metadata read) met a partition without a leader, and nothing else:
+ * a Metadata answer's LEADER_NOT_AVAILABLE, a Produce answer's NOT_LEADER_OR_FOLLOWER (the client
+ * has already read the metadata again and sent once more), or the client finding no broker for the
+ * partition's leader in its metadata. The record was then not written (refused by the broker, or
+ * never sent), so sending it once there is a leader writes it once. Not when the error also holds
+ * a network failure or a timeout: a request cut in flight may have been written.
+ */
+export function leaderMissing(err: unknown): boolean {
+  const all = [...errorTree(err)];
+  const stale = (e: KafkaErrorLike) => e.code === 'PLT_KFK_NETWORK' && e.hasStaleMetadata === true;
+  const leaderless = all.some((e) => LEADERLESS.has(text(e.apiId)) || stale(e));
+  const cut = all.some((e) => (e.code === 'PLT_KFK_NETWORK' && !stale(e)) || e.code === 'PLT_KFK_TIMEOUT');
+  return leaderless && !cut;
+}
 
 /**
  * A failed produce, classified (docs/destinations.md, "The error classification rule"): a record

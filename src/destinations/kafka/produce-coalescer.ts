@@ -12,7 +12,7 @@ import {
   type ProduceRecord,
 } from './produce-batch.js';
 import { nextLatencyMs, sendFloorMs, takeBatch } from '../send-batching.js';
-import { recheckOver, type TopicRecheck } from './topic-recheck.js';
+import { missingOf, recheckOver, type Missing, type TopicRecheck } from './topic-recheck.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -148,7 +148,8 @@ export function createProduceCoalescer(
       count = metadata.topics.get(topic)?.partitionsCount ?? 0;
       if (count < 1) throw new Error(`the cluster's metadata names no partition of ${topic}`);
     } catch (error) {
-      if (classifyKafkaError(error).code === 'broker_unknown_destination') for (const e of entries) void recheckTopic(topic, lane, e);
+      const missing = missingOf(error);
+      if (missing !== null) for (const e of entries) void recheckTopic(topic, lane, e, missing);
       else for (const e of entries) e.resolve({ error });
       return;
     }
@@ -170,13 +171,14 @@ export function createProduceCoalescer(
   };
 
   /**
-   * A topic the cluster's metadata calls unknown may have been created a moment ago: the entry
-   * waits while the metadata is read again (topic-recheck.ts), then is assigned with the records
-   * that came meanwhile, and goes out only with time enough left (sendable, as any record that
-   * waited); a topic still unknown at the end of its window fails it final.
+   * A topic the cluster's metadata calls unknown may have been created a moment ago, a partition
+   * without a leader may be electing one: the entry waits while the metadata is read again
+   * (topic-recheck.ts), then is assigned with the records that came meanwhile, and goes out only
+   * with time enough left (sendable, as any record that waited); a topic still unknown at the end
+   * of its window fails it final, a partition still leaderless fails it unsent (retried).
    */
-  const recheckTopic = async (topic: string, lane: TopicLane, e: Entry): Promise<void> => {
-    const found = await recheck.wait(topic, e.attempt);
+  const recheckTopic = async (topic: string, lane: TopicLane, e: Entry, missing: Missing): Promise<void> => {
+    const found = await recheck.wait(topic, e.attempt, missing);
     if ('failure' in found) {
       e.resolve({ notSent: found.failure });
       return;
@@ -240,12 +242,16 @@ export function createProduceCoalescer(
         for (const e of batch) if (sendable([e], p).length === 1) await sendBatch(topic, partition, p, [e]);
         return;
       }
-      // a leader that does not know the topic yet (its metadata behind the broker's that gave ours):
-      // nothing was written, so the record waits for the topic again while its attempt's window lasts
-      if (code === 'broker_unknown_destination') {
+      // a leader that does not know the topic yet (its metadata behind the broker's that gave ours),
+      // or a partition whose leader is moving (NOT_LEADER_OR_FOLLOWER after the client's own second
+      // try, or no leader in the metadata it read again): nothing was written, so the record waits
+      // for the topic, or its leader, while its attempt's window lasts
+      const missing = missingOf(error);
+      if (missing !== null) {
+        const now = performance.now();
         for (const e of batch) {
-          if (recheckOver(e.attempt)) e.resolve({ error });
-          else void recheckTopic(topic, laneOf(topic), e);
+          if (recheckOver(e.attempt, now, missing)) e.resolve({ error });
+          else void recheckTopic(topic, laneOf(topic), e, missing);
         }
         return;
       }

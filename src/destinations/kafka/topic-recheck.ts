@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Producer } from '@platformatic/kafka';
 import type { BrokerFailure } from '../broker-outcome.js';
-import { classifyKafkaError } from './classify.js';
+import { sendFloorMs } from '../send-batching.js';
+import { classifyKafkaError, leaderMissing } from './classify.js';
 import type { AttemptState } from './produce-batch.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
@@ -22,6 +23,26 @@ export const UNKNOWN_TOPIC_RECHECK_MS = 2_000;
 export const UNKNOWN_TOPIC_REREAD_MS = 200;
 
 /**
+ * How long a topic that an attempt looked for through its whole window in vain (unknown, or a
+ * partition without a leader) is remembered so, per producer: an attempt that meets it meanwhile
+ * fails at once, as the one before (its own request has just met it too), instead of holding its
+ * activity slot for the window again. A truly missing topic measured here: 2.04 s and 11 metadata
+ * requests per attempt without it. Short, because a topic created (a leader elected) in the
+ * meantime is found by the next attempt after it: one remembered as unknown fails final only if
+ * its own request, made after the creation, still finds it unknown (the few ms of the gap above).
+ */
+export const MISSING_MEMORY_MS = 10_000;
+
+/** What an attempt met: its topic unknown to the cluster's metadata, or a partition of it without a leader. */
+export type Missing = 'unknown' | 'leaderless';
+
+/** What a failed produce or metadata read met that is worth waiting for (nothing was written), or null. */
+export function missingOf(error: unknown): Missing | null {
+  if (classifyKafkaError(error).code === 'broker_unknown_destination') return 'unknown';
+  return leaderMissing(error) ? 'leaderless' : null;
+}
+
+/**
  * How long an attempt of `timeoutMs` looks for a topic the cluster calls unknown: 2 s, and never
  * more than half the attempt's time, so that a topic found late still leaves its record the time a
  * produce is given (sendFloorMs, at most the other half) and a missing one fails final, with its
@@ -31,9 +52,21 @@ export function recheckWindowMs(timeoutMs: number): number {
   return Math.min(UNKNOWN_TOPIC_RECHECK_MS, timeoutMs / 2);
 }
 
-/** Whether the attempt has looked for its topic as long as it may (its window, from its start). */
-export function recheckOver(attempt: AttemptState, now = performance.now()): boolean {
-  return now - (attempt.deadline - attempt.timeoutMs) >= recheckWindowMs(attempt.timeoutMs);
+/**
+ * How long an attempt of `timeoutMs` waits for a partition's leader: as long as its record could
+ * still be sent once one is elected (its time but the time a produce is given, sendFloorMs), as
+ * Kafka's own producer waits within delivery.timeout.ms. Nothing is final about a leaderless
+ * partition (it is retried either way); waiting spares the attempt a failure and the delivery
+ * its backoff when the election ends within the attempt (a broker restarting takes seconds).
+ */
+export function leaderWindowMs(timeoutMs: number): number {
+  return timeoutMs - sendFloorMs(timeoutMs, null);
+}
+
+/** Whether the attempt has looked for its topic (`missing`) as long as it may (its window, from its start). */
+export function recheckOver(attempt: AttemptState, now = performance.now(), missing: Missing = 'unknown'): boolean {
+  const windowMs = missing === 'unknown' ? recheckWindowMs(attempt.timeoutMs) : leaderWindowMs(attempt.timeoutMs);
+  return now - (attempt.deadline - attempt.timeoutMs) >= windowMs;
 }
 
 /** The cluster's answer at last: the topic's partitions, or why its records fail (classified). */
@@ -41,12 +74,16 @@ export type TopicFound = { partitionsCount: number } | { failure: BrokerFailure 
 
 export interface TopicRecheck {
   /**
-   * For an attempt whose topic the cluster's metadata has just called unknown: reads the topic's
-   * metadata again, forced past the client's cache, until it is there, or until a read begun after
-   * the attempt's window (recheckWindowMs, from the attempt's start) still finds it unknown
-   * (broker_unknown_destination, final, saying how long it was looked for).
+   * For an attempt whose own request has just met `missing` for `topic` (nothing was written):
+   * reads the topic's metadata again, forced past the client's cache, until it is there with a
+   * leader for each partition, or until a read begun after the attempt's window (recheckWindowMs
+   * for an unknown topic, leaderWindowMs for a leaderless partition, from the attempt's start)
+   * still finds it missing: an unknown topic is then final (broker_unknown_destination), a
+   * leaderless partition retried (broker_unavailable), each saying how long it was looked for. A
+   * topic so looked for in vain less than MISSING_MEMORY_MS before (the same `missing`) fails so at
+   * once, and so do the attempts still waiting for it when that happens.
    */
-  wait(topic: string, attempt: AttemptState): Promise<TopicFound>;
+  wait(topic: string, attempt: AttemptState, missing: Missing): Promise<TopicFound>;
 }
 
 interface Waiter {
@@ -54,14 +91,59 @@ interface Waiter {
   resolve: (found: TopicFound) => void;
 }
 
+/** A forced read's answer: the partitions, or the failure and what it says is missing (null: another failure). */
+type Read = { partitionsCount: number } | { failure: BrokerFailure; missing: Missing | null };
+
+/** A topic looked for in vain through an attempt's whole window: what was missing, the read that said so last, and when it began. */
+interface Remembered {
+  missing: Missing;
+  detail: string;
+  at: number;
+}
+
+const began = (attempt: AttemptState): number => attempt.deadline - attempt.timeoutMs;
+
+/** The failure of an attempt whose topic is still missing once it has looked as long as it may. */
+function gaveUp(missing: Missing, detail: string, ms: number): BrokerFailure {
+  return missing === 'unknown'
+    ? {
+        code: 'broker_unknown_destination',
+        detail: `${detail} (still unknown to the cluster's metadata ${Math.round(ms)} ms after the attempt began)`,
+      }
+    : {
+        code: 'broker_unavailable',
+        detail: `${detail} (no leader in the cluster's metadata ${Math.round(ms)} ms after the attempt began; not sent)`,
+      };
+}
+
+/** The failure of an attempt that met a topic remembered missing (its own request met it too). */
+function remembered(r: Remembered, now: number): BrokerFailure {
+  const ago = `for an attempt's whole window until ${Math.round(now - r.at)} ms ago`;
+  return r.missing === 'unknown'
+    ? {
+        code: 'broker_unknown_destination',
+        detail: `${r.detail} (unknown to the cluster's metadata ${ago}, and to this attempt's request)`,
+      }
+    : {
+        code: 'broker_unavailable',
+        detail: `${r.detail} (no leader in the cluster's metadata ${ago}, nor for this attempt's request; not sent)`,
+      };
+}
+
 /**
  * One loop of reads per topic looked for, whatever the number of attempts waiting for it (a
  * missing topic with many deliveries costs one metadata request per UNKNOWN_TOPIC_REREAD_MS, not
  * one per attempt). The client itself does not remember a topic's absence (an unknown topic is
  * asked for on each send): the gap is the broker's, so the remedy is to ask again, a little later.
+ * A topic found missing through an attempt's whole window is remembered so for MISSING_MEMORY_MS.
  */
-export function createTopicRecheck(producer: KafkaProducer, rereadMs = UNKNOWN_TOPIC_REREAD_MS): TopicRecheck {
+export function createTopicRecheck(
+  producer: KafkaProducer,
+  rereadMs = UNKNOWN_TOPIC_REREAD_MS,
+  memoryMs = MISSING_MEMORY_MS,
+): TopicRecheck {
   const looking = new Map<string, Waiter[]>();
+  const recent = new Map<string, Remembered>();
 
   /** Settles the waiters of `topic` that `settled` answers for, keeps the others waiting. */
   const settle = (topic: string, settled: (w: Waiter) => TopicFound | undefined): void => {
@@ -74,15 +156,15 @@ export function createTopicRecheck(producer: KafkaProducer, rereadMs = UNKNOWN_T
     looking.set(topic, still);
   };
 
-  /** One forced read: the partitions, or the classified failure. */
-  const read = async (topic: string): Promise<TopicFound> => {
+  /** One forced read: the partitions, or the classified failure and what is missing. */
+  const read = async (topic: string): Promise<Read> => {
     try {
       const metadata = await producer.metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true });
       const partitionsCount = metadata.topics.get(topic)?.partitionsCount ?? 0;
       if (partitionsCount > 0) return { partitionsCount };
-      return { failure: { code: 'broker_error', detail: `the cluster's metadata names no partition of ${topic}` } };
+      return { failure: { code: 'broker_error', detail: `the cluster's metadata names no partition of ${topic}` }, missing: null };
     } catch (error) {
-      return { failure: classifyKafkaError(error) };
+      return { failure: classifyKafkaError(error), missing: missingOf(error) };
     }
   };
 
@@ -97,25 +179,21 @@ export function createTopicRecheck(producer: KafkaProducer, rereadMs = UNKNOWN_T
             : undefined,
         );
         if ((looking.get(topic) ?? []).length === 0) break;
-        const began = performance.now();
+        const at = performance.now();
         const found = await read(topic);
-        if (!('failure' in found) || found.failure.code !== 'broker_unknown_destination') {
+        if (!('failure' in found) || found.missing === null) {
           // there now; or another failure (the cluster unreachable, credentials refused), which is the answer as it is
-          settle(topic, () => found);
+          if (!('failure' in found)) recent.delete(topic);
+          const answer: TopicFound = 'failure' in found ? { failure: found.failure } : found;
+          settle(topic, () => answer);
           continue;
         }
-        // still unknown: final for the attempts whose window had passed when this read began
-        const { detail } = found.failure;
-        settle(topic, (w) =>
-          recheckOver(w.attempt, began)
-            ? {
-                failure: {
-                  code: 'broker_unknown_destination',
-                  detail: `${detail} (still unknown to the cluster's metadata ${Math.round(began - (w.attempt.deadline - w.attempt.timeoutMs))} ms after the attempt began)`,
-                },
-              }
-            : undefined,
-        );
+        // still missing: once an attempt's window had passed when this read began, the topic is
+        // remembered missing, and every attempt waiting for it fails as those that come meanwhile will
+        const { missing, failure } = found;
+        if (!(looking.get(topic) ?? []).some((w) => recheckOver(w.attempt, at, missing))) continue;
+        recent.set(topic, { missing, detail: failure.detail, at });
+        settle(topic, (w) => ({ failure: gaveUp(missing, failure.detail, at - began(w.attempt)) }));
       }
     } catch (error) {
       // not expected (each read's failure is a value): the waiters are answered all the same
@@ -126,7 +204,14 @@ export function createTopicRecheck(producer: KafkaProducer, rereadMs = UNKNOWN_T
   };
 
   return {
-    wait(topic, attempt) {
+    wait(topic, attempt, missing) {
+      const now = performance.now();
+      const known = recent.get(topic);
+      if (known !== undefined) {
+        if (known.missing === missing && now - known.at < memoryMs) return Promise.resolve({ failure: remembered(known, now) });
+        // forgotten by now, or what is missing changed (a topic created, its leaders being elected): looked for again
+        recent.delete(topic);
+      }
       return new Promise<TopicFound>((resolve) => {
         const waiting = looking.get(topic);
         if (waiting !== undefined) waiting.push({ attempt, resolve });

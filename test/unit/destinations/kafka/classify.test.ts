@@ -1,6 +1,6 @@
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { classifyKafkaError } from '../../../../src/destinations/kafka/classify.js';
+import { classifyKafkaError, leaderMissing } from '../../../../src/destinations/kafka/classify.js';
 
 /** as the client nests them: "Producing messages failed." > a response error > the protocol error */
 const produceFailed = (inner: Error) =>
@@ -84,5 +84,34 @@ describe("Kafka's errors, classified", () => {
         ]),
       ).detail,
     ).toBe('Connection to 127.0.0.1:9092 failed.: connect ECONNREFUSED 127.0.0.1:9092');
+  });
+});
+
+describe('a partition without a leader, and nothing written: waited for within the attempt', () => {
+  it.each([
+    { name: "the metadata's LEADER_NOT_AVAILABLE", err: produceFailed(new ProtocolError('LEADER_NOT_AVAILABLE')), waited: true },
+    { name: "a produce's NOT_LEADER_OR_FOLLOWER", err: produceFailed(new ProtocolError('NOT_LEADER_OR_FOLLOWER')), waited: true },
+    {
+      name: "no broker in the client's metadata for the partition's leader",
+      err: new NetworkError('Cannot get a connection: the broker is not available in the current cluster metadata.', {
+        hasStaleMetadata: true,
+      }),
+      waited: true,
+    },
+    {
+      name: 'a leader error beside a connection cut in flight (the record may be written)',
+      err: new MultipleErrors('produce failed 2 times.', [
+        new ProtocolError('NOT_LEADER_OR_FOLLOWER'),
+        new NetworkError('Connection closed'),
+      ]),
+      waited: false,
+    },
+    { name: 'the broker down', err: new NetworkError('Connection to 127.0.0.1:9092 failed.'), waited: false },
+    { name: 'not enough replicas', err: produceFailed(new ProtocolError('NOT_ENOUGH_REPLICAS')), waited: false },
+    { name: 'an unknown topic', err: new UserError('Unknown topic payments.'), waited: false },
+  ])('$name: $waited', ({ err, waited }) => {
+    expect(leaderMissing(err)).toBe(waited);
+    // retried either way when the wait is over
+    if (waited) expect(classifyKafkaError(err).code).toBe('broker_unavailable');
   });
 });

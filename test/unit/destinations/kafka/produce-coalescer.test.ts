@@ -1,4 +1,4 @@
-import { MultipleErrors, ProtocolError, UserError } from '@platformatic/kafka';
+import { MultipleErrors, NetworkError, ProtocolError, UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
 import { classifyKafkaError } from '../../../../src/destinations/kafka/classify.js';
 import type { AttemptState } from '../../../../src/destinations/kafka/produce-batch.js';
@@ -186,5 +186,47 @@ describe('the Kafka coalescer and a leader that does not know the topic yet', ()
     expect(performance.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(broker.written).toEqual([]);
+  });
+});
+
+describe('the Kafka coalescer and a partition whose leader is moving', () => {
+  it("a produce answered NOT_LEADER_OR_FOLLOWER (the client's second try too) is sent again once the metadata has a leader, written once", async () => {
+    const written: string[] = [];
+    let requests = 0;
+    let reads = 0;
+    const producer = {
+      // the first produce meets the old leader; the metadata then has no leader for two reads
+      metadata: async (options: { forceUpdate?: boolean }) => {
+        if (options.forceUpdate === true && ++reads <= 2)
+          throw new MultipleErrors('Received response with error', [new ProtocolError('LEADER_NOT_AVAILABLE')]);
+        return { topics: new Map([['t', { partitionsCount: 1 }]]) };
+      },
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        await new Promise((r) => setTimeout(r, 2));
+        if (++requests === 1) throw new MultipleErrors('Producing messages failed.', [new ProtocolError('NOT_LEADER_OR_FOLLOWER')]);
+        written.push(...messages.map((m) => m.value.toString()));
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    const c = coalescerOf(producer as unknown as Producer, 10);
+    const produced = await Promise.all(['a', 'b'].map((v) => c.produce('t', record(v), attempt())));
+    expect(produced.map((p) => 'partition' in p)).toEqual([true, true]);
+    expect(written).toEqual(['a', 'b']);
+    expect(requests).toBe(2);
+    expect(reads).toBe(3);
+  });
+
+  it('a request cut in flight is not sent again within the attempt (it may have been written): retried by the backoff', async () => {
+    let requests = 0;
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async () => {
+        requests++;
+        throw new MultipleErrors('Producing messages failed.', [new NetworkError('Connection closed')]);
+      },
+    };
+    const produced = await coalescerOf(producer as unknown as Producer, 10).produce('t', record('a'), attempt());
+    expect(classifyKafkaError((produced as { error: unknown }).error).code).toBe('broker_unavailable');
+    expect(requests).toBe(1);
   });
 });

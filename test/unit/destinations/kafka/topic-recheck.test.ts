@@ -1,7 +1,7 @@
-import { NetworkError, UserError } from '@platformatic/kafka';
+import { MultipleErrors, NetworkError, ProtocolError, UserError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
 import type { AttemptState } from '../../../../src/destinations/kafka/produce-batch.js';
-import { createTopicRecheck, recheckOver, recheckWindowMs } from '../../../../src/destinations/kafka/topic-recheck.js';
+import { createTopicRecheck, leaderWindowMs, recheckOver, recheckWindowMs } from '../../../../src/destinations/kafka/topic-recheck.js';
 
 type Producer = Parameters<typeof createTopicRecheck>[0];
 
@@ -34,6 +34,19 @@ describe('how long an attempt looks for a topic the cluster calls unknown', () =
   });
 });
 
+describe('how long an attempt waits for a partition without a leader: while its record could still be sent once one is elected', () => {
+  it.each([
+    { timeoutMs: 30_000, windowMs: 29_000 },
+    { timeoutMs: 10_000, windowMs: 9_000 },
+    { timeoutMs: 2_000, windowMs: 1_000 },
+    { timeoutMs: 1_000, windowMs: 500 },
+  ])('an attempt of $timeoutMs ms: $windowMs ms (all but the 1 s, or half the time, a produce is given)', ({ timeoutMs, windowMs }) => {
+    expect(leaderWindowMs(timeoutMs)).toBe(windowMs);
+    expect(recheckOver(attemptAt(1_000_000, timeoutMs, windowMs - 1), 1_000_000, 'leaderless')).toBe(false);
+    expect(recheckOver(attemptAt(1_000_000, timeoutMs, windowMs), 1_000_000, 'leaderless')).toBe(true);
+  });
+});
+
 /**
  * A stand-in for the client's metadata (the real broker's paths are in
  * test/destinations/kafka.test.ts): the topic unknown for the first `unknownReads` reads, then
@@ -57,21 +70,24 @@ describe('looking for a topic the cluster calls unknown', () => {
     const { producer, reads } = appearingAfter(3);
     const recheck = createTopicRecheck(producer, 10);
     const now = performance.now();
-    const found = await Promise.all([recheck.wait('t', attemptAt(now, 10_000)), recheck.wait('t', attemptAt(now, 10_000))]);
+    const found = await Promise.all([
+      recheck.wait('t', attemptAt(now, 10_000), 'unknown'),
+      recheck.wait('t', attemptAt(now, 10_000), 'unknown'),
+    ]);
     expect(found).toEqual([{ partitionsCount: 3 }, { partitionsCount: 3 }]);
     expect(reads).toHaveLength(4);
     expect(reads.every((r) => r.forceUpdate === true)).toBe(true);
   });
 
-  it("a topic still unknown once a read begins after the attempt's window is final, with the reason; each attempt by its own window", async () => {
+  it("a topic still unknown once a read begins after the first attempt's window is final, with the reason, for every attempt waiting", async () => {
     const { producer } = appearingAfter(Number.POSITIVE_INFINITY);
     const recheck = createTopicRecheck(producer, 20);
     const started = performance.now();
     const settled: number[] = [];
     const timed = (p: Promise<unknown>) => p.then((v) => (settled.push(performance.now() - started), v));
     const [short, long] = await Promise.all([
-      timed(recheck.wait('t', attemptAt(started, 400))),
-      timed(recheck.wait('t', attemptAt(started, 1_000))),
+      timed(recheck.wait('t', attemptAt(started, 400), 'unknown')),
+      timed(recheck.wait('t', attemptAt(started, 1_000), 'unknown')),
     ]);
     for (const found of [short, long])
       expect(found).toMatchObject({
@@ -80,16 +96,61 @@ describe('looking for a topic the cluster calls unknown', () => {
           detail: expect.stringMatching(/^Unknown topic t\. \(still unknown to the cluster's metadata \d+ ms after the attempt began\)$/),
         },
       });
-    const [first = 0, second = 0] = settled;
-    expect(first).toBeGreaterThanOrEqual(200);
-    expect(first).toBeLessThan(400);
-    expect(second).toBeGreaterThanOrEqual(500);
-    expect(second).toBeLessThan(1_000);
+    // the short attempt's window (200 ms) decides for both: the topic is remembered missing
+    for (const ms of settled) {
+      expect(ms).toBeGreaterThanOrEqual(200);
+      expect(ms).toBeLessThan(400);
+    }
+  });
+
+  it('a topic looked for in vain through a whole window is remembered: the next attempt fails at once, without a read, until the memory ends', async () => {
+    const { producer, reads } = appearingAfter(Number.POSITIVE_INFINITY);
+    const recheck = createTopicRecheck(producer, 10, 300);
+    const first = await recheck.wait('t', attemptAt(performance.now(), 100), 'unknown');
+    expect(first).toMatchObject({ failure: { code: 'broker_unknown_destination' } });
+    const readsThen = reads.length;
+    const started = performance.now();
+    const next = await recheck.wait('t', attemptAt(started, 10_000), 'unknown');
+    expect(performance.now() - started).toBeLessThan(50);
+    expect(next).toMatchObject({
+      failure: {
+        code: 'broker_unknown_destination',
+        detail: expect.stringMatching(
+          /^Unknown topic t\. \(unknown to the cluster's metadata for an attempt's whole window until \d+ ms ago, and to this attempt's request\)$/,
+        ),
+      },
+    });
+    expect(reads).toHaveLength(readsThen);
+    // an attempt that met something else (a partition without a leader) is not failed by the memory: looked for again (here still unknown, final after its window)
+    const other = createTopicRecheck(producer, 10, 300);
+    await other.wait('t', attemptAt(performance.now(), 100), 'unknown');
+    const leaderless = other.wait('t', attemptAt(performance.now(), 400), 'leaderless');
+    expect(await leaderless).toMatchObject({ failure: { code: 'broker_unknown_destination' } });
+    // the memory over: a whole window again
+    await new Promise((r) => setTimeout(r, 320));
+    const later = performance.now();
+    await recheck.wait('t', attemptAt(later, 100), 'unknown');
+    expect(performance.now() - later).toBeGreaterThanOrEqual(50);
+  });
+
+  it('a topic found forgets its memory', async () => {
+    let there = false;
+    const producer = {
+      metadata: async () => {
+        if (!there) throw new UserError('Unknown topic t.');
+        return { topics: new Map([['t', { partitionsCount: 1 }]]) };
+      },
+    } as unknown as Producer;
+    const recheck = createTopicRecheck(producer, 10, 60_000);
+    expect(await recheck.wait('t', attemptAt(performance.now(), 100), 'unknown')).toHaveProperty('failure');
+    there = true;
+    // the attempt's own request met a leaderless partition of the topic, now created: looked for, found
+    expect(await recheck.wait('t', attemptAt(performance.now(), 10_000), 'leaderless')).toEqual({ partitionsCount: 1 });
   });
 
   it('another failure (the cluster unreachable) ends the look with that reason, retried', async () => {
     const { producer, reads } = appearingAfter(1, () => new NetworkError('Connection to 127.0.0.1:9092 failed.'));
-    const found = await createTopicRecheck(producer, 10).wait('t', attemptAt(performance.now(), 10_000));
+    const found = await createTopicRecheck(producer, 10).wait('t', attemptAt(performance.now(), 10_000), 'unknown');
     expect(found).toMatchObject({ failure: { code: 'broker_unavailable' } });
     expect(reads).toHaveLength(1);
   });
@@ -97,9 +158,46 @@ describe('looking for a topic the cluster calls unknown', () => {
   it('an attempt that ended meanwhile is settled and no read is made for it', async () => {
     const { producer, reads } = appearingAfter(Number.POSITIVE_INFINITY);
     const attempt = attemptAt(performance.now(), 10_000);
-    const waiting = createTopicRecheck(producer, 30).wait('t', attempt);
+    const waiting = createTopicRecheck(producer, 30).wait('t', attempt, 'unknown');
     attempt.abandoned = true;
     expect(await waiting).toMatchObject({ failure: { code: 'broker_unavailable', timedOut: true } });
     expect(reads).toHaveLength(0);
+  });
+});
+
+/** as the client answers a Metadata request whose topic has a partition without a leader */
+const noLeader = () =>
+  new MultipleErrors('Received response with error while executing API Metadata(v12)', [new ProtocolError('LEADER_NOT_AVAILABLE')]);
+
+describe('waiting for a partition without a leader (an election in progress)', () => {
+  it('reads the metadata again until every partition has a leader', async () => {
+    const { producer, reads } = appearingAfter(4, noLeader);
+    const found = await createTopicRecheck(producer, 10).wait('t', attemptAt(performance.now(), 10_000), 'leaderless');
+    expect(found).toEqual({ partitionsCount: 3 });
+    expect(reads).toHaveLength(5);
+  });
+
+  it('still leaderless once the attempt has only the time a produce is given: not sent, retried, with the reason; remembered', async () => {
+    const { producer, reads } = appearingAfter(Number.POSITIVE_INFINITY, noLeader);
+    const recheck = createTopicRecheck(producer, 20);
+    const started = performance.now();
+    // a 1 s attempt: it waits 500 ms (the other half is its record's send floor)
+    const found = await recheck.wait('t', attemptAt(started, 1_000), 'leaderless');
+    const tookMs = performance.now() - started;
+    expect(found).toMatchObject({
+      failure: {
+        code: 'broker_unavailable',
+        detail: expect.stringMatching(
+          /^LEADER_NOT_AVAILABLE: .* \(no leader in the cluster's metadata \d+ ms after the attempt began; not sent\)$/,
+        ),
+      },
+    });
+    expect(tookMs).toBeGreaterThanOrEqual(500);
+    expect(tookMs).toBeLessThan(1_000);
+    const readsThen = reads.length;
+    expect(await recheck.wait('t', attemptAt(performance.now(), 10_000), 'leaderless')).toMatchObject({
+      failure: { code: 'broker_unavailable', detail: expect.stringMatching(/nor for this attempt's request; not sent\)$/) },
+    });
+    expect(reads).toHaveLength(readsThen);
   });
 });
