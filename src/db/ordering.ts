@@ -922,8 +922,8 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      * only while the claim was still this activity's).
      */
     async release(deliveryId: string, opts: ReleaseOptions = {}): Promise<Release> {
-      // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease)
-      // (not the chain's release of an attempt it made, nor a retried one: endedAfter's look is the transaction's)
+      // most ends of ordered deliveries wake, claim and write nothing: one statement (quickRelease);
+      // a retried release looks further than the next holding delivery (endedAfter), in the transaction
       const quick = opts.ended === true || opts.retried === true ? undefined : await quickRelease(db, deliveryId);
       if (quick) return quick;
       return db.transaction(async (trx) => {
