@@ -43,14 +43,14 @@ const destinations = createDestinations({
   kafkaProduce: process.env.KAFKA_PRODUCE === 'single' ? 'single' : 'coalesced',
   // AWS_SQS_SEND as the worker reads it (unset: direct)
   awsSqsSend: AWS_SQS_SENDS.find((s) => s === process.env.AWS_SQS_SEND) ?? 'direct',
-  // AWS_SQS_BATCH as the worker reads it (unset: off)
-  awsSqsBatch: /^(1|true|yes|on)$/i.test(process.env.AWS_SQS_BATCH ?? ''),
+  // AWS_SQS_BATCH as the worker reads it (unset: on)
+  awsSqsBatch: !/^(0|false|no|off)$/i.test(process.env.AWS_SQS_BATCH ?? ''),
 });
 // the targets named `sqs-sdk-signer` and `sqs-sdk` go the other two SQS ways (the direct POST signed by
 // the SDK's signer; the SDK's send()): the SQS ways A/B in the same blocks
 const sdkSignerSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'direct-sdk-signer' });
 const sdkSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'sdk' });
-// the target named `sqs-batch`: the direct POST with AWS_SQS_BATCH on, beside `sqs` (off unless set) in the same blocks
+// the target named `sqs-batch`: the direct POST with AWS_SQS_BATCH on, beside `sqs` (AWS_SQS_BATCH=off for the A/B) in the same blocks
 const batchSqs = createDestinations({ addressPolicy: createAddressPolicy(), awsSqsSend: 'direct', awsSqsBatch: true });
 const OTHER_WAYS: Record<string, typeof destinations> = { 'sqs-sdk': sdkSqs, 'sqs-sdk-signer': sdkSignerSqs, 'sqs-batch': batchSqs };
 const destinationsOf = (name: string) => OTHER_WAYS[name] ?? destinations;

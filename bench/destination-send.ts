@@ -15,8 +15,8 @@ import type { BenchDestinations } from './e2e-bench.js';
 //   (starts a receiver, fauxqs and Kafka itself; Kafka's jars: scripts/tools/brokers.sh kafka)
 //   DESTINATION_SEND_ONLY=http,sqs,sqs-sdk-signer,sqs-sdk: SQS's direct POST signed by us, the same signed
 //   by the SDK's signer, and the SDK's send() (AWS_SQS_SEND) side by side
-//   DESTINATION_SEND_ONLY=sqs,sqs-batch ... 50: the direct POST with AWS_SQS_BATCH off and on side by
-//   side (batches form only beyond 4 requests in flight: give a concurrency well above, 50)
+//   AWS_SQS_BATCH=off DESTINATION_SEND_ONLY=sqs,sqs-batch ... 50: the direct POST with AWS_SQS_BATCH off
+//   and on side by side (batches form only beyond 4 requests in flight: give a concurrency well above, 50)
 
 const run = promisify(execFile);
 const CHILD = fileURLToPath(new URL('./destination-send-child.ts', import.meta.url));

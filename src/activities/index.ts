@@ -5,7 +5,7 @@ import { backoffDelayMs, noopLogger, validateBackoff, type ActivityDeps } from '
 import { withFailureMapping } from './failures.js';
 import { createFinishEvent } from './finish-event.js';
 import { createPrepare } from './prepare.js';
-import { createOrderingRelease, createOrderingTurn } from './ordering.js';
+import { createOrderingRelease, createOrderingTurn, releasingDeliver } from './ordering.js';
 import { createFilterForecast } from './filter-forecast.js';
 import { createSequenceJudge } from './sequence-judge.js';
 import { createExpressionCache } from '../content/expression-cache.js';
@@ -50,7 +50,11 @@ export function createActivities(deps: ActivityDeps): FanoutActivities {
         now: deps.now ?? Date.now,
       }),
     ),
-    deliver: withFailureMapping(delivery.deliver),
+    // ORDERING_HANDOFF off (the rollout, docs/ordering.md) leaves every release to the run, as a
+    // worker of the release before does
+    deliver: withFailureMapping(
+      deps.orderingHandoff === false ? delivery.deliver : releasingDeliver(delivery.deliver, { repos: deps.repos, logger }),
+    ),
     finishEvent: withFailureMapping(createFinishEvent({ repos: deps.repos, metrics: deps.metrics, logger, now: deps.now ?? Date.now })),
     orderingTurn: withFailureMapping(createOrderingTurn({ repos: deps.repos, metrics: deps.metrics, logger, judge })),
     orderingRelease: withFailureMapping(

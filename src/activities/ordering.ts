@@ -71,6 +71,30 @@ export function createOrderingTurn({ repos, logger, judge }: OrderingDeps & { ju
 }
 
 /**
+ * The deliver activity of an ordered delivery whose run lets it release the key
+ * (DeliverInput.releases): after a SUCCESS with nothing behind it to wake or claim (most
+ * deliveries, with many keys) the release is one statement here (db/ordering.ts
+ * releaseQuietly), and the run skips its orderingRelease local activity, a round trip between the
+ * workflow and the activity and a marker in its history (issue 41's cost). Anything else, and a
+ * release that fails here, is left to orderingRelease as before (the row's SUCCESS is recorded).
+ */
+export function releasingDeliver(
+  deliver: (input: DeliverInput) => Promise<DeliverResult>,
+  { repos, logger }: Pick<OrderingDeps, 'repos' | 'logger'>,
+): (input: DeliverInput) => Promise<DeliverResult> {
+  return async (input) => {
+    const result = await deliver(input);
+    if (input.releases !== true || result.status !== 'SUCCESS') return result;
+    try {
+      return (await repos.ordering.releaseQuietly(input.deliveryId)) ? { ...result, released: true } : result;
+    } catch (err) {
+      logger.debug({ deliveryId: input.deliveryId, err: describeError(err) }, 'ordered delivery: its run releases it');
+      return result;
+    }
+  };
+}
+
+/**
  * What a handed-off attempt did: ended its delivery (SUCCESS, or FAILED written by the activity),
  * failed and is retried by the run (an attempt recorded, its delay decided by the activity), or
  * nothing the run should not do again itself (a limit or a wait deferred it, the database failed,

@@ -118,10 +118,22 @@ export interface DeliverInput {
   maxAttempts: number;
   /** attempts recorded before this run; absent (0) in runs started before it existed */
   priorAttempts?: number;
+  /**
+   * An ordered delivery whose run lets the activity release its key after a SUCCESS with nothing to
+   * wake (DeliverResult.released); absent in runs of workflow code before it, which release it
+   * themselves (orderingRelease)
+   */
+  releases?: true;
 }
 
 export interface DeliverResult {
   status: DeliveryStatus;
+  /**
+   * The delivery ended SUCCESS and the activity released its key, with nothing waiting behind it
+   * to wake or claim (DeliverInput.releases): the run does not call orderingRelease. Absent in
+   * histories before it, and whenever the release is left to the run.
+   */
+  released?: true;
 }
 
 /**

@@ -161,7 +161,7 @@ export interface WorkerConfig extends CommonConfig, DatabaseConfig {
   orderingHandoff: boolean;
   /** AWS_SQS_SEND: how the SQS destinations send (destinations/aws/sqs-direct.ts); `direct` by default */
   awsSqsSend: AwsSqsSend;
-  /** AWS_SQS_BATCH: the direct sends of a busy queue share SendMessageBatch requests (destinations/aws/sqs-direct.ts); off by default */
+  /** AWS_SQS_BATCH: the direct sends of a busy queue share SendMessageBatch requests (destinations/aws/sqs-direct.ts); on by default, off: one SendMessage per send */
   awsSqsBatch: boolean;
 }
 

@@ -239,7 +239,7 @@ export const VARIABLES = {
   /** the SQS destinations' SendMessage: one POST signed by us or by the SDK's signer, or the SDK's send() (AWS_SQS_SENDS) */
   AWS_SQS_SEND: { type: 'enum', values: AWS_SQS_SENDS, default: 'direct' },
   /** the direct SQS sends of a busy queue (MAX_IN_FLIGHT requests in flight) share SendMessageBatch requests (destinations/aws/sqs-direct.ts) */
-  AWS_SQS_BATCH: { type: 'boolean', default: false },
+  AWS_SQS_BATCH: { type: 'boolean', default: true },
 
   // operational events (docs/operations-events.md): every process that records or routes them
   /** the reserved source of the service's own events; no InboundCredential may take it */

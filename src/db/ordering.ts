@@ -937,6 +937,17 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     },
 
     /**
+     * The release of a delivery that ended SUCCESS when it has nothing to write, wake or claim
+     * (quickRelease): true when it is done so, false when it is left to `release`. For the deliver
+     * activity of an ordered delivery (DeliverInput.releases), which then spares its run the
+     * orderingRelease local activity.
+     */
+    async releaseQuietly(deliveryId: string): Promise<boolean> {
+      const quick = await quickRelease(db, deliveryId);
+      return quick !== undefined && !quick.holds && quick.wake === undefined;
+    },
+
+    /**
      * A handed-off attempt's renewal right before its request: true while the claim is still there
      * and its lease has not run out (then it runs `leaseMs` from now); false once the delivery went
      * back to its run (or could have: a lease that ran out), and then no request is made.

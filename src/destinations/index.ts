@@ -19,7 +19,7 @@ export interface DestinationsDeps {
   awsCredentials?: AwsClientsDeps['credentials'];
   /** AWS_SQS_SEND: SQS's SendMessage as one POST signed by us (`direct`, the default) or by the SDK's signer (`direct-sdk-signer`), or through the SDK's send() (`sdk`) */
   awsSqsSend?: AwsSqsSend;
-  /** AWS_SQS_BATCH: the direct sends of a busy queue share SendMessageBatch requests (destinations/aws/sqs-direct.ts); off by default */
+  /** AWS_SQS_BATCH: the direct sends of a busy queue share SendMessageBatch requests (destinations/aws/sqs-direct.ts); on by default */
   awsSqsBatch?: boolean;
   /** KAFKA_PRODUCE: Kafka records of concurrent attempts in one request (the default), or one request each */
   kafkaProduce?: KafkaProduceMode;
@@ -100,7 +100,7 @@ function lazyAws(deps: DestinationsDeps): { load(): Promise<AwsDestinations>; cl
             direct: createSqsDirect({
               addressPolicy: deps.addressPolicy,
               signer: sqsSend === 'direct' ? 'own' : 'sdk',
-              batch: deps.awsSqsBatch ?? false,
+              batch: deps.awsSqsBatch ?? true,
             }),
           }),
     });

@@ -17,6 +17,7 @@ import {
 import type { BackoffSettings } from '../config/settings.js';
 import type {
   DeliverFailureDetails,
+  DeliverResult,
   FanoutActivities,
   FanoutInput,
   FinishedEventStatus,
@@ -127,8 +128,8 @@ export function retryDelayAfterFirstAttempt(err: unknown, backoff: BackoffSettin
  * timer), so retries keep their durable schedule and a failing endpoint does not hold the workflow
  * task. The attempt number in Postgres is the row's count of attempts, so it runs on across both.
  */
-async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings, localFirstAttempt: boolean | undefined) {
-  const input = { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts };
+async function deliverWithPolicy(d: PlannedDelivery, backoff: BackoffSettings, localFirstAttempt: boolean | undefined, releases = false) {
+  const input = { deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts, ...(releases ? { releases } : {}) };
   // a run started by this version says so in its input; one started before asks the patch, at
   // the point where it always did (its history has the marker there, or no marker at all)
   if (!(localFirstAttempt ?? patched(LOCAL_FIRST_ATTEMPT_PATCH))) {
@@ -207,10 +208,14 @@ async function deliverInOrder(
   let failure: { err: unknown } | undefined;
   let result: unknown;
   try {
-    result = handedOff === undefined ? await deliverWithPolicy(d, backoff, localFirstAttempt) : await retryHandedOff(d, backoff, handedOff);
+    result =
+      handedOff === undefined ? await deliverWithPolicy(d, backoff, localFirstAttempt, true) : await retryHandedOff(d, backoff, handedOff);
   } catch (err) {
     failure = { err };
   }
+  // the deliver activity released the key itself, with nothing to wake: no orderingRelease (its
+  // result says so only to this code, which asks it to: histories before it release below)
+  if (failure === undefined && releasedBy(result)) return result;
   const unsettled = failure && !rowSettledBy(failure.err) ? { unsettled: reasonOf(failure.err) } : {};
   const { wake, wakes: more } = await orderingRelease({ deliveryId: d.deliveryId, ...unsettled });
   if (wake) await signalTurn(wake, wakes);
@@ -226,7 +231,12 @@ async function deliverInOrder(
 async function retryHandedOff(d: PlannedDelivery, backoff: BackoffSettings, handedOff: { retryInMs: number }): Promise<unknown> {
   if (handedOff.retryInMs > 0) await sleep(handedOff.retryInMs);
   const { deliver } = proxyActivities<Pick<FanoutActivities, 'deliver'>>(retryActivityOptions(d, backoff));
-  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts });
+  return deliver({ deliveryId: d.deliveryId, maxAttempts: d.maxAttempts, priorAttempts: d.priorAttempts, releases: true });
+}
+
+/** Whether a deliver activity's result says it released its ordered delivery's key (DeliverResult.released). Pure. */
+export function releasedBy(result: unknown): boolean {
+  return (result as Partial<DeliverResult> | undefined)?.released === true;
 }
 
 /** Wakes the run waiting for a delivery's turn (this run itself: its own count). */

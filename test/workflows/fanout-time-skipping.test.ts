@@ -41,6 +41,8 @@ interface Observed {
   failedAt: number[];
   /** whether each attempt ran as a local activity */
   local: boolean[];
+  /** whether each attempt was asked to release its ordered key (DeliverInput.releases) */
+  releases: boolean[];
 }
 
 type DeliverBehaviour = (attempt: number) => Promise<DeliverResult>;
@@ -68,7 +70,9 @@ afterAll(async () => {
 /** Runs one fanout over the given deliveries; each delivery behaves as its function says. */
 async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' | 'endpointId'>; behave: DeliverBehaviour }[]) {
   const planned = deliveries.map((d) => ({ ...d.plan, deliveryId: randomUUID(), endpointId: randomUUID() }));
-  const observed = new Map<string, Observed>(planned.map((p) => [p.deliveryId, { startedAt: [], failedAt: [], attempts: [], local: [] }]));
+  const observed = new Map<string, Observed>(
+    planned.map((p) => [p.deliveryId, { startedAt: [], failedAt: [], attempts: [], local: [], releases: [] }]),
+  );
   const behaviours = new Map<string, DeliverBehaviour>(planned.map((p, i) => [p.deliveryId, deliveries[i]!.behave]));
   const finished: FinishEventInput[] = [];
   const released: OrderingReleaseInput[] = [];
@@ -83,6 +87,7 @@ async function runFanout(deliveries: { plan: Omit<PlannedDelivery, 'deliveryId' 
       seen.startedAt.push(await env.currentTimeMs());
       seen.attempts.push(attempt);
       seen.local.push(info.isLocal);
+      seen.releases.push(input.releases === true);
       try {
         return await behaviours.get(input.deliveryId)!(attempt);
       } catch (err) {
@@ -239,6 +244,31 @@ describe('fanout workflow on a time-skipping server', () => {
       ]),
     );
     expect(run.released).toHaveLength(2);
+  });
+
+  it("an ordered delivery's deliver releases its key when it can: then the run has no orderingRelease of its own", async () => {
+    const plan = { maxAttempts: 3, timeoutSeconds: 10, priorAttempts: 0 };
+    const run = await runFanout([
+      // SUCCESS, released by the activity (nothing waited behind it)
+      {
+        plan: { ...plan, ordering: 'go' as const },
+        behave: () => Promise.resolve({ status: 'SUCCESS' as const, released: true as const }),
+      },
+      // SUCCESS, the release left to the run (something waits behind it: the wake-up, the handoff)
+      { plan: { ...plan, ordering: 'go' as const }, behave: () => Promise.resolve({ status: 'SUCCESS' as const }) },
+      // SUCCESS after a retry (a normal activity), released by it
+      {
+        plan: { ...plan, ordering: 'go' as const },
+        behave: (attempt) => (attempt === 1 ? retryable() : Promise.resolve({ status: 'SUCCESS' as const, released: true as const })),
+      },
+      // not ordered: never asked
+      { plan, behave: () => Promise.resolve({ status: 'SUCCESS' as const }) },
+    ]);
+    const [releasedByDeliver, leftToRun, retried] = run.planned;
+    expect(run.released).toEqual([{ deliveryId: leftToRun!.deliveryId }]);
+    expect(run.observed.map((o) => o.releases)).toEqual([[true], [true], [true, true], [false]]);
+    expect(run.status).toBe('COMPLETED');
+    expect([releasedByDeliver, retried].every((d) => d !== undefined)).toBe(true);
   });
 
   it('deliveries run concurrently, each with its own attempts: one slow retrier does not hold back the others', async () => {

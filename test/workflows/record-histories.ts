@@ -30,6 +30,12 @@ const VERSION = 'local-first-attempt-input';
  * retried shape's delivery was retried by its continuation (`ordered-continuation`).
  */
 const ORDERED_VERSION = 'detached';
+/**
+ * An ordered run whose delivery went at once and whose deliver activity released the key, nothing
+ * waiting behind it (DeliverResult.released): no orderingRelease marker. Its own `it` below, so
+ * recording it alone (`-t 'released by its deliver'`) leaves the older ordered fixtures as they are.
+ */
+const RELEASED_VERSION = 'released-by-deliver';
 
 describe('record fanout histories', () => {
   it('records a success, retries then failure, and a partial fanout', async () => {
@@ -53,6 +59,24 @@ describe('record fanout histories', () => {
       expect(runs).toHaveLength(3);
     } finally {
       await Promise.all([ok.close(), down.close(), gone.close()]);
+      await h.close();
+    }
+  });
+
+  it('records an ordered run alone on its key, released by its deliver', async () => {
+    const h = await startFanoutHarness({ backoff: DEFAULT_BACKOFF });
+    const r = await startReceiver([{ status: 200, body: 'ok' }]);
+    try {
+      const source = 'fixture-ordered-alone';
+      await addEndpoint(h.repos, { source, url: r.url, ordering: { key: 'event.data.key', onFailure: 'Block' }, maxAttempts: 3 });
+      const eventId = await addEvent(h.repos, { source, eventType: 'fixture.recorded', payload: JSON.stringify({ key: 'k', seq: 0 }) });
+      expect(await h.runFanout(eventId)).toBe('COMPLETED');
+      const history = await h.client.workflow.getHandle(eventId).fetchHistory();
+      const fixture = historyToFixture(history);
+      expect(JSON.stringify(fixture)).not.toContain('orderingRelease');
+      await writeFile(new URL(`ordered-alone.${RELEASED_VERSION}.json`, FIXTURES), `${JSON.stringify(fixture, null, 1)}\n`);
+    } finally {
+      await r.close();
       await h.close();
     }
   });

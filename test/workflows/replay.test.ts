@@ -26,7 +26,8 @@ const VERSIONS = ['local-first-attempt', 'local-first-attempt-input'];
 /**
  * Ordered runs that waited for their turn (docs/ordering.md): signalled and delivered by the run
  * (recorded by the build before the handoff), handed off, ended or retried by the run, and left
- * to the key's chain (the run ends after prepare; a retry in a continuation of its own).
+ * to the key's chain (the run ends after prepare; a retry in a continuation of its own); and one
+ * that went at once and whose deliver released its key.
  */
 const ORDERED = [
   'ordered-waited.before-handoff',
@@ -35,6 +36,8 @@ const ORDERED = [
   'ordered-waited.detached',
   'ordered-retried.detached',
   'ordered-continuation.detached',
+  // went at once, its key released by its deliver activity: no orderingRelease of its own
+  'ordered-alone.released-by-deliver',
 ];
 
 /** Replays the fixtures as workflow type `workflowType` (the histories record WebhookFanoutWorkflow). */

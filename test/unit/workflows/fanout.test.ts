@@ -5,6 +5,7 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, Time
 import {
   deliveryActivityOptions,
   localFirstAttemptOptions,
+  releasedBy,
   retryActivityOptions,
   retryDelayAfterFirstAttempt,
   rowSettledBy,
@@ -119,5 +120,19 @@ describe('rowSettledBy', () => {
     ['cancellation', new CancelledFailure('cancelled'), false],
   ])('%s -> %s', (_name, err, expected) => {
     expect(rowSettledBy(err)).toBe(expected);
+  });
+});
+
+// Whether an ordered delivery's run skips its orderingRelease: only when its deliver activity says
+// it released the key (DeliverResult.released); results of histories before it never say so.
+describe('releasedBy', () => {
+  it.each([
+    ['released by the activity', { status: 'SUCCESS', released: true }, true],
+    ['SUCCESS, the release left to the run', { status: 'SUCCESS' }, false],
+    ['PENDING (deferred)', { status: 'PENDING' }, false],
+    ['no result (a handed-off end)', undefined, false],
+    ['not a boolean', { status: 'SUCCESS', released: 'yes' }, false],
+  ])('%s -> %s', (_name, result, expected) => {
+    expect(releasedBy(result)).toBe(expected);
   });
 });
