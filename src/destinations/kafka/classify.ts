@@ -23,8 +23,15 @@ const REFUSED = new Set([
   'UNSUPPORTED_SASL_MECHANISM',
   'ILLEGAL_SASL_STATE',
 ]);
-/** A partition without a leader, or a broker that is no longer its leader: an election in progress (the client marks them stale metadata) */
-const LEADERLESS = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH']);
+/** A Metadata answer's partition without a leader: an election in progress, nothing sent yet */
+const LEADERLESS = new Set(['LEADER_NOT_AVAILABLE']);
+/**
+ * A Produce answer from a broker no longer the leader. Not "nothing written": with acks=all the
+ * leader appends first and waits for its followers; losing leadership meanwhile answers so, and the
+ * follower elected may hold the record (Kafka's Partition.checkEnoughReplicasReachOffset). Our
+ * producer is not idempotent, so sending it again could publish it twice: the delivery's backoff's.
+ */
+const MAYBE_WRITTEN = new Set(['NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH']);
 const THROTTLED = new Set(['THROTTLING_QUOTA_EXCEEDED', 'POLICY_VIOLATION']);
 /**
  * A record the broker will never take as it is (not CORRUPT_MESSAGE: Kafka calls a bad checksum
@@ -45,20 +52,30 @@ function* errorTree(err: unknown, depth = 0): Generator<KafkaErrorLike> {
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** Whether the error holds a connect refused (ECONNREFUSED): no connection was made, so nothing was sent on it. */
+export function connectRefused(err: unknown): boolean {
+  return [...errorTree(err)].some((e) => e.code === 'ECONNREFUSED');
+}
+
 /**
- * Whether a failed produce (or metadata read) met a partition without a leader, and nothing else:
- * a Metadata answer's LEADER_NOT_AVAILABLE, a Produce answer's NOT_LEADER_OR_FOLLOWER (the client
- * has already read the metadata again and sent once more), or the client finding no broker for the
- * partition's leader in its metadata. The record was then not written (refused by the broker, or
- * never sent), so sending it once there is a leader writes it once. Not when the error also holds
- * a network failure or a timeout: a request cut in flight may have been written.
+ * Whether a failed produce (or metadata read) met a partition without a leader before anything
+ * was sent, and nothing else: a Metadata answer's LEADER_NOT_AVAILABLE, or the client finding no
+ * broker for the partition's leader in its metadata (its "not available in the current cluster
+ * metadata"); with `refusedToo`, also a connect refused (a leader named while its listener is not
+ * up yet: only once the attempt waits for a leader, not to wait on a cluster that is down). The
+ * record was then not sent, so sending it once there is a leader writes it once. Not when the error
+ * also holds a Produce answer (NOT_LEADER_OR_FOLLOWER: it may have been written), a network
+ * failure or a timeout (a request cut in flight may have been written).
  */
-export function leaderMissing(err: unknown): boolean {
+export function leaderMissing(err: unknown, refusedToo = false): boolean {
   const all = [...errorTree(err)];
   const stale = (e: KafkaErrorLike) => e.code === 'PLT_KFK_NETWORK' && e.hasStaleMetadata === true;
-  const leaderless = all.some((e) => LEADERLESS.has(text(e.apiId)) || stale(e));
-  const cut = all.some((e) => (e.code === 'PLT_KFK_NETWORK' && !stale(e)) || e.code === 'PLT_KFK_TIMEOUT');
-  return leaderless && !cut;
+  const refused = (e: KafkaErrorLike) => refusedToo && e.code === 'PLT_KFK_NETWORK' && connectRefused(e.cause);
+  const leaderless = all.some((e) => LEADERLESS.has(text(e.apiId)) || stale(e) || refused(e));
+  const sent = all.some(
+    (e) => MAYBE_WRITTEN.has(text(e.apiId)) || (e.code === 'PLT_KFK_NETWORK' && !stale(e) && !refused(e)) || e.code === 'PLT_KFK_TIMEOUT',
+  );
+  return leaderless && !sent;
 }
 
 /**

@@ -14,7 +14,7 @@ import { kafkaRecordParts } from './kafka-record.js';
 import { sendFloorMs } from '../send-batching.js';
 import type { AttemptState, ProduceRecord } from './produce-batch.js';
 import { createProduceCoalescer, type ProduceCoalescer, type Produced } from './produce-coalescer.js';
-import { createTopicRecheck, missingOf, recheckOver, type TopicRecheck } from './topic-recheck.js';
+import { createTopicRecheck, missingOf, recheckOver, type Missing, type TopicRecheck } from './topic-recheck.js';
 
 type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
@@ -160,18 +160,20 @@ export function createKafkaDestination(opts: {
   /**
    * KAFKA_PRODUCE=single: a topic the cluster calls unknown is looked for again (topic-recheck.ts:
    * it may have been created a moment ago; nothing was written), and so is a partition without a
-   * leader (an election in progress), and the record sent again once it is there, if its attempt
-   * still has the time a produce is given (sendFloorMs, the coalescer's rule). A leader that does
-   * not know the topic yet, or is no longer the leader, answers the produce so too: sent again
-   * while the attempt's window lasts, failed with that answer after it.
+   * leader in the metadata (an election in progress: nothing sent), and the record sent again once
+   * it is there, if its attempt still has the time a produce is given (sendFloorMs, the
+   * coalescer's rule). A leader that does not know the topic yet answers the produce so too: sent
+   * again while the attempt's window lasts, failed with that answer after it. A produce answered
+   * NOT_LEADER_OR_FOLLOWER is not sent again (it may be written): the delivery's backoff's.
    */
   const produceOne = async (held: Held, topic: string, record: ProduceRecord, attempt: AttemptState): Promise<Produced> => {
-    for (let rechecked = false; ; rechecked = true) {
+    for (let waited: Missing | null = null; ;) {
       const produced = await sendOne(held.producer, topic, record);
-      const missing = 'error' in produced ? missingOf(produced.error) : null;
+      const missing: Missing | null = 'error' in produced ? missingOf(produced.error, waited === 'leaderless') : null;
       if (missing === null) return produced;
       // missing again after the metadata had it: the leader's answer, as it is once the window has passed
-      if (rechecked && recheckOver(attempt, performance.now(), missing)) return produced;
+      if (waited !== null && recheckOver(attempt, performance.now(), missing)) return produced;
+      waited = missing;
       const found = await held.recheck.wait(topic, attempt, missing);
       if ('failure' in found) return { notSent: found.failure };
       const left = attempt.deadline - performance.now();

@@ -44,6 +44,8 @@ interface Entry {
   /** when the record came (performance.now()) */
   came: number;
   resolve: (produced: Produced) => void;
+  /** what it last waited for (topic-recheck.ts), if it did */
+  waited?: Missing;
 }
 
 interface PartitionLane {
@@ -148,7 +150,10 @@ export function createProduceCoalescer(
       count = metadata.topics.get(topic)?.partitionsCount ?? 0;
       if (count < 1) throw new Error(`the cluster's metadata names no partition of ${topic}`);
     } catch (error) {
-      const missing = missingOf(error);
+      const missing = missingOf(
+        error,
+        entries.some((e) => e.waited === 'leaderless'),
+      );
       if (missing !== null) for (const e of entries) void recheckTopic(topic, lane, e, missing);
       else for (const e of entries) e.resolve({ error });
       return;
@@ -178,6 +183,7 @@ export function createProduceCoalescer(
    * of its window fails it final, a partition still leaderless fails it unsent (retried).
    */
   const recheckTopic = async (topic: string, lane: TopicLane, e: Entry, missing: Missing): Promise<void> => {
+    e.waited = missing;
     const found = await recheck.wait(topic, e.attempt, missing);
     if ('failure' in found) {
       e.resolve({ notSent: found.failure });
@@ -243,10 +249,14 @@ export function createProduceCoalescer(
         return;
       }
       // a leader that does not know the topic yet (its metadata behind the broker's that gave ours),
-      // or a partition whose leader is moving (NOT_LEADER_OR_FOLLOWER after the client's own second
-      // try, or no leader in the metadata it read again): nothing was written, so the record waits
-      // for the topic, or its leader, while its attempt's window lasts
-      const missing = missingOf(error);
+      // or no leader in the metadata the client read again (a connect refused, once the records
+      // wait for a leader): nothing was sent, so the record waits for the topic, or its leader,
+      // while its attempt's window lasts. Not a Produce answered NOT_LEADER_OR_FOLLOWER: it may be
+      // written (acks=all, leadership lost in purgatory), and sending it again could publish it twice
+      const missing = missingOf(
+        error,
+        batch.some((e) => e.waited === 'leaderless'),
+      );
       if (missing !== null) {
         const now = performance.now();
         for (const e of batch) {

@@ -25,21 +25,28 @@ export const UNKNOWN_TOPIC_REREAD_MS = 200;
 /**
  * How long a topic that an attempt looked for through its whole window in vain (unknown, or a
  * partition without a leader) is remembered so, per producer: an attempt that meets it meanwhile
- * fails at once, as the one before (its own request has just met it too), instead of holding its
- * activity slot for the window again. A truly missing topic measured here: 2.04 s and 11 metadata
- * requests per attempt without it. Short, because a topic created (a leader elected) in the
- * meantime is found by the next attempt after it: one remembered as unknown fails final only if
- * its own request, made after the creation, still finds it unknown (the few ms of the gap above).
+ * is answered after one forced read begun at least UNKNOWN_TOPIC_REREAD_MS after its own request
+ * (past the broker's few-ms gap after CreateTopics: a topic created meanwhile is found by it),
+ * instead of holding its activity slot for the whole window again. A truly missing topic measured
+ * here: 2.04 s and 11 metadata requests per attempt without it. Its own request alone is no
+ * answer: it may have met the gap of a topic being created right then (review9 BUG 1).
  */
 export const MISSING_MEMORY_MS = 10_000;
+
+/** At most this many topics remembered per producer (the oldest forgotten first): a bound whatever the endpoints' topic names. */
+export const MISSING_MEMORY_TOPICS = 1_000;
 
 /** What an attempt met: its topic unknown to the cluster's metadata, or a partition of it without a leader. */
 export type Missing = 'unknown' | 'leaderless';
 
-/** What a failed produce or metadata read met that is worth waiting for (nothing was written), or null. */
-export function missingOf(error: unknown): Missing | null {
+/**
+ * What a failed produce or metadata read met that is worth waiting for (nothing was sent), or
+ * null. `forLeader`: the attempt already waits for a leader, so a connect refused (its broker back
+ * in the metadata a moment before its listener) is waited for too.
+ */
+export function missingOf(error: unknown, forLeader = false): Missing | null {
   if (classifyKafkaError(error).code === 'broker_unknown_destination') return 'unknown';
-  return leaderMissing(error) ? 'leaderless' : null;
+  return leaderMissing(error, forLeader) ? 'leaderless' : null;
 }
 
 /**
@@ -80,8 +87,9 @@ export interface TopicRecheck {
    * for an unknown topic, leaderWindowMs for a leaderless partition, from the attempt's start)
    * still finds it missing: an unknown topic is then final (broker_unknown_destination), a
    * leaderless partition retried (broker_unavailable), each saying how long it was looked for. A
-   * topic so looked for in vain less than MISSING_MEMORY_MS before (the same `missing`) fails so at
-   * once, and so do the attempts still waiting for it when that happens.
+   * topic so looked for in vain less than MISSING_MEMORY_MS before (the same `missing`) is answered
+   * so after one read begun UNKNOWN_TOPIC_REREAD_MS or more after this call, unless that read
+   * finds it. Each waiter ends by its own window only, whoever else waits for the topic.
    */
   wait(topic: string, attempt: AttemptState, missing: Missing): Promise<TopicFound>;
 }
@@ -89,6 +97,11 @@ export interface TopicRecheck {
 interface Waiter {
   attempt: AttemptState;
   resolve: (found: TopicFound) => void;
+  missing: Missing;
+  /** when it began to wait (performance.now()), after its own request */
+  since: number;
+  /** what the memory said when it came: its window is then one read, not the whole */
+  remembered: Remembered | undefined;
 }
 
 /** A forced read's answer: the partitions, or the failure and what it says is missing (null: another failure). */
@@ -116,17 +129,17 @@ function gaveUp(missing: Missing, detail: string, ms: number): BrokerFailure {
       };
 }
 
-/** The failure of an attempt that met a topic remembered missing (its own request met it too). */
-function remembered(r: Remembered, now: number): BrokerFailure {
-  const ago = `for an attempt's whole window until ${Math.round(now - r.at)} ms ago`;
-  return r.missing === 'unknown'
+/** The failure of an attempt that met a topic remembered missing: its own request and a read after it met it too. */
+function rememberedFailure(r: Remembered, missing: Missing, detail: string, at: number): BrokerFailure {
+  const ago = `for an attempt's whole window until ${Math.round(at - r.at)} ms before`;
+  return missing === 'unknown'
     ? {
         code: 'broker_unknown_destination',
-        detail: `${r.detail} (unknown to the cluster's metadata ${ago}, and to this attempt's request)`,
+        detail: `${detail} (unknown to the cluster's metadata ${ago} this attempt's request, to it, and to a read after it)`,
       }
     : {
         code: 'broker_unavailable',
-        detail: `${r.detail} (no leader in the cluster's metadata ${ago}, nor for this attempt's request; not sent)`,
+        detail: `${detail} (no leader in the cluster's metadata ${ago} this attempt's request, for it, nor for a read after it; not sent)`,
       };
 }
 
@@ -145,6 +158,13 @@ export function createTopicRecheck(
   const looking = new Map<string, Waiter[]>();
   const recent = new Map<string, Remembered>();
 
+  /** Remembers `topic` missing; forgets the topics remembered too long ago, and the oldest beyond MISSING_MEMORY_TOPICS. */
+  const remember = (topic: string, r: Remembered): void => {
+    recent.delete(topic);
+    recent.set(topic, r);
+    for (const [t, old] of recent) if (r.at - old.at >= memoryMs || recent.size > MISSING_MEMORY_TOPICS) recent.delete(t);
+  };
+
   /** Settles the waiters of `topic` that `settled` answers for, keeps the others waiting. */
   const settle = (topic: string, settled: (w: Waiter) => TopicFound | undefined): void => {
     const still: Waiter[] = [];
@@ -156,15 +176,19 @@ export function createTopicRecheck(
     looking.set(topic, still);
   };
 
-  /** One forced read: the partitions, or the classified failure and what is missing. */
-  const read = async (topic: string): Promise<Read> => {
+  /**
+   * One forced read: the partitions, or the classified failure and what is missing. A refused
+   * connect (to a broker named in the metadata whose listener is not up yet: one restarting) sent
+   * nothing; while a leader is waited for it is one more reason to wait.
+   */
+  const read = async (topic: string, forLeader: boolean): Promise<Read> => {
     try {
       const metadata = await producer.metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true });
       const partitionsCount = metadata.topics.get(topic)?.partitionsCount ?? 0;
       if (partitionsCount > 0) return { partitionsCount };
       return { failure: { code: 'broker_error', detail: `the cluster's metadata names no partition of ${topic}` }, missing: null };
     } catch (error) {
-      return { failure: classifyKafkaError(error), missing: missingOf(error) };
+      return { failure: classifyKafkaError(error), missing: missingOf(error, forLeader) };
     }
   };
 
@@ -180,7 +204,10 @@ export function createTopicRecheck(
         );
         if ((looking.get(topic) ?? []).length === 0) break;
         const at = performance.now();
-        const found = await read(topic);
+        const found = await read(
+          topic,
+          (looking.get(topic) ?? []).some((w) => w.missing === 'leaderless'),
+        );
         if (!('failure' in found) || found.missing === null) {
           // there now; or another failure (the cluster unreachable, credentials refused), which is the answer as it is
           if (!('failure' in found)) recent.delete(topic);
@@ -188,12 +215,20 @@ export function createTopicRecheck(
           settle(topic, () => answer);
           continue;
         }
-        // still missing: once an attempt's window had passed when this read began, the topic is
-        // remembered missing, and every attempt waiting for it fails as those that come meanwhile will
+        // still missing: each waiter whose own window had passed when this read began is answered
+        // (a remembered one: a read begun a re-read's time after its own request), the others
+        // wait on; the topic is remembered missing from this read
         const { missing, failure } = found;
-        if (!(looking.get(topic) ?? []).some((w) => recheckOver(w.attempt, at, missing))) continue;
-        recent.set(topic, { missing, detail: failure.detail, at });
-        settle(topic, (w) => ({ failure: gaveUp(missing, failure.detail, at - began(w.attempt)) }));
+        const over = (w: Waiter): boolean =>
+          recheckOver(w.attempt, at, missing) || (w.remembered?.missing === missing && at - w.since >= rereadMs);
+        if (!(looking.get(topic) ?? []).some(over)) continue;
+        remember(topic, { missing, detail: failure.detail, at });
+        settle(topic, (w) => {
+          if (!over(w)) return undefined;
+          if (recheckOver(w.attempt, at, missing) || w.remembered === undefined)
+            return { failure: gaveUp(missing, failure.detail, at - began(w.attempt)) };
+          return { failure: rememberedFailure(w.remembered, missing, failure.detail, at) };
+        });
       }
     } catch (error) {
       // not expected (each read's failure is a value): the waiters are answered all the same
@@ -205,18 +240,19 @@ export function createTopicRecheck(
 
   return {
     wait(topic, attempt, missing) {
-      const now = performance.now();
-      const known = recent.get(topic);
-      if (known !== undefined) {
-        if (known.missing === missing && now - known.at < memoryMs) return Promise.resolve({ failure: remembered(known, now) });
-        // forgotten by now, or what is missing changed (a topic created, its leaders being elected): looked for again
+      const since = performance.now();
+      let known = recent.get(topic);
+      if (known !== undefined && (known.missing !== missing || since - known.at >= memoryMs)) {
+        // forgotten by now, or what is missing changed (a topic created, its leaders being elected): a whole window again
         recent.delete(topic);
+        known = undefined;
       }
       return new Promise<TopicFound>((resolve) => {
+        const waiter: Waiter = { attempt, resolve, missing, since, remembered: known };
         const waiting = looking.get(topic);
-        if (waiting !== undefined) waiting.push({ attempt, resolve });
+        if (waiting !== undefined) waiting.push(waiter);
         else {
-          looking.set(topic, [{ attempt, resolve }]);
+          looking.set(topic, [waiter]);
           void look(topic);
         }
       });

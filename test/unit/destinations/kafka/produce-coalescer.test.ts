@@ -190,20 +190,18 @@ describe('the Kafka coalescer and a leader that does not know the topic yet', ()
 });
 
 describe('the Kafka coalescer and a partition whose leader is moving', () => {
-  it("a produce answered NOT_LEADER_OR_FOLLOWER (the client's second try too) is sent again once the metadata has a leader, written once", async () => {
+  it('no leader in the metadata: the records wait for one within the attempt, then go in one request, written once', async () => {
     const written: string[] = [];
     let requests = 0;
     let reads = 0;
     const producer = {
-      // the first produce meets the old leader; the metadata then has no leader for two reads
-      metadata: async (options: { forceUpdate?: boolean }) => {
-        if (options.forceUpdate === true && ++reads <= 2)
-          throw new MultipleErrors('Received response with error', [new ProtocolError('LEADER_NOT_AVAILABLE')]);
+      // the metadata has no leader for the first three reads (the assignment's and two forced ones)
+      metadata: async () => {
+        if (++reads <= 3) throw new MultipleErrors('Received response with error', [new ProtocolError('LEADER_NOT_AVAILABLE')]);
         return { topics: new Map([['t', { partitionsCount: 1 }]]) };
       },
       send: async ({ messages }: { messages: { value: Buffer }[] }) => {
-        await new Promise((r) => setTimeout(r, 2));
-        if (++requests === 1) throw new MultipleErrors('Producing messages failed.', [new ProtocolError('NOT_LEADER_OR_FOLLOWER')]);
+        requests++;
         written.push(...messages.map((m) => m.value.toString()));
         return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
       },
@@ -212,8 +210,46 @@ describe('the Kafka coalescer and a partition whose leader is moving', () => {
     const produced = await Promise.all(['a', 'b'].map((v) => c.produce('t', record(v), attempt())));
     expect(produced.map((p) => 'partition' in p)).toEqual([true, true]);
     expect(written).toEqual(['a', 'b']);
-    expect(requests).toBe(2);
-    expect(reads).toBe(3);
+    expect(requests).toBe(1);
+  });
+
+  it('a produce answered NOT_LEADER_OR_FOLLOWER is not sent again within the attempt (acks=all: it may be written): retried by the backoff', async () => {
+    let requests = 0;
+    const producer = {
+      metadata: async () => ({ topics: new Map([['t', { partitionsCount: 1 }]]) }),
+      send: async () => {
+        requests++;
+        throw new MultipleErrors('Producing messages failed.', [new ProtocolError('NOT_LEADER_OR_FOLLOWER')]);
+      },
+    };
+    const produced = await coalescerOf(producer as unknown as Producer, 10).produce('t', record('a'), attempt());
+    expect(classifyKafkaError((produced as { error: unknown }).error).code).toBe('broker_unavailable');
+    expect(requests).toBe(1);
+  });
+
+  it('a connect refused once the records wait for a leader (the broker back in the metadata before its listener): waited for too, sent once', async () => {
+    const written: string[] = [];
+    let requests = 0;
+    let reads = 0;
+    const refused = () =>
+      new NetworkError('Connection to 127.0.0.1:9092 failed.', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' }),
+      });
+    const producer = {
+      metadata: async () => {
+        if (++reads <= 1) throw new MultipleErrors('Received response with error', [new ProtocolError('LEADER_NOT_AVAILABLE')]);
+        return { topics: new Map([['t', { partitionsCount: 1 }]]) };
+      },
+      send: async ({ messages }: { messages: { value: Buffer }[] }) => {
+        if (++requests <= 2) throw new MultipleErrors('Producing messages failed.', [refused()]);
+        written.push(...messages.map((m) => m.value.toString()));
+        return { offsets: [{ topic: 't', partition: 0, offset: BigInt(written.length) }] };
+      },
+    };
+    const produced = await coalescerOf(producer as unknown as Producer, 10).produce('t', record('a'), attempt());
+    expect('partition' in produced).toBe(true);
+    expect(written).toEqual(['a']);
+    expect(requests).toBe(3);
   });
 
   it('a request cut in flight is not sent again within the attempt (it may have been written): retried by the backoff', async () => {
