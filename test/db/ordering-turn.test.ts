@@ -189,6 +189,20 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     return ds;
   }
 
+  /** A handed-off attempt answered 500, recorded as the deliver activity records it (its retry `retryInMs` away). */
+  async function recordFailure(deliveryId: string, retryInMs: number): Promise<void> {
+    const settled = await t.repos.deliveries.recordAttempt(deliveryId, {
+      status: 'PENDING',
+      responseStatus: 500,
+      responseBody: null,
+      error: 'HTTP 500',
+      startedAt: new Date(),
+      durationMs: 5,
+      handoffRetryMs: retryInMs,
+    });
+    expect(settled).not.toBeNull();
+  }
+
   /**
    * run-0 delivered ds[0]; its release claims ds[1], and for each hop past the first the handed-off
    * attempt succeeds and its release(ended) claims the next: the chain stands at ds[hop], claimed.
@@ -362,8 +376,9 @@ describe("the handoff's claim and what the turn check answers after it", () => {
       const failed = ds[hop]!;
       // claimed with no attempt recorded: it may be in flight, a release leaves it to its lease
       expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toBeUndefined();
-      // its handed-off attempt failed (a 500) and was recorded; handoffEnd's 'retry' failed (rolled back)
-      await db('webhook_delivery').where({ id: failed }).update({ attempts: 1 });
+      // its handed-off attempt failed (a 500) and was recorded, with its retry's time (the backoff's
+      // first delay); handoffEnd's 'retry' failed (rolled back)
+      await recordFailure(failed, 2_000);
       // the activity retried: d0's release again finds it and writes what handoffEnd would have
       const again = await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 });
       expect(again).toEqual({
@@ -387,6 +402,22 @@ describe("the handoff's claim and what the turn check answers after it", () => {
       expect(await t.repos.ordering.turn(ds[hop + 1]!, `run-${hop + 1}`, judge, true)).toMatchObject({ turn: 'wait', behind: failed });
     },
   );
+
+  it('a chain whose handed-off attempt was answered with Retry-After and whose handoffEnd failed: the release retried keeps the floor its record wrote', async () => {
+    const ds = await line('floorcut', 'Block', 3, true);
+    await chainTo(ds, 1);
+    const failed = ds[1]!;
+    // the handed-off attempt's record: a 500 whose Retry-After puts its retry 60 s away (the
+    // backoff's first delay is 2 s); handoffEnd's 'retry' then failed (rolled back)
+    await recordFailure(failed, 60_000);
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toMatchObject({
+      deliveryId: failed,
+      retried: true,
+    });
+    const turn = await t.repos.ordering.turn(failed, 'run-1', judge, true);
+    expect(turn).toMatchObject({ turn: 'go', handedOff: { retryInMs: expect.any(Number) } });
+    expect((turn as { handedOff: { retryInMs: number } }).handedOff.retryInMs).toBeGreaterThan(55_000);
+  });
 
   it('a release whose next delivery waits behind another one, while that one is released: no deadlock (the lock out of order is skipped)', async () => {
     // d0 skipped and sent again by a replay (out of order), d1 delivered since, d2 waiting behind
