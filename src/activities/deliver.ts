@@ -180,7 +180,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       if (isTransient(err)) throw deliveryDatabaseUnavailable(err, temporalAttempt);
       // permanent AppErrors are non-retryable at the activity boundary; the workflow settles the row
       if (isAppError(err) && err.kind === 'permanent') throw err;
-      return spendAttemptOnInternalError(input, err);
+      return spendAttemptOnInternalError(input, err, keepsClaim !== undefined);
     }
   }
 
@@ -209,7 +209,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
    * Temporal's retries. When even recording the attempt fails that way, the failure is final at
    * once: the workflow settles the row FAILED with the reason.
    */
-  async function spendAttemptOnInternalError(input: DeliverInput, err: unknown): Promise<DeliverResult> {
+  async function spendAttemptOnInternalError(input: DeliverInput, err: unknown, handedOff: boolean): Promise<DeliverResult> {
     const error = `internal error: ${describeError(err)}`;
     const log = { deliveryId: input.deliveryId, code: isAppError(err) ? err.code : 'internal' };
     logger.error({ ...log, err }, 'internal error in the deliver activity; it spends an attempt');
@@ -222,6 +222,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       code: 'delivery_internal_error',
       statusClass: 'internal',
       recordFailed: (recordErr) => failRecordingInternalError(recordErr, error, log),
+      handedOff,
     });
   }
 
@@ -236,16 +237,30 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     maxAttempts: number,
     error: string,
     log: object,
-    how: { code: 'delivery_attempt_failed' | 'delivery_internal_error'; statusClass: string; recordFailed?: (err: unknown) => never },
+    how: {
+      code: 'delivery_attempt_failed' | 'delivery_internal_error';
+      statusClass: string;
+      recordFailed?: (err: unknown) => never;
+      /** an ordered key's handoff: its retry's time goes into the row with the attempt (below) */
+      handedOff: boolean;
+    },
   ): Promise<DeliverResult> {
     const final = attempt >= maxAttempts;
-    const result = { responseStatus: null, responseBody: null, error, startedAt: new Date(), durationMs: null };
+    const retryDelayMs = backoffDelayMs(backoff, attempt);
+    const result = {
+      responseStatus: null,
+      responseBody: null,
+      error,
+      startedAt: new Date(),
+      durationMs: null,
+      ...(how.handedOff && !final ? { handoffRetryMs: retryDelayMs } : {}),
+    };
     const recording = record(delivery.id, { ...result, status: final ? 'FAILED' : 'PENDING' }, { ...log, attempt });
     const settled = await (how.recordFailed ? recording.catch(how.recordFailed) : recording);
     if (!settled) return currentStatus(delivery.id);
     const answer = { responseStatus: null, statusClass: how.statusClass };
     if (final) throw finalDeliveryFailure(how.code === 'delivery_internal_error' ? how.code : 'delivery_attempts_exhausted', error, answer);
-    throw retryableDeliveryFailure(how.code, error, answer, backoffDelayMs(backoff, attempt));
+    throw retryableDeliveryFailure(how.code, error, answer, retryDelayMs);
   }
 
   /** The attempt of an internal error could not be recorded: an outage is retried, anything else is final. */
@@ -323,6 +338,7 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       return spendAttempt(delivery, attempt, input.maxAttempts, shaped.retryable, log, {
         code: 'delivery_attempt_failed',
         statusClass: 'timeout',
+        handedOff: keepsClaim !== undefined,
       });
     }
     if ('error' in shaped) return failWithoutRequest(delivery, shaped, log);
@@ -399,7 +415,20 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
     }
 
     const final = outcome.kind === 'permanent' || attempt >= input.maxAttempts;
-    const settled = await record(delivery.id, { ...answer, status: final ? 'FAILED' : 'PENDING', error: outcome.error }, outcomeLog);
+    // The delay follows the endpoint's attempt number (Temporal's own backoff would follow its
+    // attempt number, database retries included). Retry-After is a floor on it, capped so an
+    // endpoint can't park the run.
+    const delay = backoffDelayMs(backoff, attempt);
+    const retryDelayMs =
+      outcome.retryAfterMs === undefined ? delay : Math.min(Math.max(outcome.retryAfterMs, delay), backoff.maximumIntervalMs);
+    // a handed-off attempt's retry time goes into its row with the attempt: should the chain's
+    // 'retry' be lost after it, the release that finds it keeps the floor (docs/ordering.md)
+    const handoffRetry = keepsClaim && !final ? { handoffRetryMs: retryDelayMs } : {};
+    const settled = await record(
+      delivery.id,
+      { ...answer, status: final ? 'FAILED' : 'PENDING', error: outcome.error, ...handoffRetry },
+      outcomeLog,
+    );
     if (!settled) return currentStatus(delivery.id);
     if (settled.autoDisabled) {
       metrics.endpointAutoDisables.inc({ endpoint: endpoint.name });
@@ -416,12 +445,6 @@ export function createDeliver({ repos, destinations, metrics, logger, backoff, h
       throw finalDeliveryFailure(code, outcome.error, details);
     }
     logger.info({ ...outcomeLog, error: outcome.error }, 'delivery attempt failed, will retry');
-    // The delay follows the endpoint's attempt number (Temporal's own backoff would follow its
-    // attempt number, database retries included). Retry-After is a floor on it, capped so an
-    // endpoint can't park the run.
-    const delay = backoffDelayMs(backoff, attempt);
-    const retryDelayMs =
-      outcome.retryAfterMs === undefined ? delay : Math.min(Math.max(outcome.retryAfterMs, delay), backoff.maximumIntervalMs);
     throw retryableDeliveryFailure('delivery_attempt_failed', outcome.error, details, retryDelayMs);
   }
 }

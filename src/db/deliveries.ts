@@ -26,6 +26,13 @@ export interface AttemptResult {
   requestBody?: string | null;
   /** what the broker answered to an acknowledged publish (a message id, a partition and offset, a sequence) */
   receipt?: Receipt | null;
+  /**
+   * A handed-off attempt of an ordered key (docs/ordering.md, "The handoff") that failed and is
+   * retried: its run retries it this long from now (the backoff's delay, Retry-After as a floor).
+   * Written with the attempt, as the claim's lease (the request is over, the lease fences nothing
+   * more), so that a release that finds the chain's 'retry' not written keeps that floor.
+   */
+  handoffRetryMs?: number;
 }
 
 /** A settled attempt; autoDisabled: its FAILED was the one that reached the endpoint's threshold. */
@@ -75,13 +82,16 @@ const endpointDisabledSelect = (which: string, by: string, run: string): string 
 const ATTEMPTS_SQL = `WITH input AS (
    SELECT * FROM jsonb_to_recordset(:rows::jsonb) AS i(
      ord int, id uuid, status text, outcome text, "responseStatus" int, "responseBody" text, error text,
-     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text, receipt jsonb)),
+     "startedAt" timestamptz, "durationMs" int, held boolean, counts boolean, "requestBody" text, receipt jsonb,
+     "handoffRetryMs" float8)),
  updated AS (
    UPDATE webhook_delivery d
       SET status = i.status, attempts = d.attempts + 1,
           last_response_status = i."responseStatus", last_response_body = i."responseBody", last_error = i.error,
           last_attempt_at = now(), completed_at = CASE WHEN i.status = 'PENDING' THEN NULL ELSE now() END,
-          redrive_on_enable = i.held, updated_at = now()
+          redrive_on_enable = i.held, updated_at = now(),
+          ordering_handoff_until = CASE WHEN i."handoffRetryMs" IS NOT NULL AND d.ordering_handoff = 'claimed'
+                                        THEN now() + make_interval(secs => i."handoffRetryMs" / 1000) ELSE d.ordering_handoff_until END
      FROM input i
     WHERE d.id = i.id AND d.status = 'PENDING'
  RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, i.ord, i.status, i.outcome, i."startedAt", i."durationMs",
@@ -137,7 +147,9 @@ const ATTEMPT_SQL = `WITH updated AS (
       SET status = :status, attempts = attempts + 1,
           last_response_status = :responseStatus, last_response_body = :responseBody, last_error = :error,
           last_attempt_at = now(), completed_at = CASE WHEN :status = 'PENDING' THEN NULL ELSE now() END,
-          redrive_on_enable = :held, updated_at = now()
+          redrive_on_enable = :held, updated_at = now(),
+          ordering_handoff_until = CASE WHEN :handoffRetryMs::float8 IS NOT NULL AND ordering_handoff = 'claimed'
+                                        THEN now() + make_interval(secs => :handoffRetryMs::float8 / 1000) ELSE ordering_handoff_until END
     WHERE id = :id AND status = 'PENDING'
  RETURNING id, endpoint_id, event_id, attempts, status, last_response_status AS "responseStatus", last_error AS error,
            redrive_on_enable AS held),
@@ -400,6 +412,7 @@ export function createDeliveryRepository(db: Db, operations: OperationsEventsSet
       counts: r.status !== 'PENDING' && r.skipped === undefined,
       requestBody: r.requestBody ?? null,
       receipt: r.receipt ?? null,
+      handoffRetryMs: r.handoffRetryMs ?? null,
     }));
     const settled: Array<Settled | null> = rows.map(() => null);
     const [one] = rows;

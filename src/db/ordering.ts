@@ -874,13 +874,17 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     // after it waits behind yet (an event not prepared yet): strandedAfter has no way there
     const found = (n && (await strandedAfter(trx, r, n))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
     if (found && 'retry' in found) {
-      // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key
+      // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key.
+      // Its attempt's record wrote the retry's time as the claim's lease (AttemptResult.handoffRetryMs:
+      // the backoff's delay, Retry-After as a floor), kept when later than the first delay from now
       const s = found.retry;
       await trx('webhook_delivery')
         .where({ id: s.id })
         .update({
           ordering_handoff: 'retry',
-          ordering_handoff_until: trx.raw('now() + make_interval(secs => ?)', [(opts.retryInMs ?? 0) / 1000]),
+          ordering_handoff_until: trx.raw('greatest(ordering_handoff_until, now() + make_interval(secs => ?))', [
+            (opts.retryInMs ?? 0) / 1000,
+          ]),
           ordering_waiting_since: trx.fn.now(),
         });
       const wake = s.ordering_waiter ? { wake: { workflowId: s.ordering_waiter, deliveryId: s.id } } : {};

@@ -5,7 +5,7 @@ import { eventually } from '../support/wait.js';
 import { screenshot } from './support/browser.js';
 import { consoleStack } from './support/console-stack.js';
 import { heading } from './support/sign-in.js';
-import { failingTokenEndpoint, oauth2Endpoint, oauth2Secret } from './support/token-endpoint.js';
+import { tokenUnavailableSource } from './support/token-endpoint.js';
 
 // What an SRE meets in the console when a receiver breaks (docs/console.md), each checked in
 // Debian's chromium against dev mode as `npm start` runs it: the overview's count charts, the
@@ -144,17 +144,8 @@ describe('web console when a receiver breaks', () => {
 
   it('a PENDING delivery of an endpoint whose OAuth2 token endpoint is unavailable says so: its host, since when and what failed, as text; never a secret', async () => {
     // the token endpoint answers 503 with words of its own, markup included; the receiver is never reached
-    const idp = await failingTokenEndpoint(503, 'temporarily_unavailable', '<b>x</b> maintenance');
-    const receiver = await startReceiver([{ status: 200, body: 'ok' }]);
-    onTestFinished(async () => {
-      await Promise.all([idp.close(), receiver.close()]);
-    });
     const secret = 'the-client-secret-4711';
-    const s = await stack.source(
-      'token-down',
-      { partner: oauth2Endpoint(`${receiver.url}/hooks`, `${idp.url}/oauth/token`) },
-      { secrets: oauth2Secret(secret) },
-    );
+    const { s, idp, receiver } = await tokenUnavailableSource(stack, 'token-down', { description: '<b>x</b> maintenance', secret });
     const eventId = await s.send({ id: 'token-down-1', type: 'order.created' });
     // what the worker wrote when the token endpoint failed the delivery (db/endpoints.ts recordTokenUnavailable)
     const row = await eventually(async () => {
@@ -250,16 +241,11 @@ describe('web console when a receiver breaks', () => {
   }, 120_000);
 
   it('an endpoint whose token endpoint was unavailable, then answers 400 invalid_scope, reads neither WAITING nor "unavailable": its deliveries FAIL on that', async () => {
-    const idp = await failingTokenEndpoint(503, 'temporarily_unavailable', 'maintenance');
-    const receiver = await startReceiver([{ status: 200, body: 'ok' }]);
-    onTestFinished(async () => {
-      await Promise.all([idp.close(), receiver.close()]);
+    const { s, idp, receiver } = await tokenUnavailableSource(stack, 'token-answers', {
+      description: 'maintenance',
+      secret: 'token-answers-secret',
+      endpoint: { maxAttempts: 1 },
     });
-    const s = await stack.source(
-      'token-answers',
-      { partner: { ...oauth2Endpoint(`${receiver.url}/hooks`, `${idp.url}/oauth/token`), maxAttempts: 1 } },
-      { secrets: oauth2Secret('token-answers-secret') },
-    );
     await s.send({ id: 'token-answers-1', type: 'order.created' });
     // the worker wrote the 503 on the endpoint's row
     await eventually(async () => {

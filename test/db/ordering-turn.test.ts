@@ -189,6 +189,20 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     return ds;
   }
 
+  /** A handed-off attempt answered 500, recorded as the deliver activity records it (its retry `retryInMs` away). */
+  async function recordFailure(deliveryId: string, retryInMs: number): Promise<void> {
+    const settled = await t.repos.deliveries.recordAttempt(deliveryId, {
+      status: 'PENDING',
+      responseStatus: 500,
+      responseBody: null,
+      error: 'HTTP 500',
+      startedAt: new Date(),
+      durationMs: 5,
+      handoffRetryMs: retryInMs,
+    });
+    expect(settled).not.toBeNull();
+  }
+
   /**
    * run-0 delivered ds[0]; its release claims ds[1], and for each hop past the first the handed-off
    * attempt succeeds and its release(ended) claims the next: the chain stands at ds[hop], claimed.
@@ -353,6 +367,81 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     },
   );
 
+  it('a quick release racing a turn check that records a wait behind it (no lost wake-up)', async () => {
+    const source = uniqueSource('quick-release-race');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Block' } });
+    const ds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const e = await addEvent(t.repos, { source, payload: `{"seq":${i}}` });
+      ds.push((await t.repos.deliveries.prepareRun(e, `run-${i}`))![0]!.delivery.id);
+    }
+    expect(await t.repos.ordering.firstTurn(ds[0]!, 'run-0', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    const db = t.database.db;
+    // d1's turn check, mid-way: its row locked, d0 read PENDING, its wait behind d0 written, not committed
+    const trx = await db.transaction();
+    await trx.raw('SELECT id FROM webhook_delivery WHERE id = ? FOR UPDATE', [ds[1]!]);
+    await trx('webhook_delivery')
+      .where({ id: ds[1] })
+      .update({ ordering_waiter: 'run-1', ordering_behind: ds[0], ordering_waiting_since: trx.fn.now() });
+    // d0 ends SUCCESS and is released (the quick path) meanwhile
+    await db('webhook_delivery').where({ id: ds[0] }).update({ status: 'SUCCESS', attempts: 1 });
+    let settled = false;
+    const released = t.repos.ordering.release(ds[0]!).then((r) => ((settled = true), r));
+    await new Promise((ok) => setTimeout(ok, 300));
+    expect(settled).toBe(false);
+    await trx.commit();
+    expect(await released).toMatchObject({ holds: false, wake: { workflowId: 'run-1', deliveryId: ds[1] } });
+  });
+
+  it('a quick turn racing a turn check of the next delivery that records a wait for its event (pointed at it)', async () => {
+    const source = uniqueSource('quick-go-race');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: null, onFailure: 'Block' } });
+    const e1 = await addEvent(t.repos, { source, payload: '{"seq":1}' });
+    const e2 = await addEvent(t.repos, { source, payload: '{"seq":2}' });
+    const d2 = (await t.repos.deliveries.prepareRun(e2, 'run-2'))![0]!.delivery.id;
+    const db = t.database.db;
+    // d2's turn check, mid-way: its row locked, e1 seen not prepared, its wait (behind null) written, not committed
+    const trx = await db.transaction();
+    await trx.raw('SELECT id FROM webhook_delivery WHERE id = ? FOR UPDATE', [d2]);
+    await trx('webhook_delivery')
+      .where({ id: d2 })
+      .update({ ordering_waiter: 'run-2', ordering_behind: null, ordering_waiting_since: trx.fn.now() });
+    // e1 is prepared meanwhile and its delivery's first turn asked
+    const d1 = (await t.repos.deliveries.prepareRun(e1, 'run-1'))![0]!.delivery.id;
+    let settled = false;
+    const turn = t.repos.ordering.firstTurn(d1, 'run-1', judge, true).then((r) => ((settled = true), r));
+    await new Promise((ok) => setTimeout(ok, 300));
+    expect(settled).toBe(false);
+    await trx.commit();
+    expect(await turn).toEqual({ turn: 'go', outOfOrder: false });
+    // d2 now waits behind d1, so d1's end wakes it
+    expect(await db('webhook_delivery').where({ id: d2 }).first('ordering_behind')).toEqual({ ordering_behind: d1 });
+    await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+    expect(await t.repos.ordering.release(d1)).toMatchObject({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2 } });
+  });
+
+  it('a chain whose release(ended) failed, with a later delivery of the key prepared but not waiting yet: the retried release ends the stranded one', async () => {
+    const ds = await line('stranded-not-waiting', 'Block', 2, true);
+    const db = t.database.db;
+    await chainTo(ds, 1);
+    const source = (
+      await db('webhook_delivery')
+        .join('webhook_event', 'webhook_event.id', 'webhook_delivery.event_id')
+        .where('webhook_delivery.id', ds[0])
+        .first('webhook_event.source')
+    ).source as string;
+    // a third event of the key, prepared (its delivery in place) but its turn not checked yet
+    const e = await addEvent(t.repos, { source, payload: '{"seq":2}' });
+    const d2 = (await t.repos.deliveries.prepareRun(e, 'run-2'))![0]!.delivery.id;
+    // ds[1]'s handed-off attempt succeeded; its release(ended) failed (rolled back)
+    await db('webhook_delivery').where({ id: ds[1] }).update({ status: 'SUCCESS', attempts: 1 });
+    expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toMatchObject({
+      holds: false,
+      adopted: { deliveryId: ds[1] },
+    });
+    expect(d2).toBeTruthy();
+  });
+
   it.for([1, 2])(
     "a chain whose handed-off attempt failed and whose handoffEnd failed (hop %i): the release retried leaves it to its run's retry at once",
     async (hop) => {
@@ -362,8 +451,9 @@ describe("the handoff's claim and what the turn check answers after it", () => {
       const failed = ds[hop]!;
       // claimed with no attempt recorded: it may be in flight, a release leaves it to its lease
       expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toBeUndefined();
-      // its handed-off attempt failed (a 500) and was recorded; handoffEnd's 'retry' failed (rolled back)
-      await db('webhook_delivery').where({ id: failed }).update({ attempts: 1 });
+      // its handed-off attempt failed (a 500) and was recorded, with its retry's time (the backoff's
+      // first delay); handoffEnd's 'retry' failed (rolled back)
+      await recordFailure(failed, 2_000);
       // the activity retried: d0's release again finds it and writes what handoffEnd would have
       const again = await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 });
       expect(again).toEqual({
@@ -387,6 +477,22 @@ describe("the handoff's claim and what the turn check answers after it", () => {
       expect(await t.repos.ordering.turn(ds[hop + 1]!, `run-${hop + 1}`, judge, true)).toMatchObject({ turn: 'wait', behind: failed });
     },
   );
+
+  it('a chain whose handed-off attempt was answered with Retry-After and whose handoffEnd failed: the release retried keeps the floor its record wrote', async () => {
+    const ds = await line('floorcut', 'Block', 3, true);
+    await chainTo(ds, 1);
+    const failed = ds[1]!;
+    // the handed-off attempt's record: a 500 whose Retry-After puts its retry 60 s away (the
+    // backoff's first delay is 2 s); handoffEnd's 'retry' then failed (rolled back)
+    await recordFailure(failed, 60_000);
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retryInMs: 2_000 })).adopted).toMatchObject({
+      deliveryId: failed,
+      retried: true,
+    });
+    const turn = await t.repos.ordering.turn(failed, 'run-1', judge, true);
+    expect(turn).toMatchObject({ turn: 'go', handedOff: { retryInMs: expect.any(Number) } });
+    expect((turn as { handedOff: { retryInMs: number } }).handedOff.retryInMs).toBeGreaterThan(55_000);
+  });
 
   it('a release whose next delivery waits behind another one, while that one is released: no deadlock (the lock out of order is skipped)', async () => {
     // d0 skipped and sent again by a replay (out of order), d1 delivered since, d2 waiting behind

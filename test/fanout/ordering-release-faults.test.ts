@@ -3,7 +3,7 @@ import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, finishedEvents, orderingWakerOf, uniqueSource, type FanoutHarness } from './support/harness.js';
+import { addEndpoint, finishedEvents, orderingWakerOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
 import {
   continuationOf,
   deliveredOnce,
@@ -164,6 +164,52 @@ describe("the chain's handoffEnd of a failed handed-off attempt fails (its conne
       }
     },
   );
+});
+
+describe("the chain's handoffEnd of a handed-off attempt answered with Retry-After fails", () => {
+  // the retry's time (Retry-After as a floor on the backoff's delay) was known only to the chain's
+  // 'retry'; the retried release wrote the backoff's first delay instead, and the run retried
+  // sooner than the receiver asked. Its own harness: the file's caps a delay at 500 ms.
+  it('GUARANTEE: the run retries it no sooner than the receiver asked', async ({ receiver }) => {
+    const h = await startFanoutHarness({ backoff: { initialIntervalMs: 50, backoffCoefficient: 2, maximumIntervalMs: 20_000 } });
+    try {
+      let failedOnce = false;
+      const { target, ids, ds, endpointId, cut } = await heldKeyLine(h, receiver, 'floorcut', 3, (req) => {
+        if (seqOf(req) === 1 && !failedOnce) {
+          failedOnce = true;
+          return { status: 500, headers: { 'retry-after': '5' } };
+        }
+        return { status: 200 };
+      });
+      const failed = ds[1]!;
+      const handoffEnd = await updateToCut(
+        h,
+        'handoff_end_floor',
+        endpointId,
+        "OLD.ordering_handoff = 'claimed' AND NEW.ordering_handoff = 'retry'",
+        41_004,
+      );
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        await cut(handoffEnd.hold, 1, "the failed delivery's handoffEnd waiting on the test's lock");
+        await handoffEnd.drop();
+        await deliveredOnce(h, failed, 'the failed delivery retried and delivered');
+        const [answered, retried] = target.requests.filter((r) => seqOf(r) === 1);
+        // Retry-After: 5 from the 500's answer (the backoff's first delay is 50 ms)
+        expect(retried!.startedAt - answered!.finishedAt!).toBeGreaterThanOrEqual(4_900);
+        expect(retried!.startedAt - answered!.finishedAt!).toBeLessThan(15_000);
+        expect(await finishedEvents(h, ids, 20_000)).toEqual(ids.map(() => 'COMPLETED'));
+        expect(target.requests.map(seqOf)).toEqual([0, 1, 1, 2]);
+        oneAtATime(target.requests);
+      } finally {
+        await handoffEnd.drop();
+        await waker.stop();
+      }
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 describe('a run waiting for an ordered delivery, terminated by hand', () => {

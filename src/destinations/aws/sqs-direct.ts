@@ -237,6 +237,8 @@ export function createSqsDirect(deps: {
     const left = w.attempt.deadline - now;
     const floor = sendFloorMs(w.attempt.timeoutMs, lane.latencyMs);
     if (left >= floor) return true;
+    // settled: its attempt's end no longer takes it out of the queue
+    w.attempt.signal.removeEventListener('abort', w.onAbort);
     w.resolve({
       notSent:
         `not sent: ${Math.max(0, Math.round(left))} ms of the attempt's time left after ${Math.round(now - w.came)} ms ` +
