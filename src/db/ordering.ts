@@ -134,6 +134,13 @@ export interface Release {
      * still holds its key; its run is told (`wake`).
      */
     retried?: true;
+    /**
+     * Not ended, not attempted: claimed by a chain whose handed-off attempt made no request (a limit
+     * said wait, the rows could not be read) and whose handoffEnd('dropped') failed; the claim was
+     * never renewed, so no request can start. Given back to its run as handoffEnd would have, and
+     * its run is told (`wake`).
+     */
+    dropped?: true;
   };
 }
 
@@ -214,6 +221,8 @@ interface OrderedRow {
   ordering_detached: boolean | null;
   /** ms from now to ordering_handoff_until (negative: past) */
   handoff_in_ms: number | null;
+  /** the claim was renewed right before its request (migration 093): false, no request was made */
+  ordering_handoff_renewed: boolean | null;
   max_attempts: number;
   timeout_seconds: number;
 }
@@ -228,6 +237,7 @@ async function lockOrdered(trx: Knex.Transaction, id: string, skipLocked = false
     skipLocked ? 'ordering.lockIfFree' : 'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
             d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff, d.ordering_detached,
+            d.ordering_handoff_renewed,
             (extract(epoch FROM d.ordering_handoff_until - now()) * 1000)::float8 AS handoff_in_ms,
             ep.name AS endpoint_name, ep.namespace, ep.resource_uid, ep.source, ep.event_type, ep.active, ep.denied_reason,
             ep.ordering_on_failure, ep.ordering_key_cel, ep.filter, ep.max_attempts, ep.timeout_seconds
@@ -372,39 +382,21 @@ async function answerOf(trx: Knex.Transaction, r: OrderedRow, judge: SequenceJud
 }
 
 /**
- * The common path of prepare's turn check, in one statement and no transaction (issue 41's cost):
- * a delivery just put in place, nothing recorded on it yet, whose turn has come (nothing earlier in
- * its sequence holds the key, and no earlier event not prepared yet or delivery not decided yet
- * joins it, as the judge says), and whose next delivery in the sequence, if any, needs no pointing
- * at it (pointNextAt). Undefined for anything else: the caller then asks in a transaction (check).
- *
- * Why "go" needs no lock of its own row: it is read from one snapshot (as `before` reads it), and
- * nothing that held the key in it stops holding and starts again, nor does an earlier event not
- * prepared in it get a delivery that it did not judge; a stale snapshot can only show more that
- * holds the key (then the transaction asks again). The row's lock serialises recording a wait
- * against a release, and this records none. The next delivery is locked (FOR UPDATE, in the same
- * statement) as pointNextAt locks it, so a turn check of it that is recording a wait behind this
- * event finishes first and is seen here (then the transaction points it).
+ * quickGo's write of the key prepare decided (deliveries.prepareRun's deferKeys), in the same
+ * statement: the row as it is after it (coalesce: a retried prepare's key stays). Its row lock is
+ * taken before the next delivery's (n), in the sequence's order, as every release takes them.
  */
-async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge): Promise<boolean> {
-  const res = await prepared<{
-    rows: Array<{
-      endpoint_id: string;
-      ordering_key: string;
-      ordering_key_cel: string | null;
-      filter: string | null;
-      p: string | null;
-      candidates: Candidate[];
-      n_waiter: string | null;
-      n_behind: string | null;
-      id: string;
-    }>;
-  }>(
-    db,
-    'ordering.quickGo',
-    `WITH r AS (
+const KEY_WRITE = `k AS (
+       UPDATE webhook_delivery SET ordering_key = coalesce(ordering_key, :key)
+        WHERE id = :id AND status = 'PENDING' AND ordering_position IS NOT NULL
+       RETURNING id, endpoint_id, status, ordering_key, ordering_position, ordering_skipped, ordering_waiter, ordering_handoff,
+                 ordering_detached),
+     `;
+
+/** quickGo's statement; `keyed`: it writes the key first (KEY_WRITE). */
+const quickGoSql = (keyed: boolean): string => `WITH ${keyed ? KEY_WRITE : ''}r AS (
        SELECT d.id, d.endpoint_id, d.ordering_key, d.ordering_position, ep.source, ep.event_type, ep.ordering_key_cel, ep.filter
-         FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+         FROM ${keyed ? 'k' : 'webhook_delivery'} d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
         WHERE d.id = :id AND d.status = 'PENDING' AND d.ordering_position IS NOT NULL AND d.ordering_key IS NOT NULL
           AND NOT d.ordering_skipped AND d.ordering_waiter IS NULL AND d.ordering_handoff IS NULL AND d.ordering_detached IS NULL
           AND ep.ordering_on_failure IS NOT NULL AND ep.active AND ep.denied_reason IS NULL),
@@ -436,9 +428,42 @@ async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge): Promis
             coalesce((SELECT json_agg(json_build_object('delivery', l.delivery, 'event', l.event) ORDER BY l.position DESC)
                         FROM (SELECT delivery, event, position FROM c ORDER BY position DESC LIMIT :limit) l), '[]'::json) AS candidates,
             (SELECT ordering_waiter FROM n) AS n_waiter, (SELECT ordering_behind FROM n) AS n_behind
-       FROM r`,
-    { id: deliveryId, limit: ORDERING_CANDIDATES_MAX + 1 },
-  );
+       FROM r`;
+
+/**
+ * The common path of prepare's turn check, in one statement and no transaction (issue 41's cost):
+ * a delivery just put in place, nothing recorded on it yet, whose turn has come (nothing earlier in
+ * its sequence holds the key, and no earlier event not prepared yet or delivery not decided yet
+ * joins it, as the judge says), and whose next delivery in the sequence, if any, needs no pointing
+ * at it (pointNextAt). Undefined for anything else: the caller then asks in a transaction (check).
+ *
+ * Why "go" needs no lock of its own row: it is read from one snapshot (as `before` reads it), and
+ * nothing that held the key in it stops holding and starts again, nor does an earlier event not
+ * prepared in it get a delivery that it did not judge; a stale snapshot can only show more that
+ * holds the key (then the transaction asks again). The row's lock serialises recording a wait
+ * against a release, and this records none. The next delivery is locked (FOR UPDATE, in the same
+ * statement) as pointNextAt locks it, so a turn check of it that is recording a wait behind this
+ * event finishes first and is seen here (then the transaction points it).
+ */
+async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge, key?: string): Promise<boolean> {
+  const keyed = key !== undefined;
+  const res = await prepared<{
+    rows: Array<{
+      endpoint_id: string;
+      ordering_key: string;
+      ordering_key_cel: string | null;
+      filter: string | null;
+      p: string | null;
+      candidates: Candidate[];
+      n_waiter: string | null;
+      n_behind: string | null;
+      id: string;
+    }>;
+  }>(db, keyed ? 'ordering.quickGoKeyed' : 'ordering.quickGo', quickGoSql(keyed), {
+    id: deliveryId,
+    limit: ORDERING_CANDIDATES_MAX + 1,
+    ...(keyed ? { key } : {}),
+  });
   const row = res.rows[0];
   if (!row || row.p !== null || row.candidates.length > ORDERING_CANDIDATES_MAX) return false;
   // a waiting next delivery not pointed at this one yet: pointNextAt's work, in the transaction
@@ -559,8 +584,11 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake
   return waitingBehind(await nextHolding(trx, r), r);
 }
 
-/** What a chain left stranded: a delivery its attempt ended, or one its attempt failed (retried by its run). */
-type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
+/**
+ * What a chain left stranded: a delivery its attempt ended, one its attempt failed (retried by its
+ * run), or one its attempt never sent (given back to its run).
+ */
+type Stranded = { ended: OrderedRow } | { retry: OrderedRow } | { dropped: OrderedRow };
 
 /**
  * A delivery that a chain claimed and whose handed-off attempt ended it (recorded: SUCCESS or
@@ -579,7 +607,9 @@ type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
  * on a row with no attempts and the chain makes one request per claim, so that request is over;
  * the release writes what handoffEnd would have, and its run retries it (a chain's handoffEnd that
  * comes late finds the claim gone and changes nothing). A claimed row with no attempt recorded may
- * be in flight: its lease bounds it, as before.
+ * be in flight once its claim was renewed (right before the request): its lease bounds it, as
+ * before; never renewed (`dropped`: its attempt made no request and its handoffEnd('dropped')
+ * failed), a retried release gives it back to its run.
  *
  * Locks: `n` is locked already (nextHolding). The delivery `n` waits behind comes before `n` in the
  * sequence, and a release of it locks it and then `n`: locked here after `n`, the two releases
@@ -588,7 +618,7 @@ type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
  * its own release (which goes on from it) or a moment's turn check, and a stranded delivery missed
  * then waits for its lease and the waker, as before H4. Undefined when there is none.
  */
-async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<Stranded | undefined> {
+async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow, retried: boolean): Promise<Stranded | undefined> {
   const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff'>): boolean =>
     s.ordering_handoff === 'claimed' && s.status !== 'PENDING';
   if (endedUnreleased(n)) {
@@ -599,7 +629,12 @@ async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): 
     // off the common path (a release finds its next delivery claimed only when retried): one
     // statement more, for its attempts
     const row = await lockOrdered(trx, n.id);
-    return row && row.ordering_handoff === 'claimed' && row.status === 'PENDING' && row.attempts > 0 ? { retry: row } : undefined;
+    if (!row || row.ordering_handoff !== 'claimed' || row.status !== 'PENDING') return undefined;
+    if (row.attempts > 0) return { retry: row };
+    // no attempt recorded and the claim never renewed: no request was made, and none can start
+    // once the claim is gone (the renewal requires it). Only a retried release takes it: the chain
+    // that claimed it is that release's attempt before, which has ended
+    return retried && row.ordering_handoff_renewed === false ? { dropped: row } : undefined;
   }
   // the common path: n waits behind r, or on an event not prepared yet
   if (n.ordering_behind === r.id || n.ordering_behind === null) return undefined;
@@ -661,7 +696,8 @@ async function claim(trx: Knex.Transaction, id: string, h: HandoffOptions): Prom
   const leaseSeconds = (n.timeout_seconds * 1000 + h.leaseMarginMs) / 1000;
   await trx.raw(
     `UPDATE webhook_delivery
-        SET ordering_handoff = 'claimed', ordering_handoff_until = now() + make_interval(secs => ?), ordering_waiting_since = now()
+        SET ordering_handoff = 'claimed', ordering_handoff_until = now() + make_interval(secs => ?), ordering_waiting_since = now(),
+            ordering_handoff_renewed = false
       WHERE id = ?`,
     [leaseSeconds, n.id],
   );
@@ -857,7 +893,16 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     const n = await nextHolding(trx, r);
     // a retried release whose chain stopped at the last delivery of its key, or at one that nothing
     // after it waits behind yet (an event not prepared yet): strandedAfter has no way there
-    const found = (n && (await strandedAfter(trx, r, n))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
+    const found = (n && (await strandedAfter(trx, r, n, opts.retried === true))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
+    if (found && 'dropped' in found) {
+      // given back to its run as the chain's handoffEnd('dropped') would have: it delivers it itself
+      const s = found.dropped;
+      await trx('webhook_delivery')
+        .where({ id: s.id })
+        .update({ ordering_handoff: null, ordering_handoff_until: trx.fn.now(), ordering_waiting_since: trx.fn.now() });
+      const wake = s.ordering_waiter ? { wake: { workflowId: s.ordering_waiter, deliveryId: s.id } } : {};
+      return { holds: false, ...ended, adopted: { deliveryId: s.id, ...wake, dropped: true } };
+    }
     if (found && 'retry' in found) {
       // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key.
       // Its attempt's record wrote the retry's time as the claim's lease (AttemptResult.handoffRetryMs:
@@ -911,10 +956,11 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       workflowId: string,
       judge: SequenceJudge = EVERY_EVENT_JOINS,
       takesHandoff = false,
-      opts: { detachTo?: string } = {},
+      opts: { detachTo?: string; key?: string } = {},
     ): Promise<Turn> {
-      // most ordered deliveries go at once: one statement, no transaction (quickGo)
-      if (await quickGo(db, deliveryId, judge)) return { turn: 'go', outOfOrder: false };
+      // most ordered deliveries go at once: one statement, no transaction (quickGo); it writes
+      // the key prepare decided (`key`: deliveries.prepareRun's deferKeys) whatever it answers
+      if (await quickGo(db, deliveryId, judge, opts.key)) return { turn: 'go', outOfOrder: false };
       return check(deliveryId, workflowId, judge, true, takesHandoff, opts.detachTo);
     },
 
@@ -954,7 +1000,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      */
     async renewClaim(deliveryId: string, leaseMs: number): Promise<boolean> {
       const { rowCount } = await db.raw(
-        `UPDATE webhook_delivery SET ordering_handoff_until = now() + make_interval(secs => :seconds)
+        `UPDATE webhook_delivery SET ordering_handoff_until = now() + make_interval(secs => :seconds), ordering_handoff_renewed = true
           WHERE id = :id AND ordering_handoff = 'claimed' AND ordering_handoff_until > now()`,
         { id: deliveryId, seconds: leaseMs / 1000 },
       );

@@ -494,6 +494,35 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     expect((turn as { handedOff: { retryInMs: number } }).handedOff.retryInMs).toBeGreaterThan(55_000);
   });
 
+  it("a chain whose handed-off attempt made no request and whose handoffEnd('dropped') failed: the release retried gives it back to its run, unless its claim was renewed", async () => {
+    const ds = await line('dropcut', 'Block', 3, true);
+    await chainTo(ds, 1);
+    const db = t.database.db;
+    const d1 = ds[1]!;
+    // claimed, no attempt, never renewed (a limit said wait before the request): a release that is
+    // not a retry leaves it to its lease (its chain may be on its way to the request)
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).adopted).toBeUndefined();
+    // the retried one gives it back to its run, as handoffEnd('dropped') would have
+    expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({
+      holds: false,
+      adopted: { deliveryId: d1, wake: { workflowId: 'run-1', deliveryId: d1 }, dropped: true },
+    });
+    // a late renewal finds the claim gone: no request; the run sends it itself
+    expect(await t.repos.ordering.renewClaim(d1, 20_000)).toBe(false);
+    expect(await t.repos.ordering.turn(d1, 'run-1', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await db('webhook_delivery').where({ id: d1 }).first('status', 'attempts', 'ordering_handoff')).toEqual({
+      status: 'PENDING',
+      attempts: 0,
+      ordering_handoff: null,
+    });
+    // renewed right before its request: it may be in flight, even a retried release leaves it to its lease
+    await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).claimed).toMatchObject({ deliveryId: ds[2] });
+    expect(await t.repos.ordering.renewClaim(ds[2]!, 20_000)).toBe(true);
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1'), retried: true })).adopted).toBeUndefined();
+    expect(await db('webhook_delivery').where({ id: ds[2] }).first('ordering_handoff')).toEqual({ ordering_handoff: 'claimed' });
+  });
+
   it('a release whose next delivery waits behind another one, while that one is released: no deadlock (the lock out of order is skipped)', async () => {
     // d0 skipped and sent again by a replay (out of order), d1 delivered since, d2 waiting behind
     // d1: d0's release locks d2 (nextHolding) and then d1 (strandedAfter, d2 waits behind it);
@@ -618,5 +647,38 @@ describe('the common path of an ordered delivery: one statement for its turn, on
     const holds = await statementsOf(() => t.repos.ordering.release(d3));
     expect(holds.result).toMatchObject({ holds: true });
     expect(holds.statements).toBeGreaterThan(1);
+  });
+
+  it("prepare's key, decided and not written (deferKeys), is written by the turn check's statement, whatever it answers", async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: 'event.data.key', onFailure: 'Block' } });
+    const a1 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const a2 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const keyOfRow = async (id: string) =>
+      (await t.database.db('webhook_delivery').where({ id }).first<{ ordering_key: string | null }>('ordering_key'))?.ordering_key;
+    const deferred = async (eventId: string, run: string) => {
+      const row = (await t.repos.deliveries.prepareRun(eventId, run, acceptAll, keyOf, { deferKeys: true }))?.[0];
+      if (!row?.keyToStore) throw new Error(`no deferred key for ${eventId}`);
+      return { id: row.delivery.id, key: row.keyToStore, inMemory: row.delivery.ordering?.key };
+    };
+
+    const d1 = await deferred(a1, 'run-1');
+    expect([d1.key, d1.inMemory, await keyOfRow(d1.id)]).toEqual([encodeOrderingKey('a'), 'a', null]);
+    expect(await statementsOf(() => t.repos.ordering.firstTurn(d1.id, 'run-1', judge, true, { key: d1.key }))).toEqual({
+      result: { turn: 'go', outOfOrder: false },
+      statements: 1,
+    });
+    expect(await keyOfRow(d1.id)).toBe(encodeOrderingKey('a'));
+    // behind it: the statement writes the key, then the transaction records the wait behind d1
+    const d2 = await deferred(a2, 'run-2');
+    expect(await t.repos.ordering.firstTurn(d2.id, 'run-2', judge, true, { key: d2.key })).toEqual({
+      turn: 'wait',
+      behind: d1.id,
+      wake: 'signal',
+    });
+    expect(await keyOfRow(d2.id)).toBe(encodeOrderingKey('a'));
+    // d1's end wakes it, as for a key written by prepareRun
+    await t.database.db('webhook_delivery').where({ id: d1.id }).update({ status: 'SUCCESS' });
+    expect(await t.repos.ordering.release(d1.id)).toEqual({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2.id } });
   });
 });

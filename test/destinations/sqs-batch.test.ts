@@ -31,6 +31,10 @@ interface CountingProxy {
   holdMs: number;
   /** a front end that answers in XML: each JSON error answer goes back as the query protocol's XML, without x-amzn-query-error */
   xmlErrors: boolean;
+  /** a front end's request body limit (nginx's client_max_body_size, 1m by default): a body over it is answered nginx's HTML 413; 0: none */
+  maxBodyBytes: number;
+  /** the requests answered 413 for their body's size since the last reset */
+  tooLarge: number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,11 +47,15 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
     batches: [],
     holdMs: 0,
     xmlErrors: false,
+    maxBodyBytes: 0,
+    tooLarge: 0,
     reset() {
       proxy.calls.clear();
       proxy.batches.length = 0;
       proxy.holdMs = 0;
       proxy.xmlErrors = false;
+      proxy.maxBodyBytes = 0;
+      proxy.tooLarge = 0;
     },
     close: async () => {
       server.closeAllConnections();
@@ -64,6 +72,12 @@ async function startCountingProxy(upstream: string): Promise<CountingProxy> {
       const { holdMs, xmlErrors } = proxy;
       if (action === 'SendMessageBatch') {
         proxy.batches.push((JSON.parse(body.toString()) as { Entries: { MessageBody: string }[] }).Entries.map((x) => x.MessageBody));
+      }
+      if (proxy.maxBodyBytes > 0 && body.length > proxy.maxBodyBytes) {
+        proxy.tooLarge += 1;
+        const page =
+          '<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>';
+        return void res.writeHead(413, { 'content-type': 'text/html' }).end(page);
       }
       // the Host header as signed (the proxy's): the emulator checks the signature over it
       const forward = request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (ur) => {
@@ -438,5 +452,73 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
     e.proxy.holdMs = 0;
     const got = await drainQueue(e.reader, queueUrl);
     expect(got.some((m) => headersOf(m)['X-Webhook-Event-Id'] === messages[4]!.meta.eventId)).toBe(false);
+  });
+
+  it('fauxqs: an entry whose attempt ends while its batch waits for a credentials renewal is left out of the request: its retry is its only copy', async () => {
+    const e = emulator('fauxqs');
+    // credentials that expire within the SDK's 5 min window (each signing asks for them), until a
+    // renewal that takes 3 s (an STS call) and gives credentials for an hour (review7's BUG 1)
+    let renewalMs = 0;
+    const credentials = async () => {
+      if (renewalMs === 0) return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 60_000) };
+      await new Promise((r) => setTimeout(r, renewalMs));
+      return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 3_600_000) };
+    };
+    const d = createDestinations({
+      addressPolicy: createAddressPolicy(),
+      awsCredentials: credentials,
+      awsSqsSend: 'direct',
+      awsSqsBatch: true,
+    });
+    try {
+      const queueUrl = await e.queue('renewal');
+      const target = to(e, queueUrl);
+      e.proxy.reset();
+      // four requests in flight, answers held 1.3 s; A (30 s) and B (4 s) wait and are taken as one
+      // batch at about 1.3 s (B has 2.7 s left, over its 2 s floor); the credentials then take 3 s,
+      // so the request could go at about 4.3 s, after B's attempt ended at 4 s
+      e.proxy.holdMs = 1_300;
+      const fill = Array.from({ length: 4 }, () => signedMessage());
+      const [a, b] = [signedMessage(), signedMessage()];
+      const filling = fill.map((m) => d.send(m, target, { timeoutMs: 10_000 }));
+      await until(() => requestsOf(e.proxy) === 4);
+      const long = d.send(a, target, { timeoutMs: 30_000 });
+      const short = d.send(b, target, { timeoutMs: 4_000 });
+      e.proxy.holdMs = 0;
+      renewalMs = 3_000;
+      const [outcomes, longOutcome, shortOutcome] = await Promise.all([Promise.all(filling), long, short]);
+      expect(outcomes.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+      expect(longOutcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
+      // B ended at its own deadline, with its own reason, while the credentials were awaited
+      expect(shortOutcome).toMatchObject({ kind: 'retryable', statusClass: 'timeout', error: 'SQS: no answer within 4000 ms' });
+      expect(shortOutcome.durationMs).toBeLessThan(4_200);
+      // and was not sent: A went alone; B's retry (its next attempt) is its only copy
+      expect(e.proxy.batches).toEqual([]);
+      expect((await d.send(b, target, { timeoutMs: 10_000 })).kind).toBe('success');
+      const got = await drainQueue(e.reader, queueUrl);
+      expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual([...fill, a, b].map((m) => m.meta.eventId).sort());
+    } finally {
+      await d.close();
+    }
+  });
+
+  // JSON webhooks are mostly quotes, each escaped in the batch's JSON: 148 KB by SQS's count is
+  // 222 KB on the wire, so 7 of them (SQS's 1 MiB) would be a 1.5 MiB request body (review7's BUG 2)
+  it.each([
+    ['1 MiB (nginx’s default): batches are cut by their bytes on the wire, none is refused', 1024 * 1024, false],
+    ['600 KB: a batch over it is refused (HTML 413) and its entries each go alone', 600 * 1024, true],
+  ])('fauxqs behind a front end whose body limit is %s; every message stored once, none failed', async (_, maxBodyBytes, refused) => {
+    const e = emulator('fauxqs');
+    const queueUrl = await e.queue(`front-end-${maxBodyBytes}`);
+    e.proxy.reset();
+    e.proxy.maxBodyBytes = maxBodyBytes;
+    const messages = Array.from({ length: 12 }, () => signedMessage({ body: Buffer.from(JSON.stringify(Array(37_000).fill('a'))) }));
+    const outcomes = await sendAll(e.batching.direct, messages, to(e, queueUrl));
+    expect(outcomes.map((o) => o.kind)).toEqual(messages.map(() => 'success'));
+    expect(e.proxy.calls.get('SendMessageBatch') ?? 0).toBeGreaterThan(0);
+    expect(e.proxy.tooLarge > 0).toBe(refused);
+    e.proxy.maxBodyBytes = 0;
+    const got = await drainQueue(e.reader, queueUrl);
+    expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual(messages.map((m) => m.meta.eventId).sort());
   });
 });

@@ -21,8 +21,10 @@ import { createSigV4PostSigner } from './sigv4-post.js';
 import { nextLatencyMs, sendFloorMs, takeBatch } from '../send-batching.js';
 import { awsErrorCodeOf } from './aws-errors.js';
 import {
+  batchEnvelopeBytes,
   batchRefusalOf,
   entryBytes,
+  entryWireBytes,
   parseSendMessageBatchAnswer,
   SEND_MESSAGE_BATCH_HEADERS,
   sendMessageBatchInput,
@@ -156,7 +158,7 @@ export function createSqsDirect(deps: {
 
   /**
    * One signed POST of `input` (its JSON) with `headers`: the answer's text when 200, else throws
-   * the SDK's error shape. Its time goes into `lane`'s latency whatever the end (review6): a queue
+   * the SDK's error shape. Its time goes into `lane`'s latency whatever the end, once it went (review6): a queue
    * whose requests fail slowly or time out raises the floor of the sends that wait, as a slow
    * answer does; each POST of a split batch is one request's time.
    */
@@ -175,14 +177,20 @@ export function createSqsDirect(deps: {
     // the SDK's clock-skew correction: signed with the server's time as last learnt (below)
     const signed = await sign(url, headers, body, new Date(Date.now() + signedOffset));
     const started = performance.now();
+    // a request that never went (its signal ended while it was signed, the agent closed) took no
+    // time of the queue's: counted, its ~0 ms would lower the floor just as the queue stalls (review7)
+    let went = !signal.aborted;
     let res: Dispatcher.ResponseData;
     let text: string;
     try {
       // the agent's own request(): the origin and path given, not parsed from a URL again per send
       res = await agent.request({ origin: url.origin, path: url.pathname, method: 'POST', headers: signed, body, signal });
       text = await readBounded(res, MAX_ANSWER_BYTES);
+    } catch (err) {
+      if (isAgentClosed(err)) went = false;
+      throw err;
     } finally {
-      if (lane) lane.latencyMs = nextLatencyMs(lane.latencyMs, performance.now() - started);
+      if (lane && went) lane.latencyMs = nextLatencyMs(lane.latencyMs, performance.now() - started);
     }
     if (res.statusCode === 200) return text;
     const queryError = res.headers['x-amzn-query-error'];
@@ -266,7 +274,10 @@ export function createSqsDirect(deps: {
     while (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length > 0) {
       const now = performance.now();
       const live = lane.waiting.filter((w) => sendable(lane, w, now));
-      const batch = takeBatch(live, (w) => w.bytes, SQS_BATCH_LIMITS);
+      const batch = takeBatch(live, (w) => w.bytes, {
+        records: SQS_BATCH_LIMITS.records,
+        bytes: SQS_BATCH_LIMITS.bytes - batchEnvelopeBytes(queueUrl),
+      });
       lane.waiting = live.slice(batch.length);
       if (batch.length === 0) return;
       for (const w of batch) w.attempt.signal.removeEventListener('abort', w.onAbort);
@@ -277,13 +288,44 @@ export function createSqsDirect(deps: {
     }
   };
 
-  /** One waiting send alone (SendMessage), several as one SendMessageBatch; each settles with its own answer. */
-  const sendWaiting = async (client: SQSClient, url: URL, queueUrl: string, lane: Lane, batch: Waiting[]): Promise<void> => {
-    if (batch.length === 1) {
-      const [w] = batch as [Waiting];
-      await sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
-      return;
+  /**
+   * The waiting sends `pump` took: the client's credentials first, then those that still may go
+   * (their attempts not ended, over their floor), one alone (SendMessage) or several as one
+   * SendMessageBatch; each settles with its own answer.
+   */
+  const sendWaiting = async (client: SQSClient, url: URL, queueUrl: string, lane: Lane, taken: Waiting[]): Promise<void> => {
+    // each entry's own end listens from now: it settles at its attempt's deadline with its reason,
+    // also while the credentials are awaited or its batch's request is in flight
+    const ends = taken.map((w) => {
+      const end = () => w.reject(w.attempt.signal.reason);
+      if (w.attempt.signal.aborted) end();
+      w.attempt.signal.addEventListener('abort', end, { once: true });
+      return () => w.attempt.signal.removeEventListener('abort', end);
+    });
+    try {
+      // What goes is decided once the credentials are in hand, then the body is built and signed
+      // (review7): signing awaits them, and a renewal (a role's or the pod's, an STS call) may take
+      // seconds; an entry whose attempt ended meanwhile would still be in the body (a batch's
+      // request is cut only when every entry has ended, below), stored by SQS and again by its
+      // retry. (undici's connect, up to its timeout, still follows: a single send is cut there, a
+      // batch's entry is not, docs/destinations.md.)
+      await signerOf(client);
+      await client.config.credentials();
+      const now = performance.now();
+      const batch = taken.filter((w) => !w.attempt.signal.aborted && sendable(lane, w, now));
+      if (batch.length === 1) {
+        const [w] = batch as [Waiting];
+        await sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
+      } else if (batch.length > 1) {
+        await sendBatch(client, url, queueUrl, lane, batch);
+      }
+    } finally {
+      ends.forEach((off) => off());
     }
+  };
+
+  /** Several waiting sends as one SendMessageBatch (their ends listened to by sendWaiting). */
+  const sendBatch = async (client: SQSClient, url: URL, queueUrl: string, lane: Lane, batch: Waiting[]): Promise<void> => {
     // No entry fails for another's deadline (review6): the entries of one queue may belong to
     // endpoints with different timeouts (1 to 120 s), and even one endpoint's differ by how long
     // each waited. So the request is not cut at its earliest entry's deadline: each entry ends at
@@ -294,13 +336,7 @@ export function createSqsDirect(deps: {
     // deadlines within a floor of the first's: a request cut at its earliest deadline still fails
     // entries with later ones for it, and since SQS may have stored them, their retries would be
     // second copies; an entry ending at its own deadline is what its single SendMessage would do.
-    // (each entry's own end listens first: it settles with its attempt's reason before the request is cut)
-    const ends = batch.map((w) => {
-      const end = () => w.reject(w.attempt.signal.reason);
-      if (w.attempt.signal.aborted) end();
-      w.attempt.signal.addEventListener('abort', end, { once: true });
-      return () => w.attempt.signal.removeEventListener('abort', end);
-    });
+    // (each entry's own end listens first, sendWaiting's: it settles with its attempt's reason before the request is cut)
     const request = whenAllAborted(batch.map((w) => w.attempt.signal));
     let text: string;
     try {
@@ -330,24 +366,23 @@ export function createSqsDirect(deps: {
       // refused authorization, by a provider that may authorize SendMessageBatch by its own name:
       // the queue's sends go alone for a while (the ones waiting now too), these entries each alone
       // at once, as without AWS_SQS_BATCH (concurrent single sends, as a burst's are then)
+      // (these entries came before the sends waiting now: they go first, review7)
       if (refusal === 'alone' && !request.signal.aborted) {
         lane.aloneUntil = performance.now() + BATCH_REFUSED_MS;
-        pump(client, url, queueUrl, lane);
         const now = performance.now();
-        await Promise.all(
-          batch.map((w) => {
-            if (w.attempt.signal.aborted) return w.reject(w.attempt.signal.reason);
-            if (!sendable(lane, w, now)) return;
-            return sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
-          }),
-        );
+        const own = batch.map((w) => {
+          if (w.attempt.signal.aborted) return w.reject(w.attempt.signal.reason);
+          if (!sendable(lane, w, now)) return;
+          return sendOne(client, url, w.input, w.attempt.signal, lane).then(w.resolve, w.reject);
+        });
+        pump(client, url, queueUrl, lane);
+        await Promise.all(own);
         return;
       }
       // any other failure of the request (authentication, throttling, the network) is every entry's
       for (const w of batch) w.reject(err);
       return;
     } finally {
-      ends.forEach((off) => off());
       request.release();
     }
     const answers = parseSendMessageBatchAnswer(
@@ -378,7 +413,8 @@ export function createSqsDirect(deps: {
       return new Promise<SendMessageAnswer | SqsNotSent>((resolve, reject) => {
         const w: Waiting = {
           input,
-          bytes: entryBytes(input),
+          // its size in the batch as SQS counts it and on the wire (JSON-escaped), whichever is more: a batch stays within 1 MiB of both
+          bytes: Math.max(entryBytes(input), entryWireBytes(input)),
           attempt,
           came: performance.now(),
           resolve,
@@ -413,6 +449,12 @@ function whenAllAborted(signals: readonly AbortSignal[]): { signal: AbortSignal;
     else s.addEventListener('abort', ended, { once: true });
   }
   return { signal: controller.signal, release: () => signals.forEach((s) => s.removeEventListener('abort', ended)) };
+}
+
+/** undici's refusal of a request on a closed agent (close() while sends waited): the request never went. */
+function isAgentClosed(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED';
 }
 
 /** Our SigV4 (sigv4-post.ts) with the client's region and credentials provider (the same the SDK's signer asks). */

@@ -37,20 +37,36 @@ export function entryBytes(input: BatchEntryInput): number {
 }
 
 /**
+ * An entry's bytes in the batch's JSON body, the comma after it included, as a front end's body
+ * limit counts them (nginx's `client_max_body_size`, 1 MiB by default; review7): each `"` or `\`
+ * of a body is escaped there, so a full batch of JSON webhooks by SQS's count (entryBytes) is 1.3
+ * to 1.5 MiB on the wire. Counted with the longest id ("9").
+ */
+export function entryWireBytes(input: BatchEntryInput): number {
+  return Buffer.byteLength(JSON.stringify(batchEntry(input, 9)), 'utf8') + 1;
+}
+
+/** The bytes of a batch's JSON body besides its entries' (the queue URL, the brackets). */
+export function batchEnvelopeBytes(queueUrl: string): number {
+  return Buffer.byteLength(JSON.stringify(sendMessageBatchInput(queueUrl, [])), 'utf8');
+}
+
+/**
  * The batch's JSON input: each entry's id is its index (what the answer names it by), its body,
  * attributes and a FIFO queue's ids its own; the entries in the order given (a FIFO group's order
  * within the batch is theirs).
  */
 export function sendMessageBatchInput(queueUrl: string, entries: readonly BatchEntryInput[]) {
+  return { QueueUrl: queueUrl, Entries: entries.map(batchEntry) };
+}
+
+function batchEntry(e: BatchEntryInput, i: number) {
   return {
-    QueueUrl: queueUrl,
-    Entries: entries.map((e, i) => ({
-      Id: String(i),
-      MessageBody: e.MessageBody,
-      ...(e.MessageAttributes ? { MessageAttributes: e.MessageAttributes } : {}),
-      ...(e.MessageDeduplicationId !== undefined ? { MessageDeduplicationId: e.MessageDeduplicationId } : {}),
-      ...(e.MessageGroupId !== undefined ? { MessageGroupId: e.MessageGroupId } : {}),
-    })),
+    Id: String(i),
+    MessageBody: e.MessageBody,
+    ...(e.MessageAttributes ? { MessageAttributes: e.MessageAttributes } : {}),
+    ...(e.MessageDeduplicationId !== undefined ? { MessageDeduplicationId: e.MessageDeduplicationId } : {}),
+    ...(e.MessageGroupId !== undefined ? { MessageGroupId: e.MessageGroupId } : {}),
   };
 }
 
@@ -107,8 +123,9 @@ export function parseSendMessageBatchAnswer(text: string, bodies: readonly strin
  * What to do with a batch refused whole, by the refusal's code (the code classifyAwsError reads:
  * awsErrorCodeOf, a JSON `__type`, the query-compatible header or an XML <Code> alike):
  * - `split`: it may be one entry's fault (a message over the queue's limit: moto checks every entry
- *   before storing any; an attribute or body SQS finds invalid; the batch over its total): its
- *   entries are sent again one by one, so only the entry at fault fails.
+ *   before storing any; an attribute or body SQS finds invalid; the batch over its total; a front
+ *   end's HTTP 413, its request body over the front end's limit, review7): its entries are sent
+ *   again one by one, so only the entry at fault fails.
  * - `alone`: refused authorization. AWS authorizes SendMessageBatch as `sqs:SendMessage`, but a
  *   provider that checks it by its own name (moto with IAM on) refuses a batch to credentials
  *   allowed `sqs:SendMessage` only, each of whose messages alone it would take: its entries are
@@ -127,6 +144,9 @@ const SPLIT_ON: ReadonlySet<string> = new Set([
   'InvalidMessageContents',
   'InvalidAttributeValue',
   'InvalidAttributeName',
+  // a front end's refusal of the request's body (an HTML page: awsErrorCodeOf's HTTP<status>)
+  'HTTP413',
+  'RequestEntityTooLarge',
 ]);
 
 const ALONE_ON: ReadonlySet<string> = new Set(['AccessDenied', 'AccessDeniedException', 'NotAuthorized']);

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { awsErrorCodeOf, classifyAwsError } from '../../../../src/destinations/aws/aws-errors.js';
 import {
+  batchEnvelopeBytes,
   batchRefusalOf,
   entryBytes,
+  entryWireBytes,
   parseSendMessageBatchAnswer,
   sendMessageBatchInput,
   type BatchEntryAnswer,
@@ -66,6 +68,31 @@ describe("an entry's size as SQS counts it against the batch's limit", () => {
     },
   ])('$name', ({ input, bytes }) => {
     expect(entryBytes(input)).toBe(bytes);
+  });
+});
+
+describe("an entry's bytes in the batch's JSON body (a front end's body limit counts them)", () => {
+  it.each([
+    { name: 'a plain body', input: { MessageBody: 'abc' } },
+    { name: 'a JSON body: each quote escaped', input: { MessageBody: JSON.stringify(Array(100).fill('a')) } },
+    { name: 'UTF-8 and a backslash', input: { MessageBody: 'é€\\ "x"' } },
+    {
+      name: 'attributes and a FIFO queue’s ids',
+      input: {
+        MessageBody: '{"n":1}',
+        MessageAttributes: { 'ce-id': { DataType: 'String', StringValue: 'e-1' } },
+        MessageDeduplicationId: 'e-1',
+        MessageGroupId: 'g',
+      },
+    },
+  ])('$name: never under its size by SQS’s count; the entries and envelope add up to the body as sent', ({ input }) => {
+    expect(entryWireBytes(input)).toBeGreaterThanOrEqual(entryBytes(input));
+    const entries = Array.from({ length: 10 }, () => input);
+    const body = Buffer.byteLength(JSON.stringify(sendMessageBatchInput(QUEUE, entries)), 'utf8');
+    // counted with the longest id and a comma after each: at most 1 byte over per entry, never under
+    const counted = batchEnvelopeBytes(QUEUE) + entries.reduce((n, e) => n + entryWireBytes(e), 0);
+    expect(counted).toBeGreaterThanOrEqual(body);
+    expect(counted - body).toBeLessThanOrEqual(10);
   });
 });
 
@@ -196,6 +223,13 @@ describe('a batch refused whole: split entry by entry when it may be one entry�
     },
     // a page without a code (a proxy's): every entry's
     { name: "a proxy's HTML page", status: 403, page: '<html><title>Forbidden</title></html>', refusal: 'every' },
+    // but a front end's 413, the request's body over its limit: each entry alone is smaller (review7)
+    {
+      name: "nginx's 413 page: the body over client_max_body_size",
+      status: 413,
+      page: '<html><title>413 Request Entity Too Large</title></html>',
+      refusal: 'split',
+    },
   ])('$name', ({ status, json, xml, header, page, refusal }) => {
     const text =
       json !== undefined
