@@ -144,6 +144,8 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
         Context.current().info.workflowExecution?.workflowId ?? input.eventId,
         contentRouting,
         orderingKeys,
+        // an ordered delivery's key is written by its turn check's statement below
+        { deferKeys: true },
       );
       if (!rows) throw permanent('event_not_found', `event ${input.eventId} not found`);
       // Rows an earlier fanout already settled are not delivered again.
@@ -158,13 +160,10 @@ export function createPrepare({ repos, metrics, logger, backoff, handoff, expres
         pending.map(async (r) => {
           if (r.delivery.ordering === null) return undefined;
           const detachTo = detaches ? { detachTo: continuationWorkflowId(input.eventId, r.delivery.id) } : {};
-          const turn = await repos.ordering.firstTurn(
-            r.delivery.id,
-            runningWorkflowId(input.eventId),
-            judge,
-            input.takesHandoff === true,
-            detachTo,
-          );
+          const turn = await repos.ordering.firstTurn(r.delivery.id, runningWorkflowId(input.eventId), judge, input.takesHandoff === true, {
+            ...detachTo,
+            ...(r.keyToStore === undefined ? {} : { key: r.keyToStore }),
+          });
           return turn.turn === 'wait' && turn.detached === true ? 'detached' : waitOf(turn);
         }),
       );

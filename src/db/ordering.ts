@@ -372,39 +372,21 @@ async function answerOf(trx: Knex.Transaction, r: OrderedRow, judge: SequenceJud
 }
 
 /**
- * The common path of prepare's turn check, in one statement and no transaction (issue 41's cost):
- * a delivery just put in place, nothing recorded on it yet, whose turn has come (nothing earlier in
- * its sequence holds the key, and no earlier event not prepared yet or delivery not decided yet
- * joins it, as the judge says), and whose next delivery in the sequence, if any, needs no pointing
- * at it (pointNextAt). Undefined for anything else: the caller then asks in a transaction (check).
- *
- * Why "go" needs no lock of its own row: it is read from one snapshot (as `before` reads it), and
- * nothing that held the key in it stops holding and starts again, nor does an earlier event not
- * prepared in it get a delivery that it did not judge; a stale snapshot can only show more that
- * holds the key (then the transaction asks again). The row's lock serialises recording a wait
- * against a release, and this records none. The next delivery is locked (FOR UPDATE, in the same
- * statement) as pointNextAt locks it, so a turn check of it that is recording a wait behind this
- * event finishes first and is seen here (then the transaction points it).
+ * quickGo's write of the key prepare decided (deliveries.prepareRun's deferKeys), in the same
+ * statement: the row as it is after it (coalesce: a retried prepare's key stays). Its row lock is
+ * taken before the next delivery's (n), in the sequence's order, as every release takes them.
  */
-async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge): Promise<boolean> {
-  const res = await prepared<{
-    rows: Array<{
-      endpoint_id: string;
-      ordering_key: string;
-      ordering_key_cel: string | null;
-      filter: string | null;
-      p: string | null;
-      candidates: Candidate[];
-      n_waiter: string | null;
-      n_behind: string | null;
-      id: string;
-    }>;
-  }>(
-    db,
-    'ordering.quickGo',
-    `WITH r AS (
+const KEY_WRITE = `k AS (
+       UPDATE webhook_delivery SET ordering_key = coalesce(ordering_key, :key)
+        WHERE id = :id AND status = 'PENDING' AND ordering_position IS NOT NULL
+       RETURNING id, endpoint_id, status, ordering_key, ordering_position, ordering_skipped, ordering_waiter, ordering_handoff,
+                 ordering_detached),
+     `;
+
+/** quickGo's statement; `keyed`: it writes the key first (KEY_WRITE). */
+const quickGoSql = (keyed: boolean): string => `WITH ${keyed ? KEY_WRITE : ''}r AS (
        SELECT d.id, d.endpoint_id, d.ordering_key, d.ordering_position, ep.source, ep.event_type, ep.ordering_key_cel, ep.filter
-         FROM webhook_delivery d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
+         FROM ${keyed ? 'k' : 'webhook_delivery'} d JOIN webhook_endpoint ep ON ep.id = d.endpoint_id
         WHERE d.id = :id AND d.status = 'PENDING' AND d.ordering_position IS NOT NULL AND d.ordering_key IS NOT NULL
           AND NOT d.ordering_skipped AND d.ordering_waiter IS NULL AND d.ordering_handoff IS NULL AND d.ordering_detached IS NULL
           AND ep.ordering_on_failure IS NOT NULL AND ep.active AND ep.denied_reason IS NULL),
@@ -436,9 +418,42 @@ async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge): Promis
             coalesce((SELECT json_agg(json_build_object('delivery', l.delivery, 'event', l.event) ORDER BY l.position DESC)
                         FROM (SELECT delivery, event, position FROM c ORDER BY position DESC LIMIT :limit) l), '[]'::json) AS candidates,
             (SELECT ordering_waiter FROM n) AS n_waiter, (SELECT ordering_behind FROM n) AS n_behind
-       FROM r`,
-    { id: deliveryId, limit: ORDERING_CANDIDATES_MAX + 1 },
-  );
+       FROM r`;
+
+/**
+ * The common path of prepare's turn check, in one statement and no transaction (issue 41's cost):
+ * a delivery just put in place, nothing recorded on it yet, whose turn has come (nothing earlier in
+ * its sequence holds the key, and no earlier event not prepared yet or delivery not decided yet
+ * joins it, as the judge says), and whose next delivery in the sequence, if any, needs no pointing
+ * at it (pointNextAt). Undefined for anything else: the caller then asks in a transaction (check).
+ *
+ * Why "go" needs no lock of its own row: it is read from one snapshot (as `before` reads it), and
+ * nothing that held the key in it stops holding and starts again, nor does an earlier event not
+ * prepared in it get a delivery that it did not judge; a stale snapshot can only show more that
+ * holds the key (then the transaction asks again). The row's lock serialises recording a wait
+ * against a release, and this records none. The next delivery is locked (FOR UPDATE, in the same
+ * statement) as pointNextAt locks it, so a turn check of it that is recording a wait behind this
+ * event finishes first and is seen here (then the transaction points it).
+ */
+async function quickGo(db: Db, deliveryId: string, judge: SequenceJudge, key?: string): Promise<boolean> {
+  const keyed = key !== undefined;
+  const res = await prepared<{
+    rows: Array<{
+      endpoint_id: string;
+      ordering_key: string;
+      ordering_key_cel: string | null;
+      filter: string | null;
+      p: string | null;
+      candidates: Candidate[];
+      n_waiter: string | null;
+      n_behind: string | null;
+      id: string;
+    }>;
+  }>(db, keyed ? 'ordering.quickGoKeyed' : 'ordering.quickGo', quickGoSql(keyed), {
+    id: deliveryId,
+    limit: ORDERING_CANDIDATES_MAX + 1,
+    ...(keyed ? { key } : {}),
+  });
   const row = res.rows[0];
   if (!row || row.p !== null || row.candidates.length > ORDERING_CANDIDATES_MAX) return false;
   // a waiting next delivery not pointed at this one yet: pointNextAt's work, in the transaction
@@ -911,10 +926,11 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
       workflowId: string,
       judge: SequenceJudge = EVERY_EVENT_JOINS,
       takesHandoff = false,
-      opts: { detachTo?: string } = {},
+      opts: { detachTo?: string; key?: string } = {},
     ): Promise<Turn> {
-      // most ordered deliveries go at once: one statement, no transaction (quickGo)
-      if (await quickGo(db, deliveryId, judge)) return { turn: 'go', outOfOrder: false };
+      // most ordered deliveries go at once: one statement, no transaction (quickGo); it writes
+      // the key prepare decided (`key`: deliveries.prepareRun's deferKeys) whatever it answers
+      if (await quickGo(db, deliveryId, judge, opts.key)) return { turn: 'go', outOfOrder: false };
       return check(deliveryId, workflowId, judge, true, takesHandoff, opts.detachTo);
     },
 

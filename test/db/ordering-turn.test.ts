@@ -619,4 +619,37 @@ describe('the common path of an ordered delivery: one statement for its turn, on
     expect(holds.result).toMatchObject({ holds: true });
     expect(holds.statements).toBeGreaterThan(1);
   });
+
+  it("prepare's key, decided and not written (deferKeys), is written by the turn check's statement, whatever it answers", async () => {
+    const source = uniqueSource('ordered');
+    await addEndpoint(t.repos, { source, url: 'http://127.0.0.1:9/', ordering: { key: 'event.data.key', onFailure: 'Block' } });
+    const a1 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const a2 = await addEvent(t.repos, { source, payload: '{"key":"a"}' });
+    const keyOfRow = async (id: string) =>
+      (await t.database.db('webhook_delivery').where({ id }).first<{ ordering_key: string | null }>('ordering_key'))?.ordering_key;
+    const deferred = async (eventId: string, run: string) => {
+      const row = (await t.repos.deliveries.prepareRun(eventId, run, acceptAll, keyOf, { deferKeys: true }))?.[0];
+      if (!row?.keyToStore) throw new Error(`no deferred key for ${eventId}`);
+      return { id: row.delivery.id, key: row.keyToStore, inMemory: row.delivery.ordering?.key };
+    };
+
+    const d1 = await deferred(a1, 'run-1');
+    expect([d1.key, d1.inMemory, await keyOfRow(d1.id)]).toEqual([encodeOrderingKey('a'), 'a', null]);
+    expect(await statementsOf(() => t.repos.ordering.firstTurn(d1.id, 'run-1', judge, true, { key: d1.key }))).toEqual({
+      result: { turn: 'go', outOfOrder: false },
+      statements: 1,
+    });
+    expect(await keyOfRow(d1.id)).toBe(encodeOrderingKey('a'));
+    // behind it: the statement writes the key, then the transaction records the wait behind d1
+    const d2 = await deferred(a2, 'run-2');
+    expect(await t.repos.ordering.firstTurn(d2.id, 'run-2', judge, true, { key: d2.key })).toEqual({
+      turn: 'wait',
+      behind: d1.id,
+      wake: 'signal',
+    });
+    expect(await keyOfRow(d2.id)).toBe(encodeOrderingKey('a'));
+    // d1's end wakes it, as for a key written by prepareRun
+    await t.database.db('webhook_delivery').where({ id: d1.id }).update({ status: 'SUCCESS' });
+    expect(await t.repos.ordering.release(d1.id)).toEqual({ holds: false, wake: { workflowId: 'run-2', deliveryId: d2.id } });
+  });
 });
