@@ -134,6 +134,13 @@ export interface Release {
      * still holds its key; its run is told (`wake`).
      */
     retried?: true;
+    /**
+     * Not ended, not attempted: claimed by a chain whose handed-off attempt made no request (a limit
+     * said wait, the rows could not be read) and whose handoffEnd('dropped') failed; the claim was
+     * never renewed, so no request can start. Given back to its run as handoffEnd would have, and
+     * its run is told (`wake`).
+     */
+    dropped?: true;
   };
 }
 
@@ -214,6 +221,8 @@ interface OrderedRow {
   ordering_detached: boolean | null;
   /** ms from now to ordering_handoff_until (negative: past) */
   handoff_in_ms: number | null;
+  /** the claim was renewed right before its request (migration 093): false, no request was made */
+  ordering_handoff_renewed: boolean | null;
   max_attempts: number;
   timeout_seconds: number;
 }
@@ -228,6 +237,7 @@ async function lockOrdered(trx: Knex.Transaction, id: string, skipLocked = false
     skipLocked ? 'ordering.lockIfFree' : 'ordering.lock',
     `SELECT d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.ordering_position, d.ordering_key, d.ordering_skipped,
             d.redrive_on_enable, d.ordering_blocked_at, d.ordering_waiter, d.ordering_behind, d.ordering_handoff, d.ordering_detached,
+            d.ordering_handoff_renewed,
             (extract(epoch FROM d.ordering_handoff_until - now()) * 1000)::float8 AS handoff_in_ms,
             ep.name AS endpoint_name, ep.namespace, ep.resource_uid, ep.source, ep.event_type, ep.active, ep.denied_reason,
             ep.ordering_on_failure, ep.ordering_key_cel, ep.filter, ep.max_attempts, ep.timeout_seconds
@@ -574,8 +584,11 @@ async function nextWaiting(trx: Knex.Transaction, r: OrderedRow): Promise<{ wake
   return waitingBehind(await nextHolding(trx, r), r);
 }
 
-/** What a chain left stranded: a delivery its attempt ended, or one its attempt failed (retried by its run). */
-type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
+/**
+ * What a chain left stranded: a delivery its attempt ended, one its attempt failed (retried by its
+ * run), or one its attempt never sent (given back to its run).
+ */
+type Stranded = { ended: OrderedRow } | { retry: OrderedRow } | { dropped: OrderedRow };
 
 /**
  * A delivery that a chain claimed and whose handed-off attempt ended it (recorded: SUCCESS or
@@ -594,7 +607,9 @@ type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
  * on a row with no attempts and the chain makes one request per claim, so that request is over;
  * the release writes what handoffEnd would have, and its run retries it (a chain's handoffEnd that
  * comes late finds the claim gone and changes nothing). A claimed row with no attempt recorded may
- * be in flight: its lease bounds it, as before.
+ * be in flight once its claim was renewed (right before the request): its lease bounds it, as
+ * before; never renewed (`dropped`: its attempt made no request and its handoffEnd('dropped')
+ * failed), a retried release gives it back to its run.
  *
  * Locks: `n` is locked already (nextHolding). The delivery `n` waits behind comes before `n` in the
  * sequence, and a release of it locks it and then `n`: locked here after `n`, the two releases
@@ -603,7 +618,7 @@ type Stranded = { ended: OrderedRow } | { retry: OrderedRow };
  * its own release (which goes on from it) or a moment's turn check, and a stranded delivery missed
  * then waits for its lease and the waker, as before H4. Undefined when there is none.
  */
-async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): Promise<Stranded | undefined> {
+async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow, retried: boolean): Promise<Stranded | undefined> {
   const endedUnreleased = (s: Pick<NextRow, 'status' | 'ordering_handoff'>): boolean =>
     s.ordering_handoff === 'claimed' && s.status !== 'PENDING';
   if (endedUnreleased(n)) {
@@ -614,7 +629,12 @@ async function strandedAfter(trx: Knex.Transaction, r: OrderedRow, n: NextRow): 
     // off the common path (a release finds its next delivery claimed only when retried): one
     // statement more, for its attempts
     const row = await lockOrdered(trx, n.id);
-    return row && row.ordering_handoff === 'claimed' && row.status === 'PENDING' && row.attempts > 0 ? { retry: row } : undefined;
+    if (!row || row.ordering_handoff !== 'claimed' || row.status !== 'PENDING') return undefined;
+    if (row.attempts > 0) return { retry: row };
+    // no attempt recorded and the claim never renewed: no request was made, and none can start
+    // once the claim is gone (the renewal requires it). Only a retried release takes it: the chain
+    // that claimed it is that release's attempt before, which has ended
+    return retried && row.ordering_handoff_renewed === false ? { dropped: row } : undefined;
   }
   // the common path: n waits behind r, or on an event not prepared yet
   if (n.ordering_behind === r.id || n.ordering_behind === null) return undefined;
@@ -676,7 +696,8 @@ async function claim(trx: Knex.Transaction, id: string, h: HandoffOptions): Prom
   const leaseSeconds = (n.timeout_seconds * 1000 + h.leaseMarginMs) / 1000;
   await trx.raw(
     `UPDATE webhook_delivery
-        SET ordering_handoff = 'claimed', ordering_handoff_until = now() + make_interval(secs => ?), ordering_waiting_since = now()
+        SET ordering_handoff = 'claimed', ordering_handoff_until = now() + make_interval(secs => ?), ordering_waiting_since = now(),
+            ordering_handoff_renewed = false
       WHERE id = ?`,
     [leaseSeconds, n.id],
   );
@@ -872,7 +893,16 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
     const n = await nextHolding(trx, r);
     // a retried release whose chain stopped at the last delivery of its key, or at one that nothing
     // after it waits behind yet (an event not prepared yet): strandedAfter has no way there
-    const found = (n && (await strandedAfter(trx, r, n))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
+    const found = (n && (await strandedAfter(trx, r, n, opts.retried === true))) ?? (opts.retried ? await endedAfter(trx, r) : undefined);
+    if (found && 'dropped' in found) {
+      // given back to its run as the chain's handoffEnd('dropped') would have: it delivers it itself
+      const s = found.dropped;
+      await trx('webhook_delivery')
+        .where({ id: s.id })
+        .update({ ordering_handoff: null, ordering_handoff_until: trx.fn.now(), ordering_waiting_since: trx.fn.now() });
+      const wake = s.ordering_waiter ? { wake: { workflowId: s.ordering_waiter, deliveryId: s.id } } : {};
+      return { holds: false, ...ended, adopted: { deliveryId: s.id, ...wake, dropped: true } };
+    }
     if (found && 'retry' in found) {
       // left to its run's retry as the chain's handoffEnd would have left it: it still holds the key.
       // Its attempt's record wrote the retry's time as the claim's lease (AttemptResult.handoffRetryMs:
@@ -970,7 +1000,7 @@ export function createOrderingRepository(db: Db, operationsSource: string) {
      */
     async renewClaim(deliveryId: string, leaseMs: number): Promise<boolean> {
       const { rowCount } = await db.raw(
-        `UPDATE webhook_delivery SET ordering_handoff_until = now() + make_interval(secs => :seconds)
+        `UPDATE webhook_delivery SET ordering_handoff_until = now() + make_interval(secs => :seconds), ordering_handoff_renewed = true
           WHERE id = :id AND ordering_handoff = 'claimed' AND ordering_handoff_until > now()`,
         { id: deliveryId, seconds: leaseMs / 1000 },
       );

@@ -494,6 +494,35 @@ describe("the handoff's claim and what the turn check answers after it", () => {
     expect((turn as { handedOff: { retryInMs: number } }).handedOff.retryInMs).toBeGreaterThan(55_000);
   });
 
+  it("a chain whose handed-off attempt made no request and whose handoffEnd('dropped') failed: the release retried gives it back to its run, unless its claim was renewed", async () => {
+    const ds = await line('dropcut', 'Block', 3, true);
+    await chainTo(ds, 1);
+    const db = t.database.db;
+    const d1 = ds[1]!;
+    // claimed, no attempt, never renewed (a limit said wait before the request): a release that is
+    // not a retry leaves it to its lease (its chain may be on its way to the request)
+    expect((await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0') })).adopted).toBeUndefined();
+    // the retried one gives it back to its run, as handoffEnd('dropped') would have
+    expect(await t.repos.ordering.release(ds[0]!, { handoff: handoff('run-0'), retried: true })).toEqual({
+      holds: false,
+      adopted: { deliveryId: d1, wake: { workflowId: 'run-1', deliveryId: d1 }, dropped: true },
+    });
+    // a late renewal finds the claim gone: no request; the run sends it itself
+    expect(await t.repos.ordering.renewClaim(d1, 20_000)).toBe(false);
+    expect(await t.repos.ordering.turn(d1, 'run-1', judge, true)).toEqual({ turn: 'go', outOfOrder: false });
+    expect(await db('webhook_delivery').where({ id: d1 }).first('status', 'attempts', 'ordering_handoff')).toEqual({
+      status: 'PENDING',
+      attempts: 0,
+      ordering_handoff: null,
+    });
+    // renewed right before its request: it may be in flight, even a retried release leaves it to its lease
+    await db('webhook_delivery').where({ id: d1 }).update({ status: 'SUCCESS', attempts: 1 });
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1') })).claimed).toMatchObject({ deliveryId: ds[2] });
+    expect(await t.repos.ordering.renewClaim(ds[2]!, 20_000)).toBe(true);
+    expect((await t.repos.ordering.release(d1, { handoff: handoff('run-1'), retried: true })).adopted).toBeUndefined();
+    expect(await db('webhook_delivery').where({ id: ds[2] }).first('ordering_handoff')).toEqual({ ordering_handoff: 'claimed' });
+  });
+
   it('a release whose next delivery waits behind another one, while that one is released: no deadlock (the lock out of order is skipped)', async () => {
     // d0 skipped and sent again by a replay (out of order), d1 delivered since, d2 waiting behind
     // d1: d0's release locks d2 (nextHolding) and then d1 (strandedAfter, d2 waits behind it);

@@ -3,16 +3,26 @@ import { startReplay } from '../../src/temporal/replay-starter.js';
 import { signalTurn } from '../../src/temporal/signal-turn.js';
 import { continuationWorkflowId } from '../../src/domain/ordering.js';
 import { eventually } from '../support/wait.js';
-import { addEndpoint, finishedEvents, orderingWakerOf, startFanoutHarness, uniqueSource, type FanoutHarness } from './support/harness.js';
+import {
+  addEndpoint,
+  addEvent,
+  finishedEvents,
+  orderingWakerOf,
+  startFanoutHarness,
+  uniqueSource,
+  type FanoutHarness,
+} from './support/harness.js';
 import {
   continuationOf,
   deliveredOnce,
   heldKeyLine,
+  keyOf,
   lostMidChain,
   oneAtATime,
   ordered,
   sendKey,
   seqOf,
+  seqsAt,
   updateToCut,
   waitingLine,
 } from './support/ordered-key.js';
@@ -204,6 +214,62 @@ describe("the chain's handoffEnd of a handed-off attempt answered with Retry-Aft
         oneAtATime(target.requests);
       } finally {
         await handoffEnd.drop();
+        await waker.stop();
+      }
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("the chain's handoffEnd('dropped') of a handed-off attempt that made no request fails", () => {
+  // the claim, its attempt deferred by the endpoint's Retry-After pause before any request, and the
+  // statement that gives the delivery back to its run cut: a claimed row with no attempt could be a
+  // request in flight, so the key waited for the lease (25 s) and the waker. The claim is marked
+  // renewed right before a request (migration 093): never renewed, no request was made.
+  it('the retried release gives the delivery back to its run within seconds, which sends it once the pause ends', async ({ receiver }) => {
+    const h = await startFanoutHarness({ backoff: { initialIntervalMs: 50, backoffCoefficient: 2, maximumIntervalMs: 20_000 } });
+    try {
+      const { source, target, ids, ds, endpointId, cut } = await heldKeyLine(h, receiver, 'dropcut', 2, (req) =>
+        keyOf(req) === 'x' && target.requests.filter((r) => keyOf(r) === 'x').length === 1
+          ? { status: 503, headers: { 'retry-after': '8' } }
+          : { status: 200 },
+      );
+      const d1 = ds[1]!;
+      // an event of another key answered 503 with Retry-After: 8 pauses the endpoint
+      const other = await addEvent(h.repos, { source, payload: JSON.stringify({ key: 'x', seq: 100 }) });
+      await h.start(other);
+      await eventually(async () => target.requests.some((r) => keyOf(r) === 'x' && r.finishedAt !== undefined), {
+        what: 'the pause asked',
+      });
+      const dropped = await updateToCut(
+        h,
+        'handoff_dropped',
+        endpointId,
+        "OLD.ordering_handoff = 'claimed' AND NEW.ordering_handoff IS NULL AND OLD.attempts = 0",
+        41_005,
+      );
+      const waker = orderingWakerOf(h);
+      waker.start();
+      try {
+        const cutAt = await cut(dropped.hold, 0, "the deferred delivery's handoffEnd waiting on the test's lock");
+        await dropped.drop();
+        // given back to its run by the local activity's retry (1 s), not after the claim's lease
+        await eventually(
+          async () => (await h.database.db('webhook_delivery').where({ id: d1 }).first('ordering_handoff'))?.ordering_handoff !== 'claimed',
+          {
+            timeoutMs: 40_000,
+            intervalMs: 100,
+            what: 'the claim given back',
+          },
+        );
+        expect(Date.now() - cutAt).toBeLessThan(5_000);
+        await deliveredOnce(h, d1, 'the deferred delivery sent once the pause ended');
+        expect(await finishedEvents(h, [...ids, other], 30_000)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
+        expect(seqsAt(target.requests.filter((r) => keyOf(r) === 'k'))).toEqual([0, 1]);
+        oneAtATime(target.requests.filter((r) => keyOf(r) === 'k'));
+      } finally {
+        await dropped.drop();
         await waker.stop();
       }
     } finally {

@@ -11,6 +11,7 @@ import { addEndpoint, addEvent, deliveryOf, uniqueSource, type FanoutHarness } f
 
 export const seqOf = (r: RecordedRequest): number => (JSON.parse(r.body.toString('utf8')) as { seq: number }).seq;
 export const seqsAt = (requests: RecordedRequest[]): number[] => requests.map(seqOf);
+export const keyOf = (r: RecordedRequest): string => (JSON.parse(r.body.toString('utf8')) as { key: string }).key;
 /** spec.ordering by `event.data.key` */
 export const ordered = (onFailure: EndpointOrdering['onFailure'] = 'Block'): EndpointOrdering => ({ key: 'event.data.key', onFailure });
 /** the first request is held this long, so that every later run is prepared and waits behind it */
@@ -92,6 +93,7 @@ export async function waitingLine(h: FanoutHarness, ids: string[], endpointId: s
 
 /** A key's line whose first request is held (heldKeyLine). */
 export interface HeldLine {
+  source: string;
   target: Receiver;
   endpointId: string;
   ids: string[];
@@ -133,10 +135,10 @@ export async function heldKeyLine(
         await hold(trx);
         first.letGo();
       },
-      () => expect(seqsAt(target.requests)).toEqual(Array.from({ length: sentUpTo + 1 }, (_, i) => i)),
+      () => expect(seqsAt(target.requests.filter((r) => keyOf(r) === 'k'))).toEqual(Array.from({ length: sentUpTo + 1 }, (_, i) => i)),
       what,
     );
-  return { target, endpointId, ids, ds, cut };
+  return { source, target, endpointId, ids, ds, cut };
 }
 
 /** Waits for a delivery to be SUCCESS (`what` names it in the timeout's message). */
