@@ -491,7 +491,7 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
       expect(longOutcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
       // B ended at its own deadline, with its own reason, while the credentials were awaited
       expect(shortOutcome).toMatchObject({ kind: 'retryable', statusClass: 'timeout', error: 'SQS: no answer within 4000 ms' });
-      expect(shortOutcome.durationMs).toBeLessThan(4_200);
+      expect(shortOutcome.durationMs).toBeLessThan(4_500);
       // and was not sent: A went alone; B's retry (its next attempt) is its only copy
       expect(e.proxy.batches).toEqual([]);
       expect((await d.send(b, target, { timeoutMs: 10_000 })).kind).toBe('success');
@@ -520,5 +520,50 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
     e.proxy.maxBodyBytes = 0;
     const got = await drainQueue(e.reader, queueUrl);
     expect(got.map((m) => headersOf(m)['X-Webhook-Event-Id']).sort()).toEqual(messages.map((m) => m.meta.eventId).sort());
+  });
+
+  it("fauxqs: a request that never went (its attempt ended while the credentials were renewed) is not counted in the queue's latency", async () => {
+    const e = emulator('fauxqs');
+    let renewalMs = 0;
+    const credentials = async () => {
+      if (renewalMs === 0) return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 60_000) };
+      await new Promise((r) => setTimeout(r, renewalMs));
+      return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 3_600_000) };
+    };
+    const d = createDestinations({
+      addressPolicy: createAddressPolicy(),
+      awsCredentials: credentials,
+      awsSqsSend: 'direct',
+      awsSqsBatch: true,
+    });
+    try {
+      const queueUrl = await e.queue('never-went');
+      const target = to(e, queueUrl);
+      e.proxy.reset();
+      // the queue's requests take 2 s: its latency is 2 s
+      e.proxy.holdMs = 2_000;
+      const slow = await Promise.all(Array.from({ length: 4 }, () => d.send(signedMessage(), target, { timeoutMs: 10_000 })));
+      expect(slow.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+      // four 1 s attempts whose signing waits for a 1.5 s renewal: they never go (counted, their ~0 ms
+      // would bring the latency down to about 0.5 s)
+      renewalMs = 1_500;
+      const unsent = await Promise.all(Array.from({ length: 4 }, () => d.send(signedMessage(), target, { timeoutMs: 1_000 })));
+      expect(unsent.map((o) => o.kind)).toEqual(['retryable', 'retryable', 'retryable', 'retryable']);
+      expect(requestsOf(e.proxy)).toBe(4);
+      // then four requests held 3 s and a fifth (5.8 s) waiting behind them: when the first ends the
+      // latency is about 0.7 x 2 s + 0.3 x 3 s = 2.3 s, so its floor is min(2 x 2.3 s, 5.8 s / 2) = 2.9 s,
+      // over the 2.8 s it has left: not sent (with the ~0 ms counted, 1.2 s and a floor of 2.5 s: sent)
+      e.proxy.holdMs = 3_000;
+      const messages = Array.from({ length: 5 }, () => signedMessage());
+      const outcomes = await Promise.all(messages.map((m, i) => d.send(m, target, { timeoutMs: i === 4 ? 5_800 : 10_000 })));
+      expect(outcomes.slice(0, 4).map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
+      expect(outcomes[4]).toMatchObject({
+        kind: 'retryable',
+        error: expect.stringMatching(/^SQS: not sent: \d+ ms of the attempt's time left after \d+ ms waiting .* under the \d+ ms/),
+      });
+      expect(requestsOf(e.proxy)).toBe(8);
+    } finally {
+      await d.close();
+    }
   });
 });
