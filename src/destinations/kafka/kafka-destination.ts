@@ -103,6 +103,10 @@ export function createKafkaDestination(opts: {
         clientId: opts.clientId ?? 'webhook-fanout',
         bootstrapBrokers: [...to.bootstrapServers],
         retries: 0,
+        // not the client's own second send after a Produce answer of NOT_LEADER_OR_FOLLOWER: with
+        // acks=all the old leader may have written the record (review9 BUG 3), and this producer is
+        // not idempotent; such an answer is the delivery's backoff's (what was not sent is waited for: topic-recheck.ts)
+        repeatOnStaleMetadata: false,
         autocreateTopics: false,
         connectTimeout: 10_000,
         requestTimeout: 30_000,
