@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '@platformatic/kafka';
-import { freePort } from '../../src/dev/ports.js';
+import { freeLowPort } from '../../src/dev/ports.js';
 import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { eventually } from './wait.js';
@@ -90,7 +90,14 @@ const NULL = '\u0018';
 export async function startKafka(opts: { maxMessageBytes?: number; flushEachMessage?: boolean } = {}): Promise<KafkaBroker> {
   provisionBroker('kafka');
   const dir = await mkdtemp(path.join(tmpdir(), 'wf-kafka-'));
-  const [port, controllerPort, saslPort, proxiedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  // below the kernel's ephemeral range: a broker a test stops for 30 s binds its ports again, and a
+  // client's outgoing connection may have been given one of them meanwhile (a restart's BindException in .ci/run)
+  const [port, controllerPort, saslPort, proxiedPort] = [
+    await freeLowPort(),
+    await freeLowPort(),
+    await freeLowPort(),
+    await freeLowPort(),
+  ];
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: proxiedPort });
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const user: KafkaUser = { mechanism: 'SCRAM-SHA-512', username: 'publisher', password: randomBytes(12).toString('hex') };
@@ -207,7 +214,7 @@ export async function startKafka(opts: { maxMessageBytes?: number; flushEachMess
     async addBroker() {
       const nodeId = ++nodes;
       const nodeDir = await mkdtemp(path.join(tmpdir(), `wf-kafka-${nodeId}-`));
-      const nodePort = await freePort();
+      const nodePort = await freeLowPort();
       const nodeConfig = path.join(nodeDir, 'server.properties');
       const listener = `PLAINTEXT://127.0.0.1:${nodePort}`;
       const node = { id: nodeId, roles: 'broker', listeners: listener, advertised: listener, dir: nodeDir };

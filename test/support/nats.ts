@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/dev/ports.js';
+import { freeLowPort } from '../../src/dev/ports.js';
 import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 
 const serverPath = (): string => process.env.NATS_SERVER_PATH ?? 'nats-server';
@@ -24,7 +24,7 @@ export interface NatsServer extends RestartableBroker {
 export async function startNats(opts: { maxPayloadBytes?: number } = {}): Promise<NatsServer> {
   provisionBroker('nats');
   const dir = await mkdtemp(path.join(tmpdir(), 'wf-nats-'));
-  const port = await freePort();
+  const port = await freeLowPort();
   const username = 'publisher';
   const password = randomBytes(12).toString('hex');
   const maxPayloadBytes = opts.maxPayloadBytes ?? 65_536;

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/dev/ports.js';
+import { freeLowPort } from '../../src/dev/ports.js';
 import { provisionBroker, spawnBroker, startRestartable, type RestartableBroker } from './broker-process.js';
 
 const run = promisify(execFile);
@@ -32,7 +32,7 @@ export async function startRabbitMq(opts: { maxMessageBytes?: number } = {}): Pr
   const dir = await mkdtemp(path.join(tmpdir(), 'wf-rabbitmq-'));
   await mkdir(path.join(dir, 'mnesia'));
   await mkdir(path.join(dir, 'log'));
-  const [port, distPort, epmdPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, distPort, epmdPort] = [await freeLowPort(), await freeLowPort(), await freeLowPort()];
   const username = 'publisher';
   const password = randomBytes(12).toString('hex');
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
