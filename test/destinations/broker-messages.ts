@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import type { KafkaTarget } from '../../src/delivery/broker-targets.js';
 import type { Message } from '../../src/delivery/message.js';
 import type { DeliveryOutcome } from '../../src/delivery/types.js';
 import { sleep } from '../support/wait.js';
@@ -107,4 +108,9 @@ export function copiesWithinAttempts(send: (message: Message) => Promise<Deliver
       for (const [id, n] of copies) expect(n, `copies of ${id}`).toBeLessThanOrEqual(attempts.get(id) ?? 0);
     },
   };
+}
+
+/** A Kafka endpoint's target on the test broker: PLAINTEXT, no TLS, no SASL. */
+export function plainKafkaTarget(bootstrap: string, topic: string): KafkaTarget {
+  return { type: 'Kafka', bootstrapServers: [bootstrap], topic, tls: null, sasl: null, secrets: {} };
 }

@@ -7,7 +7,7 @@ import { createAddressPolicy } from '../../src/delivery/address-policy.js';
 import { createKafkaDestination } from '../../src/destinations/kafka/kafka-destination.js';
 import { waitForBuilds } from '../support/builds.js';
 import { startKafka, type KafkaBroker } from '../support/kafka.js';
-import { signedMessage } from './broker-messages.js';
+import { plainKafkaTarget, signedMessage } from './broker-messages.js';
 
 // Kafka's jars come from Maven Central through the background queue (scripts/tools/builds.sh)
 await waitForBuilds('kafka');
@@ -20,14 +20,7 @@ await waitForBuilds('kafka');
  */
 describe('the Kafka destination and a topic remembered missing', () => {
   let kafka: KafkaBroker;
-  const target = (topic: string): KafkaTarget => ({
-    type: 'Kafka',
-    bootstrapServers: [kafka.bootstrap],
-    topic,
-    tls: null,
-    sasl: null,
-    secrets: {},
-  });
+  const target = (topic: string): KafkaTarget => plainKafkaTarget(kafka.bootstrap, topic);
   beforeAll(async () => {
     kafka = await startKafka();
   }, 180_000);
