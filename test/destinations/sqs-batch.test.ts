@@ -456,20 +456,7 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
 
   it('fauxqs: an entry whose attempt ends while its batch waits for a credentials renewal is left out of the request: its retry is its only copy', async () => {
     const e = emulator('fauxqs');
-    // credentials that expire within the SDK's 5 min window (each signing asks for them), until a
-    // renewal that takes 3 s (an STS call) and gives credentials for an hour (review7's BUG 1)
-    let renewalMs = 0;
-    const credentials = async () => {
-      if (renewalMs === 0) return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 60_000) };
-      await new Promise((r) => setTimeout(r, renewalMs));
-      return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 3_600_000) };
-    };
-    const d = createDestinations({
-      addressPolicy: createAddressPolicy(),
-      awsCredentials: credentials,
-      awsSqsSend: 'direct',
-      awsSqsBatch: true,
-    });
+    const { d, renewal } = renewingDestinations();
     try {
       const queueUrl = await e.queue('renewal');
       const target = to(e, queueUrl);
@@ -485,7 +472,7 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
       const long = d.send(a, target, { timeoutMs: 30_000 });
       const short = d.send(b, target, { timeoutMs: 4_000 });
       e.proxy.holdMs = 0;
-      renewalMs = 3_000;
+      renewal.ms = 3_000;
       const [outcomes, longOutcome, shortOutcome] = await Promise.all([Promise.all(filling), long, short]);
       expect(outcomes.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
       expect(longOutcome).toMatchObject({ kind: 'success', receipt: { messageId: expect.any(String) } });
@@ -524,18 +511,7 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
 
   it("fauxqs: a request that never went (its attempt ended while the credentials were renewed) is not counted in the queue's latency", async () => {
     const e = emulator('fauxqs');
-    let renewalMs = 0;
-    const credentials = async () => {
-      if (renewalMs === 0) return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 60_000) };
-      await new Promise((r) => setTimeout(r, renewalMs));
-      return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 3_600_000) };
-    };
-    const d = createDestinations({
-      addressPolicy: createAddressPolicy(),
-      awsCredentials: credentials,
-      awsSqsSend: 'direct',
-      awsSqsBatch: true,
-    });
+    const { d, renewal } = renewingDestinations();
     try {
       const queueUrl = await e.queue('never-went');
       const target = to(e, queueUrl);
@@ -546,7 +522,7 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
       expect(slow.map((o) => o.kind)).toEqual(['success', 'success', 'success', 'success']);
       // four 1 s attempts whose signing waits for a 1.5 s renewal: they never go (counted, their ~0 ms
       // would bring the latency down to about 0.5 s)
-      renewalMs = 1_500;
+      renewal.ms = 1_500;
       const unsent = await Promise.all(Array.from({ length: 4 }, () => d.send(signedMessage(), target, { timeoutMs: 1_000 })));
       expect(unsent.map((o) => o.kind)).toEqual(['retryable', 'retryable', 'retryable', 'retryable']);
       expect(requestsOf(e.proxy)).toBe(4);
@@ -567,3 +543,24 @@ describe('AWS_SQS_BATCH=on: concurrent sends to one queue share SendMessageBatch
     }
   });
 });
+
+/**
+ * Batching destinations whose credentials expire within the SDK's 5 min window (each signing asks
+ * for them) until `renewal.ms` is set: then a renewal that takes that long (an STS call) and gives
+ * credentials for an hour (review7's BUG 1).
+ */
+function renewingDestinations(): { d: ReturnType<typeof createDestinations>; renewal: { ms: number } } {
+  const renewal = { ms: 0 };
+  const credentials = async () => {
+    if (renewal.ms === 0) return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 60_000) };
+    await new Promise((r) => setTimeout(r, renewal.ms));
+    return { accessKeyId: 'AKID', secretAccessKey: 'secret', expiration: new Date(Date.now() + 3_600_000) };
+  };
+  const d = createDestinations({
+    addressPolicy: createAddressPolicy(),
+    awsCredentials: credentials,
+    awsSqsSend: 'direct',
+    awsSqsBatch: true,
+  });
+  return { d, renewal };
+}
